@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs the Debian packages trail needs to build, test and run its demo.
+# Idempotent: only missing packages are installed. Needs root (apt-get).
+set -euo pipefail
+
+native_pkgs=(
+  build-essential cmake ninja-build pkg-config
+  libhwy-dev libssl-dev libcli11-dev libfmt-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
+)
+# The aarch64 cross build runs the golden-hash suite under qemu-user.
+cross_pkgs=(g++-aarch64-linux-gnu qemu-user libssl-dev:arm64 libhwy-dev:arm64)
+
+missing() {
+  local out=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || out+=("$p")
+  done
+  echo "${out[@]:-}"
+}
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+want=("${native_pkgs[@]}")
+if [ "${TRAIL_SKIP_CROSS:-0}" != 1 ]; then
+  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    as_root dpkg --add-architecture arm64
+    updated=0
+  fi
+  want+=("${cross_pkgs[@]}")
+fi
+
+todo=$(missing "${want[@]}")
+if [ -n "$todo" ]; then
+  echo "trail setup: installing $todo"
+  as_root apt-get update -qq
+  # shellcheck disable=SC2086
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $todo
+fi

@@ -1,0 +1,137 @@
+#include "core/hash.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace trail {
+
+Sha256Hasher::Sha256Hasher() : ctx_(EVP_MD_CTX_new()) {
+  TRAIL_CHECK(ctx_ != nullptr, "OpenSSL: cannot allocate a digest context");
+  TRAIL_CHECK(EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_sha256(), nullptr) == 1,
+              "OpenSSL: SHA-256 init failed");
+}
+Sha256Hasher::~Sha256Hasher() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
+
+void Sha256Hasher::Update(const void* data, size_t n) {
+  if (n == 0) return;
+  TRAIL_CHECK(EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), data, n) == 1,
+              "OpenSSL: SHA-256 update failed");
+}
+
+void Sha256Hasher::UpdateU64(uint64_t v) {
+  uint8_t b[8];
+  for (int i = 0; i < 8; ++i) b[i] = static_cast<uint8_t>(v >> (8 * i));
+  Update(b, 8);
+}
+
+Digest Sha256Hasher::Finish() {
+  Digest d{};
+  unsigned len = 0;
+  TRAIL_CHECK(EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_), d.data(), &len) == 1 && len == 32,
+              "OpenSSL: SHA-256 final failed");
+  return d;
+}
+
+Digest Sha256(std::span<const uint8_t> bytes) {
+  Sha256Hasher h;
+  h.Update(bytes.data(), bytes.size());
+  return h.Finish();
+}
+
+std::string ToHex(const Digest& d) {
+  static const char* kHex = "0123456789abcdef";
+  std::string s(64, '0');
+  for (size_t i = 0; i < 32; ++i) {
+    s[2 * i] = kHex[d[i] >> 4];
+    s[2 * i + 1] = kHex[d[i] & 15];
+  }
+  return s;
+}
+
+namespace {
+
+// Elements are hashed in chunks, converted to little-endian canonical form on the way.
+void HashElements(Sha256Hasher& h, DType dtype, const uint8_t* data, size_t count) {
+  static_assert(std::endian::native == std::endian::little, "trail assumes a little-endian host");
+  const size_t esize = DTypeSize(dtype);
+  if (dtype != DType::kF32 && dtype != DType::kF64) {
+    h.Update(data, count * esize);
+    return;
+  }
+  constexpr size_t kChunk = 1 << 14;
+  std::vector<uint8_t> buf(kChunk * esize);
+  for (size_t start = 0; start < count; start += kChunk) {
+    const size_t n = std::min(kChunk, count - start);
+    std::memcpy(buf.data(), data + start * esize, n * esize);
+    if (dtype == DType::kF32) {
+      auto* u = reinterpret_cast<uint32_t*>(buf.data());
+      for (size_t i = 0; i < n; ++i)
+        if ((u[i] & 0x7F800000u) == 0x7F800000u && (u[i] & 0x007FFFFFu)) u[i] = 0x7FC00000u;
+    } else {
+      auto* u = reinterpret_cast<uint64_t*>(buf.data());
+      for (size_t i = 0; i < n; ++i)
+        if ((u[i] & 0x7FF0000000000000ull) == 0x7FF0000000000000ull &&
+            (u[i] & 0x000FFFFFFFFFFFFFull))
+          u[i] = 0x7FF8000000000000ull;
+    }
+    h.Update(buf.data(), n * esize);
+  }
+}
+
+}  // namespace
+
+Digest BufferDigest(const std::string& name, DType dtype, std::span<const int64_t> shape,
+                    const void* data) {
+  Sha256Hasher h;
+  static const char kTag[] = "trail.tensor.v1";
+  h.Update(kTag, sizeof(kTag) - 1);
+  h.UpdateU64(name.size());
+  h.Update(name.data(), name.size());
+  const uint8_t code = static_cast<uint8_t>(dtype);
+  h.Update(&code, 1);
+  h.UpdateU64(shape.size());
+  size_t count = 1;
+  for (int64_t d : shape) {
+    h.UpdateU64(static_cast<uint64_t>(d));
+    count *= static_cast<size_t>(d);
+  }
+  HashElements(h, dtype, static_cast<const uint8_t*>(data), count);
+  return h.Finish();
+}
+
+Digest TensorDigest(const Tensor& t) {
+  return BufferDigest(t.name(), t.dtype(), t.shape(), t.bytes());
+}
+
+Digest StateDigest(std::span<const Tensor* const> tensors) {
+  std::vector<const Tensor*> sorted(tensors.begin(), tensors.end());
+  std::sort(sorted.begin(), sorted.end(),
+            [](const Tensor* a, const Tensor* b) { return a->name() < b->name(); });
+  for (size_t i = 1; i < sorted.size(); ++i)
+    TRAIL_CHECK(sorted[i - 1]->name() != sorted[i]->name(), "state hash: duplicate tensor name '",
+                sorted[i]->name(), "'");
+  if (sorted.empty()) return Sha256({});
+  std::vector<Digest> level;
+  for (const Tensor* t : sorted) level.push_back(TensorDigest(*t));
+  while (level.size() > 1) {
+    std::vector<Digest> up;
+    for (size_t i = 0; i + 1 < level.size(); i += 2) {
+      Sha256Hasher h;
+      const uint8_t tag = 1;
+      h.Update(&tag, 1);
+      h.Update(level[i].data(), 32);
+      h.Update(level[i + 1].data(), 32);
+      up.push_back(h.Finish());
+    }
+    if (level.size() % 2) up.push_back(level.back());
+    level = std::move(up);
+  }
+  return level[0];
+}
+
+}  // namespace trail

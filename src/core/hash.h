@@ -1,0 +1,47 @@
+// SHA-256 (OpenSSL) of canonical bytes, tensor hashes and the Merkle state hash.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace trail {
+
+using Digest = std::array<uint8_t, 32>;
+
+Digest Sha256(std::span<const uint8_t> bytes);
+std::string ToHex(const Digest& d);
+
+// Incremental SHA-256.
+class Sha256Hasher {
+ public:
+  Sha256Hasher();
+  ~Sha256Hasher();
+  Sha256Hasher(const Sha256Hasher&) = delete;
+  Sha256Hasher& operator=(const Sha256Hasher&) = delete;
+  void Update(const void* data, size_t n);
+  void UpdateU64(uint64_t v);  // little-endian
+  Digest Finish();
+
+ private:
+  void* ctx_;
+};
+
+// SHA-256 of a tensor's canonical bytes: "trail.tensor.v1", name length (u64 LE), name, dtype
+// code (u8), rank (u64 LE), each dimension (i64 LE), then the elements little-endian, with every
+// float NaN replaced by the quiet NaN 0x7FC00000 (0x7FF8000000000000 for f64).
+Digest TensorDigest(const Tensor& t);
+// The same for a raw element buffer (used by kernels' golden tests without building a Tensor).
+Digest BufferDigest(const std::string& name, DType dtype, std::span<const int64_t> shape,
+                    const void* data);
+
+// Merkle root over tensors: leaves are TensorDigest of each tensor sorted by name; a parent is
+// SHA-256(0x01 || left || right); an odd node at the end of a level is carried up unchanged.
+// Names must be unique. The root of no tensors is SHA-256 of the empty string.
+Digest StateDigest(std::span<const Tensor* const> tensors);
+
+}  // namespace trail

@@ -1,0 +1,58 @@
+#include "core/hash.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+namespace trail {
+namespace {
+
+TEST(Sha256, KnownAnswer) {
+  const std::string abc = "abc";
+  EXPECT_EQ(ToHex(Sha256({reinterpret_cast<const uint8_t*>(abc.data()), abc.size()})),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(ToHex(Sha256({})), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
+TEST(TensorDigest, CoversNameShapeDtypeAndData) {
+  Tensor a = Tensor::Of<float>("w", {2, 3});
+  Tensor b = Tensor::Of<float>("w", {3, 2});
+  Tensor c = Tensor::Of<float>("v", {2, 3});
+  Tensor d = Tensor::Of<int32_t>("w", {2, 3});
+  EXPECT_NE(TensorDigest(a), TensorDigest(b));
+  EXPECT_NE(TensorDigest(a), TensorDigest(c));
+  EXPECT_NE(TensorDigest(a), TensorDigest(d));
+  Tensor a2 = Tensor::Of<float>("w", {2, 3});
+  EXPECT_EQ(TensorDigest(a), TensorDigest(a2));
+  a2.data<float>()[5] = -0.0f;  // -0 and +0 differ in bits, so in the hash
+  EXPECT_NE(TensorDigest(a), TensorDigest(a2));
+}
+
+TEST(TensorDigest, CanonicalizesNaNPayloads) {
+  Tensor a = Tensor::Of<float>("x", {2});
+  Tensor b = Tensor::Of<float>("x", {2});
+  const uint32_t nan1 = 0x7FC00000u, nan2 = 0xFFA12345u;
+  std::memcpy(a.data<float>(), &nan1, 4);
+  std::memcpy(b.data<float>(), &nan2, 4);
+  EXPECT_EQ(TensorDigest(a), TensorDigest(b));
+  const uint32_t inf = 0x7F800000u;  // infinity is not a NaN and is kept
+  std::memcpy(b.data<float>(), &inf, 4);
+  EXPECT_NE(TensorDigest(a), TensorDigest(b));
+}
+
+TEST(StateDigest, IndependentOfOrderAndSensitiveToEveryTensor) {
+  Tensor a = Tensor::Of<float>("a", {4}), b = Tensor::Of<float>("b", {4}),
+         c = Tensor::Of<float>("c", {4});
+  const Tensor* abc[] = {&a, &b, &c};
+  const Tensor* cab[] = {&c, &a, &b};
+  const Digest root = StateDigest(abc);
+  EXPECT_EQ(root, StateDigest(cab));
+  b.data<float>()[3] = 1.0f;
+  EXPECT_NE(root, StateDigest(abc));
+  const Tensor* dup[] = {&a, &a};
+  EXPECT_THROW(StateDigest(dup), Error);
+}
+
+}  // namespace
+}  // namespace trail

@@ -1,0 +1,51 @@
+// A fixed pool of worker threads for kernels. Each worker sets the contract's floating-point
+// mode when it starts. Work is split into independent tasks; which thread runs a task never
+// changes a result, because every kernel gives each output to exactly one task.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace trail {
+
+class ThreadPool {
+ public:
+  // num_threads counts the calling thread: 1 means no workers.
+  explicit ThreadPool(size_t num_threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  size_t num_threads() const { return workers_.size() + 1; }
+
+  // Runs fn(i) for i in [0, num_tasks), on the workers and the caller; returns when all are done.
+  // The first exception thrown by a task is rethrown here.
+  void ParallelFor(size_t num_tasks, const std::function<void(size_t)>& fn);
+
+ private:
+  void WorkerLoop();
+  void RunTasks();
+
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable wake_, done_;
+  const std::function<void(size_t)>* fn_ = nullptr;
+  size_t num_tasks_ = 0;
+  std::atomic<size_t> next_{0};
+  size_t finished_ = 0;  // workers done with the current generation
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+  std::exception_ptr error_;
+};
+
+// The pool kernels use. Its size is TRAIL_NUM_THREADS, else the number of online CPUs.
+ThreadPool& KernelPool();
+// Replaces the kernel pool with one of n threads (n >= 1). Not safe while kernels run.
+void SetKernelThreads(size_t n);
+
+}  // namespace trail

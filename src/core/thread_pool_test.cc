@@ -1,0 +1,41 @@
+#include "core/thread_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <vector>
+
+#include "core/error.h"
+#include "core/fp_env.h"
+
+namespace trail {
+namespace {
+
+TEST(ThreadPool, RunsEveryTaskOnce) {
+  for (size_t threads : {1, 2, 7}) {
+    ThreadPool pool(threads);
+    for (int round = 0; round < 50; ++round) {
+      std::vector<std::atomic<int>> hits(97);
+      pool.ParallelFor(hits.size(), [&](size_t i) { hits[i]++; });
+      for (auto& h : hits) ASSERT_EQ(h.load(), 1);
+    }
+  }
+}
+
+TEST(ThreadPool, RethrowsTaskErrors) {
+  ThreadPool pool(3);
+  EXPECT_THROW(pool.ParallelFor(10, [](size_t i) { TRAIL_CHECK(i != 4, "task ", i); }), Error);
+  std::atomic<int> n{0};
+  pool.ParallelFor(10, [&](size_t) { n++; });  // still usable afterwards
+  EXPECT_EQ(n.load(), 10);
+}
+
+TEST(ThreadPool, WorkersRunUnderTheFpContract) {
+  ThreadPool pool(4);
+  std::vector<int> ok(64, 0);
+  pool.ParallelFor(ok.size(), [&](size_t i) { ok[i] = CheckFpContract().ok ? 1 : 0; });
+  for (int v : ok) EXPECT_EQ(v, 1);
+}
+
+}  // namespace
+}  // namespace trail

@@ -1,0 +1,31 @@
+// Causal multi-head self-attention with sliding-window, document (block-diagonal) and padding
+// key masks. Tensors are [B, H, T, hd] row-major; probabilities are [B, H, T, T].
+#pragma once
+
+#include <cstdint>
+
+namespace trail::repops {
+
+struct AttentionShape {
+  int64_t batch = 1, heads = 1, seq = 1, head_dim = 1;
+  int64_t window = 0;                 // keys j with t - j < window; 0 = unlimited
+  const int32_t* doc_ids = nullptr;   // [B, T]: key j visible only if doc[j] == doc[t]
+  const uint8_t* key_valid = nullptr; // [B, T]: key j visible only if nonzero (padding mask)
+};
+
+// For query t, the allowed keys A(t) are j <= t within the window, same document, valid.
+// Scores s_j = (Σ_d q[t,d] k[j,d], one FMA chain over d from +0) * (1/sqrt(hd)) over
+// j in [lo(t), t], with disallowed keys set to -inf; p = softmax over that range (Max, ExpSub,
+// Sum, reciprocal multiply); out[t,:] = FMA chain over j in A(t) ascending of p_j * v[j,:].
+// A query with no allowed key gets p = 0 and out = 0.
+void AttentionForward(const AttentionShape& s, const float* q, const float* k, const float* v,
+                      float* out, float* probs);
+
+// dP_j = Σ_d dout[t,d] v[j,d] (FMA chain over d); D = Dot(p[t, lo..t], dP[lo..t]);
+// dS_j = (p_j * (dP_j - D)) * (1/sqrt(hd)); dq[t,:] = chain over j in A(t) of dS_j k[j,:];
+// dk[j,:] and dv[j,:] chain over t ascending of dS_tj q[t,:] and p_tj dout[t,:]. Outputs are
+// overwritten.
+void AttentionBackward(const AttentionShape& s, const float* q, const float* k, const float* v,
+                       const float* probs, const float* dout, float* dq, float* dk, float* dv);
+
+}  // namespace trail::repops

@@ -1,0 +1,59 @@
+#include <atomic>
+#include <cstdlib>
+#include <string>
+
+#include "core/error.h"
+#include "hwy/highway.h"
+#include "hwy/targets.h"
+#include "repops/kernels.h"
+
+namespace trail::repops {
+
+const Kernels* SimdKernelsForChosenTarget();  // kernels.cc
+
+namespace {
+std::atomic<const Kernels*> g_active{nullptr};
+
+const Kernels* KernelsForTarget(int64_t target) {
+  hwy::SetSupportedTargetsForTest(target);
+  const Kernels* k = SimdKernelsForChosenTarget();
+  hwy::SetSupportedTargetsForTest(0);
+  return k;
+}
+}  // namespace
+
+const Kernels& ActiveKernels() {
+  const Kernels* k = g_active.load(std::memory_order_acquire);
+  if (k == nullptr) {
+    UseDefaultBackend();
+    k = g_active.load(std::memory_order_acquire);
+  }
+  return *k;
+}
+
+std::vector<Backend> AvailableBackends() {
+  std::vector<Backend> out{{"reference", 0}};
+  for (int64_t t : hwy::SupportedAndGeneratedTargets()) out.push_back({hwy::TargetName(t), t});
+  return out;
+}
+
+void UseBackend(const Backend& b) {
+  g_active.store(b.target == 0 ? &ReferenceKernels() : KernelsForTarget(b.target),
+                 std::memory_order_release);
+}
+
+void UseDefaultBackend() {
+  const char* want = std::getenv("TRAIL_BACKEND");
+  const auto all = AvailableBackends();
+  if (want != nullptr && *want != '\0') {
+    std::string names;
+    for (const Backend& b : all) {
+      if (b.name == want) return UseBackend(b);
+      names += " " + b.name;
+    }
+    TRAIL_CHECK(false, "TRAIL_BACKEND='", want, "' is not available here; available:", names);
+  }
+  UseBackend(all.size() > 1 ? all[1] : all[0]);  // the best supported SIMD target comes first
+}
+
+}  // namespace trail::repops

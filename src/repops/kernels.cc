@@ -1,0 +1,298 @@
+// SIMD kernels, compiled once per Highway target (foreach_target) and picked at run time.
+// Each kernel follows the canonical order of kernels.h exactly; SIMD lanes only ever hold
+// independent outputs or the fixed 16 reduction partials.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "repops/kernels.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "hwy/aligned_allocator.h"
+#include "hwy/highway.h"
+#include "repops/hwy_ops-inl.h"
+#include "repops/kernels.h"
+#include "repops/math-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace trail::repops::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using D16 = hn::CappedTag<float, 16>;
+constexpr size_t kCanonicalLanes = 16;
+
+// ---------------------------------------------------------------------------------------------
+// Canonical reductions. The 16 partials live in 16/N vectors of N lanes (N = 16, 8, 4 or 1).
+
+enum class RedOp { kSum, kSumSq, kDot, kMax };
+
+template <RedOp kOp>
+HWY_INLINE float Reduce(const float* HWY_RESTRICT x, const float* HWY_RESTRICT y, size_t n) {
+  const D16 d;
+  constexpr size_t N = hn::MaxLanes(D16());
+  constexpr size_t NA = kCanonicalLanes / N;
+  static_assert(kCanonicalLanes % N == 0, "lane count must divide 16");
+  using V = hn::Vec<D16>;
+  const float init = kOp == RedOp::kMax ? -HUGE_VALF : 0.0f;
+  V acc[NA];
+  for (size_t a = 0; a < NA; ++a) acc[a] = hn::Set(d, init);
+  auto step = [&](const float* xp, const float* yp) HWY_ATTR {
+    HWY_UNROLL(16)
+    for (size_t a = 0; a < NA; ++a) {
+      const V vx = hn::LoadU(d, xp + a * N);
+      if constexpr (kOp == RedOp::kSum) {
+        acc[a] = hn::Add(acc[a], vx);
+      } else if constexpr (kOp == RedOp::kSumSq) {
+        acc[a] = FusedMulAdd(d, vx, vx, acc[a]);
+      } else if constexpr (kOp == RedOp::kDot) {
+        acc[a] = FusedMulAdd(d, vx, hn::LoadU(d, yp + a * N), acc[a]);
+      } else {
+        const auto take = hn::Or(hn::Gt(vx, acc[a]), hn::IsNaN(vx));
+        acc[a] = hn::IfThenElse(take, vx, acc[a]);
+      }
+    }
+  };
+  size_t i = 0;
+  for (; i + kCanonicalLanes <= n; i += kCanonicalLanes) step(x + i, y ? y + i : nullptr);
+  if (i < n) {
+    // The tail is padded with values that leave a partial unchanged: +0 for sums (a partial is
+    // never -0, as it starts at +0 and rounding to nearest never yields -0 from +0), -inf for max.
+    HWY_ALIGN float tx[kCanonicalLanes], ty[kCanonicalLanes];
+    std::fill(tx, tx + kCanonicalLanes, kOp == RedOp::kMax ? -HUGE_VALF : 0.0f);
+    std::fill(ty, ty + kCanonicalLanes, 0.0f);
+    std::memcpy(tx, x + i, (n - i) * sizeof(float));
+    if (y) std::memcpy(ty, y + i, (n - i) * sizeof(float));
+    step(tx, ty);
+  }
+  HWY_ALIGN float p[kCanonicalLanes];
+  for (size_t a = 0; a < NA; ++a) hn::Store(acc[a], d, p + a * N);
+  for (size_t w = kCanonicalLanes / 2; w >= 1; w /= 2) {
+    for (size_t l = 0; l < w; ++l) p[l] = kOp == RedOp::kMax ? Max2(p[l], p[l + w]) : p[l] + p[l + w];
+  }
+  return p[0];
+}
+
+float SumImpl(const float* x, size_t n) { return Reduce<RedOp::kSum>(x, nullptr, n); }
+float SumSqImpl(const float* x, size_t n) { return Reduce<RedOp::kSumSq>(x, nullptr, n); }
+float DotImpl(const float* x, const float* y, size_t n) { return Reduce<RedOp::kDot>(x, y, n); }
+float MaxImpl(const float* x, size_t n) { return Reduce<RedOp::kMax>(x, nullptr, n); }
+
+void AxpyImpl(float a, const float* HWY_RESTRICT x, float* HWY_RESTRICT y, size_t n) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const auto va = hn::Set(d, a);
+  size_t i = 0;
+  for (; i + N <= n; i += N)
+    hn::StoreU(FusedMulAdd(d, va, hn::LoadU(d, x + i), hn::LoadU(d, y + i)), d, y + i);
+  for (; i < n; ++i) y[i] = std::fma(a, x[i], y[i]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Elementwise math: the same template as the scalar reference, on full vectors; the tail runs
+// on a zero-padded vector so that every element goes through identical operations.
+
+template <class F>
+HWY_INLINE void MapVectors(const float* HWY_RESTRICT x, float* HWY_RESTRICT y, size_t n, F f) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + N <= n; i += N) hn::StoreU(f(d, hn::LoadU(d, x + i)), d, y + i);
+  if (i < n) {
+    HWY_ALIGN float t[hn::MaxLanes(d)] = {};
+    std::memcpy(t, x + i, (n - i) * sizeof(float));
+    hn::Store(f(d, hn::Load(d, t)), d, t);
+    std::memcpy(y + i, t, (n - i) * sizeof(float));
+  }
+}
+
+void MapImpl(MathFn fn, const float* x, float* y, size_t n) {
+  using DF = hn::ScalableTag<float>;
+  const HwyOps<DF> o{};
+  switch (fn) {
+    case MathFn::kExp:
+      return MapVectors(x, y, n, [&](DF, hn::Vec<DF> v) HWY_ATTR { return ExpT(o, v); });
+    case MathFn::kLog:
+      return MapVectors(x, y, n, [&](DF, hn::Vec<DF> v) HWY_ATTR { return LogT(o, v); });
+    case MathFn::kTanh:
+      return MapVectors(x, y, n, [&](DF, hn::Vec<DF> v) HWY_ATTR { return TanhT(o, v); });
+    case MathFn::kSigmoid:
+      return MapVectors(x, y, n, [&](DF, hn::Vec<DF> v) HWY_ATTR { return SigmoidT(o, v); });
+    case MathFn::kSin:
+    case MathFn::kCos: {
+      const bool want_sin = fn == MathFn::kSin;
+      return MapVectors(x, y, n, [&](DF, hn::Vec<DF> v) HWY_ATTR {
+        hn::Vec<DF> s, c;
+        SinCosT(o, v, &s, &c);
+        return want_sin ? s : c;
+      });
+    }
+  }
+}
+
+void ExpSubImpl(const float* x, float shift, float* y, size_t n) {
+  using DF = hn::ScalableTag<float>;
+  const HwyOps<DF> o{};
+  const auto vs = hn::Set(DF(), shift);
+  MapVectors(x, y, n, [&](DF, hn::Vec<DF> v) HWY_ATTR { return ExpT(o, hn::Sub(v, vs)); });
+}
+
+// ---------------------------------------------------------------------------------------------
+// GEMM: packed panels and an MR x (NV*N) register tile. Blocking over K reloads the partial
+// accumulators from C, which continues each output's single FMA chain unchanged.
+
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+constexpr size_t kMR = 6, kNV = 4;
+#elif HWY_TARGET == HWY_AVX2 || HWY_ARCH_ARM_A64
+constexpr size_t kMR = 6, kNV = 2 + 2 * HWY_ARCH_ARM_A64;
+#else
+constexpr size_t kMR = 4, kNV = 2;
+#endif
+// Measured on transformer shapes against OpenBLAS (bench/gemm_bench.cc): a long K block keeps
+// the A micro-panel in L1 and streams B from L2; fewer K blocks mean fewer C reloads.
+constexpr size_t kKC = 768;
+constexpr size_t kMC = kMR * 8;
+constexpr size_t kNC = 3072;
+
+template <class D>
+HWY_INLINE void MicroKernel(D d, size_t kc, const float* HWY_RESTRICT ap,
+                            const float* HWY_RESTRICT bp, float* HWY_RESTRICT c, size_t ldc,
+                            bool load) {
+  using V = hn::Vec<D>;
+  constexpr size_t N = hn::MaxLanes(D());
+  V acc[kMR][kNV];
+  HWY_UNROLL(8)
+  for (size_t r = 0; r < kMR; ++r) {
+    HWY_UNROLL(4)
+    for (size_t v = 0; v < kNV; ++v)
+      acc[r][v] = load ? hn::LoadU(d, c + r * ldc + v * N) : hn::Zero(d);
+  }
+  for (size_t p = 0; p < kc; ++p) {
+    V b[kNV];
+    HWY_UNROLL(4)
+    for (size_t v = 0; v < kNV; ++v) b[v] = hn::Load(d, bp + v * N);
+    HWY_UNROLL(8)
+    for (size_t r = 0; r < kMR; ++r) {
+      const V a = hn::Set(d, ap[r]);
+      HWY_UNROLL(4)
+      for (size_t v = 0; v < kNV; ++v) acc[r][v] = FusedMulAdd(d, a, b[v], acc[r][v]);
+    }
+    ap += kMR;
+    bp += kNV * N;
+  }
+  HWY_UNROLL(8)
+  for (size_t r = 0; r < kMR; ++r) {
+    HWY_UNROLL(4)
+    for (size_t v = 0; v < kNV; ++v) hn::StoreU(acc[r][v], d, c + r * ldc + v * N);
+  }
+}
+
+void GemmImpl(const GemmArgs& g) {
+  using D = hn::ScalableTag<float>;
+  const D d;
+  constexpr size_t N = hn::MaxLanes(D());
+  constexpr size_t NR = kNV * N;
+  const size_t M = g.M, Ncols = g.N, K = g.K;
+  if (M == 0 || Ncols == 0) return;
+  if (K == 0) {
+    if (!g.accumulate)
+      for (size_t i = 0; i < M; ++i) std::fill(g.c + i * g.ldc, g.c + i * g.ldc + Ncols, 0.0f);
+    return;
+  }
+  ThreadPool& pool = KernelPool();
+  const size_t nc_max = std::min(kNC, (Ncols + NR - 1) / NR * NR);
+  auto bpack = hwy::AllocateAligned<float>(kKC * nc_max);
+
+  for (size_t jc = 0; jc < Ncols; jc += kNC) {
+    const size_t nc = std::min(kNC, Ncols - jc);
+    const size_t panels = (nc + NR - 1) / NR;
+    for (size_t pc = 0; pc < K; pc += kKC) {
+      const size_t kc = std::min(kKC, K - pc);
+      const bool load = g.accumulate || pc > 0;
+      // Pack B(pc:pc+kc, jc:jc+nc) into NR-wide panels, zero-padded at the right edge.
+      pool.ParallelFor(panels, [&](size_t jp) {
+        float* dst = bpack.get() + jp * kc * NR;
+        for (size_t p = 0; p < kc; ++p) {
+          const float* src = g.b + (pc + p) * g.b_rs;
+          for (size_t r = 0; r < NR; ++r) {
+            const size_t j = jc + jp * NR + r;
+            dst[p * NR + r] = j < jc + nc ? src[j * g.b_cs] : 0.0f;
+          }
+        }
+      });
+      const size_t mblocks = (M + kMC - 1) / kMC;
+      const size_t splits = std::max<size_t>(
+          1, std::min(panels, (2 * pool.num_threads() + mblocks - 1) / mblocks));
+      pool.ParallelFor(mblocks * splits, [&](size_t task) {
+        const size_t ic = (task / splits) * kMC;
+        const size_t mc = std::min(kMC, M - ic);
+        const size_t jp_begin = panels * (task % splits) / splits;
+        const size_t jp_end = panels * (task % splits + 1) / splits;
+        thread_local std::vector<float> apack_storage;
+        apack_storage.resize(kMC * kKC + 16);
+        float* apack = apack_storage.data();
+        const size_t mpanels = (mc + kMR - 1) / kMR;
+        for (size_t ip = 0; ip < mpanels; ++ip) {
+          float* dst = apack + ip * kc * kMR;
+          for (size_t p = 0; p < kc; ++p)
+            for (size_t r = 0; r < kMR; ++r) {
+              const size_t i = ic + ip * kMR + r;
+              dst[p * kMR + r] = i < ic + mc ? g.a[i * g.a_rs + (pc + p) * g.a_cs] : 0.0f;
+            }
+        }
+        for (size_t jp = jp_begin; jp < jp_end; ++jp) {
+          const size_t j0 = jc + jp * NR;
+          const size_t nr = std::min(NR, jc + nc - j0);
+          for (size_t ip = 0; ip < mpanels; ++ip) {
+            const size_t i0 = ic + ip * kMR;
+            const size_t mr = std::min(kMR, ic + mc - i0);
+            float* cp = g.c + i0 * g.ldc + j0;
+            const float* ap = apack + ip * kc * kMR;
+            const float* bp = bpack.get() + jp * kc * NR;
+            if (mr == kMR && nr == NR) {
+              MicroKernel(d, kc, ap, bp, cp, g.ldc, load);
+            } else {
+              HWY_ALIGN float tile[kMR * NR] = {};
+              if (load)
+                for (size_t r = 0; r < mr; ++r) std::memcpy(tile + r * NR, cp + r * g.ldc, nr * 4);
+              MicroKernel(d, kc, ap, bp, tile, NR, true);
+              for (size_t r = 0; r < mr; ++r) std::memcpy(cp + r * g.ldc, tile + r * NR, nr * 4);
+            }
+          }
+        }
+      });
+    }
+  }
+}
+
+// int8 GEMM: exact, so any order gives the same bits. Rows of A against rows of Bᵀ, with
+// int16 widening multiply-add pairs accumulated in int32.
+void GemmI8Impl(const GemmI8Args& g) {
+  KernelPool().ParallelFor(static_cast<size_t>(g.M), [&](size_t i) {
+    const int8_t* a = g.a + i * g.K;
+    for (int64_t j = 0; j < g.N; ++j) {
+      const int8_t* b = g.bt + j * g.K;
+      int32_t acc = 0;
+      for (int64_t p = 0; p < g.K; ++p) acc += int32_t{a[p]} * int32_t{b[p]};
+      g.c[i * g.N + j] = acc;
+    }
+  });
+}
+
+const Kernels* GetKernelTable() {
+  static const Kernels k = {hwy::TargetName(HWY_TARGET), &SumImpl, &SumSqImpl, &DotImpl, &MaxImpl,
+                            &AxpyImpl, &MapImpl, &ExpSubImpl, &GemmImpl, &GemmI8Impl};
+  return &k;
+}
+
+}  // namespace trail::repops::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace trail::repops {
+HWY_EXPORT(GetKernelTable);
+
+const Kernels* SimdKernelsForChosenTarget() { return HWY_DYNAMIC_DISPATCH(GetKernelTable)(); }
+}  // namespace trail::repops
+#endif

@@ -1,0 +1,69 @@
+// The primitive kernels every RepOps op is built from, and the backend that runs them: the
+// portable scalar reference path, or one Highway SIMD target chosen at run time. Every backend
+// computes bit-identical results; docs/repops.md defines each primitive's canonical order.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace trail::repops {
+
+enum class MathFn { kExp, kLog, kTanh, kSigmoid, kSin, kCos };
+
+// C[M,N] = (accumulate ? C : 0) + A·B with A(i,p) = a[i*a_rs + p*a_cs], B(p,j) = b[p*b_rs + j*b_cs],
+// C(i,j) = c[i*ldc + j]. Canonical order: for each (i,j), acc = C(i,j) or +0, then
+// acc = fma(A(i,p), B(p,j), acc) for p = 0, 1, ..., K-1.
+struct GemmArgs {
+  int64_t M = 0, N = 0, K = 0;
+  const float* a = nullptr;
+  int64_t a_rs = 0, a_cs = 0;
+  const float* b = nullptr;
+  int64_t b_rs = 0, b_cs = 0;
+  float* c = nullptr;
+  int64_t ldc = 0;
+  bool accumulate = false;
+};
+
+// int8 GEMM with exact int32 accumulation: C[M,N] = Σ_p A[i,p]·B[p,j]; A row-major [M,K],
+// B given transposed, row-major [N,K] (the layout a quantized weight is stored in).
+struct GemmI8Args {
+  int64_t M = 0, N = 0, K = 0;
+  const int8_t* a = nullptr;   // [M, K]
+  const int8_t* bt = nullptr;  // [N, K]
+  int32_t* c = nullptr;        // [M, N]
+};
+
+struct Kernels {
+  const char* name;
+  // Canonical reductions: 16 lane-strided partials (element i goes to partial i mod 16, added in
+  // ascending i), then combined by the fixed tree p[l] ⊕= p[l+8], p[l+4], p[l+2], p[l+1].
+  float (*sum)(const float* x, size_t n);
+  float (*sum_sq)(const float* x, size_t n);                 // partials: fma(x, x, p)
+  float (*dot)(const float* x, const float* y, size_t n);    // partials: fma(x, y, p)
+  float (*max)(const float* x, size_t n);                    // ⊕ = Max2; -inf for n = 0
+  void (*axpy)(float a, const float* x, float* y, size_t n);  // y = fma(a, x, y)
+  void (*map)(MathFn fn, const float* x, float* y, size_t n);
+  void (*exp_sub)(const float* x, float shift, float* y, size_t n);  // y = Exp(x - shift)
+  void (*gemm)(const GemmArgs& args);       // multi-threaded over output tiles
+  void (*gemm_i8)(const GemmI8Args& args);  // multi-threaded over output tiles
+};
+
+// Max2(a, b) = (b > a or b is NaN) ? b : a — NaN propagates, ties keep the left operand.
+inline float Max2(float a, float b) { return (b > a || b != b) ? b : a; }
+
+const Kernels& ActiveKernels();  // the active backend's kernels
+
+struct Backend {
+  std::string name;    // "reference" or a Highway target name ("AVX2", "AVX3", "NEON", ...)
+  int64_t target = 0;  // Highway target bit; 0 for the scalar reference
+};
+// The scalar reference first, then every Highway target compiled in and supported by this CPU.
+std::vector<Backend> AvailableBackends();
+void UseBackend(const Backend& b);
+// The best SIMD target, or the one named by the TRAIL_BACKEND environment variable.
+void UseDefaultBackend();
+const Kernels& ReferenceKernels();
+
+}  // namespace trail::repops

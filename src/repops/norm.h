@@ -1,0 +1,19 @@
+// RMSNorm over the last dimension, with or without a gain.
+#pragma once
+
+#include <cstdint>
+
+namespace trail::repops {
+
+// x, y: [rows, d]; gain: [d] or nullptr; rstd: [rows] (saved for backward).
+// rstd = 1 / sqrt(SumSq(x) * (1/d) + eps);  y = (x * rstd) * gain.
+void RmsNormForward(const float* x, const float* gain, float eps, int64_t rows, int64_t d,
+                    float* y, float* rstd);
+
+// dx: [rows, d] (overwritten); dgain: [d] accumulated into (nullptr when no gain).
+// g = dy * gain (or dy); xhat = x * rstd; c = Dot(g, xhat) * (1/d); dx = (g - xhat * c) * rstd;
+// dgain[i] = fma(dy[r,i], xhat[r,i], dgain[i]) for rows r ascending.
+void RmsNormBackward(const float* dy, const float* x, const float* gain, const float* rstd,
+                     int64_t rows, int64_t d, float* dx, float* dgain);
+
+}  // namespace trail::repops

@@ -1,0 +1,94 @@
+// The portable scalar reference path: each primitive written plainly, in the canonical order of
+// kernels.h, one IEEE binary32 operation at a time. It defines the bits every SIMD target must
+// reproduce, and it is a backend in its own right (TRAIL_BACKEND=reference).
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "hwy/highway.h"
+#include "repops/kernels.h"
+#include "repops/math-inl.h"
+#include "repops/scalar_ops.h"
+
+namespace trail::repops {
+namespace {
+
+namespace math = trail::repops::HWY_NAMESPACE;
+constexpr size_t kLanes = 16;
+
+template <class Step>
+float Reduce(size_t n, float init, Step step, bool is_max) {
+  float p[kLanes];
+  std::fill(p, p + kLanes, init);
+  for (size_t i = 0; i < n; ++i) p[i % kLanes] = step(p[i % kLanes], i);
+  for (size_t w = kLanes / 2; w >= 1; w /= 2)
+    for (size_t l = 0; l < w; ++l) p[l] = is_max ? Max2(p[l], p[l + w]) : p[l] + p[l + w];
+  return p[0];
+}
+
+float Sum(const float* x, size_t n) {
+  return Reduce(n, 0.0f, [&](float p, size_t i) { return p + x[i]; }, false);
+}
+float SumSq(const float* x, size_t n) {
+  return Reduce(n, 0.0f, [&](float p, size_t i) { return std::fma(x[i], x[i], p); }, false);
+}
+float Dot(const float* x, const float* y, size_t n) {
+  return Reduce(n, 0.0f, [&](float p, size_t i) { return std::fma(x[i], y[i], p); }, false);
+}
+float Max(const float* x, size_t n) {
+  return Reduce(n, -HUGE_VALF, [&](float p, size_t i) { return Max2(p, x[i]); }, true);
+}
+void Axpy(float a, const float* x, float* y, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] = std::fma(a, x[i], y[i]);
+}
+
+float Apply(MathFn fn, float v) {
+  const ScalarOps o;
+  float s, c;
+  switch (fn) {
+    case MathFn::kExp: return math::ExpT(o, v);
+    case MathFn::kLog: return math::LogT(o, v);
+    case MathFn::kTanh: return math::TanhT(o, v);
+    case MathFn::kSigmoid: return math::SigmoidT(o, v);
+    case MathFn::kSin: math::SinCosT(o, v, &s, &c); return s;
+    case MathFn::kCos: math::SinCosT(o, v, &s, &c); return c;
+  }
+  return NAN;
+}
+void Map(MathFn fn, const float* x, float* y, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] = Apply(fn, x[i]);
+}
+void ExpSub(const float* x, float shift, float* y, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] = math::ExpT(ScalarOps{}, x[i] - shift);
+}
+
+void Gemm(const GemmArgs& g) {
+  KernelPool().ParallelFor(static_cast<size_t>(g.M), [&](size_t i) {
+    float* c = g.c + i * g.ldc;
+    if (!g.accumulate) std::fill(c, c + g.N, 0.0f);
+    for (int64_t p = 0; p < g.K; ++p) {
+      const float a = g.a[i * g.a_rs + p * g.a_cs];
+      for (int64_t j = 0; j < g.N; ++j) c[j] = std::fma(a, g.b[p * g.b_rs + j * g.b_cs], c[j]);
+    }
+  });
+}
+
+void GemmI8(const GemmI8Args& g) {
+  for (int64_t i = 0; i < g.M; ++i)
+    for (int64_t j = 0; j < g.N; ++j) {
+      int32_t acc = 0;
+      for (int64_t p = 0; p < g.K; ++p) acc += int32_t{g.a[i * g.K + p]} * int32_t{g.bt[j * g.K + p]};
+      g.c[i * g.N + j] = acc;
+    }
+}
+
+}  // namespace
+
+const Kernels& ReferenceKernels() {
+  static const Kernels k = {"reference", &Sum, &SumSq, &Dot, &Max, &Axpy,
+                            &Map,        &ExpSub, &Gemm, &GemmI8};
+  return k;
+}
+
+}  // namespace trail::repops
