@@ -110,4 +110,6 @@ void SetKernelThreads(size_t n) {
   slot = std::make_unique<ThreadPool>(n);
 }
 
+void ShutdownKernelPool() { PoolSlot().reset(); }
+
 }  // namespace trail

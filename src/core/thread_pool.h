@@ -47,5 +47,8 @@ class ThreadPool {
 ThreadPool& KernelPool();
 // Replaces the kernel pool with one of n threads (n >= 1). Not safe while kernels run.
 void SetKernelThreads(size_t n);
+// Joins the kernel pool's workers now rather than in a static destructor after main returns
+// (qemu-user can hang joining threads during exit). The pool is recreated on next use.
+void ShutdownKernelPool();
 
 }  // namespace trail

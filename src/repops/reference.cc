@@ -6,15 +6,12 @@
 #include <vector>
 
 #include "core/thread_pool.h"
-#include "hwy/highway.h"
 #include "repops/kernels.h"
-#include "repops/math-inl.h"
-#include "repops/scalar_ops.h"
+#include "repops/math.h"
 
 namespace trail::repops {
 namespace {
 
-namespace math = trail::repops::HWY_NAMESPACE;
 constexpr size_t kLanes = 16;
 
 template <class Step>
@@ -44,23 +41,21 @@ void Axpy(float a, const float* x, float* y, size_t n) {
 }
 
 float Apply(MathFn fn, float v) {
-  const ScalarOps o;
-  float s, c;
   switch (fn) {
-    case MathFn::kExp: return math::ExpT(o, v);
-    case MathFn::kLog: return math::LogT(o, v);
-    case MathFn::kTanh: return math::TanhT(o, v);
-    case MathFn::kSigmoid: return math::SigmoidT(o, v);
-    case MathFn::kSin: math::SinCosT(o, v, &s, &c); return s;
-    case MathFn::kCos: math::SinCosT(o, v, &s, &c); return c;
+    case MathFn::kExp: return Exp(v);
+    case MathFn::kLog: return Log(v);
+    case MathFn::kTanh: return Tanh(v);
+    case MathFn::kSigmoid: return Sigmoid(v);
+    case MathFn::kSin: return Sin(v);
+    case MathFn::kCos: return Cos(v);
   }
   return NAN;
 }
-void Map(MathFn fn, const float* x, float* y, size_t n) {
+void MapAll(MathFn fn, const float* x, float* y, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] = Apply(fn, x[i]);
 }
 void ExpSub(const float* x, float shift, float* y, size_t n) {
-  for (size_t i = 0; i < n; ++i) y[i] = math::ExpT(ScalarOps{}, x[i] - shift);
+  for (size_t i = 0; i < n; ++i) y[i] = Exp(x[i] - shift);
 }
 
 void Gemm(const GemmArgs& g) {
@@ -87,7 +82,7 @@ void GemmI8(const GemmI8Args& g) {
 
 const Kernels& ReferenceKernels() {
   static const Kernels k = {"reference", &Sum, &SumSq, &Dot, &Max, &Axpy,
-                            &Map,        &ExpSub, &Gemm, &GemmI8};
+                            &MapAll,     &ExpSub, &Gemm, &GemmI8};
   return k;
 }
 

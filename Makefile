@@ -1,0 +1,33 @@
+# trail: the two commands that matter are `make demo` and `make test`. Both install what is
+# missing (Debian packages, as root), configure, build, then run.
+BUILD ?= build
+JOBS ?= $(shell nproc)
+
+.PHONY: all deps configure build test demo bench clean
+
+all: build
+
+deps:
+	scripts/install-deps.sh
+
+configure: deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+# Unit tests, the golden-hash suite on every SIMD target and thread count, and the same golden
+# hashes from an aarch64 build under qemu-aarch64.
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+# The main job on bundled data. For now: does this machine reproduce trail's reference bits?
+demo: build
+	$(BUILD)/src/cli/trail selftest
+
+# GEMM against OpenBLAS, int8 against fp32 (medians of interleaved runs).
+bench: build
+	bench/run_gemm_bench.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,80 @@
+// The `trail` command.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "cli/selftest.h"
+#include "core/error.h"
+#include "core/fp_env.h"
+#include "core/thread_pool.h"
+
+namespace {
+
+// Exit codes: 0 success, 1 the command ran and found a problem, 2 bad usage, 3 error.
+constexpr int kUsage = 2, kError = 3;
+
+std::vector<int> ParseThreadList(const std::string& s) {
+  std::vector<int> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    int n = 0;
+    try {
+      n = std::stoi(item);
+    } catch (...) {
+      n = 0;
+    }
+    if (n < 1 || n > 1024) throw CLI::ValidationError("--threads", "'" + item + "' is not 1..1024");
+    out.push_back(n);
+  }
+  if (out.empty()) throw CLI::ValidationError("--threads", "empty list");
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"trail: fully auditable LLM pretraining with bitwise-reproducible operators"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "trail 0.1.0");
+
+  trail::cli::SelftestOptions st;
+  std::string thread_list = "1,2,7";
+  auto* selftest = app.add_subcommand(
+      "selftest", "Run the RepOps golden-hash suite on every SIMD target of this machine and say "
+                  "whether it reproduces the reference bits");
+  selftest->add_option("--threads", thread_list, "Comma-separated thread counts to try")
+      ->capture_default_str();
+  selftest->add_option("--backend", st.backend, "Only this backend (reference, AVX2, NEON, ...)");
+  selftest->add_flag("--json", st.json, "Print the result as JSON");
+  selftest->add_option("--write-golden", st.write_golden,
+                       "Write the reference backend's digests to this file (when an op changes)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : kUsage;
+  }
+
+  try {
+    // Refuse to run at all when this build or thread breaks the floating-point contract.
+    trail::SetContractFpMode();
+    trail::RequireFpContract();
+    if (*selftest) {
+      st.threads = ParseThreadList(thread_list);
+      const int rc = trail::cli::RunSelftest(st);
+      trail::ShutdownKernelPool();
+      return rc;
+    }
+  } catch (const CLI::ValidationError& e) {
+    std::cerr << "trail: " << e.what() << "\n";
+    return kUsage;
+  } catch (const trail::Error& e) {
+    std::cerr << "trail: error: " << e.what() << "\n";
+    return kError;
+  }
+  return 0;
+}

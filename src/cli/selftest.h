@@ -1,0 +1,19 @@
+// `trail selftest`: does this machine reproduce the reference bits, per SIMD target?
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace trail::cli {
+
+struct SelftestOptions {
+  std::vector<int> threads = {1, 2, 7};
+  std::string backend;        // empty: every backend available here
+  bool json = false;
+  std::string write_golden;   // when set, write the reference backend's digests there and stop
+};
+
+// Returns the process exit code: 0 all reproduce, 1 some case differs.
+int RunSelftest(const SelftestOptions& opt);
+
+}  // namespace trail::cli

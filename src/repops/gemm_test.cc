@@ -1,0 +1,121 @@
+#include "repops/gemm.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/philox.h"
+#include "repops/test_util.h"
+
+namespace trail::repops {
+namespace {
+
+using testing::Rand;
+
+// C = A·B in float64 for the three layouts.
+std::vector<double> Ref(char layout, const std::vector<float>& a, const std::vector<float>& b,
+                        int64_t M, int64_t K, int64_t N, std::vector<double>* abs_sum) {
+  std::vector<double> c(M * N, 0.0);
+  abs_sum->assign(M * N, 0.0);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j)
+      for (int64_t p = 0; p < K; ++p) {
+        const double av = layout == 'A' ? a[p * M + i] : a[i * K + p];
+        const double bv = layout == 'T' ? b[j * K + p] : b[p * N + j];
+        c[i * N + j] += av * bv;
+        (*abs_sum)[i * N + j] += std::fabs(av * bv);
+      }
+  return c;
+}
+
+void RunLayout(char layout, const std::vector<float>& a, const std::vector<float>& b, int64_t M,
+         int64_t K, int64_t N, std::vector<float>& c, bool acc = false) {
+  if (layout == 'N') MatMul(a.data(), b.data(), c.data(), M, K, N, acc);
+  if (layout == 'T') MatMulBT(a.data(), b.data(), c.data(), M, K, N, acc);
+  if (layout == 'A') MatMulAT(a.data(), b.data(), c.data(), M, K, N, acc);
+}
+
+struct Dims { int64_t M, K, N; };
+const Dims kAwkward[] = {{1, 1, 1}, {3, 17, 255}, {17, 1000, 3}, {255, 3, 17}, {64, 255, 1000},
+                         {1, 1000, 255}, {100, 1000, 17}};
+
+// An FMA chain of K steps has at most K roundings, each of relative size 2^-24 of a partial sum
+// bounded by Σ|a·b|; so |c - c64| <= K * 2^-24 * Σ|a·b| (the classic γ_K bound).
+TEST(Gemm, MatchesFloat64OnAwkwardSizes) {
+  for (char layout : {'N', 'T', 'A'})
+    for (Dims d : kAwkward) {
+      const auto a = Rand(d.M * d.K, 1), b = Rand(d.K * d.N, 2);
+      std::vector<float> c(d.M * d.N);
+      RunLayout(layout, a, b, d.M, d.K, d.N, c);
+      std::vector<double> abs_sum;
+      const auto ref = Ref(layout, a, b, d.M, d.K, d.N, &abs_sum);
+      for (int64_t i = 0; i < d.M * d.N; ++i)
+        ASSERT_LE(std::fabs(c[i] - ref[i]), d.K * 0x1p-24 * abs_sum[i] + 1e-30)
+            << layout << " " << d.M << "x" << d.K << "x" << d.N << " at " << i;
+    }
+}
+
+TEST(Gemm, AccumulateContinuesTheChain) {
+  const int64_t M = 7, K = 900, N = 33;  // K crosses a K-block boundary
+  const auto a = Rand(M * K, 3), b = Rand(K * N, 4);
+  std::vector<float> full(M * N), half(M * N);
+  RunLayout('N', a, b, M, K, N, full);
+  // The same chain split in two calls: first 450 products, then 450 more from that state.
+  std::vector<float> a1(M * 450), a2(M * 450), b1(b.begin(), b.begin() + 450 * N),
+      b2(b.begin() + 450 * N, b.end());
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t p = 0; p < 450; ++p) a1[i * 450 + p] = a[i * K + p], a2[i * 450 + p] = a[i * K + 450 + p];
+  RunLayout('N', a1, b1, M, 450, N, half);
+  RunLayout('N', a2, b2, M, 450, N, half, true);
+  EXPECT_EQ(testing::HashOf(full), testing::HashOf(half));
+}
+
+TEST(Gemm, BitwiseAcrossBackendsAndThreads) {
+  for (char layout : {'N', 'T', 'A'}) {
+    const int64_t M = 50, K = 800, N = 3080;  // crosses the M, K and N blocks
+    const auto a = Rand(M * K, 5), b = Rand(K * N, 6);
+    const auto results = testing::OnEveryBackend<std::string>([&] {
+      std::vector<float> c(M * N);
+      RunLayout(layout, a, b, M, K, N, c);
+      return testing::HashOf(c);
+    });
+    for (const auto& [label, h] : results) EXPECT_EQ(h, results[0].second) << layout << " " << label;
+  }
+}
+
+// Row i of X·W and of dY·Wᵀ is the same computed inside a batch of 64 or alone.
+TEST(Gemm, RowsIndependentOfBatchComposition) {
+  const int64_t M = 64, K = 300, N = 129;
+  for (char layout : {'N', 'T'}) {
+    const auto a = Rand(M * K, 7), b = Rand(K * N, 8);
+    std::vector<float> c(M * N);
+    RunLayout(layout, a, b, M, K, N, c);
+    for (int64_t i : {0, 5, 63}) {
+      std::vector<float> row(a.begin() + i * K, a.begin() + (i + 1) * K), ci(N);
+      RunLayout(layout, row, b, 1, K, N, ci);
+      EXPECT_EQ(std::memcmp(ci.data(), c.data() + i * N, N * 4), 0) << layout << " row " << i;
+    }
+  }
+}
+
+TEST(GemmI8, ExactAgainstInt64) {
+  const int64_t M = 37, K = 1000, N = 19;
+  std::vector<int8_t> a(M * K), bt(N * K);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<int8_t>(PhiloxWord(1, 0, i));
+  for (size_t i = 0; i < bt.size(); ++i) bt[i] = static_cast<int8_t>(PhiloxWord(1, 1, i));
+  a[0] = -128, bt[0] = -128;
+  const auto results = testing::OnEveryBackend<std::vector<int32_t>>([&] {
+    std::vector<int32_t> c(M * N);
+    ActiveKernels().gemm_i8({M, N, K, a.data(), bt.data(), c.data()});
+    return c;
+  });
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      int64_t ref = 0;
+      for (int64_t p = 0; p < K; ++p) ref += int64_t{a[i * K + p]} * bt[j * K + p];
+      for (const auto& [label, c] : results) ASSERT_EQ(c[i * N + j], ref) << label;
+    }
+}
+
+}  // namespace
+}  // namespace trail::repops

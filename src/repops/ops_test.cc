@@ -1,0 +1,330 @@
+// Layer ops against float64 references. Forward outputs are compared elementwise; backward ops
+// by a directional derivative: for random w and r, <backward(w), r> must equal
+// (w·f64(x + h r) - w·f64(x - h r)) / 2h. With h = 1e-4 in float64 the central difference is
+// accurate to ~1e-8 relative; the float32 backward carries ~n·2^-24 relative error for rows of
+// n <= 1000, so 1e-3 relative to |backward(w)|·|r| is a tolerance ten times wider than both.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "repops/activation.h"
+#include "repops/attention.h"
+#include "repops/cross_entropy.h"
+#include "repops/embedding.h"
+#include "repops/math.h"
+#include "repops/norm.h"
+#include "repops/optim.h"
+#include "repops/rope.h"
+#include "repops/softmax.h"
+#include "repops/test_util.h"
+
+namespace trail::repops {
+namespace {
+
+using testing::Rand;
+using testing::ToDouble;
+using F64 = std::function<std::vector<double>(const std::vector<double>&)>;
+
+void ExpectClose(const std::vector<float>& got, const std::vector<double>& ref, double rel,
+                 double abs, const char* what) {
+  ASSERT_EQ(got.size(), ref.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], ref[i], abs + rel * std::fabs(ref[i])) << what << " at " << i;
+}
+
+// <g, r> against the central difference of w·f along r.
+void ExpectDirectional(const F64& f, const std::vector<float>& x, const std::vector<float>& w,
+                       const std::vector<float>& g, uint64_t stream, const char* what) {
+  const auto r = ToDouble(Rand(x.size(), stream));
+  const double h = 1e-4;
+  std::vector<double> xp = ToDouble(x), xm = ToDouble(x);
+  for (size_t i = 0; i < x.size(); ++i) xp[i] += h * r[i], xm[i] -= h * r[i];
+  const auto fp = f(xp), fm = f(xm);
+  double fd = 0, an = 0;
+  for (size_t i = 0; i < fp.size(); ++i) fd += double(w[i]) * (fp[i] - fm[i]) / (2 * h);
+  for (size_t i = 0; i < g.size(); ++i) an += double(g[i]) * r[i];
+  const double scale = testing::Norm(ToDouble(g)) * testing::Norm(r);
+  EXPECT_NEAR(an, fd, 1e-3 * scale + 1e-9) << what;
+}
+
+std::vector<double> RmsNorm64(const std::vector<double>& x, const std::vector<double>* g,
+                              int64_t R, int64_t D) {
+  std::vector<double> y(x.size());
+  for (int64_t r = 0; r < R; ++r) {
+    double ss = 0;
+    for (int64_t i = 0; i < D; ++i) ss += x[r * D + i] * x[r * D + i];
+    const double s = 1 / std::sqrt(ss / D + 1e-5);
+    for (int64_t i = 0; i < D; ++i) y[r * D + i] = x[r * D + i] * s * (g ? (*g)[i] : 1.0);
+  }
+  return y;
+}
+
+TEST(RmsNorm, ForwardAndBackward) {
+  for (int64_t D : {1, 3, 17, 255, 1000}) {
+    const int64_t R = 3;
+    const auto x = Rand(R * D, 1, 2.0f), gain = Rand(D, 2), w = Rand(R * D, 3);
+    const auto g64 = ToDouble(gain);
+    std::vector<float> y(R * D), rstd(R), dx(R * D), dg(D, 0.0f);
+    RmsNormForward(x.data(), gain.data(), 1e-5f, R, D, y.data(), rstd.data());
+    // Each output is x·rstd·g with rstd from a D-term sum: relative error ~ (D/2 + 4)·2^-24.
+    ExpectClose(y, RmsNorm64(ToDouble(x), &g64, R, D), 1e-4, 1e-6, "rmsnorm y");
+    RmsNormBackward(w.data(), x.data(), gain.data(), rstd.data(), R, D, dx.data(), dg.data());
+    ExpectDirectional([&](const std::vector<double>& xx) { return RmsNorm64(xx, &g64, R, D); },
+                      x, w, dx, 4, "rmsnorm dx");
+    ExpectDirectional(
+        [&](const std::vector<double>& gg) { return RmsNorm64(ToDouble(x), &gg, R, D); }, gain,
+        w, dg, 5, "rmsnorm dgain");
+  }
+}
+
+std::vector<double> Softmax64(const std::vector<double>& x, int64_t R, int64_t N) {
+  std::vector<double> y(x.size());
+  for (int64_t r = 0; r < R; ++r) {
+    double m = -INFINITY, s = 0;
+    for (int64_t i = 0; i < N; ++i) m = std::max(m, x[r * N + i]);
+    for (int64_t i = 0; i < N; ++i) s += std::exp(x[r * N + i] - m);
+    for (int64_t i = 0; i < N; ++i) y[r * N + i] = std::exp(x[r * N + i] - m) / s;
+  }
+  return y;
+}
+
+TEST(Softmax, ForwardAndBackward) {
+  for (int64_t N : {1, 3, 17, 255, 1000}) {
+    const int64_t R = 4;
+    const auto x = Rand(R * N, 10, 5.0f), w = Rand(R * N, 11);
+    std::vector<float> y(R * N), dx(R * N);
+    SoftmaxForward(x.data(), R, N, y.data());
+    // exp within 1.5 ULP, a sum of N terms, one reciprocal and one multiply.
+    ExpectClose(y, Softmax64(ToDouble(x), R, N), 2e-6 + N * 1e-7, 1e-12, "softmax");
+    SoftmaxBackward(y.data(), w.data(), R, N, dx.data());
+    ExpectDirectional([&](const std::vector<double>& xx) { return Softmax64(xx, R, N); }, x, w,
+                      dx, 12, "softmax dx");
+  }
+}
+
+double Sig(double a) { return 1 / (1 + std::exp(-a)); }
+
+TEST(Activations, SwiGluAndGelu) {
+  const int64_t n = 1000;
+  const auto a = Rand(n, 20, 6.0f), b = Rand(n, 21, 2.0f), w = Rand(n, 22);
+  std::vector<float> h(n), da(n), db(n);
+  auto swiglu = [&](const std::vector<double>& aa, const std::vector<double>& bb) {
+    std::vector<double> o(n);
+    for (int64_t i = 0; i < n; ++i) o[i] = aa[i] * Sig(aa[i]) * bb[i];
+    return o;
+  };
+  SwiGluForward(a.data(), b.data(), n, h.data());
+  ExpectClose(h, swiglu(ToDouble(a), ToDouble(b)), 1e-6, 1e-7, "swiglu");
+  SwiGluBackward(w.data(), a.data(), b.data(), n, da.data(), db.data());
+  ExpectDirectional([&](const std::vector<double>& aa) { return swiglu(aa, ToDouble(b)); }, a, w,
+                    da, 23, "swiglu da");
+  ExpectDirectional([&](const std::vector<double>& bb) { return swiglu(ToDouble(a), bb); }, b, w,
+                    db, 24, "swiglu db");
+  auto gelu = [&](const std::vector<double>& xx) {
+    std::vector<double> o(n);
+    for (int64_t i = 0; i < n; ++i)
+      o[i] = 0.5 * xx[i] * (1 + std::tanh(std::sqrt(2 / M_PI) * (xx[i] + 0.044715 * xx[i] * xx[i] * xx[i])));
+    return o;
+  };
+  GeluForward(a.data(), n, h.data());
+  // The tanh-form constants are rounded to binary32 (7 digits): relative error ~1e-7 each.
+  ExpectClose(h, gelu(ToDouble(a)), 2e-6, 1e-6, "gelu");
+  GeluBackward(w.data(), a.data(), n, da.data());
+  ExpectDirectional(gelu, a, w, da, 25, "gelu dx");
+}
+
+TEST(Rope, RotatesLikeFloat64AndBackwardIsTheTranspose) {
+  const int64_t hd = 16, rows = 255, max_pos = 4096;
+  const RopeTable t = MakeRopeTable(max_pos, hd, 10000.0f);
+  std::vector<int32_t> pos(rows);
+  for (int64_t r = 0; r < rows; ++r) pos[r] = static_cast<int32_t>((r * 61) % max_pos);
+  const auto x = Rand(rows * hd, 30), w = Rand(rows * hd, 31);
+  auto rope = [&](const std::vector<double>& xx) {
+    std::vector<double> y(xx.size());
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t i = 0; i < hd / 2; ++i) {
+        const double ang = pos[r] * std::pow(10000.0, -2.0 * i / hd);
+        const double x0 = xx[r * hd + i], x1 = xx[r * hd + i + hd / 2];
+        y[r * hd + i] = x0 * std::cos(ang) - x1 * std::sin(ang);
+        y[r * hd + i + hd / 2] = x0 * std::sin(ang) + x1 * std::cos(ang);
+      }
+    return y;
+  };
+  std::vector<float> y = x;
+  RopeApply(y.data(), rows, hd, pos.data(), t, false);
+  // Angles up to 4095 rad: the binary32 angle itself is off by up to 2^-13 absolute (one ULP of
+  // 4095 is 2^-12), so the rotated values may differ from float64 by ~3e-4.
+  ExpectClose(y, rope(ToDouble(x)), 0, 5e-4, "rope");
+  std::vector<float> g = w;
+  RopeApply(g.data(), rows, hd, pos.data(), t, true);
+  // Directional check on a float32-exact rotation: use the table's own cos/sin in float64.
+  auto rope_table = [&](const std::vector<double>& xx) {
+    std::vector<double> yy(xx.size());
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t i = 0; i < hd / 2; ++i) {
+        const double c = t.cos[pos[r] * hd / 2 + i], s = t.sin[pos[r] * hd / 2 + i];
+        yy[r * hd + i] = xx[r * hd + i] * c - xx[r * hd + i + hd / 2] * s;
+        yy[r * hd + i + hd / 2] = xx[r * hd + i] * s + xx[r * hd + i + hd / 2] * c;
+      }
+    return yy;
+  };
+  ExpectDirectional(rope_table, x, w, g, 32, "rope backward");
+}
+
+TEST(Embedding, LookupAndOrderedScatterAdd) {
+  const int64_t V = 17, D = 255, n = 1000;
+  const auto table = Rand(V * D, 40), dout = Rand(n * D, 41);
+  std::vector<int32_t> tok(n);
+  for (int64_t i = 0; i < n; ++i) tok[i] = static_cast<int32_t>((i * i + 3) % V);
+  std::vector<float> out(n * D), dt(V * D, 0.0f);
+  EmbeddingForward(table.data(), V, D, tok.data(), n, out.data());
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(std::memcmp(out.data() + i * D, table.data() + tok[i] * D, D * 4), 0);
+  EmbeddingBackward(dout.data(), tok.data(), n, V, D, dt.data());
+  std::vector<float> seq(V * D, 0.0f);  // the canonical order, written plainly
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < D; ++j) seq[tok[i] * D + j] += dout[i * D + j];
+  EXPECT_EQ(testing::HashOf(dt), testing::HashOf(seq));
+  tok[5] = static_cast<int32_t>(V);
+  EXPECT_THROW(EmbeddingForward(table.data(), V, D, tok.data(), n, out.data()), Error);
+}
+
+TEST(CrossEntropy, LossAndGradientWithIgnoreAndZLoss) {
+  const int64_t R = 7, V = 1000;
+  const float z = 1e-3f;
+  const auto logits = Rand(R * V, 50, 6.0f);
+  std::vector<int32_t> tgt = {3, -100, 999, 0, 500, -100, 17};
+  auto loss64 = [&](const std::vector<double>& x) {
+    double total = 0;
+    for (int64_t r = 0; r < R; ++r) {
+      if (tgt[r] == -100) continue;
+      double m = -INFINITY, s = 0;
+      for (int64_t j = 0; j < V; ++j) m = std::max(m, x[r * V + j]);
+      for (int64_t j = 0; j < V; ++j) s += std::exp(x[r * V + j] - m);
+      const double lse = m + std::log(s);
+      total += (lse - x[r * V + tgt[r]]) + z * lse * lse;
+    }
+    return std::vector<double>{total / 5.0};
+  };
+  std::vector<float> lse(R), d(R * V);
+  const CrossEntropySums s = CrossEntropyForward(logits.data(), tgt.data(), R, V, -100, lse.data());
+  EXPECT_EQ(s.valid, 5);
+  const double got = (double(s.nll_sum) + z * double(s.lse_sq_sum)) / 5.0;
+  EXPECT_NEAR(got, loss64(ToDouble(logits))[0], 1e-5 * std::fabs(got));
+  CrossEntropyBackward(logits.data(), tgt.data(), lse.data(), R, V, -100, 1.0f / 5, z, d.data());
+  for (int64_t j = 0; j < V; ++j) EXPECT_EQ(d[1 * V + j], 0.0f);
+  ExpectDirectional(loss64, logits, {1.0f}, d, 51, "cross-entropy dlogits");
+  std::vector<int32_t> bad = tgt;
+  bad[2] = static_cast<int32_t>(V);
+  EXPECT_THROW(CrossEntropyForward(logits.data(), bad.data(), R, V, -100, lse.data()), Error);
+}
+
+// Float64 attention with the same masks.
+std::vector<double> Attention64(const AttentionShape& s, const std::vector<double>& q,
+                                const std::vector<double>& k, const std::vector<double>& v) {
+  const int64_t T = s.seq, hd = s.head_dim;
+  std::vector<double> out(q.size(), 0.0);
+  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh) {
+    const int64_t b = bh / s.heads, off = bh * T * hd;
+    for (int64_t t = 0; t < T; ++t) {
+      std::vector<double> sc(T, -INFINITY);
+      double m = -INFINITY;
+      for (int64_t j = 0; j <= t; ++j) {
+        if (s.window > 0 && t - j >= s.window) continue;
+        if (s.doc_ids && s.doc_ids[b * T + j] != s.doc_ids[b * T + t]) continue;
+        if (s.key_valid && !s.key_valid[b * T + j]) continue;
+        double d = 0;
+        for (int64_t e = 0; e < hd; ++e) d += q[off + t * hd + e] * k[off + j * hd + e];
+        sc[j] = d / std::sqrt(double(hd));
+        m = std::max(m, sc[j]);
+      }
+      if (m == -INFINITY) continue;
+      double sum = 0;
+      for (int64_t j = 0; j <= t; ++j) sum += std::exp(sc[j] - m);
+      for (int64_t j = 0; j <= t; ++j) {
+        const double p = std::exp(sc[j] - m) / sum;
+        for (int64_t e = 0; e < hd; ++e) out[off + t * hd + e] += p * v[off + j * hd + e];
+      }
+    }
+  }
+  return out;
+}
+
+TEST(Attention, MasksForwardAndBackward) {
+  AttentionShape s;
+  s.batch = 2, s.heads = 2, s.seq = 17, s.head_dim = 8;
+  std::vector<int32_t> docs(s.batch * s.seq);
+  std::vector<uint8_t> valid(s.batch * s.seq, 1);
+  for (int64_t i = 0; i < s.batch * s.seq; ++i) docs[i] = static_cast<int32_t>((i % s.seq) / 7);
+  valid[0] = 0;  // query 0 of batch 0 sees no key at all
+  valid[s.seq + 3] = 0;
+  for (int variant = 0; variant < 3; ++variant) {
+    s.window = variant >= 1 ? 4 : 0;
+    s.doc_ids = variant >= 2 ? docs.data() : nullptr;
+    s.key_valid = variant >= 2 ? valid.data() : nullptr;
+    const int64_t n = s.batch * s.heads * s.seq * s.head_dim;
+    const auto q = Rand(n, 60, 2.0f), k = Rand(n, 61, 2.0f), v = Rand(n, 62), w = Rand(n, 63);
+    std::vector<float> out(n), probs(s.batch * s.heads * s.seq * s.seq), dq(n), dk(n), dv(n);
+    AttentionForward(s, q.data(), k.data(), v.data(), out.data(), probs.data());
+    ExpectClose(out, Attention64(s, ToDouble(q), ToDouble(k), ToDouble(v)), 1e-5, 1e-6, "attn");
+    AttentionBackward(s, q.data(), k.data(), v.data(), probs.data(), w.data(), dq.data(),
+                      dk.data(), dv.data());
+    const auto q64 = ToDouble(q), k64 = ToDouble(k), v64 = ToDouble(v);
+    ExpectDirectional([&](const std::vector<double>& x) { return Attention64(s, x, k64, v64); }, q,
+                      w, dq, 64, "attn dq");
+    ExpectDirectional([&](const std::vector<double>& x) { return Attention64(s, q64, x, v64); }, k,
+                      w, dk, 65, "attn dk");
+    ExpectDirectional([&](const std::vector<double>& x) { return Attention64(s, q64, k64, x); }, v,
+                      w, dv, 66, "attn dv");
+  }
+}
+
+// A sequence's attention output does not depend on the other sequences in its batch.
+TEST(Attention, IndependentOfBatchComposition) {
+  AttentionShape big;
+  big.batch = 4, big.heads = 2, big.seq = 33, big.head_dim = 16, big.window = 9;
+  const int64_t per = big.heads * big.seq * big.head_dim, n = big.batch * per;
+  const auto q = Rand(n, 70), k = Rand(n, 71), v = Rand(n, 72);
+  std::vector<float> out(n), probs(big.batch * big.heads * big.seq * big.seq);
+  AttentionForward(big, q.data(), k.data(), v.data(), out.data(), probs.data());
+  AttentionShape one = big;
+  one.batch = 1;
+  std::vector<float> o1(per), p1(big.heads * big.seq * big.seq);
+  AttentionForward(one, q.data() + 2 * per, k.data() + 2 * per, v.data() + 2 * per, o1.data(), p1.data());
+  EXPECT_EQ(std::memcmp(o1.data(), out.data() + 2 * per, per * 4), 0);
+}
+
+TEST(Optimizer, AdamWMatchesFloat64AndClipScales) {
+  const int64_t n = 255;
+  auto p = Rand(n, 80), g = Rand(n, 81, 0.1f);
+  std::vector<float> m(n, 0.0f), v(n, 0.0f);
+  std::vector<double> p64 = ToDouble(p);
+  AdamWHyper h{1e-2f, 0.9f, 0.95f, 1e-8f, 0.1f};
+  for (int64_t t = 1; t <= 5; ++t) AdamWStep(p.data(), g.data(), m.data(), v.data(), n, h, t);
+  std::vector<double> m64(n, 0), v64(n, 0);
+  for (int t = 1; t <= 5; ++t)
+    for (int64_t i = 0; i < n; ++i) {
+      m64[i] = 0.9 * m64[i] + 0.1 * g[i];
+      v64[i] = 0.95 * v64[i] + 0.05 * double(g[i]) * g[i];
+      const double mh = m64[i] / (1 - std::pow(0.9, t)), vh = v64[i] / (1 - std::pow(0.95, t));
+      p64[i] = p64[i] * (1 - 1e-2 * 0.1) - 1e-2 * mh / (std::sqrt(vh) + 1e-8);
+    }
+  // Five updates of size ~lr, each with ~10 roundings relative to lr: 1e-6 absolute is ample.
+  ExpectClose(p, p64, 0, 1e-6, "adamw");
+  std::vector<float> g1 = Rand(100, 82, 1.0f);
+  const GradSpan spans[] = {{g1.data(), 100}};
+  const float norm = GlobalGradNorm(spans);
+  double n64 = 0;
+  for (float x : g1) n64 += double(x) * x;
+  EXPECT_NEAR(norm, std::sqrt(n64), 1e-6 * std::sqrt(n64));
+  float* ptrs[] = {g1.data()};
+  const int64_t sizes[] = {100};
+  const float coef = ClipGradNorm(ptrs, sizes, norm, 1.0f);
+  EXPECT_LT(coef, 1.0f);
+  const GradSpan after[] = {{g1.data(), 100}};
+  EXPECT_NEAR(GlobalGradNorm(after), 1.0f, 1e-5);
+}
+
+}  // namespace
+}  // namespace trail::repops
