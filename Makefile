@@ -25,9 +25,11 @@ test: build
 demo: build
 	$(BUILD)/src/cli/trail selftest
 
-# GEMM against OpenBLAS, int8 against fp32 (medians of interleaved runs).
+# GEMM against OpenBLAS, int8 against fp32 (medians of interleaved runs); attention and
+# cross-entropy time per token.
 bench: build
 	bench/run_gemm_bench.sh $(BUILD)
+	$(BUILD)/bench/ops_bench
 
 clean:
 	rm -rf $(BUILD)

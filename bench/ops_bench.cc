@@ -1,0 +1,74 @@
+// Time per token of causal attention (forward + backward) and of cross-entropy (forward +
+// backward) over 16k-50k vocabularies, on the active backend; medians of repeated runs.
+// Usage: ops_bench [reps] [threads]
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "bench/bench_util.h"
+#include "core/thread_pool.h"
+#include "repops/attention.h"
+#include "repops/cross_entropy.h"
+#include "repops/kernels.h"
+#include "repops/random.h"
+
+using namespace trail;
+
+int main(int argc, char** argv) {
+  const int reps = argc > 1 ? std::atoi(argv[1]) : 5;
+  const int threads = argc > 2 ? std::atoi(argv[2]) : 2;
+  SetKernelThreads(threads);
+  repops::UseDefaultBackend();
+  std::printf("backend %s, %d threads, medians of %d runs\n", repops::ActiveKernels().name, threads,
+              reps);
+
+  // GPT-2-small-like layer at the demo's scale: B=8, H=6, T=256, hd=64.
+  for (int64_t window : {0, 64}) {
+    repops::AttentionShape s;
+    s.batch = 8, s.heads = 6, s.seq = 256, s.head_dim = 64, s.window = window;
+    const int64_t n = s.batch * s.heads * s.seq * s.head_dim;
+    std::vector<float> q(n), k(n), v(n), out(n), dout(n), dq(n), dk(n), dv(n);
+    std::vector<float> probs(s.batch * s.heads * s.seq * s.seq);
+    repops::FillUniform(q.data(), n, 1, 1, -1, 1);
+    repops::FillUniform(k.data(), n, 1, 2, -1, 1);
+    repops::FillUniform(v.data(), n, 1, 3, -1, 1);
+    repops::FillUniform(dout.data(), n, 1, 4, -1, 1);
+    std::vector<double> tf, tb;
+    for (int r = 0; r < reps; ++r) {
+      tf.push_back(bench::Seconds([&] {
+        repops::AttentionForward(s, q.data(), k.data(), v.data(), out.data(), probs.data());
+      }));
+      tb.push_back(bench::Seconds([&] {
+        repops::AttentionBackward(s, q.data(), k.data(), v.data(), probs.data(), dout.data(),
+                                  dq.data(), dk.data(), dv.data());
+      }));
+    }
+    const double tokens = double(s.batch) * s.seq;
+    std::printf("attention B=8 H=6 T=256 hd=64 window=%-4lld fwd %7.2f us/token  bwd %7.2f us/token\n",
+                static_cast<long long>(window), bench::Median(tf) / tokens * 1e6,
+                bench::Median(tb) / tokens * 1e6);
+  }
+
+  for (int64_t vocab : {16384, 50257}) {
+    const int64_t rows = 2048;
+    std::vector<float> logits(rows * vocab), d(rows * vocab), lse(rows);
+    std::vector<int32_t> tgt(rows);
+    repops::FillUniform(logits.data(), rows * vocab, 2, 1, -4, 4);
+    for (int64_t r = 0; r < rows; ++r) tgt[r] = static_cast<int32_t>((r * 7919) % vocab);
+    std::vector<double> tf, tb;
+    for (int r = 0; r < reps; ++r) {
+      repops::CrossEntropySums sums;
+      tf.push_back(bench::Seconds([&] {
+        sums = repops::CrossEntropyForward(logits.data(), tgt.data(), rows, vocab, -100, lse.data());
+      }));
+      tb.push_back(bench::Seconds([&] {
+        repops::CrossEntropyBackward(logits.data(), tgt.data(), lse.data(), rows, vocab, -100,
+                                     1.0f / rows, 1e-4f, d.data());
+      }));
+    }
+    std::printf("cross-entropy rows=2048 vocab=%-6lld        fwd %7.2f us/token  bwd %7.2f us/token\n",
+                static_cast<long long>(vocab), bench::Median(tf) / rows * 1e6,
+                bench::Median(tb) / rows * 1e6);
+  }
+  return 0;
+}
