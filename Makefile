@@ -3,7 +3,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps configure build test demo bench clean
+.PHONY: all deps configure build test test-exhaustive demo bench clean
 
 all: build
 
@@ -20,6 +20,10 @@ build: configure
 # hashes from an aarch64 build under qemu-aarch64.
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+# The elementary functions over all 2^32 inputs each (several minutes).
+test-exhaustive: build
+	TRAIL_MATH_SWEEP_STRIDE=1 $(BUILD)/src/repops/repops_test --gtest_filter='MathAccuracy.*'
 
 # The main job on bundled data. For now: does this machine reproduce trail's reference bits?
 demo: build

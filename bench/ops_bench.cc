@@ -5,10 +5,15 @@
 #include <cstdlib>
 #include <vector>
 
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
+
 #include "bench/bench_util.h"
 #include "core/thread_pool.h"
 #include "repops/attention.h"
 #include "repops/cross_entropy.h"
+#include "repops/gemm.h"
 #include "repops/kernels.h"
 #include "repops/random.h"
 
@@ -69,6 +74,33 @@ int main(int argc, char** argv) {
     std::printf("cross-entropy rows=2048 vocab=%-6lld        fwd %7.2f us/token  bwd %7.2f us/token\n",
                 static_cast<long long>(vocab), bench::Median(tf) / rows * 1e6,
                 bench::Median(tb) / rows * 1e6);
+  }
+  // The cost of keeping subnormals (docs/repops.md §1): GEMM and Exp on normal data and on data
+  // whose products underflow, under the contract's mode and, for comparison, with FTZ/DAZ on.
+  {
+    const int64_t M = 256, K = 256, N = 256;
+    std::vector<float> a(M * K), b(K * N), c(M * N), e(1 << 20), ey(1 << 20);
+    repops::FillUniform(e.data(), e.size(), 3, 3, -100, 10);
+    for (float scale : {1.0f, 1e-20f}) {
+      repops::FillUniform(a.data(), M * K, 3, 1, 0.5f * scale, scale);
+      repops::FillUniform(b.data(), K * N, 3, 2, 0.5f * scale, scale);
+      SetKernelThreads(1);  // the FP mode is set on this thread only
+      auto gemm = [&] { repops::MatMul(a.data(), b.data(), c.data(), M, K, N); };
+      auto exps = [&] { repops::ActiveKernels().map(repops::MathFn::kExp, e.data(), ey.data(), e.size()); };
+      std::vector<double> tg, tx;
+      for (int r = 0; r < reps; ++r) tg.push_back(bench::Seconds(gemm)), tx.push_back(bench::Seconds(exps));
+      std::printf("subnormals kept  inputs~%-6g GEMM 256^3 %8.3f ms   Exp 1M %8.3f ms\n", scale,
+                  bench::Median(tg) * 1e3, bench::Median(tx) * 1e3);
+#if defined(__x86_64__)
+      const unsigned saved = _mm_getcsr();
+      _mm_setcsr(saved | (1u << 15) | (1u << 6));
+      tg.clear(), tx.clear();
+      for (int r = 0; r < reps; ++r) tg.push_back(bench::Seconds(gemm)), tx.push_back(bench::Seconds(exps));
+      _mm_setcsr(saved);
+      std::printf("FTZ/DAZ (not the contract) ~%-6g GEMM 256^3 %8.3f ms   Exp 1M %8.3f ms\n", scale,
+                  bench::Median(tg) * 1e3, bench::Median(tx) * 1e3);
+#endif
+    }
   }
   return 0;
 }

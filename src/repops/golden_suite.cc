@@ -17,6 +17,7 @@
 #include "repops/math.h"
 #include "repops/norm.h"
 #include "repops/optim.h"
+#include "repops/quantize.h"
 #include "repops/random.h"
 #include "repops/rope.h"
 #include "repops/softmax.h"
@@ -89,6 +90,12 @@ void GemmCases(std::vector<std::pair<std::string, CaseFn>>& cases) {
     std::vector<int32_t> c(M * N);
     ActiveKernels().gemm_i8({M, N, K, a.data(), bt.data(), c.data()});
     h.AddI32("c", c.data(), c.size());
+    Vec sa = Rand(M, 13, 0.01f), sb = Rand(N, 14, 0.01f), y(M * N);
+    DequantizeI32(c.data(), sa.data(), sb.data(), M, N, y.data());
+    h.Add("dequantized", y);
+    std::vector<int32_t> am(M);
+    ArgmaxRows(y.data(), M, N, am.data());
+    h.AddI32("argmax", am.data(), M);
   }});
 }
 

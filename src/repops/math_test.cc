@@ -7,7 +7,9 @@
 
 #include <cfloat>
 #include <cmath>
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "repops/test_util.h"
@@ -45,9 +47,12 @@ struct Sweep {
   size_t count = 0;
 };
 
-// Every 128th bit pattern (2^25 inputs), keeping those inside [lo, hi].
+// Every 128th bit pattern (2^25 inputs), keeping those inside [lo, hi];
+// TRAIL_MATH_SWEEP_STRIDE=1 sweeps all 2^32 (make test-exhaustive).
 Sweep Measure(MathFn fn, double (*ref)(double), float lo, float hi) {
   Sweep s;
+  const char* env = std::getenv("TRAIL_MATH_SWEEP_STRIDE");
+  const uint64_t stride = env ? std::max(1L, std::strtol(env, nullptr, 10)) : 128;
   std::vector<float> x, y;
   x.reserve(1 << 20);
   auto flush = [&] {
@@ -62,9 +67,9 @@ Sweep Measure(MathFn fn, double (*ref)(double), float lo, float hi) {
     s.count += x.size();
     x.clear();
   };
-  for (uint64_t b = 0; b < (uint64_t{1} << 32); b += 128) {
+  for (uint64_t b = 0; b < (uint64_t{1} << 32); b += stride) {
     float f;
-    const uint32_t u = static_cast<uint32_t>(b) | 0x5A;  // low bits vary too
+    const uint32_t u = static_cast<uint32_t>(b) | (stride > 1 ? 0x5A & (stride - 1) : 0);  // low bits vary too
     std::memcpy(&f, &u, 4);
     if (!(f >= lo && f <= hi)) continue;
     x.push_back(f);

@@ -15,6 +15,7 @@
 #include "repops/math.h"
 #include "repops/norm.h"
 #include "repops/optim.h"
+#include "repops/quantize.h"
 #include "repops/rope.h"
 #include "repops/softmax.h"
 #include "repops/test_util.h"
@@ -324,6 +325,51 @@ TEST(Optimizer, AdamWMatchesFloat64AndClipScales) {
   EXPECT_LT(coef, 1.0f);
   const GradSpan after[] = {{g1.data(), 100}};
   EXPECT_NEAR(GlobalGradNorm(after), 1.0f, 1e-5);
+}
+
+}  // namespace
+}  // namespace trail::repops
+
+namespace trail::repops {
+namespace {
+
+TEST(Quantize, DequantizeAndArgmax) {
+  const int32_t c[] = {3, -7, 1 << 24, 0};
+  const float sa[] = {0.5f, 0.25f}, sb[] = {2.0f, 0.1f};
+  float y[4];
+  DequantizeI32(c, sa, sb, 2, 2, y);
+  EXPECT_EQ(y[0], 3.0f);
+  EXPECT_EQ(y[1], (-7.0f * 0.5f) * 0.1f);
+  EXPECT_EQ(y[2], 8388608.0f);
+  const float x[] = {1, 5, 5, 2, /**/ -1, NAN, 7, NAN};
+  int32_t am[2];
+  ArgmaxRows(x, 2, 4, am);
+  EXPECT_EQ(am[0], 1);  // the first of equal maxima
+  EXPECT_EQ(am[1], 1);  // the first NaN
+}
+
+// Row ops give each row the same bits whether it is computed among 64 rows or alone.
+TEST(RowOps, IndependentOfBatchComposition) {
+  const int64_t R = 64, D = 255;
+  const auto x = Rand(R * D, 90, 3.0f), gain = Rand(D, 91);
+  std::vector<int32_t> tgt(R);
+  for (int64_t r = 0; r < R; ++r) tgt[r] = static_cast<int32_t>((r * 31) % D);
+  std::vector<float> y(R * D), rstd(R), sm(R * D), lse(R), d(R * D);
+  RmsNormForward(x.data(), gain.data(), 1e-5f, R, D, y.data(), rstd.data());
+  SoftmaxForward(x.data(), R, D, sm.data());
+  CrossEntropyForward(x.data(), tgt.data(), R, D, -1, lse.data());
+  CrossEntropyBackward(x.data(), tgt.data(), lse.data(), R, D, -1, 0.5f, 1e-4f, d.data());
+  for (int64_t r : {0, 17, 63}) {
+    std::vector<float> y1(D), rs1(1), sm1(D), lse1(1), d1(D);
+    RmsNormForward(x.data() + r * D, gain.data(), 1e-5f, 1, D, y1.data(), rs1.data());
+    SoftmaxForward(x.data() + r * D, 1, D, sm1.data());
+    CrossEntropyForward(x.data() + r * D, &tgt[r], 1, D, -1, lse1.data());
+    CrossEntropyBackward(x.data() + r * D, &tgt[r], lse1.data(), 1, D, -1, 0.5f, 1e-4f, d1.data());
+    EXPECT_EQ(std::memcmp(y1.data(), y.data() + r * D, D * 4), 0) << "rmsnorm row " << r;
+    EXPECT_EQ(std::memcmp(sm1.data(), sm.data() + r * D, D * 4), 0) << "softmax row " << r;
+    EXPECT_EQ(testing::Bits(lse1[0]), testing::Bits(lse[r])) << "lse row " << r;
+    EXPECT_EQ(std::memcmp(d1.data(), d.data() + r * D, D * 4), 0) << "dlogits row " << r;
+  }
 }
 
 }  // namespace
