@@ -23,10 +23,17 @@ ThreadPool::~ThreadPool() {
   for (auto& t : workers_) t.join();
 }
 
+namespace {
+// True while this thread runs a pool task: a ParallelFor from inside a task runs inline.
+thread_local bool tl_in_task = false;
+}  // namespace
+
 void ThreadPool::RunTasks() {
+  const bool was_in_task = tl_in_task;
+  tl_in_task = true;
   for (;;) {
     const size_t i = next_.fetch_add(1);
-    if (i >= num_tasks_) return;
+    if (i >= num_tasks_) break;
     try {
       (*fn_)(i);
     } catch (...) {
@@ -34,6 +41,7 @@ void ThreadPool::RunTasks() {
       if (!error_) error_ = std::current_exception();
     }
   }
+  tl_in_task = was_in_task;
 }
 
 void ThreadPool::WorkerLoop() {
@@ -56,10 +64,12 @@ void ThreadPool::WorkerLoop() {
 
 void ThreadPool::ParallelFor(size_t num_tasks, const std::function<void(size_t)>& fn) {
   if (num_tasks == 0) return;
-  if (workers_.empty() || num_tasks == 1) {
+  // Nested calls run inline: every output still belongs to one task, so results are unchanged.
+  if (workers_.empty() || num_tasks == 1 || tl_in_task) {
     for (size_t i = 0; i < num_tasks; ++i) fn(i);
     return;
   }
+  std::lock_guard<std::mutex> one_job_at_a_time(run_mu_);
   {
     std::lock_guard<std::mutex> lock(mu_);
     fn_ = &fn;

@@ -24,7 +24,8 @@ class ThreadPool {
   size_t num_threads() const { return workers_.size() + 1; }
 
   // Runs fn(i) for i in [0, num_tasks), on the workers and the caller; returns when all are done.
-  // The first exception thrown by a task is rethrown here.
+  // The first exception thrown by a task is rethrown here. Calls from several threads are
+  // serialized; a call from inside a task runs its tasks inline on that thread.
   void ParallelFor(size_t num_tasks, const std::function<void(size_t)>& fn);
 
  private:
@@ -32,6 +33,7 @@ class ThreadPool {
   void RunTasks();
 
   std::vector<std::thread> workers_;
+  std::mutex run_mu_;  // one ParallelFor at a time
   std::mutex mu_;
   std::condition_variable wake_, done_;
   const std::function<void(size_t)>* fn_ = nullptr;
