@@ -117,7 +117,8 @@ void ReductionAndMathCases(std::vector<std::pair<std::string, CaseFn>>& cases) {
     Vec x = Rand(1000, 30, 100.0f);
     const float specials[] = {0.0f, -0.0f, 1.0f, -1.0f, 88.72f, 89.0f, -87.3f, -104.0f,
                               1e-30f, 1e-45f, HUGE_VALF, -HUGE_VALF, NAN, 0.5625f, 1048576.0f,
-                              2e6f, 3.14159265f, 1.17549435e-38f};
+                              2e6f, 3.14159265f, 1.17549435e-38f,
+                              0x1.17cc5p+12f, 0x1.17cc5p+11f};  // near multiples of pi/2
     x.insert(x.end(), std::begin(specials), std::end(specials));
     Vec y(x.size());
     for (MathFn fn : {MathFn::kExp, MathFn::kLog, MathFn::kTanh, MathFn::kSigmoid, MathFn::kSin,

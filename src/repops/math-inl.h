@@ -113,8 +113,9 @@ HWY_INLINE typename O::V SigmoidT(const O& o, typename O::V x) {
   return o.Div(o.Set(1.0f), o.Add(o.Set(1.0f), ExpT(o, o.Neg(x))));
 }
 
-// Sin and cos share the reduction x = q*pi/2 + r, q = rne(x * 2/pi), with Cephes' three-part
-// pi/2 (the first two parts have short significands, so q*p1 and q*p2 are exact for |q| < 2^13);
+// Sin and cos share the reduction x = q*pi/2 + r, q = rne(x * 2/pi), with a four-part pi/2
+// (the first two parts have short significands, so q*p1 and q*p2 are exact for |q| < 2^13 and
+// the subtractions exact by Sterbenz where r is small; the last two enter through FMAs);
 // then Cephes' minimax kernels on [-pi/4, pi/4] picked and signed by q mod 4.
 // |x| > 2^20 or non-finite -> NaN.
 template <class O>
@@ -128,7 +129,8 @@ HWY_INLINE void SinCosT(const O& o, typename O::V x, typename O::V* sin_out,
   const V q = o.Sub(o.Add(o.Mul(xc, o.Set(0.636619746685028076171875f)), magic), magic);
   V r = o.Sub(xc, o.Mul(q, o.Set(1.5703125f)));
   r = o.Sub(r, o.Mul(q, o.Set(4.837512969970703125e-4f)));
-  r = o.Fma(q, o.Set(-7.54978995489188216e-8f), r);
+  r = o.Fma(q, o.Set(-7.549790126404332e-08f), r);
+  r = o.Fma(q, o.Set(1.7151245100058819e-15f), r);  // 4th part: near multiples of pi/2 it matters
   const V z = o.Mul(r, r);
   V ps = o.Set(-1.9515295891e-4f);
   ps = o.Fma(ps, z, o.Set(8.3321608736e-3f));
