@@ -287,60 +287,32 @@ __attribute__((target("avx512vnni"))) HWY_INLINE void DpBusd(__m512i& acc, __m51
 __attribute__((target("avx512vnni"))) void I8MicroKernel(size_t k4, const int32_t* ap,
                                                           const uint8_t* bp, const int32_t* bias,
                                                           int32_t* c, size_t ldc) {
-  static_assert(kI8MR == 6 && kI8NV == 4, "the unrolled tile below is 6 x 4 vectors");
-  __m512i c00 = _mm512_setzero_si512(), c01 = _mm512_setzero_si512(), c02 = _mm512_setzero_si512(), c03 = _mm512_setzero_si512();
-  __m512i c10 = _mm512_setzero_si512(), c11 = _mm512_setzero_si512(), c12 = _mm512_setzero_si512(), c13 = _mm512_setzero_si512();
-  __m512i c20 = _mm512_setzero_si512(), c21 = _mm512_setzero_si512(), c22 = _mm512_setzero_si512(), c23 = _mm512_setzero_si512();
-  __m512i c30 = _mm512_setzero_si512(), c31 = _mm512_setzero_si512(), c32 = _mm512_setzero_si512(), c33 = _mm512_setzero_si512();
-  __m512i c40 = _mm512_setzero_si512(), c41 = _mm512_setzero_si512(), c42 = _mm512_setzero_si512(), c43 = _mm512_setzero_si512();
-  __m512i c50 = _mm512_setzero_si512(), c51 = _mm512_setzero_si512(), c52 = _mm512_setzero_si512(), c53 = _mm512_setzero_si512();
-  for (size_t p = 0; p < k4; ++p) {
-    const __m512i b0 = _mm512_loadu_si512(reinterpret_cast<const void*>(bp + (p * kI8NR + 0) * 4));
-    const __m512i b1 = _mm512_loadu_si512(reinterpret_cast<const void*>(bp + (p * kI8NR + 16) * 4));
-    const __m512i b2 = _mm512_loadu_si512(reinterpret_cast<const void*>(bp + (p * kI8NR + 32) * 4));
-    const __m512i b3 = _mm512_loadu_si512(reinterpret_cast<const void*>(bp + (p * kI8NR + 48) * 4));
-    __m512i a;
-    a = _mm512_set1_epi32(ap[p * kI8MR + 0]);
-    DpBusd(c00, a, b0); DpBusd(c01, a, b1); DpBusd(c02, a, b2); DpBusd(c03, a, b3);
-    a = _mm512_set1_epi32(ap[p * kI8MR + 1]);
-    DpBusd(c10, a, b0); DpBusd(c11, a, b1); DpBusd(c12, a, b2); DpBusd(c13, a, b3);
-    a = _mm512_set1_epi32(ap[p * kI8MR + 2]);
-    DpBusd(c20, a, b0); DpBusd(c21, a, b1); DpBusd(c22, a, b2); DpBusd(c23, a, b3);
-    a = _mm512_set1_epi32(ap[p * kI8MR + 3]);
-    DpBusd(c30, a, b0); DpBusd(c31, a, b1); DpBusd(c32, a, b2); DpBusd(c33, a, b3);
-    a = _mm512_set1_epi32(ap[p * kI8MR + 4]);
-    DpBusd(c40, a, b0); DpBusd(c41, a, b1); DpBusd(c42, a, b2); DpBusd(c43, a, b3);
-    a = _mm512_set1_epi32(ap[p * kI8MR + 5]);
-    DpBusd(c50, a, b0); DpBusd(c51, a, b1); DpBusd(c52, a, b2); DpBusd(c53, a, b3);
+  __m512i acc[kI8MR][kI8NV];
+  HWY_UNROLL(8)
+  for (size_t r = 0; r < kI8MR; ++r) {
+    HWY_UNROLL(4)
+    for (size_t v = 0; v < kI8NV; ++v) acc[r][v] = _mm512_setzero_si512();
   }
-  const __m512i bias0 = _mm512_loadu_si512(reinterpret_cast<const void*>(bias + 0));
-  const __m512i bias1 = _mm512_loadu_si512(reinterpret_cast<const void*>(bias + 16));
-  const __m512i bias2 = _mm512_loadu_si512(reinterpret_cast<const void*>(bias + 32));
-  const __m512i bias3 = _mm512_loadu_si512(reinterpret_cast<const void*>(bias + 48));
-  _mm512_storeu_si512(reinterpret_cast<void*>(c + 0 * ldc + 0), _mm512_sub_epi32(c00, bias0));
-  _mm512_storeu_si512(reinterpret_cast<void*>(c + 0 * ldc + 16), _mm512_sub_epi32(c01, bias1));
-  _mm512_storeu_si512(reinterpret_cast<void*>(c + 0 * ldc + 32), _mm512_sub_epi32(c02, bias2));
-  _mm512_storeu_si512(reinterpret_cast<void*>(c + 0 * ldc + 48), _mm512_sub_epi32(c03, bias3));
-  _mm512_storeu_si512(reinterpret_cast<void*>(c + 1 * ldc + 0), _mm512_sub_epi32(c10, bias0));
-  _mm512_storeu_si512(reinterpret_cast<void*>(c + 1 * ldc + 16), _mm512_sub_epi32(c11, bias1));
-  _mm512_storeu_si512(reinterpret_cast<void*>(c + 1 * ldc + 32), _mm512_sub_epi32(c12, bias2));
-  _mm512_storeu_si512(reinterpret_cast<void*>(c + 1 * ldc + 48), _mm512_sub_epi32(c13, bias3));
-  _mm512_storeu_si512(reinterpret_cast<void*>(c + 2 * ldc + 0), _mm512_sub_epi32(c20, bias0));
-  _mm512_storeu_si512(reinterpret_cast<void*>(c + 2 * ldc + 16), _mm512_sub_epi32(c21, bias1));
-  _mm512_storeu_si512(reinterpret_cast<void*>(c + 2 * ldc + 32), _mm512_sub_epi32(c22, bias2));
-  _mm512_storeu_si512(reinterpret_cast<void*>(c + 2 * ldc + 48), _mm512_sub_epi32(c23, bias3));
-  _mm512_storeu_si512(reinterpret_cast<void*>(c + 3 * ldc + 0), _mm512_sub_epi32(c30, bias0));
-  _mm512_storeu_si512(reinterpret_cast<void*>(c + 3 * ldc + 16), _mm512_sub_epi32(c31, bias1));
-  _mm512_storeu_si512(reinterpret_cast<void*>(c + 3 * ldc + 32), _mm512_sub_epi32(c32, bias2));
-  _mm512_storeu_si512(reinterpret_cast<void*>(c + 3 * ldc + 48), _mm512_sub_epi32(c33, bias3));
-  _mm512_storeu_si512(reinterpret_cast<void*>(c + 4 * ldc + 0), _mm512_sub_epi32(c40, bias0));
-  _mm512_storeu_si512(reinterpret_cast<void*>(c + 4 * ldc + 16), _mm512_sub_epi32(c41, bias1));
-  _mm512_storeu_si512(reinterpret_cast<void*>(c + 4 * ldc + 32), _mm512_sub_epi32(c42, bias2));
-  _mm512_storeu_si512(reinterpret_cast<void*>(c + 4 * ldc + 48), _mm512_sub_epi32(c43, bias3));
-  _mm512_storeu_si512(reinterpret_cast<void*>(c + 5 * ldc + 0), _mm512_sub_epi32(c50, bias0));
-  _mm512_storeu_si512(reinterpret_cast<void*>(c + 5 * ldc + 16), _mm512_sub_epi32(c51, bias1));
-  _mm512_storeu_si512(reinterpret_cast<void*>(c + 5 * ldc + 32), _mm512_sub_epi32(c52, bias2));
-  _mm512_storeu_si512(reinterpret_cast<void*>(c + 5 * ldc + 48), _mm512_sub_epi32(c53, bias3));
+  for (size_t p = 0; p < k4; ++p) {
+    __m512i b[kI8NV];
+    HWY_UNROLL(4)
+    for (size_t v = 0; v < kI8NV; ++v)
+      b[v] = _mm512_loadu_si512(reinterpret_cast<const void*>(bp + (p * kI8NR + v * 16) * 4));
+    HWY_UNROLL(8)
+    for (size_t r = 0; r < kI8MR; ++r) {
+      const __m512i a = _mm512_set1_epi32(ap[p * kI8MR + r]);
+      HWY_UNROLL(4)
+      for (size_t v = 0; v < kI8NV; ++v) DpBusd(acc[r][v], a, b[v]);
+    }
+  }
+  HWY_UNROLL(4)
+  for (size_t v = 0; v < kI8NV; ++v) {
+    const __m512i bv = _mm512_loadu_si512(reinterpret_cast<const void*>(bias + v * 16));
+    HWY_UNROLL(8)
+    for (size_t r = 0; r < kI8MR; ++r)
+      _mm512_storeu_si512(reinterpret_cast<void*>(c + r * ldc + v * 16),
+                          _mm512_sub_epi32(acc[r][v], bv));
+  }
 }
 
 void GemmI8Impl(const GemmI8Args& g) {
