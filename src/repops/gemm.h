@@ -5,25 +5,37 @@
 
 #include <cstdint>
 
+#include "core/error.h"
 #include "repops/kernels.h"
 
 namespace trail::repops {
 
+inline void CheckGemmShape(const void* a, const void* b, const float* c, int64_t M, int64_t K,
+                           int64_t N) {
+  TRAIL_CHECK(M >= 0 && K >= 0 && N >= 0, "GEMM dimensions must be >= 0, got M=", M, " K=", K,
+              " N=", N);
+  TRAIL_CHECK((M == 0 || N == 0) || (c != nullptr && (K == 0 || (a != nullptr && b != nullptr))),
+              "GEMM of ", M, "x", K, "x", N, " given a null operand");
+}
+
 // C = A·B: A [M,K], B [K,N]. (Forward: Y = X·W.)
 inline void MatMul(const float* a, const float* b, float* c, int64_t M, int64_t K, int64_t N,
                    bool accumulate = false) {
+  CheckGemmShape(a, b, c, M, K, N);
   ActiveKernels().gemm({M, N, K, a, K, 1, b, N, 1, c, N, accumulate});
 }
 
 // C = A·Bᵀ: A [M,K], B [N,K]. (Backward to the input: dX = dY·Wᵀ with W stored [N,K].)
 inline void MatMulBT(const float* a, const float* bt, float* c, int64_t M, int64_t K, int64_t N,
                      bool accumulate = false) {
+  CheckGemmShape(a, bt, c, M, K, N);
   ActiveKernels().gemm({M, N, K, a, K, 1, bt, 1, K, c, N, accumulate});
 }
 
 // C = Aᵀ·B: A [K,M], B [K,N]. (Backward to the weight: dW = Xᵀ·dY, reducing over tokens.)
 inline void MatMulAT(const float* at, const float* b, float* c, int64_t M, int64_t K, int64_t N,
                      bool accumulate = false) {
+  CheckGemmShape(at, b, c, M, K, N);
   ActiveKernels().gemm({M, N, K, at, 1, M, b, N, 1, c, N, accumulate});
 }
 

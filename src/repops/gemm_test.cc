@@ -98,6 +98,16 @@ TEST(Gemm, RowsIndependentOfBatchComposition) {
   }
 }
 
+TEST(Gemm, BadShapesAreClearErrors) {
+  std::vector<float> a(4), b(4), c(4);
+  EXPECT_THROW(MatMul(a.data(), b.data(), c.data(), -1, 2, 2), Error);
+  EXPECT_THROW(MatMul(nullptr, b.data(), c.data(), 2, 2, 2), Error);
+  MatMul(a.data(), b.data(), c.data(), 0, 2, 2);  // empty output: nothing to do
+  c.assign(4, 5.0f);
+  MatMul(nullptr, nullptr, c.data(), 2, 0, 2);  // K = 0: C = 0 (the empty chain)
+  for (float v : c) EXPECT_EQ(v, 0.0f);
+}
+
 TEST(GemmI8, ExactAgainstInt64) {
   const int64_t M = 37, K = 1000, N = 19;
   std::vector<int8_t> a(M * K), bt(N * K);
