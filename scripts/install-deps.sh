@@ -25,7 +25,6 @@ want=("${native_pkgs[@]}")
 if [ "${TRAIL_SKIP_CROSS:-0}" != 1 ]; then
   if ! dpkg --print-foreign-architectures | grep -qx arm64; then
     as_root dpkg --add-architecture arm64
-    updated=0
   fi
   want+=("${cross_pkgs[@]}")
 fi

@@ -109,6 +109,9 @@ size_t DefaultThreads() {
 }  // namespace
 
 ThreadPool& KernelPool() {
+  // Two threads' first kernels must not both create the pool (one lock per kernel call).
+  static std::mutex create_mu;
+  std::lock_guard<std::mutex> lock(create_mu);
   auto& slot = PoolSlot();
   if (!slot) slot = std::make_unique<ThreadPool>(DefaultThreads());
   return *slot;

@@ -22,10 +22,18 @@ struct HeadView {
   }
 };
 
-void Check(const AttentionShape& s) {
+// Checks the shape, then runs f(head view, head index bh, offset of its [T, hd] block, 1/sqrt(hd))
+// for every (batch, head) pair in parallel; heads are independent, so any split gives the same bits.
+template <class F>
+void ForEachHead(const AttentionShape& s, F&& f) {
   TRAIL_CHECK(s.batch > 0 && s.heads > 0 && s.seq > 0 && s.head_dim > 0,
               "attention: every dimension must be positive");
   TRAIL_CHECK(s.window >= 0, "attention: window must be >= 0, got ", s.window);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
+  KernelPool().ParallelFor(static_cast<size_t>(s.batch * s.heads), [&](size_t bh) {
+    const HeadView hv{s.seq, s.head_dim, static_cast<int64_t>(bh) / s.heads, &s};
+    f(hv, bh, bh * s.seq * s.head_dim, scale);
+  });
 }
 
 // rows[j][d] -> cols[d][j], so one query's scores over keys are a row of FMAs across lanes.
@@ -45,13 +53,9 @@ void ScoreRow(const Kernels& k, const float* a, const float* bt, int64_t T, int6
 
 void AttentionForward(const AttentionShape& s, const float* q, const float* k, const float* v,
                       float* out, float* probs) {
-  Check(s);
   const int64_t T = s.seq, hd = s.head_dim;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const Kernels& kern = ActiveKernels();
-  KernelPool().ParallelFor(static_cast<size_t>(s.batch * s.heads), [&](size_t bh) {
-    const HeadView hv{T, hd, static_cast<int64_t>(bh) / s.heads, &s};
-    const size_t off = bh * T * hd;
+  ForEachHead(s, [&](const HeadView& hv, size_t bh, size_t off, float scale) {
     std::vector<float> kt(hd * T);
     Transpose(k + off, T, hd, kt.data());
     for (int64_t t = 0; t < T; ++t) {
@@ -86,13 +90,9 @@ void AttentionForward(const AttentionShape& s, const float* q, const float* k, c
 
 void AttentionBackward(const AttentionShape& s, const float* q, const float* k, const float* v,
                        const float* probs, const float* dout, float* dq, float* dk, float* dv) {
-  Check(s);
   const int64_t T = s.seq, hd = s.head_dim;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const Kernels& kern = ActiveKernels();
-  KernelPool().ParallelFor(static_cast<size_t>(s.batch * s.heads), [&](size_t bh) {
-    const HeadView hv{T, hd, static_cast<int64_t>(bh) / s.heads, &s};
-    const size_t off = bh * T * hd;
+  ForEachHead(s, [&](const HeadView& hv, size_t bh, size_t off, float scale) {
     std::vector<float> vt(hd * T), dp(T);
     Transpose(v + off, T, hd, vt.data());
     std::fill(dk + off, dk + off + T * hd, 0.0f);

@@ -7,12 +7,17 @@
 #include "repops/parallel.h"
 
 namespace trail::repops {
-
-void EmbeddingForward(const float* table, int64_t vocab, int64_t d, const int32_t* tokens,
-                      int64_t n, float* out) {
+namespace {
+void CheckTokens(const int32_t* tokens, int64_t n, int64_t vocab) {
   for (int64_t t = 0; t < n; ++t)
     TRAIL_CHECK(tokens[t] >= 0 && tokens[t] < vocab, "token id ", tokens[t], " at position ", t,
                 " is outside the vocabulary [0, ", vocab, ")");
+}
+}  // namespace
+
+void EmbeddingForward(const float* table, int64_t vocab, int64_t d, const int32_t* tokens,
+                      int64_t n, float* out) {
+  CheckTokens(tokens, n, vocab);
   ForEachRow(n, [&](int64_t t) {
     std::memcpy(out + t * d, table + int64_t{tokens[t]} * d, d * sizeof(float));
   });
@@ -20,9 +25,7 @@ void EmbeddingForward(const float* table, int64_t vocab, int64_t d, const int32_
 
 void EmbeddingBackward(const float* dout, const int32_t* tokens, int64_t n, int64_t vocab,
                        int64_t d, float* dtable) {
-  for (int64_t t = 0; t < n; ++t)
-    TRAIL_CHECK(tokens[t] >= 0 && tokens[t] < vocab, "token id ", tokens[t], " at position ", t,
-                " is outside the vocabulary [0, ", vocab, ")");
+  CheckTokens(tokens, n, vocab);
   // Columns are split across tasks; inside a task positions run in ascending order, so every
   // table element receives its additions in position order whatever the thread count.
   const int64_t chunk = 32;

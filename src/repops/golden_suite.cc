@@ -278,14 +278,14 @@ void LayerCases(std::vector<std::pair<std::string, CaseFn>>& cases) {
 }
 
 const std::vector<std::pair<std::string, CaseFn>>& AllCases() {
-  static const auto* cases = [] {
-    auto* c = new std::vector<std::pair<std::string, CaseFn>>;
-    GemmCases(*c);
-    ReductionAndMathCases(*c);
-    LayerCases(*c);
+  static const std::vector<std::pair<std::string, CaseFn>> cases = [] {
+    std::vector<std::pair<std::string, CaseFn>> c;
+    GemmCases(c);
+    ReductionAndMathCases(c);
+    LayerCases(c);
     return c;
   }();
-  return *cases;
+  return cases;
 }
 
 }  // namespace

@@ -38,6 +38,7 @@ inline uint32_t Bits(float f) {
 template <class R>
 std::vector<std::pair<std::string, R>> OnEveryBackend(const std::function<R()>& f) {
   std::vector<std::pair<std::string, R>> out;
+  const size_t threads_before = KernelPool().num_threads();
   for (const Backend& b : AvailableBackends()) {
     UseBackend(b);
     for (int t : {1, 2, 7}) {
@@ -46,7 +47,7 @@ std::vector<std::pair<std::string, R>> OnEveryBackend(const std::function<R()>& 
     }
   }
   UseDefaultBackend();
-  SetKernelThreads(2);
+  SetKernelThreads(threads_before);
   return out;
 }
 
