@@ -8,6 +8,7 @@
 #include <cmath>
 #include <functional>
 
+#include "core/philox.h"
 #include "repops/activation.h"
 #include "repops/attention.h"
 #include "repops/cross_entropy.h"
@@ -107,7 +108,7 @@ TEST(Softmax, ForwardAndBackward) {
 double Sig(double a) { return 1 / (1 + std::exp(-a)); }
 
 TEST(Activations, SwiGluAndGelu) {
-  const int64_t n = 1000;
+  for (int64_t n : {1, 3, 17, 255, 1000, 10007}) {  // 10007 spans several parallel chunks
   const auto a = Rand(n, 20, 6.0f), b = Rand(n, 21, 2.0f), w = Rand(n, 22);
   std::vector<float> h(n), da(n), db(n);
   auto swiglu = [&](const std::vector<double>& aa, const std::vector<double>& bb) {
@@ -133,6 +134,7 @@ TEST(Activations, SwiGluAndGelu) {
   ExpectClose(h, gelu(ToDouble(a)), 2e-6, 1e-6, "gelu");
   GeluBackward(w.data(), a.data(), n, da.data());
   ExpectDirectional(gelu, a, w, da, 25, "gelu dx");
+  }
 }
 
 TEST(Rope, RotatesLikeFloat64AndBackwardIsTheTranspose) {
@@ -192,10 +194,12 @@ TEST(Embedding, LookupAndOrderedScatterAdd) {
 }
 
 TEST(CrossEntropy, LossAndGradientWithIgnoreAndZLoss) {
-  const int64_t R = 7, V = 1000;
+  for (int64_t V : {1, 3, 17, 255, 1000}) {
+  const int64_t R = 7;
   const float z = 1e-3f;
   const auto logits = Rand(R * V, 50, 6.0f);
   std::vector<int32_t> tgt = {3, -100, 999, 0, 500, -100, 17};
+  for (int32_t& t : tgt) t = t == -100 ? t : static_cast<int32_t>(t % V);
   auto loss64 = [&](const std::vector<double>& x) {
     double total = 0;
     for (int64_t r = 0; r < R; ++r) {
@@ -219,6 +223,7 @@ TEST(CrossEntropy, LossAndGradientWithIgnoreAndZLoss) {
   std::vector<int32_t> bad = tgt;
   bad[2] = static_cast<int32_t>(V);
   EXPECT_THROW(CrossEntropyForward(logits.data(), bad.data(), R, V, -100, lse.data()), Error);
+  }
 }
 
 // Float64 attention with the same masks.
@@ -332,6 +337,32 @@ TEST(Optimizer, AdamWMatchesFloat64AndClipScales) {
 
 namespace trail::repops {
 namespace {
+
+// FillNormal against Box-Muller in float64 on the same Philox words. The binary32 angle
+// 6.28318548f * u2 is off by up to ulp(2pi)/2 + |6.28318548f - 2pi| ~ 4.2e-7 absolute, which cos
+// passes on with slope <= 1 and the radius r = sqrt(-2 ln u1) scales; Log, Cos, sqrt and the
+// products add a few ULP relative. So |x - x64| <= 5e-7 * r + 1e-6 * |x64|. The sample moments
+// check the draws are standard normal (5 sigma for 2^17 draws).
+TEST(Random, NormalMatchesFloat64BoxMullerAndMoments) {
+  const int64_t n = 1 << 17;
+  std::vector<float> x(n);
+  FillNormal(x.data(), n, 42, 7, 0.0f, 1.0f);
+  double sum = 0, sq = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const PhiloxBlock blk = Philox4x32(42, 7, i);
+    const double u1 = ((blk[0] >> 8) + 1) * 0x1p-24, u2 = (blk[1] >> 8) * 0x1p-24;
+    const double r = std::sqrt(-2 * std::log(u1));
+    const double ref = r * std::cos(2 * M_PI * u2);
+    ASSERT_NEAR(x[i], ref, 5e-7 * r + 1e-6 * std::fabs(ref)) << i;
+    sum += x[i];
+    sq += double(x[i]) * x[i];
+  }
+  EXPECT_NEAR(sum / n, 0.0, 5 / std::sqrt(double(n)));
+  EXPECT_NEAR(sq / n, 1.0, 5 * std::sqrt(2.0 / n));
+  std::vector<float> u(n);
+  FillUniform(u.data(), n, 42, 8, -2.0f, 3.0f);
+  for (float v : u) ASSERT_TRUE(v >= -2.0f && v < 3.0f);
+}
 
 TEST(Quantize, DequantizeAndArgmax) {
   const int32_t c[] = {3, -7, 1 << 24, 0};
