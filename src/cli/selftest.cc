@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 
@@ -48,12 +49,20 @@ int RunSelftest(const SelftestOptions& opt) {
   if (!opt.write_golden.empty()) {
     repops::UseBackend(backends.front());  // the scalar reference defines the bits
     SetKernelThreads(1);
-    std::ofstream out(opt.write_golden);
-    TRAIL_CHECK(out.good(), "cannot write '", opt.write_golden, "'");
-    out << "# RepOps golden hashes: case name, SHA-256 of its outputs. Regenerate only when an op "
-           "spec changes\n# (trail selftest --write-golden src/repops/golden_hashes.txt), and say "
-           "why in the commit.\n";
-    for (const auto& r : repops::RunGoldenSuite()) out << r.name << " " << r.digest << "\n";
+    // Written beside the target and renamed over it, so an interrupted run leaves the old file.
+    const std::string tmp = opt.write_golden + ".tmp";
+    {
+      std::ofstream out(tmp);
+      TRAIL_CHECK(out.good(), "cannot write '", tmp, "'");
+      out << "# RepOps golden hashes: case name, SHA-256 of its outputs. Regenerate only when an "
+             "op spec changes\n# (trail selftest --write-golden src/repops/golden_hashes.txt), and "
+             "say why in the commit.\n";
+      for (const auto& r : repops::RunGoldenSuite()) out << r.name << " " << r.digest << "\n";
+      out.flush();
+      TRAIL_CHECK(out.good(), "error writing '", tmp, "'");
+    }
+    TRAIL_CHECK(std::rename(tmp.c_str(), opt.write_golden.c_str()) == 0, "cannot rename '", tmp,
+                "' to '", opt.write_golden, "'");
     std::cerr << "wrote " << opt.write_golden << "\n";
     return 0;
   }
