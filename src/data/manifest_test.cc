@@ -1,0 +1,108 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/file_util.h"
+#include "data/manifest.h"
+#include "data/stream.h"
+#include "data/test_corpus.h"
+
+namespace trail::data {
+namespace {
+
+using testing::MakeCorpus;
+using testing::TempDir;
+using testing::TestSource;
+
+template <class F>
+std::string ErrorOf(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+StreamConfig SmallStream() {
+  StreamConfig c;
+  c.seed = 42;
+  c.seq_len = 16;
+  c.chunking.max_tokens = 24;
+  c.chunking.overlap = 4;
+  c.schedule = {{0, 4}, {10, 8}};
+  c.micro_batch_windows = 2;
+  return c;
+}
+
+// Rewrites manifest.json with `edit` applied to its JSON and loads it again.
+std::string LoadEdited(const TempDir& dir, const std::function<void(nlohmann::ordered_json&)>& edit) {
+  const std::string path = dir / "manifest.json";
+  auto j = nlohmann::ordered_json::parse(ReadFileToString(path));
+  edit(j);
+  const std::string edited = dir / "edited.json";
+  std::ofstream(edited) << j.dump(2);
+  return ErrorOf([&] { CanonicalStream s(LoadManifest(edited)); });
+}
+
+TEST(Manifest, RoundTripsThroughJson) {
+  TempDir dir;
+  const Manifest m = MakeCorpus(dir.path(), {{"web", 0.7}, {"code", 0.3}}, SmallStream());
+  EXPECT_EQ(m.sources.size(), 2u);
+  EXPECT_EQ(m.stream.chunking.overlap, 4u);
+  EXPECT_EQ(m.stream.schedule.size(), 2u);
+  EXPECT_EQ(ManifestToJson(m), ReadFileToString(dir / "manifest.json"));
+  const Manifest again = ParseManifest(ManifestToJson(m), "x", dir.path());
+  EXPECT_EQ(ManifestToJson(again), ManifestToJson(m));
+}
+
+TEST(Manifest, BadManifestsAreClearErrors) {
+  TempDir dir;
+  MakeCorpus(dir.path(), {{"web", 0.7}, {"code", 0.3}}, SmallStream());
+  EXPECT_NE(LoadEdited(dir, [](auto& j) { j["sources"][0]["weight"] = 1; })
+                .find("unknown key 'weight' in sources[0]"),
+            std::string::npos);
+  EXPECT_NE(LoadEdited(dir, [](auto& j) { j["stream"]["seqlen"] = 5; })
+                .find("unknown key 'seqlen' in stream"),
+            std::string::npos);
+  EXPECT_NE(LoadEdited(dir, [](auto& j) { j["stream"]["semantics"] = "packed"; })
+                .find("expected one of: independent, continuous"),
+            std::string::npos);
+  EXPECT_NE(LoadEdited(dir, [](auto& j) { j["tokenizer"].erase("vocab_size"); })
+                .find("missing 'vocab_size' in tokenizer"),
+            std::string::npos);
+  EXPECT_NE(LoadEdited(dir, [](auto& j) { j["sources"][1]["target_share"] = -1; })
+                .find("target_share"),
+            std::string::npos);
+  EXPECT_NE(LoadEdited(dir, [](auto& j) { j["stream"]["chunking"]["overlap"] = 24; })
+                .find("overlap must be smaller"),
+            std::string::npos);
+  EXPECT_NE(LoadEdited(dir, [](auto& j) { j["stream"]["batch_schedule"][0]["from_step"] = 3; })
+                .find("must start with from_step 0"),
+            std::string::npos);
+  // A manifest pointing at a missing file names that file.
+  std::string err = LoadEdited(dir, [](auto& j) { j["sources"][1]["shards"][0]["path"] = "gone.tshard"; });
+  EXPECT_NE(err.find("gone.tshard: cannot open"), std::string::npos) << err;
+  // Token counts that disagree with the shard.
+  err = LoadEdited(dir, [](auto& j) { j["sources"][0]["shards"][1]["tokens"] = 1; });
+  EXPECT_NE(err.find("web-1.tshard: the manifest says"), std::string::npos) << err;
+  // A shard hash that disagrees with the manifest.
+  err = LoadEdited(dir, [](auto& j) {
+    j["sources"][0]["shards"][0]["sha256"] = std::string(64, 'a');
+  });
+  EXPECT_NE(err.find("web-0.tshard: the manifest expects sha256"), std::string::npos) << err;
+  // Another tokenizer contract.
+  err = LoadEdited(dir, [](auto& j) { j["tokenizer"]["contract"] = std::string(64, 'b'); });
+  EXPECT_NE(err.find("tokenized under contract"), std::string::npos) << err;
+  // Not JSON at all.
+  std::ofstream(dir / "broken.json") << "{\"format\": ";
+  EXPECT_NE(ErrorOf([&] { LoadManifest(dir / "broken.json"); }).find("broken.json: not valid JSON"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { LoadManifest(dir / "absent.json"); }).find("absent.json: manifest not found"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace trail::data

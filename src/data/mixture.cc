@@ -1,0 +1,155 @@
+#include "data/mixture.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+
+namespace trail::data {
+
+MixtureSchedule::Phase MixtureSchedule::BuildPhase(const std::vector<double>& shares,
+                                                   const std::vector<bool>& active) {
+  const size_t S = shares.size();
+  const uint64_t P = kMixturePeriod;
+  double total = 0;
+  for (size_t s = 0; s < S; ++s) {
+    if (active[s]) total += shares[s];
+  }
+  Phase ph;
+  ph.counts.assign(S, 0);
+  // Largest remainder: floor first, then hand the rest out by descending remainder.
+  std::vector<std::pair<double, size_t>> rem;
+  uint64_t given = 0;
+  for (size_t s = 0; s < S; ++s) {
+    if (!active[s] || shares[s] <= 0) continue;
+    const double exact = shares[s] / total * static_cast<double>(P);
+    ph.counts[s] = static_cast<uint32_t>(std::floor(exact));
+    given += ph.counts[s];
+    rem.push_back({exact - std::floor(exact), s});
+  }
+  std::stable_sort(rem.begin(), rem.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (size_t i = 0; given < P; i = (i + 1) % rem.size(), ++given) ++ph.counts[rem[i].second];
+  // Every source with a positive share appears at least once per period.
+  for (const auto& [r, s] : rem) {
+    if (ph.counts[s] > 0) continue;
+    auto big = std::max_element(ph.counts.begin(), ph.counts.end());
+    --*big;
+    ph.counts[s] = 1;
+  }
+
+  ph.slot_source.resize(P);
+  ph.slot_rank.resize(P);
+  ph.slots.assign(S, {});
+  std::vector<uint64_t> given_to(S, 0);
+  std::vector<size_t> order;
+  for (size_t s = 0; s < S; ++s) {
+    if (ph.counts[s] > 0) order.push_back(s);
+  }
+  for (uint64_t r = 0; r < P; ++r) {
+    size_t best = order[0];
+    int64_t best_deficit = INT64_MIN;
+    for (size_t s : order) {
+      const int64_t deficit = static_cast<int64_t>((r + 1) * ph.counts[s]) -
+                              static_cast<int64_t>(P * given_to[s]);
+      if (deficit > best_deficit) {
+        best_deficit = deficit;
+        best = s;
+      }
+    }
+    ph.slot_source[r] = static_cast<uint16_t>(best);
+    ph.slot_rank[r] = static_cast<uint32_t>(given_to[best]);
+    ph.slots[best].push_back(static_cast<uint32_t>(r));
+    ++given_to[best];
+  }
+  return ph;
+}
+
+MixtureSchedule::MixtureSchedule(const std::vector<double>& shares,
+                                 const std::vector<uint64_t>& windows) {
+  const size_t S = shares.size();
+  TRAIL_CHECK(S >= 1 && S == windows.size() && S <= 65535, "mixture: bad source list");
+  std::vector<bool> active(S);
+  bool any = false;
+  for (size_t s = 0; s < S; ++s) {
+    TRAIL_CHECK(std::isfinite(shares[s]) && shares[s] >= 0, "mixture: bad share for source ", s);
+    active[s] = shares[s] > 0 && windows[s] > 0;
+    any = any || active[s];
+  }
+  TRAIL_CHECK(any, "mixture: no source has a positive share and data");
+  std::vector<uint64_t> used(S, 0);
+  uint64_t start = 0;
+  while (true) {
+    Phase ph = BuildPhase(shares, active);
+    ph.start = start;
+    ph.base = used;
+    // The phase ends right after the window that uses up the first finite source.
+    uint64_t len = kUnlimited;
+    for (size_t s = 0; s < S; ++s) {
+      if (ph.counts[s] == 0 || windows[s] == kUnlimited) continue;
+      const uint64_t m = windows[s] - used[s] - 1;  // 0-based index of its last window
+      const uint64_t local = (m / ph.counts[s]) * kMixturePeriod + ph.slots[s][m % ph.counts[s]];
+      len = std::min(len, local + 1);
+    }
+    phases_.push_back(std::move(ph));
+    if (len == kUnlimited) return;
+    const Phase& done = phases_.back();
+    bool still = false;
+    for (size_t s = 0; s < S; ++s) {
+      if (done.counts[s] == 0) continue;
+      used[s] += CountInPhase(done, static_cast<uint32_t>(s), len);
+      if (windows[s] != kUnlimited && used[s] >= windows[s]) active[s] = false;
+      still = still || active[s];
+    }
+    start += len;
+    if (!still) {
+      end_ = start;
+      return;
+    }
+  }
+}
+
+uint64_t MixtureSchedule::CountInPhase(const Phase& ph, uint32_t s, uint64_t local) const {
+  if (ph.counts[s] == 0) return 0;
+  const uint64_t full = local / kMixturePeriod, rest = local % kMixturePeriod;
+  const auto& sl = ph.slots[s];
+  return full * ph.counts[s] + static_cast<uint64_t>(std::lower_bound(sl.begin(), sl.end(), rest) -
+                                                     sl.begin());
+}
+
+const MixtureSchedule::Phase& MixtureSchedule::PhaseOf(uint64_t w) const {
+  TRAIL_CHECK(w < end_, "window ", w, " is past the end of the stream (", end_,
+              " windows: every source without replacement has ended)");
+  auto it = std::upper_bound(phases_.begin(), phases_.end(), w,
+                             [](uint64_t v, const Phase& p) { return v < p.start; });
+  return *(it - 1);
+}
+
+WindowOwner MixtureSchedule::Owner(uint64_t w) const {
+  const Phase& ph = PhaseOf(w);
+  const uint64_t local = w - ph.start;
+  const uint64_t slot = local % kMixturePeriod;
+  WindowOwner o;
+  o.source = ph.slot_source[slot];
+  o.source_window = ph.base[o.source] + (local / kMixturePeriod) * ph.counts[o.source] +
+                    ph.slot_rank[slot];
+  return o;
+}
+
+std::vector<uint64_t> MixtureSchedule::CountsBefore(uint64_t w) const {
+  const size_t S = phases_[0].counts.size();
+  if (w == 0) return std::vector<uint64_t>(S, 0);
+  w = std::min(w, end_);
+  const Phase& ph = PhaseOf(w - 1);
+  std::vector<uint64_t> out = ph.base;
+  for (size_t s = 0; s < S; ++s) out[s] += CountInPhase(ph, static_cast<uint32_t>(s), w - ph.start);
+  return out;
+}
+
+std::vector<double> MixtureSchedule::ScheduledShares() const {
+  std::vector<double> out;
+  for (uint32_t c : phases_[0].counts) out.push_back(static_cast<double>(c) / kMixturePeriod);
+  return out;
+}
+
+}  // namespace trail::data

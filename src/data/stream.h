@@ -1,0 +1,55 @@
+// The canonical stream: window w (L+1 tokens) as a pure function of (manifest, stream seed, w).
+// MixtureSchedule says which source owns w and which of its windows it is (j); that window is
+// the source stream's tokens [jL, jL+L] (consecutive windows of a source share one token, so
+// every token is a target in exactly one window). Past the end of a finite source the window
+// is padded.
+//
+// Not thread-safe (it caches orders); give each thread its own CanonicalStream.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "data/manifest.h"
+#include "data/mixture.h"
+#include "data/source_stream.h"
+#include "data/window.h"
+
+namespace trail::data {
+
+struct StreamOptions {
+  bool verify_hashes = true;  // rehash every shard on open (see ShardReader)
+};
+
+// Opens a manifest's shard list, checking each against the manifest (hash, contract, counts).
+std::vector<std::shared_ptr<const ShardReader>> OpenShards(const Manifest& m,
+                                                           const std::vector<ShardRef>& refs,
+                                                           const StreamOptions& opt);
+
+class CanonicalStream {
+ public:
+  explicit CanonicalStream(Manifest manifest, const StreamOptions& opt = {});
+
+  const Manifest& manifest() const { return manifest_; }
+  int64_t seq_len() const { return manifest_.stream.seq_len; }
+  uint64_t num_windows() const { return mixture_.num_windows(); }  // kUnlimited if endless
+  const MixtureSchedule& mixture() const { return mixture_; }
+  size_t num_sources() const { return sources_.size(); }
+  const SourceStream& source(size_t i) const { return *sources_[i]; }
+
+  WindowOwner Owner(uint64_t w) const { return mixture_.Owner(w); }
+  // Fills `out` with window w: L+1 entries, out.length real tokens, then padding (token
+  // pad_id, or eos_id without one, or 0; the last document id continued; never a target).
+  void Window(uint64_t w, RawWindow& out);
+
+  int32_t pad_token() const { return pad_token_; }
+
+ private:
+  Manifest manifest_;
+  std::vector<std::unique_ptr<SourceStream>> sources_;
+  MixtureSchedule mixture_;
+  int32_t pad_token_ = 0;
+};
+
+}  // namespace trail::data

@@ -1,0 +1,62 @@
+// The recipe of the canonical stream: how documents become windows and windows become batches.
+// Every field changes which tokens a step sees, so all of it is recorded (data manifest
+// "stream" section) and hashed with the run.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace trail::data {
+
+// Label/attention semantics of a packed window (tutorial §3.4).
+enum class Semantics {
+  kIndependent,  // label valid iff current and next token share a document; block-diagonal
+  kContinuous,   // one EOS-separated stream: labels cross documents, plain causal attention
+};
+
+enum class PositionMode {
+  kDocument,  // position = offset within the document piece (reset per document)
+  kWindow,    // position = index within the window
+};
+
+// Long documents are cut into pieces of at most max_tokens (tutorial §2.9).
+enum class ChunkBoundary {
+  kIndependent,   // each piece ends with EOS, is its own document, positions restart at 0
+  kContinuation,  // only the last piece gets EOS; positions continue from the piece's offset
+};
+
+struct ChunkingPolicy {
+  uint32_t max_tokens = 0;  // 0: documents are never cut
+  uint32_t overlap = 0;     // tokens shared by consecutive pieces (< max_tokens)
+  // true: the overlap is a target only in the earlier piece (which sees the longer context);
+  // in the later piece it is context only. false: it is a target in both.
+  bool overlap_loss_once = true;
+  ChunkBoundary boundary = ChunkBoundary::kIndependent;
+};
+
+// First document token of chunk `chunk` (chunks start every max_tokens - overlap tokens).
+inline uint64_t ChunkStart(const ChunkingPolicy& p, uint32_t chunk) {
+  return p.max_tokens == 0 ? 0 : uint64_t{chunk} * (p.max_tokens - p.overlap);
+}
+
+// Step s (from from_step on, until the next phase) consumes `windows` consecutive windows.
+struct BatchPhase {
+  int64_t from_step = 0;
+  int64_t windows = 1;
+};
+
+struct StreamConfig {
+  uint64_t seed = 0;
+  int64_t seq_len = 2048;  // L: a window holds L+1 tokens, giving L inputs and L labels
+  bool append_eos = true;  // EOS (tokenizer eos_id) after every document
+  ChunkingPolicy chunking;
+  // Sources sampled with replacement draw documents in blocks of this many tokens (the last
+  // draw of a block is cut at the block end), which keeps random access O(block).
+  uint64_t replacement_block_tokens = 1 << 20;
+  Semantics semantics = Semantics::kIndependent;
+  PositionMode positions = PositionMode::kDocument;
+  std::vector<BatchPhase> schedule{{0, 1}};
+  int64_t micro_batch_windows = 1;  // windows per micro-batch on one logical rank
+};
+
+}  // namespace trail::data
