@@ -4,13 +4,14 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstdio>
-#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "core/error.h"
+#include "core/file_util.h"
 #include "core/fp_env.h"
 #include "core/thread_pool.h"
+#include "data/stream_golden.h"
 #include "repops/golden_suite.h"
 #include "repops/kernels.h"
 
@@ -50,19 +51,12 @@ int RunSelftest(const SelftestOptions& opt) {
     repops::UseBackend(backends.front());  // the scalar reference defines the bits
     SetKernelThreads(1);
     // Written beside the target and renamed over it, so an interrupted run leaves the old file.
-    const std::string tmp = opt.write_golden + ".tmp";
-    {
-      std::ofstream out(tmp);
-      TRAIL_CHECK(out.good(), "cannot write '", tmp, "'");
-      out << "# RepOps golden hashes: case name, SHA-256 of its outputs. Regenerate only when an "
-             "op spec changes\n# (trail selftest --write-golden src/repops/golden_hashes.txt), and "
-             "say why in the commit.\n";
-      for (const auto& r : repops::RunGoldenSuite()) out << r.name << " " << r.digest << "\n";
-      out.flush();
-      TRAIL_CHECK(out.good(), "error writing '", tmp, "'");
-    }
-    TRAIL_CHECK(std::rename(tmp.c_str(), opt.write_golden.c_str()) == 0, "cannot rename '", tmp,
-                "' to '", opt.write_golden, "'");
+    std::ostringstream out;
+    out << "# RepOps golden hashes: case name, SHA-256 of its outputs. Regenerate only when an "
+           "op spec changes\n# (trail selftest --write-golden src/repops/golden_hashes.txt), and "
+           "say why in the commit.\n";
+    for (const auto& r : repops::RunGoldenSuite()) out << r.name << " " << r.digest << "\n";
+    WriteFileAtomic(opt.write_golden, out.str());
     std::cerr << "wrote " << opt.write_golden << "\n";
     return 0;
   }
@@ -91,6 +85,14 @@ int RunSelftest(const SelftestOptions& opt) {
   }
   TRAIL_CHECK(!outcomes.empty(), "no backend named '", opt.backend, "' here");
 
+  // The data stream is integer-only: one digest for every backend and thread count.
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string stream_digest = data::ComputeStreamGoldenDigest();
+  const double stream_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const bool stream_ok = stream_digest == data::kStreamGoldenDigest;
+  all_ok = all_ok && stream_ok;
+
   if (opt.json) {
     nlohmann::json j;
     j["arch"] = Arch();
@@ -100,6 +102,8 @@ int RunSelftest(const SelftestOptions& opt) {
       j["runs"].push_back({{"backend", o.backend}, {"threads", o.threads}, {"cases", o.cases},
                            {"mismatched", o.mismatched}, {"missing_from_golden", o.missing},
                            {"seconds", o.seconds}});
+    j["data_stream"] = {{"reproduces", stream_ok}, {"digest", stream_digest},
+                        {"seconds", stream_seconds}};
     std::cout << j.dump(2) << "\n";
   } else {
     std::printf("trail selftest on %s: %zu golden cases\n", Arch(), golden.size());
@@ -110,6 +114,9 @@ int RunSelftest(const SelftestOptions& opt) {
       for (const auto& n : o.mismatched) std::printf("      differs: %s\n", n.c_str());
       for (const auto& n : o.missing) std::printf("      not in the golden file: %s\n", n.c_str());
     }
+    std::printf("  %-10s            %s  (%.2fs)\n", "stream",
+                stream_ok ? "reproduces the canonical data stream" : "DIFFERS", stream_seconds);
+    if (!stream_ok) std::printf("      stream digest %s\n", stream_digest.c_str());
     std::printf("%s\n", all_ok ? "this machine reproduces trail's reference bits"
                                : "this machine does NOT reproduce trail's reference bits");
   }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -115,6 +116,19 @@ void AtomicFile::Commit() {
               ": ", ErrnoText());
   committed_ = true;
   FsyncDirOf(path_);
+}
+
+TempDir::TempDir(const std::string& prefix) {
+  const char* base = std::getenv("TMPDIR");
+  std::string tmpl = std::string(base ? base : "/tmp") + "/" + prefix + "-XXXXXX";
+  TRAIL_CHECK(::mkdtemp(tmpl.data()) != nullptr, tmpl, ": cannot create a temporary directory: ",
+              ErrnoText());
+  path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
 }
 
 void WriteFileAtomic(const std::string& path, const std::string& contents) {

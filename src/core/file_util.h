@@ -52,6 +52,20 @@ class AtomicFile {
   bool committed_ = false;
 };
 
+// A fresh directory under $TMPDIR (or /tmp), removed with everything in it on destruction.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& prefix = "trail");
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
 // Writes a whole small file atomically.
 void WriteFileAtomic(const std::string& path, const std::string& contents);
 std::string ReadFileToString(const std::string& path);

@@ -7,14 +7,13 @@
 #include "core/file_util.h"
 #include "data/manifest.h"
 #include "data/stream.h"
-#include "data/test_corpus.h"
+#include "data/synthetic_corpus.h"
 
 namespace trail::data {
 namespace {
 
-using testing::MakeCorpus;
-using testing::TempDir;
-using testing::TestSource;
+using synthetic::MakeCorpus;
+using synthetic::SyntheticSource;
 
 template <class F>
 std::string ErrorOf(F&& f) {

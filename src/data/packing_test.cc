@@ -6,7 +6,8 @@
 
 #include "data/packing.h"
 #include "data/stream.h"
-#include "data/test_corpus.h"
+#include "core/file_util.h"
+#include "data/synthetic_corpus.h"
 #include "repops/attention.h"
 
 namespace trail::data {
@@ -107,10 +108,10 @@ TEST(Packing, D04EosBoundaryFollowsFromTheDocumentRule) {
 TEST(Packing, D04OnStreamWindows) {
   // Through the stream: every "content -> EOS" label is kept, every "EOS -> next document"
   // label is masked, in every window.
-  testing::TempDir dir;
+  TempDir dir;
   StreamConfig cfg;
   cfg.seq_len = 24;
-  const Manifest m = testing::MakeCorpus(dir.path(), {{"web", 1, 2, 20, 1, 12}}, cfg);
+  const Manifest m = synthetic::MakeCorpus(dir.path(), {{"web", 1, 2, 20, 1, 12}}, cfg);
   CanonicalStream s(m);
   RawWindow w;
   int kept = 0, masked = 0;
@@ -118,11 +119,11 @@ TEST(Packing, D04OnStreamWindows) {
     s.Window(i, w);
     const PackedBatch b = Pack(w, Semantics::kIndependent);
     for (int64_t j = 0; j < 24; ++j) {
-      if (w.tokens[j + 1] == testing::kTestEos) {
-        EXPECT_EQ(b.labels[j], testing::kTestEos);
+      if (w.tokens[j + 1] == synthetic::kSyntheticEos) {
+        EXPECT_EQ(b.labels[j], synthetic::kSyntheticEos);
         ++kept;
       }
-      if (w.tokens[j] == testing::kTestEos) {
+      if (w.tokens[j] == synthetic::kSyntheticEos) {
         EXPECT_EQ(b.labels[j], I);
         EXPECT_NE(w.doc[j], w.doc[j + 1]);
         ++masked;
@@ -176,10 +177,10 @@ TEST(Packing, D05PaddingMasksAndNoEmptyAttentionRow) {
 
 TEST(Packing, StreamPaddingKeepsRowsNonEmptyAndMasksLoss) {
   // A finite source's last window is padded.
-  testing::TempDir dir;
+  TempDir dir;
   StreamConfig cfg;
   cfg.seq_len = 64;
-  const Manifest m = testing::MakeCorpus(
+  const Manifest m = synthetic::MakeCorpus(
       dir.path(), {{"web", 1, 1, 3, 5, 9, Sampling::kPermutation, 1}}, cfg);
   CanonicalStream s(m);
   ASSERT_EQ(s.num_windows(), 1u);
@@ -192,7 +193,7 @@ TEST(Packing, StreamPaddingKeepsRowsNonEmptyAndMasksLoss) {
     for (int64_t j = w.length - 1; j < 64; ++j) EXPECT_EQ(b.loss_mask[j], 0);
     for (int64_t j = w.length; j < 64; ++j) {
       EXPECT_EQ(b.key_valid[j], 0);
-      EXPECT_EQ(b.inputs[j], testing::kTestPad);
+      EXPECT_EQ(b.inputs[j], synthetic::kSyntheticPad);
     }
   }
 }

@@ -7,12 +7,11 @@
 #include "core/file_util.h"
 #include "data/shard_reader.h"
 #include "data/shard_writer.h"
-#include "data/test_corpus.h"
+#include "data/synthetic_corpus.h"
 
 namespace trail::data {
 namespace {
 
-using testing::TempDir;
 
 ShardWriterOptions Options(uint32_t token_bytes) {
   ShardWriterOptions o;

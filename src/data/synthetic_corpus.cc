@@ -1,6 +1,4 @@
-#include "data/test_corpus.h"
-
-#include <stdlib.h>
+#include "data/synthetic_corpus.h"
 
 #include <filesystem>
 
@@ -8,44 +6,32 @@
 #include "data/permutation.h"
 #include "data/shard_writer.h"
 
-namespace trail::data::testing {
+namespace trail::data::synthetic {
 
-TempDir::TempDir() {
-  const char* base = std::getenv("TMPDIR");
-  std::string tmpl = std::string(base ? base : "/tmp") + "/trail-data-test-XXXXXX";
-  TRAIL_CHECK(::mkdtemp(tmpl.data()) != nullptr, "mkdtemp failed");
-  path_ = tmpl;
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-}
-
-uint32_t TestToken(int source, int shard, int doc, int j) {
+uint32_t SyntheticToken(int source, int shard, int doc, int j) {
   return 16 + static_cast<uint32_t>(Mix64((uint64_t(source) << 48) ^ (uint64_t(shard) << 32) ^
                                           (uint64_t(doc) << 16) ^ uint64_t(j)) %
-                                    (kTestVocab - 16));
+                                    (kSyntheticVocab - 16));
 }
 
-int TestDocLength(const TestSource& src, int source, int shard, int doc) {
+int SyntheticDocLength(const SyntheticSource& src, int source, int shard, int doc) {
   const uint64_t span = static_cast<uint64_t>(src.max_len - src.min_len + 1);
   return src.min_len + static_cast<int>(Mix64(0xabcdefull ^ (uint64_t(source) << 40) ^
                                               (uint64_t(shard) << 20) ^ uint64_t(doc)) %
                                         span);
 }
 
-Manifest MakeCorpus(const std::string& dir, const std::vector<TestSource>& sources,
+Manifest MakeCorpus(const std::string& dir, const std::vector<SyntheticSource>& sources,
                     const StreamConfig& stream, uint32_t token_bytes) {
   Manifest m;
   m.tokenizer.contract.fill(0x5a);
-  m.tokenizer.vocab_size = token_bytes == 2 ? 65536 : kTestVocab;
+  m.tokenizer.vocab_size = token_bytes == 2 ? 65536 : kSyntheticVocab;
   m.tokenizer.token_bytes = token_bytes;
-  m.tokenizer.eos_id = kTestEos;
-  m.tokenizer.pad_id = kTestPad;
+  m.tokenizer.eos_id = kSyntheticEos;
+  m.tokenizer.pad_id = kSyntheticPad;
   m.stream = stream;
   for (size_t s = 0; s < sources.size(); ++s) {
-    const TestSource& src = sources[s];
+    const SyntheticSource& src = sources[s];
     SourceSpec spec;
     spec.name = src.name;
     spec.target_share = src.share;
@@ -59,9 +45,9 @@ Manifest MakeCorpus(const std::string& dir, const std::vector<TestSource>& sourc
       opt.contract = m.tokenizer.contract;
       ShardWriter w(dir + "/" + name, opt);
       for (int d = 0; d < src.docs_per_shard; ++d) {
-        std::vector<uint32_t> toks(TestDocLength(src, int(s), h, d));
+        std::vector<uint32_t> toks(SyntheticDocLength(src, int(s), h, d));
         for (size_t j = 0; j < toks.size(); ++j) {
-          toks[j] = TestToken(int(s), h, d, int(j)) % m.tokenizer.vocab_size;
+          toks[j] = SyntheticToken(int(s), h, d, int(j)) % m.tokenizer.vocab_size;
           if (toks[j] < 16) toks[j] += 16;
         }
         w.Add(src.name + "/" + std::to_string(h) + "/" + std::to_string(d), uint32_t(s), toks);
@@ -75,4 +61,4 @@ Manifest MakeCorpus(const std::string& dir, const std::vector<TestSource>& sourc
   return LoadManifest(dir + "/manifest.json");
 }
 
-}  // namespace trail::data::testing
+}  // namespace trail::data::synthetic

@@ -1,0 +1,69 @@
+#include "data/eval_stream.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace trail::data {
+
+EvalStream::EvalStream(const Manifest& m, const std::string& split, const std::string& domain,
+                       const StreamOptions& opt)
+    : L_(m.stream.seq_len),
+      append_eos_(m.stream.append_eos),
+      eos_(static_cast<int32_t>(m.tokenizer.eos_id)),
+      positions_(m.stream.positions) {
+  const TokenizerSpec& t = m.tokenizer;
+  pad_ = static_cast<int32_t>(t.pad_id >= 0 ? t.pad_id : t.eos_id >= 0 ? t.eos_id : 0);
+  TRAIL_CHECK(split == "validation" || split == "test", "unknown split '", split,
+              "' (validation or test)");
+  const auto& sets = split == "validation" ? m.validation : m.test;
+  const EvalSet* set = nullptr;
+  for (const EvalSet& e : sets) {
+    if (e.domain == domain) set = &e;
+  }
+  TRAIL_CHECK(set != nullptr, m.path, ": no ", split, " set for domain '", domain, "'");
+  shards_ = OpenShards(m, set->shards, opt);
+  window_prefix_.push_back(0);
+  for (uint32_t h = 0; h < shards_.size(); ++h) {
+    for (uint64_t d = 0; d < shards_[h]->num_docs(); ++d) {
+      const uint64_t n = shards_[h]->doc_length(d) + (append_eos_ ? 1 : 0);
+      const uint64_t windows = n <= 1 ? 1 : (n - 1 + L_ - 1) / L_;
+      docs_.push_back({h, d});
+      window_prefix_.push_back(window_prefix_.back() + windows);
+    }
+  }
+}
+
+void EvalStream::Window(uint64_t i, RawWindow& out) const {
+  TRAIL_CHECK(i < num_windows(), "evaluation window ", i, " of ", num_windows());
+  out.Reset(L_ + 1);
+  out.index = i;
+  const size_t j = std::upper_bound(window_prefix_.begin(), window_prefix_.end(), i) -
+                   window_prefix_.begin() - 1;
+  const auto [h, d] = docs_[j];
+  const ShardReader& sh = *shards_[h];
+  const DocRecord rec = sh.doc(d);
+  const uint64_t n = rec.length + (append_eos_ ? 1 : 0);
+  const uint64_t start = (i - window_prefix_[j]) * static_cast<uint64_t>(L_);
+  const uint64_t len = std::min<uint64_t>(L_ + 1, n - start);
+  const uint64_t from_doc = start < rec.length ? std::min<uint64_t>(len, rec.length - start) : 0;
+  sh.CopyTokens(rec.token_start + start, from_doc, out.tokens.data());
+  for (uint64_t k = from_doc; k < len; ++k) out.tokens[k] = eos_;
+  for (int64_t k = 0; k <= L_; ++k) {
+    const bool real = k < static_cast<int64_t>(len);
+    if (!real) out.tokens[k] = pad_;
+    out.doc[k] = 0;
+    out.target_ok[k] = real ? 1 : 0;
+    out.positions[k] = static_cast<int32_t>(positions_ == PositionMode::kWindow ? k : start + k);
+  }
+  out.length = static_cast<int64_t>(len);
+  Segment seg;
+  seg.shard = h;
+  seg.doc = d;
+  seg.piece_offset = start;
+  seg.length = len;
+  seg.ends_with_eos = append_eos_ && start + len == n;
+  out.segments.push_back(seg);
+}
+
+}  // namespace trail::data

@@ -1,0 +1,38 @@
+// A frozen validation or test set (tutorial §2.11): its documents in stored order (shards as
+// listed, documents in index order), never permuted, resampled or mixed. Each document (plus
+// EOS when the stream appends one) is cut into windows of L+1 tokens at stride L, the last one
+// padded, so a row never holds two documents and every token but a document's first is
+// scored exactly once.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "data/manifest.h"
+#include "data/shard_reader.h"
+#include "data/stream.h"
+#include "data/window.h"
+
+namespace trail::data {
+
+class EvalStream {
+ public:
+  // split: "validation" or "test".
+  EvalStream(const Manifest& m, const std::string& split, const std::string& domain,
+             const StreamOptions& opt = {});
+
+  uint64_t num_windows() const { return window_prefix_.back(); }
+  void Window(uint64_t i, RawWindow& out) const;
+
+ private:
+  int64_t L_;
+  bool append_eos_;
+  int32_t eos_, pad_;
+  PositionMode positions_;
+  std::vector<std::shared_ptr<const ShardReader>> shards_;
+  std::vector<uint64_t> window_prefix_;  // first window of each (shard, doc), flattened, + total
+  std::vector<std::pair<uint32_t, uint64_t>> docs_;  // (shard, doc) in order
+};
+
+}  // namespace trail::data
