@@ -30,10 +30,11 @@ demo: build
 	$(BUILD)/src/cli/trail selftest
 
 # GEMM against OpenBLAS, int8 against fp32 (medians of interleaved runs); attention and
-# cross-entropy time per token.
+# cross-entropy time per token; the data stream's assembly rate and seek time on a 1 GB corpus.
 bench: build
 	bench/run_gemm_bench.sh $(BUILD)
 	$(BUILD)/bench/ops_bench
+	$(BUILD)/bench/stream_bench
 
 clean:
 	rm -rf $(BUILD)

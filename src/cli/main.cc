@@ -5,6 +5,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli/data_cmd.h"
 #include "cli/selftest.h"
 #include "core/error.h"
 #include "core/fp_env.h"
@@ -52,6 +53,9 @@ int main(int argc, char** argv) {
   selftest->add_option("--write-golden", st.write_golden,
                        "Write the reference backend's digests to this file (when an op changes)");
 
+  trail::cli::DataCommand data;
+  trail::cli::AddDataCommand(app, data);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -69,6 +73,7 @@ int main(int argc, char** argv) {
       trail::ShutdownKernelPool();
       return rc;
     }
+    if (*data.data) return trail::cli::RunDataCommand(data);
   } catch (const CLI::ValidationError& e) {
     std::cerr << "trail: " << e.what() << "\n";
     return kUsage;

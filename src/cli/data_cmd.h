@@ -1,0 +1,37 @@
+// `trail data …`: inspect windows and steps of the canonical stream, report token shares and
+// epochs, write shards from token-id JSONL, verify a manifest's shards.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace trail::cli {
+
+struct DataOptions {
+  std::string manifest;
+  // inspect
+  int64_t window = -1, step = -1, rank = -1, ranks = 1;
+  // stats
+  int64_t windows = -1, steps = -1;
+  // shard
+  std::string input, output, contract;
+  uint32_t vocab_size = 0, token_bytes = 2;
+  bool json = false;
+  bool no_verify = false;
+};
+
+// Adds the `data` command and its subcommands; returns a runner for whichever was parsed.
+struct DataCommand {
+  CLI::App* data = nullptr;
+  CLI::App *inspect = nullptr, *stats = nullptr, *shard = nullptr, *verify = nullptr;
+  DataOptions opt;
+};
+void AddDataCommand(CLI::App& app, DataCommand& cmd);
+// Runs the parsed subcommand; returns the exit code (0 ok, 1 verification failed).
+int RunDataCommand(const DataCommand& cmd);
+
+}  // namespace trail::cli
