@@ -8,22 +8,13 @@
 #include "data/manifest.h"
 #include "data/stream.h"
 #include "data/synthetic_corpus.h"
+#include "data/test_util.h"
 
 namespace trail::data {
 namespace {
 
 using synthetic::MakeCorpus;
 using synthetic::SyntheticSource;
-
-template <class F>
-std::string ErrorOf(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 StreamConfig SmallStream() {
   StreamConfig c;

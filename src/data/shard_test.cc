@@ -8,6 +8,7 @@
 #include "data/shard_reader.h"
 #include "data/shard_writer.h"
 #include "data/synthetic_corpus.h"
+#include "data/test_util.h"
 
 namespace trail::data {
 namespace {
@@ -33,16 +34,6 @@ std::string Slurp(const std::string& p) { return ReadFileToString(p); }
 
 void Spit(const std::string& p, const std::string& bytes) {
   std::ofstream(p, std::ios::binary | std::ios::trunc) << bytes;
-}
-
-template <class F>
-std::string ErrorOf(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(Shard, RoundTripsDocumentsKeysAndDomains) {
