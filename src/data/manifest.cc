@@ -235,6 +235,8 @@ Manifest ParseManifest(const std::string& json_text, const std::string& file,
   m.tokenizer.pad_id = tok.I64("pad_id", -1);
   TRAIL_CHECK(m.tokenizer.token_bytes == 2 || m.tokenizer.token_bytes == 4, file,
               ": tokenizer.token_bytes must be 2 or 4");
+  TRAIL_CHECK(m.tokenizer.token_bytes == 4 || m.tokenizer.vocab_size <= 65536, file,
+              ": tokenizer.vocab_size ", m.tokenizer.vocab_size, " needs token_bytes 4");
   const int64_t vocab = m.tokenizer.vocab_size;
   TRAIL_CHECK(vocab >= 1, file, ": tokenizer.vocab_size must be positive");
   TRAIL_CHECK(m.tokenizer.eos_id < vocab && m.tokenizer.pad_id < vocab, file,

@@ -414,3 +414,52 @@ TEST(StreamGolden, ReproducesTheCommittedDigest) {
 
 }  // namespace
 }  // namespace trail::data
+
+namespace trail::data {
+namespace {
+
+TEST(Stream, ChunkBoundaryPolicyDecidesEosAndPositions) {
+  for (ChunkBoundary boundary : {ChunkBoundary::kIndependent, ChunkBoundary::kContinuation}) {
+    TempDir dir;
+    StreamConfig cfg = Config(64);
+    cfg.chunking.max_tokens = 10;
+    cfg.chunking.overlap = 3;
+    cfg.chunking.boundary = boundary;
+    const Manifest m = MakeCorpus(
+        dir.path(), {{"web", 1, 1, 6, 15, 40, Sampling::kPermutation, 1}}, cfg);
+    CanonicalStream s(m);
+    RawWindow w;
+    int cut_pieces = 0;
+    for (uint64_t i = 0; i < s.num_windows(); ++i) {
+      s.Window(i, w);
+      for (const Segment& seg : w.segments) {
+        const uint64_t len = s.source(0).shard(0).doc_length(seg.doc);
+        const uint64_t start = ChunkStart(cfg.chunking, seg.chunk);
+        const bool last = start + std::min<uint64_t>(10, len - start) == len;
+        const int32_t pos = w.positions[seg.window_offset];
+        if (boundary == ChunkBoundary::kIndependent) {
+          EXPECT_EQ(pos, int32_t(seg.piece_offset));  // restarts per piece
+          if (seg.piece_offset + seg.length == std::min<uint64_t>(10, len - start) + 1) {
+            EXPECT_TRUE(seg.ends_with_eos);  // every piece ends with EOS
+          }
+        } else {
+          EXPECT_EQ(pos, int32_t(start + seg.piece_offset));  // continues through the document
+          EXPECT_TRUE(!seg.ends_with_eos || last);           // only the last piece has EOS
+        }
+        cut_pieces += seg.chunk > 0;
+      }
+    }
+    EXPECT_GT(cut_pieces, 3);
+  }
+  // Window positions: the index in the window, whatever the document.
+  TempDir dir;
+  StreamConfig cfg = Config(16);
+  cfg.positions = PositionMode::kWindow;
+  CanonicalStream s(MakeCorpus(dir.path(), {{"web", 1}}, cfg));
+  RawWindow w;
+  s.Window(3, w);
+  for (int32_t i = 0; i <= 16; ++i) EXPECT_EQ(w.positions[i], i);
+}
+
+}  // namespace
+}  // namespace trail::data
