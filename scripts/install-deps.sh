@@ -7,7 +7,16 @@ native_pkgs=(
   build-essential cmake ninja-build pkg-config
   libhwy-dev libssl-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
+  libpcre2-dev libzstd-dev zlib1g-dev
 )
+# Real text for the tokenizer's differential tests and benchmarks, and the reference encoder's
+# runtime (node; the npm packages are pinned in assets/ and fetched by scripts/fetch-assets.sh).
+data_pkgs=(
+  bible-kjv fortunes fortunes-min fortunes-de fortunes-es fortunes-it fortunes-pl fortunes-ru
+  fortunes-cs fortunes-bg fortunes-br fortunes-ga fortunes-zh fortunes-eo vim-runtime
+)
+# A machine that already has node and npm (e.g. from NodeSource) keeps them.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then data_pkgs+=(nodejs npm); fi
 # The aarch64 cross build runs the golden-hash suite under qemu-user.
 cross_pkgs=(g++-aarch64-linux-gnu qemu-user libssl-dev:arm64 libhwy-dev:arm64)
 
@@ -21,7 +30,7 @@ missing() {
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
-want=("${native_pkgs[@]}")
+want=("${native_pkgs[@]}" "${data_pkgs[@]}")
 if [ "${TRAIL_SKIP_CROSS:-0}" != 1 ]; then
   if ! dpkg --print-foreign-architectures | grep -qx arm64; then
     as_root dpkg --add-architecture arm64

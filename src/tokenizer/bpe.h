@@ -1,0 +1,66 @@
+// A byte-level BPE model: tokens are byte strings; a piece of text is encoded by starting from
+// one token per byte and repeatedly merging the adjacent pair with the lowest merge rank (the
+// leftmost on ties) until no pair has a rank. This is both tiktoken's rule (rank of the merged
+// token) and Hugging Face's (rank = index in the merges list); the loaders fill the pair table
+// accordingly.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace trail::tok {
+
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const noexcept;
+};
+using TokenMap = std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>>;
+
+class BpeModel {
+ public:
+  // tokens[id] = the id's bytes (ids without bytes, e.g. reserved gaps, are empty).
+  BpeModel(std::vector<std::string> tokens, bool ignore_merges);
+
+  // Declares that merging `left` and `right` gives `merged`, with priority `rank` (lower first).
+  void AddMerge(uint32_t left, uint32_t right, uint32_t rank, uint32_t merged);
+  // tiktoken semantics: every pair of tokens whose concatenation is a token merges into it,
+  // with that token's rank (its id).
+  void AddMergesFromRanks();
+  void Finalize();  // builds the pair table; call after the merges are added
+
+  size_t size() const { return tokens_.size(); }
+  const std::string& bytes(uint32_t id) const { return tokens_[id]; }
+  const TokenMap& token_ids() const { return ids_; }
+  bool ignore_merges() const { return ignore_merges_; }
+  size_t num_merges() const { return merge_count_; }
+  struct Merge {
+    uint32_t left, right, rank, merged;
+  };
+  std::vector<Merge> Merges() const;  // every pair of the table, by rank then left then right
+
+  // Appends the ids of one piece to out.
+  void EncodePiece(std::string_view piece, std::vector<uint32_t>& out) const;
+
+ private:
+  struct Pair {
+    uint64_t key = 0;  // (left << 32 | right) + 1; 0 = empty slot
+    uint32_t rank = 0, merged = 0;
+  };
+  const Pair* FindPair(uint32_t left, uint32_t right) const;
+  void EncodeLong(std::string_view piece, std::vector<uint32_t>& out) const;
+
+  std::vector<std::string> tokens_;
+  TokenMap ids_;
+  uint32_t byte_token_[256];
+  bool ignore_merges_;
+  std::vector<Pair> staged_;  // merges before Finalize
+  std::vector<Pair> table_;   // open addressing, power-of-two size
+  uint64_t mask_ = 0;
+  size_t merge_count_ = 0;
+};
+
+}  // namespace trail::tok

