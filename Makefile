@@ -3,7 +3,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps configure build test test-exhaustive demo bench clean
+.PHONY: all deps configure build assets test test-exhaustive demo bench clean
 
 all: build
 
@@ -16,9 +16,13 @@ configure: deps
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
+# Reference tokenizer files, the reference encoder and real text (pinned, hash-checked, not committed).
+assets: deps
+	scripts/fetch-assets.sh $(BUILD)/assets
+
 # Unit tests, the golden-hash suite on every SIMD target and thread count, and the same golden
 # hashes from an aarch64 build under qemu-aarch64.
-test: build
+test: build assets
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 # The elementary functions over all 2^32 inputs each (several minutes).
@@ -31,7 +35,7 @@ demo: build
 
 # GEMM against OpenBLAS, int8 against fp32 (medians of interleaved runs); attention and
 # cross-entropy time per token; the data stream's assembly rate and seek time on a 1 GB corpus.
-bench: build
+bench: build assets
 	bench/run_gemm_bench.sh $(BUILD)
 	$(BUILD)/bench/ops_bench
 	$(BUILD)/bench/stream_bench

@@ -7,6 +7,7 @@
 
 #include "cli/data_cmd.h"
 #include "cli/selftest.h"
+#include "cli/tokenizer_cmd.h"
 #include "core/error.h"
 #include "core/fp_env.h"
 #include "core/thread_pool.h"
@@ -55,6 +56,8 @@ int main(int argc, char** argv) {
 
   trail::cli::DataCommand data;
   trail::cli::AddDataCommand(app, data);
+  trail::cli::TokenizerCommand tokenizer;
+  trail::cli::AddTokenizerCommand(app, tokenizer);
 
   try {
     app.parse(argc, argv);
@@ -74,6 +77,7 @@ int main(int argc, char** argv) {
       return rc;
     }
     if (*data.data) return trail::cli::RunDataCommand(data);
+    if (*tokenizer.tokenizer) return trail::cli::RunTokenizerCommand(tokenizer);
   } catch (const CLI::ValidationError& e) {
     std::cerr << "trail: " << e.what() << "\n";
     return kUsage;

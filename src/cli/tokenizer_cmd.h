@@ -1,0 +1,32 @@
+// `trail tokenizer info | encode | decode | train`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace trail::cli {
+
+struct TokenizerOptions {
+  std::string tokenizer, input, output;
+  bool lines = false, allow_special = false, json = false;
+  // train
+  std::vector<std::string> files;
+  uint32_t vocab_size = 0;
+  int threads = 0;
+  std::string pattern = "cl100k";
+  std::vector<std::string> specials;
+};
+
+struct TokenizerCommand {
+  CLI::App *tokenizer = nullptr, *info = nullptr, *encode = nullptr, *decode = nullptr,
+           *train = nullptr;
+  TokenizerOptions opt;
+};
+void AddTokenizerCommand(CLI::App& app, TokenizerCommand& cmd);
+int RunTokenizerCommand(const TokenizerCommand& cmd);
+
+}  // namespace trail::cli
