@@ -39,6 +39,7 @@ bench: build assets
 	bench/run_gemm_bench.sh $(BUILD)
 	$(BUILD)/bench/ops_bench
 	$(BUILD)/bench/stream_bench
+	bench/run_tokenizer_bench.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)

