@@ -12,6 +12,8 @@
 #include "data/batcher.h"
 #include "data/shard_writer.h"
 #include "data/stream.h"
+#include "data/tokenize_job.h"
+#include "tokenizer/contract.h"
 
 namespace trail::cli {
 namespace {
@@ -57,7 +59,22 @@ Json SegmentJson(const CanonicalStream& s, const Segment& seg) {
               {"window_offset", seg.window_offset}};
 }
 
-void PrintWindow(CanonicalStream& s, uint64_t w, bool json) {
+// Printable text of some bytes: control characters and newlines escaped.
+std::string Printable(const std::string& bytes) {
+  std::string out;
+  for (unsigned char c : bytes) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c < 0x20 || c == 0x7f) {
+      out += Fmt("\\x%02x", c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+void PrintWindow(CanonicalStream& s, uint64_t w, bool json, const tok::Tokenizer* decoder) {
   RawWindow win;
   s.Window(w, win);
   const int64_t L = s.seq_len();
@@ -66,11 +83,23 @@ void PrintWindow(CanonicalStream& s, uint64_t w, bool json) {
   data::PackRow(win, s.manifest().stream.semantics, b, 0);
   Json docs = Json::array();
   for (const Segment& seg : win.segments) docs.push_back(SegmentJson(s, seg));
+  auto text_of = [&](int64_t from, int64_t n) {
+    std::vector<uint32_t> ids;
+    for (int64_t i = from; i < from + n; ++i) ids.push_back(static_cast<uint32_t>(win.tokens[i]));
+    return decoder->Decode(ids);
+  };
+  if (decoder != nullptr) {
+    for (size_t i = 0; i < docs.size(); ++i) {
+      docs[i]["text"] = Printable(text_of(static_cast<int64_t>(win.segments[i].window_offset),
+                                          static_cast<int64_t>(win.segments[i].length)));
+    }
+  }
   if (json) {
     Json tokens = Json::array();
     for (int64_t i = 0; i <= L; ++i) {
       Json t{{"token", win.tokens[i]}, {"doc", win.doc[i]}, {"position", win.positions[i]},
              {"real", i < win.length}};
+      if (decoder != nullptr) t["piece"] = Printable(text_of(i, 1));
       if (i < L) {
         t["label"] = b.labels[i];
         t["loss"] = b.loss_mask[i];
@@ -109,16 +138,19 @@ void PrintWindow(CanonicalStream& s, uint64_t w, bool json) {
                 d["key"].get<std::string>().c_str(), d["chunk"].get<uint32_t>(), range.c_str(),
                 (unsigned long long)win.segments[i].pass, (unsigned long long)at,
                 (unsigned long long)(at + n));
+    if (d.contains("text")) std::printf("      \"%s\"\n", d["text"].get<std::string>().c_str());
   }
-  std::printf("tokens:\n  %5s %10s %4s %7s %10s %4s %5s\n", "i", "token", "doc", "pos", "label",
-              "loss", "key");
+  std::printf("tokens:\n  %5s %10s %4s %7s %10s %4s %5s  %s\n", "i", "token", "doc", "pos", "label",
+              "loss", "key", decoder ? "piece" : "");
   for (int64_t i = 0; i <= L; ++i) {
     const std::string label = i < L ? (b.labels[i] == data::kIgnoreLabel ? "ignore"
                                                                          : std::to_string(b.labels[i]))
                                     : "-";
-    std::printf("  %5lld %10d %4d %7d %10s %4s %5s%s\n", (long long)i, win.tokens[i], win.doc[i],
+    const std::string piece = decoder && i < win.length ? "'" + Printable(text_of(i, 1)) + "'" : "";
+    std::printf("  %5lld %10d %4d %7d %10s %4s %5s  %s%s\n", (long long)i, win.tokens[i], win.doc[i],
                 win.positions[i], label.c_str(), i < L ? (b.loss_mask[i] ? "1" : "0") : "-",
-                i < L ? (b.key_valid[i] ? "1" : "0") : "-", i < win.length ? "" : "  (padding)");
+                i < L ? (b.key_valid[i] ? "1" : "0") : "-", piece.c_str(),
+                i < win.length ? "" : "(padding)");
   }
 }
 
@@ -292,6 +324,38 @@ int RunShard(const DataOptions& o) {
   return 0;
 }
 
+int RunTokenize(const DataOptions& o) {
+  data::TokenizeOptions t;
+  t.contract = o.contract;
+  t.inputs = o.inputs;
+  t.output_dir = o.output_dir;
+  t.prefix = o.prefix;
+  t.shard_tokens = o.shard_tokens;
+  t.domain = o.domain;
+  t.threads = o.threads;
+  t.max_shards = o.max_shards;
+  const data::TokenizeResult r = data::RunTokenize(t, [](const data::TokenizeProgress& p) {
+    std::fprintf(stderr, "tokenize: %llu documents, %.1f MB, %llu tokens, %.1f MB/s\n",
+                 (unsigned long long)p.documents, p.bytes / 1e6, (unsigned long long)p.tokens,
+                 p.bytes / 1e6 / p.seconds);
+  });
+  Json shards = Json::array();
+  for (const data::ShardRef& s : r.shards) {
+    shards.push_back(Json{{"path", s.path}, {"sha256", s.sha256}, {"tokens", s.tokens},
+                          {"documents", s.documents}});
+  }
+  const Json out{{"contract", r.contract_hash}, {"complete", r.complete}, {"shards", shards},
+                 {"documents", r.documents}, {"empty_documents", r.empty_documents},
+                 {"tokens", r.tokens}, {"bytes", r.bytes}};
+  WriteFileAtomic(o.output_dir + "/" + o.prefix + ".shards.json", out.dump(2) + "\n");
+  std::fprintf(stderr, "tokenize: %s: %zu shards (%d verified from an earlier run), %llu documents "
+               "(%llu empty, skipped), %llu tokens, %.2f bytes/token\n",
+               r.complete ? "complete" : "stopped", r.shards.size(), r.resumed_shards,
+               (unsigned long long)r.documents, (unsigned long long)r.empty_documents,
+               (unsigned long long)r.tokens, r.tokens ? double(r.bytes) / r.tokens : 0.0);
+  return 0;
+}
+
 int RunVerify(const DataOptions& o) {
   const Manifest m = data::LoadManifest(o.manifest);
   int bad = 0, ok = 0;
@@ -334,6 +398,8 @@ void AddDataCommand(CLI::App& app, DataCommand& cmd) {
   cmd.inspect->add_option("--rank", o.rank, "Show only this logical rank (with --step)")
       ->check(CLI::NonNegativeNumber);
   cmd.inspect->add_flag("--json", o.json, "Print JSON");
+  cmd.inspect->add_option("--contract", o.decode_contract,
+                          "Tokenizer contract: show the text of the tokens and documents");
   cmd.inspect->add_flag("--no-verify", o.no_verify, "Skip rehashing the shards on open");
 
   cmd.stats = cmd.data->add_subcommand(
@@ -358,6 +424,21 @@ void AddDataCommand(CLI::App& app, DataCommand& cmd) {
   cmd.shard->add_option("--contract", o.contract, "Tokenizer contract hash (64 hex)")->required();
   cmd.shard->add_option("--token-bytes", o.token_bytes, "2 or 4")->check(CLI::IsMember({2, 4}));
 
+  cmd.tokenize = cmd.data->add_subcommand(
+      "tokenize", "Documents (dolma JSONL, plain/.gz/.zst) to token shards under a tokenizer "
+                  "contract; parallel, deterministic, resumable");
+  cmd.tokenize->add_option("--contract", o.contract, "tokenizer.contract.json")->required();
+  cmd.tokenize->add_option("--input", o.inputs, "JSONL files, read in order")->required();
+  cmd.tokenize->add_option("--output-dir", o.output_dir, "Where shards go")->required();
+  cmd.tokenize->add_option("--prefix", o.prefix, "Shard file prefix")->capture_default_str();
+  cmd.tokenize->add_option("--shard-tokens", o.shard_tokens, "Close a shard at this many tokens")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd.tokenize->add_option("--domain", o.domain, "Domain id recorded for every document");
+  cmd.tokenize->add_option("--threads", o.threads, "Encoding threads")->check(CLI::Range(1, 1024));
+  cmd.tokenize->add_option("--max-shards", o.max_shards,
+                           "Stop after writing this many shards (rerun to continue)");
+
   cmd.verify = cmd.data->add_subcommand(
       "verify", "Rehash every shard of a manifest (train, validation, test) against it");
   cmd.verify->add_option("--manifest", o.manifest, "Data manifest (JSON)")->required();
@@ -367,10 +448,19 @@ int RunDataCommand(const DataCommand& cmd) {
   const DataOptions& o = cmd.opt;
   if (*cmd.shard) return RunShard(o);
   if (*cmd.verify) return RunVerify(o);
+  if (*cmd.tokenize) return RunTokenize(o);
   CanonicalStream stream(data::LoadManifest(o.manifest), Options(o));
   if (*cmd.inspect) {
     if (o.window >= 0) {
-      PrintWindow(stream, static_cast<uint64_t>(o.window), o.json);
+      std::unique_ptr<tok::Tokenizer> decoder;
+      if (!o.decode_contract.empty()) {
+        tok::LoadedContract lc = tok::LoadContract(o.decode_contract);
+        TRAIL_CHECK(std::equal(lc.hash.begin(), lc.hash.end(), stream.manifest().tokenizer.contract.begin()),
+                    o.decode_contract, ": this contract's hash ", ToHex(lc.hash),
+                    " is not the manifest's tokenizer contract");
+        decoder = std::move(lc.tokenizer);
+      }
+      PrintWindow(stream, static_cast<uint64_t>(o.window), o.json, decoder.get());
       return 0;
     }
     TRAIL_CHECK(o.step >= 0, "data inspect needs --window or --step");

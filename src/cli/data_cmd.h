@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -21,13 +22,22 @@ struct DataOptions {
   std::string input, output, contract;
   uint32_t vocab_size = 0, token_bytes = 2;
   bool json = false;
+  std::string decode_contract;  // inspect: decode tokens with this tokenizer contract
+  // tokenize
+  std::vector<std::string> inputs;
+  std::string output_dir, prefix = "shard";
+  uint64_t shard_tokens = 100'000'000;
+  uint32_t domain = 0;
+  int threads = 1;
+  int64_t max_shards = -1;
   bool no_verify = false;
 };
 
 // Adds the `data` command and its subcommands; returns a runner for whichever was parsed.
 struct DataCommand {
   CLI::App* data = nullptr;
-  CLI::App *inspect = nullptr, *stats = nullptr, *shard = nullptr, *verify = nullptr;
+  CLI::App *inspect = nullptr, *stats = nullptr, *shard = nullptr, *verify = nullptr,
+           *tokenize = nullptr;
   DataOptions opt;
 };
 void AddDataCommand(CLI::App& app, DataCommand& cmd);

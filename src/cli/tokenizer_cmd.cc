@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -11,7 +12,10 @@
 #include "core/error.h"
 #include "core/file_util.h"
 #include "core/hash.h"
+#include "data/documents.h"
+#include "tokenizer/contract.h"
 #include "tokenizer/loaders.h"
+#include "tokenizer/trainer.h"
 
 namespace trail::cli {
 namespace {
@@ -93,6 +97,52 @@ int RunDecode(const TokenizerOptions& o) {
   return 0;
 }
 
+// Training text: a *.jsonl[.gz|.zst] file gives its documents' "text"; any other file is one
+// document.
+std::vector<std::string> ReadTrainingDocuments(const std::vector<std::string>& files) {
+  std::vector<std::string> docs;
+  for (const std::string& f : files) {
+    if (f.find(".jsonl") != std::string::npos) {
+      data::DocumentReader reader(f);
+      data::Document d;
+      while (reader.Next(d)) docs.push_back(std::move(d.text));
+    } else {
+      docs.push_back(ReadFileToString(f));
+    }
+  }
+  return docs;
+}
+
+int RunTrain(const TokenizerOptions& o) {
+  const std::vector<std::string> docs = ReadTrainingDocuments(o.files);
+  tok::TrainOptions t;
+  t.vocab_size = o.vocab_size;
+  t.pattern = tok::NamedPattern(o.pattern);
+  t.specials = o.specials;
+  t.threads = o.threads > 0 ? o.threads : 1;
+  tok::TrainStats st;
+  const auto trained = tok::TrainBpe(docs, t, &st);
+  WriteFileAtomic(o.output, tok::ToHfTokenizerJson(*trained));
+  std::fprintf(stderr,
+               "trained on %llu documents, %.1f MB, %llu pieces (%llu distinct): %llu merges, "
+               "vocabulary %u -> %s\n",
+               (unsigned long long)st.documents, st.bytes / 1e6, (unsigned long long)st.pieces,
+               (unsigned long long)st.unique_pieces, (unsigned long long)st.merges,
+               trained->vocab_size(), o.output.c_str());
+  return 0;
+}
+
+int RunContract(const TokenizerOptions& o) {
+  const std::string dir = std::filesystem::path(o.output).parent_path().string();
+  const tok::TokenizerContract c =
+      tok::MakeContract(o.tokenizer, dir, o.bos, o.eos, o.pad, o.sample);
+  const std::string json = tok::ContractToJson(c);
+  WriteFileAtomic(o.output, json);
+  const Digest h = Sha256({reinterpret_cast<const uint8_t*>(json.data()), json.size()});
+  std::printf("%s  %s\n", ToHex(h).c_str(), o.output.c_str());
+  return 0;
+}
+
 }  // namespace
 
 void AddTokenizerCommand(CLI::App& app, TokenizerCommand& cmd) {
@@ -116,6 +166,29 @@ void AddTokenizerCommand(CLI::App& app, TokenizerCommand& cmd) {
   cmd.decode = cmd.tokenizer->add_subcommand("decode", "A JSON array of token ids to bytes");
   cmd.decode->add_option("--tokenizer", o.tokenizer, path_help)->required();
   cmd.decode->add_option("--input", o.input, "Input file (default: standard input)");
+
+  cmd.train = cmd.tokenizer->add_subcommand(
+      "train", "Train a byte-level BPE tokenizer; writes a Hugging Face tokenizer.json");
+  cmd.train->add_option("--input", o.files, "Text files (each one document) or dolma *.jsonl[.gz|.zst]")
+      ->required();
+  cmd.train->add_option("--vocab-size", o.vocab_size, "Vocabulary size, specials included")
+      ->required()
+      ->check(CLI::Range(257u, 1u << 24));
+  cmd.train->add_option("--pattern", o.pattern, "Pre-tokenizer: gpt2, cl100k, o200k or a regex")
+      ->capture_default_str();
+  cmd.train->add_option("--special", o.specials, "Special token (repeatable), e.g. <|endoftext|>");
+  cmd.train->add_option("--threads", o.threads, "Threads for counting")->check(CLI::Range(1, 1024));
+  cmd.train->add_option("--output", o.output, "tokenizer.json to write")->required();
+
+  cmd.contract = cmd.tokenizer->add_subcommand(
+      "contract", "Write tokenizer.contract.json (artifact hash, ids, pattern, bytes/token) and "
+                  "print its hash");
+  cmd.contract->add_option("--tokenizer", o.tokenizer, path_help)->required();
+  cmd.contract->add_option("--bos", o.bos, "BOS special token text");
+  cmd.contract->add_option("--eos", o.eos, "EOS special token text");
+  cmd.contract->add_option("--pad", o.pad, "PAD special token text");
+  cmd.contract->add_option("--sample", o.sample, "Text to measure bytes per token on");
+  cmd.contract->add_option("--output", o.output, "Contract file to write")->required();
 }
 
 int RunTokenizerCommand(const TokenizerCommand& cmd) {
@@ -123,6 +196,8 @@ int RunTokenizerCommand(const TokenizerCommand& cmd) {
   if (*cmd.info) return RunInfo(o);
   if (*cmd.encode) return RunEncode(o);
   if (*cmd.decode) return RunDecode(o);
+  if (*cmd.train) return RunTrain(o);
+  if (*cmd.contract) return RunContract(o);
   return 0;
 }
 

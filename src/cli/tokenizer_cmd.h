@@ -19,11 +19,13 @@ struct TokenizerOptions {
   int threads = 0;
   std::string pattern = "cl100k";
   std::vector<std::string> specials;
+  // contract
+  std::string bos, eos, pad, sample;
 };
 
 struct TokenizerCommand {
   CLI::App *tokenizer = nullptr, *info = nullptr, *encode = nullptr, *decode = nullptr,
-           *train = nullptr;
+           *train = nullptr, *contract = nullptr;
   TokenizerOptions opt;
 };
 void AddTokenizerCommand(CLI::App& app, TokenizerCommand& cmd);
