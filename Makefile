@@ -29,9 +29,10 @@ test: build assets
 test-exhaustive: build
 	TRAIL_MATH_SWEEP_STRIDE=1 $(BUILD)/src/repops/repops_test --gtest_filter='MathAccuracy.*'
 
-# The main job on bundled data. For now: does this machine reproduce trail's reference bits?
-demo: build
-	$(BUILD)/src/cli/trail selftest
+# The main job on real data. For now: does this machine reproduce trail's reference bits, then
+# the King James Bible through the tokenizer contract into shards, a manifest and the stream.
+demo: build assets
+	scripts/demo.sh $(BUILD)
 
 # GEMM against OpenBLAS, int8 against fp32 (medians of interleaved runs); attention and
 # cross-entropy time per token; the data stream's assembly rate and seek time on a 1 GB corpus.

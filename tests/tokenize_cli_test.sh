@@ -45,15 +45,8 @@ if tokenize --input docs.jsonl --output-dir resumed --shard-tokens 999 2>/dev/nu
   fail "a rerun with other parameters was accepted"
 fi
 
-node -e '
-const fs = require("fs");
-const s = JSON.parse(fs.readFileSync("one/shard.shards.json", "utf8"));
-const shards = s.shards.map(x => ({...x, path: "one/" + x.path}));
-fs.writeFileSync("manifest.json", JSON.stringify({
-  format: "trail.data-manifest.v1",
-  tokenizer: {contract: s.contract, vocab_size: 1200, eos_id: 1199, pad_id: 1199},
-  sources: [{name: "kjv", target_share: 1, shards}],
-  stream: {seed: 1, seq_len: 32}}, null, 1));'
+"$trail" data manifest --contract tokenizer.contract.json --source kjv=1=one/shard.shards.json \
+  --seq-len 32 --seed 1 --output manifest.json > /dev/null
 "$trail" data verify --manifest manifest.json | grep -q "failed$" || fail "verify"
 out=$("$trail" data inspect --manifest manifest.json --window 7 --contract tokenizer.contract.json)
 grep -q "kjv-" <<<"$out" || fail "inspect shows no document key: $out"

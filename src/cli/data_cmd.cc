@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -356,6 +357,61 @@ int RunTokenize(const DataOptions& o) {
   return 0;
 }
 
+// Builds a manifest from `trail data tokenize` outputs: the tokenizer section from the contract,
+// one source per NAME=SHARE=path/to/PREFIX.shards.json, shard paths relative to the manifest.
+int RunManifest(const DataOptions& o) {
+  namespace fs = std::filesystem;
+  const tok::LoadedContract lc = tok::LoadContract(o.contract);
+  Manifest m;
+  std::copy(lc.hash.begin(), lc.hash.end(), m.tokenizer.contract.begin());
+  m.tokenizer.vocab_size = lc.contract.vocab_size;
+  m.tokenizer.token_bytes = lc.contract.vocab_size <= 65536 ? 2 : 4;
+  m.tokenizer.eos_id = lc.contract.eos_id;
+  m.tokenizer.pad_id = lc.contract.pad_id;
+  m.stream.seq_len = o.seq_len;
+  m.stream.seed = o.seed;
+  m.stream.append_eos = lc.contract.eos_id >= 0;
+  const fs::path out_dir = fs::absolute(o.manifest_out).parent_path();
+  for (const std::string& spec : o.sources) {
+    const size_t a = spec.find('='), b = spec.find('=', a + 1);
+    TRAIL_CHECK(a != std::string::npos && b != std::string::npos, "--source '", spec,
+                "' is not NAME=SHARE=SHARDS_JSON");
+    data::SourceSpec src;
+    src.name = spec.substr(0, a);
+    try {
+      src.target_share = std::stod(spec.substr(a + 1, b - a - 1));
+    } catch (...) {
+      TRAIL_CHECK(false, "--source '", spec, "': bad share");
+    }
+    const std::string list = spec.substr(b + 1);
+    Json j;
+    try {
+      j = Json::parse(ReadFileToString(list));
+    } catch (const Json::parse_error& e) {
+      TRAIL_CHECK(false, list, ": not valid JSON: ", e.what());
+    }
+    TRAIL_CHECK(j.value("contract", "") == ToHex(lc.hash), list,
+                ": shards were written under another tokenizer contract");
+    TRAIL_CHECK(j.value("complete", false), list, ": the tokenize run is not complete");
+    const fs::path list_dir = fs::absolute(list).parent_path();
+    for (const Json& s : j["shards"]) {
+      data::ShardRef ref{s["path"], s["sha256"], s["tokens"], s["documents"]};
+      ref.path = fs::relative(list_dir / ref.path, out_dir).string();
+      src.shards.push_back(ref);
+    }
+    m.sources.push_back(std::move(src));
+  }
+  const std::string text = data::ManifestToJson(m);
+  // Check it the way a run will read it before writing it.
+  data::Manifest check = data::ParseManifest(text, o.manifest_out, out_dir.string());
+  data::CanonicalStream verify(check);
+  WriteFileAtomic(o.manifest_out, text);
+  std::printf("%s: %zu sources, stream of %s windows\n", o.manifest_out.c_str(), m.sources.size(),
+              verify.num_windows() == kUnlimited ? "unlimited"
+                                                 : std::to_string(verify.num_windows()).c_str());
+  return 0;
+}
+
 int RunVerify(const DataOptions& o) {
   const Manifest m = data::LoadManifest(o.manifest);
   int bad = 0, ok = 0;
@@ -439,6 +495,16 @@ void AddDataCommand(CLI::App& app, DataCommand& cmd) {
   cmd.tokenize->add_option("--max-shards", o.max_shards,
                            "Stop after writing this many shards (rerun to continue)");
 
+  cmd.manifest = cmd.data->add_subcommand(
+      "manifest", "Write a data manifest from tokenize outputs (checked by opening its stream)");
+  cmd.manifest->add_option("--contract", o.contract, "tokenizer.contract.json")->required();
+  cmd.manifest->add_option("--source", o.sources,
+                           "NAME=SHARE=path/to/PREFIX.shards.json (repeatable)")
+      ->required();
+  cmd.manifest->add_option("--seq-len", o.seq_len, "Window length L")->capture_default_str();
+  cmd.manifest->add_option("--seed", o.seed, "Stream seed")->capture_default_str();
+  cmd.manifest->add_option("--output", o.manifest_out, "Manifest to write")->required();
+
   cmd.verify = cmd.data->add_subcommand(
       "verify", "Rehash every shard of a manifest (train, validation, test) against it");
   cmd.verify->add_option("--manifest", o.manifest, "Data manifest (JSON)")->required();
@@ -449,6 +515,7 @@ int RunDataCommand(const DataCommand& cmd) {
   if (*cmd.shard) return RunShard(o);
   if (*cmd.verify) return RunVerify(o);
   if (*cmd.tokenize) return RunTokenize(o);
+  if (*cmd.manifest) return RunManifest(o);
   CanonicalStream stream(data::LoadManifest(o.manifest), Options(o));
   if (*cmd.inspect) {
     if (o.window >= 0) {

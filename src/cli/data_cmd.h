@@ -30,6 +30,11 @@ struct DataOptions {
   uint32_t domain = 0;
   int threads = 1;
   int64_t max_shards = -1;
+  // manifest
+  std::vector<std::string> sources;  // NAME=SHARE=SHARDS_JSON
+  std::string manifest_out;
+  int64_t seq_len = 2048;
+  uint64_t seed = 0;
   bool no_verify = false;
 };
 
@@ -37,7 +42,7 @@ struct DataOptions {
 struct DataCommand {
   CLI::App* data = nullptr;
   CLI::App *inspect = nullptr, *stats = nullptr, *shard = nullptr, *verify = nullptr,
-           *tokenize = nullptr;
+           *tokenize = nullptr, *manifest = nullptr;
   DataOptions opt;
 };
 void AddDataCommand(CLI::App& app, DataCommand& cmd);
