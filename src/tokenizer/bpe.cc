@@ -35,19 +35,47 @@ size_t StringHash::operator()(std::string_view s) const noexcept {
   return static_cast<size_t>(MixKey(h));
 }
 
+void TokenIndex::Build(const std::string* tokens, size_t n) {
+  tokens_ = tokens;
+  size_t cap = 16;
+  while (cap < n * 2) cap <<= 1;
+  slots_.assign(cap, Slot{});
+  mask_ = cap - 1;
+  const StringHash hash;
+  for (uint32_t id = 0; id < n; ++id) {
+    const std::string& t = tokens[id];
+    if (t.empty()) continue;
+    const uint64_t h = hash(t);
+    for (uint64_t i = h & mask_;; i = (i + 1) & mask_) {
+      Slot& s = slots_[i];
+      if (s.id == UINT32_MAX) {
+        s = {static_cast<uint32_t>(h >> 32), id};
+        break;
+      }
+      TRAIL_CHECK(!(s.tag == static_cast<uint32_t>(h >> 32) && tokens[s.id] == t),
+                  "vocabulary has two ids for the same bytes (ids ", s.id, " and ", id, ")");
+    }
+  }
+}
+
+int64_t TokenIndex::Find(std::string_view s) const {
+  const uint64_t h = StringHash()(s);
+  const uint32_t tag = static_cast<uint32_t>(h >> 32);
+  for (uint64_t i = h & mask_;; i = (i + 1) & mask_) {
+    const Slot& slot = slots_[i];
+    if (slot.id == UINT32_MAX) return -1;
+    if (slot.tag == tag && tokens_[slot.id] == s) return slot.id;
+  }
+}
+
 BpeModel::BpeModel(std::vector<std::string> tokens, bool ignore_merges)
     : tokens_(std::move(tokens)), ignore_merges_(ignore_merges) {
-  ids_.reserve(tokens_.size() * 2);
-  for (uint32_t id = 0; id < tokens_.size(); ++id) {
-    if (tokens_[id].empty()) continue;
-    const bool fresh = ids_.emplace(tokens_[id], id).second;
-    TRAIL_CHECK(fresh, "vocabulary has two ids for the same bytes (id ", id, ")");
-  }
+  index_.Build(tokens_.data(), tokens_.size());
   for (int b = 0; b < 256; ++b) {
-    auto it = ids_.find(std::string_view(reinterpret_cast<const char*>(&b), 1));
-    TRAIL_CHECK(it != ids_.end(), "vocabulary has no token for byte ", b,
+    const int64_t id = index_.Find(std::string_view(reinterpret_cast<const char*>(&b), 1));
+    TRAIL_CHECK(id >= 0, "vocabulary has no token for byte ", b,
                 " (a byte-level BPE needs all 256)");
-    byte_token_[b] = it->second;
+    byte_token_[b] = static_cast<uint32_t>(id);
   }
 }
 
@@ -59,11 +87,11 @@ void BpeModel::AddMergesFromRanks() {
   for (uint32_t id = 0; id < tokens_.size(); ++id) {
     const std::string& t = tokens_[id];
     for (size_t k = 1; k < t.size(); ++k) {
-      auto l = ids_.find(std::string_view(t).substr(0, k));
-      if (l == ids_.end()) continue;
-      auto r = ids_.find(std::string_view(t).substr(k));
-      if (r == ids_.end()) continue;
-      AddMerge(l->second, r->second, id, id);
+      const int64_t l = index_.Find(std::string_view(t).substr(0, k));
+      if (l < 0) continue;
+      const int64_t r = index_.Find(std::string_view(t).substr(k));
+      if (r < 0) continue;
+      AddMerge(static_cast<uint32_t>(l), static_cast<uint32_t>(r), id, id);
     }
   }
 }
@@ -117,12 +145,16 @@ const BpeModel::Pair* BpeModel::FindPair(uint32_t left, uint32_t right) const {
 void BpeModel::EncodePiece(std::string_view piece, std::vector<uint32_t>& out) const {
   if (piece.empty()) return;
   if (ignore_merges_ || piece.size() == 1) {
-    auto it = ids_.find(piece);
-    if (it != ids_.end()) {
-      out.push_back(it->second);
+    const int64_t id = index_.Find(piece);
+    if (id >= 0) {
+      out.push_back(static_cast<uint32_t>(id));
       return;
     }
   }
+  EncodeByMerging(piece, out);
+}
+
+void BpeModel::EncodeByMerging(std::string_view piece, std::vector<uint32_t>& out) const {
   if (piece.size() > kShortPiece) {
     EncodeLong(piece, out);
     return;

@@ -9,7 +9,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace trail::tok {
@@ -18,7 +17,26 @@ struct StringHash {
   using is_transparent = void;
   size_t operator()(std::string_view s) const noexcept;
 };
-using TokenMap = std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>>;
+
+// Token bytes -> id: open addressing over the model's token strings (one probe is usually one
+// cache line plus the token's inline bytes), several times faster than a node-based map on the
+// encoder's hot path.
+class TokenIndex {
+ public:
+  // Indexes tokens[0, n); the strings must outlive the index and not move (a std::vector's
+  // buffer survives moving the vector).
+  void Build(const std::string* tokens, size_t n);  // skips empty (unused) ids
+  int64_t Find(std::string_view s) const;               // -1 when absent
+
+ private:
+  struct Slot {
+    uint32_t tag = 0;               // high hash bits
+    uint32_t id = UINT32_MAX;       // UINT32_MAX = empty
+  };
+  const std::string* tokens_ = nullptr;
+  std::vector<Slot> slots_;
+  uint64_t mask_ = 0;
+};
 
 class BpeModel {
  public:
@@ -34,7 +52,7 @@ class BpeModel {
 
   size_t size() const { return tokens_.size(); }
   const std::string& bytes(uint32_t id) const { return tokens_[id]; }
-  const TokenMap& token_ids() const { return ids_; }
+  int64_t FindToken(std::string_view bytes) const { return index_.Find(bytes); }
   bool ignore_merges() const { return ignore_merges_; }
   size_t num_merges() const { return merge_count_; }
   struct Merge {
@@ -44,6 +62,8 @@ class BpeModel {
 
   // Appends the ids of one piece to out.
   void EncodePiece(std::string_view piece, std::vector<uint32_t>& out) const;
+  // The same, for a caller that already found the piece is not a single token.
+  void EncodeByMerging(std::string_view piece, std::vector<uint32_t>& out) const;
 
  private:
   struct Pair {
@@ -54,7 +74,7 @@ class BpeModel {
   void EncodeLong(std::string_view piece, std::vector<uint32_t>& out) const;
 
   std::vector<std::string> tokens_;
-  TokenMap ids_;
+  TokenIndex index_;
   uint32_t byte_token_[256];
   bool ignore_merges_;
   std::vector<Pair> staged_;  // merges before Finalize

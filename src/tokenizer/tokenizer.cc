@@ -16,7 +16,7 @@ std::atomic<uint64_t> next_serial{1};
 
 // Per-thread cache of piece -> ids for pieces that needed merging. Bounded: cleared when full.
 constexpr size_t kCacheEntries = 1 << 16;
-constexpr size_t kCachePieceBytes = 64;
+constexpr size_t kCachePieceBytes = 128;
 
 struct PieceCache {
   uint64_t owner = 0;
@@ -117,12 +117,11 @@ int64_t Tokenizer::SpecialId(std::string_view text) const {
 
 void Tokenizer::EncodeValidUtf8(std::string_view text, std::vector<uint32_t>& out) const {
   PieceCache& cache = CacheFor(serial_);
-  const TokenMap& ids = model_.token_ids();
   pretok_.Split(text, [&](std::string_view piece) {
     if (model_.ignore_merges()) {
-      auto it = ids.find(piece);
-      if (it != ids.end()) {
-        out.push_back(it->second);
+      const int64_t id = model_.FindToken(piece);
+      if (id >= 0) {
+        out.push_back(static_cast<uint32_t>(id));
         return;
       }
     }
@@ -133,12 +132,20 @@ void Tokenizer::EncodeValidUtf8(std::string_view text, std::vector<uint32_t>& ou
         return;
       }
       const size_t at = out.size();
-      model_.EncodePiece(piece, out);
+      if (model_.ignore_merges()) {
+        model_.EncodeByMerging(piece, out);  // not a single token: looked up above
+      } else {
+        model_.EncodePiece(piece, out);
+      }
       if (cache.map.size() >= kCacheEntries) cache.map.clear();
       cache.map.emplace(std::string(piece), std::vector<uint32_t>(out.begin() + at, out.end()));
       return;
     }
-    model_.EncodePiece(piece, out);
+    if (model_.ignore_merges()) {
+      model_.EncodeByMerging(piece, out);
+    } else {
+      model_.EncodePiece(piece, out);
+    }
   });
 }
 
