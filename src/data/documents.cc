@@ -132,31 +132,43 @@ void DocumentReader::SkipToLine(uint64_t n) {
   TRAIL_CHECK(line_ == n, path_, ": has only ", line_, " lines, cannot resume after line ", n);
 }
 
-bool DocumentReader::Next(Document& doc) {
-  std::string line;
-  while (NextLine(line)) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
-      TRAIL_CHECK(false, path_, ":", line_, ": not valid JSON: ", e.what());
-    }
-    TRAIL_CHECK(j.is_object(), path_, ":", line_, ": a document is a JSON object");
-    const auto text = j.find("text");
-    TRAIL_CHECK(text != j.end() && text->is_string(), path_, ":", line_,
-                ": missing string field 'text'");
-    const auto id = j.find("id");
-    TRAIL_CHECK(id != j.end() && (id->is_string() || id->is_number_integer()), path_, ":", line_,
-                ": missing field 'id' (string or integer)");
-    doc.id = id->is_string() ? id->get<std::string>() : std::to_string(id->get<int64_t>());
-    doc.text = text->get<std::string>();
-    const auto source = j.find("source");
-    doc.source = source != j.end() && source->is_string() ? source->get<std::string>() : "";
-    doc.line = line_;
+bool DocumentReader::NextRecord(std::string& text, uint64_t& line) {
+  while (NextLine(text)) {
+    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    line = line_;
     return true;
   }
   return false;
+}
+
+bool DocumentReader::Next(Document& doc) {
+  std::string record;
+  uint64_t line = 0;
+  if (!NextRecord(record, line)) return false;
+  ParseDocument(record, path_, line, doc);
+  return true;
+}
+
+void ParseDocument(const std::string& record, const std::string& path, uint64_t line,
+                   Document& doc) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(record);
+  } catch (const nlohmann::json::parse_error& e) {
+    TRAIL_CHECK(false, path, ":", line, ": not valid JSON: ", e.what());
+  }
+  TRAIL_CHECK(j.is_object(), path, ":", line, ": a document is a JSON object");
+  const auto text = j.find("text");
+  TRAIL_CHECK(text != j.end() && text->is_string(), path, ":", line,
+              ": missing string field 'text'");
+  const auto id = j.find("id");
+  TRAIL_CHECK(id != j.end() && (id->is_string() || id->is_number_integer()), path, ":", line,
+              ": missing field 'id' (string or integer)");
+  doc.id = id->is_string() ? id->get<std::string>() : std::to_string(id->get<int64_t>());
+  doc.text = text->get<std::string>();
+  const auto source = j.find("source");
+  doc.source = source != j.end() && source->is_string() ? source->get<std::string>() : "";
+  doc.line = line;
 }
 
 }  // namespace trail::data

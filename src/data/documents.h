@@ -22,11 +22,17 @@ class ByteSource {
 };
 std::unique_ptr<ByteSource> OpenByteSource(const std::string& path);
 
+// Parses one JSONL record; errors name path:line.
+void ParseDocument(const std::string& record, const std::string& path, uint64_t line,
+                   Document& doc);
+
 class DocumentReader {
  public:
   explicit DocumentReader(std::string path);
   // Reads the next document; false at the end of the file. Blank lines are skipped.
   bool Next(Document& doc);
+  // The next non-blank line as it is (to parse elsewhere, e.g. on worker threads).
+  bool NextRecord(std::string& text, uint64_t& line);
   // Skips lines up to and including line `n` (to resume after a known position).
   void SkipToLine(uint64_t n);
   uint64_t line() const { return line_; }

@@ -1,12 +1,14 @@
 #include "data/tokenize_job.h"
 
 #include <chrono>
+#include <exception>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/file_util.h"
 #include "core/hash.h"
+#include "core/thread_pool.h"
 #include "data/documents.h"
 #include "data/shard_reader.h"
 #include "data/shard_writer.h"
@@ -124,24 +126,45 @@ TokenizeResult RunTokenize(const TokenizeOptions& opt,
     ++written_now;
   };
 
+  // One pool for the whole job: its threads keep their tokenizer caches from batch to batch.
+  ThreadPool pool(static_cast<size_t>(std::max(1, opt.threads)));
   std::vector<Document> batch;
-  std::vector<std::string> texts;
+  std::vector<std::string> records;
+  std::vector<uint64_t> lines;
+  std::vector<std::vector<uint32_t>> ids;
+  std::vector<std::exception_ptr> errors;
   bool stopped = false;
   for (size_t in = pos.input; in < opt.inputs.size() && !stopped; ++in) {
     DocumentReader reader(opt.inputs[in]);
     if (in == pos.input && pos.line > 0) reader.SkipToLine(pos.line);
     bool more = true;
     while (more && !stopped) {
-      batch.clear();
-      texts.clear();
+      // Read raw records here; parse and encode them on the workers; write them in order.
+      records.clear();
+      lines.clear();
       size_t bytes = 0;
-      Document d;
-      while (batch.size() < kBatchDocs && bytes < kBatchBytes && (more = reader.Next(d))) {
-        bytes += d.text.size();
-        texts.push_back(d.text);
-        batch.push_back(std::move(d));
+      std::string rec;
+      uint64_t line_no = 0;
+      while (records.size() < kBatchDocs && bytes < kBatchBytes &&
+             (more = reader.NextRecord(rec, line_no))) {
+        bytes += rec.size();
+        records.push_back(std::move(rec));
+        lines.push_back(line_no);
       }
-      const auto ids = tokenizer.EncodeBatch(texts, opt.threads);
+      batch.assign(records.size(), Document{});
+      ids.assign(records.size(), {});
+      errors.assign(records.size(), nullptr);
+      pool.ParallelFor(records.size(), [&](size_t i) {
+        try {
+          ParseDocument(records[i], opt.inputs[in], lines[i], batch[i]);
+          tokenizer.EncodeOrdinary(batch[i].text, ids[i]);
+        } catch (...) {
+          errors[i] = std::current_exception();
+        }
+      });
+      for (const auto& e : errors) {
+        if (e) std::rethrow_exception(e);  // the first bad record in input order
+      }
       for (size_t i = 0; i < batch.size(); ++i) {
         ++res.documents;
         ++shard_docs_read;
