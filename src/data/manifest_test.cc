@@ -8,7 +8,7 @@
 #include "data/manifest.h"
 #include "data/stream.h"
 #include "data/synthetic_corpus.h"
-#include "data/test_util.h"
+#include "core/test_util.h"
 
 namespace trail::data {
 namespace {

@@ -8,7 +8,7 @@
 #include "data/shard_reader.h"
 #include "data/shard_writer.h"
 #include "data/synthetic_corpus.h"
-#include "data/test_util.h"
+#include "core/test_util.h"
 
 namespace trail::data {
 namespace {

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/file_util.h"
+#include "core/test_util.h"
 #include "tokenizer/loaders.h"
 #include "tokenizer/tokenizer.h"
 
@@ -16,15 +17,6 @@ namespace {
 
 const std::string kAssets = TRAIL_ASSETS_DIR;
 const std::string kData = kAssets + "/node_modules/gpt-tokenizer/data/";
-
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 const Tokenizer& Encoding(const std::string& name) {
   static std::map<std::string, std::unique_ptr<Tokenizer>> cache;

@@ -1,11 +1,11 @@
-// Helpers shared by the data tests.
+// Helpers shared by the tests of every layer.
 #pragma once
 
 #include <string>
 
 #include "core/error.h"
 
-namespace trail::data {
+namespace trail {
 
 // The message of the trail::Error that f throws, or "" when it throws none.
 template <class F>
@@ -18,4 +18,4 @@ std::string ErrorOf(F&& f) {
   return "";
 }
 
-}  // namespace trail::data
+}  // namespace trail
