@@ -43,6 +43,7 @@ int RunInfo(const TokenizerOptions& o) {
   Json specials = Json::object();
   for (const auto& s : t->specials()) specials[s.text] = s.id;
   const Json j{{"name", t->name()},
+               {"normalization", tok::NormalizationName(t->normalization())},
                {"vocab_size", t->vocab_size()},
                {"bpe_tokens", t->model().size()},
                {"merges", t->model().num_merges()},
@@ -120,6 +121,7 @@ int RunTrain(const TokenizerOptions& o) {
   t.pattern = tok::NamedPattern(o.pattern);
   t.specials = o.specials;
   t.threads = o.threads > 0 ? o.threads : 1;
+  t.normalization = tok::ParseNormalization(o.normalization, "--normalization");
   tok::TrainStats st;
   const auto trained = tok::TrainBpe(docs, t, &st);
   WriteFileAtomic(o.output, tok::ToHfTokenizerJson(*trained));
@@ -176,6 +178,9 @@ void AddTokenizerCommand(CLI::App& app, TokenizerCommand& cmd) {
       ->check(CLI::Range(257u, 1u << 24));
   cmd.train->add_option("--pattern", o.pattern, "Pre-tokenizer: gpt2, cl100k, o200k or a regex")
       ->capture_default_str();
+  cmd.train->add_option("--normalization", o.normalization, "none or nfc")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"none", "nfc"}));
   cmd.train->add_option("--special", o.specials, "Special token (repeatable), e.g. <|endoftext|>");
   cmd.train->add_option("--threads", o.threads, "Threads for counting")->check(CLI::Range(1, 1024));
   cmd.train->add_option("--output", o.output, "tokenizer.json to write")->required();

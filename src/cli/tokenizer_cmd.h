@@ -18,6 +18,7 @@ struct TokenizerOptions {
   uint32_t vocab_size = 0;
   int threads = 0;
   std::string pattern = "cl100k";
+  std::string normalization = "none";
   std::vector<std::string> specials;
   // contract
   std::string bos, eos, pad, sample;

@@ -49,6 +49,7 @@ TokenizerContract MakeContract(const std::string& artifact_path, const std::stri
   c.eos_id = IdOf(*t, eos, "eos");
   c.pad_id = IdOf(*t, pad, "pad");
   c.pattern = t->pattern();
+  c.normalization = NormalizationName(t->normalization());
   if (!sample_path.empty()) {
     const std::string text = ReadFileToString(sample_path);
     std::vector<uint32_t> ids;
@@ -122,8 +123,7 @@ LoadedContract LoadContract(const std::string& path) {
   } catch (const Json::exception& e) {
     TRAIL_CHECK(false, path, ": malformed contract: ", e.what());
   }
-  TRAIL_CHECK(c.normalization == "none", path, ": normalization '", c.normalization,
-              "' is not supported (none)");
+  const Normalization norm = ParseNormalization(c.normalization, path);
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
   const std::string artifact = (std::filesystem::path(c.artifact).is_absolute() ? std::filesystem::path(c.artifact) : dir / c.artifact).string();
   TRAIL_CHECK(std::filesystem::exists(artifact), path, ": tokenizer artifact ", artifact,
@@ -133,8 +133,10 @@ LoadedContract LoadContract(const std::string& path) {
               got, " but the contract pins ", c.artifact_sha256);
   out.tokenizer = LoadTokenizer(artifact);
   const Tokenizer& t = *out.tokenizer;
-  TRAIL_CHECK(t.vocab_size() == c.vocab_size && t.pattern() == c.pattern, path,
-              ": the artifact's vocabulary size or pattern differs from the contract");
+  TRAIL_CHECK(t.vocab_size() == c.vocab_size && t.pattern() == c.pattern &&
+                  t.normalization() == norm,
+              path, ": the artifact's vocabulary size, pattern or normalization differs from the "
+              "contract");
   for (int64_t id : {c.bos_id, c.eos_id, c.pad_id}) {
     TRAIL_CHECK(id < static_cast<int64_t>(c.vocab_size), path, ": special id ", id,
                 " outside the vocabulary");

@@ -1,6 +1,6 @@
 // The tokenizer contract (tokenizer.contract.json): the frozen interface between the corpus and
 // training. It pins the tokenizer artifact by SHA-256 and states the vocabulary size, the
-// BOS/EOS/PAD ids, the normalization (none: trail's tokenizers encode bytes as given), byte
+// BOS/EOS/PAD ids, the normalization the artifact applies (none or nfc), byte
 // fallback (byte-level BPE: every byte string encodes), the pre-tokenizer pattern and the
 // measured bytes per token on a stated sample. Its hash — SHA-256 of the file's bytes — is what
 // token shards and data manifests record.

@@ -263,7 +263,12 @@ std::unique_ptr<Tokenizer> LoadHfTokenizerJson(const std::string& path) {
   TRAIL_CHECK(m.value("type", "") == "BPE", path, ": model type '", m.value("type", ""),
               "' is not supported (byte-level BPE only)");
   TRAIL_CHECK(!m.value("byte_fallback", false), path, ": byte_fallback BPE is not supported");
-  TRAIL_CHECK(j["normalizer"].is_null(), path, ": normalizers are not supported (need none)");
+  Normalization normalization = Normalization::kNone;
+  if (!j["normalizer"].is_null()) {
+    TRAIL_CHECK(j["normalizer"].value("type", "") == "NFC", path, ": normalizer ",
+                j["normalizer"].dump(), " is not supported (none or NFC)");
+    normalization = Normalization::kNfc;
+  }
   // Pre-tokenizer: Sequence[Split(Regex, Isolated), ByteLevel(use_regex=false)] or
   // ByteLevel(use_regex=true) (GPT-2's pattern).
   std::string pattern;
@@ -328,7 +333,7 @@ std::unique_ptr<Tokenizer> LoadHfTokenizerJson(const std::string& path) {
   }
   const std::string name = std::filesystem::path(path).parent_path().filename().string();
   return std::make_unique<Tokenizer>(name.empty() ? "tokenizer.json" : name, pattern,
-                                     std::move(model), specials);
+                                     std::move(model), specials, normalization);
 }
 
 std::unique_ptr<Tokenizer> LoadTokenizer(const std::string& path) {
@@ -373,7 +378,7 @@ std::string ToHfTokenizerJson(const Tokenizer& t) {
   j["truncation"] = nullptr;
   j["padding"] = nullptr;
   j["added_tokens"] = added;
-  j["normalizer"] = nullptr;
+  j["normalizer"] = t.normalization() == Normalization::kNfc ? Json{{"type", "NFC"}} : Json(nullptr);
   j["pre_tokenizer"] = Json{
       {"type", "Sequence"},
       {"pretokenizers",

@@ -82,11 +82,12 @@ size_t ValidUtf8Prefix(std::string_view s) {
 }
 
 Tokenizer::Tokenizer(std::string name, std::string pattern, BpeModel model,
-                     std::vector<SpecialToken> specials)
+                     std::vector<SpecialToken> specials, Normalization normalization)
     : name_(std::move(name)),
       pretok_(pattern),
       model_(std::move(model)),
       specials_(std::move(specials)),
+      normalization_(normalization),
       serial_(next_serial++) {
   vocab_size_ = static_cast<uint32_t>(model_.size());
   for (const SpecialToken& s : specials_) {
@@ -152,7 +153,14 @@ void Tokenizer::EncodeValidUtf8(std::string_view text, std::vector<uint32_t>& ou
 void Tokenizer::EncodeText(std::string_view text, std::vector<uint32_t>& out) const {
   while (!text.empty()) {
     const size_t ok = ValidUtf8Prefix(text);
-    if (ok > 0) EncodeValidUtf8(text.substr(0, ok), out);
+    if (ok > 0) {
+      if (normalization_ == Normalization::kNfc) {
+        thread_local std::string scratch;
+        EncodeValidUtf8(ToNfc(text.substr(0, ok), scratch), out);
+      } else {
+        EncodeValidUtf8(text.substr(0, ok), out);
+      }
+    }
     if (ok == text.size()) return;
     model_.EncodePiece(text.substr(ok, 1), out);  // an invalid byte is a piece of its own
     text.remove_prefix(ok + 1);

@@ -1,8 +1,9 @@
 // A byte-level BPE tokenizer: pre-tokenizer pattern + BPE model + special tokens.
 //
-// Text is bytes. Maximal runs of valid UTF-8 are pre-tokenized with the pattern; a byte that is
-// not part of valid UTF-8 is its own piece (so any byte string encodes, and decode(encode(x))
-// == x). Special tokens are recognized only when the caller allows them.
+// Text is bytes. Maximal runs of valid UTF-8 are normalized (none or NFC) and pre-tokenized with
+// the pattern; a byte that is not part of valid UTF-8 is its own piece (so any byte string
+// encodes, and without normalization decode(encode(x)) == x). Special tokens are recognized only
+// when the caller allows them.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "tokenizer/bpe.h"
+#include "tokenizer/normalizer.h"
 #include "tokenizer/pretokenizer.h"
 
 namespace trail::tok {
@@ -35,10 +37,14 @@ struct EncodeOptions {
 class Tokenizer {
  public:
   Tokenizer(std::string name, std::string pattern, BpeModel model,
-            std::vector<SpecialToken> specials);
+            std::vector<SpecialToken> specials,
+            Normalization normalization = Normalization::kNone);
 
   const std::string& name() const { return name_; }
   const std::string& pattern() const { return pretok_.pattern(); }
+  // With NFC, valid UTF-8 runs are normalized before pre-tokenization, so decode(encode(x))
+  // is NFC(x) (x itself for text already in NFC); invalid bytes are kept as they are.
+  Normalization normalization() const { return normalization_; }
   const BpeModel& model() const { return model_; }
   const std::vector<SpecialToken>& specials() const { return specials_; }
   uint32_t vocab_size() const { return vocab_size_; }  // max id + 1, specials included
@@ -62,6 +68,7 @@ class Tokenizer {
   Pretokenizer pretok_;
   BpeModel model_;
   std::vector<SpecialToken> specials_;
+  Normalization normalization_;
   std::vector<std::string> special_text_;  // by id - model size (for decoding)
   uint32_t vocab_size_ = 0;
   uint64_t serial_;  // identifies this tokenizer's per-thread piece caches

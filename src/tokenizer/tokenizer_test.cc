@@ -243,3 +243,40 @@ TEST(Trainer, MergesTheMostFrequentPairWithLexicographicTies) {
 
 }  // namespace
 }  // namespace trail::tok
+
+namespace trail::tok {
+namespace {
+
+TEST(Normalization, NfcMakesComposedAndDecomposedTextOneSequence) {
+  TrainOptions opt;
+  opt.vocab_size = 300;
+  opt.pattern = NamedPattern("cl100k");
+  opt.normalization = Normalization::kNfc;
+  const std::string composed = "caf\xc3\xa9 na\xc3\xafve ";        // U+00E9, U+00EF
+  const std::string decomposed = "cafe\xcc\x81 nai\xcc\x88ve ";    // e + U+0301, i + U+0308
+  std::vector<std::string> docs(50, composed + decomposed);
+  const auto t = TrainBpe(docs, opt);
+  EXPECT_EQ(t->Encode(decomposed), t->Encode(composed));
+  EXPECT_EQ(t->Decode(t->Encode(decomposed)), composed);  // decode gives the NFC form
+  // Invalid bytes pass through unnormalized, so arbitrary bytes still round-trip.
+  const std::string bytes = "a\xff" "b\xe9" "c";
+  EXPECT_EQ(t->Decode(t->Encode(bytes)), bytes);
+  // tokenizer.json carries the normalizer; another normalizer is refused.
+  TempDir dir;
+  WriteFileAtomic(dir / "tokenizer.json", ToHfTokenizerJson(*t));
+  const auto loaded = LoadHfTokenizerJson(dir / "tokenizer.json");
+  EXPECT_EQ(loaded->normalization(), Normalization::kNfc);
+  EXPECT_EQ(loaded->Encode(decomposed), t->Encode(composed));
+  std::string json = ReadFileToString(dir / "tokenizer.json");
+  json.replace(json.find("\"NFC\""), 5, "\"NFKC\"");
+  WriteFileAtomic(dir / "nfkc.json", json);
+  EXPECT_NE(ErrorOf([&] { LoadHfTokenizerJson(dir / "nfkc.json"); }).find("is not supported (none or NFC)"),
+            std::string::npos);
+  // Without normalization the two spellings stay different.
+  opt.normalization = Normalization::kNone;
+  const auto plain = TrainBpe(docs, opt);
+  EXPECT_NE(plain->Encode(decomposed), plain->Encode(composed));
+}
+
+}  // namespace
+}  // namespace trail::tok

@@ -51,7 +51,11 @@ std::unique_ptr<Tokenizer> TrainBpe(const std::vector<std::string>& docs, const 
       std::string_view text = docs[i];
       while (!text.empty()) {
         const size_t ok = ValidUtf8Prefix(text);
-        pretok.Split(text.substr(0, ok), [&](std::string_view p) {
+        std::string scratch;
+        const std::string_view valid = opt.normalization == Normalization::kNfc
+                                           ? ToNfc(text.substr(0, ok), scratch)
+                                           : text.substr(0, ok);
+        pretok.Split(valid, [&](std::string_view p) {
           ++partial[t][std::string(p)];
           ++piece_total[t];
         });
@@ -183,7 +187,8 @@ std::unique_ptr<Tokenizer> TrainBpe(const std::vector<std::string>& docs, const 
     specials.push_back({s, static_cast<uint32_t>(tokens.size() + specials.size())});
   }
   if (stats != nullptr) *stats = st;
-  return std::make_unique<Tokenizer>(opt.name, opt.pattern, std::move(model), specials);
+  return std::make_unique<Tokenizer>(opt.name, opt.pattern, std::move(model), specials,
+                                     opt.normalization);
 }
 
 }  // namespace trail::tok

@@ -24,6 +24,7 @@ struct TrainOptions {
   int threads = 1;
   uint64_t min_frequency = 2;
   std::string name = "trained";
+  Normalization normalization = Normalization::kNone;  // applied before counting and encoding
 };
 
 struct TrainStats {
