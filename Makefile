@@ -41,6 +41,7 @@ bench: build assets
 	$(BUILD)/bench/ops_bench
 	$(BUILD)/bench/stream_bench
 	bench/run_tokenizer_bench.sh $(BUILD)
+	$(BUILD)/bench/corpus_bench $(BUILD)/assets/text/kjv.txt
 
 clean:
 	rm -rf $(BUILD)

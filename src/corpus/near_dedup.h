@@ -1,0 +1,40 @@
+// Near-duplicate clustering: MinHash signatures, LSH banding for candidate pairs, every
+// candidate verified by exact Jaccard over the shingle sets, union-find over verified pairs
+// only. A cluster's survivor is its member with the smallest key (a stable document key), so
+// which duplicate is kept never depends on input order or run order. Splits are assigned per
+// cluster, so a cluster is never split across train/validation/test (the tutorial's [D01]).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace trail::corpus {
+
+struct NearDedupConfig {
+  int bands = 20, rows = 5;  // 100 hashes; P(candidate | J=0.8) = 0.9996, P(J=0.5) = 0.47
+  double threshold = 0.8;    // exact Jaccard to call a verified duplicate
+  uint64_t seed = 0;
+  int threads = 1;
+};
+
+struct NearDedupResult {
+  std::vector<uint32_t> survivor;  // per document: the index of its cluster's survivor
+  std::vector<std::pair<uint32_t, uint32_t>> verified;  // i < j, sorted
+  uint64_t candidates = 0;          // distinct LSH candidate pairs
+};
+
+// shingles[i]: sorted unique shingle hashes of document i; keys[i]: its stable key (unique).
+NearDedupResult NearDedup(const std::vector<std::string>& keys,
+                          const std::vector<std::vector<uint64_t>>& shingles,
+                          const NearDedupConfig& cfg);
+
+enum class Split { kTrain, kValidation, kTest };
+const char* SplitName(Split s);
+// The split of a cluster (named by its survivor's key): a seeded hash of the key mapped to
+// [0, 1) and compared with the cumulative ratios train, train + validation.
+Split SplitOfCluster(const std::string& survivor_key, uint64_t seed, double train_ratio,
+                     double validation_ratio);
+
+}  // namespace trail::corpus

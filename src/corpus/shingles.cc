@@ -1,0 +1,86 @@
+#include "corpus/shingles.h"
+
+#include <unicode/uchar.h>
+#include <unicode/utf8.h>
+
+#include <algorithm>
+
+namespace trail::corpus {
+namespace {
+
+inline uint64_t Mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return x;
+}
+
+}  // namespace
+
+std::vector<uint64_t> WordHashes(std::string_view s) {
+  std::vector<uint64_t> out;
+  const auto* p = reinterpret_cast<const uint8_t*>(s.data());
+  const int32_t n = static_cast<int32_t>(s.size());
+  int32_t i = 0;
+  uint64_t h = 0;
+  bool in_word = false;
+  while (i < n) {
+    UChar32 c;
+    U8_NEXT(p, i, n, c);  // invalid bytes give c < 0: a separator
+    const bool word_char = c >= 0 && (c < 0x80 ? ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') ||
+                                                     (c >= '0' && c <= '9')
+                                               : u_isalnum(c));
+    if (word_char) {
+      const UChar32 f = c < 0x80 ? ((c >= 'A' && c <= 'Z') ? c + 32 : c)
+                                 : u_foldCase(c, U_FOLD_CASE_DEFAULT);
+      h = Mix(h ^ (static_cast<uint64_t>(f) + 0x9e3779b97f4a7c15ull));
+      in_word = true;
+    } else if (in_word) {
+      out.push_back(h);
+      h = 0;
+      in_word = false;
+    }
+  }
+  if (in_word) out.push_back(h);
+  return out;
+}
+
+std::vector<uint64_t> ShinglesOfWords(const std::vector<uint64_t>& w, int n) {
+  std::vector<uint64_t> out;
+  if (w.empty()) return out;
+  const size_t k = std::min<size_t>(static_cast<size_t>(n), w.size());
+  out.reserve(w.size() - k + 1);
+  for (size_t i = 0; i + k <= w.size(); ++i) {
+    uint64_t h = 0x243f6a8885a308d3ull;
+    for (size_t j = 0; j < k; ++j) h = Mix(h ^ w[i + j]);
+    out.push_back(h);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<uint64_t> Shingles(std::string_view utf8, int n) {
+  return ShinglesOfWords(WordHashes(utf8), n);
+}
+
+double ExactJaccard(const std::vector<uint64_t>& a, const std::vector<uint64_t>& b) {
+  if (a.empty() && b.empty()) return 1.0;
+  size_t i = 0, j = 0, inter = 0;
+  while (i < a.size() && j < b.size()) {
+    if (a[i] < b[j]) {
+      ++i;
+    } else if (b[j] < a[i]) {
+      ++j;
+    } else {
+      ++inter;
+      ++i;
+      ++j;
+    }
+  }
+  return static_cast<double>(inter) / static_cast<double>(a.size() + b.size() - inter);
+}
+
+}  // namespace trail::corpus
