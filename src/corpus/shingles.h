@@ -11,7 +11,14 @@
 
 namespace trail::corpus {
 
+struct Word {
+  uint64_t hash;
+  uint32_t begin, end;  // byte offsets in the text
+};
+std::vector<Word> Words(std::string_view utf8);
 std::vector<uint64_t> WordHashes(std::string_view utf8);
+// Hash of the n words starting at w (the shingle hash).
+uint64_t NgramHash(const uint64_t* w, size_t n);
 // Sorted, unique shingle hashes.
 std::vector<uint64_t> Shingles(std::string_view utf8, int n);
 std::vector<uint64_t> ShinglesOfWords(const std::vector<uint64_t>& words, int n);
