@@ -10,6 +10,7 @@
 #include "core/file_util.h"
 #include "corpus/minhash.h"
 #include "corpus/near_dedup.h"
+#include "corpus/quality.h"
 #include "corpus/shingles.h"
 
 using namespace trail;
@@ -61,6 +62,12 @@ int main(int argc, char** argv) {
     std::printf("  MinHash %4d hashes: SIMD %8.1f MB/s, scalar %7.1f MB/s (ratio %.1f)\n", k,
                 mb / t_simd, mb / t_scalar, t_scalar / t_simd);
   }
+  size_t passed = 0;
+  const double t_q = bench::Seconds([&] {
+    for (const std::string& d : docs) passed += corpus::PassesAll(corpus::QualityRules(d, {}));
+  });
+  std::printf("  quality rules (Gopher, C4, FineWeb)  %8.1f MB/s  (%zu of %zu documents pass)\n",
+              mb / t_q, passed, docs.size());
   std::vector<std::string> keys(docs.size());
   for (size_t i = 0; i < docs.size(); ++i) keys[i] = std::to_string(1000000 + i);
   corpus::NearDedupResult r;

@@ -1,0 +1,268 @@
+#include "corpus/quality.h"
+
+#include "corpus/shingles.h"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace trail::corpus {
+namespace {
+
+bool IsSpace(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+// ASCII punctuation; any byte >= 0x80 counts as a letter (part of a UTF-8 letter or symbol).
+bool IsPunct(unsigned char c) { return c < 0x80 && std::ispunct(c); }
+bool IsAlpha(unsigned char c) { return c >= 0x80 || std::isalpha(c); }
+
+std::vector<std::string_view> Tokens(std::string_view s) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && IsSpace(s[i])) ++i;
+    if (i >= s.size()) break;
+    const bool punct = IsPunct(s[i]);
+    size_t j = i + 1;
+    while (j < s.size() && !IsSpace(s[j]) && IsPunct(s[j]) == punct) ++j;
+    out.push_back(s.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+bool AllPunct(std::string_view w) {
+  return std::all_of(w.begin(), w.end(), [](unsigned char c) { return IsPunct(c); });
+}
+
+std::vector<std::string_view> SplitLines(std::string_view s) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t e = s.find('\n', start);
+    if (e == std::string_view::npos) e = s.size();
+    out.push_back(s.substr(start, e - start));
+    if (e == s.size()) break;
+    start = e + 1;
+  }
+  if (!out.empty() && out.back().empty() && s.size() > 0) out.pop_back();
+  return out;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
+  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+size_t Count(std::string_view s, std::string_view what) {
+  size_t n = 0;
+  for (size_t p = s.find(what); p != std::string_view::npos; p = s.find(what, p + what.size())) ++n;
+  return n;
+}
+
+// (duplicate elements, their characters): every occurrence after the first counts.
+std::pair<size_t, size_t> Duplicates(const std::vector<std::string_view>& xs) {
+  std::unordered_set<std::string_view> seen;
+  size_t n = 0, chars = 0;
+  for (std::string_view x : xs) {
+    if (!seen.insert(x).second) {
+      ++n;
+      chars += x.size();
+    }
+  }
+  return {n, chars};
+}
+
+uint64_t BytesHash(std::string_view s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+void Add(std::vector<RuleResult>& out, const char* rule, double value, double threshold,
+         bool pass) {
+  out.push_back({rule, value, threshold, pass});
+}
+
+}  // namespace
+
+std::vector<RuleResult> QualityRules(std::string_view text, const QualityConfig& cfg) {
+  std::vector<RuleResult> out;
+  const std::vector<std::string_view> tokens = Tokens(text);
+  std::vector<std::string_view> words;
+  for (std::string_view t : tokens) {
+    if (!AllPunct(t)) words.push_back(t);
+  }
+  const double n_words = static_cast<double>(words.size());
+  const double safe_words = std::max(1.0, n_words);
+  const std::vector<std::string_view> lines = SplitLines(text);
+  const double n_lines = std::max<double>(1, lines.size());
+  const double n_chars = std::max<double>(1, text.size());
+
+  // Gopher quality.
+  Add(out, "gopher.min_doc_words", n_words, cfg.min_doc_words, n_words >= cfg.min_doc_words);
+  Add(out, "gopher.max_doc_words", n_words, cfg.max_doc_words, n_words <= cfg.max_doc_words);
+  double len_sum = 0;
+  for (std::string_view w : words) len_sum += static_cast<double>(w.size());
+  const double avg = words.empty() ? 0 : len_sum / n_words;
+  Add(out, "gopher.min_avg_word_length", avg, cfg.min_avg_word_length, avg >= cfg.min_avg_word_length);
+  Add(out, "gopher.max_avg_word_length", avg, cfg.max_avg_word_length, avg <= cfg.max_avg_word_length);
+  const double hashes = static_cast<double>(Count(text, "#")) / safe_words;
+  Add(out, "gopher.hash_word_ratio", hashes, cfg.max_symbol_word_ratio, hashes <= cfg.max_symbol_word_ratio);
+  const double ellipses =
+      static_cast<double>(Count(text, "...") + Count(text, "\xe2\x80\xa6")) / safe_words;
+  Add(out, "gopher.ellipsis_word_ratio", ellipses, cfg.max_symbol_word_ratio,
+      ellipses <= cfg.max_symbol_word_ratio);
+  double bullets = 0, end_ellipsis = 0;
+  for (std::string_view l : lines) {
+    const std::string_view t = Trim(l);
+    bullets += t.rfind("\xe2\x80\xa2", 0) == 0 || t.rfind("- ", 0) == 0 ? 1 : 0;
+    end_ellipsis += (t.size() >= 3 && t.substr(t.size() - 3) == "...") ||
+                            (t.size() >= 3 && t.substr(t.size() - 3) == "\xe2\x80\xa6")
+                        ? 1
+                        : 0;
+  }
+  Add(out, "gopher.bullet_lines_ratio", bullets / n_lines, cfg.max_bullet_lines_ratio,
+      bullets / n_lines <= cfg.max_bullet_lines_ratio);
+  Add(out, "gopher.ellipsis_lines_ratio", end_ellipsis / n_lines, cfg.max_ellipsis_lines_ratio,
+      end_ellipsis / n_lines <= cfg.max_ellipsis_lines_ratio);
+  double alpha = 0, stops = 0;
+  const std::set<std::string> stop(cfg.stop_words.begin(), cfg.stop_words.end());
+  for (std::string_view w : words) {
+    alpha += std::any_of(w.begin(), w.end(), [](unsigned char c) { return IsAlpha(c); }) ? 1 : 0;
+    std::string lower(w);
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    stops += stop.count(lower) ? 1 : 0;
+  }
+  Add(out, "gopher.alpha_words_ratio", alpha / safe_words, cfg.min_alpha_words_ratio,
+      alpha / safe_words >= cfg.min_alpha_words_ratio);
+  Add(out, "gopher.stop_words", stops, cfg.min_stop_words, stops >= cfg.min_stop_words);
+
+  // Gopher repetition.
+  std::vector<std::string_view> paras;
+  {
+    const std::string_view t = Trim(text);
+    size_t start = 0;
+    while (start <= t.size()) {
+      size_t e = t.find("\n\n", start);
+      if (e == std::string_view::npos) e = t.size();
+      paras.push_back(t.substr(start, e - start));
+      if (e == t.size()) break;
+      start = e;
+      while (start < t.size() && t[start] == '\n') ++start;
+    }
+  }
+  const auto [dup_para, dup_para_chars] = Duplicates(paras);
+  Add(out, "gopher.dup_para_frac", dup_para / std::max<double>(1, paras.size()), cfg.dup_para_frac,
+      dup_para / std::max<double>(1, paras.size()) <= cfg.dup_para_frac);
+  Add(out, "gopher.dup_para_char_frac", dup_para_chars / n_chars, cfg.dup_para_char_frac,
+      dup_para_chars / n_chars <= cfg.dup_para_char_frac);
+  const auto [dup_lines, dup_line_chars] = Duplicates(lines);
+  Add(out, "gopher.dup_line_frac", dup_lines / n_lines, cfg.dup_line_frac,
+      dup_lines / n_lines <= cfg.dup_line_frac);
+  Add(out, "gopher.dup_line_char_frac", dup_line_chars / n_chars, cfg.dup_line_char_frac,
+      dup_line_chars / n_chars <= cfg.dup_line_char_frac);
+  // N-grams are compared by the hash of their words' hashes (64 bits: collisions are
+  // negligible at document sizes); the character length of "w1 w2 ... wn" is carried along.
+  std::vector<uint64_t> word_hash(words.size());
+  std::vector<size_t> word_len_prefix(words.size() + 1, 0);
+  for (size_t i = 0; i < words.size(); ++i) {
+    word_hash[i] = BytesHash(words[i]);
+    word_len_prefix[i + 1] = word_len_prefix[i] + words[i].size();
+  }
+  auto gram_hashes = [&](int n) {
+    std::vector<uint64_t> g;
+    for (size_t i = 0; i + n <= words.size(); ++i) g.push_back(NgramHash(word_hash.data() + i, n));
+    return g;
+  };
+  for (const auto& [n, frac] : cfg.top_ngram_char_frac) {
+    const std::vector<uint64_t> grams = gram_hashes(n);
+    std::unordered_map<uint64_t, std::pair<size_t, size_t>> counts;  // count, chars
+    for (size_t i = 0; i < grams.size(); ++i) {
+      auto& e = counts[grams[i]];
+      ++e.first;
+      e.second = word_len_prefix[i + n] - word_len_prefix[i] + (n - 1);
+    }
+    // Only a repeated n-gram counts (a text of unique n-grams has no "top" repetition).
+    double top = 0;
+    for (const auto& [g, e] : counts) {
+      if (e.first > 1) top = std::max(top, static_cast<double>(e.second * e.first));
+    }
+    const std::string name = "gopher.top_" + std::to_string(n) + "gram_char_frac";
+    out.push_back({name, top / n_chars, frac, top / n_chars <= frac});
+  }
+  for (const auto& [n, frac] : cfg.dup_ngram_char_frac) {
+    const std::vector<uint64_t> grams = gram_hashes(n);
+    std::unordered_map<uint64_t, size_t> counts;
+    for (uint64_t g : grams) ++counts[g];
+    std::vector<uint8_t> covered(words.size(), 0);
+    for (size_t i = 0; i < grams.size(); ++i) {
+      if (counts[grams[i]] > 1) std::fill(covered.begin() + i, covered.begin() + i + n, 1);
+    }
+    double dup = 0;
+    for (size_t i = 0; i < words.size(); ++i) dup += covered[i] ? words[i].size() : 0;
+    const std::string name = "gopher.dup_" + std::to_string(n) + "gram_char_frac";
+    out.push_back({name, dup / n_chars, frac, dup / n_chars <= frac});
+  }
+
+  // C4 (document level).
+  std::string lower(text);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (cfg.c4_lorem_ipsum) {
+    const bool lorem = lower.find("lorem ipsum") != std::string::npos;
+    Add(out, "c4.lorem_ipsum", lorem, 0, !lorem);
+  }
+  if (cfg.c4_curly_bracket) {
+    const bool curly = text.find('{') != std::string_view::npos;
+    Add(out, "c4.curly_bracket", curly, 0, !curly);
+  }
+  double sentences = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if ((c == '.' || c == '!' || c == '?') && (i + 1 == text.size() || IsSpace(text[i + 1]))) ++sentences;
+  }
+  Add(out, "c4.min_sentences", sentences, cfg.c4_min_sentences, sentences >= cfg.c4_min_sentences);
+
+  // FineWeb.
+  double punct_end = 0, short_lines = 0, nonempty = 0;
+  std::vector<std::string_view> stripped;
+  for (std::string_view l : lines) {
+    const std::string_view t = Trim(l);
+    if (t.empty()) continue;
+    ++nonempty;
+    stripped.push_back(t);
+    const char last = t.back();
+    punct_end += (last == '.' || last == '!' || last == '?' || last == '"' || last == '\'') ? 1 : 0;
+    short_lines += t.size() <= static_cast<size_t>(cfg.fineweb_short_line_length) ? 1 : 0;
+  }
+  const double ne = std::max(1.0, nonempty);
+  Add(out, "fineweb.line_punct_ratio", punct_end / ne, cfg.fineweb_line_punct_ratio,
+      punct_end / ne >= cfg.fineweb_line_punct_ratio);
+  Add(out, "fineweb.short_line_ratio", short_lines / ne, cfg.fineweb_short_line_ratio,
+      short_lines / ne <= cfg.fineweb_short_line_ratio);
+  const auto [dup_l, dup_c] = Duplicates(stripped);
+  (void)dup_l;
+  double total_line_chars = 0;
+  for (std::string_view t : stripped) total_line_chars += static_cast<double>(t.size());
+  const double char_dup = dup_c / std::max(1.0, total_line_chars);
+  Add(out, "fineweb.char_dup_ratio", char_dup, cfg.fineweb_char_dup_ratio,
+      char_dup <= cfg.fineweb_char_dup_ratio);
+  const double newline_ratio = static_cast<double>(Count(text, "\n")) / safe_words;
+  Add(out, "fineweb.newline_ratio", newline_ratio, cfg.fineweb_newline_ratio,
+      newline_ratio <= cfg.fineweb_newline_ratio);
+  return out;
+}
+
+bool PassesAll(const std::vector<RuleResult>& rules) {
+  return std::all_of(rules.begin(), rules.end(), [](const RuleResult& r) { return r.pass; });
+}
+
+std::string FirstFailure(const std::vector<RuleResult>& rules) {
+  for (const RuleResult& r : rules) {
+    if (!r.pass) return r.rule;
+  }
+  return "";
+}
+
+}  // namespace trail::corpus

@@ -1,0 +1,94 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "corpus/quality.h"
+
+namespace trail::corpus {
+namespace {
+
+const RuleResult& Rule(const std::vector<RuleResult>& rs, const std::string& name) {
+  for (const RuleResult& r : rs) {
+    if (r.rule == name) return r;
+  }
+  static RuleResult none{"missing", 0, 0, false};
+  ADD_FAILURE() << "no rule " << name;
+  return none;
+}
+
+const char* kProse =
+    "The quick brown fox jumps over the lazy dog near the river bank. It was a bright and cold "
+    "day in April, and the clocks were striking thirteen. Winston Smith, his chin nuzzled into "
+    "his breast in an effort to escape the vile wind, slipped quickly through the glass doors of "
+    "Victory Mansions. The hallway smelt of boiled cabbage and old rag mats. At one end of it a "
+    "coloured poster, too large for indoor display, had been tacked to the wall. It depicted "
+    "simply an enormous face, more than a metre wide: the face of a man of about forty-five, "
+    "with a heavy black moustache and ruggedly handsome features.\n";
+
+TEST(Quality, ProsePassesEveryRule) {
+  const auto rs = QualityRules(kProse, {});
+  EXPECT_TRUE(PassesAll(rs)) << FirstFailure(rs);
+  EXPECT_GT(Rule(rs, "gopher.min_doc_words").value, 90);
+  EXPECT_NEAR(Rule(rs, "gopher.min_avg_word_length").value, 4.3, 0.5);
+}
+
+TEST(Quality, EachRuleCatchesWhatItIsFor) {
+  QualityConfig cfg;
+  EXPECT_EQ(FirstFailure(QualityRules("Too short to be a document.", cfg)), "gopher.min_doc_words");
+  std::string repeated;
+  for (int i = 0; i < 30; ++i) repeated += "Buy cheap watches online today, best prices guaranteed.\n";
+  const auto rep = QualityRules(repeated, cfg);
+  EXPECT_FALSE(Rule(rep, "gopher.dup_line_frac").pass);
+  EXPECT_NEAR(Rule(rep, "gopher.dup_line_frac").value, 29.0 / 30.0, 1e-9);
+  EXPECT_FALSE(Rule(rep, "gopher.dup_10gram_char_frac").pass);
+  EXPECT_FALSE(Rule(rep, "gopher.top_2gram_char_frac").pass);
+  const auto lorem = QualityRules(std::string(kProse) + "Lorem ipsum dolor sit amet.", cfg);
+  EXPECT_FALSE(Rule(lorem, "c4.lorem_ipsum").pass);
+  EXPECT_FALSE(Rule(QualityRules(std::string(kProse) + "{x}", cfg), "c4.curly_bracket").pass);
+  std::string hashes = kProse;
+  for (int i = 0; i < 20; ++i) hashes += " #tag";
+  EXPECT_FALSE(Rule(QualityRules(hashes, cfg), "gopher.hash_word_ratio").pass);
+  std::string numbers;
+  for (int i = 0; i < 100; ++i) numbers += std::to_string(i * 7919) + " ";
+  EXPECT_FALSE(Rule(QualityRules(numbers, cfg), "gopher.alpha_words_ratio").pass);
+  std::string lines;
+  for (int i = 0; i < 60; ++i) lines += "item " + std::to_string(i) + "\n";
+  const auto menu = QualityRules(lines, cfg);
+  EXPECT_FALSE(Rule(menu, "fineweb.short_line_ratio").pass);
+  EXPECT_FALSE(Rule(menu, "fineweb.newline_ratio").pass);
+}
+
+TEST(Quality, RealTextKjvChaptersPassTheGopherQualityRules) {
+  std::ifstream in(std::string(TRAIL_ASSETS_DIR) + "/text/kjv.txt");
+  ASSERT_TRUE(in.good()) << "run scripts/fetch-assets.sh";
+  std::vector<std::string> chapters;
+  std::string line, cur;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    if (line[0] != ' ' && !cur.empty()) {  // a heading such as "Genesis 2" starts a chapter
+      chapters.push_back(cur);
+      cur.clear();
+    }
+    if (line[0] == ' ') cur += line + "\n";
+  }
+  chapters.push_back(cur);
+  ASSERT_GT(chapters.size(), 1000u);
+  int pass = 0;
+  for (const std::string& c : chapters) {
+    // The Bible repeats itself by design (genealogies, refrains); judge the Gopher quality rules.
+    bool ok = true;
+    for (const RuleResult& r : QualityRules(c, {})) {
+      if (r.rule.rfind("gopher.", 0) == 0 && r.rule.find("dup_") == std::string::npos &&
+          r.rule.find("top_") == std::string::npos) {
+        ok = ok && r.pass;
+      }
+    }
+    pass += ok;
+  }
+  std::printf("KJV: %d of %zu chapters pass the Gopher quality rules\n", pass, chapters.size());
+  EXPECT_GT(pass, static_cast<int>(chapters.size() * 95 / 100));
+}
+
+}  // namespace
+}  // namespace trail::corpus
