@@ -14,13 +14,13 @@ native_pkgs=(
 data_pkgs=(
   bible-kjv fortunes fortunes-min fortunes-de fortunes-es fortunes-it fortunes-pl fortunes-ru
   fortunes-cs fortunes-bg fortunes-br fortunes-ga fortunes-zh fortunes-eo vim-runtime
-  zstd gzip bc bsdgames
+  zstd gzip bc bsdgames fortunes-eo-ascii fortunes-eo-iso3
 )
 # A machine that already has node and npm (e.g. from NodeSource) keeps them.
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then data_pkgs+=(nodejs npm); fi
 # The aarch64 cross build runs the golden-hash suite under qemu-user.
 cross_pkgs=(g++-aarch64-linux-gnu qemu-user libssl-dev:arm64 libhwy-dev:arm64 libpcre2-dev:arm64
-            libzstd-dev:arm64 zlib1g-dev:arm64 libicu-dev:arm64 libfasttext-dev:arm64)
+            libzstd-dev:arm64 zlib1g-dev:arm64 libicu-dev:arm64)
 
 missing() {
   local out=()

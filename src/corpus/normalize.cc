@@ -1,0 +1,136 @@
+#include "corpus/normalize.h"
+
+#include <unicode/normalizer2.h>
+#include <unicode/ucnv.h>
+#include <unicode/ucsdet.h>
+#include <unicode/unistr.h>
+
+#include <vector>
+
+#include "core/error.h"
+#include "core/hash.h"
+
+namespace trail::corpus {
+namespace {
+
+bool IsValidUtf8(std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  size_t i = 0, n = s.size();
+  while (i < n) {
+    const unsigned char c = p[i];
+    size_t len = c < 0x80 ? 1 : (c >= 0xC2 && c <= 0xDF) ? 2 : (c >= 0xE0 && c <= 0xEF) ? 3
+                           : (c >= 0xF0 && c <= 0xF4) ? 4 : 0;
+    if (len == 0 || i + len > n) return false;
+    uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
+    for (size_t k = 1; k < len; ++k) {
+      if ((p[i + k] & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (p[i + k] & 0x3F);
+    }
+    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+        (cp >= 0xD800 && cp <= 0xDFFF)) {
+      return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
+std::string Detect(std::string_view raw) {
+  UErrorCode st = U_ZERO_ERROR;
+  UCharsetDetector* det = ucsdet_open(&st);
+  if (U_FAILURE(st)) return "ISO-8859-1";
+  ucsdet_setText(det, raw.data(), static_cast<int32_t>(std::min<size_t>(raw.size(), 1 << 20)), &st);
+  const UCharsetMatch* m = ucsdet_detect(det, &st);
+  std::string name = "ISO-8859-1";
+  if (U_SUCCESS(st) && m != nullptr) {
+    const char* n = ucsdet_getName(m, &st);
+    if (U_SUCCESS(st) && n != nullptr) name = n;
+  }
+  ucsdet_close(det);
+  return name;
+}
+
+icu::UnicodeString Convert(std::string_view raw, const std::string& encoding, uint64_t* replaced) {
+  UErrorCode st = U_ZERO_ERROR;
+  UConverter* conv = ucnv_open(encoding.c_str(), &st);
+  TRAIL_CHECK(U_SUCCESS(st), "unknown text encoding '", encoding, "'");
+  icu::UnicodeString out(raw.data(), static_cast<int32_t>(raw.size()), conv, st);
+  ucnv_close(conv);
+  TRAIL_CHECK(U_SUCCESS(st), "cannot convert from ", encoding, ": ", u_errorName(st));
+  for (int32_t i = 0; i < out.length(); ++i) *replaced += out[i] == 0xFFFD;
+  return out;
+}
+
+void XSystem(icu::UnicodeString& s) {
+  static const char16_t from[] = u"cCgGhHjJsSuU";
+  static const char16_t to[] = u"ĉĈĝĜĥĤĵĴŝŜŭŬ";
+  icu::UnicodeString out;
+  for (int32_t i = 0; i < s.length(); ++i) {
+    const char16_t c = s[i];
+    if (i + 1 < s.length() && (s[i + 1] == u'x' || s[i + 1] == u'X')) {
+      bool done = false;
+      for (int k = 0; k < 12; ++k) {
+        if (from[k] == c) {
+          out.append(to[k]);
+          ++i;
+          done = true;
+          break;
+        }
+      }
+      if (done) continue;
+    }
+    out.append(c);
+  }
+  s = out;
+}
+
+}  // namespace
+
+std::string NormalizeText(std::string_view raw, const NormalizeConfig& cfg, NormalizeStats* stats) {
+  NormalizeStats st;
+  icu::UnicodeString u;
+  if (IsValidUtf8(raw)) {
+    st.encoding = "UTF-8";
+    u = icu::UnicodeString::fromUTF8(icu::StringPiece(raw.data(), static_cast<int32_t>(raw.size())));
+  } else {
+    st.encoding = cfg.declared_encoding.empty() ? Detect(raw) : cfg.declared_encoding;
+    st.detected = cfg.declared_encoding.empty();
+    u = Convert(raw, st.encoding, &st.replaced);
+  }
+  if (cfg.esperanto_x_system) XSystem(u);
+  if (cfg.nfc) {
+    UErrorCode e = U_ZERO_ERROR;
+    const icu::Normalizer2* nfc = icu::Normalizer2::getNFCInstance(e);
+    TRAIL_CHECK(U_SUCCESS(e), "ICU NFC unavailable");
+    u = nfc->normalize(u, e);
+    TRAIL_CHECK(U_SUCCESS(e), "NFC failed: ", u_errorName(e));
+  }
+  std::string utf8;
+  u.toUTF8String(utf8);
+  std::string out;
+  out.reserve(utf8.size());
+  for (size_t i = 0; i < utf8.size(); ++i) {
+    const unsigned char c = utf8[i];
+    if (c == '\r') {
+      out += '\n';
+      if (i + 1 < utf8.size() && utf8[i + 1] == '\n') ++i;
+    } else if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F) {
+      ++st.controls_removed;
+    } else if (c == 0xC2 && i + 1 < utf8.size() && static_cast<unsigned char>(utf8[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(utf8[i + 1]) <= 0x9F) {
+      ++st.controls_removed;  // C1 controls U+0080..U+009F
+      ++i;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (stats != nullptr) *stats = st;
+  return out;
+}
+
+std::string ContentHash(std::string_view text) {
+  const Digest d = Sha256({reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+  return ToHex(d).substr(0, 32);
+}
+
+}  // namespace trail::corpus

@@ -1,0 +1,106 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "corpus/normalize.h"
+
+namespace trail::corpus {
+namespace {
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> Records(const std::string& text) {
+  std::vector<std::string> out;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find("\n%\n", start);
+    if (end == std::string::npos) end = text.size();
+    out.push_back(text.substr(start, end - start));
+    start = end + 3;
+  }
+  return out;
+}
+
+TEST(Normalize, EsperantoInThreeEncodingsBecomesOneTextAndDeduplicates) {
+  const std::string dir = "/usr/share/games/fortunes/";
+  const std::string utf8 = Slurp(dir + "eo/proverbaro");
+  const std::string ascii = Slurp(dir + "eo-ascii/proverbaro");
+  const std::string iso3 = Slurp(dir + "eo-iso3/proverbaro");
+  ASSERT_FALSE(utf8.empty() || ascii.empty() || iso3.empty())
+      << "fortunes-eo, fortunes-eo-ascii, fortunes-eo-iso3 missing: run scripts/install-deps.sh";
+  NormalizeConfig plain, latin3, xsys;
+  latin3.declared_encoding = "ISO-8859-3";
+  xsys.esperanto_x_system = true;
+  NormalizeStats s3;
+  const std::string a = NormalizeText(utf8, plain);
+  const std::string b = NormalizeText(iso3, latin3, &s3);
+  const std::string c = NormalizeText(ascii, xsys);
+  EXPECT_EQ(s3.encoding, "ISO-8859-3");
+  EXPECT_EQ(s3.replaced, 0u);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a, c);
+  // Exact dedup over the three sources' records: one survivor per proverb.
+  std::map<std::string, std::string> survivor;  // content hash -> smallest key
+  size_t records = 0;
+  for (const auto& [name, text] : std::vector<std::pair<std::string, std::string>>{
+           {"eo", a}, {"eo-ascii", c}, {"eo-iso3", b}}) {
+    const auto recs = Records(text);
+    for (size_t i = 0; i < recs.size(); ++i) {
+      const std::string key = name + ":" + std::to_string(i);
+      auto [it, fresh] = survivor.emplace(ContentHash(recs[i]), key);
+      if (!fresh && key < it->second) it->second = key;
+      ++records;
+    }
+  }
+  std::printf("Esperanto: %zu records from 3 encodings -> %zu distinct\n", records, survivor.size());
+  EXPECT_EQ(records, 3 * 2626u);
+  EXPECT_EQ(survivor.size(), 2626u);
+  // The survivor is the smallest key in byte order: "eo-ascii:…" sorts before "eo:…".
+  for (const auto& [h, key] : survivor) EXPECT_EQ(key.rfind("eo-ascii:", 0), 0u) << key;
+}
+
+TEST(Normalize, VimTutorsInLegacyEncodingsMatchTheirUtf8Versions) {
+  const std::string dir = "/usr/share/vim/vim90/tutor/";
+  // (legacy file, its UTF-8 sibling); the encodings are detected, not declared.
+  const std::vector<std::pair<std::string, std::string>> pairs = {
+      {"tutor.ru", "tutor.ru.utf-8"}, {"tutor.ja.euc", "tutor.ja.utf-8"},
+      {"tutor.ja.sjis", "tutor.ja.utf-8"}, {"tutor.ko.euc", "tutor.ko.utf-8"},
+      {"tutor.el.cp737", "tutor.el.utf-8"}, {"tutor.cs.cp1250", "tutor.cs.utf-8"},
+      {"tutor.de", "tutor.de.utf-8"}};
+  int same = 0, checked = 0;
+  for (const auto& [legacy, utf8] : pairs) {
+    const std::string x = Slurp(dir + legacy), y = Slurp(dir + utf8);
+    if (x.empty() || y.empty()) continue;
+    ++checked;
+    NormalizeStats st;
+    const std::string nx = NormalizeText(x, {}, &st), ny = NormalizeText(y, {});
+    const bool eq = nx == ny;
+    same += eq;
+    std::printf("  %-16s detected %-12s %s\n", legacy.c_str(), st.encoding.c_str(),
+                eq ? "== its UTF-8 version" : "differs");
+  }
+  EXPECT_EQ(checked, 7);
+  EXPECT_GE(same, 6);
+  // ICU cannot detect DOS Greek (cp737); declared, it converts exactly.
+  NormalizeConfig greek;
+  greek.declared_encoding = "ibm-737";
+  EXPECT_EQ(NormalizeText(Slurp(dir + "tutor.el.cp737"), greek),
+            NormalizeText(Slurp(dir + "tutor.el.utf-8"), {}));
+}
+
+TEST(Normalize, ControlsLineEndsAndNfc) {
+  NormalizeStats st;
+  EXPECT_EQ(NormalizeText("a\r\nb\rc\x01\x7f" "d\tE\xcc\x81", {}, &st), "a\nb\ncd\t\xc3\x89");
+  EXPECT_EQ(st.controls_removed, 2u);
+  EXPECT_EQ(ContentHash("x").size(), 32u);
+}
+
+}  // namespace
+}  // namespace trail::corpus
