@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "core/error.h"
+#include "core/mix.h"
 #include "core/philox.h"
 #include "core/thread_pool.h"
 #include "corpus/minhash.h"
@@ -11,15 +12,6 @@
 
 namespace trail::corpus {
 namespace {
-
-inline uint64_t Mix(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  x ^= x >> 31;
-  return x;
-}
 
 uint64_t StringKey(const std::string& s) { return StreamIdForName(s.c_str()); }
 
@@ -49,8 +41,8 @@ NearDedupResult NearDedup(const std::vector<std::string>& keys,
     size_t m = 0;
     for (uint32_t i = 0; i < n; ++i) {
       if (shingles[i].empty()) continue;
-      uint64_t h = Mix(static_cast<uint64_t>(b) + 1);
-      for (int r = 0; r < cfg.rows; ++r) h = Mix(h ^ sig[i * k + b * cfg.rows + r]);
+      uint64_t h = Mix64(static_cast<uint64_t>(b) + 1);
+      for (int r = 0; r < cfg.rows; ++r) h = Mix64(h ^ sig[i * k + b * cfg.rows + r]);
       bucket[m++] = {h, i};
     }
     std::sort(bucket.begin(), bucket.begin() + m);
@@ -105,7 +97,7 @@ const char* SplitName(Split s) {
 Split SplitOfCluster(const std::string& key, uint64_t seed, double train, double validation) {
   TRAIL_CHECK(train >= 0 && validation >= 0 && train + validation <= 1.0,
               "split ratios must be non-negative and sum to at most 1");
-  const uint64_t h = Mix(StringKey(key) ^ Mix(seed + 0x5bd1e995));
+  const uint64_t h = Mix64(StringKey(key) ^ Mix64(seed + 0x5bd1e995));
   const double u = static_cast<double>(h >> 11) * 0x1p-53;
   if (u < train) return Split::kTrain;
   if (u < train + validation) return Split::kValidation;

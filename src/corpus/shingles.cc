@@ -5,19 +5,9 @@
 
 #include <algorithm>
 
+#include "core/mix.h"
+
 namespace trail::corpus {
-namespace {
-
-inline uint64_t Mix(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  x ^= x >> 31;
-  return x;
-}
-
-}  // namespace
 
 std::vector<uint64_t> WordHashes(std::string_view s) {
   std::vector<uint64_t> out;
@@ -27,7 +17,7 @@ std::vector<uint64_t> WordHashes(std::string_view s) {
 
 uint64_t NgramHash(const uint64_t* w, size_t n) {
   uint64_t h = 0x243f6a8885a308d3ull;
-  for (size_t j = 0; j < n; ++j) h = Mix(h ^ w[j]);
+  for (size_t j = 0; j < n; ++j) h = Mix64(h ^ w[j]);
   return h;
 }
 
@@ -49,7 +39,7 @@ std::vector<Word> Words(std::string_view s) {
     if (word_char) {
       const UChar32 f = c < 0x80 ? ((c >= 'A' && c <= 'Z') ? c + 32 : c)
                                  : u_foldCase(c, U_FOLD_CASE_DEFAULT);
-      h = Mix(h ^ (static_cast<uint64_t>(f) + 0x9e3779b97f4a7c15ull));
+      h = Mix64(h ^ (static_cast<uint64_t>(f) + 0x9e3779b97f4a7c15ull));
       if (!in_word) word_begin = at;
       in_word = true;
     } else if (in_word) {

@@ -5,15 +5,6 @@
 
 namespace trail::data {
 
-uint64_t Mix64(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  x ^= x >> 31;
-  return x;
-}
-
 Permutation::Permutation(uint64_t n, uint64_t seed, uint64_t stream) : n_(n) {
   TRAIL_CHECK(n <= (1ull << 62), "permutation domain too large: ", n);
   unsigned bits = 0;

@@ -11,9 +11,9 @@
 
 #include <cstdint>
 
-namespace trail::data {
+#include "core/mix.h"
 
-uint64_t Mix64(uint64_t x);
+namespace trail::data {
 
 class Permutation {
  public:
