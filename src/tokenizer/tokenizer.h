@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/utf8.h"
 #include "tokenizer/bpe.h"
 #include "tokenizer/normalizer.h"
 #include "tokenizer/pretokenizer.h"
@@ -73,8 +74,5 @@ class Tokenizer {
   uint32_t vocab_size_ = 0;
   uint64_t serial_;  // identifies this tokenizer's per-thread piece caches
 };
-
-// Length of the longest prefix of s that is valid UTF-8.
-size_t ValidUtf8Prefix(std::string_view s);
 
 }  // namespace trail::tok
