@@ -6,6 +6,9 @@
 #include <sstream>
 
 #include "cli/data_cmd.h"
+#if TRAIL_WITH_CORPUS
+#include "cli/corpus_cmd.h"
+#endif
 #include "cli/selftest.h"
 #include "cli/tokenizer_cmd.h"
 #include "core/error.h"
@@ -58,6 +61,10 @@ int main(int argc, char** argv) {
   trail::cli::AddDataCommand(app, data);
   trail::cli::TokenizerCommand tokenizer;
   trail::cli::AddTokenizerCommand(app, tokenizer);
+#if TRAIL_WITH_CORPUS
+  trail::cli::CorpusCommand corpus;
+  trail::cli::AddCorpusCommand(app, corpus);
+#endif
 
   try {
     app.parse(argc, argv);
@@ -78,6 +85,9 @@ int main(int argc, char** argv) {
     }
     if (*data.data) return trail::cli::RunDataCommand(data);
     if (*tokenizer.tokenizer) return trail::cli::RunTokenizerCommand(tokenizer);
+#if TRAIL_WITH_CORPUS
+    if (*corpus.corpus) return trail::cli::RunCorpusCommand(corpus);
+#endif
   } catch (const CLI::ValidationError& e) {
     std::cerr << "trail: " << e.what() << "\n";
     return kUsage;

@@ -140,6 +140,7 @@ std::vector<RuleResult> QualityRules(std::string_view text, const QualityConfig&
   Add(out, "gopher.stop_words", stops, cfg.min_stop_words, stops >= cfg.min_stop_words);
 
   // Gopher repetition.
+  if (cfg.repetition) {
   std::vector<std::string_view> paras;
   {
     const std::string_view t = Trim(text);
@@ -204,6 +205,7 @@ std::vector<RuleResult> QualityRules(std::string_view text, const QualityConfig&
     for (size_t i = 0; i < words.size(); ++i) dup += covered[i] ? words[i].size() : 0;
     const std::string name = "gopher.dup_" + std::to_string(n) + "gram_char_frac";
     out.push_back({name, dup / n_chars, frac, dup / n_chars <= frac});
+  }
   }
 
   // C4 (document level).

@@ -30,7 +30,8 @@ struct QualityConfig {
          max_ellipsis_lines_ratio = 0.3, min_alpha_words_ratio = 0.8;
   int min_stop_words = 2;
   std::vector<std::string> stop_words = {"the", "be", "to", "of", "and", "that", "have", "with"};
-  // Gopher repetition
+  // Gopher repetition (calibrated for web pages; short texts such as quotes trip it)
+  bool repetition = true;
   double dup_line_frac = 0.3, dup_para_frac = 0.3, dup_line_char_frac = 0.2,
          dup_para_char_frac = 0.2;
   std::vector<std::pair<int, double>> top_ngram_char_frac = {{2, 0.2}, {3, 0.18}, {4, 0.16}};

@@ -1,0 +1,20 @@
+// `trail corpus build | why`.
+#pragma once
+
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace trail::cli {
+
+struct CorpusCommand {
+  CLI::App *corpus = nullptr, *build = nullptr, *why = nullptr;
+  std::string config, out, key;
+  int threads = 1;
+};
+void AddCorpusCommand(CLI::App& app, CorpusCommand& cmd);
+int RunCorpusCommand(const CorpusCommand& cmd);
+
+}  // namespace trail::cli

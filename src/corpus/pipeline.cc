@@ -1,0 +1,502 @@
+#include "corpus/pipeline.h"
+
+#include <sqlite3.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/file_util.h"
+#include "core/hash.h"
+#include "core/thread_pool.h"
+#include "corpus/decontam.h"
+#include "corpus/langid.h"
+#include "corpus/near_dedup.h"
+#include "corpus/normalize.h"
+#include "corpus/pii.h"
+#include "corpus/quality.h"
+#include "corpus/shingles.h"
+#include "data/documents.h"
+
+namespace trail::corpus {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+constexpr const char* kStageVersions = "read1 normalize1 language1 quality1 exact1 near1 pii1 decontam1 split1";
+
+struct Doc {
+  std::string key, source, file, raw;
+  uint64_t offset = 0;
+  size_t source_index = 0;
+  // Stage results.
+  std::string text, content_hash, drop, exact_survivor, cluster, shard, contaminated_by;
+  NormalizeStats norm;
+  LanguageGuess lang;
+  std::vector<RuleResult> rules;
+  std::vector<uint64_t> shingles;
+  PiiCounts pii;
+  Split split = Split::kTrain;
+  uint64_t shard_line = 0;
+};
+
+std::string Padded(uint64_t i) {
+  char buf[24];
+  std::snprintf(buf, sizeof(buf), "%08llu", static_cast<unsigned long long>(i));
+  return buf;
+}
+
+void ReadSource(const SourceConfig& s, size_t index, std::vector<Doc>& docs) {
+  for (const std::string& path : s.paths) {
+    const std::string base = fs::path(path).filename().string();
+    if (s.format == "jsonl") {
+      data::DocumentReader reader(path);
+      data::Document d;
+      while (reader.Next(d)) {
+        Doc doc;
+        doc.key = s.name + "/" + d.id;
+        doc.source = s.name;
+        doc.file = path;
+        doc.offset = d.line;
+        doc.raw = std::move(d.text);
+        doc.source_index = index;
+        docs.push_back(std::move(doc));
+      }
+      continue;
+    }
+    const std::string all = ReadFileToString(path);
+    if (s.format == "text") {
+      docs.push_back({s.name + "/" + base, s.name, path, all, 0, index});
+      continue;
+    }
+    uint64_t n = 0;
+    for (size_t start = 0; start < all.size();) {  // fortune: records separated by "\n%\n"
+      size_t end = all.find("\n%\n", start);
+      if (end == std::string::npos) end = all.size();
+      std::string rec = all.substr(start, end - start);
+      if (rec != "%" && !rec.empty()) {
+        docs.push_back({s.name + "/" + base + ":" + Padded(n), s.name, path, rec, start, index});
+      }
+      ++n;
+      start = end + 3;
+    }
+  }
+}
+
+std::string Compress(const std::string& s) {
+  std::string out(ZSTD_compressBound(s.size()), '\0');
+  const size_t n = ZSTD_compress(out.data(), out.size(), s.data(), s.size(), 3);
+  TRAIL_CHECK(!ZSTD_isError(n), "zstd: ", ZSTD_getErrorName(n));
+  out.resize(n);
+  return out;
+}
+
+class Db {
+ public:
+  explicit Db(const std::string& path) {
+    TRAIL_CHECK(sqlite3_open(path.c_str(), &db_) == SQLITE_OK, path, ": cannot open: ",
+                sqlite3_errmsg(db_));
+  }
+  ~Db() { sqlite3_close(db_); }
+  void Exec(const std::string& sql) {
+    char* err = nullptr;
+    const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);
+    const std::string msg = err ? err : "";
+    sqlite3_free(err);
+    TRAIL_CHECK(rc == SQLITE_OK, "lineage: ", msg, " in: ", sql.substr(0, 80));
+  }
+  sqlite3* get() { return db_; }
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) {
+    TRAIL_CHECK(sqlite3_prepare_v2(db, sql, -1, &st_, nullptr) == SQLITE_OK, "lineage: ",
+                sqlite3_errmsg(db));
+  }
+  ~Stmt() { sqlite3_finalize(st_); }
+  Stmt& Text(int i, const std::string& s) {
+    sqlite3_bind_text(st_, i, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Stmt& Int(int i, int64_t v) {
+    sqlite3_bind_int64(st_, i, v);
+    return *this;
+  }
+  Stmt& Real(int i, double v) {
+    sqlite3_bind_double(st_, i, v);
+    return *this;
+  }
+  void Run() {
+    TRAIL_CHECK(sqlite3_step(st_) == SQLITE_DONE, "lineage insert failed");
+    sqlite3_reset(st_);
+    sqlite3_clear_bindings(st_);
+  }
+  sqlite3_stmt* get() { return st_; }
+
+ private:
+  sqlite3_stmt* st_ = nullptr;
+};
+
+struct StageCount {
+  uint64_t in = 0, out = 0;
+  std::map<std::string, uint64_t> dropped;
+  double seconds = 0;
+};
+
+}  // namespace
+
+BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir, int threads) {
+  fs::create_directories(out_dir);
+  ThreadPool pool(static_cast<size_t>(std::max(1, threads)));
+  std::map<std::string, StageCount> stages;
+  std::vector<std::string> order;
+  auto t0 = std::chrono::steady_clock::now();
+  auto lap = [&](const std::string& name) {
+    const auto now = std::chrono::steady_clock::now();
+    stages[name].seconds = std::chrono::duration<double>(now - t0).count();
+    order.push_back(name);
+    t0 = now;
+  };
+  auto alive = [](const Doc& d) { return d.drop.empty(); };
+  auto count_stage = [&](const std::string& name, const std::vector<Doc>& docs, uint64_t in) {
+    StageCount& c = stages[name];
+    c.in = in;
+    for (const Doc& d : docs) c.out += alive(d);
+    return c.out;
+  };
+
+  // Read.
+  std::vector<Doc> docs;
+  for (size_t i = 0; i < cfg.sources.size(); ++i) ReadSource(cfg.sources[i], i, docs);
+  std::sort(docs.begin(), docs.end(), [](const Doc& a, const Doc& b) { return a.key < b.key; });
+  for (size_t i = 1; i < docs.size(); ++i) {
+    TRAIL_CHECK(docs[i].key != docs[i - 1].key, "duplicate document key '", docs[i].key, "'");
+  }
+  uint64_t live = count_stage("read", docs, docs.size());
+  lap("read");
+
+  // Per-document stages: normalize, language, quality, content hash, shingles.
+  std::unique_ptr<LanguageIdentifier> lid;
+  if (cfg.language) lid = std::make_unique<LanguageIdentifier>(cfg.language_model);
+  pool.ParallelFor(docs.size(), [&](size_t i) {
+    Doc& d = docs[i];
+    const SourceConfig& s = cfg.sources[d.source_index];
+    NormalizeConfig nc;
+    nc.declared_encoding = s.encoding;
+    nc.esperanto_x_system = s.esperanto_x_system;
+    d.text = NormalizeText(d.raw, nc, &d.norm);
+    if (d.text.find_first_not_of(" \t\n") == std::string::npos) d.drop = "normalize.empty";
+    if (d.drop.empty() && lid) {
+      d.lang = lid->Identify(d.text);
+      const auto& ok = cfg.allowed_languages;
+      if (!ok.empty() && std::find(ok.begin(), ok.end(), d.lang.language) == ok.end()) {
+        d.drop = "language.not_allowed";
+      } else if (d.lang.score < cfg.min_language_score) {
+        d.drop = "language.low_score";
+      }
+    }
+    if (d.drop.empty() && cfg.quality) {
+      d.rules = QualityRules(d.text, cfg.quality_cfg);
+      const std::string fail = FirstFailure(d.rules);
+      if (!fail.empty()) d.drop = "quality." + fail;
+    }
+    d.content_hash = ContentHash(d.text);
+    if (d.drop.empty()) d.shingles = Shingles(d.text, cfg.ngram);
+  });
+  // Stage counts in pipeline order (a document counts in the stage that dropped it).
+  {
+    auto tally = [&](const std::string& stage, const std::string& prefix) {
+      StageCount& c = stages[stage];
+      c.in = live;
+      for (const Doc& d : docs) {
+        if (d.drop.rfind(prefix, 0) == 0) ++c.dropped[d.drop];
+      }
+      uint64_t gone = 0;
+      for (const auto& [r, n] : c.dropped) gone += n;
+      c.out = live - gone;
+      live = c.out;
+      order.push_back(stage);
+    };
+    tally("normalize", "normalize.");
+    tally("language", "language.");
+    tally("quality", "quality.");
+    stages["normalize"].seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    t0 = std::chrono::steady_clock::now();
+  }
+
+  // Exact dedup: the smallest key per content hash survives.
+  {
+    std::map<std::string, std::string> first;
+    for (Doc& d : docs) {
+      if (!alive(d)) continue;
+      auto [it, fresh] = first.emplace(d.content_hash, d.key);
+      d.exact_survivor = it->second;
+      if (!fresh) d.drop = "exact_dup";
+    }
+    StageCount& c = stages["exact_dedup"];
+    c.in = live;
+    for (const Doc& d : docs) c.dropped["exact_dup"] += d.drop == "exact_dup";
+    c.out = live - c.dropped["exact_dup"];
+    live = c.out;
+    lap("exact_dedup");
+  }
+
+  // Near dedup over the survivors, in key order.
+  {
+    std::vector<size_t> idx;
+    std::vector<std::string> keys;
+    std::vector<std::vector<uint64_t>> sets;
+    for (size_t i = 0; i < docs.size(); ++i) {
+      if (!alive(docs[i])) continue;
+      idx.push_back(i);
+      keys.push_back(docs[i].key);
+      sets.push_back(docs[i].shingles);
+    }
+    NearDedupConfig nc;
+    nc.bands = cfg.bands;
+    nc.rows = cfg.rows;
+    nc.threshold = cfg.near_threshold;
+    nc.seed = cfg.seed;
+    nc.threads = threads;
+    const NearDedupResult r = NearDedup(keys, sets, nc);
+    std::map<std::string, std::string> cluster_of;  // exact survivor -> near cluster
+    for (size_t j = 0; j < idx.size(); ++j) {
+      Doc& d = docs[idx[j]];
+      d.cluster = keys[r.survivor[j]];
+      cluster_of[d.key] = d.cluster;
+      if (r.survivor[j] != j) d.drop = "near_dup";
+    }
+    for (Doc& d : docs) {  // exact duplicates belong to their survivor's cluster
+      if (d.drop == "exact_dup") d.cluster = cluster_of.count(d.exact_survivor) ? cluster_of[d.exact_survivor] : d.exact_survivor;
+    }
+    StageCount& c = stages["near_dedup"];
+    c.in = live;
+    for (const Doc& d : docs) c.dropped["near_dup"] += d.drop == "near_dup";
+    c.out = live - c.dropped["near_dup"];
+    live = c.out;
+    lap("near_dedup");
+  }
+
+  // PII and decontamination on the survivors.
+  std::unique_ptr<ContaminationIndex> contam;
+  if (!cfg.eval_files.empty()) {
+    std::vector<EvalItem> items;
+    for (const std::string& f : cfg.eval_files) {
+      std::istringstream in(ReadFileToString(f));
+      std::string line;
+      for (int n = 0; std::getline(in, line); ++n) {
+        items.push_back({fs::path(f).filename().string(), std::to_string(n), line});
+      }
+    }
+    contam = std::make_unique<ContaminationIndex>(items, cfg.decontam_ngram);
+  }
+  DecontamConfig dc;
+  dc.cut = cfg.decontam_cut;
+  std::vector<std::string> benchmark_of;
+  pool.ParallelFor(docs.size(), [&](size_t i) {
+    Doc& d = docs[i];
+    if (!alive(d)) return;
+    if (cfg.pii) {
+      PiiResult p = RedactPii(d.text);
+      d.pii = p.counts;
+      d.text = std::move(p.text);
+    }
+    if (contam) {
+      DecontamOutcome o = Decontaminate(d.text, *contam, dc);
+      if (!o.hits.empty()) d.contaminated_by = std::to_string(o.hits.size()) + " n-gram hits";
+      if (o.dropped) {
+        d.drop = "contaminated";
+      } else {
+        d.text = std::move(o.text);
+      }
+    }
+  });
+  {
+    StageCount& p = stages["pii"];
+    p.in = p.out = live;
+    order.push_back("pii");
+    StageCount& c = stages["decontamination"];
+    c.in = live;
+    for (const Doc& d : docs) c.dropped["contaminated"] += d.drop == "contaminated";
+    c.out = live - c.dropped["contaminated"];
+    live = c.out;
+    lap("decontamination");
+  }
+
+  // Split by cluster, then per-source quotas (smallest keys first).
+  std::vector<uint64_t> kept_per_source(cfg.sources.size(), 0);
+  for (Doc& d : docs) {
+    if (!d.cluster.empty()) d.split = SplitOfCluster(d.cluster, cfg.seed, cfg.train, cfg.validation);
+    if (!alive(d)) continue;
+    const uint64_t quota = cfg.sources[d.source_index].quota;
+    if (quota > 0 && kept_per_source[d.source_index] >= quota) {
+      d.drop = "quota";
+      continue;
+    }
+    ++kept_per_source[d.source_index];
+  }
+  {
+    StageCount& c = stages["split_quota"];
+    c.in = live;
+    for (const Doc& d : docs) c.dropped["quota"] += d.drop == "quota";
+    c.out = live - c.dropped["quota"];
+    live = c.out;
+    lap("split_quota");
+  }
+
+  // Shards: per (split, source), key order, shard_documents per file.
+  BuildSummary sum;
+  std::map<std::pair<int, size_t>, std::vector<Doc*>> groups;
+  for (Doc& d : docs) {
+    sum.bytes_in += d.raw.size();
+    if (alive(d)) groups[{static_cast<int>(d.split), d.source_index}].push_back(&d);
+  }
+  for (auto& [g, list] : groups) {
+    const std::string split = SplitName(static_cast<Split>(g.first));
+    fs::create_directories(out_dir + "/" + split);
+    for (size_t s = 0; s * cfg.shard_documents < list.size(); ++s) {
+      const std::string rel = split + "/" + cfg.sources[g.second].name + "-" +
+                              Padded(s).substr(3) + ".jsonl.zst";
+      std::string body;
+      const size_t end = std::min(list.size(), (s + 1) * cfg.shard_documents);
+      for (size_t i = s * cfg.shard_documents; i < end; ++i) {
+        Doc& d = *list[i];
+        d.shard = rel;
+        d.shard_line = i - s * cfg.shard_documents + 1;
+        Json j{{"id", d.key}, {"text", d.text}, {"source", d.source},
+               {"metadata", Json{{"language", d.lang.language}, {"cluster", d.cluster}}}};
+        body += j.dump() + "\n";
+        sum.bytes_out += d.text.size();
+        ++sum.kept;
+      }
+      WriteFileAtomic(out_dir + "/" + rel, Compress(body));
+      ++sum.shards;
+    }
+  }
+  stages["shards"].in = stages["shards"].out = sum.kept;
+  lap("shards");
+  sum.documents = docs.size();
+
+  // Lineage.
+  const std::string db_path = out_dir + "/lineage.sqlite";
+  const std::string tmp = db_path + ".tmp";
+  fs::remove(tmp);
+  {
+    Db db(tmp);
+    db.Exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;");
+    db.Exec("CREATE TABLE run(name TEXT PRIMARY KEY, value TEXT);"
+            "CREATE TABLE documents(key TEXT PRIMARY KEY, source TEXT, file TEXT, offset INTEGER,"
+            " bytes INTEGER, encoding TEXT, encoding_detected INTEGER, replaced INTEGER,"
+            " controls_removed INTEGER, content_hash TEXT, language TEXT, language_score REAL,"
+            " exact_survivor TEXT, cluster TEXT, pii_email INTEGER, pii_phone INTEGER,"
+            " pii_ip INTEGER, pii_secret INTEGER, contamination TEXT, split TEXT, kept INTEGER,"
+            " drop_reason TEXT, shard TEXT, shard_line INTEGER);"
+            "CREATE TABLE rules(key TEXT, rule TEXT, value REAL, threshold REAL, pass INTEGER);"
+            "BEGIN;");
+    const Digest cfg_hash = Sha256({reinterpret_cast<const uint8_t*>(cfg.text.data()), cfg.text.size()});
+    Stmt run(db.get(), "INSERT INTO run VALUES (?, ?)");
+    run.Text(1, "config_sha256").Text(2, ToHex(cfg_hash)).Run();
+    run.Text(1, "stage_versions").Text(2, kStageVersions).Run();
+    run.Text(1, "seed").Text(2, std::to_string(cfg.seed)).Run();
+    Stmt ins(db.get(),
+             "INSERT INTO documents VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    Stmt rule(db.get(), "INSERT INTO rules VALUES (?,?,?,?,?)");
+    for (const Doc& d : docs) {
+      ins.Text(1, d.key).Text(2, d.source).Text(3, d.file).Int(4, static_cast<int64_t>(d.offset))
+          .Int(5, static_cast<int64_t>(d.raw.size())).Text(6, d.norm.encoding)
+          .Int(7, d.norm.detected).Int(8, static_cast<int64_t>(d.norm.replaced))
+          .Int(9, static_cast<int64_t>(d.norm.controls_removed)).Text(10, d.content_hash)
+          .Text(11, d.lang.language).Real(12, d.lang.score).Text(13, d.exact_survivor)
+          .Text(14, d.cluster).Int(15, static_cast<int64_t>(d.pii.email))
+          .Int(16, static_cast<int64_t>(d.pii.phone)).Int(17, static_cast<int64_t>(d.pii.ip))
+          .Int(18, static_cast<int64_t>(d.pii.secret)).Text(19, d.contaminated_by)
+          .Text(20, d.cluster.empty() ? "" : SplitName(d.split)).Int(21, alive(d))
+          .Text(22, d.drop).Text(23, d.shard).Int(24, static_cast<int64_t>(d.shard_line));
+      ins.Run();
+      for (const RuleResult& r : d.rules) {
+        rule.Text(1, d.key).Text(2, r.rule).Real(3, r.value).Real(4, r.threshold).Int(5, r.pass).Run();
+      }
+    }
+    db.Exec("COMMIT;");
+  }
+  fs::rename(tmp, db_path);
+  const double lineage_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  Json rep;
+  rep["format"] = "trail.corpus-report.v1";
+  rep["documents"] = sum.documents;
+  rep["kept"] = sum.kept;
+  rep["bytes_in"] = sum.bytes_in;
+  rep["bytes_out"] = sum.bytes_out;
+  rep["shards"] = sum.shards;
+  Json st = Json::array();
+  std::vector<std::string> seen;
+  for (const std::string& name : order) {
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
+    seen.push_back(name);
+    const StageCount& c = stages[name];
+    Json dropped = Json::object();
+    for (const auto& [r, n] : c.dropped) {
+      if (n) dropped[r] = n;
+    }
+    st.push_back(Json{{"stage", name}, {"in", c.in}, {"out", c.out}, {"dropped", dropped},
+                      {"seconds", c.seconds}});
+  }
+  rep["stages"] = st;
+  rep["lineage_seconds"] = lineage_seconds;
+  sum.report_json = rep.dump(2) + "\n";
+  WriteFileAtomic(out_dir + "/report.json", sum.report_json);
+  return sum;
+}
+
+std::string ExplainDocument(const std::string& lineage_db, const std::string& key) {
+  TRAIL_CHECK(fs::exists(lineage_db), lineage_db, ": lineage database not found");
+  Db db(lineage_db);
+  Stmt q(db.get(),
+         "SELECT source, file, offset, bytes, encoding, language, language_score, exact_survivor,"
+         " cluster, pii_email + pii_phone + pii_ip + pii_secret, contamination, split, kept,"
+         " drop_reason, shard, shard_line FROM documents WHERE key = ?");
+  q.Text(1, key);
+  if (sqlite3_step(q.get()) != SQLITE_ROW) return "";
+  auto col = [&](int i) {
+    const unsigned char* t = sqlite3_column_text(q.get(), i);
+    return t ? std::string(reinterpret_cast<const char*>(t)) : std::string();
+  };
+  std::ostringstream out;
+  out << key << "\n  from " << col(1) << " (source " << col(0) << ", offset " << col(2) << ", "
+      << col(3) << " bytes, " << col(4) << ")\n";
+  if (!col(5).empty()) out << "  language " << col(5) << " (score " << col(6) << ")\n";
+  const bool kept = sqlite3_column_int(q.get(), 12) != 0;
+  if (kept) {
+    out << "  KEPT: split " << col(11) << ", cluster " << col(8) << ", written to " << col(14)
+        << " line " << col(15) << "; " << col(9) << " PII replacements\n";
+  } else {
+    out << "  DROPPED: " << col(13);
+    if (col(13) == "exact_dup") out << " of " << col(7);
+    if (col(13) == "near_dup") out << " (cluster survivor " << col(8) << ")";
+    if (!col(10).empty()) out << " (" << col(10) << ")";
+    out << "\n";
+  }
+  Stmt r(db.get(), "SELECT rule, value, threshold, pass FROM rules WHERE key = ? AND pass = 0");
+  r.Text(1, key);
+  while (sqlite3_step(r.get()) == SQLITE_ROW) {
+    out << "  failed " << reinterpret_cast<const char*>(sqlite3_column_text(r.get(), 0))
+        << ": value " << sqlite3_column_double(r.get(), 1) << " vs threshold "
+        << sqlite3_column_double(r.get(), 2) << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace trail::corpus

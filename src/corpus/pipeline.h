@@ -1,0 +1,29 @@
+// `trail corpus build`: sources -> normalized, filtered, deduplicated, split, sharded documents,
+// with a lineage row for every input document and a report of every stage.
+//
+// Stages, in order, each recording its verdict per document: read -> normalize -> language ->
+// quality -> exact dedup -> near dedup -> PII -> decontamination -> split (by cluster) -> quota
+// -> shards. A document dropped by a stage keeps its lineage row with the reason; later stages
+// skip it. Work per document runs on a thread pool; every decision that involves several
+// documents is made in key order, so shards and lineage do not depend on the thread count.
+// Output: <out>/<split>/<source>-NNNNN.jsonl.zst (dolma schema), <out>/lineage.sqlite,
+// <out>/report.json; each written to a temporary name and renamed.
+#pragma once
+
+#include <string>
+
+#include "corpus/config.h"
+
+namespace trail::corpus {
+
+struct BuildSummary {
+  uint64_t documents = 0, kept = 0, bytes_in = 0, bytes_out = 0, shards = 0;
+  std::string report_json;
+};
+
+BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir, int threads);
+
+// A human-readable account of one document from a lineage database ("" if unknown key).
+std::string ExplainDocument(const std::string& lineage_db, const std::string& key);
+
+}  // namespace trail::corpus
