@@ -8,7 +8,9 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 dest=${1:-$here/build/assets}
 mkdir -p "$dest/text"
 cd "$dest"
-if sha256sum --quiet -c "$here/assets/SHA256SUMS" >/dev/null 2>&1 && [ -d node_modules/tiktoken ]; then
+# Up to date when the installed lock file is the repository's and every pinned file checks out.
+if cmp -s "$here/assets/package-lock.json" package-lock.json &&
+   sha256sum --quiet -c "$here/assets/SHA256SUMS" >/dev/null 2>&1; then
   exit 0
 fi
 cp "$here/assets/package.json" "$here/assets/package-lock.json" .

@@ -8,6 +8,7 @@ native_pkgs=(
   libhwy-dev libssl-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
   libpcre2-dev libzstd-dev zlib1g-dev libicu-dev libfasttext-dev libtomlplusplus-dev libsqlite3-dev
+  libgumbo-dev
 )
 # Real text for the tokenizer's differential tests and benchmarks, and the reference encoder's
 # runtime (node; the npm packages are pinned in assets/ and fetched by scripts/fetch-assets.sh).

@@ -29,6 +29,17 @@ LanguageIdentifier::LanguageIdentifier(const std::string& path, const std::strin
 
 LanguageIdentifier::~LanguageIdentifier() = default;
 
+std::vector<std::string> LanguageIdentifier::Languages() const {
+  std::vector<std::string> out;
+  const auto dict = model_->getDictionary();
+  for (int32_t i = 0; i < dict->nlabels(); ++i) {
+    std::string l = dict->getLabel(i);
+    if (l.rfind("__label__", 0) == 0) l = l.substr(9);
+    out.push_back(l);
+  }
+  return out;
+}
+
 LanguageGuess LanguageIdentifier::Identify(std::string_view text) const {
   std::string line(text);
   for (char& c : line) {

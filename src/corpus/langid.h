@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fasttext {
 class FastText;
@@ -27,6 +28,7 @@ class LanguageIdentifier {
                               const std::string& sha256 = kLid176Sha256);
   ~LanguageIdentifier();
   LanguageGuess Identify(std::string_view text) const;  // thread-safe
+  std::vector<std::string> Languages() const;           // every label the model knows
 
  private:
   std::unique_ptr<fasttext::FastText> model_;
