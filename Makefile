@@ -42,6 +42,7 @@ bench: build assets
 	$(BUILD)/bench/stream_bench
 	bench/run_tokenizer_bench.sh $(BUILD)
 	$(BUILD)/bench/corpus_bench $(BUILD)/assets/text/kjv.txt
+	bench/run_corpus_bench.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)

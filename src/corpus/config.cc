@@ -79,8 +79,9 @@ CorpusConfig LoadCorpusConfig(const std::string& path) {
     TRAIL_CHECK(!s.name.empty() && names.insert(s.name).second, path, ": ", where,
                 " needs a unique name");
     s.format = Get<std::string>(*t, "format", "jsonl", where, path);
-    TRAIL_CHECK(s.format == "jsonl" || s.format == "fortune" || s.format == "text", path, ": ",
-                where, ".format must be jsonl, fortune or text");
+    TRAIL_CHECK(s.format == "jsonl" || s.format == "fortune" || s.format == "text" ||
+                    s.format == "html",
+                path, ": ", where, ".format must be jsonl, fortune, text or html");
     s.paths = Strings(*t, "paths", where, path);
     TRAIL_CHECK(!s.paths.empty(), path, ": ", where, ".paths is empty");
     s.encoding = Get<std::string>(*t, "encoding", "", where, path);

@@ -5,6 +5,7 @@
 //   [[source]]                      # one or more
 //   name = "fortunes-en"
 //   format = "fortune"              # fortune ('%' records) | jsonl (dolma) | text (file = doc)
+//                                   # | html (file = doc, main text extracted)
 //   paths = ["/usr/share/games/fortunes/fortunes"]
 //   encoding = "ISO-8859-3"         # optional: declared encoding when not UTF-8
 //   esperanto_x_system = false

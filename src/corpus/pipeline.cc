@@ -16,6 +16,7 @@
 #include "core/hash.h"
 #include "core/thread_pool.h"
 #include "corpus/decontam.h"
+#include "corpus/extract.h"
 #include "corpus/langid.h"
 #include "corpus/near_dedup.h"
 #include "corpus/normalize.h"
@@ -30,7 +31,7 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 
-constexpr const char* kStageVersions = "read1 normalize1 language1 quality1 exact1 near1 pii1 decontam1 split1";
+constexpr const char* kStageVersions = "read1 trail-html-1 normalize1 language1 quality1 exact1 near1 pii1 decontam1 split1";
 
 struct Doc {
   std::string key, source, file, raw;
@@ -47,33 +48,56 @@ struct Doc {
   uint64_t shard_line = 0;
 };
 
+Doc MakeDoc(std::string key, const SourceConfig& s, const std::string& file, std::string raw,
+            uint64_t offset, size_t index) {
+  Doc d;
+  d.key = std::move(key);
+  d.source = s.name;
+  d.file = file;
+  d.raw = std::move(raw);
+  d.offset = offset;
+  d.source_index = index;
+  return d;
+}
+
 std::string Padded(uint64_t i) {
   char buf[24];
   std::snprintf(buf, sizeof(buf), "%08llu", static_cast<unsigned long long>(i));
   return buf;
 }
 
+// Keys name a file by its path below the deepest directory all of the source's files share,
+// so files with the same name in different directories stay apart.
+fs::path CommonDirectory(const std::vector<std::string>& paths) {
+  fs::path common = fs::path(paths[0]).parent_path();
+  for (const std::string& p : paths) {
+    const fs::path dir = fs::path(p).parent_path();
+    while (!common.empty() && std::mismatch(common.begin(), common.end(), dir.begin(), dir.end()).first != common.end()) {
+      common = common.parent_path();
+    }
+  }
+  return common;
+}
+
 void ReadSource(const SourceConfig& s, size_t index, std::vector<Doc>& docs) {
+  const fs::path common = CommonDirectory(s.paths);
   for (const std::string& path : s.paths) {
-    const std::string base = fs::path(path).filename().string();
+    const std::string base = fs::path(path).lexically_relative(common).string();
     if (s.format == "jsonl") {
       data::DocumentReader reader(path);
       data::Document d;
       while (reader.Next(d)) {
-        Doc doc;
-        doc.key = s.name + "/" + d.id;
-        doc.source = s.name;
-        doc.file = path;
-        doc.offset = d.line;
-        doc.raw = std::move(d.text);
-        doc.source_index = index;
-        docs.push_back(std::move(doc));
+        docs.push_back(MakeDoc(s.name + "/" + d.id, s, path, std::move(d.text), d.line, index));
       }
       continue;
     }
     const std::string all = ReadFileToString(path);
+    if (s.format == "html") {
+      docs.push_back(MakeDoc(s.name + "/" + base, s, path, ExtractHtml(all).text, 0, index));
+      continue;
+    }
     if (s.format == "text") {
-      docs.push_back({s.name + "/" + base, s.name, path, all, 0, index});
+      docs.push_back(MakeDoc(s.name + "/" + base, s, path, all, 0, index));
       continue;
     }
     uint64_t n = 0;
@@ -82,7 +106,7 @@ void ReadSource(const SourceConfig& s, size_t index, std::vector<Doc>& docs) {
       if (end == std::string::npos) end = all.size();
       std::string rec = all.substr(start, end - start);
       if (rec != "%" && !rec.empty()) {
-        docs.push_back({s.name + "/" + base + ":" + Padded(n), s.name, path, rec, start, index});
+        docs.push_back(MakeDoc(s.name + "/" + base + ":" + Padded(n), s, path, rec, start, index));
       }
       ++n;
       start = end + 3;
@@ -186,54 +210,53 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir, in
   uint64_t live = count_stage("read", docs, docs.size());
   lap("read");
 
-  // Per-document stages: normalize, language, quality, content hash, shingles.
-  std::unique_ptr<LanguageIdentifier> lid;
-  if (cfg.language) lid = std::make_unique<LanguageIdentifier>(cfg.language_model);
-  pool.ParallelFor(docs.size(), [&](size_t i) {
-    Doc& d = docs[i];
+  // Per-document stages, one parallel pass each (so each is timed on its own); a stage skips
+  // documents an earlier one dropped. A document counts in the stage that dropped it.
+  auto pass = [&](const std::string& stage, const std::string& prefix, auto&& fn) {
+    const auto start = std::chrono::steady_clock::now();
+    pool.ParallelFor(docs.size(), [&](size_t i) {
+      if (alive(docs[i])) fn(docs[i]);
+    });
+    StageCount& c = stages[stage];
+    c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    c.in = live;
+    for (const Doc& d : docs) {
+      if (!prefix.empty() && d.drop.rfind(prefix, 0) == 0) ++c.dropped[d.drop];
+    }
+    uint64_t gone = 0;
+    for (const auto& [r, n] : c.dropped) gone += n;
+    c.out = live - gone;
+    live = c.out;
+    order.push_back(stage);
+  };
+  pass("normalize", "normalize.", [&](Doc& d) {
     const SourceConfig& s = cfg.sources[d.source_index];
     NormalizeConfig nc;
     nc.declared_encoding = s.encoding;
     nc.esperanto_x_system = s.esperanto_x_system;
     d.text = NormalizeText(d.raw, nc, &d.norm);
-    if (d.text.find_first_not_of(" \t\n") == std::string::npos) d.drop = "normalize.empty";
-    if (d.drop.empty() && lid) {
-      d.lang = lid->Identify(d.text);
-      const auto& ok = cfg.allowed_languages;
-      if (!ok.empty() && std::find(ok.begin(), ok.end(), d.lang.language) == ok.end()) {
-        d.drop = "language.not_allowed";
-      } else if (d.lang.score < cfg.min_language_score) {
-        d.drop = "language.low_score";
-      }
-    }
-    if (d.drop.empty() && cfg.quality) {
-      d.rules = QualityRules(d.text, cfg.quality_cfg);
-      const std::string fail = FirstFailure(d.rules);
-      if (!fail.empty()) d.drop = "quality." + fail;
-    }
     d.content_hash = ContentHash(d.text);
-    if (d.drop.empty()) d.shingles = Shingles(d.text, cfg.ngram);
+    if (d.text.find_first_not_of(" \t\n") == std::string::npos) d.drop = "normalize.empty";
   });
-  // Stage counts in pipeline order (a document counts in the stage that dropped it).
-  {
-    auto tally = [&](const std::string& stage, const std::string& prefix) {
-      StageCount& c = stages[stage];
-      c.in = live;
-      for (const Doc& d : docs) {
-        if (d.drop.rfind(prefix, 0) == 0) ++c.dropped[d.drop];
-      }
-      uint64_t gone = 0;
-      for (const auto& [r, n] : c.dropped) gone += n;
-      c.out = live - gone;
-      live = c.out;
-      order.push_back(stage);
-    };
-    tally("normalize", "normalize.");
-    tally("language", "language.");
-    tally("quality", "quality.");
-    stages["normalize"].seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    t0 = std::chrono::steady_clock::now();
-  }
+  std::unique_ptr<LanguageIdentifier> lid;
+  if (cfg.language) lid = std::make_unique<LanguageIdentifier>(cfg.language_model);
+  pass("language", "language.", [&](Doc& d) {
+    if (!lid) return;
+    d.lang = lid->Identify(d.text);
+    const auto& ok = cfg.allowed_languages;
+    if (!ok.empty() && std::find(ok.begin(), ok.end(), d.lang.language) == ok.end()) {
+      d.drop = "language.not_allowed";
+    } else if (d.lang.score < cfg.min_language_score) {
+      d.drop = "language.low_score";
+    }
+  });
+  pass("quality", "quality.", [&](Doc& d) {
+    if (!cfg.quality) return;
+    d.rules = QualityRules(d.text, cfg.quality_cfg);
+    const std::string fail = FirstFailure(d.rules);
+    if (!fail.empty()) d.drop = "quality." + fail;
+  });
+  t0 = std::chrono::steady_clock::now();
 
   // Exact dedup: the smallest key per content hash survives.
   {
@@ -254,6 +277,9 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir, in
 
   // Near dedup over the survivors, in key order.
   {
+    pool.ParallelFor(docs.size(), [&](size_t i) {
+      if (alive(docs[i])) docs[i].shingles = Shingles(docs[i].text, cfg.ngram);
+    });
     std::vector<size_t> idx;
     std::vector<std::string> keys;
     std::vector<std::vector<uint64_t>> sets;
