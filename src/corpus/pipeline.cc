@@ -39,6 +39,7 @@ struct Doc {
   size_t source_index = 0;
   // Stage results.
   std::string text, content_hash, drop, exact_survivor, cluster, shard, contaminated_by;
+  std::string drop_stage;  // the stage whose verdict `drop` is
   NormalizeStats norm;
   LanguageGuess lang;
   std::vector<RuleResult> rules;
@@ -185,51 +186,50 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir, in
   ThreadPool pool(static_cast<size_t>(std::max(1, threads)));
   std::map<std::string, StageCount> stages;
   std::vector<std::string> order;
-  auto t0 = std::chrono::steady_clock::now();
-  auto lap = [&](const std::string& name) {
-    const auto now = std::chrono::steady_clock::now();
-    stages[name].seconds = std::chrono::duration<double>(now - t0).count();
-    order.push_back(name);
-    t0 = now;
-  };
   auto alive = [](const Doc& d) { return d.drop.empty(); };
-  auto count_stage = [&](const std::string& name, const std::vector<Doc>& docs, uint64_t in) {
+  std::vector<Doc> docs;
+  uint64_t live = 0;
+  auto t0 = std::chrono::steady_clock::now();
+  // Closes a stage: the documents dropped since the last stage are its drops; its time is the
+  // time since the last stage closed.
+  auto close_stage = [&](const std::string& name) {
     StageCount& c = stages[name];
-    c.in = in;
-    for (const Doc& d : docs) c.out += alive(d);
-    return c.out;
+    const auto now = std::chrono::steady_clock::now();
+    c.seconds = std::chrono::duration<double>(now - t0).count();
+    t0 = now;
+    c.in = live;
+    for (Doc& d : docs) {
+      if (!d.drop.empty() && d.drop_stage.empty()) {
+        d.drop_stage = name;
+        ++c.dropped[d.drop];
+        --live;
+      }
+    }
+    c.out = live;
+    order.push_back(name);
   };
 
-  // Read.
-  std::vector<Doc> docs;
+  // Read. An earlier build's outputs go first, so a build that fails midway leaves no
+  // report.json and no stale shards that could pass for this build's.
+  fs::remove(out_dir + "/report.json");
+  for (const char* split : {"train", "validation", "test"}) fs::remove_all(out_dir + "/" + split);
   for (size_t i = 0; i < cfg.sources.size(); ++i) ReadSource(cfg.sources[i], i, docs);
   std::sort(docs.begin(), docs.end(), [](const Doc& a, const Doc& b) { return a.key < b.key; });
   for (size_t i = 1; i < docs.size(); ++i) {
     TRAIL_CHECK(docs[i].key != docs[i - 1].key, "duplicate document key '", docs[i].key, "'");
   }
-  uint64_t live = count_stage("read", docs, docs.size());
-  lap("read");
+  live = docs.size();
+  close_stage("read");
 
   // Per-document stages, one parallel pass each (so each is timed on its own); a stage skips
   // documents an earlier one dropped. A document counts in the stage that dropped it.
-  auto pass = [&](const std::string& stage, const std::string& prefix, auto&& fn) {
-    const auto start = std::chrono::steady_clock::now();
+  auto pass = [&](const std::string& stage, auto&& fn) {
     pool.ParallelFor(docs.size(), [&](size_t i) {
       if (alive(docs[i])) fn(docs[i]);
     });
-    StageCount& c = stages[stage];
-    c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    c.in = live;
-    for (const Doc& d : docs) {
-      if (!prefix.empty() && d.drop.rfind(prefix, 0) == 0) ++c.dropped[d.drop];
-    }
-    uint64_t gone = 0;
-    for (const auto& [r, n] : c.dropped) gone += n;
-    c.out = live - gone;
-    live = c.out;
-    order.push_back(stage);
+    close_stage(stage);
   };
-  pass("normalize", "normalize.", [&](Doc& d) {
+  pass("normalize", [&](Doc& d) {
     const SourceConfig& s = cfg.sources[d.source_index];
     NormalizeConfig nc;
     nc.declared_encoding = s.encoding;
@@ -240,7 +240,7 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir, in
   });
   std::unique_ptr<LanguageIdentifier> lid;
   if (cfg.language) lid = std::make_unique<LanguageIdentifier>(cfg.language_model);
-  pass("language", "language.", [&](Doc& d) {
+  pass("language", [&](Doc& d) {
     if (!lid) return;
     d.lang = lid->Identify(d.text);
     const auto& ok = cfg.allowed_languages;
@@ -250,13 +250,12 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir, in
       d.drop = "language.low_score";
     }
   });
-  pass("quality", "quality.", [&](Doc& d) {
+  pass("quality", [&](Doc& d) {
     if (!cfg.quality) return;
     d.rules = QualityRules(d.text, cfg.quality_cfg);
     const std::string fail = FirstFailure(d.rules);
     if (!fail.empty()) d.drop = "quality." + fail;
   });
-  t0 = std::chrono::steady_clock::now();
 
   // Exact dedup: the smallest key per content hash survives.
   {
@@ -267,12 +266,7 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir, in
       d.exact_survivor = it->second;
       if (!fresh) d.drop = "exact_dup";
     }
-    StageCount& c = stages["exact_dedup"];
-    c.in = live;
-    for (const Doc& d : docs) c.dropped["exact_dup"] += d.drop == "exact_dup";
-    c.out = live - c.dropped["exact_dup"];
-    live = c.out;
-    lap("exact_dedup");
+    close_stage("exact_dedup");
   }
 
   // Near dedup over the survivors, in key order.
@@ -306,12 +300,7 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir, in
     for (Doc& d : docs) {  // exact duplicates belong to their survivor's cluster
       if (d.drop == "exact_dup") d.cluster = cluster_of.count(d.exact_survivor) ? cluster_of[d.exact_survivor] : d.exact_survivor;
     }
-    StageCount& c = stages["near_dedup"];
-    c.in = live;
-    for (const Doc& d : docs) c.dropped["near_dup"] += d.drop == "near_dup";
-    c.out = live - c.dropped["near_dup"];
-    live = c.out;
-    lap("near_dedup");
+    close_stage("near_dedup");
   }
 
   // PII and decontamination on the survivors.
@@ -329,7 +318,6 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir, in
   }
   DecontamConfig dc;
   dc.cut = cfg.decontam_cut;
-  std::vector<std::string> benchmark_of;
   pool.ParallelFor(docs.size(), [&](size_t i) {
     Doc& d = docs[i];
     if (!alive(d)) return;
@@ -348,17 +336,7 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir, in
       }
     }
   });
-  {
-    StageCount& p = stages["pii"];
-    p.in = p.out = live;
-    order.push_back("pii");
-    StageCount& c = stages["decontamination"];
-    c.in = live;
-    for (const Doc& d : docs) c.dropped["contaminated"] += d.drop == "contaminated";
-    c.out = live - c.dropped["contaminated"];
-    live = c.out;
-    lap("decontamination");
-  }
+  close_stage("pii_decontamination");  // one pass over the text: PII never drops
 
   // Split by cluster, then per-source quotas (smallest keys first).
   std::vector<uint64_t> kept_per_source(cfg.sources.size(), 0);
@@ -373,12 +351,7 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir, in
     ++kept_per_source[d.source_index];
   }
   {
-    StageCount& c = stages["split_quota"];
-    c.in = live;
-    for (const Doc& d : docs) c.dropped["quota"] += d.drop == "quota";
-    c.out = live - c.dropped["quota"];
-    live = c.out;
-    lap("split_quota");
+    close_stage("split_quota");
   }
 
   // Shards: per (split, source), key order, shard_documents per file.
@@ -410,8 +383,7 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir, in
       ++sum.shards;
     }
   }
-  stages["shards"].in = stages["shards"].out = sum.kept;
-  lap("shards");
+  close_stage("shards");
   sum.documents = docs.size();
 
   // Lineage.
@@ -468,15 +440,10 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir, in
   rep["bytes_out"] = sum.bytes_out;
   rep["shards"] = sum.shards;
   Json st = Json::array();
-  std::vector<std::string> seen;
   for (const std::string& name : order) {
-    if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
-    seen.push_back(name);
     const StageCount& c = stages[name];
     Json dropped = Json::object();
-    for (const auto& [r, n] : c.dropped) {
-      if (n) dropped[r] = n;
-    }
+    for (const auto& [r, n] : c.dropped) dropped[r] = n;
     st.push_back(Json{{"stage", name}, {"in", c.in}, {"out", c.out}, {"dropped", dropped},
                       {"seconds", c.seconds}});
   }

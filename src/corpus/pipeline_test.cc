@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "core/file_util.h"
 #include "core/test_util.h"
@@ -95,6 +96,19 @@ TEST(CorpusBuild, DeterministicWithLineageForEveryDocument) {
   EXPECT_EQ(shards, one.shards);
   const std::string db = dir / "one/lineage.sqlite";
   EXPECT_EQ(Dump(db), Dump(dir / "two/lineage.sqlite"));
+  // The report's stages chain: each starts where the last ended, and every drop is counted once.
+  const auto rep = nlohmann::json::parse(one.report_json);
+  uint64_t in = one.documents, dropped = 0;
+  for (const auto& st : rep["stages"]) {
+    EXPECT_EQ(st["in"].get<uint64_t>(), in) << st["stage"];
+    uint64_t n = 0;
+    for (const auto& [reason, count] : st["dropped"].items()) n += count.get<uint64_t>();
+    EXPECT_EQ(st["out"].get<uint64_t>() + n, in) << st["stage"];
+    in = st["out"].get<uint64_t>();
+    dropped += n;
+  }
+  EXPECT_EQ(in, one.kept);
+  EXPECT_EQ(dropped + one.kept, one.documents);
   // A lineage row for every input document.
   EXPECT_EQ(Count(db, "1"), static_cast<int64_t>(one.documents));
   EXPECT_EQ(Count(db, "kept = 1"), static_cast<int64_t>(one.kept));
