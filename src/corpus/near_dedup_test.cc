@@ -4,6 +4,7 @@
 #include <cmath>
 #include <random>
 
+#include "corpus/fortune.h"
 #include "corpus/minhash.h"
 #include "hwy/targets.h"
 #include "corpus/near_dedup.h"
@@ -208,13 +209,9 @@ void ReadFortunes(std::vector<std::string>& keys, std::vector<std::string>& text
     std::stringstream ss;
     ss << in.rdbuf();
     const std::string all = ss.str();
-    size_t start = 0, n = 0;
-    while (start < all.size()) {
-      size_t end = all.find("\n%\n", start);
-      if (end == std::string::npos) end = all.size();
-      keys.push_back(f + ":" + std::to_string(n++));
-      texts.push_back(all.substr(start, end - start));
-      start = end + 3;
+    for (const FortuneRecord& r : FortuneRecords(all)) {
+      keys.push_back(f + ":" + std::to_string(r.index));
+      texts.emplace_back(r.text);
     }
   }
 }

@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "corpus/fortune.h"
 #include "corpus/normalize.h"
 
 namespace trail::corpus {
@@ -15,17 +16,6 @@ std::string Slurp(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-std::vector<std::string> Records(const std::string& text) {
-  std::vector<std::string> out;
-  for (size_t start = 0; start < text.size();) {
-    size_t end = text.find("\n%\n", start);
-    if (end == std::string::npos) end = text.size();
-    out.push_back(text.substr(start, end - start));
-    start = end + 3;
-  }
-  return out;
 }
 
 TEST(Normalize, EsperantoInThreeEncodingsBecomesOneTextAndDeduplicates) {
@@ -51,10 +41,9 @@ TEST(Normalize, EsperantoInThreeEncodingsBecomesOneTextAndDeduplicates) {
   size_t records = 0;
   for (const auto& [name, text] : std::vector<std::pair<std::string, std::string>>{
            {"eo", a}, {"eo-ascii", c}, {"eo-iso3", b}}) {
-    const auto recs = Records(text);
-    for (size_t i = 0; i < recs.size(); ++i) {
-      const std::string key = name + ":" + std::to_string(i);
-      auto [it, fresh] = survivor.emplace(ContentHash(recs[i]), key);
+    for (const FortuneRecord& r : FortuneRecords(text)) {
+      const std::string key = name + ":" + std::to_string(r.index);
+      auto [it, fresh] = survivor.emplace(ContentHash(r.text), key);
       if (!fresh && key < it->second) it->second = key;
       ++records;
     }

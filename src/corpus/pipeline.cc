@@ -17,6 +17,7 @@
 #include "core/thread_pool.h"
 #include "corpus/decontam.h"
 #include "corpus/extract.h"
+#include "corpus/fortune.h"
 #include "corpus/langid.h"
 #include "corpus/near_dedup.h"
 #include "corpus/normalize.h"
@@ -101,16 +102,9 @@ void ReadSource(const SourceConfig& s, size_t index, std::vector<Doc>& docs) {
       docs.push_back(MakeDoc(s.name + "/" + base, s, path, all, 0, index));
       continue;
     }
-    uint64_t n = 0;
-    for (size_t start = 0; start < all.size();) {  // fortune: records separated by "\n%\n"
-      size_t end = all.find("\n%\n", start);
-      if (end == std::string::npos) end = all.size();
-      std::string rec = all.substr(start, end - start);
-      if (rec != "%" && !rec.empty()) {
-        docs.push_back(MakeDoc(s.name + "/" + base + ":" + Padded(n), s, path, rec, start, index));
-      }
-      ++n;
-      start = end + 3;
+    for (const FortuneRecord& r : FortuneRecords(all)) {
+      docs.push_back(MakeDoc(s.name + "/" + base + ":" + Padded(r.index), s, path,
+                             std::string(r.text), r.offset, index));
     }
   }
 }
