@@ -12,7 +12,7 @@ namespace trail::cli {
 
 struct TokenizerOptions {
   std::string tokenizer, input, output;
-  bool lines = false, allow_special = false, json = false;
+  bool lines = false, allow_special = false;
   // train
   std::vector<std::string> files;
   uint32_t vocab_size = 0;

@@ -5,7 +5,7 @@ namespace trail::tok {
 
 template <class F>
 void Pretokenizer::Split(std::string_view text, F&& emit) const {
-  MatchState* st = AcquireState();
+  const MatchStatePtr st = NewMatchState();
   size_t pos = 0;
   size_t b = 0, e = 0;
   while (pos < text.size()) {
@@ -24,7 +24,6 @@ void Pretokenizer::Split(std::string_view text, F&& emit) const {
     emit(text.substr(b, e - b));
     pos = e;
   }
-  ReleaseState(st);
 }
 
 }  // namespace trail::tok

@@ -96,13 +96,13 @@ Pretokenizer::Pretokenizer(const std::string& pattern) : pattern_(pattern) {
 
 Pretokenizer::~Pretokenizer() { pcre2_code_free(static_cast<pcre2_code*>(code_)); }
 
-Pretokenizer::MatchState* Pretokenizer::AcquireState() const {
-  auto* s = new MatchState;
+Pretokenizer::MatchStatePtr Pretokenizer::NewMatchState() const {
+  MatchStatePtr s(new MatchState);
   s->data = pcre2_match_data_create(1, nullptr);
   return s;
 }
 
-void Pretokenizer::ReleaseState(MatchState* s) const {
+void Pretokenizer::FreeMatchState::operator()(MatchState* s) const {
   pcre2_match_data_free(s->data);
   delete s;
 }

@@ -32,10 +32,13 @@ class Pretokenizer {
 
  private:
   struct MatchState;
+  struct FreeMatchState {
+    void operator()(MatchState* st) const;
+  };
+  using MatchStatePtr = std::unique_ptr<MatchState, FreeMatchState>;
   // Next match at or after `start`: sets [begin, end); returns false when there is none.
   bool Next(MatchState& st, std::string_view text, size_t start, size_t& begin, size_t& end) const;
-  MatchState* AcquireState() const;
-  void ReleaseState(MatchState* st) const;
+  MatchStatePtr NewMatchState() const;  // per call, so Split is thread-safe
 
   std::string pattern_;
   void* code_ = nullptr;  // pcre2_code*
