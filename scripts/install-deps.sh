@@ -10,12 +10,14 @@ native_pkgs=(
   libpcre2-dev libzstd-dev zlib1g-dev libicu-dev libfasttext-dev libtomlplusplus-dev libsqlite3-dev
   libgumbo-dev
 )
+# python3-torch (Debian's) is the float64 reference for the model's gradients and the training benchmark.
 # Real text for the tokenizer's differential tests and benchmarks, and the reference encoder's
 # runtime (node; the npm packages are pinned in assets/ and fetched by scripts/fetch-assets.sh).
 data_pkgs=(
   bible-kjv fortunes fortunes-min fortunes-de fortunes-es fortunes-it fortunes-pl fortunes-ru
   fortunes-cs fortunes-bg fortunes-br fortunes-ga fortunes-zh fortunes-eo vim-runtime
   zstd gzip bc bsdgames fortunes-eo-ascii fortunes-eo-iso3
+  python3-torch python3-numpy
 )
 # A machine that already has node and npm (e.g. from NodeSource) keeps them.
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then data_pkgs+=(nodejs npm); fi

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/thread_pool.h"
 
 namespace trail {
 
@@ -116,8 +117,18 @@ Digest StateDigest(std::span<const Tensor* const> tensors) {
     TRAIL_CHECK(sorted[i - 1]->name() != sorted[i]->name(), "state hash: duplicate tensor name '",
                 sorted[i]->name(), "'");
   if (sorted.empty()) return Sha256({});
-  std::vector<Digest> level;
-  for (const Tensor* t : sorted) level.push_back(TensorDigest(*t));
+  // Leaves are independent: hash them on the kernel pool, largest first (tasks are taken in
+  // order, so the big ones do not end up last on one thread).
+  std::vector<Digest> level(sorted.size());
+  std::vector<size_t> by_size(sorted.size());
+  for (size_t i = 0; i < by_size.size(); ++i) by_size[i] = i;
+  std::stable_sort(by_size.begin(), by_size.end(), [&](size_t a, size_t b) {
+    return sorted[a]->nbytes() > sorted[b]->nbytes();
+  });
+  KernelPool().ParallelFor(sorted.size(), [&](size_t task) {
+    const size_t i = by_size[task];
+    level[i] = TensorDigest(*sorted[i]);
+  });
   while (level.size() > 1) {
     std::vector<Digest> up;
     for (size_t i = 0; i + 1 < level.size(); i += 2) {

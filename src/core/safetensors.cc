@@ -1,0 +1,129 @@
+#include "core/safetensors.h"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/file_util.h"
+#include "core/le_bytes.h"
+
+namespace trail {
+namespace {
+
+using nlohmann::json;
+
+DType ParseDType(const std::string& s, const std::string& where) {
+  for (DType t : {DType::kF32, DType::kI8, DType::kI32, DType::kU16, DType::kU32, DType::kF64}) {
+    if (DTypeName(t) == s) return t;
+  }
+  TRAIL_CHECK(false, where, ": dtype '", s, "' is not supported");
+  return DType::kF32;
+}
+
+}  // namespace
+
+const Tensor* SafetensorsFile::Find(const std::string& name) const {
+  for (const Tensor& t : tensors) {
+    if (t.name() == name) return &t;
+  }
+  return nullptr;
+}
+
+void WriteSafetensors(const std::string& path, std::span<const Tensor* const> tensors,
+                      const SafetensorsMetadata& metadata) {
+  json header = json::object();
+  std::set<std::string> names;
+  uint64_t offset = 0;
+  for (const Tensor* t : tensors) {
+    TRAIL_CHECK(t->name() != "__metadata__" && names.insert(t->name()).second, path,
+                ": tensor name '", t->name(), "' is repeated or reserved");
+    header[t->name()] = {{"dtype", std::string(DTypeName(t->dtype()))},
+                         {"shape", t->shape()},
+                         {"data_offsets", {offset, offset + t->nbytes()}}};
+    offset += t->nbytes();
+  }
+  if (!metadata.empty()) header["__metadata__"] = metadata;
+  std::string text = header.dump();
+  text.resize((text.size() + 7) / 8 * 8, ' ');  // the data starts 8-byte aligned
+  AtomicFile f(path);
+  uint8_t len[8];
+  PutU64(len, text.size());
+  f.Write(len, 8);
+  f.Write(text.data(), text.size());
+  for (const Tensor* t : tensors) f.Write(t->bytes(), t->nbytes());
+  f.Commit();
+}
+
+SafetensorsFile ReadSafetensors(const std::string& path) {
+  const MappedFile file(path);
+  const uint8_t* p = file.data();
+  const uint64_t size = file.size();
+  TRAIL_CHECK(size >= 8, path, ": truncated safetensors file (", size, " bytes)");
+  const uint64_t header_len = GetU64(p);
+  TRAIL_CHECK(header_len <= size - 8, path, ": truncated safetensors file: header of ",
+              header_len, " bytes, file of ", size);
+  json header;
+  try {
+    header = json::parse(reinterpret_cast<const char*>(p + 8),
+                         reinterpret_cast<const char*>(p + 8 + header_len));
+  } catch (const json::exception& e) {
+    TRAIL_CHECK(false, path, ": safetensors header is not valid JSON: ", e.what());
+  }
+  TRAIL_CHECK(header.is_object(), path, ": safetensors header is not a JSON object");
+  const uint64_t data_begin = 8 + header_len;
+  const uint64_t data_size = size - data_begin;
+
+  SafetensorsFile out;
+  struct Entry { uint64_t begin, end; std::string name; DType dtype; std::vector<int64_t> shape; };
+  std::vector<Entry> entries;
+  for (const auto& [name, v] : header.items()) {
+    const std::string where = path + ": tensor '" + name + "'";
+    if (name == "__metadata__") {
+      TRAIL_CHECK(v.is_object(), path, ": __metadata__ must be an object of strings");
+      for (const auto& [k, s] : v.items()) {
+        TRAIL_CHECK(s.is_string(), path, ": __metadata__.", k, " is not a string");
+        out.metadata[k] = s.get<std::string>();
+      }
+      continue;
+    }
+    try {
+      Entry e{v.at("data_offsets").at(0).get<uint64_t>(), v.at("data_offsets").at(1).get<uint64_t>(),
+              name, ParseDType(v.at("dtype").get<std::string>(), where),
+              v.at("shape").get<std::vector<int64_t>>()};
+      TRAIL_CHECK(v.at("data_offsets").size() == 2 && v.size() == 3, where,
+                  " must have exactly dtype, shape and data_offsets [begin, end]");
+      entries.push_back(std::move(e));
+    } catch (const json::exception& e) {
+      TRAIL_CHECK(false, where, " has a malformed entry: ", e.what());
+    }
+  }
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return a.begin < b.begin; });
+  uint64_t expect = 0;
+  for (const Entry& e : entries) {
+    const std::string where = path + ": tensor '" + e.name + "'";
+    uint64_t numel = 1;
+    for (int64_t d : e.shape) {
+      TRAIL_CHECK(d >= 0, where, " has a negative dimension");
+      numel *= static_cast<uint64_t>(d);
+    }
+    TRAIL_CHECK(e.begin == expect && e.end >= e.begin, where, " data_offsets [", e.begin, ", ",
+                e.end, ") overlap or leave a gap (expected to start at ", expect, ")");
+    TRAIL_CHECK(e.end - e.begin == numel * DTypeSize(e.dtype), where, " holds ", e.end - e.begin,
+                " bytes but dtype and shape need ", numel * DTypeSize(e.dtype));
+    TRAIL_CHECK(e.end <= data_size, where, " ends at byte ", e.end, " but the file has only ",
+                data_size, " data bytes (truncated?)");
+    Tensor t(e.name, e.dtype, e.shape);
+    if (t.nbytes() > 0) std::memcpy(t.bytes(), p + data_begin + e.begin, t.nbytes());
+    out.tensors.push_back(std::move(t));
+    expect = e.end;
+  }
+  TRAIL_CHECK(expect == data_size, path, ": ", data_size - expect,
+              " trailing bytes after the last tensor");
+  return out;
+}
+
+}  // namespace trail

@@ -1,0 +1,31 @@
+// The safetensors format (the ecosystem's tensor file): u64 LE header length, a JSON header
+// {name: {dtype, shape, data_offsets}, "__metadata__": {string: string}}, then the raw
+// little-endian tensor bytes. Reading checks everything a damaged or foreign file can get wrong.
+#pragma once
+
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace trail {
+
+using SafetensorsMetadata = std::map<std::string, std::string>;
+
+// Writes the tensors in the order given (names unique), atomically (temp file, fsync, rename).
+void WriteSafetensors(const std::string& path, std::span<const Tensor* const> tensors,
+                      const SafetensorsMetadata& metadata = {});
+
+struct SafetensorsFile {
+  SafetensorsMetadata metadata;
+  std::vector<Tensor> tensors;  // in file order
+  const Tensor* Find(const std::string& name) const;
+};
+
+// Errors name the file and what is wrong: truncated, header not JSON, unknown dtype, offsets
+// outside the data or overlapping, a size that disagrees with dtype × shape.
+SafetensorsFile ReadSafetensors(const std::string& path);
+
+}  // namespace trail

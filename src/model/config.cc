@@ -1,0 +1,77 @@
+#include "model/config.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace trail::model {
+
+int64_t ModelConfig::LayerWindow(int64_t layer) const {
+  if (attention_window <= 0) return 0;
+  if (full_attention_every > 0 && (layer + 1) % full_attention_every == 0) return 0;
+  if (full_attention_last && layer == n_layers - 1) return 0;
+  return attention_window;
+}
+
+void ModelConfig::Validate() const {
+  TRAIL_CHECK(vocab_size > 0, "model: vocab_size must be > 0 (it comes from the tokenizer), got ",
+              vocab_size);
+  TRAIL_CHECK(d_model > 0 && n_layers > 0 && n_heads > 0 && d_ff > 0 && max_seq_len > 0,
+              "model: d_model, n_layers, n_heads, d_ff and max_seq_len must be > 0");
+  TRAIL_CHECK(d_model % n_heads == 0, "model: d_model (", d_model,
+              ") must be a multiple of n_heads (", n_heads, ")");
+  TRAIL_CHECK(head_dim() % 2 == 0, "model: the head dimension (", head_dim(),
+              ") must be even for rotary embeddings");
+  TRAIL_CHECK(norm_eps > 0, "model: norm_eps must be > 0");
+  TRAIL_CHECK(rope_theta > 1, "model: rope_theta must be > 1");
+  TRAIL_CHECK(z_loss >= 0, "model: z_loss must be >= 0");
+  TRAIL_CHECK(attention_window >= 0 && full_attention_every >= 0,
+              "model: attention_window and full_attention_every must be >= 0");
+  TRAIL_CHECK(init_std > 0, "model: init_std must be > 0");
+}
+
+const char* MlpName(MlpKind k) { return k == MlpKind::kSwiGlu ? "swiglu" : "gelu"; }
+
+std::vector<std::string> PresetNames() { return {"tiny", "open1b-style", "gpt2-small"}; }
+
+ModelConfig Preset(const std::string& name) {
+  ModelConfig c;
+  if (name == "tiny") {
+    c.d_model = 128, c.n_layers = 4, c.n_heads = 4, c.d_ff = 352, c.max_seq_len = 256;
+    c.mlp = MlpKind::kSwiGlu;
+  } else if (name == "open1b-style") {
+    c.d_model = 256, c.n_layers = 10, c.n_heads = 4, c.d_ff = 688, c.max_seq_len = 2048;
+    c.mlp = MlpKind::kSwiGlu, c.qk_norm = true, c.embed_norm = true;
+    c.attention_window = 512, c.full_attention_every = 5, c.full_attention_last = true;
+    c.z_loss = 1e-4f;
+  } else if (name == "gpt2-small") {
+    c.d_model = 768, c.n_layers = 12, c.n_heads = 12, c.d_ff = 3072, c.max_seq_len = 1024;
+    c.mlp = MlpKind::kGelu;
+  } else {
+    std::string names;
+    for (const std::string& n : PresetNames()) names += (names.empty() ? "" : ", ") + n;
+    TRAIL_CHECK(false, "model: unknown preset '", name, "' (known: ", names, ")");
+  }
+  return c;
+}
+
+ModelCost Cost(const ModelConfig& c, int64_t seq_len) {
+  const int64_t d = c.d_model, L = c.n_layers, V = c.vocab_size;
+  const int64_t mlp = (c.mlp == MlpKind::kSwiGlu ? 3 : 2) * d * c.d_ff;
+  const int64_t per_layer = 4 * d * d + mlp;
+  const int64_t gains = c.norm_gain ? (2 * L + 1 + (c.embed_norm ? 1 : 0)) * d : 0;
+  ModelCost out;
+  out.matmul_parameters = L * per_layer + V * d;  // the LM head multiplies every token
+  out.parameters = L * per_layer + V * d + (c.tied_embeddings ? 0 : V * d) + gains;
+  double attended = 0;  // mean number of keys per query, summed over layers
+  for (int64_t l = 0; l < L; ++l) {
+    const int64_t w = c.LayerWindow(l);
+    double sum = 0;
+    for (int64_t t = 0; t < seq_len; ++t) sum += double(w > 0 ? std::min<int64_t>(t + 1, w) : t + 1);
+    attended += sum / double(seq_len);
+  }
+  out.flops_per_token = 6.0 * double(out.matmul_parameters) + 6.0 * 2.0 * double(d) * attended;
+  return out;
+}
+
+}  // namespace trail::model

@@ -1,0 +1,61 @@
+// The shape and features of trail's decoder-only transformer, and its named presets.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace trail::model {
+
+enum class MlpKind { kSwiGlu, kGelu };
+
+struct ModelConfig {
+  int64_t vocab_size = 0;
+  int64_t d_model = 128;
+  int64_t n_layers = 4;
+  int64_t n_heads = 4;
+  int64_t d_ff = 384;          // hidden width of the MLP (each of gate and up for SwiGLU)
+  int64_t max_seq_len = 256;   // RoPE table length: the longest window the model accepts
+  MlpKind mlp = MlpKind::kSwiGlu;
+  bool norm_gain = true;       // RMSNorms (blocks, final, embedding) carry a learned gain
+  bool embed_norm = false;     // RMSNorm right after the token embedding
+  bool qk_norm = false;        // gain-free RMSNorm of each head's queries and keys (before RoPE)
+  bool tied_embeddings = true; // LM head = embedding table transposed
+  float norm_eps = 1e-5f;
+  float rope_theta = 10000.0f;
+  float z_loss = 0.0f;         // coefficient of mean(lse^2) added to the loss
+  // Attention pattern: layers attend within `attention_window` keys (0 = full causal), except
+  // every `full_attention_every`-th layer (1-based; 0 = none) and, with full_attention_last,
+  // the last layer, which attend to the full causal prefix.
+  int64_t attention_window = 0;
+  int64_t full_attention_every = 0;
+  bool full_attention_last = true;
+  float init_std = 0.02f;      // N(0, init_std); output projections scaled by 1/sqrt(2 n_layers)
+  uint64_t init_seed = 0;
+
+  int64_t head_dim() const { return d_model / n_heads; }
+  int64_t LayerWindow(int64_t layer) const;  // 0 = full causal attention
+  // Throws trail::Error naming the inconsistent fields.
+  void Validate() const;
+};
+
+// "tiny" (the demo), "open1b-style" (the Open-1B architecture at small width: gain-free
+// QK-norm, embedding norm, 512-token sliding windows with full attention every 5th and in the
+// last layer, SwiGLU, tied embeddings) and "gpt2-small" (12 × 768, 12 heads, GELU, tied head,
+// full attention). vocab_size is left 0: it comes from the data's tokenizer.
+ModelConfig Preset(const std::string& name);
+std::vector<std::string> PresetNames();
+
+const char* MlpName(MlpKind k);
+
+// Parameter count and the FLOPs of one training token at sequence length T: 6N over the
+// matrices that multiply every token (embedding lookup excluded, LM head included) plus the
+// attention term 6 · n_layers · d_model · (mean keys attended per query) · 2 (scores and values).
+struct ModelCost {
+  int64_t parameters = 0;
+  int64_t matmul_parameters = 0;
+  double flops_per_token = 0;
+};
+ModelCost Cost(const ModelConfig& c, int64_t seq_len);
+
+}  // namespace trail::model

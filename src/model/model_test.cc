@@ -1,0 +1,198 @@
+// The transformer against a float64 PyTorch reference (tests/model/model_reference.py, run with
+// Debian's python3-torch): logits, loss and every parameter's gradient, for each feature set the
+// presets use.
+#include <cmath>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include <gtest/gtest.h>
+
+#include "core/file_util.h"
+#include "core/safetensors.h"
+#include "model/transformer.h"
+#include "repops/kernels.h"
+
+namespace trail::model {
+namespace {
+
+struct Case {
+  const char* name;
+  ModelConfig config;
+};
+
+ModelConfig Small() {
+  ModelConfig c;
+  c.vocab_size = 53, c.d_model = 16, c.n_layers = 3, c.n_heads = 2, c.d_ff = 24;
+  c.max_seq_len = 32;
+  c.init_std = 0.3f;  // large enough that every path carries signal at this width
+  c.init_seed = 11;
+  return c;
+}
+
+std::vector<Case> Cases() {
+  std::vector<Case> out;
+  ModelConfig open1b = Small();  // the Open-1B feature set
+  open1b.qk_norm = true, open1b.embed_norm = true, open1b.mlp = MlpKind::kSwiGlu;
+  open1b.attention_window = 4, open1b.full_attention_every = 2, open1b.full_attention_last = true;
+  open1b.z_loss = 1e-2f, open1b.tied_embeddings = true;
+  out.push_back({"open1b_features", open1b});
+  ModelConfig gpt2 = Small();  // GPT-2's: GELU, untied head, gains, full attention
+  gpt2.mlp = MlpKind::kGelu, gpt2.tied_embeddings = false;
+  out.push_back({"gpt2_features", gpt2});
+  ModelConfig gainless = Small();  // gain-free norms, sliding window everywhere, untied SwiGLU
+  gainless.norm_gain = false, gainless.attention_window = 3, gainless.full_attention_last = false;
+  gainless.tied_embeddings = false, gainless.embed_norm = true;
+  out.push_back({"gainless_window", gainless});
+  return out;
+}
+
+// Three rows of 12: one document; two documents (positions restart); a document then padding.
+struct Batch {
+  int64_t rows = 3, T = 12;
+  std::vector<int32_t> inputs, labels, doc_ids, positions, key_valid;
+  std::vector<uint8_t> valid_u8;
+  BatchView View() const {
+    return {rows, T, inputs.data(), labels.data(), doc_ids.data(), positions.data(),
+            valid_u8.data()};
+  }
+};
+
+Batch MakeBatch(int64_t vocab) {
+  Batch b;
+  const int64_t n = b.rows * b.T;
+  b.inputs.resize(n), b.labels.resize(n), b.doc_ids.resize(n), b.positions.resize(n);
+  b.key_valid.assign(n, 1);
+  for (int64_t i = 0; i < n; ++i) b.inputs[i] = static_cast<int32_t>((i * 37 + 11) % vocab);
+  for (int64_t t = 0; t < b.T; ++t) {
+    b.doc_ids[b.T + t] = t < 5 ? 0 : 1;
+    b.positions[t] = int32_t(t);
+    b.positions[b.T + t] = int32_t(t < 5 ? t : t - 5);
+    b.positions[2 * b.T + t] = int32_t(t < 8 ? t : 7);
+    if (t >= 8) b.key_valid[2 * b.T + t] = 0;
+  }
+  for (int64_t r = 0; r < b.rows; ++r) {
+    for (int64_t t = 0; t < b.T; ++t) {
+      const int64_t i = r * b.T + t;
+      const bool ok = t + 1 < b.T && b.doc_ids[i] == b.doc_ids[i + 1] && b.key_valid[i + 1];
+      b.labels[i] = ok ? b.inputs[i + 1] : kIgnoreLabel;
+    }
+  }
+  b.valid_u8.assign(b.key_valid.begin(), b.key_valid.end());
+  return b;
+}
+
+nlohmann::json ConfigJson(const ModelConfig& c) {
+  return {{"vocab_size", c.vocab_size}, {"d_model", c.d_model}, {"n_layers", c.n_layers},
+          {"n_heads", c.n_heads}, {"mlp", MlpName(c.mlp)}, {"norm_gain", c.norm_gain},
+          {"embed_norm", c.embed_norm}, {"qk_norm", c.qk_norm},
+          {"tied_embeddings", c.tied_embeddings}, {"norm_eps", c.norm_eps},
+          {"rope_theta", c.rope_theta}, {"z_loss", c.z_loss},
+          {"attention_window", c.attention_window},
+          {"full_attention_every", c.full_attention_every},
+          {"full_attention_last", c.full_attention_last}};
+}
+
+Tensor I32Tensor(const std::string& name, const std::vector<int32_t>& v, int64_t rows, int64_t T) {
+  Tensor t = Tensor::Of<int32_t>(name, {rows, T});
+  std::copy(v.begin(), v.end(), t.data<int32_t>());
+  return t;
+}
+
+// ||a - ref|| / ||ref|| and max |a - ref| / max |ref| over one tensor.
+struct Err { double rel_l2 = 0, rel_max = 0; };
+Err Compare(const float* a, const double* ref, int64_t n) {
+  double num = 0, den = 0, maxd = 0, maxr = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double e = double(a[i]) - ref[i];
+    num += e * e, den += ref[i] * ref[i];
+    maxd = std::max(maxd, std::fabs(e)), maxr = std::max(maxr, std::fabs(ref[i]));
+  }
+  return {std::sqrt(num / std::max(den, 1e-300)), maxd / std::max(maxr, 1e-300)};
+}
+
+class ModelVsTorch : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ModelVsTorch, LogitsLossAndEveryGradientMatchFloat64) {
+  const ModelConfig c = GetParam().config;
+  ParameterSet params(c), grads(c);
+  params.InitRandom(c);
+  const Batch b = MakeBatch(c.vocab_size);
+  int64_t valid = 0;
+  for (int32_t l : b.labels) valid += l != kIgnoreLabel;
+  Transformer model(c);
+  Activations acts(c, b.rows, b.T);
+  const float scale = 1.0f / float(valid);
+  const repops::CrossEntropySums sums = model.Forward(params, b.View(), acts);
+  std::vector<float> logits(Transformer::Logits(acts),
+                            Transformer::Logits(acts) + b.rows * b.T * c.vocab_size);
+  model.ForwardBackward(params, b.View(), scale, acts, grads);
+  const float loss = (sums.nll_sum + c.z_loss * sums.lse_sq_sum) * scale;
+
+  TempDir dir;
+  std::vector<Tensor> batch_t;
+  batch_t.push_back(I32Tensor("inputs", b.inputs, b.rows, b.T));
+  batch_t.push_back(I32Tensor("labels", b.labels, b.rows, b.T));
+  batch_t.push_back(I32Tensor("doc_ids", b.doc_ids, b.rows, b.T));
+  batch_t.push_back(I32Tensor("positions", b.positions, b.rows, b.T));
+  batch_t.push_back(I32Tensor("key_valid", b.key_valid, b.rows, b.T));
+  std::vector<const Tensor*> all;
+  for (const Tensor& t : params.tensors()) all.push_back(&t);
+  for (const Tensor& t : batch_t) all.push_back(&t);
+  WriteSafetensors(dir.path() + "/in.safetensors", all, {{"config", ConfigJson(c).dump()}});
+  const std::string cmd = "/usr/bin/python3 " TRAIL_SOURCE_DIR "/tests/model/model_reference.py " +
+                          dir.path() + "/in.safetensors " + dir.path() + "/out.safetensors";
+  ASSERT_EQ(std::system(cmd.c_str()), 0)
+      << "the float64 reference failed: " << cmd << " (needs Debian's python3-torch)";
+  const SafetensorsFile ref = ReadSafetensors(dir.path() + "/out.safetensors");
+
+  // Tolerances. Every op is fp32 with unit roundoff u = 6e-8; dot products here run over at
+  // most 53 terms, trail's Exp/Log/Tanh/Sin/Cos are within 2.5 ULP, and errors pass through 3
+  // layers of norms and attention. Measured errors are ~1e-6 relative; the bounds leave 10-50×
+  // margin, while a wrong formula (a missing term, a wrong mask or scale) gives errors of
+  // order 1e-2 to 1.
+  const Err le = Compare(logits.data(), ref.Find("logits")->data<double>(),
+                         static_cast<int64_t>(logits.size()));
+  EXPECT_LT(le.rel_max, 2e-5) << "logits";
+  const double ref_loss = ref.Find("loss")->data<double>()[0];
+  EXPECT_NEAR(loss, ref_loss, 2e-6 * std::fabs(ref_loss)) << "loss";
+  for (const Tensor& g : grads.tensors()) {
+    const Tensor* r = ref.Find("grad." + g.name());
+    ASSERT_NE(r, nullptr) << g.name();
+    const Err e = Compare(g.data<float>(), r->data<double>(), g.numel());
+    EXPECT_LT(e.rel_l2, 5e-5) << g.name();
+    EXPECT_LT(e.rel_max, 1e-4) << g.name();
+    RecordProperty(g.name(), std::to_string(e.rel_l2));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Features, ModelVsTorch, ::testing::ValuesIn(Cases()),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(ModelConfig, PresetsAreValidAndCosted) {
+  for (const std::string& name : PresetNames()) {
+    ModelConfig c = Preset(name);
+    c.vocab_size = 16384;
+    EXPECT_NO_THROW(c.Validate()) << name;
+    const ModelCost cost = Cost(c, 256);
+    EXPECT_GT(cost.flops_per_token, 6.0 * double(cost.matmul_parameters)) << name;
+  }
+  ModelConfig o = Preset("open1b-style");
+  o.vocab_size = 100;
+  // Every fifth layer and the last attend fully; the rest within 512 keys.
+  EXPECT_EQ(o.LayerWindow(0), 512);
+  EXPECT_EQ(o.LayerWindow(4), 0);
+  EXPECT_EQ(o.LayerWindow(8), 512);
+  EXPECT_EQ(o.LayerWindow(9), 0);
+  ModelConfig g = Preset("gpt2-small");
+  g.vocab_size = 50257;
+  // GPT-2 small's 124M parameters (tied head; RoPE instead of its 0.8M position embeddings).
+  const ModelCost gc = Cost(g, 1024);
+  EXPECT_NEAR(double(gc.parameters), 124e6, 2e6);
+  ModelConfig bad = Preset("tiny");
+  bad.vocab_size = 10, bad.n_heads = 3;
+  EXPECT_THROW(bad.Validate(), Error);
+  EXPECT_THROW(Preset("huge"), Error);
+}
+
+}  // namespace
+}  // namespace trail::model

@@ -1,0 +1,273 @@
+#include "model/transformer.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.h"
+#include "repops/activation.h"
+#include "repops/attention.h"
+#include "repops/embedding.h"
+#include "repops/gemm.h"
+#include "repops/norm.h"
+#include "repops/parallel.h"
+
+namespace trail::model {
+namespace {
+
+using repops::MatMul;
+using repops::MatMulAT;
+using repops::MatMulBT;
+
+// [rows, T, H, hd] (= [N, d]) -> [rows, H, T, hd].
+void SplitHeads(const float* x, float* y, int64_t rows, int64_t T, int64_t H, int64_t hd) {
+  repops::ForEachRow(rows * H, [&](int64_t bh) {
+    const int64_t r = bh / H, h = bh % H;
+    for (int64_t t = 0; t < T; ++t) {
+      std::memcpy(y + (bh * T + t) * hd, x + ((r * T + t) * H + h) * hd, hd * sizeof(float));
+    }
+  });
+}
+
+// [rows, H, T, hd] -> [rows, T, H, hd] (= [N, d]).
+void MergeHeads(const float* y, float* x, int64_t rows, int64_t T, int64_t H, int64_t hd) {
+  repops::ForEachRow(rows * H, [&](int64_t bh) {
+    const int64_t r = bh / H, h = bh % H;
+    for (int64_t t = 0; t < T; ++t) {
+      std::memcpy(x + ((r * T + t) * H + h) * hd, y + (bh * T + t) * hd, hd * sizeof(float));
+    }
+  });
+}
+
+// y = y + x elementwise (IEEE addition is commutative, so this is also x + y).
+void AddInto(float* y, const float* x, int64_t n) {
+  constexpr int64_t kChunk = 1 << 14;
+  repops::ForEachRow((n + kChunk - 1) / kChunk, [&](int64_t c) {
+    const int64_t end = std::min(n, (c + 1) * kChunk);
+    for (int64_t i = c * kChunk; i < end; ++i) y[i] = y[i] + x[i];
+  });
+}
+
+const float* Data(const Tensor* t) { return t ? t->data<float>() : nullptr; }
+float* MutData(Tensor* t) { return t ? t->data<float>() : nullptr; }
+
+}  // namespace
+
+Activations::Activations(const ModelConfig& c, int64_t max_rows, int64_t max_seq)
+    : max_rows_(max_rows), max_seq_(max_seq) {
+  c.Validate();
+  TRAIL_CHECK(max_rows > 0 && max_seq > 0 && max_seq <= c.max_seq_len, "activations for ",
+              max_rows, " rows of ", max_seq, " positions: the model accepts 1..",
+              c.max_seq_len, " positions");
+  const size_t N = static_cast<size_t>(max_rows * max_seq);
+  const size_t d = c.d_model, ff = c.d_ff, H = c.n_heads, V = c.vocab_size;
+  const bool swiglu = c.mlp == MlpKind::kSwiGlu;
+  layers_.resize(c.n_layers);
+  for (Layer& L : layers_) {
+    L.x_in.resize(N * d), L.rstd1.resize(N), L.h1.resize(N * d);
+    if (c.qk_norm) L.q_raw.resize(N * d), L.k_raw.resize(N * d), L.rstd_q.resize(N * H),
+        L.rstd_k.resize(N * H);
+    L.q.resize(N * d), L.k.resize(N * d), L.v.resize(N * d);
+    L.probs.resize(static_cast<size_t>(max_rows) * H * max_seq * max_seq);
+    L.att.resize(N * d), L.x_mid.resize(N * d), L.rstd2.resize(N), L.h2.resize(N * d);
+    L.a.resize(N * ff), L.act.resize(N * ff);
+    if (swiglu) L.b.resize(N * ff);
+  }
+  if (c.embed_norm) emb.resize(N * d), rstd_e.resize(N);
+  x_final.resize(N * d), rstd_f.resize(N), hf.resize(N * d), logits.resize(N * V), lse.resize(N);
+  pos_heads.resize(N * H);
+  for (auto* v : {&dx, &dx2, &dh1, &dtmp, &dq, &dk, &dv}) v->resize(N * d);
+  dh.resize(N * ff), da.resize(N * ff);
+  if (swiglu) db.resize(N * ff);
+}
+
+int64_t Activations::bytes() const {
+  size_t n = 0;
+  for (const Layer& L : layers_) {
+    for (const auto* v : {&L.x_in, &L.rstd1, &L.h1, &L.q_raw, &L.k_raw, &L.rstd_q, &L.rstd_k, &L.q,
+                          &L.k, &L.v, &L.probs, &L.att, &L.x_mid, &L.rstd2, &L.h2, &L.a, &L.b,
+                          &L.act}) {
+      n += v->size();
+    }
+  }
+  for (const auto* v : {&emb, &rstd_e, &x_final, &rstd_f, &hf, &logits, &lse, &dx, &dx2, &dh1,
+                        &dtmp, &dq, &dk, &dv, &dh, &da, &db}) {
+    n += v->size();
+  }
+  return static_cast<int64_t>((n + pos_heads.size()) * sizeof(float));
+}
+
+Transformer::Transformer(const ModelConfig& c)
+    : c_(c), rope_(repops::MakeRopeTable(c.max_seq_len, c.head_dim(), c.rope_theta)) {
+  c_.Validate();
+}
+
+repops::CrossEntropySums Transformer::Forward(const ParameterSet& p, const BatchView& b,
+                                              Activations& A) {
+  const int64_t rows = b.rows, T = b.seq, N = rows * T;
+  const int64_t d = c_.d_model, H = c_.n_heads, hd = c_.head_dim(), ff = c_.d_ff,
+                V = c_.vocab_size;
+  TRAIL_CHECK(rows > 0 && T > 0 && rows <= A.max_rows_ && T <= A.max_seq_,
+              "model: a batch of ", rows, " rows × ", T, " positions does not fit the planned ",
+              A.max_rows_, " × ", A.max_seq_);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t t = 0; t < T; ++t) {
+      const int32_t pos = b.positions ? b.positions[r * T + t] : static_cast<int32_t>(t);
+      TRAIL_CHECK(pos >= 0 && pos < c_.max_seq_len, "model: position ", pos, " at row ", r,
+                  ", token ", t, " is outside [0, ", c_.max_seq_len, ")");
+      for (int64_t h = 0; h < H; ++h) A.pos_heads[(r * H + h) * T + t] = pos;
+    }
+  }
+  float* x0 = A.layers_[0].x_in.data();
+  if (c_.embed_norm) {
+    repops::EmbeddingForward(Data(p.embed), V, d, b.inputs, N, A.emb.data());
+    repops::RmsNormForward(A.emb.data(), Data(p.embed_norm), c_.norm_eps, N, d, x0,
+                           A.rstd_e.data());
+  } else {
+    repops::EmbeddingForward(Data(p.embed), V, d, b.inputs, N, x0);
+  }
+  for (int64_t l = 0; l < c_.n_layers; ++l) {
+    Activations::Layer& L = A.layers_[l];
+    const LayerParams& P = p.layers[l];
+    // Attention block. dq/dk/dv double as [N, d] projection scratch in the forward.
+    repops::RmsNormForward(L.x_in.data(), Data(P.attn_norm), c_.norm_eps, N, d, L.h1.data(),
+                           L.rstd1.data());
+    MatMul(L.h1.data(), Data(P.wq), A.dq.data(), N, d, d);
+    MatMul(L.h1.data(), Data(P.wk), A.dk.data(), N, d, d);
+    MatMul(L.h1.data(), Data(P.wv), A.dv.data(), N, d, d);
+    if (c_.qk_norm) {
+      SplitHeads(A.dq.data(), L.q_raw.data(), rows, T, H, hd);
+      SplitHeads(A.dk.data(), L.k_raw.data(), rows, T, H, hd);
+      repops::RmsNormForward(L.q_raw.data(), nullptr, c_.norm_eps, N * H, hd, L.q.data(),
+                             L.rstd_q.data());
+      repops::RmsNormForward(L.k_raw.data(), nullptr, c_.norm_eps, N * H, hd, L.k.data(),
+                             L.rstd_k.data());
+    } else {
+      SplitHeads(A.dq.data(), L.q.data(), rows, T, H, hd);
+      SplitHeads(A.dk.data(), L.k.data(), rows, T, H, hd);
+    }
+    SplitHeads(A.dv.data(), L.v.data(), rows, T, H, hd);
+    repops::RopeApply(L.q.data(), N * H, hd, A.pos_heads.data(), rope_, false);
+    repops::RopeApply(L.k.data(), N * H, hd, A.pos_heads.data(), rope_, false);
+    const repops::AttentionShape s{rows, H, T, hd, c_.LayerWindow(l), b.doc_ids, b.key_valid};
+    repops::AttentionForward(s, L.q.data(), L.k.data(), L.v.data(), A.dtmp.data(),
+                             L.probs.data());
+    MergeHeads(A.dtmp.data(), L.att.data(), rows, T, H, hd);
+    MatMul(L.att.data(), Data(P.wo), L.x_mid.data(), N, d, d);
+    AddInto(L.x_mid.data(), L.x_in.data(), N * d);
+    // MLP block.
+    repops::RmsNormForward(L.x_mid.data(), Data(P.mlp_norm), c_.norm_eps, N, d, L.h2.data(),
+                           L.rstd2.data());
+    MatMul(L.h2.data(), Data(P.w_gate), L.a.data(), N, d, ff);
+    if (c_.mlp == MlpKind::kSwiGlu) {
+      MatMul(L.h2.data(), Data(P.w_up), L.b.data(), N, d, ff);
+      repops::SwiGluForward(L.a.data(), L.b.data(), N * ff, L.act.data());
+    } else {
+      repops::GeluForward(L.a.data(), N * ff, L.act.data());
+    }
+    float* x_out = l + 1 < c_.n_layers ? A.layers_[l + 1].x_in.data() : A.x_final.data();
+    MatMul(L.act.data(), Data(P.w_down), x_out, N, ff, d);
+    AddInto(x_out, L.x_mid.data(), N * d);
+  }
+  repops::RmsNormForward(A.x_final.data(), Data(p.final_norm), c_.norm_eps, N, d, A.hf.data(),
+                         A.rstd_f.data());
+  if (c_.tied_embeddings) {
+    MatMulBT(A.hf.data(), Data(p.embed), A.logits.data(), N, d, V);
+  } else {
+    MatMul(A.hf.data(), Data(p.lm_head), A.logits.data(), N, d, V);
+  }
+  return repops::CrossEntropyForward(A.logits.data(), b.labels, N, V, kIgnoreLabel,
+                                     A.lse.data());
+}
+
+repops::CrossEntropySums Transformer::ForwardBackward(const ParameterSet& p, const BatchView& b,
+                                                      float grad_scale, Activations& A,
+                                                      ParameterSet& grads) {
+  const repops::CrossEntropySums sums = Forward(p, b, A);
+  Backward(p, b, grad_scale, A, grads);
+  return sums;
+}
+
+void Transformer::Backward(const ParameterSet& p, const BatchView& b, float grad_scale,
+                           Activations& A, ParameterSet& g) {
+  const int64_t rows = b.rows, T = b.seq, N = rows * T;
+  const int64_t d = c_.d_model, H = c_.n_heads, hd = c_.head_dim(), ff = c_.d_ff,
+                V = c_.vocab_size;
+  g.Zero();
+  // Loss -> logits (in place: the logits are not needed after this).
+  float* dlogits = A.logits.data();
+  repops::CrossEntropyBackward(A.logits.data(), b.labels, A.lse.data(), N, V, kIgnoreLabel,
+                               grad_scale, c_.z_loss, dlogits);
+  float* dhf = A.dx2.data();
+  if (c_.tied_embeddings) {
+    MatMul(dlogits, Data(p.embed), dhf, N, V, d);
+    MatMulAT(dlogits, A.hf.data(), MutData(g.embed), V, N, d);
+  } else {
+    MatMulBT(dlogits, Data(p.lm_head), dhf, N, V, d);
+    MatMulAT(A.hf.data(), dlogits, MutData(g.lm_head), d, N, V);
+  }
+  float* dx = A.dx.data();  // d loss / d (residual stream), walking down the layers
+  repops::RmsNormBackward(dhf, A.x_final.data(), Data(p.final_norm), A.rstd_f.data(), N, d, dx,
+                          MutData(g.final_norm));
+  for (int64_t l = c_.n_layers - 1; l >= 0; --l) {
+    Activations::Layer& L = A.layers_[l];
+    const LayerParams& P = p.layers[l];
+    LayerParams& G = g.layers[l];
+    // MLP block: x_out = x_mid + act·Wd.
+    MatMulBT(dx, Data(P.w_down), A.dh.data(), N, d, ff);
+    MatMulAT(L.act.data(), dx, MutData(G.w_down), ff, N, d);
+    if (c_.mlp == MlpKind::kSwiGlu) {
+      repops::SwiGluBackward(A.dh.data(), L.a.data(), L.b.data(), N * ff, A.da.data(),
+                             A.db.data());
+      MatMulAT(L.h2.data(), A.da.data(), MutData(G.w_gate), d, N, ff);
+      MatMulAT(L.h2.data(), A.db.data(), MutData(G.w_up), d, N, ff);
+      MatMulBT(A.da.data(), Data(P.w_gate), A.dx2.data(), N, ff, d);
+      MatMulBT(A.db.data(), Data(P.w_up), A.dx2.data(), N, ff, d, /*accumulate=*/true);
+    } else {
+      repops::GeluBackward(A.dh.data(), L.a.data(), N * ff, A.da.data());
+      MatMulAT(L.h2.data(), A.da.data(), MutData(G.w_gate), d, N, ff);
+      MatMulBT(A.da.data(), Data(P.w_gate), A.dx2.data(), N, ff, d);
+    }
+    repops::RmsNormBackward(A.dx2.data(), L.x_mid.data(), Data(P.mlp_norm), L.rstd2.data(), N, d,
+                            A.dtmp.data(), MutData(G.mlp_norm));
+    AddInto(dx, A.dtmp.data(), N * d);  // now d loss / d x_mid
+    // Attention block: x_mid = x_in + att·Wo.
+    MatMulBT(dx, Data(P.wo), A.dx2.data(), N, d, d);
+    MatMulAT(L.att.data(), dx, MutData(G.wo), d, N, d);
+    SplitHeads(A.dx2.data(), A.dtmp.data(), rows, T, H, hd);
+    const repops::AttentionShape s{rows, H, T, hd, c_.LayerWindow(l), b.doc_ids, b.key_valid};
+    repops::AttentionBackward(s, L.q.data(), L.k.data(), L.v.data(), L.probs.data(),
+                              A.dtmp.data(), A.dq.data(), A.dk.data(), A.dv.data());
+    repops::RopeApply(A.dq.data(), N * H, hd, A.pos_heads.data(), rope_, true);
+    repops::RopeApply(A.dk.data(), N * H, hd, A.pos_heads.data(), rope_, true);
+    // Each projection's gradient in turn: heads -> [N, d] in dx2, its weight gradient, and its
+    // share of d loss / d h1, summed in the order q, k, v.
+    struct Proj { float* dheads; const float* raw; const float* rstd; const Tensor* w; Tensor* gw; };
+    const Proj projs[3] = {
+        {A.dq.data(), L.q_raw.data(), L.rstd_q.data(), P.wq, G.wq},
+        {A.dk.data(), L.k_raw.data(), L.rstd_k.data(), P.wk, G.wk},
+        {A.dv.data(), nullptr, nullptr, P.wv, G.wv}};
+    for (int i = 0; i < 3; ++i) {
+      const Proj& pr = projs[i];
+      const float* heads = pr.dheads;
+      if (c_.qk_norm && pr.raw != nullptr) {
+        repops::RmsNormBackward(pr.dheads, pr.raw, nullptr, pr.rstd, N * H, hd, A.dtmp.data(),
+                                nullptr);
+        heads = A.dtmp.data();
+      }
+      MergeHeads(heads, A.dx2.data(), rows, T, H, hd);
+      MatMulAT(L.h1.data(), A.dx2.data(), MutData(pr.gw), d, N, d);
+      MatMulBT(A.dx2.data(), Data(pr.w), A.dh1.data(), N, d, d, /*accumulate=*/i > 0);
+    }
+    repops::RmsNormBackward(A.dh1.data(), L.x_in.data(), Data(P.attn_norm), L.rstd1.data(), N, d,
+                            A.dtmp.data(), MutData(G.attn_norm));
+    AddInto(dx, A.dtmp.data(), N * d);  // now d loss / d x_in
+  }
+  if (c_.embed_norm) {
+    repops::RmsNormBackward(dx, A.emb.data(), Data(p.embed_norm), A.rstd_e.data(), N, d,
+                            A.dtmp.data(), MutData(g.embed_norm));
+    dx = A.dtmp.data();
+  }
+  repops::EmbeddingBackward(dx, b.inputs, N, V, d, MutData(g.embed));
+}
+
+}  // namespace trail::model

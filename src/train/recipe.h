@@ -1,0 +1,59 @@
+// The training recipe (recipe.toml): model, optimizer, schedule, logical mesh, loop settings
+// and monitor. Loading is strict: unknown keys, wrong types and inconsistent values are errors
+// that name the file and the key.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "model/config.h"
+#include "train/lr_schedule.h"
+#include "train/spike_monitor.h"
+
+namespace trail::train {
+
+struct OptimizerConfig {
+  float beta1 = 0.9f, beta2 = 0.95f, eps = 1e-8f;
+  float weight_decay = 0.1f;    // decoupled; applied to matrices (embedding included), not gains
+  float clip_norm = 1.0f;       // global-norm clipping of the final accumulated gradient
+  // Spike protocol: skip the update when the pre-clip norm exceeds spike_skip_factor times the
+  // median of the last spike_window accepted norms (0 = off; needs spike_min_history norms).
+  float spike_skip_factor = 0.0f;
+  int64_t spike_window = 128;
+  int64_t spike_min_history = 16;
+};
+
+// The logical data-parallel mesh (DESIGN.md, "Logical topology"): R replicas × S shards, each
+// logical rank running the step's micro-batches of its windows. micro_batches, when > 0, is
+// asserted against the data's batch schedule at every step.
+struct MeshConfig {
+  int64_t replicas = 1, shards = 1, micro_batches = 0;
+  int64_t ranks() const { return replicas * shards; }
+};
+
+struct LoopConfig {
+  int64_t steps = 100;
+  int64_t eval_every = 0;        // 0 = only at the end
+  int64_t eval_windows = 64;     // per validation domain (its first windows, in stored order)
+  int64_t checkpoint_every = 0;  // 0 = only at the end
+  int64_t keep_checkpoints = 3;  // newest kept; older ones deleted
+  int64_t log_every = 10;
+};
+
+struct Recipe {
+  std::string path, text, sha256;  // where it came from, its bytes and their SHA-256
+  model::ModelConfig model;
+  std::string preset;
+  OptimizerConfig optimizer;
+  LrSchedule schedule;
+  MeshConfig mesh;
+  LoopConfig loop;
+  MonitorConfig monitor;
+};
+
+// vocab_size may be omitted in the file; `data_vocab` (the tokenizer's) fills it, and a value
+// given must equal it.
+Recipe ParseRecipe(const std::string& text, const std::string& path, int64_t data_vocab);
+Recipe LoadRecipe(const std::string& path, int64_t data_vocab);
+
+}  // namespace trail::train
