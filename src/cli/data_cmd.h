@@ -32,6 +32,11 @@ struct DataOptions {
   int64_t max_shards = -1;
   // manifest
   std::vector<std::string> sources;  // NAME=SHARE=SHARDS_JSON
+  std::vector<std::string> validation, test;  // DOMAIN=SHARDS_JSON
+  std::string batch_schedule;        // N or FROM:N,FROM:N
+  int64_t micro_batch = 1;
+  uint32_t chunk_tokens = 0;
+  std::string positions = "document";
   std::string manifest_out;
   int64_t seq_len = 2048;
   uint64_t seed = 0;

@@ -11,6 +11,7 @@
 #endif
 #include "cli/selftest.h"
 #include "cli/tokenizer_cmd.h"
+#include "cli/train_cmd.h"
 #include "core/error.h"
 #include "core/fp_env.h"
 #include "core/thread_pool.h"
@@ -61,6 +62,8 @@ int main(int argc, char** argv) {
   trail::cli::AddDataCommand(app, data);
   trail::cli::TokenizerCommand tokenizer;
   trail::cli::AddTokenizerCommand(app, tokenizer);
+  trail::cli::TrainCommand train;
+  trail::cli::AddTrainCommand(app, train);
 #if TRAIL_WITH_CORPUS
   trail::cli::CorpusCommand corpus;
   trail::cli::AddCorpusCommand(app, corpus);
@@ -85,6 +88,11 @@ int main(int argc, char** argv) {
     }
     if (*data.data) return trail::cli::RunDataCommand(data);
     if (*tokenizer.tokenizer) return trail::cli::RunTokenizerCommand(tokenizer);
+    if (*train.train) {
+      const int rc = trail::cli::RunTrainCommand(train);
+      trail::ShutdownKernelPool();
+      return rc;
+    }
 #if TRAIL_WITH_CORPUS
     if (*corpus.corpus) return trail::cli::RunCorpusCommand(corpus);
 #endif

@@ -23,13 +23,24 @@ EvalStream::EvalStream(const Manifest& m, const std::string& split, const std::s
   }
   TRAIL_CHECK(set != nullptr, m.path, ": no ", split, " set for domain '", domain, "'");
   shards_ = OpenShards(m, set->shards, opt);
+  const ChunkingPolicy& ch = m.stream.chunking;
+  const uint64_t piece = ch.max_tokens > 0 && ch.boundary == ChunkBoundary::kIndependent
+                             ? ch.max_tokens
+                             : UINT64_MAX;
   window_prefix_.push_back(0);
   for (uint32_t h = 0; h < shards_.size(); ++h) {
     for (uint64_t d = 0; d < shards_[h]->num_docs(); ++d) {
-      const uint64_t n = shards_[h]->doc_length(d) + (append_eos_ ? 1 : 0);
-      const uint64_t windows = n <= 1 ? 1 : (n - 1 + L_ - 1) / L_;
-      docs_.push_back({h, d});
-      window_prefix_.push_back(window_prefix_.back() + windows);
+      const uint64_t doc_len = shards_[h]->doc_length(d);
+      for (uint64_t start = 0; start == 0 || start < doc_len; start += piece) {
+        const uint64_t len = std::min(piece, doc_len - start);
+        const bool eos = append_eos_ && start + len == doc_len;
+        const uint64_t n = len + (eos ? 1 : 0);
+        const uint64_t windows = n <= 1 ? 1 : (n - 1 + L_ - 1) / L_;
+        pieces_.push_back({h, static_cast<uint32_t>(piece == UINT64_MAX ? 0 : start / piece), d,
+                            start, len, eos});
+        window_prefix_.push_back(window_prefix_.back() + windows);
+        if (piece == UINT64_MAX) break;
+      }
     }
   }
 }
@@ -40,14 +51,16 @@ void EvalStream::Window(uint64_t i, RawWindow& out) const {
   out.index = i;
   const size_t j = std::upper_bound(window_prefix_.begin(), window_prefix_.end(), i) -
                    window_prefix_.begin() - 1;
-  const auto [h, d] = docs_[j];
+  const Piece& p = pieces_[j];
+  const uint32_t h = p.shard;
+  const uint64_t d = p.doc;
   const ShardReader& sh = *shards_[h];
   const DocRecord rec = sh.doc(d);
-  const uint64_t n = rec.length + (append_eos_ ? 1 : 0);
-  const uint64_t start = (i - window_prefix_[j]) * static_cast<uint64_t>(L_);
+  const uint64_t n = p.length + (p.eos ? 1 : 0);
+  const uint64_t start = (i - window_prefix_[j]) * static_cast<uint64_t>(L_);  // in the piece
   const uint64_t len = std::min<uint64_t>(L_ + 1, n - start);
-  const uint64_t from_doc = start < rec.length ? std::min<uint64_t>(len, rec.length - start) : 0;
-  sh.CopyTokens(rec.token_start + start, from_doc, out.tokens.data());
+  const uint64_t from_doc = start < p.length ? std::min<uint64_t>(len, p.length - start) : 0;
+  sh.CopyTokens(rec.token_start + p.start + start, from_doc, out.tokens.data());
   for (uint64_t k = from_doc; k < len; ++k) out.tokens[k] = eos_;
   for (int64_t k = 0; k <= L_; ++k) {
     const bool real = k < static_cast<int64_t>(len);
@@ -60,9 +73,10 @@ void EvalStream::Window(uint64_t i, RawWindow& out) const {
   Segment seg;
   seg.shard = h;
   seg.doc = d;
+  seg.chunk = p.chunk;
   seg.piece_offset = start;
   seg.length = len;
-  seg.ends_with_eos = append_eos_ && start + len == n;
+  seg.ends_with_eos = p.eos && start + len == n;
   out.segments.push_back(seg);
 }
 

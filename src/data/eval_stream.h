@@ -2,7 +2,9 @@
 // listed, documents in index order), never permuted, resampled or mixed. Each document (plus
 // EOS when the stream appends one) is cut into windows of L+1 tokens at stride L, the last one
 // padded, so a row never holds two documents and every token but a document's first is
-// scored exactly once.
+// scored exactly once. When the stream cuts documents into independent pieces
+// (chunking.max_tokens), evaluation cuts them the same way (without overlap), so positions stay
+// within what training uses; then every token but a piece's first is scored once.
 #pragma once
 
 #include <memory>
@@ -31,8 +33,13 @@ class EvalStream {
   int32_t eos_, pad_;
   PositionMode positions_;
   std::vector<std::shared_ptr<const ShardReader>> shards_;
-  std::vector<uint64_t> window_prefix_;  // first window of each (shard, doc), flattened, + total
-  std::vector<std::pair<uint32_t, uint64_t>> docs_;  // (shard, doc) in order
+  struct Piece {
+    uint32_t shard, chunk;
+    uint64_t doc, start, length;  // document tokens [start, start + length)
+    bool eos;                     // the document's last piece, followed by EOS
+  };
+  std::vector<uint64_t> window_prefix_;  // first window of each piece, flattened, + total
+  std::vector<Piece> pieces_;            // in stored order
 };
 
 }  // namespace trail::data

@@ -68,6 +68,17 @@ StepEngine::StepEngine(const Recipe& recipe, data::CanonicalStream& stream)
   TRAIL_CHECK(stream.seq_len() <= recipe.model.max_seq_len, "the data's windows of ",
               stream.seq_len(), " tokens exceed the model's max_seq_len ",
               recipe.model.max_seq_len);
+  const data::StreamConfig& sc = stream.manifest().stream;
+  TRAIL_CHECK(sc.positions == data::PositionMode::kWindow ||
+                  (sc.chunking.max_tokens > 0 &&
+                   sc.chunking.boundary == data::ChunkBoundary::kIndependent &&
+                   int64_t{sc.chunking.max_tokens} < recipe.model.max_seq_len),
+              "the data's positions are document offsets, which reach ",
+              sc.chunking.max_tokens == 0 ? std::string("any document length")
+                                          : std::to_string(sc.chunking.max_tokens),
+              ", but the model's RoPE covers ", recipe.model.max_seq_len,
+              " positions: chunk documents below max_seq_len (independent pieces) or use "
+              "window positions");
   TRAIL_CHECK(static_cast<int64_t>(stream.manifest().tokenizer.vocab_size) ==
                   recipe.model.vocab_size,
               "the model's vocabulary (", recipe.model.vocab_size,

@@ -24,6 +24,8 @@
 
 namespace trail::train {
 
+model::BatchView ViewOf(const data::PackedBatch& b);
+
 struct StepResult {
   int64_t step = 0;
   uint64_t window_begin = 0, window_end = 0;
@@ -49,6 +51,10 @@ class StepEngine {
   // The step's reduced gradient as last computed by Run (clipped if clipping applied).
   const model::ParameterSet& last_gradient() const { return *last_grad_; }
   const model::Transformer& model() const { return model_; }
+  // Forward only (evaluation) on this engine's activations.
+  repops::CrossEntropySums Score(const model::ParameterSet& p, const data::PackedBatch& b) {
+    return model_.Forward(p, ViewOf(b), acts_);
+  }
   int64_t activation_bytes() const { return acts_.bytes(); }
   size_t max_resident_replica_partials() const { return max_resident_; }
 
@@ -65,7 +71,5 @@ class StepEngine {
   data::PackedBatch batch_;
   size_t max_resident_ = 0;
 };
-
-model::BatchView ViewOf(const data::PackedBatch& b);
 
 }  // namespace trail::train

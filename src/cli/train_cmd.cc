@@ -1,0 +1,60 @@
+#include "cli/train_cmd.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include "core/thread_pool.h"
+#include "repops/kernels.h"
+#include "train/trainer.h"
+
+namespace trail::cli {
+
+void AddTrainCommand(CLI::App& app, TrainCommand& c) {
+  c.train = app.add_subcommand(
+      "train", "Train a model (bit-reproducible) and record its trajectory, metrics and "
+               "checkpoints in a run directory");
+  c.train->add_option("--recipe", c.recipe, "The training recipe (TOML)");
+  c.train->add_option("--data", c.data, "The data manifest (JSON)");
+  c.train->add_option("--run", c.run, "The run directory");
+  c.train->add_flag("--resume", c.resume,
+                    "Continue the run from its newest valid checkpoint, re-checking the steps "
+                    "recorded after it");
+  c.train->add_option("--stop-after", c.stop_after, "Stop once this many steps are done");
+  c.train->add_option("--threads", c.threads, "Kernel threads (default: all CPUs)")
+      ->check(CLI::Range(1, 1024));
+  c.train->add_flag("--quiet", c.quiet, "No progress lines");
+  c.train->add_flag("--no-verify", c.no_verify, "Do not rehash the data shards when opening");
+  c.replay = c.train->add_subcommand(
+      "replay", "Replay a recorded segment from a checkpoint and compare every step's record");
+  c.replay->add_option("--run", c.run, "The run directory")->required();
+  c.replay->add_option("--data", c.data, "The data manifest (default: the run's)");
+  c.replay->add_option("--from", c.from_step,
+                       "Checkpoint step to start from (default: the newest but one)");
+  c.replay->add_option("--threads", c.threads, "Kernel threads (default: all CPUs)")
+      ->check(CLI::Range(1, 1024));
+}
+
+int RunTrainCommand(const TrainCommand& c) {
+  if (c.threads > 0) SetKernelThreads(static_cast<size_t>(c.threads));
+  repops::UseDefaultBackend();
+  if (*c.replay) {
+    const int64_t n = train::ReplaySegment(c.run, c.data, c.from_step, false);
+    std::printf("replay: %lld steps verified bit for bit\n", static_cast<long long>(n));
+    return 0;
+  }
+  train::TrainOptions o;
+  o.recipe_path = c.recipe, o.manifest_path = c.data, o.run_dir = c.run;
+  o.resume = c.resume, o.stop_after = c.stop_after, o.quiet = c.quiet;
+  o.verify_shards = !c.no_verify;
+  const train::TrainSummary s = train::RunTraining(o);
+  if (s.steps_verified_on_resume > 0) {
+    std::printf("resume: %lld re-executed steps matched their records\n",
+                static_cast<long long>(s.steps_verified_on_resume));
+  }
+  std::printf("steps %lld  trajectory %s  params %s\n", static_cast<long long>(s.steps_done),
+              s.final_chain.c_str(), s.final_params.c_str());
+  return 0;
+}
+
+}  // namespace trail::cli

@@ -1,0 +1,184 @@
+#include "train/checkpoint.h"
+
+#include <bit>
+#include <cstdio>
+#include <filesystem>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/file_util.h"
+#include "core/safetensors.h"
+
+namespace trail::train {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kFormat = "trail.checkpoint.v1";
+
+std::string FileSha256(const std::string& path) {
+  const MappedFile f(path);
+  return ToHex(Sha256({f.data(), f.size()}));
+}
+
+void SyncDir(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+}
+
+std::vector<const Tensor*> Ptrs(const model::ParameterSet& a, const model::ParameterSet* b) {
+  std::vector<const Tensor*> out;
+  for (const Tensor& t : a.tensors()) out.push_back(&t);
+  if (b) for (const Tensor& t : b->tensors()) out.push_back(&t);
+  return out;
+}
+
+// Copies the file's tensors into the set, requiring exactly its names, dtypes and shapes.
+void Fill(const SafetensorsFile& f, const std::string& path, std::vector<model::ParameterSet*> sets) {
+  size_t expected = 0;
+  for (model::ParameterSet* s : sets) {
+    for (Tensor& t : s->tensors()) {
+      ++expected;
+      const Tensor* src = nullptr;
+      for (const Tensor& c : f.tensors) {
+        if (c.name() == t.name()) src = &c;
+      }
+      TRAIL_CHECK(src != nullptr, path, ": tensor '", t.name(), "' is missing (a checkpoint of "
+                  "another model?)");
+      TRAIL_CHECK(src->dtype() == t.dtype() && src->shape() == t.shape(), path, ": tensor '",
+                  t.name(), "' has another dtype or shape than this recipe's model");
+      std::memcpy(t.bytes(), src->bytes(), t.nbytes());
+    }
+  }
+  TRAIL_CHECK(f.tensors.size() == expected, path, ": holds ", f.tensors.size(),
+              " tensors, this model has ", expected);
+}
+
+}  // namespace
+
+std::string CheckpointDir(const std::string& run_dir, int64_t step) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "step_%08lld", static_cast<long long>(step));
+  return run_dir + "/checkpoints/" + buf;
+}
+
+void SaveCheckpoint(const std::string& run_dir, const TrainState& st, const RunIdentity& id) {
+  const std::string final_dir = CheckpointDir(run_dir, st.step);
+  const std::string tmp = final_dir + ".tmp";
+  fs::remove_all(tmp);
+  fs::create_directories(tmp);
+  WriteSafetensors(tmp + "/model.safetensors", Ptrs(st.params, nullptr),
+                   {{"format", "pt"}, {"trail", kFormat}});
+  WriteSafetensors(tmp + "/optim.safetensors", Ptrs(st.adam_m, &st.adam_v),
+                   {{"format", "pt"}, {"trail", kFormat}});
+  std::vector<uint32_t> norms;
+  for (float f : st.norm_history) norms.push_back(std::bit_cast<uint32_t>(f));
+  const nlohmann::json meta = {
+      {"format", kFormat},
+      {"step", st.step},
+      {"window_cursor", st.window_cursor},
+      {"tokens_consumed", st.tokens},
+      {"optimizer_updates", st.optimizer_updates},
+      {"spike_norm_history_bits", norms},
+      {"monitor_state", st.monitor_state},
+      {"trajectory_chain", ToHex(st.chain)},
+      {"recipe_sha256", id.recipe_sha256},
+      {"manifest_sha256", id.manifest_sha256},
+      {"params_hash", ToHex(st.params.StateHash())},
+      {"optimizer_hash", ToHex(st.OptimizerHash())},
+      {"files", {{"model.safetensors", FileSha256(tmp + "/model.safetensors")},
+                 {"optim.safetensors", FileSha256(tmp + "/optim.safetensors")}}},
+      {"resume_tier", 3},
+      {"resume_tier_meaning",
+       "bitwise-identical continuation: weights, optimizer moments and step count, LR clock "
+       "(tokens consumed), window cursor (the sampler's whole state), spike-protocol and "
+       "monitor state; no RNG or loader state exists to lose"}};
+  WriteFileAtomic(tmp + "/meta.json", meta.dump(2) + "\n");
+  SyncDir(tmp);
+  if (fs::exists(final_dir)) fs::remove_all(final_dir);  // an invalid one at the same step
+  fs::rename(tmp, final_dir);
+  SyncDir(run_dir + "/checkpoints");
+}
+
+std::vector<int64_t> ListCheckpoints(const std::string& run_dir) {
+  std::vector<int64_t> out;
+  const std::string dir = run_dir + "/checkpoints";
+  if (!fs::is_directory(dir)) return out;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    long long step = -1;
+    char tail = 0;
+    if (std::sscanf(name.c_str(), "step_%lld%c", &step, &tail) == 1 && step >= 0 &&
+        fs::exists(e.path() / "meta.json")) {
+      out.push_back(step);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void LoadCheckpoint(const std::string& dir, const RunIdentity& id, TrainState& st) {
+  nlohmann::json meta;
+  const std::string meta_path = dir + "/meta.json";
+  try {
+    meta = nlohmann::json::parse(ReadFileToString(meta_path));
+  } catch (const nlohmann::json::exception& e) {
+    TRAIL_CHECK(false, meta_path, ": not valid JSON: ", e.what());
+  }
+  try {
+    TRAIL_CHECK(meta.at("format") == kFormat, meta_path, ": not a ", kFormat, " checkpoint");
+    TRAIL_CHECK(meta.at("recipe_sha256") == id.recipe_sha256, dir,
+                ": checkpoint of another recipe (recipe sha256 ",
+                meta.at("recipe_sha256").get<std::string>(), ", this run's ", id.recipe_sha256,
+                ")");
+    TRAIL_CHECK(meta.at("manifest_sha256") == id.manifest_sha256, dir,
+                ": checkpoint of other data (manifest sha256 ",
+                meta.at("manifest_sha256").get<std::string>(), ", this run's ",
+                id.manifest_sha256, ")");
+    for (const char* f : {"model.safetensors", "optim.safetensors"}) {
+      const std::string path = dir + "/" + f;
+      TRAIL_CHECK(fs::exists(path), path, ": missing");
+      const std::string got = FileSha256(path);
+      TRAIL_CHECK(got == meta.at("files").at(f).get<std::string>(), path,
+                  ": SHA-256 differs from meta.json (corrupted): ", got);
+    }
+    Fill(ReadSafetensors(dir + "/model.safetensors"), dir + "/model.safetensors", {&st.params});
+    Fill(ReadSafetensors(dir + "/optim.safetensors"), dir + "/optim.safetensors",
+         {&st.adam_m, &st.adam_v});
+    TRAIL_CHECK(ToHex(st.params.StateHash()) == meta.at("params_hash").get<std::string>(), dir,
+                ": parameter state hash differs from meta.json");
+    TRAIL_CHECK(ToHex(st.OptimizerHash()) == meta.at("optimizer_hash").get<std::string>(), dir,
+                ": optimizer state hash differs from meta.json");
+    st.step = meta.at("step").get<int64_t>();
+    st.window_cursor = meta.at("window_cursor").get<uint64_t>();
+    st.tokens = meta.at("tokens_consumed").get<int64_t>();
+    st.optimizer_updates = meta.at("optimizer_updates").get<int64_t>();
+    st.norm_history.clear();
+    for (uint32_t b : meta.at("spike_norm_history_bits").get<std::vector<uint32_t>>()) {
+      st.norm_history.push_back(std::bit_cast<float>(b));
+    }
+    st.monitor_state = meta.at("monitor_state").get<std::string>();
+    const std::string chain = meta.at("trajectory_chain").get<std::string>();
+    TRAIL_CHECK(chain.size() == 64, meta_path, ": bad trajectory_chain");
+    for (size_t i = 0; i < 32; ++i) {
+      st.chain[i] = static_cast<uint8_t>(std::stoul(chain.substr(2 * i, 2), nullptr, 16));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    TRAIL_CHECK(false, meta_path, ": malformed: ", e.what());
+  }
+}
+
+void ApplyRetention(const std::string& run_dir, int64_t keep) {
+  const std::vector<int64_t> steps = ListCheckpoints(run_dir);
+  for (size_t i = 0; i + static_cast<size_t>(keep) < steps.size(); ++i) {
+    fs::remove_all(CheckpointDir(run_dir, steps[i]));
+  }
+}
+
+}  // namespace trail::train

@@ -1,0 +1,45 @@
+// `trail train`: the training loop over the canonical stream, writing the run directory
+// (DESIGN.md, "A run on disk"): recipe.toml, run.json, trajectory.jsonl, metrics.jsonl,
+// checkpoints/. A resumed run continues from the newest valid checkpoint and re-executes the
+// steps after it that were already recorded, requiring each to reproduce its record exactly —
+// so a resume that lost any state is detected at its first step, not silently continued.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace trail::train {
+
+// Test hooks that break a resume on purpose (a resume must detect them).
+enum class ResumeFault { kNone, kDropCursor, kDropTokens };
+
+struct TrainOptions {
+  std::string recipe_path;    // fresh runs; on resume optional (must equal the run's)
+  std::string manifest_path;  // the data manifest
+  std::string run_dir;
+  bool resume = false;
+  int64_t stop_after = -1;    // stop once this many steps are done (the recipe's count still rules)
+  bool quiet = false;         // no progress lines on stderr
+  bool verify_shards = true;
+  ResumeFault fault = ResumeFault::kNone;
+};
+
+struct TrainSummary {
+  int64_t steps_done = 0;
+  std::string final_chain;    // H of the last step, hex
+  std::string final_params;   // parameter state hash, hex
+  int64_t steps_verified_on_resume = 0;
+  double last_val_loss = 0;   // mean over domains of the last evaluation
+};
+
+// Throws trail::Error on bad input or a diverging resume (nothing already written is lost).
+TrainSummary RunTraining(const TrainOptions& opt);
+
+// Replays the trajectory segment that starts at checkpoint `from_step` (the newest but one when
+// < 0) up to the next checkpoint or the end of the recorded trajectory, comparing each step's
+// record. Returns the number of steps verified; throws naming the first differing step and field.
+int64_t ReplaySegment(const std::string& run_dir, const std::string& manifest_path,
+                      int64_t from_step, bool quiet);
+
+}  // namespace trail::train

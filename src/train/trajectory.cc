@@ -1,0 +1,136 @@
+#include "train/trajectory.h"
+
+#include <bit>
+#include <cstdio>
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/file_util.h"
+
+namespace trail::train {
+namespace {
+
+std::string Bits(float f) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%08x", std::bit_cast<uint32_t>(f));
+  return buf;
+}
+
+std::string Num(float f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", double(f));
+  return buf;
+}
+
+Digest FromHex(const std::string& hex, const std::string& where) {
+  Digest d{};
+  TRAIL_CHECK(hex.size() == 64, where, ": expected a 64-digit hex digest");
+  for (size_t i = 0; i < 32; ++i) {
+    unsigned v = 0;
+    TRAIL_CHECK(std::sscanf(hex.c_str() + 2 * i, "%2x", &v) == 1, where, ": bad hex digest");
+    d[i] = static_cast<uint8_t>(v);
+  }
+  return d;
+}
+
+}  // namespace
+
+Digest GenesisHash(const std::string& recipe_sha, const std::string& manifest_sha,
+                   const Digest& initial_params) {
+  Sha256Hasher h;
+  const std::string tag = "trail.trajectory.v1";
+  h.Update(tag.data(), tag.size());
+  h.Update(recipe_sha.data(), recipe_sha.size());
+  h.Update(manifest_sha.data(), manifest_sha.size());
+  const std::string p = ToHex(initial_params);
+  h.Update(p.data(), p.size());
+  return h.Finish();
+}
+
+std::string TrajectoryBody(const StepResult& r) {
+  std::string s = "{\"step\":" + std::to_string(r.step) + ",\"windows\":[" +
+                  std::to_string(r.window_begin) + "," + std::to_string(r.window_end) + "]" +
+                  ",\"tokens\":" + std::to_string(r.tokens_before) +
+                  ",\"targets\":" + std::to_string(r.target_tokens) +
+                  ",\"lr\":" + Num(r.lr) + ",\"lr_bits\":\"" + Bits(r.lr) + "\"" +
+                  ",\"loss\":" + Num(r.loss) + ",\"loss_bits\":\"" + Bits(r.loss) + "\"" +
+                  ",\"z_loss_bits\":\"" + Bits(r.z_loss) + "\"" +
+                  ",\"grad_norm\":" + Num(r.grad_norm) + ",\"grad_norm_bits\":\"" +
+                  Bits(r.grad_norm) + "\"" + ",\"clip_bits\":\"" + Bits(r.clip_coef) + "\"" +
+                  ",\"skipped\":" + (r.skipped ? "\"" + r.skip_reason + "\"" : "null") +
+                  ",\"batch\":\"" + ToHex(r.batch_hash) + "\"" + ",\"grads\":\"" +
+                  ToHex(r.grads_hash) + "\"" + ",\"params\":\"" + ToHex(r.params_hash) + "\"" +
+                  ",\"optim\":\"" + ToHex(r.optim_hash) + "\"}";
+  return s;
+}
+
+std::string TrajectoryLine(const std::string& body, const Digest& chain) {
+  return body.substr(0, body.size() - 1) + ",\"chain\":\"" + ToHex(chain) + "\"}";
+}
+
+Digest ChainNext(const Digest& prev, const std::string& body) {
+  Sha256Hasher h;
+  h.Update(prev.data(), prev.size());
+  h.Update(body.data(), body.size());
+  return h.Finish();
+}
+
+std::vector<TrajectoryRecord> ReadTrajectory(const std::string& path, const Digest* genesis,
+                                             uint64_t* complete_bytes) {
+  const std::string text = ReadFileToString(path);
+  std::vector<TrajectoryRecord> out;
+  size_t pos = 0;
+  Digest prev = genesis ? *genesis : Digest{};
+  while (pos < text.size()) {
+    const size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) break;  // torn last line
+    TrajectoryRecord rec;
+    rec.line = text.substr(pos, nl - pos);
+    const std::string where = path + ":" + std::to_string(out.size() + 1);
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(rec.line);
+      rec.step = j.at("step").get<int64_t>();
+      rec.chain = FromHex(j.at("chain").get<std::string>(), where);
+    } catch (const nlohmann::json::exception& e) {
+      TRAIL_CHECK(false, where, ": malformed trajectory record: ", e.what());
+    }
+    TRAIL_CHECK(rec.step == (out.empty() ? rec.step : out.back().step + 1), where,
+                ": step ", rec.step, " does not follow step ", out.back().step);
+    const size_t cut = rec.line.rfind(",\"chain\":");
+    TRAIL_CHECK(cut != std::string::npos, where, ": record has no chain");
+    const std::string body = rec.line.substr(0, cut) + "}";
+    if (genesis != nullptr || !out.empty()) {
+      TRAIL_CHECK(ChainNext(prev, body) == rec.chain, where, ": chained hash of step ", rec.step,
+                  " does not match its record (the trajectory was altered)");
+    }
+    prev = rec.chain;
+    out.push_back(std::move(rec));
+    pos = nl + 1;
+  }
+  if (complete_bytes) *complete_bytes = pos;
+  return out;
+}
+
+std::string FirstDifference(const std::string& expected, const std::string& actual) {
+  if (expected == actual) return "";
+  nlohmann::json a, b;
+  try {
+    a = nlohmann::json::parse(expected), b = nlohmann::json::parse(actual);
+  } catch (const nlohmann::json::exception&) {
+    return "the record";
+  }
+  for (const char* key : {"step", "windows", "tokens", "targets", "batch", "lr_bits", "loss_bits",
+                          "z_loss_bits", "grad_norm_bits", "grads", "clip_bits", "skipped",
+                          "params", "optim", "chain"}) {
+    if (a.value(key, nlohmann::json()) != b.value(key, nlohmann::json())) {
+      return std::string(key) + " (expected " + a.value(key, nlohmann::json()).dump() + ", got " +
+             b.value(key, nlohmann::json()).dump() + ")";
+    }
+  }
+  return "the record";
+}
+
+}  // namespace trail::train
