@@ -14,6 +14,7 @@
 #include "data/stream_golden.h"
 #include "repops/golden_suite.h"
 #include "repops/kernels.h"
+#include "train/train_golden.h"
 
 namespace trail::cli {
 
@@ -62,6 +63,7 @@ int RunSelftest(const SelftestOptions& opt) {
   }
 
   const auto& golden = repops::CommittedGolden();
+  const auto& train_golden = train::CommittedTrainingGolden();
   std::vector<RunOutcome> outcomes;
   bool all_ok = !golden.empty();
   for (const repops::Backend& b : backends) {
@@ -78,6 +80,14 @@ int RunSelftest(const SelftestOptions& opt) {
         auto it = golden.find(r.name);
         if (it == golden.end()) o.missing.push_back(r.name);
         else if (it->second != r.digest) o.mismatched.push_back(r.name);
+      }
+      // A few training steps: the model, the logical-mesh reduction and AdamW, end to end.
+      for (const auto& r : train::RunTrainingGolden()) {
+        ++o.cases;
+        auto it = train_golden.find(r.name);
+        if (it == train_golden.end() || it->second != r.chain) {
+          o.mismatched.push_back("train." + r.name + " (chain " + r.chain + ")");
+        }
       }
       all_ok = all_ok && o.mismatched.empty() && o.missing.empty();
       outcomes.push_back(std::move(o));
@@ -106,7 +116,8 @@ int RunSelftest(const SelftestOptions& opt) {
                         {"seconds", stream_seconds}};
     std::cout << j.dump(2) << "\n";
   } else {
-    std::printf("trail selftest on %s: %zu golden cases\n", Arch(), golden.size());
+    std::printf("trail selftest on %s: %zu golden cases + %zu training runs\n", Arch(),
+                golden.size(), train_golden.size());
     for (const auto& o : outcomes) {
       const bool ok = o.mismatched.empty() && o.missing.empty();
       std::printf("  %-10s threads=%d  %s  (%.2fs)\n", o.backend.c_str(), o.threads,

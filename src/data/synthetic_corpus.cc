@@ -22,10 +22,11 @@ int SyntheticDocLength(const SyntheticSource& src, int source, int shard, int do
 }
 
 Manifest MakeCorpus(const std::string& dir, const std::vector<SyntheticSource>& sources,
-                    const StreamConfig& stream, uint32_t token_bytes) {
+                    const StreamConfig& stream, uint32_t token_bytes, uint32_t vocab_size) {
   Manifest m;
   m.tokenizer.contract.fill(0x5a);
-  m.tokenizer.vocab_size = token_bytes == 2 ? 65536 : kSyntheticVocab;
+  m.tokenizer.vocab_size = vocab_size > 0 ? vocab_size : token_bytes == 2 ? 65536 : kSyntheticVocab;
+  TRAIL_CHECK(m.tokenizer.vocab_size > 16, "synthetic corpus: vocab_size must exceed 16");
   m.tokenizer.token_bytes = token_bytes;
   m.tokenizer.eos_id = kSyntheticEos;
   m.tokenizer.pad_id = kSyntheticPad;

@@ -1,0 +1,120 @@
+#include "train/train_golden.h"
+
+#include "core/error.h"
+#include "core/file_util.h"
+#include "data/stream.h"
+#include "data/synthetic_corpus.h"
+#include "train/recipe.h"
+#include "train/step.h"
+#include "train/trajectory.h"
+
+namespace trail::train {
+namespace {
+
+struct CaseSpec {
+  const char* name;
+  int64_t windows_per_step, micro_batch_windows, steps;
+};
+
+// mesh_1x1x2: the Open-1B feature set (QK-norm, embedding norm, sliding window with full
+// attention every 2nd and the last layer, SwiGLU, tied head, z-loss), 1 replica × 1 shard ×
+// 2 micro-batches, clipping active. mesh_3x2x2: GELU, untied head, 3 replicas × 2 shards ×
+// 2 micro-batches (TreeFold over a non-power-of-two count), the spike protocol armed.
+const CaseSpec kCases[] = {{"mesh_1x1x2", 4, 2, 4}, {"mesh_3x2x2", 12, 1, 3}};
+
+const CaseSpec& Spec(const std::string& name) {
+  for (const CaseSpec& c : kCases) {
+    if (name == c.name) return c;
+  }
+  TRAIL_CHECK(false, "no golden training case '", name, "'");
+  return kCases[0];
+}
+
+}  // namespace
+
+std::string GoldenRecipeText(const std::string& name) {
+  const CaseSpec& c = Spec(name);
+  const std::string common = R"(
+d_model = 32
+n_layers = 3
+n_heads = 2
+d_ff = 48
+max_seq_len = 32
+init_seed = 7
+)";
+  if (name == "mesh_1x1x2") {
+    return "[model]\n" + common + R"(qk_norm = true
+embed_norm = true
+attention_window = 6
+full_attention_every = 2
+z_loss = 1e-3
+[optimizer]
+lr = 1e-2
+clip_norm = 0.5
+[schedule]
+decay = "cosine"
+warmup_tokens = 64
+total_tokens = 512
+[mesh]
+replicas = 1
+shards = 1
+micro_batches = 2
+[train]
+steps = )" + std::to_string(c.steps) + "\n";
+  }
+  return "[model]\n" + common + R"(mlp = "gelu"
+tied_embeddings = false
+[optimizer]
+lr = 5e-3
+weight_decay = 0.05
+spike_skip_factor = 3.0
+spike_window = 4
+spike_min_history = 2
+[schedule]
+decay = "wsd"
+warmup_tokens = 100
+total_tokens = 1000
+wsd_decay_tokens = 400
+[mesh]
+replicas = 3
+shards = 2
+micro_batches = 2
+[train]
+steps = )" + std::to_string(c.steps) + "\n";
+}
+
+std::vector<GoldenRun> RunTrainingGolden() {
+  std::vector<GoldenRun> out;
+  for (const CaseSpec& c : kCases) {
+    TempDir dir;
+    data::StreamConfig sc;
+    sc.seed = 99;
+    sc.seq_len = 16;
+    sc.schedule = {{0, c.windows_per_step}};
+    sc.micro_batch_windows = c.micro_batch_windows;
+    sc.chunking.max_tokens = 24;  // document positions stay below max_seq_len
+    const data::Manifest m = data::synthetic::MakeCorpus(
+        dir.path(), {{"a", 0.6, 2, 12, 3, 40}, {"b", 0.4, 1, 10, 5, 30}}, sc, 2, 96);
+    data::CanonicalStream stream(m);
+    const Recipe recipe = ParseRecipe(GoldenRecipeText(c.name), c.name, 96);
+    StepEngine engine(recipe, stream);
+    TrainState st(recipe.model);
+    st.params.InitRandom(recipe.model);
+    st.chain = GenesisHash(recipe.sha256, "golden", st.params.StateHash());
+    for (int64_t s = 0; s < c.steps; ++s) {
+      st.chain = ChainNext(st.chain, TrajectoryBody(engine.Run(st)));
+    }
+    out.push_back({c.name, ToHex(st.chain)});
+  }
+  return out;
+}
+
+const std::map<std::string, std::string>& CommittedTrainingGolden() {
+  static const std::map<std::string, std::string> golden = {
+      {"mesh_1x1x2", "e058840b6c761df0148e9dd4c49060c0a56f47c9806f16b681dfdc028abe3aa7"},
+      {"mesh_3x2x2", "d67bea5c8d5184c7132b9b8e6a5ca053ae846a19ea05d8bc3ed9154e04b217f5"},
+  };
+  return golden;
+}
+
+}  // namespace trail::train
