@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <algorithm>
 #include <functional>
 #include <utility>
 #include <vector>
@@ -26,6 +27,7 @@ class TreeFold {
 
   // Merged-away blocks are handed to `recycle` (if set) so their storage can be reused.
   void Push(T partial, const std::function<void(T&&)>& recycle = nullptr) {
+    max_resident_ = std::max(max_resident_, stack_.size() + 1);  // the stack and the new one
     int64_t size = 1;
     while (!stack_.empty() && stack_.back().second == size) {
       combine_(stack_.back().first, partial);
@@ -35,7 +37,6 @@ class TreeFold {
       size *= 2;
     }
     stack_.emplace_back(std::move(partial), size);
-    max_resident_ = std::max(max_resident_, stack_.size());
     ++pushed_;
   }
 

@@ -1,0 +1,403 @@
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "core/file_util.h"
+#include "core/test_util.h"
+#include "data/stream.h"
+#include "data/synthetic_corpus.h"
+#include "train/checkpoint.h"
+#include "train/lr_schedule.h"
+#include "train/recipe.h"
+#include "train/spike_monitor.h"
+#include "train/step.h"
+#include "train/trainer.h"
+#include "train/trajectory.h"
+#include "train/tree_fold.h"
+
+namespace trail::train {
+namespace {
+namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------- TreeFold (appendix A.1)
+
+std::string FoldOrder(int R, size_t* resident = nullptr) {
+  TreeFold<std::string> fold([](std::string& l, const std::string& r) { l = "(" + l + "+" + r + ")"; });
+  for (int i = 0; i < R; ++i) fold.Push(std::to_string(i));
+  std::string out = fold.Finish();
+  if (resident) *resident = fold.max_resident();
+  return out;
+}
+
+TEST(TreeFold, MatchesTheHandComputedOrderForOneToEightReplicas) {
+  // Recursive doubling pairs neighbours, lower replica on the left; leftover blocks (the set
+  // bits of R) are combined smallest level first, lower block on the left.
+  const char* expected[] = {"0",
+                            "(0+1)",
+                            "((0+1)+2)",
+                            "((0+1)+(2+3))",
+                            "(((0+1)+(2+3))+4)",
+                            "(((0+1)+(2+3))+(4+5))",
+                            "(((0+1)+(2+3))+((4+5)+6))",
+                            "(((0+1)+(2+3))+((4+5)+(6+7)))"};
+  for (int R = 1; R <= 8; ++R) {
+    size_t resident = 0;
+    EXPECT_EQ(FoldOrder(R, &resident), expected[R - 1]) << "R=" << R;
+    EXPECT_LE(resident, static_cast<size_t>(std::floor(std::log2(R))) + 1) << "R=" << R;
+  }
+  // At R = 8 the fold holds at most 4 partials where a flat reduction holds 8 (paper, A.1).
+  size_t resident = 0;
+  FoldOrder(8, &resident);
+  EXPECT_EQ(resident, 4u);
+}
+
+TEST(TreeFold, FloatResultIsTheTreeNotTheLeftToRightSum) {
+  // Values where the grouping shows in the bits: 1e8 cancels only when paired with -1e8 first.
+  const float v[] = {1e8f, 1.0f, -1e8f, 1.0f, 3.0f, 0.5f};
+  TreeFold<float> fold([](float& l, const float& r) { l = l + r; });
+  for (float x : v) fold.Push(x);
+  const float tree = fold.Finish();
+  const float hand = ((v[0] + v[1]) + (v[2] + v[3])) + (v[4] + v[5]);
+  float flat = 0;
+  for (float x : v) flat = flat + x;
+  EXPECT_EQ(tree, hand);
+  EXPECT_NE(tree, flat);
+}
+
+// ---------------------------------------------------------------- LR schedule
+
+TEST(LrSchedule, WarmupCosineAndWsdAreFunctionsOfTokens) {
+  LrSchedule s;
+  s.peak_lr = 1e-3f, s.warmup_tokens = 1000, s.decay = DecayKind::kCosine, s.total_tokens = 11000;
+  s.min_lr_ratio = 0.1f;
+  EXPECT_FLOAT_EQ(s.At(0), 1e-6f);
+  EXPECT_FLOAT_EQ(s.At(499), 5e-4f);
+  EXPECT_FLOAT_EQ(s.At(1000), 1e-3f);
+  EXPECT_NEAR(s.At(6000), 0.55e-3, 1e-9);  // half way: floor + (peak - floor) / 2
+  EXPECT_FLOAT_EQ(s.At(11000), 1e-4f);
+  EXPECT_FLOAT_EQ(s.At(50000), 1e-4f);
+  for (int64_t t = 1000; t < 11000; t += 500) EXPECT_GE(s.At(t), s.At(t + 500));
+  s.decay = DecayKind::kWsd, s.wsd_decay_tokens = 2000;
+  EXPECT_FLOAT_EQ(s.At(8999), 1e-3f);
+  EXPECT_NEAR(s.At(10000), 0.55e-3, 1e-9);
+  EXPECT_FLOAT_EQ(s.At(11000), 1e-4f);
+  s.wsd_decay_tokens = 20000;
+  EXPECT_THROW(s.Validate(), Error);
+}
+
+// ---------------------------------------------------------------- [D07] spike monitor
+
+std::vector<Alert> Feed(SpikeMonitor& m, const std::vector<double>& xs, int64_t first = 0) {
+  std::vector<Alert> out;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    for (const Alert& a : m.Observe(first + int64_t(i), xs[i])) out.push_back(a);
+  }
+  return out;
+}
+
+TEST(SpikeMonitorD07, OnlyTheLastPointOfTheTutorialSequenceIsFlagged) {
+  SpikeMonitor m;
+  const auto alerts = Feed(m, {2.00, 2.02, 1.98, 2.01, 1.99, 2.00, 2.03, 1.97, 3.00});
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0].step, 8);
+  EXPECT_EQ(alerts[0].kind, "anomaly");
+}
+
+TEST(SpikeMonitorD07, NoFalseAlarmOnASmoothDecline) {
+  SpikeMonitor m;
+  std::vector<double> xs;
+  for (int i = 0; i < 400; ++i) xs.push_back(2.0 + 8.0 * std::exp(-i / 60.0) + 0.002 * ((i * 7) % 5));
+  EXPECT_TRUE(Feed(m, xs).empty());
+}
+
+TEST(SpikeMonitorD07, SameJumpIsASpikeWhenItFallsBackAndAShiftWhenItStays) {
+  const std::vector<double> base = {2.00, 2.02, 1.98, 2.01, 1.99, 2.00, 2.03, 1.97};
+  std::vector<double> spike = base, shift = base;
+  for (double x : {3.0, 2.01, 1.99, 2.00, 2.02}) spike.push_back(x);
+  for (double x : {3.0, 3.01, 2.99, 3.02, 3.00}) shift.push_back(x);
+  SpikeMonitor a, b;
+  const auto sa = Feed(a, spike), sb = Feed(b, shift);
+  ASSERT_EQ(sa.size(), 2u);
+  EXPECT_EQ(sa[0].kind, "anomaly");
+  EXPECT_EQ(sa[1].kind, "spike");
+  EXPECT_EQ(sa[1].step, 8);
+  ASSERT_EQ(sb.size(), 2u);
+  EXPECT_EQ(sb[1].kind, "sustained_shift");
+  EXPECT_EQ(sb[1].step, 8);
+  // After a shift the new level is the baseline: staying there raises nothing more.
+  EXPECT_TRUE(Feed(b, {3.01, 2.99, 3.0, 3.02}, 13).empty());
+}
+
+TEST(SpikeMonitorD07, NonFiniteIsFlaggedImmediatelyAndUnconditionally) {
+  SpikeMonitor m;
+  auto a = Feed(m, {NAN});  // even with no history
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].kind, "non_finite");
+  a = Feed(m, {2.0, 2.0, INFINITY, 2.0, -INFINITY}, 1);
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a[0].step, 3);
+  EXPECT_EQ(a[1].step, 5);
+  EXPECT_EQ(a[1].kind, "non_finite");
+  EXPECT_NE(a[0].ToJson().find("\"inf\""), std::string::npos);
+}
+
+TEST(SpikeMonitorD07, StateRoundTripsExactly) {
+  SpikeMonitor a, b;
+  Feed(a, {2.00, 2.02, 1.98, 2.01, 1.99, 2.00, 2.03, 1.97, 3.00, 2.0});  // a pending anomaly
+  b.RestoreState(a.StateJson());
+  EXPECT_EQ(a.StateJson(), b.StateJson());
+  const auto x = Feed(a, {2.0, 2.01}, 10), y = Feed(b, {2.0, 2.01}, 10);
+  ASSERT_EQ(x.size(), 1u);
+  EXPECT_EQ(x[0].ToJson(), y[0].ToJson());
+}
+
+// ---------------------------------------------------------------- recipes
+
+TEST(Recipe, UnknownKeysAndInconsistentShapesAreClearErrors) {
+  const std::string good = "[model]\npreset = \"tiny\"\n[train]\nsteps = 5\n";
+  const Recipe r = ParseRecipe(good, "r.toml", 4096);
+  EXPECT_EQ(r.model.d_model, 128);
+  EXPECT_EQ(r.model.vocab_size, 4096);
+  EXPECT_NE(ErrorOf([&] { ParseRecipe(good + "learning_rat = 3\n", "r.toml", 4096); })
+                .find("unknown key 'learning_rat' in [train]"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { ParseRecipe("[model]\npreset = \"tiny\"\nd_modle = 3\n", "r.toml", 9); })
+                .find("unknown key 'd_modle'"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { ParseRecipe("[model]\npreset = \"tiny\"\nn_heads = 3\n", "r.toml", 9); })
+                .find("multiple of n_heads"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { ParseRecipe("[model]\nvocab_size = 10\n", "r.toml", 4096); })
+                .find("differs from the tokenizer"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { ParseRecipe("[model]\nd_model = \"wide\"\n", "r.toml", 9); })
+                .find("must be an integer"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { ParseRecipe("[model\n", "r.toml", 9); }).find("not valid TOML"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { ParseRecipe("[oprimizer]\n", "r.toml", 9); }).find("unknown key"),
+            std::string::npos);
+}
+
+// ---------------------------------------------------------------- the step
+
+constexpr uint32_t kVocab = 96;
+
+// A synthetic corpus on disk with `windows` windows per step of L = 16.
+data::Manifest Corpus(const std::string& dir, int64_t windows, int64_t micro, int max_len = 30) {
+  data::StreamConfig sc;
+  sc.seed = 5;
+  sc.seq_len = 16;
+  sc.schedule = {{0, windows}};
+  sc.micro_batch_windows = micro;
+  sc.chunking.max_tokens = 24;
+  // Documents of 1..max_len tokens: windows hold different numbers of targets.
+  return data::synthetic::MakeCorpus(dir, {{"a", 1.0, 2, 40, 1, max_len}}, sc, 2, kVocab);
+}
+
+std::string SmallRecipe(int64_t R, int64_t S, const std::string& extra = "") {
+  return "[model]\nd_model = 32\nn_layers = 2\nn_heads = 2\nd_ff = 48\nmax_seq_len = 32\n"
+         "qk_norm = true\nattention_window = 5\ninit_seed = 3\n"
+         "[optimizer]\nlr = 1e-2\nclip_norm = 1e30\n"
+         "[mesh]\nreplicas = " + std::to_string(R) + "\nshards = " + std::to_string(S) + "\n" +
+         extra;
+}
+
+// ||a - b|| / ||b|| over every gradient tensor.
+double RelDiff(const model::ParameterSet& a, const model::ParameterSet& b) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < a.tensors().size(); ++i) {
+    const float* x = a.tensors()[i].data<float>();
+    const float* y = b.tensors()[i].data<float>();
+    for (int64_t j = 0; j < a.tensors()[i].numel(); ++j) {
+      num += (double(x[j]) - y[j]) * (double(x[j]) - y[j]);
+      den += double(y[j]) * y[j];
+    }
+  }
+  return std::sqrt(num / den);
+}
+
+struct OneStep {
+  StepResult result;
+  std::unique_ptr<model::ParameterSet> grad;
+};
+
+OneStep RunOneStep(const data::Manifest& m, const std::string& recipe_text,
+                   LossNormalization norm = LossNormalization::kTokenWeighted) {
+  data::CanonicalStream stream(m);
+  const Recipe r = ParseRecipe(recipe_text, "r.toml", kVocab);
+  StepEngine engine(r, stream);
+  TrainState st(r.model);
+  st.params.InitRandom(r.model);
+  OneStep out;
+  out.result = engine.Run(st, norm);
+  out.grad = std::make_unique<model::ParameterSet>(r.model);
+  for (size_t i = 0; i < out.grad->tensors().size(); ++i) {
+    const Tensor& g = engine.last_gradient().tensors()[i];
+    std::memcpy(out.grad->tensors()[i].bytes(), g.bytes(), g.nbytes());
+  }
+  return out;
+}
+
+TEST(Step, MicroBatchesWithDifferentTargetCountsEqualOneBigBatch) {
+  TempDir a, b;
+  // The same 8 windows: as one micro-batch of 8, and as 8 micro-batches of 1.
+  const data::Manifest big = Corpus(a.path(), 8, 8, 6), small = Corpus(b.path(), 8, 1, 6);
+  {
+    // The windows do hold different numbers of targets.
+    data::CanonicalStream s(small);
+    data::Batcher batcher(s);
+    data::PackedBatch pb;
+    std::set<int64_t> counts;
+    for (int64_t m = 0; m < batcher.NumMicroBatches(0, 0, 1); ++m) {
+      batcher.MicroBatch(0, 0, 1, m, pb);
+      counts.insert(pb.target_tokens);
+    }
+    ASSERT_GE(counts.size(), 3u);
+  }
+  const OneStep one = RunOneStep(big, SmallRecipe(1, 1));
+  const OneStep many = RunOneStep(small, SmallRecipe(1, 1));
+  const OneStep mom = RunOneStep(small, SmallRecipe(1, 1), LossNormalization::kMeanOfMeans);
+  EXPECT_EQ(one.result.batch_hash == many.result.batch_hash, false);  // batched differently
+  EXPECT_EQ(one.result.target_tokens, many.result.target_tokens);
+  // Loss and gradient agree to fp32 summation-order noise (measured ~1e-7): a different
+  // grouping of the same sums, not different math.
+  EXPECT_NEAR(one.result.loss, many.result.loss, 1e-6 * one.result.loss);
+  EXPECT_LT(RelDiff(*many.grad, *one.grad), 1e-5);
+  // Averaging per-micro-batch means weighs short windows' targets up: a real difference.
+  EXPECT_GT(RelDiff(*mom.grad, *one.grad), 1e-3);
+}
+
+TEST(Step, LogicalMeshesReduceTheSameGradientInTheirOwnOrder) {
+  TempDir a, b;
+  const data::Manifest m12 = Corpus(a.path(), 12, 1);
+  const OneStep flat = RunOneStep(m12, SmallRecipe(1, 1, "micro_batches = 12\n"));
+  const OneStep mesh = RunOneStep(m12, SmallRecipe(3, 2, "micro_batches = 2\n"));
+  EXPECT_EQ(flat.result.batch_hash == mesh.result.batch_hash, false);  // windows dealt to ranks
+  EXPECT_LT(RelDiff(*mesh.grad, *flat.grad), 1e-5);
+  EXPECT_NE(flat.result.grads_hash, mesh.result.grads_hash);  // the order is part of the bits
+  // The mesh is asserted against the data: 12 windows over 6 ranks is 2 micro-batches, not 3.
+  EXPECT_NE(ErrorOf([&] { RunOneStep(m12, SmallRecipe(3, 2, "micro_batches = 3\n")); })
+                .find("has 2 micro-batches but the recipe's mesh says 3"),
+            std::string::npos);
+}
+
+// ---------------------------------------------------------------- the trainer: resume
+
+struct RunFiles {
+  TempDir dir;
+  std::string manifest, recipe, run;
+};
+
+std::unique_ptr<RunFiles> MakeRun(int64_t steps, int64_t checkpoint_every) {
+  auto f = std::make_unique<RunFiles>();
+  Corpus(f->dir.path() + "", 4, 2);
+  f->manifest = f->dir.path() + "/manifest.json";
+  f->recipe = f->dir.path() + "/recipe.toml";
+  f->run = f->dir.path() + "/run";
+  WriteFileAtomic(f->recipe, SmallRecipe(2, 1, "[train]\nsteps = " + std::to_string(steps) +
+                                                   "\ncheckpoint_every = " +
+                                                   std::to_string(checkpoint_every) +
+                                                   "\nkeep_checkpoints = 10\nlog_every = 1\n"
+                                                   "[schedule]\ndecay = \"cosine\"\n"
+                                                   "warmup_tokens = 64\ntotal_tokens = 2000\n"));
+  return f;
+}
+
+TrainSummary Train(const RunFiles& f, bool resume, int64_t stop_after = -1,
+                   ResumeFault fault = ResumeFault::kNone) {
+  TrainOptions o;
+  o.recipe_path = f.recipe, o.manifest_path = f.manifest, o.run_dir = f.run;
+  o.resume = resume, o.stop_after = stop_after, o.quiet = true, o.fault = fault;
+  return RunTraining(o);
+}
+
+TEST(Resume, StopAndResumeEqualsAStraightRun) {
+  const auto straight = MakeRun(12, 4);
+  const TrainSummary s = Train(*straight, false);
+  EXPECT_EQ(s.steps_done, 12);
+  const auto split = MakeRun(12, 4);
+  // Interrupted after step 6 (newest checkpoint: 4): steps 4 and 5 are re-executed on resume
+  // and must reproduce their records.
+  Train(*split, false, 6);
+  const TrainSummary r = Train(*split, true);
+  EXPECT_EQ(r.steps_verified_on_resume, 2);
+  EXPECT_EQ(r.final_chain, s.final_chain);
+  EXPECT_EQ(r.final_params, s.final_params);
+  EXPECT_EQ(ReadFileToString(split->run + "/trajectory.jsonl"),
+            ReadFileToString(straight->run + "/trajectory.jsonl"));
+  // Checkpoint files are byte-identical too.
+  EXPECT_EQ(ReadFileToString(CheckpointDir(split->run, 12) + "/optim.safetensors"),
+            ReadFileToString(CheckpointDir(straight->run, 12) + "/optim.safetensors"));
+  // And a segment replays to the same bits.
+  EXPECT_EQ(ReplaySegment(straight->run, straight->manifest, 4, true), 4);
+}
+
+TEST(Resume, ABrokenResumeIsDetectedAtItsFirstStep) {
+  for (ResumeFault fault : {ResumeFault::kDropCursor, ResumeFault::kDropTokens}) {
+    const auto f = MakeRun(10, 4);
+    Train(*f, false, 7);
+    const std::string before = ReadFileToString(f->run + "/trajectory.jsonl");
+    const std::string err = ErrorOf([&] { Train(*f, true, -1, fault); });
+    EXPECT_NE(err.find(fault == ResumeFault::kDropCursor ? "cursor" : "resume diverged at step 4"),
+              std::string::npos)
+        << err;
+    if (fault == ResumeFault::kDropTokens) {
+      EXPECT_NE(err.find("tokens (expected"), std::string::npos) << err;  // the LR clock was reset
+    }
+    // Nothing recorded is lost, and an honest resume still completes the run.
+    EXPECT_EQ(ReadFileToString(f->run + "/trajectory.jsonl"), before);
+    EXPECT_EQ(Train(*f, true).steps_done, 10);
+  }
+}
+
+TEST(Resume, DamagedCheckpointsAreSkippedOtherRunsRefused) {
+  const auto ref = MakeRun(10, 4);
+  const TrainSummary want = Train(*ref, false);
+  for (int damage = 0; damage < 2; ++damage) {
+    const auto f = MakeRun(10, 4);
+    Train(*f, false, 9);  // checkpoints 0, 4, 8
+    const std::string model = CheckpointDir(f->run, 8) + "/model.safetensors";
+    std::string bytes = ReadFileToString(model);
+    if (damage == 0) bytes[bytes.size() / 2] ^= 0x10;  // one flipped bit
+    else bytes.resize(bytes.size() - 100);             // truncated
+    WriteFileAtomic(model, bytes);
+    const std::string err = ErrorOf([&] {
+      TrainState st(ParseRecipe(ReadFileToString(f->recipe), "r", kVocab).model);
+      LoadCheckpoint(CheckpointDir(f->run, 8),
+                     {ParseRecipe(ReadFileToString(f->recipe), "r", kVocab).sha256,
+                      ToHex(Sha256({reinterpret_cast<const uint8_t*>(ReadFileToString(f->manifest).data()),
+                                    ReadFileToString(f->manifest).size()}))},
+                     st);
+    });
+    EXPECT_NE(err.find("SHA-256 differs from meta.json (corrupted)"), std::string::npos) << err;
+    // Resume falls back to checkpoint 4, keeps the damaged one aside, ends on the same bits.
+    const TrainSummary s = Train(*f, true);
+    EXPECT_EQ(s.final_chain, want.final_chain);
+    EXPECT_TRUE(fs::exists(CheckpointDir(f->run, 8) + ".invalid"));
+  }
+  // A checkpoint written under another recipe is refused, and nothing is overwritten.
+  const auto f = MakeRun(10, 4);
+  Train(*f, false, 5);
+  const std::string traj = ReadFileToString(f->run + "/trajectory.jsonl");
+  std::string other = ReadFileToString(f->recipe);
+  other.replace(other.find("lr = 1e-2"), 9, "lr = 2e-2");
+  WriteFileAtomic(f->run + "/recipe.toml", other);
+  const std::string err = ErrorOf([&] {
+    TrainOptions o;
+    o.manifest_path = f->manifest, o.run_dir = f->run, o.resume = true, o.quiet = true;
+    RunTraining(o);
+  });
+  EXPECT_NE(err.find("checkpoint of another recipe"), std::string::npos) << err;
+  EXPECT_EQ(ReadFileToString(f->run + "/trajectory.jsonl"), traj);
+  EXPECT_FALSE(fs::exists(CheckpointDir(f->run, 4) + ".invalid"));
+  // A fresh run into an existing run directory is refused.
+  EXPECT_NE(ErrorOf([&] { Train(*f, false); }).find("already holds a run"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace trail::train
