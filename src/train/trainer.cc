@@ -64,6 +64,35 @@ struct Run {
   }
   RunIdentity id() const { return {recipe.sha256, manifest_sha}; }
 
+  // Entropy (nats) of the target tokens of each validation domain's evaluated windows: the loss
+  // of the best unigram model of that very text, the baseline a language model must beat.
+  std::map<std::string, double> UnigramEntropy() {
+    std::map<std::string, double> out;
+    const data::StreamConfig& sc = stream.manifest().stream;
+    data::PackedBatch pb;
+    data::RawWindow raw;
+    for (auto& [domain, es] : evals) {
+      std::map<int32_t, int64_t> counts;
+      int64_t total = 0;
+      const int64_t n = std::min<int64_t>(recipe.loop.eval_windows, es->num_windows());
+      for (int64_t i = 0; i < n; ++i) {
+        pb.Resize(1, sc.seq_len);
+        es->Window(static_cast<uint64_t>(i), raw);
+        data::PackRow(raw, sc.semantics, pb, 0);
+        for (int32_t l : pb.labels) {
+          if (l != data::kIgnoreLabel) ++counts[l], ++total;
+        }
+      }
+      double h = 0;
+      for (const auto& [tok, c] : counts) {
+        const double p = double(c) / double(total);
+        h -= p * std::log(p);
+      }
+      out[domain] = h;
+    }
+    return out;
+  }
+
   // Mean loss per target over the first eval_windows windows of each validation domain.
   std::map<std::string, double> Evaluate(const model::ParameterSet& params) {
     std::map<std::string, double> out;
@@ -182,6 +211,7 @@ TrainSummary RunTraining(const TrainOptions& opt) {
   std::vector<TrajectoryRecord> expected;  // recorded steps a resume must reproduce
   TrainSummary sum;
 
+  const std::map<std::string, double> unigram = run.UnigramEntropy();
   if (!opt.resume) {
     fs::create_directories(run_dir + "/checkpoints");
     if (fs::absolute(opt.recipe_path) != fs::absolute(run_recipe)) {
@@ -199,7 +229,8 @@ TrainSummary RunTraining(const TrainOptions& opt) {
         {"parameters", cost.parameters},
         {"flops_per_token", cost.flops_per_token},
         {"repops", "repops v1"},
-        {"mesh", {{"replicas", R.mesh.replicas}, {"shards", R.mesh.shards}}}};
+        {"mesh", {{"replicas", R.mesh.replicas}, {"shards", R.mesh.shards}}},
+        {"val_unigram_entropy", unigram}};
     WriteFileAtomic(run_dir + "/run.json", info.dump(2) + "\n");
     WriteFileAtomic(traj_path, "");
     WriteFileAtomic(metrics_path, "");
@@ -250,6 +281,11 @@ TrainSummary RunTraining(const TrainOptions& opt) {
                      " MiB; mesh " + std::to_string(R.mesh.replicas) + " replicas x " +
                      std::to_string(R.mesh.shards) + " shards; backend " +
                      repops::ActiveKernels().name);
+  if (!unigram.empty()) {
+    std::string u;
+    for (const auto& [d, h] : unigram) u += " " + d + "=" + Fmt("%.3f", h);
+    Say(opt.quiet, "validation unigram entropy (the loss to beat):" + u);
+  }
   Appender traj(traj_path), metrics(metrics_path);
   const int64_t last = opt.stop_after >= 0 ? std::min(R.loop.steps, opt.stop_after) : R.loop.steps;
   const auto t_start = Clock::now();
