@@ -68,7 +68,21 @@ void HashElements(Sha256Hasher& h, DType dtype, const uint8_t* data, size_t coun
   std::vector<uint8_t> buf(kChunk * esize);
   for (size_t start = 0; start < count; start += kChunk) {
     const size_t n = std::min(kChunk, count - start);
-    std::memcpy(buf.data(), data + start * esize, n * esize);
+    const uint8_t* src = data + start * esize;
+    // Most chunks hold no NaN: hash them in place.
+    bool has_nan = false;
+    if (dtype == DType::kF32) {
+      const auto* u = reinterpret_cast<const uint32_t*>(src);
+      for (size_t i = 0; i < n; ++i) has_nan |= (u[i] & 0x7FFFFFFFu) > 0x7F800000u;
+    } else {
+      const auto* u = reinterpret_cast<const uint64_t*>(src);
+      for (size_t i = 0; i < n; ++i) has_nan |= (u[i] & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull;
+    }
+    if (!has_nan) {
+      h.Update(src, n * esize);
+      continue;
+    }
+    std::memcpy(buf.data(), src, n * esize);
     if (dtype == DType::kF32) {
       auto* u = reinterpret_cast<uint32_t*>(buf.data());
       for (size_t i = 0; i < n; ++i)

@@ -58,7 +58,7 @@ TEST(Safetensors, DamagedFilesAreRefusedWithTheReason) {
   write(good.substr(0, 5));
   EXPECT_NE(ErrorOf([&] { ReadSafetensors(path); }).find("truncated"), std::string::npos);
   std::string bad = good;
-  bad[10] = '#';
+  bad[8] = '#';  // the header's opening brace
   write(bad);
   EXPECT_NE(ErrorOf([&] { ReadSafetensors(path); }).find("not valid JSON"), std::string::npos);
   write(good + "xx");

@@ -192,7 +192,12 @@ void Transformer::Backward(const ParameterSet& p, const BatchView& b, float grad
   const int64_t rows = b.rows, T = b.seq, N = rows * T;
   const int64_t d = c_.d_model, H = c_.n_heads, hd = c_.head_dim(), ff = c_.d_ff,
                 V = c_.vocab_size;
-  g.Zero();
+  // Every weight gradient below is written by a GEMM that overwrites it; only the tensors
+  // that accumulate (norm gains, and the embedding when the head does not write it first) start
+  // from +0.
+  for (Tensor& t : g.tensors()) {
+    if (t.rank() == 1 || (&t == g.embed && !c_.tied_embeddings)) t.Zero();
+  }
   // Loss -> logits (in place: the logits are not needed after this).
   float* dlogits = A.logits.data();
   repops::CrossEntropyBackward(A.logits.data(), b.labels, A.lse.data(), N, V, kIgnoreLabel,

@@ -68,7 +68,7 @@ class Transformer {
   // sums of NLL and lse² over its targets (RepOps cross-entropy, canonical order).
   repops::CrossEntropySums Forward(const ParameterSet& p, const BatchView& b, Activations& acts);
   // Forward, then backward with d(loss)/d(nll_sum) = grad_scale: grads are overwritten with this
-  // micro-batch's gradient (every tensor, zero where unused).
+  // micro-batch's gradient (every tensor; +0 where a parameter is unused).
   repops::CrossEntropySums ForwardBackward(const ParameterSet& p, const BatchView& b,
                                            float grad_scale, Activations& acts,
                                            ParameterSet& grads);

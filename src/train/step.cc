@@ -118,7 +118,7 @@ StepResult StepEngine::Run(TrainState& st, LossNormalization norm) {
   auto recycle = [this](Buf&& b) { free_.push_back(std::move(b)); };
   for (int64_t rep = 0; rep < mesh.replicas; ++rep) {
     Buf acc = TakeBuffer();
-    acc->Zero();
+    bool acc_empty = true;  // the running sum starts as the replica's first micro-batch gradient
     for (int64_t sh = 0; sh < mesh.shards; ++sh) {
       const int64_t rank = rep * mesh.shards + sh;
       const int64_t M = batcher_.NumMicroBatches(st.step, rank, K);
@@ -135,14 +135,17 @@ StepResult StepEngine::Run(TrainState& st, LossNormalization norm) {
                          ? (1.0f / float(batch_.target_tokens)) * (1.0f / float(total_micro))
                          : 0.0f;
         }
+        model::ParameterSet& out = acc_empty ? *acc : micro_grad_;
         const repops::CrossEntropySums s =
-            model_.ForwardBackward(st.params, ViewOf(batch_), mb_scale, acts_, micro_grad_);
-        model::AddParameterSets(*acc, micro_grad_);
+            model_.ForwardBackward(st.params, ViewOf(batch_), mb_scale, acts_, out);
+        if (!acc_empty) model::AddParameterSets(*acc, micro_grad_);
+        acc_empty = false;
         nll_acc = nll_acc + s.nll_sum;
         lse_acc = lse_acc + s.lse_sq_sum;
         valid_acc += s.valid;
       }
     }
+    if (acc_empty) acc->Zero();  // a replica without windows contributes +0
     fold.Push(std::move(acc), recycle);
   }
   Buf grad = fold.Finish(recycle);

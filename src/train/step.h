@@ -4,8 +4,9 @@
 // Loss = Σ NLL / Σ valid targets over the whole step: the reciprocal 1/Σvalid is computed once
 // from the step's batch counts before any forward and scales every micro-batch's d loss/d logits,
 // so micro-batches with different target counts weigh by their targets (not a mean of means).
-// Gradient reduction (Open-1B appendix A): inside replica r a running sum, from +0, over its
-// (shard, micro-batch) gradients in ascending order; across replicas TreeFold (tree_fold.h).
+// Gradient reduction (Open-1B appendix A): inside replica r a running sum over its
+// (shard, micro-batch) gradients in ascending order, starting as the first one's gradient
+// (acc = g_0; acc = acc + g_i); across replicas TreeFold (tree_fold.h).
 // Then: global norm (tensors in canonical order), spike protocol, clipping of that final
 // gradient, AdamW with the LR of the tokens consumed before the step.
 #pragma once

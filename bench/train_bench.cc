@@ -1,0 +1,85 @@
+// Training-step time of trail on the benchmark configuration (L=6, d=384, 6 heads, vocab 16384,
+// T=256, B=8, GELU MLP 4d, tied head, AdamW): median seconds per step, tokens/s, the share of
+// the step spent hashing state (gradients, parameters, optimizer), peak memory, and the
+// logical-mesh overhead (the same 8 windows as 2 replicas × 2 shards). Prints one JSON object;
+// bench/run_train_bench.sh runs it beside PyTorch and prints ratios.
+//   train_bench [steps] [threads]
+#include <sys/resource.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "bench/bench_util.h"
+#include "core/file_util.h"
+#include "core/thread_pool.h"
+#include "data/stream.h"
+#include "data/synthetic_corpus.h"
+#include "repops/kernels.h"
+#include "train/recipe.h"
+#include "train/step.h"
+
+using namespace trail;
+
+namespace {
+
+std::string Recipe(int replicas, int shards) {
+  return "[model]\nvocab_size = 16384\nd_model = 384\nn_layers = 6\nn_heads = 6\nd_ff = 1536\n"
+         "max_seq_len = 256\nmlp = \"gelu\"\n"
+         "[optimizer]\nlr = 1e-3\nweight_decay = 0.1\nclip_norm = 1.0\n"
+         "[mesh]\nreplicas = " + std::to_string(replicas) + "\nshards = " +
+         std::to_string(shards) + "\n";
+}
+
+struct Timing {
+  double median = 0, hash = 0;
+};
+
+Timing TimeSteps(const std::string& dir, int micro, int replicas, int shards, int steps) {
+  data::StreamConfig sc;
+  sc.seed = 1;
+  sc.seq_len = 256;
+  sc.schedule = {{0, 8}};
+  sc.micro_batch_windows = micro;
+  sc.positions = data::PositionMode::kWindow;
+  const data::Manifest m = data::synthetic::MakeCorpus(
+      dir, {{"web", 1.0, 2, 400, 50, 2000}}, sc, 2, 16384);
+  data::CanonicalStream stream(m);
+  const train::Recipe r = train::ParseRecipe(Recipe(replicas, shards), "bench", 16384);
+  train::StepEngine engine(r, stream);
+  train::TrainState st(r.model);
+  st.params.InitRandom(r.model);
+  engine.Run(st);  // warm-up: first touch of every buffer
+  std::vector<double> t, h;
+  for (int s = 0; s < steps; ++s) {
+    const train::StepResult res = engine.Run(st);
+    t.push_back(res.seconds);
+    h.push_back(res.hash_seconds);
+  }
+  return {bench::Median(t), bench::Median(h)};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int steps = argc > 1 ? std::atoi(argv[1]) : 5;
+  const int threads = argc > 2 ? std::atoi(argv[2]) : 2;
+  SetKernelThreads(static_cast<size_t>(threads));
+  repops::UseDefaultBackend();
+  TempDir a, b;
+  const Timing flat = TimeSteps(a.path(), 8, 1, 1, steps);
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  const double peak_mb = double(ru.ru_maxrss) / 1024.0;
+  const Timing mesh = TimeSteps(b.path(), 2, 2, 2, steps);
+  const double tokens = 8 * 256;
+  std::printf("{\"backend\": \"%s\", \"threads\": %d, \"step_s\": %.4f, \"tok_s\": %.1f, "
+              "\"hash_s\": %.4f, \"hash_share\": %.4f, \"peak_rss_mb\": %.1f, "
+              "\"mesh_2x2_step_s\": %.4f, \"mesh_overhead\": %.4f}\n",
+              repops::ActiveKernels().name, threads, flat.median, tokens / flat.median,
+              flat.hash, flat.hash / flat.median, peak_mb, mesh.median,
+              mesh.median / flat.median - 1.0);
+  ShutdownKernelPool();
+  return 0;
+}

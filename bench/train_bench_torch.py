@@ -1,0 +1,107 @@
+#!/usr/bin/python3
+"""PyTorch CPU baseline for bench/train_bench: the same architecture (pre-norm RMSNorm with
+gains, RoPE, causal attention, GELU(tanh) MLP of 4d, tied head, AdamW, global-norm clipping
+at 1.0) and shapes (L=6, d=384, 6 heads, vocab 16384, T=256, B=8), fp32, PyTorch's default
+kernels. Prints one JSON object: median step seconds, tokens/s, peak RSS, and whether the
+parameters after two steps are bit-identical with 1 and with 2 threads.
+
+Usage: train_bench_torch.py STEPS THREADS
+"""
+import hashlib
+import json
+import resource
+import sys
+import time
+
+import torch
+
+L, D, H, V, T, B, FF = 6, 384, 6, 16384, 256, 8, 1536
+
+
+def rmsnorm(x, g, eps=1e-5):
+    return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + eps) * g
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        gen = torch.Generator().manual_seed(0)
+        p = lambda *s, std=0.02: torch.nn.Parameter(torch.randn(*s, generator=gen) * std)
+        self.embed = p(V, D)
+        self.layers = torch.nn.ParameterList()
+        out_std = 0.02 / (2 * L) ** 0.5
+        for _ in range(L):
+            self.layers.extend([torch.nn.Parameter(torch.ones(D)), p(D, D), p(D, D), p(D, D),
+                                p(D, D, std=out_std), torch.nn.Parameter(torch.ones(D)),
+                                p(D, FF), p(FF, D, std=out_std)])
+        self.final = torch.nn.Parameter(torch.ones(D))
+        hd = D // H
+        inv = 10000.0 ** (-(torch.arange(hd // 2, dtype=torch.float32) * 2) / hd)
+        ang = torch.arange(T, dtype=torch.float32)[:, None] * inv
+        self.register_buffer("cos", torch.cos(ang))
+        self.register_buffer("sin", torch.sin(ang))
+        self.register_buffer("mask", torch.ones(T, T, dtype=torch.bool).tril())
+
+    def rope(self, x):
+        h = x.shape[-1] // 2
+        x1, x2 = x[..., :h], x[..., h:]
+        return torch.cat([x1 * self.cos - x2 * self.sin, x1 * self.sin + x2 * self.cos], -1)
+
+    def forward(self, tokens, labels):
+        x = self.embed[tokens]
+        hd = D // H
+        for l in range(L):
+            g1, wq, wk, wv, wo, g2, w1, w2 = self.layers[8 * l:8 * l + 8]
+            h = rmsnorm(x, g1)
+            heads = lambda w: (h @ w).view(B, T, H, hd).transpose(1, 2)
+            q, k, v = self.rope(heads(wq)), self.rope(heads(wk)), heads(wv)
+            s = (q @ k.transpose(-1, -2)) / hd ** 0.5
+            a = torch.softmax(s.masked_fill(~self.mask, float("-inf")), -1) @ v
+            x = x + a.transpose(1, 2).reshape(B, T, D) @ wo
+            m = torch.nn.functional.gelu(rmsnorm(x, g2) @ w1, approximate="tanh")
+            x = x + m @ w2
+        logits = rmsnorm(x, self.final) @ self.embed.t()
+        return torch.nn.functional.cross_entropy(logits.view(-1, V), labels.reshape(-1))
+
+
+def params_hash(model):
+    h = hashlib.sha256()
+    for p in model.parameters():
+        h.update(p.detach().numpy().tobytes())
+    return h.hexdigest()
+
+
+def run(steps, threads):
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    model = Model()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, betas=(0.9, 0.95), eps=1e-8,
+                            weight_decay=0.1)
+    gen = torch.Generator().manual_seed(1)
+    times = []
+    for step in range(steps + 1):
+        tokens = torch.randint(0, V, (B, T + 1), generator=gen)
+        t0 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        loss = model(tokens[:, :-1], tokens[:, 1:])
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        if step > 0:  # the first step allocates
+            times.append(time.perf_counter() - t0)
+    return sorted(times)[len(times) // 2], params_hash(model)
+
+
+def main():
+    steps, threads = int(sys.argv[1]), int(sys.argv[2])
+    median, _ = run(steps, threads)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    _, h1 = run(2, 1)
+    _, h2 = run(2, 2)
+    print(json.dumps({"torch": torch.__version__, "threads": threads, "step_s": median,
+                      "tok_s": B * T / median, "peak_rss_mb": peak,
+                      "bitwise_1_vs_2_threads": h1 == h2}))
+
+
+if __name__ == "__main__":
+    main()
