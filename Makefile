@@ -29,8 +29,8 @@ test: build assets
 test-exhaustive: build
 	TRAIL_MATH_SWEEP_STRIDE=1 $(BUILD)/src/repops/repops_test --gtest_filter='MathAccuracy.*'
 
-# The main job on real data. For now: does this machine reproduce trail's reference bits, then
-# the King James Bible through the tokenizer contract into shards, a manifest and the stream.
+# The main job on real text: reference bits, corpus factory, tokenizer, shards, the tiny model
+# trained a few hundred steps with a trajectory hash, and a replay of its last segment.
 demo: build assets
 	scripts/demo.sh $(BUILD)
 
@@ -43,6 +43,7 @@ bench: build assets
 	bench/run_tokenizer_bench.sh $(BUILD)
 	$(BUILD)/bench/corpus_bench $(BUILD)/assets/text/kjv.txt
 	bench/run_corpus_bench.sh $(BUILD)
+	bench/run_train_bench.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)

@@ -17,7 +17,7 @@ data_pkgs=(
   bible-kjv fortunes fortunes-min fortunes-de fortunes-es fortunes-it fortunes-pl fortunes-ru
   fortunes-cs fortunes-bg fortunes-br fortunes-ga fortunes-zh fortunes-eo vim-runtime
   zstd gzip bc bsdgames fortunes-eo-ascii fortunes-eo-iso3
-  python3-torch python3-numpy
+  python3-torch python3-numpy libopenblas0-openmp
 )
 # A machine that already has node and npm (e.g. from NodeSource) keeps them.
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then data_pkgs+=(nodejs npm); fi

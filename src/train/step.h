@@ -57,6 +57,7 @@ class StepEngine {
     return model_.Forward(p, ViewOf(b), acts_);
   }
   int64_t activation_bytes() const { return acts_.bytes(); }
+  uint64_t WindowsAt(int64_t step) const { return batcher_.schedule().WindowsAt(step); }
   size_t max_resident_replica_partials() const { return max_resident_; }
 
  private:

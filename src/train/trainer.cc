@@ -341,7 +341,10 @@ TrainSummary RunTraining(const TrainOptions& opt) {
     }
     metrics.Line(m.dump());
     if (log_now || eval_now || !alert_text.empty()) {
-      const double eta = double(last - st.step) * elapsed / double(st.step - first_step);
+      // Remaining windows over the rate so far (the batch schedule may still grow).
+      uint64_t left = 0;
+      for (int64_t s = st.step; s < last; ++s) left += run.engine.WindowsAt(s);
+      const double eta = double(left * run.stream.seq_len()) / std::max(tok_s, 1e-9);
       std::string s = "step " + std::to_string(st.step) + "/" + std::to_string(R.loop.steps) +
                       "  loss " + Fmt("%.4f", r.loss) + "  lr " + Fmt("%.2e", r.lr) +
                       "  |g| " + Fmt("%.3f", r.grad_norm) + "  " + Fmt("%.0f", tok_s) +
