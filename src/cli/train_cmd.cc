@@ -39,8 +39,14 @@ int RunTrainCommand(const TrainCommand& c) {
   if (c.threads > 0) SetKernelThreads(static_cast<size_t>(c.threads));
   repops::UseDefaultBackend();
   if (*c.replay) {
-    const int64_t n = train::ReplaySegment(c.run, c.data, c.from_step, false);
-    std::printf("replay: %lld steps verified bit for bit\n", static_cast<long long>(n));
+    const train::ReplayResult r = train::ReplaySegment(c.run, c.data, c.from_step, false);
+    if (r.diverged >= 0) {
+      std::printf("replay: %lld steps verified, step %lld differs: %s\n",
+                  static_cast<long long>(r.verified), static_cast<long long>(r.diverged),
+                  r.difference.c_str());
+      return 1;
+    }
+    std::printf("replay: %lld steps verified bit for bit\n", static_cast<long long>(r.verified));
     return 0;
   }
   train::TrainOptions o;

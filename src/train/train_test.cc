@@ -334,7 +334,15 @@ TEST(Resume, StopAndResumeEqualsAStraightRun) {
   EXPECT_EQ(ReadFileToString(CheckpointDir(split->run, 12) + "/optim.safetensors"),
             ReadFileToString(CheckpointDir(straight->run, 12) + "/optim.safetensors"));
   // And a segment replays to the same bits.
-  EXPECT_EQ(ReplaySegment(straight->run, straight->manifest, 4, true), 4);
+  EXPECT_EQ(ReplaySegment(straight->run, straight->manifest, 4, true).verified, 4);
+  // A tampered record (one loss bit) is found at its step.
+  std::string traj = ReadFileToString(straight->run + "/trajectory.jsonl");
+  const size_t at = traj.find("\"loss_bits\":\"", traj.find("\"step\":6,")) + 13;
+  traj[at + 7] = traj[at + 7] == '0' ? '1' : '0';
+  WriteFileAtomic(straight->run + "/trajectory.jsonl", traj);
+  EXPECT_NE(ErrorOf([&] { ReplaySegment(straight->run, straight->manifest, 4, true); })
+                .find("chained hash of step 6 does not match"),
+            std::string::npos);
 }
 
 TEST(Resume, ABrokenResumeIsDetectedAtItsFirstStep) {

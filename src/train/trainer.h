@@ -36,10 +36,16 @@ struct TrainSummary {
 // Throws trail::Error on bad input or a diverging resume (nothing already written is lost).
 TrainSummary RunTraining(const TrainOptions& opt);
 
+struct ReplayResult {
+  int64_t verified = 0;   // steps whose records matched
+  int64_t diverged = -1;  // the first step that did not, or -1
+  std::string difference; // which field, expected and actual
+};
+
 // Replays the trajectory segment that starts at checkpoint `from_step` (the newest but one when
 // < 0) up to the next checkpoint or the end of the recorded trajectory, comparing each step's
-// record. Returns the number of steps verified; throws naming the first differing step and field.
-int64_t ReplaySegment(const std::string& run_dir, const std::string& manifest_path,
-                      int64_t from_step, bool quiet);
+// record; stops at the first difference. Throws trail::Error on unusable input.
+ReplayResult ReplaySegment(const std::string& run_dir, const std::string& manifest_path,
+                           int64_t from_step, bool quiet);
 
 }  // namespace trail::train
