@@ -36,18 +36,20 @@ void ForEachHead(const AttentionShape& s, F&& f) {
   });
 }
 
-// rows[j][d] -> cols[d][j], so one query's scores over keys are a row of FMAs across lanes.
-void Transpose(const float* rows, int64_t T, int64_t hd, float* cols) {
-  for (int64_t j = 0; j < T; ++j)
-    for (int64_t d = 0; d < hd; ++d) cols[d * T + j] = rows[j * hd + d];
+// Scores of a block of queries [t0, t1) against keys [klo, t1): S[i][j] = chain over d of
+// fma(a[t0+i, d], b[klo+j, d], acc) from +0 — exactly the spec's score chain (and the GEMM's,
+// docs/repops.md §3), computed for a block of queries at once so the GEMM kernel's register
+// tiles do the work; entries outside a query's allowed keys are computed and discarded.
+// Returns the keys' count (the row stride of S).
+int64_t ScoreBlock(const Kernels& k, const float* a, const float* b, int64_t hd, int64_t t0,
+                   int64_t t1, int64_t klo, std::vector<float>& S) {
+  const int64_t n = t1 - klo;
+  S.resize(static_cast<size_t>((t1 - t0) * n));
+  k.gemm({t1 - t0, n, hd, a + t0 * hd, hd, 1, b + klo * hd, 1, hd, S.data(), n, false});
+  return n;
 }
 
-// s[lo..t] = chain over d of fma(a[d], bt[d][j], s_j), from +0.
-void ScoreRow(const Kernels& k, const float* a, const float* bt, int64_t T, int64_t hd, int64_t lo,
-              int64_t len, float* s) {
-  std::fill(s, s + len, 0.0f);
-  for (int64_t d = 0; d < hd; ++d) k.axpy(a[d], bt + d * T + lo, s, len);
-}
+constexpr int64_t kQueryBlock = 64;
 
 }  // namespace
 
@@ -56,16 +58,20 @@ void AttentionForward(const AttentionShape& s, const float* q, const float* k, c
   const int64_t T = s.seq, hd = s.head_dim;
   const Kernels& kern = ActiveKernels();
   ForEachHead(s, [&](const HeadView& hv, size_t bh, size_t off, float scale) {
-    std::vector<float> kt(hd * T);
-    Transpose(k + off, T, hd, kt.data());
+    std::vector<float> S;
+    int64_t t0 = 0, t1 = 0, klo = 0, n = 0;
     for (int64_t t = 0; t < T; ++t) {
+      if (t == t1) {  // scores of the next block of queries
+        t0 = t, t1 = std::min(T, t + kQueryBlock), klo = hv.Lo(t0);
+        n = ScoreBlock(kern, q + off, k + off, hd, t0, t1, klo, S);
+      }
       float* p = probs + (bh * T + t) * T;
       float* o = out + off + t * hd;
       std::fill(p, p + T, 0.0f);
       std::fill(o, o + hd, 0.0f);
       const int64_t lo = hv.Lo(t), len = t - lo + 1;
       float* row = p + lo;
-      ScoreRow(kern, q + off + t * hd, kt.data(), T, hd, lo, len, row);
+      std::copy_n(S.data() + (t - t0) * n + (lo - klo), len, row);
       bool any = false;
       for (int64_t j = lo; j <= t; ++j) {
         if (hv.Allowed(t, j)) {
@@ -93,17 +99,21 @@ void AttentionBackward(const AttentionShape& s, const float* q, const float* k, 
   const int64_t T = s.seq, hd = s.head_dim;
   const Kernels& kern = ActiveKernels();
   ForEachHead(s, [&](const HeadView& hv, size_t bh, size_t off, float scale) {
-    std::vector<float> vt(hd * T), dp(T);
-    Transpose(v + off, T, hd, vt.data());
+    std::vector<float> S, dp(T);
+    int64_t t0 = 0, t1 = 0, klo = 0, n = 0;
     std::fill(dk + off, dk + off + T * hd, 0.0f);
     std::fill(dv + off, dv + off + T * hd, 0.0f);
     for (int64_t t = 0; t < T; ++t) {
+      if (t == t1) {  // dP of the next block of queries
+        t0 = t, t1 = std::min(T, t + kQueryBlock), klo = hv.Lo(t0);
+        n = ScoreBlock(kern, dout + off, v + off, hd, t0, t1, klo, S);
+      }
       const float* p = probs + (bh * T + t) * T;
       const float* go = dout + off + t * hd;
       float* gq = dq + off + t * hd;
       std::fill(gq, gq + hd, 0.0f);
       const int64_t lo = hv.Lo(t), len = t - lo + 1;
-      ScoreRow(kern, go, vt.data(), T, hd, lo, len, dp.data());
+      std::copy_n(S.data() + (t - t0) * n + (lo - klo), len, dp.data());
       for (int64_t j = lo; j <= t; ++j)
         if (!hv.Allowed(t, j)) dp[j - lo] = 0.0f;
       const float D = kern.dot(p + lo, dp.data(), len);
