@@ -102,6 +102,9 @@ int main(int argc, char** argv) {
   } catch (const trail::Error& e) {
     std::cerr << "trail: error: " << e.what() << "\n";
     return kError;
+  } catch (const std::exception& e) {  // a library's own exception that escaped a check
+    std::cerr << "trail: error: " << e.what() << "\n";
+    return kError;
   }
   return 0;
 }

@@ -54,6 +54,18 @@ std::string ToHex(const Digest& d) {
   return s;
 }
 
+Digest DigestFromHex(const std::string& hex, const std::string& where) {
+  TRAIL_CHECK(hex.size() == 64, where, ": expected a 64-digit hex digest, got '", hex, "'");
+  Digest d{};
+  for (size_t i = 0; i < 64; ++i) {
+    const char c = hex[i];
+    const int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    TRAIL_CHECK(v >= 0, where, ": '", hex, "' is not lower-case hex");
+    d[i / 2] = static_cast<uint8_t>(d[i / 2] | (v << (i % 2 ? 0 : 4)));
+  }
+  return d;
+}
+
 namespace {
 
 // Elements are hashed in chunks, converted to little-endian canonical form on the way.

@@ -15,6 +15,8 @@ using Digest = std::array<uint8_t, 32>;
 
 Digest Sha256(std::span<const uint8_t> bytes);
 std::string ToHex(const Digest& d);
+// The digest a 64-digit hex string spells; throws trail::Error naming `where` otherwise.
+Digest DigestFromHex(const std::string& hex, const std::string& where);
 
 // Incremental SHA-256.
 class Sha256Hasher {

@@ -164,11 +164,8 @@ void LoadCheckpoint(const std::string& dir, const RunIdentity& id, TrainState& s
       st.norm_history.push_back(std::bit_cast<float>(b));
     }
     st.monitor_state = meta.at("monitor_state").get<std::string>();
-    const std::string chain = meta.at("trajectory_chain").get<std::string>();
-    TRAIL_CHECK(chain.size() == 64, meta_path, ": bad trajectory_chain");
-    for (size_t i = 0; i < 32; ++i) {
-      st.chain[i] = static_cast<uint8_t>(std::stoul(chain.substr(2 * i, 2), nullptr, 16));
-    }
+    st.chain = DigestFromHex(meta.at("trajectory_chain").get<std::string>(),
+                             meta_path + ": trajectory_chain");
   } catch (const nlohmann::json::exception& e) {
     TRAIL_CHECK(false, meta_path, ": malformed: ", e.what());
   }

@@ -178,6 +178,19 @@ void TrimMetrics(const std::string& path, int64_t step) {
   WriteFileAtomic(path, kept);
 }
 
+// run.json of an existing run, and its genesis hash.
+nlohmann::json ReadRunInfo(const std::string& run_dir, Digest* genesis) {
+  const std::string path = run_dir + "/run.json";
+  try {
+    nlohmann::json info = nlohmann::json::parse(ReadFileToString(path));
+    *genesis = DigestFromHex(info.at("genesis").get<std::string>(), path + ": genesis");
+    return info;
+  } catch (const nlohmann::json::exception& e) {
+    TRAIL_CHECK(false, path, ": malformed: ", e.what());
+  }
+  return {};
+}
+
 void Say(bool quiet, const std::string& s) {
   if (!quiet) std::fprintf(stderr, "%s\n", s.c_str());
 }
@@ -260,10 +273,8 @@ TrainSummary RunTraining(const TrainOptions& opt) {
     if (opt.fault == ResumeFault::kDropCursor) st.window_cursor = 0;
     if (opt.fault == ResumeFault::kDropTokens) st.tokens = 0;
     monitor.RestoreState(st.monitor_state);
-    const nlohmann::json info = nlohmann::json::parse(ReadFileToString(run_dir + "/run.json"));
     Digest genesis{};
-    const std::string g = info.at("genesis").get<std::string>();
-    for (size_t i = 0; i < 32; ++i) genesis[i] = uint8_t(std::stoul(g.substr(2 * i, 2), nullptr, 16));
+    ReadRunInfo(run_dir, &genesis);
     uint64_t complete = 0;
     std::vector<TrajectoryRecord> recs = ReadTrajectory(traj_path, &genesis, &complete);
     if (complete < fs::file_size(traj_path)) fs::resize_file(traj_path, complete);  // torn line
@@ -369,10 +380,11 @@ TrainSummary RunTraining(const TrainOptions& opt) {
 
 ReplayResult ReplaySegment(const std::string& run_dir, const std::string& manifest_path,
                            int64_t from_step, bool quiet) {
-  const nlohmann::json info = nlohmann::json::parse(ReadFileToString(run_dir + "/run.json"));
-  const std::string manifest = manifest_path.empty()
-                                   ? info.at("data_manifest").get<std::string>()
-                                   : manifest_path;
+  Digest genesis{};
+  const nlohmann::json info = ReadRunInfo(run_dir, &genesis);
+  const std::string manifest =
+      manifest_path.empty() ? info.value("data_manifest", std::string()) : manifest_path;
+  TRAIL_CHECK(!manifest.empty(), run_dir, "/run.json names no data manifest: pass --data");
   Run run(run_dir + "/recipe.toml", manifest, true);
   const std::vector<int64_t> ckpts = ListCheckpoints(run_dir);
   TRAIL_CHECK(!ckpts.empty(), run_dir, ": no checkpoints to replay from");
@@ -381,9 +393,6 @@ ReplayResult ReplaySegment(const std::string& run_dir, const std::string& manife
               ": no checkpoint at step ", from_step);
   TrainState st(run.recipe.model);
   LoadCheckpoint(CheckpointDir(run_dir, from_step), run.id(), st);
-  Digest genesis{};
-  const std::string g = info.at("genesis").get<std::string>();
-  for (size_t i = 0; i < 32; ++i) genesis[i] = uint8_t(std::stoul(g.substr(2 * i, 2), nullptr, 16));
   const std::vector<TrajectoryRecord> recs =
       ReadTrajectory(run_dir + "/trajectory.jsonl", &genesis);
   int64_t end = static_cast<int64_t>(recs.size());

@@ -24,16 +24,6 @@ std::string Num(float f) {
   return buf;
 }
 
-Digest FromHex(const std::string& hex, const std::string& where) {
-  Digest d{};
-  TRAIL_CHECK(hex.size() == 64, where, ": expected a 64-digit hex digest");
-  for (size_t i = 0; i < 32; ++i) {
-    unsigned v = 0;
-    TRAIL_CHECK(std::sscanf(hex.c_str() + 2 * i, "%2x", &v) == 1, where, ": bad hex digest");
-    d[i] = static_cast<uint8_t>(v);
-  }
-  return d;
-}
 
 }  // namespace
 
@@ -93,7 +83,7 @@ std::vector<TrajectoryRecord> ReadTrajectory(const std::string& path, const Dige
     try {
       j = nlohmann::json::parse(rec.line);
       rec.step = j.at("step").get<int64_t>();
-      rec.chain = FromHex(j.at("chain").get<std::string>(), where);
+      rec.chain = DigestFromHex(j.at("chain").get<std::string>(), where);
     } catch (const nlohmann::json::exception& e) {
       TRAIL_CHECK(false, where, ": malformed trajectory record: ", e.what());
     }
