@@ -2,12 +2,43 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
 #include <cstdio>
+#include <string>
 
 #include "corpus/config.h"
 #include "corpus/pipeline.h"
 
 namespace trail::cli {
+namespace {
+
+// The report as a table: per stage, documents in and out, MB/s of the build's input, and the
+// most frequent drop reasons.
+void PrintSummaryTable(const std::string& report_json) {
+  const nlohmann::json r = nlohmann::json::parse(report_json);
+  const double mb = r.value("bytes_in", 0.0) / 1e6;
+  std::fprintf(stderr, "  %-20s %10s %10s %9s %9s  %s\n", "stage", "in", "out", "seconds", "MB/s",
+               "dropped (top reasons)");
+  for (const auto& st : r["stages"]) {
+    std::vector<std::pair<uint64_t, std::string>> reasons;
+    for (const auto& [k, v] : st["dropped"].items()) reasons.push_back({v.get<uint64_t>(), k});
+    std::sort(reasons.rbegin(), reasons.rend());
+    std::string top;
+    for (size_t i = 0; i < reasons.size() && i < 3; ++i) {
+      top += (i ? ", " : "") + reasons[i].second + " " + std::to_string(reasons[i].first);
+    }
+    if (reasons.size() > 3) top += ", ...";
+    const double sec = st.value("seconds", 0.0);
+    std::fprintf(stderr, "  %-20s %10llu %10llu %9.3f %9.1f  %s\n",
+                 st.value("stage", "").c_str(), st.value("in", 0ull), st.value("out", 0ull), sec,
+                 sec > 0 ? mb / sec : 0.0, top.c_str());
+  }
+}
+
+}  // namespace
 
 void AddCorpusCommand(CLI::App& app, CorpusCommand& cmd) {
   cmd.corpus = app.add_subcommand("corpus", "The corpus factory: raw documents to clean shards with lineage");
@@ -27,9 +58,12 @@ int RunCorpusCommand(const CorpusCommand& cmd) {
     const corpus::BuildSummary s =
         corpus::BuildCorpus(corpus::LoadCorpusConfig(cmd.config), cmd.out, cmd.threads);
     std::printf("%s", s.report_json.c_str());
-    std::fprintf(stderr, "corpus: %llu documents in, %llu kept, %llu shards -> %s\n",
+    PrintSummaryTable(s.report_json);
+    std::fprintf(stderr, "corpus: %llu documents in, %llu kept, %llu shards, %llu records "
+                 "quarantined -> %s\n",
                  (unsigned long long)s.documents, (unsigned long long)s.kept,
-                 (unsigned long long)s.shards, cmd.out.c_str());
+                 (unsigned long long)s.shards, (unsigned long long)s.quarantined,
+                 cmd.out.c_str());
     return 0;
   }
   const std::string text = corpus::ExplainDocument(cmd.out + "/lineage.sqlite", cmd.key);

@@ -62,10 +62,14 @@ CorpusConfig LoadCorpusConfig(const std::string& path) {
     TRAIL_CHECK(false, path, ": not valid TOML: ", e.description(), " at line ",
                 e.source().begin.line);
   }
-  AllowOnly(root, {"seed", "source", "language", "quality", "dedup", "pii", "decontamination",
+  AllowOnly(root, {"seed", "max_record_bytes", "source", "language", "quality", "dedup", "pii", "decontamination",
                    "split", "output"},
             "the top level", path);
   c.seed = static_cast<uint64_t>(Get<int64_t>(root, "seed", 0, "top", path));
+  const int64_t max_record = Get<int64_t>(root, "max_record_bytes",
+                                          static_cast<int64_t>(c.max_record_bytes), "top", path);
+  TRAIL_CHECK(max_record > 0, path, ": max_record_bytes must be > 0");
+  c.max_record_bytes = static_cast<uint64_t>(max_record);
   const toml::array* srcs = root.get("source") ? root.get("source")->as_array() : nullptr;
   TRAIL_CHECK(srcs != nullptr && !srcs->empty(), path, ": at least one [[source]] is needed");
   std::set<std::string> names;
@@ -80,8 +84,8 @@ CorpusConfig LoadCorpusConfig(const std::string& path) {
                 " needs a unique name");
     s.format = Get<std::string>(*t, "format", "jsonl", where, path);
     TRAIL_CHECK(s.format == "jsonl" || s.format == "fortune" || s.format == "text" ||
-                    s.format == "html",
-                path, ": ", where, ".format must be jsonl, fortune, text or html");
+                    s.format == "html" || s.format == "warc",
+                path, ": ", where, ".format must be jsonl, warc, fortune, text or html");
     s.paths = Strings(*t, "paths", where, path);
     TRAIL_CHECK(!s.paths.empty(), path, ": ", where, ".paths is empty");
     s.encoding = Get<std::string>(*t, "encoding", "", where, path);

@@ -2,10 +2,12 @@
 // missing required fields and out-of-range values.
 //
 //   seed = 2026
+//   max_record_bytes = 33554432     # longer JSONL lines / WARC blocks are quarantined
 //   [[source]]                      # one or more
 //   name = "fortunes-en"
 //   format = "fortune"              # fortune ('%' records) | jsonl (dolma) | text (file = doc)
 //                                   # | html (file = doc, main text extracted)
+//                                   # | warc (.warc/.warc.gz, HTML responses extracted)
 //   paths = ["/usr/share/games/fortunes/fortunes"]
 //   encoding = "ISO-8859-3"         # optional: declared encoding when not UTF-8
 //   esperanto_x_system = false
@@ -50,6 +52,7 @@ struct SourceConfig {
 
 struct CorpusConfig {
   uint64_t seed = 0;
+  uint64_t max_record_bytes = 32ull << 20;
   std::vector<SourceConfig> sources;
   bool language = false;
   std::string language_model;

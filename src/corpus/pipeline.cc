@@ -23,6 +23,7 @@
 #include "corpus/normalize.h"
 #include "corpus/pii.h"
 #include "corpus/quality.h"
+#include "corpus/reader.h"
 #include "corpus/shingles.h"
 #include "data/documents.h"
 
@@ -81,16 +82,25 @@ fs::path CommonDirectory(const std::vector<std::string>& paths) {
   return common;
 }
 
-void ReadSource(const SourceConfig& s, size_t index, std::vector<Doc>& docs) {
+// Reads a source's records; bad ones are quarantined, never fatal (a missing file is a
+// configuration error and is).
+void ReadSource(const CorpusConfig& cfg, size_t index, std::vector<Doc>& docs,
+                std::vector<Quarantined>& bad, uint64_t& warc_skipped) {
+  const SourceConfig& s = cfg.sources[index];
   const fs::path common = CommonDirectory(s.paths);
   for (const std::string& path : s.paths) {
+    TRAIL_CHECK(fs::exists(path), s.name, ": input file ", path, " does not exist");
     const std::string base = fs::path(path).lexically_relative(common).string();
+    auto keep = [&](RawRecord&& r) {
+      docs.push_back(MakeDoc(s.name + "/" + r.id, s, path, std::move(r.text), r.offset, index));
+    };
+    auto quarantine = [&](Quarantined&& q) { bad.push_back(std::move(q)); };
     if (s.format == "jsonl") {
-      data::DocumentReader reader(path);
-      data::Document d;
-      while (reader.Next(d)) {
-        docs.push_back(MakeDoc(s.name + "/" + d.id, s, path, std::move(d.text), d.line, index));
-      }
+      ReadJsonlRecords(path, cfg.max_record_bytes, keep, quarantine);
+      continue;
+    }
+    if (s.format == "warc") {
+      ReadWarcRecords(path, cfg.max_record_bytes, keep, quarantine, &warc_skipped);
       continue;
     }
     const std::string all = ReadFileToString(path);
@@ -207,13 +217,35 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir, in
   // report.json and no stale shards that could pass for this build's.
   fs::remove(out_dir + "/report.json");
   for (const char* split : {"train", "validation", "test"}) fs::remove_all(out_dir + "/" + split);
-  for (size_t i = 0; i < cfg.sources.size(); ++i) ReadSource(cfg.sources[i], i, docs);
-  std::sort(docs.begin(), docs.end(), [](const Doc& a, const Doc& b) { return a.key < b.key; });
-  for (size_t i = 1; i < docs.size(); ++i) {
-    TRAIL_CHECK(docs[i].key != docs[i - 1].key, "duplicate document key '", docs[i].key, "'");
+  fs::remove(out_dir + "/quarantine.jsonl");
+  std::vector<Quarantined> bad;
+  uint64_t warc_skipped = 0;
+  for (size_t i = 0; i < cfg.sources.size(); ++i) ReadSource(cfg, i, docs, bad, warc_skipped);
+  // Key order; of records repeating a key, the first read stays and the others are quarantined.
+  std::stable_sort(docs.begin(), docs.end(),
+                   [](const Doc& a, const Doc& b) { return a.key < b.key; });
+  {
+    std::vector<Doc> unique;
+    unique.reserve(docs.size());
+    for (Doc& d : docs) {
+      if (!unique.empty() && unique.back().key == d.key) {
+        bad.push_back({d.file, d.offset, 0, d.raw.size(), "duplicate_id",
+                       "key " + d.key + " was already read from " + unique.back().file,
+                       SampleBytes(d.raw), ToHex(Sha256({reinterpret_cast<const uint8_t*>(d.raw.data()),
+                                                         d.raw.size()}))});
+        continue;
+      }
+      unique.push_back(std::move(d));
+    }
+    docs = std::move(unique);
   }
   live = docs.size();
   close_stage("read");
+  {
+    StageCount& read = stages["read"];
+    read.in += bad.size();
+    for (const Quarantined& q : bad) ++read.dropped["quarantine." + q.reason];
+  }
 
   // Per-document stages, one parallel pass each (so each is timed on its own); a stage skips
   // documents an earlier one dropped. A document counts in the stage that dropped it.
@@ -395,6 +427,8 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir, in
             " pii_ip INTEGER, pii_secret INTEGER, contamination TEXT, split TEXT, kept INTEGER,"
             " drop_reason TEXT, shard TEXT, shard_line INTEGER);"
             "CREATE TABLE rules(key TEXT, rule TEXT, value REAL, threshold REAL, pass INTEGER);"
+            "CREATE TABLE quarantine(file TEXT, offset INTEGER, line INTEGER, bytes INTEGER,"
+            " reason TEXT, detail TEXT, sample TEXT, sha256 TEXT);"
             "BEGIN;");
     const Digest cfg_hash = Sha256({reinterpret_cast<const uint8_t*>(cfg.text.data()), cfg.text.size()});
     Stmt run(db.get(), "INSERT INTO run VALUES (?, ?)");
@@ -420,9 +454,26 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir, in
         rule.Text(1, d.key).Text(2, r.rule).Real(3, r.value).Real(4, r.threshold).Int(5, r.pass).Run();
       }
     }
+    Stmt qi(db.get(), "INSERT INTO quarantine VALUES (?,?,?,?,?,?,?,?)");
+    for (const Quarantined& q : bad) {
+      qi.Text(1, q.file).Int(2, static_cast<int64_t>(q.offset)).Int(3, static_cast<int64_t>(q.line))
+          .Int(4, static_cast<int64_t>(q.bytes)).Text(5, q.reason).Text(6, q.detail)
+          .Text(7, q.sample).Text(8, q.sha256).Run();
+    }
     db.Exec("COMMIT;");
   }
   fs::rename(tmp, db_path);
+  if (!bad.empty()) {
+    std::string lines;
+    for (const Quarantined& q : bad) {
+      lines += Json{{"file", q.file}, {"offset", q.offset}, {"line", q.line}, {"bytes", q.bytes},
+                    {"reason", q.reason}, {"detail", q.detail}, {"sample", q.sample},
+                    {"sha256", q.sha256}}
+                   .dump(-1, ' ', false, Json::error_handler_t::replace) +
+               "\n";
+    }
+    WriteFileAtomic(out_dir + "/quarantine.jsonl", lines);
+  }
   const double lineage_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
@@ -433,6 +484,12 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir, in
   rep["bytes_in"] = sum.bytes_in;
   rep["bytes_out"] = sum.bytes_out;
   rep["shards"] = sum.shards;
+  Json qr = Json::object();
+  for (const Quarantined& q : bad) qr[q.reason] = qr.value(q.reason, 0) + 1;
+  rep["quarantined"] = bad.size();
+  rep["quarantine_reasons"] = qr;
+  rep["warc_records_skipped"] = warc_skipped;
+  sum.quarantined = bad.size();
   Json st = Json::array();
   for (const std::string& name : order) {
     const StageCount& c = stages[name];

@@ -7,7 +7,10 @@
 // skip it. Work per document runs on a thread pool; every decision that involves several
 // documents is made in key order, so shards and lineage do not depend on the thread count.
 // Output: <out>/<split>/<source>-NNNNN.jsonl.zst (dolma schema), <out>/lineage.sqlite,
-// <out>/report.json; each written to a temporary name and renamed.
+// <out>/report.json; each written to a temporary name and renamed. Records that cannot be read
+// (malformed JSON, invalid UTF-8 in JSON, oversized, truncated compressed data, corrupt WARC,
+// repeated ids) are quarantined — <out>/quarantine.jsonl and the lineage's quarantine table,
+// with file, offset, reason, a sample and the SHA-256 of their bytes — and the build goes on.
 #pragma once
 
 #include <string>
@@ -17,7 +20,7 @@
 namespace trail::corpus {
 
 struct BuildSummary {
-  uint64_t documents = 0, kept = 0, bytes_in = 0, bytes_out = 0, shards = 0;
+  uint64_t documents = 0, kept = 0, bytes_in = 0, bytes_out = 0, shards = 0, quarantined = 0;
   std::string report_json;
 };
 

@@ -43,11 +43,12 @@ class GzipSource : public ByteSource {
   ~GzipSource() override { gzclose(f_); }
   size_t Read(char* buf, size_t n) override {
     const int got = gzread(f_, buf, static_cast<unsigned>(n));
+    if (got > 0) return static_cast<size_t>(got);  // an error after these bytes shows next call
     int err = Z_OK;
     const char* msg = gzerror(f_, &err);
-    TRAIL_CHECK(got >= 0 && (err == Z_OK || err == Z_STREAM_END), path_,
+    TRAIL_CHECK(got == 0 && (err == Z_OK || err == Z_STREAM_END), path_,
                 ": corrupt or truncated gzip data: ", msg);
-    return static_cast<size_t>(got);
+    return 0;
   }
 
  private:
