@@ -18,6 +18,7 @@ data_pkgs=(
   fortunes-cs fortunes-bg fortunes-br fortunes-ga fortunes-zh fortunes-eo vim-runtime
   zstd gzip bc bsdgames fortunes-eo-ascii fortunes-eo-iso3
   python3-torch python3-numpy libopenblas0-openmp
+  golang-1.19-src golang-golang-x-net-dev golang-golang-x-crypto-dev
 )
 # A machine that already has node and npm (e.g. from NodeSource) keeps them.
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then data_pkgs+=(nodejs npm); fi
