@@ -48,6 +48,7 @@ void AddCorpusCommand(CLI::App& app, CorpusCommand& cmd) {
   cmd.build->add_option("--config", cmd.config, "corpus.toml")->required();
   cmd.build->add_option("--out", cmd.out, "Output directory")->required();
   cmd.build->add_option("--threads", cmd.threads, "Worker threads")->check(CLI::Range(1, 1024));
+  cmd.build->add_flag("--quiet", cmd.quiet, "No progress lines");
   cmd.why = cmd.corpus->add_subcommand("why", "Why a document was kept or dropped");
   cmd.why->add_option("--out", cmd.out, "The build's output directory")->required();
   cmd.why->add_option("key", cmd.key, "Document key")->required();
@@ -55,8 +56,11 @@ void AddCorpusCommand(CLI::App& app, CorpusCommand& cmd) {
 
 int RunCorpusCommand(const CorpusCommand& cmd) {
   if (*cmd.build) {
+    corpus::BuildOptions opt;
+    opt.threads = cmd.threads;
+    opt.progress = !cmd.quiet;
     const corpus::BuildSummary s =
-        corpus::BuildCorpus(corpus::LoadCorpusConfig(cmd.config), cmd.out, cmd.threads);
+        corpus::BuildCorpus(corpus::LoadCorpusConfig(cmd.config), cmd.out, opt);
     std::printf("%s", s.report_json.c_str());
     PrintSummaryTable(s.report_json);
     std::fprintf(stderr, "corpus: %llu documents in, %llu kept, %llu shards, %llu records "

