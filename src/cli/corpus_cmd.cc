@@ -11,6 +11,7 @@
 
 #include "corpus/config.h"
 #include "corpus/pipeline.h"
+#include "corpus/tokens.h"
 
 namespace trail::cli {
 namespace {
@@ -49,6 +50,14 @@ void AddCorpusCommand(CLI::App& app, CorpusCommand& cmd) {
   cmd.build->add_option("--out", cmd.out, "Output directory")->required();
   cmd.build->add_option("--threads", cmd.threads, "Worker threads")->check(CLI::Range(1, 1024));
   cmd.build->add_flag("--quiet", cmd.quiet, "No progress lines");
+  cmd.tokenize = cmd.corpus->add_subcommand(
+      "tokenize", "Tokenize a build's shards per split and source, add token shards and ranges to "
+                  "the lineage, and measure each source's token share next to its document share");
+  cmd.tokenize->add_option("--out", cmd.out, "The build's output directory")->required();
+  cmd.tokenize->add_option("--contract", cmd.contract, "tokenizer.contract.json")->required();
+  cmd.tokenize->add_option("--threads", cmd.threads, "Encoding threads")->check(CLI::Range(1, 1024));
+  cmd.tokenize->add_option("--shard-tokens", cmd.shard_tokens, "Close a token shard at this many tokens")
+      ->capture_default_str();
   cmd.why = cmd.corpus->add_subcommand("why", "Why a document was kept or dropped");
   cmd.why->add_option("--out", cmd.out, "The build's output directory")->required();
   cmd.why->add_option("key", cmd.key, "Document key")->required();
@@ -67,6 +76,21 @@ int RunCorpusCommand(const CorpusCommand& cmd) {
                  "quarantined -> %s\n",
                  (unsigned long long)s.documents, (unsigned long long)s.kept,
                  (unsigned long long)s.shards, (unsigned long long)s.quarantined,
+                 cmd.out.c_str());
+    return 0;
+  }
+  if (*cmd.tokenize) {
+    const corpus::CorpusTokens t =
+        corpus::TokenizeCorpus(cmd.out, cmd.contract, cmd.threads, cmd.shard_tokens);
+    std::printf("%s", t.report_json.c_str());
+    std::fprintf(stderr, "  %-11s %-20s %10s %12s %10s %10s\n", "split", "source", "documents",
+                 "tokens", "doc share", "tok share");
+    for (const corpus::TokenShare& r : t.shares) {
+      std::fprintf(stderr, "  %-11s %-20s %10llu %12llu %10.4f %10.4f\n", r.split.c_str(),
+                   r.source.c_str(), (unsigned long long)r.documents,
+                   (unsigned long long)r.tokens, r.document_share, r.token_share);
+    }
+    std::fprintf(stderr, "token shards and <source>.shards.json lists in %s/tokens/<split>/\n",
                  cmd.out.c_str());
     return 0;
   }

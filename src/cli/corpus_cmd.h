@@ -1,4 +1,4 @@
-// `trail corpus build | why`.
+// `trail corpus build | tokenize | why`.
 #pragma once
 
 #include <string>
@@ -10,8 +10,9 @@ class App;
 namespace trail::cli {
 
 struct CorpusCommand {
-  CLI::App *corpus = nullptr, *build = nullptr, *why = nullptr;
-  std::string config, out, key;
+  CLI::App *corpus = nullptr, *build = nullptr, *tokenize = nullptr, *why = nullptr;
+  std::string config, out, key, contract;
+  uint64_t shard_tokens = 100'000'000;
   int threads = 1;
   bool quiet = false;
 };

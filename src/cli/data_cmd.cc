@@ -341,15 +341,7 @@ int RunTokenize(const DataOptions& o) {
                  (unsigned long long)p.documents, p.bytes / 1e6, (unsigned long long)p.tokens,
                  p.bytes / 1e6 / p.seconds);
   });
-  Json shards = Json::array();
-  for (const data::ShardRef& s : r.shards) {
-    shards.push_back(Json{{"path", s.path}, {"sha256", s.sha256}, {"tokens", s.tokens},
-                          {"documents", s.documents}});
-  }
-  const Json out{{"contract", r.contract_hash}, {"complete", r.complete}, {"shards", shards},
-                 {"documents", r.documents}, {"empty_documents", r.empty_documents},
-                 {"tokens", r.tokens}, {"bytes", r.bytes}};
-  WriteFileAtomic(o.output_dir + "/" + o.prefix + ".shards.json", out.dump(2) + "\n");
+  data::WriteShardList(r, o.output_dir + "/" + o.prefix + ".shards.json");
   std::fprintf(stderr, "tokenize: %s: %zu shards (%d verified from an earlier run), %llu documents "
                "(%llu empty, skipped), %llu tokens, %.2f bytes/token\n",
                r.complete ? "complete" : "stopped", r.shards.size(), r.resumed_shards,

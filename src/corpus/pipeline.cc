@@ -21,6 +21,7 @@
 #include "corpus/extract.h"
 #include "corpus/fortune.h"
 #include "corpus/langid.h"
+#include "corpus/lineage_db.h"
 #include "corpus/near_dedup.h"
 #include "corpus/normalize.h"
 #include "corpus/pii.h"
@@ -129,56 +130,6 @@ std::string Compress(const std::string& s) {
   out.resize(n);
   return out;
 }
-
-class Db {
- public:
-  explicit Db(const std::string& path) {
-    TRAIL_CHECK(sqlite3_open(path.c_str(), &db_) == SQLITE_OK, path, ": cannot open: ",
-                sqlite3_errmsg(db_));
-  }
-  ~Db() { sqlite3_close(db_); }
-  void Exec(const std::string& sql) {
-    char* err = nullptr;
-    const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);
-    const std::string msg = err ? err : "";
-    sqlite3_free(err);
-    TRAIL_CHECK(rc == SQLITE_OK, "lineage: ", msg, " in: ", sql.substr(0, 80));
-  }
-  sqlite3* get() { return db_; }
-
- private:
-  sqlite3* db_ = nullptr;
-};
-
-class Stmt {
- public:
-  Stmt(sqlite3* db, const char* sql) {
-    TRAIL_CHECK(sqlite3_prepare_v2(db, sql, -1, &st_, nullptr) == SQLITE_OK, "lineage: ",
-                sqlite3_errmsg(db));
-  }
-  ~Stmt() { sqlite3_finalize(st_); }
-  Stmt& Text(int i, const std::string& s) {
-    sqlite3_bind_text(st_, i, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
-    return *this;
-  }
-  Stmt& Int(int i, int64_t v) {
-    sqlite3_bind_int64(st_, i, v);
-    return *this;
-  }
-  Stmt& Real(int i, double v) {
-    sqlite3_bind_double(st_, i, v);
-    return *this;
-  }
-  void Run() {
-    TRAIL_CHECK(sqlite3_step(st_) == SQLITE_DONE, "lineage insert failed");
-    sqlite3_reset(st_);
-    sqlite3_clear_bindings(st_);
-  }
-  sqlite3_stmt* get() { return st_; }
-
- private:
-  sqlite3_stmt* st_ = nullptr;
-};
 
 // The per-document stages' results (normalize, language, quality) are checkpointed to
 // <out>/.work/ once they are done, so a killed build resumes after them. The checkpoint is valid
@@ -684,6 +635,22 @@ std::string ExplainDocument(const std::string& lineage_db, const std::string& ke
     if (col(13) == "near_dup") out << " (cluster survivor " << col(8) << ")";
     if (!col(10).empty()) out << " (" << col(10) << ")";
     out << "\n";
+  }
+  // After `trail corpus tokenize`: where its tokens are.
+  sqlite3_stmt* has = nullptr;
+  sqlite3_prepare_v2(db.get(), "SELECT 1 FROM sqlite_master WHERE name = 'tokens'", -1, &has,
+                     nullptr);
+  const bool tokenized = sqlite3_step(has) == SQLITE_ROW;
+  sqlite3_finalize(has);
+  if (tokenized) {
+    Stmt t(db.get(), "SELECT token_shard, shard_doc, token_start, tokens FROM tokens WHERE key = ?");
+    t.Text(1, key);
+    if (sqlite3_step(t.get()) == SQLITE_ROW) {
+      out << "  tokens: " << reinterpret_cast<const char*>(sqlite3_column_text(t.get(), 0))
+          << " document " << sqlite3_column_int64(t.get(), 1) << ", tokens ["
+          << sqlite3_column_int64(t.get(), 2) << ", "
+          << sqlite3_column_int64(t.get(), 2) + sqlite3_column_int64(t.get(), 3) << ")\n";
+    }
   }
   Stmt r(db.get(), "SELECT rule, value, threshold, pass FROM rules WHERE key = ? AND pass = 0");
   r.Text(1, key);

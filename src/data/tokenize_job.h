@@ -42,6 +42,10 @@ struct TokenizeProgress {
   double seconds;
 };
 
+// The list a manifest's sources are built from (<prefix>.shards.json): contract, completeness,
+// shards with hashes and counts, totals. Written atomically.
+void WriteShardList(const TokenizeResult& r, const std::string& path);
+
 TokenizeResult RunTokenize(const TokenizeOptions& opt,
                            const std::function<void(const TokenizeProgress&)>& progress = {});
 
