@@ -4,10 +4,12 @@
 #   2. corpus factory: the King James Bible (one document per chapter) and English and German
 #      fortunes -> normalized, language-checked, filtered, deduplicated, split by cluster
 #   3. a byte-level BPE tokenizer trained on the training split, frozen as a contract
-#   4. token shards per source and split, a data manifest with per-domain validation sets
+#   4. token shards per source and split (token shares measured next to document shares), a
+#      data manifest with per-domain validation sets
 #   5. the `tiny` model trained for a few hundred steps (bit-reproducible), with per-domain
 #      validation, checkpoints and a chained trajectory hash
 #   6. the last checkpointed segment replayed, landing on the same bits
+#   7. a training window traced back to its source document through the lineage
 #   scripts/demo.sh BUILD
 set -euo pipefail
 build=${1:-build}
@@ -66,18 +68,17 @@ echo; echo "== 3. Tokenizer: byte-level BPE (4096 ids) trained on the training s
 "$trail" tokenizer contract --tokenizer "$out/tokenizer.json" --eos '<|endoftext|>' \
   --pad '<|endoftext|>' --output "$out/tokenizer.contract.json"
 
-echo; echo "== 4. Token shards per source and split, and the data manifest"
+echo; echo "== 4. Token shards per source and split (token vs document shares), the data manifest"
+"$trail" corpus tokenize --out "$out/corpus" --contract "$out/tokenizer.contract.json" \
+  --threads "$threads" > "$out/tokens-report.json"
 sets=()
 for s in kjv=0.5 fortunes-en=0.3 fortunes-de=0.2; do
   name=${s%=*}
   for split in train validation; do
-    inputs=$(ls "$out/corpus/$split/$name"-*.jsonl.zst 2>/dev/null || true)
-    [ -n "$inputs" ] || continue
-    # shellcheck disable=SC2086
-    "$trail" data tokenize --contract "$out/tokenizer.contract.json" --input $inputs \
-      --output-dir "$out/shards/$split" --prefix "$name" --threads "$threads"
-    if [ $split = train ]; then sets+=(--source "$s=$out/shards/train/$name.shards.json")
-    else sets+=(--validation "$name=$out/shards/validation/$name.shards.json"); fi
+    list="$out/corpus/tokens/$split/$name.shards.json"
+    [ -e "$list" ] || continue
+    if [ $split = train ]; then sets+=(--source "$s=$list")
+    else sets+=(--validation "$name=$list"); fi
   done
 done
 "$trail" data manifest --contract "$out/tokenizer.contract.json" "${sets[@]}" \
@@ -116,4 +117,8 @@ TOML
 
 echo; echo "== 6. Replay the last checkpointed segment: does it land on the same bits?"
 "$trail" train replay --run "$out/run" --threads "$threads"
+echo; echo "== 7. Where did the tokens of training window 1000 come from?"
+key=$("$trail" data inspect --manifest "$out/manifest.json" --window 1000 --json |
+      node -e 'let s = ""; process.stdin.on("data", d => s += d).on("end", () => console.log(JSON.parse(s).documents[0].key))')
+"$trail" corpus why --out "$out/corpus" "$key"
 echo; echo "run directory: $out/run (recipe.toml, run.json, trajectory.jsonl, metrics.jsonl, checkpoints/)"
