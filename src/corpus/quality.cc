@@ -172,35 +172,45 @@ std::vector<RuleResult> QualityRules(std::string_view text, const QualityConfig&
     word_hash[i] = BytesHash(words[i]);
     word_len_prefix[i + 1] = word_len_prefix[i] + words[i].size();
   }
-  auto gram_hashes = [&](int n) {
-    std::vector<uint64_t> g;
-    for (size_t i = 0; i + n <= words.size(); ++i) g.push_back(NgramHash(word_hash.data() + i, n));
-    return g;
+  // Each n-gram size: the grams' (hash, position) pairs sorted, so equal grams form runs —
+  // a sort instead of a hash map per size (same counts, far fewer allocations).
+  std::vector<std::pair<uint64_t, uint32_t>> sorted;
+  auto sorted_grams = [&](int n) {
+    sorted.clear();
+    for (size_t i = 0; i + n <= words.size(); ++i) {
+      sorted.push_back({NgramHash(word_hash.data() + i, n), static_cast<uint32_t>(i)});
+    }
+    std::sort(sorted.begin(), sorted.end());
+  };
+  // Calls f(first, last) for each run of equal hashes in `sorted` that repeats (length > 1).
+  auto for_each_repeated = [&](auto&& f) {
+    for (size_t a = 0; a < sorted.size();) {
+      size_t b = a + 1;
+      while (b < sorted.size() && sorted[b].first == sorted[a].first) ++b;
+      if (b - a > 1) f(a, b);
+      a = b;
+    }
   };
   for (const auto& [n, frac] : cfg.top_ngram_char_frac) {
-    const std::vector<uint64_t> grams = gram_hashes(n);
-    std::unordered_map<uint64_t, std::pair<size_t, size_t>> counts;  // count, chars
-    for (size_t i = 0; i < grams.size(); ++i) {
-      auto& e = counts[grams[i]];
-      ++e.first;
-      e.second = word_len_prefix[i + n] - word_len_prefix[i] + (n - 1);
-    }
+    sorted_grams(n);
     // Only a repeated n-gram counts (a text of unique n-grams has no "top" repetition).
     double top = 0;
-    for (const auto& [g, e] : counts) {
-      if (e.first > 1) top = std::max(top, static_cast<double>(e.second * e.first));
-    }
+    for_each_repeated([&](size_t a, size_t b) {
+      const size_t i = sorted[a].second;
+      const size_t chars = word_len_prefix[i + n] - word_len_prefix[i] + (n - 1);
+      top = std::max(top, static_cast<double>(chars * (b - a)));
+    });
     const std::string name = "gopher.top_" + std::to_string(n) + "gram_char_frac";
     out.push_back({name, top / n_chars, frac, top / n_chars <= frac});
   }
   for (const auto& [n, frac] : cfg.dup_ngram_char_frac) {
-    const std::vector<uint64_t> grams = gram_hashes(n);
-    std::unordered_map<uint64_t, size_t> counts;
-    for (uint64_t g : grams) ++counts[g];
+    sorted_grams(n);
     std::vector<uint8_t> covered(words.size(), 0);
-    for (size_t i = 0; i < grams.size(); ++i) {
-      if (counts[grams[i]] > 1) std::fill(covered.begin() + i, covered.begin() + i + n, 1);
-    }
+    for_each_repeated([&](size_t a, size_t b) {
+      for (size_t k = a; k < b; ++k) {
+        std::fill_n(covered.begin() + sorted[k].second, n, 1);
+      }
+    });
     double dup = 0;
     for (size_t i = 0; i < words.size(); ++i) dup += covered[i] ? words[i].size() : 0;
     const std::string name = "gopher.dup_" + std::to_string(n) + "gram_char_frac";
