@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -49,6 +50,7 @@ struct Doc {
   NormalizeStats norm;
   LanguageGuess lang;
   std::vector<RuleResult> rules;
+  std::string rules_json;  // RuleValuesJson(rules): the lineage's form
   std::vector<uint64_t> shingles;
   PiiCounts pii;
   Split split = Split::kTrain;
@@ -123,12 +125,28 @@ void ReadSource(const CorpusConfig& cfg, size_t index, std::vector<Doc>& docs,
   }
 }
 
-std::string Compress(const std::string& s) {
+std::string Compress(const std::string& s, int level = 3) {
   std::string out(ZSTD_compressBound(s.size()), '\0');
-  const size_t n = ZSTD_compress(out.data(), out.size(), s.data(), s.size(), 3);
+  const size_t n = ZSTD_compress(out.data(), out.size(), s.data(), s.size(), level);
   TRAIL_CHECK(!ZSTD_isError(n), "zstd: ", ZSTD_getErrorName(n));
   out.resize(n);
   return out;
+}
+
+// A document's quality rule results as the lineage stores them: [[value, pass], ...] in the
+// rules' fixed order (names and thresholds, the same for every document, are stored once);
+// numbers in to_chars' shortest exact form, null for a non-finite value.
+std::string RuleValuesJson(const std::vector<RuleResult>& rules) {
+  if (rules.empty()) return "";
+  std::string j = "[";
+  char buf[64];
+  for (const RuleResult& r : rules) {
+    j += j.size() == 1 ? "[" : ",[";
+    if (std::isfinite(r.value)) j.append(buf, std::to_chars(buf, buf + sizeof buf, r.value).ptr);
+    else j += "null";
+    j += r.pass ? ",1]" : ",0]";
+  }
+  return j + "]";
 }
 
 // The per-document stages' results (normalize, language, quality) are checkpointed to
@@ -289,20 +307,7 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir,
         d.norm.controls_removed = r.at("ctl").get<uint64_t>();
         d.lang.language = r.at("lang").get<std::string>();
         d.lang.score = r.at("ls").get<double>();
-        // Rules: "name value threshold pass;" each, numbers in to_chars' exact shortest form.
-        const std::string rules = r.at("r").get<std::string>();
-        for (size_t pos = 0; pos < rules.size();) {
-          const size_t end = rules.find(';', pos);
-          const std::string item = rules.substr(pos, end - pos);
-          pos = end + 1;
-          RuleResult rr;
-          const size_t a = item.find(' '), b = item.find(' ', a + 1), c = item.find(' ', b + 1);
-          rr.rule = item.substr(0, a);
-          std::from_chars(item.data() + a + 1, item.data() + b, rr.value);
-          std::from_chars(item.data() + b + 1, item.data() + c, rr.threshold);
-          rr.pass = item[c + 1] == '1';
-          d.rules.push_back(rr);
-        }
+        d.rules_json = r.at("r").get<std::string>();
       }
       // Drops are re-applied stage by stage, so each stage reports what it dropped.
       for (const char* stage : {"normalize", "language", "quality"}) {
@@ -340,6 +345,7 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir,
     pass("quality", [&](Doc& d) {
       if (!cfg.quality) return;
       d.rules = QualityRules(d.text, cfg.quality_cfg);
+      d.rules_json = RuleValuesJson(d.rules);
       const std::string fail = FirstFailure(d.rules);
       if (!fail.empty()) d.drop = "quality." + fail;
     });
@@ -356,27 +362,19 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir,
     pool.ParallelFor(parts.size(), [&](size_t c) {
       for (size_t k = c * kChunk; k < std::min(docs.size(), (c + 1) * kChunk); ++k) {
         const Doc& d = docs[k];
-        std::string rules;
-        char buf[64];
-        for (const RuleResult& r : d.rules) {  // shortest exact decimal forms (to_chars)
-          rules += r.rule;
-          for (double v : {r.value, r.threshold}) {
-            rules += ' ';
-            rules.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
-          }
-          rules += r.pass ? " 1;" : " 0;";
-        }
-        parts[c] += nlohmann::json{{"k", d.key}, {"t", d.text}, {"h", d.content_hash},
-                                   {"d", d.drop}, {"ds", d.drop_stage}, {"enc", d.norm.encoding},
-                                   {"det", d.norm.detected}, {"rep", d.norm.replaced},
-                                   {"ctl", d.norm.controls_removed}, {"lang", d.lang.language},
-                                   {"ls", d.lang.score}, {"r", rules}}
+        // A dropped document's text is never used again: only the survivors' is kept.
+        parts[c] += nlohmann::json{{"k", d.key}, {"t", d.drop.empty() ? d.text : std::string()},
+                                   {"h", d.content_hash}, {"d", d.drop}, {"ds", d.drop_stage},
+                                   {"enc", d.norm.encoding}, {"det", d.norm.detected},
+                                   {"rep", d.norm.replaced}, {"ctl", d.norm.controls_removed},
+                                   {"lang", d.lang.language}, {"ls", d.lang.score},
+                                   {"r", d.rules_json}}
                         .dump() + "\n";
       }
     });
     for (const std::string& part : parts) body += part;
     fs::create_directories(out_dir + "/.work");
-    WriteFileAtomic(out_dir + kWorkFile, Compress(body));
+    WriteFileAtomic(out_dir + kWorkFile, Compress(body, 1));  // scratch: speed over size
     } catch (const nlohmann::json::exception&) {
     }
     t0 = std::chrono::steady_clock::now();  // the checkpoint is not the next stage's time
@@ -525,8 +523,16 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir,
             " controls_removed INTEGER, content_hash TEXT, language TEXT, language_score REAL,"
             " exact_survivor TEXT, cluster TEXT, pii_email INTEGER, pii_phone INTEGER,"
             " pii_ip INTEGER, pii_secret INTEGER, contamination TEXT, split TEXT, kept INTEGER,"
-            " drop_reason TEXT, shard TEXT, shard_line INTEGER);"
-            "CREATE TABLE rules(key TEXT, rule TEXT, value REAL, threshold REAL, pass INTEGER);"
+            " drop_reason TEXT, shard TEXT, shard_line INTEGER, rules TEXT);"
+            // Quality rules: names and thresholds once (quality_rules), each document's
+            // [[value, pass], ...] in that order (documents.rules), read as rows (key, rule,
+            // value, threshold, pass) through the view `rules` — one insert per document
+            // instead of one per rule.
+            "CREATE TABLE quality_rules(idx INTEGER PRIMARY KEY, rule TEXT, threshold REAL);"
+            "CREATE VIEW rules AS SELECT d.key AS key, q.rule AS rule,"
+            " json_extract(r.value, '$[0]') AS value, q.threshold AS threshold,"
+            " json_extract(r.value, '$[1]') AS pass FROM documents d, json_each(d.rules) r"
+            " JOIN quality_rules q ON q.idx = r.key;"
             "CREATE TABLE quarantine(file TEXT, offset INTEGER, line INTEGER, bytes INTEGER,"
             " reason TEXT, detail TEXT, sample TEXT, sha256 TEXT);"
             "BEGIN;");
@@ -536,9 +542,18 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir,
     run.Text(1, "stage_versions").Text(2, kStageVersions).Run();
     run.Text(1, "seed").Text(2, std::to_string(cfg.seed)).Run();
     Stmt ins(db.get(),
-             "INSERT INTO documents VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    Stmt rule(db.get(), "INSERT INTO rules VALUES (?,?,?,?,?)");
-    for (const Doc& d : docs) {
+             "INSERT INTO documents VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    // The rule list (names, thresholds) is the config's: the same for every document that ran
+    // the quality stage.
+    {
+      Stmt q(db.get(), "INSERT INTO quality_rules VALUES (?,?,?)");
+      int64_t idx = 0;
+      for (const RuleResult& r : QualityRules("", cfg.quality_cfg)) {
+        q.Int(1, idx++).Text(2, r.rule).Real(3, r.threshold).Run();
+      }
+    }
+    for (size_t i = 0; i < docs.size(); ++i) {
+      const Doc& d = docs[i];
       ins.Text(1, d.key).Text(2, d.source).Text(3, d.file).Int(4, static_cast<int64_t>(d.offset))
           .Int(5, static_cast<int64_t>(d.raw.size())).Text(6, d.norm.encoding)
           .Int(7, d.norm.detected).Int(8, static_cast<int64_t>(d.norm.replaced))
@@ -549,10 +564,12 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir,
           .Int(18, static_cast<int64_t>(d.pii.secret)).Text(19, d.contaminated_by)
           .Text(20, d.cluster.empty() ? "" : SplitName(d.split)).Int(21, alive(d))
           .Text(22, d.drop).Text(23, d.shard).Int(24, static_cast<int64_t>(d.shard_line));
-      ins.Run();
-      for (const RuleResult& r : d.rules) {
-        rule.Text(1, d.key).Text(2, r.rule).Real(3, r.value).Real(4, r.threshold).Int(5, r.pass).Run();
+      if (d.rules_json.empty()) {
+        sqlite3_bind_null(ins.get(), 25);
+      } else {
+        ins.Text(25, d.rules_json);
       }
+      ins.Run();
     }
     Stmt qi(db.get(), "INSERT INTO quarantine VALUES (?,?,?,?,?,?,?,?)");
     for (const Quarantined& q : bad) {
