@@ -39,6 +39,8 @@ const mb = r.bytes_in / 1e6; let total = 0;
 console.log(`input ${mb.toFixed(1)} MB, ${r.documents} documents, ${r.kept} kept, ${r.shards} shards; peak RSS ${(rss / 1024).toFixed(0)} MB`);
 for (const s of r.stages) { total += s.seconds;
   if (s.seconds > 0) console.log(`  ${s.stage.padEnd(16)} ${s.seconds.toFixed(3).padStart(8)} s  ${(mb / s.seconds).toFixed(1).padStart(8)} MB/s  (${s.in} -> ${s.out})`); }
-total += r.lineage_seconds;
+total += r.lineage_seconds + (r.checkpoint_seconds || 0);
+console.log(`  checkpoint       ${(r.checkpoint_seconds || 0).toFixed(3).padStart(8)} s  (per-document results saved for resume)`);
+console.log(`  lineage          ${r.lineage_seconds.toFixed(3).padStart(8)} s`);
 console.log(`  whole pipeline   ${total.toFixed(3).padStart(8)} s  ${(mb / total).toFixed(1).padStart(8)} MB/s per core`);
 ' "$dir/report.json" "$(cat "$dir/rss")"
