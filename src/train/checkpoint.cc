@@ -1,6 +1,8 @@
 #include "train/checkpoint.h"
 
+#include <algorithm>
 #include <bit>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 
@@ -121,6 +123,18 @@ std::vector<int64_t> ListCheckpoints(const std::string& run_dir) {
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+RunIdentity CheckpointIdentity(const std::string& dir) {
+  const std::string meta_path = dir + "/meta.json";
+  try {
+    const nlohmann::json meta = nlohmann::json::parse(ReadFileToString(meta_path));
+    return {meta.at("recipe_sha256").get<std::string>(),
+            meta.at("manifest_sha256").get<std::string>()};
+  } catch (const nlohmann::json::exception& e) {
+    TRAIL_CHECK(false, meta_path, ": malformed: ", e.what());
+  }
+  return {};
 }
 
 void LoadCheckpoint(const std::string& dir, const RunIdentity& id, TrainState& st) {

@@ -25,6 +25,9 @@ void SaveCheckpoint(const std::string& run_dir, const TrainState& st, const RunI
 // Steps of the checkpoints present (complete directories), ascending.
 std::vector<int64_t> ListCheckpoints(const std::string& run_dir);
 
+// The recipe and manifest hashes a checkpoint's meta.json names (throws if it cannot be read).
+RunIdentity CheckpointIdentity(const std::string& dir);
+
 // Loads and verifies one checkpoint into `st` (whose config must match): file hashes, shapes,
 // state hashes, and that it belongs to this recipe and data. Throws trail::Error saying what
 // is wrong; `st` is unspecified after a failure.

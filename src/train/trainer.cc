@@ -255,17 +255,23 @@ TrainSummary RunTraining(const TrainOptions& opt) {
     bool loaded = false;
     for (auto it = steps.rbegin(); it != steps.rend() && !loaded; ++it) {
       const std::string dir = CheckpointDir(run_dir, *it);
+      // A checkpoint of another recipe or data is a wrong run, not damage: LoadCheckpoint
+      // refuses it and the resume stops.
+      std::optional<RunIdentity> owner;
+      try {
+        owner = CheckpointIdentity(dir);
+      } catch (const Error&) {
+      }
       try {
         LoadCheckpoint(dir, run.id(), st);
         loaded = true;
         Say(opt.quiet, "resume: from checkpoint step " + std::to_string(st.step));
       } catch (const Error& e) {
-        const std::string what = e.what();
-        // A checkpoint of another recipe or data is a wrong run, not damage: stop.
-        TRAIL_CHECK(what.find("another recipe") == std::string::npos &&
-                        what.find("other data") == std::string::npos,
-                    what);
-        Say(opt.quiet, "resume: skipping invalid checkpoint: " + what);
+        if (owner && (owner->recipe_sha256 != run.id().recipe_sha256 ||
+                      owner->manifest_sha256 != run.id().manifest_sha256)) {
+          throw;
+        }
+        Say(opt.quiet, std::string("resume: skipping invalid checkpoint: ") + e.what());
         fs::rename(dir, dir + ".invalid");
       }
     }
