@@ -286,6 +286,40 @@ TEST(Step, LogicalMeshesReduceTheSameGradientInTheirOwnOrder) {
             std::string::npos);
 }
 
+TEST(Step, TheSpikeProtocolSkipsAndRecordsTheUpdate) {
+  TempDir a;
+  const data::Manifest m = Corpus(a.path(), 4, 2);
+  data::CanonicalStream stream(m);
+  // A hair-trigger protocol: any norm above 1.0001 x the median of the accepted ones skips.
+  const Recipe r = ParseRecipe(SmallRecipe(1, 1), "r.toml", kVocab);
+  Recipe rc = r;
+  rc.optimizer.spike_skip_factor = 1.0001f, rc.optimizer.spike_min_history = 1;
+  StepEngine engine(rc, stream);
+  TrainState st(rc.model);
+  st.params.InitRandom(rc.model);
+  int skipped = 0;
+  for (int s = 0; s < 12; ++s) {
+    const Digest before = st.params.StateHash();
+    const Digest opt_before = st.OptimizerHash();
+    const int64_t updates = st.optimizer_updates, tokens = st.tokens;
+    const StepResult res = engine.Run(st);
+    EXPECT_EQ(st.tokens, tokens + res.input_tokens);  // the batch is consumed either way
+    if (res.skipped) {
+      ++skipped;
+      EXPECT_EQ(res.skip_reason, "spike");
+      EXPECT_EQ(st.params.StateHash(), before);  // no update, no moment change
+      EXPECT_EQ(st.OptimizerHash(), opt_before);
+      EXPECT_EQ(st.optimizer_updates, updates);
+      EXPECT_NE(TrajectoryBody(res).find("\"skipped\":\"spike\""), std::string::npos);
+    } else {
+      EXPECT_NE(st.params.StateHash(), before);
+      EXPECT_EQ(st.optimizer_updates, updates + 1);
+    }
+  }
+  EXPECT_GT(skipped, 0);
+  EXPECT_LT(skipped, 12);  // the first step has no history, and accepted norms move the median
+}
+
 // ---------------------------------------------------------------- the trainer: resume
 
 struct RunFiles {
