@@ -168,6 +168,31 @@ TEST_P(ModelVsTorch, LogitsLossAndEveryGradientMatchFloat64) {
 INSTANTIATE_TEST_SUITE_P(Features, ModelVsTorch, ::testing::ValuesIn(Cases()),
                          [](const auto& info) { return std::string(info.param.name); });
 
+TEST(ModelPresets, EachRunsAForwardAndBackwardWithTheLossOfAnUntrainedModel) {
+  for (const std::string& name : PresetNames()) {
+    ModelConfig c = Preset(name);
+    c.vocab_size = 512;
+    ParameterSet params(c), grads(c);
+    params.InitRandom(c);
+    Transformer model(c);
+    const int64_t T = 32;
+    Activations acts(c, 1, T);
+    std::vector<int32_t> in(T), labels(T);
+    for (int64_t t = 0; t < T; ++t) in[t] = int32_t((t * 131 + 7) % 512), labels[t] = in[(t + 1) % T];
+    labels[T - 1] = kIgnoreLabel;
+    const BatchView b{1, T, in.data(), labels.data(), nullptr, nullptr, nullptr};
+    const repops::CrossEntropySums s = model.ForwardBackward(params, b, 1.0f / (T - 1), acts, grads);
+    const double loss = s.nll_sum / double(T - 1);
+    // At initialization the logits are small: the loss is near ln(512) = 6.24.
+    EXPECT_NEAR(loss, std::log(512.0), 0.5) << name;
+    double sq = 0;
+    for (const Tensor& g : grads.tensors()) {
+      for (float x : g.span<float>()) sq += double(x) * x;
+    }
+    EXPECT_TRUE(std::isfinite(sq) && sq > 0) << name;
+  }
+}
+
 TEST(ModelConfig, PresetsAreValidAndCosted) {
   for (const std::string& name : PresetNames()) {
     ModelConfig c = Preset(name);
