@@ -29,9 +29,9 @@ struct TrajectoryRecord {
   Digest chain{};
 };
 
-// Reads the complete records of a trajectory file, checking the chain from `genesis` (or from
-// the first record's predecessor when the file is a segment: pass check_chain = false). A torn
-// last line (a crash mid-write) is reported through torn_bytes and not returned.
+// Reads the complete records of a trajectory file, checking every record's chained hash from
+// `genesis` (nullptr: from the first record on, for a segment). A torn last line (a crash
+// mid-write) is not returned; *complete_bytes says where the complete records end.
 std::vector<TrajectoryRecord> ReadTrajectory(const std::string& path, const Digest* genesis,
                                              uint64_t* complete_bytes = nullptr);
 
