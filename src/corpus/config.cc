@@ -77,7 +77,9 @@ CorpusConfig LoadCorpusConfig(const std::string& path) {
     const toml::table* t = (*srcs)[i].as_table();
     const std::string where = "source[" + std::to_string(i) + "]";
     TRAIL_CHECK(t != nullptr, path, ": ", where, " must be a table");
-    AllowOnly(*t, {"name", "format", "paths", "encoding", "esperanto_x_system", "quota"}, where, path);
+    AllowOnly(*t, {"name", "format", "paths", "encoding", "esperanto_x_system", "quota",
+                   "language_filter", "quality_filter"},
+              where, path);
     SourceConfig s;
     s.name = Get<std::string>(*t, "name", "", where, path);
     TRAIL_CHECK(!s.name.empty() && names.insert(s.name).second, path, ": ", where,
@@ -91,6 +93,8 @@ CorpusConfig LoadCorpusConfig(const std::string& path) {
     s.encoding = Get<std::string>(*t, "encoding", "", where, path);
     s.esperanto_x_system = Get<bool>(*t, "esperanto_x_system", false, where, path);
     s.quota = static_cast<uint64_t>(Get<int64_t>(*t, "quota", 0, where, path));
+    s.language_filter = Get<bool>(*t, "language_filter", true, where, path);
+    s.quality_filter = Get<bool>(*t, "quality_filter", true, where, path);
     c.sources.push_back(std::move(s));
   }
   if (const toml::table* t = Section(root, "language", path)) {

@@ -12,6 +12,9 @@
 //   encoding = "ISO-8859-3"         # optional: declared encoding when not UTF-8
 //   esperanto_x_system = false
 //   quota = 0                       # documents kept at most (0: all), smallest keys first
+//   language_filter = true          # false: language still identified and recorded, never a drop
+//   quality_filter = true           # false: rules still computed and recorded, never a drop
+//                                   # (e.g. for code, which prose rules would reject)
 //   [language]                      # optional: no section, no language ID
 //   model = "lid.176.ftz"
 //   allowed = ["en"]                # empty: any
@@ -48,6 +51,7 @@ struct SourceConfig {
   std::vector<std::string> paths;
   bool esperanto_x_system = false;
   uint64_t quota = 0;
+  bool language_filter = true, quality_filter = true;
 };
 
 struct CorpusConfig {

@@ -335,6 +335,7 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir,
     pass("language", [&](Doc& d) {
       if (!lid) return;
       d.lang = lid->Identify(d.text);
+      if (!cfg.sources[d.source_index].language_filter) return;  // recorded, not a filter
       const auto& ok = cfg.allowed_languages;
       if (!ok.empty() && std::find(ok.begin(), ok.end(), d.lang.language) == ok.end()) {
         d.drop = "language.not_allowed";
@@ -346,6 +347,7 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir,
       if (!cfg.quality) return;
       d.rules = QualityRules(d.text, cfg.quality_cfg);
       d.rules_json = RuleValuesJson(d.rules);
+      if (!cfg.sources[d.source_index].quality_filter) return;  // recorded, not a filter
       const std::string fail = FirstFailure(d.rules);
       if (!fail.empty()) d.drop = "quality." + fail;
     });

@@ -250,5 +250,34 @@ TEST(CorpusBuild, BadInputIsCountedAndQuarantinedAndTheBuildCompletes) {
   sqlite3_close(db);
 }
 
+TEST(CorpusBuild, PerSourceFiltersRecordButDoNotDropWhenOff) {
+  TempDir dir;
+  const std::string d = dir.path();
+  // Go source: prose quality rules reject code (curly brackets, few sentences, short lines).
+  const std::string go = "/usr/share/go-1.19/src/strings/strings.go";
+  ASSERT_TRUE(fs::exists(go)) << "install golang-1.19-src (scripts/install-deps.sh)";
+  WriteFileAtomic(d + "/corpus.toml",
+                  "seed = 1\n[[source]]\nname = \"prose\"\nformat = \"text\"\npaths = [\"" + go +
+                      "\"]\n[[source]]\nname = \"code\"\nformat = \"text\"\nquality_filter = false\n"
+                      "paths = [\"" + go + "\"]\n");
+  const BuildSummary s = BuildCorpus(LoadCorpusConfig(d + "/corpus.toml"), d + "/out", 1);
+  EXPECT_EQ(s.kept, 1u);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((d + "/out/lineage.sqlite").c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db,
+                     "SELECT d.key, d.kept, d.drop_reason, (SELECT count(*) FROM rules r WHERE "
+                     "r.key = d.key AND r.pass = 0) FROM documents d ORDER BY d.key",
+                     -1, &st, nullptr);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);  // code/strings.go: kept, its failures recorded
+  EXPECT_EQ(sqlite3_column_int(st, 1), 1);
+  EXPECT_GT(sqlite3_column_int(st, 3), 0);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);  // prose/strings.go: the same text, dropped
+  EXPECT_EQ(sqlite3_column_int(st, 1), 0);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 2))).rfind("quality.", 0), 0u);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+}
+
 }  // namespace
 }  // namespace trail::corpus
