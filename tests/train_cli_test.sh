@@ -93,7 +93,7 @@ for trial in 1 2 3; do
   # A second kill during the resume, then resume again.
   ( "$trail" train --data manifest.json --run killed --resume --quiet --threads 2 > /dev/null 2>&1 & \
     p=$!; sleep 0.7; kill -9 $p 2>/dev/null; wait $p 2>/dev/null ) || true
-  "$trail" train --data manifest.json --run killed --resume --quiet --threads 2 > resumed.out
+  "$trail" train --run killed --resume --quiet --threads 2 > resumed.out  # the run's manifest
   got=$(grep -o 'trajectory [0-9a-f]*' resumed.out)
   echo "trial $trial: killed after $done_steps recorded steps; $got"
   [ "$got" = "$want" ] || fail "trial $trial: resumed run ends on $got, straight run on $want"

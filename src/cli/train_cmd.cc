@@ -15,7 +15,7 @@ void AddTrainCommand(CLI::App& app, TrainCommand& c) {
       "train", "Train a model (bit-reproducible) and record its trajectory, metrics and "
                "checkpoints in a run directory");
   c.train->add_option("--recipe", c.recipe, "The training recipe (TOML)");
-  c.train->add_option("--data", c.data, "The data manifest (JSON)");
+  c.train->add_option("--data", c.data, "The data manifest (JSON); on --resume the run's by default");
   c.train->add_option("--run", c.run, "The run directory");
   c.train->add_flag("--resume", c.resume,
                     "Continue the run from its newest valid checkpoint, re-checking the steps "

@@ -199,8 +199,13 @@ void Say(bool quiet, const std::string& s) {
 
 TrainSummary RunTraining(const TrainOptions& opt) {
   TRAIL_CHECK(!opt.run_dir.empty(), "train: --run DIR is required");
-  TRAIL_CHECK(!opt.manifest_path.empty(), "train: --data MANIFEST is required");
   const std::string run_dir = opt.run_dir;
+  std::string manifest_path = opt.manifest_path;
+  if (manifest_path.empty() && opt.resume && fs::exists(run_dir + "/run.json")) {
+    Digest unused{};
+    manifest_path = ReadRunInfo(run_dir, &unused).value("data_manifest", std::string());
+  }
+  TRAIL_CHECK(!manifest_path.empty(), "train: --data MANIFEST is required");
   const std::string traj_path = run_dir + "/trajectory.jsonl";
   const std::string metrics_path = run_dir + "/metrics.jsonl";
   const std::string run_recipe = run_dir + "/recipe.toml";
@@ -216,7 +221,7 @@ TrainSummary RunTraining(const TrainOptions& opt) {
                   " differs from the run's recipe.toml: a run resumes with its own recipe");
     }
   }
-  Run run(opt.resume ? run_recipe : opt.recipe_path, opt.manifest_path, opt.verify_shards);
+  Run run(opt.resume ? run_recipe : opt.recipe_path, manifest_path, opt.verify_shards);
   const Recipe& R = run.recipe;
   const model::ModelCost cost = model::Cost(R.model, run.stream.seq_len());
   TrainState st(R.model);

@@ -16,7 +16,7 @@ enum class ResumeFault { kNone, kDropCursor, kDropTokens };
 
 struct TrainOptions {
   std::string recipe_path;    // fresh runs; on resume optional (must equal the run's)
-  std::string manifest_path;  // the data manifest
+  std::string manifest_path;  // the data manifest (on resume: default the run's, from run.json)
   std::string run_dir;
   bool resume = false;
   int64_t stop_after = -1;    // stop once this many steps are done (the recipe's count still rules)
