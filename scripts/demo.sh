@@ -30,11 +30,11 @@ mkdir -p "$out/kjv"
 # One file per chapter: a chapter heading ("Genesis 1") starts a new document.
 awk -v dir="$out/kjv" '/^[1-3]? ?[A-Z][A-Za-z ]+ [0-9]+$/ { n++; file = sprintf("%s/%04d.txt", dir, n) }
                        n > 0 && NF > 0 { sub(/^ +[0-9]+ /, ""); print > file }' "$assets/text/kjv.txt"
-list() { for p in "$@"; do printf '"%s",' "$p"; done | sed 's/,$//'; }
-en=$(list $(find $f -maxdepth 1 -type f ! -name '*.dat' ! -name '*.u8' -size +0 | sort))
-de=$(list $(find $f/de -type f ! -name '*.dat' ! -name '*.u8' -size +0 | sort))
+. "$(dirname "$0")/corpus-inputs.sh"
+en=$(toml_list $(fortune_files $f -maxdepth 1))
+de=$(toml_list $(fortune_files $f/de))
 gosrc=/usr/share/go-1.19/src
-go=$(list $(for p in strings bytes sort fmt bufio strconv errors path container/list container/heap \
+go=$(toml_list $(for p in strings bytes sort fmt bufio strconv errors path container/list container/heap \
   unicode/utf8 math/bits encoding/json text/template go/ast go/token go/scanner net/url io time \
   regexp flag encoding/csv encoding/base64 hash/crc32 html; do ls "$gosrc/$p"/*.go; done | grep -v '_test.go$'))
 cat > "$out/corpus.toml" <<TOML
@@ -42,7 +42,7 @@ seed = 2026
 [[source]]
 name = "kjv"
 format = "text"
-paths = [$(list "$out"/kjv/*.txt)]
+paths = [$(toml_list "$out"/kjv/*.txt)]
 [[source]]
 name = "fortunes-en"
 format = "fortune"
@@ -109,7 +109,7 @@ clip_norm = 1.0
 spike_skip_factor = 4.0
 [schedule]
 decay = "cosine"
-warmup_tokens = 50000
+warmup_tokens = $((steps * 16 * 128 / 12))
 total_tokens = $((steps * 16 * 128))
 min_lr_ratio = 0.1
 [mesh]

@@ -4,18 +4,19 @@
 # checkpoint (the rerun reports it resumed), and at a random earlier point.
 set -euo pipefail
 trail=$1; assets=$2
+here=$(cd "$(dirname "$0")" && pwd)
 dir=$(mktemp -d "${TMPDIR:-/tmp}/trail-corpuskill-XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 cd "$dir"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 f=/usr/share/games/fortunes
-list() { for p in "$@"; do printf '"%s",' "$p"; done | sed 's/,$//'; }
+. "$here/../scripts/corpus-inputs.sh"
 cat > corpus.toml <<TOML
 seed = 3
 [[source]]
 name = "fortunes"
 format = "fortune"
-paths = [$(list $(find $f -maxdepth 1 -type f ! -name "*.dat" ! -name "*.u8" -size +0 | sort) $(find $f/de -type f ! -name "*.dat" ! -name "*.u8" -size +0 | sort))]
+paths = [$(toml_list $(fortune_files $f -maxdepth 1) $(fortune_files $f/de))]
 [[source]]
 name = "kjv"
 format = "text"

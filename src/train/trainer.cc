@@ -191,6 +191,14 @@ nlohmann::json ReadRunInfo(const std::string& run_dir, Digest* genesis) {
   return {};
 }
 
+// Runs the state's next step and chains its record: returns the trajectory line.
+std::string StepAndChain(StepEngine& engine, TrainState& st, StepResult& r) {
+  r = engine.Run(st);
+  const std::string body = TrajectoryBody(r);
+  st.chain = ChainNext(st.chain, body);
+  return TrajectoryLine(body, st.chain);
+}
+
 void Say(bool quiet, const std::string& s) {
   if (!quiet) std::fprintf(stderr, "%s\n", s.c_str());
 }
@@ -314,10 +322,8 @@ TrainSummary RunTraining(const TrainOptions& opt) {
   const int64_t first_step = st.step;
   int64_t tokens_run = 0;
   while (st.step < last) {
-    const StepResult r = run.engine.Run(st);
-    const std::string body = TrajectoryBody(r);
-    st.chain = ChainNext(st.chain, body);
-    const std::string line = TrajectoryLine(body, st.chain);
+    StepResult r;
+    const std::string line = StepAndChain(run.engine, st, r);
     const int64_t idx = r.step - (expected.empty() ? 0 : expected.front().step);
     if (!expected.empty() && idx < static_cast<int64_t>(expected.size())) {
       const std::string diff = FirstDifference(expected[idx].line, line);
@@ -418,10 +424,9 @@ ReplayResult ReplaySegment(const std::string& run_dir, const std::string& manife
                  " from checkpoint step " + std::to_string(from_step));
   ReplayResult out;
   while (st.step < end) {
-    const StepResult r = run.engine.Run(st);
-    const std::string body = TrajectoryBody(r);
-    st.chain = ChainNext(st.chain, body);
-    const std::string diff = FirstDifference(recs[r.step].line, TrajectoryLine(body, st.chain));
+    StepResult r;
+    const std::string line = StepAndChain(run.engine, st, r);
+    const std::string diff = FirstDifference(recs[r.step].line, line);
     if (!diff.empty()) {
       out.diverged = r.step, out.difference = diff;
       Say(quiet, "replay: step " + std::to_string(r.step) + " DIFFERS: " + diff);
