@@ -37,6 +37,12 @@ void PrintSummaryTable(const std::string& report_json) {
                  st.value("stage", "").c_str(), st.value("in", 0ull), st.value("out", 0ull), sec,
                  sec > 0 ? mb / sec : 0.0, top.c_str());
   }
+  if (r.contains("memory")) {
+    const auto& m = r["memory"];
+    std::fprintf(stderr, "  memory: peak RSS %.0f MiB (budget %.0f MiB), %llu document runs, %.1f MB of sort runs spilled\n",
+                 m.value("peak_rss_bytes", 0.0) / 1048576, m.value("budget_bytes", 0.0) / 1048576,
+                 m.value("document_runs", 0ull), m.value("spilled_sort_bytes", 0.0) / 1e6);
+  }
 }
 
 }  // namespace
@@ -50,6 +56,9 @@ void AddCorpusCommand(CLI::App& app, CorpusCommand& cmd) {
   cmd.build->add_option("--out", cmd.out, "Output directory")->required();
   cmd.build->add_option("--threads", cmd.threads, "Worker threads")->check(CLI::Range(1, 1024));
   cmd.build->add_flag("--quiet", cmd.quiet, "No progress lines");
+  cmd.build->add_option("--memory-budget-mb", cmd.memory_budget_mb,
+                        "Working memory in MiB (overrides the config's memory_budget_mb)")
+      ->check(CLI::Range(corpus::kMinMemoryBudgetMb, int64_t{1} << 30));
   cmd.tokenize = cmd.corpus->add_subcommand(
       "tokenize", "Tokenize a build's shards per split and source, add token shards and ranges to "
                   "the lineage, and measure each source's token share next to its document share");
@@ -68,6 +77,7 @@ int RunCorpusCommand(const CorpusCommand& cmd) {
     corpus::BuildOptions opt;
     opt.threads = cmd.threads;
     opt.progress = !cmd.quiet;
+    opt.memory_budget_bytes = static_cast<uint64_t>(cmd.memory_budget_mb) << 20;
     const corpus::BuildSummary s =
         corpus::BuildCorpus(corpus::LoadCorpusConfig(cmd.config), cmd.out, opt);
     std::printf("%s", s.report_json.c_str());

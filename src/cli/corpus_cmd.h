@@ -14,6 +14,7 @@ struct CorpusCommand {
   std::string config, out, key, contract;
   uint64_t shard_tokens = 100'000'000;
   int threads = 1;
+  int64_t memory_budget_mb = 0;  // 0: the config's
   bool quiet = false;
 };
 void AddCorpusCommand(CLI::App& app, CorpusCommand& cmd);

@@ -62,7 +62,7 @@ CorpusConfig LoadCorpusConfig(const std::string& path) {
     TRAIL_CHECK(false, path, ": not valid TOML: ", e.description(), " at line ",
                 e.source().begin.line);
   }
-  AllowOnly(root, {"seed", "max_record_bytes", "source", "language", "quality", "dedup", "pii", "decontamination",
+  AllowOnly(root, {"seed", "max_record_bytes", "memory_budget_mb", "source", "language", "quality", "dedup", "pii", "decontamination",
                    "split", "output"},
             "the top level", path);
   c.seed = static_cast<uint64_t>(Get<int64_t>(root, "seed", 0, "top", path));
@@ -70,6 +70,11 @@ CorpusConfig LoadCorpusConfig(const std::string& path) {
                                           static_cast<int64_t>(c.max_record_bytes), "top", path);
   TRAIL_CHECK(max_record > 0, path, ": max_record_bytes must be > 0");
   c.max_record_bytes = static_cast<uint64_t>(max_record);
+  const int64_t budget_mb = Get<int64_t>(root, "memory_budget_mb",
+                                         static_cast<int64_t>(c.memory_budget_bytes >> 20), "top", path);
+  TRAIL_CHECK(budget_mb >= kMinMemoryBudgetMb, path, ": memory_budget_mb must be at least ",
+              kMinMemoryBudgetMb);
+  c.memory_budget_bytes = static_cast<uint64_t>(budget_mb) << 20;
   const toml::array* srcs = root.get("source") ? root.get("source")->as_array() : nullptr;
   TRAIL_CHECK(srcs != nullptr && !srcs->empty(), path, ": at least one [[source]] is needed");
   std::set<std::string> names;

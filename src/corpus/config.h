@@ -3,6 +3,8 @@
 //
 //   seed = 2026
 //   max_record_bytes = 33554432     # longer JSONL lines / WARC blocks are quarantined
+//   memory_budget_mb = 1024         # the build's working memory (documents in flight, sort
+//                                   # buffers, caches); the rest spills to <out>/.work
 //   [[source]]                      # one or more
 //   name = "fortunes-en"
 //   format = "fortune"              # fortune ('%' records) | jsonl (dolma) | text (file = doc)
@@ -54,9 +56,12 @@ struct SourceConfig {
   bool language_filter = true, quality_filter = true;
 };
 
+constexpr int64_t kMinMemoryBudgetMb = 8;
+
 struct CorpusConfig {
   uint64_t seed = 0;
   uint64_t max_record_bytes = 32ull << 20;
+  uint64_t memory_budget_bytes = 1024ull << 20;
   std::vector<SourceConfig> sources;
   bool language = false;
   std::string language_model;

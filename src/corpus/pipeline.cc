@@ -1,28 +1,37 @@
 #include "corpus/pipeline.h"
 
 #include <sqlite3.h>
+#include <malloc.h>
 #include <zstd.h>
 
 #include <algorithm>
 #include <charconv>
-#include <cmath>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <cstring>
 #include <sstream>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "core/error.h"
 #include "core/file_util.h"
 #include "core/hash.h"
+#include "core/mix.h"
 #include "core/thread_pool.h"
 #include "corpus/decontam.h"
+#include "corpus/doc_record.h"
+#include "corpus/doc_runs.h"
 #include "corpus/extract.h"
 #include "corpus/fortune.h"
 #include "corpus/langid.h"
 #include "corpus/lineage_db.h"
+#include "corpus/memory_watch.h"
+#include "corpus/minhash.h"
 #include "corpus/near_dedup.h"
 #include "corpus/normalize.h"
 #include "corpus/pii.h"
@@ -30,50 +39,52 @@
 #include "corpus/quality.h"
 #include "corpus/reader.h"
 #include "corpus/shingles.h"
-#include "data/documents.h"
+#include "corpus/spill.h"
 
 namespace trail::corpus {
 namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
+using Clock = std::chrono::steady_clock;
 
 constexpr const char* kStageVersions = "read1 trail-html-1 normalize1 language1 quality1 exact1 near1 pii1 decontam1 split1";
+// The per-document stages in the order they run; a document counts in the stage that dropped it.
+constexpr const char* kStages[] = {"read", "normalize", "language", "quality", "exact_dedup",
+                                   "near_dedup", "pii_decontamination", "split_quota", "shards"};
 
-struct Doc {
-  std::string key, source, file, raw;
-  uint64_t offset = 0;
-  size_t source_index = 0;
-  // Stage results.
-  std::string text, content_hash, drop, exact_survivor, cluster, shard, contaminated_by;
-  std::string drop_stage;  // the stage whose verdict `drop` is
-  NormalizeStats norm;
-  LanguageGuess lang;
-  std::vector<RuleResult> rules;
-  std::string rules_json;  // RuleValuesJson(rules): the lineage's form
-  std::vector<uint64_t> shingles;
-  PiiCounts pii;
-  Split split = Split::kTrain;
-  uint64_t shard_line = 0;
-};
-
-Doc MakeDoc(std::string key, const SourceConfig& s, const std::string& file, std::string raw,
-            uint64_t offset, size_t index) {
-  Doc d;
-  d.key = std::move(key);
-  d.source = s.name;
-  d.file = file;
-  d.raw = std::move(raw);
-  d.offset = offset;
-  d.source_index = index;
-  return d;
-}
+double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 std::string Padded(uint64_t i) {
   char buf[24];
   std::snprintf(buf, sizeof(buf), "%08llu", static_cast<unsigned long long>(i));
   return buf;
 }
+
+// How the memory budget is shared. Only one of these is large at any time: documents in
+// flight through the per-document stages, a sort buffer, a batch of texts for PII and
+// decontamination or for verifying candidate pairs.
+struct Budget {
+  uint64_t total;
+  // Raw bytes read per chunk: the chunk holds them, the normalized text, rule values and the
+  // encoding being written (about 4x), plus what the stages allocate per worker.
+  uint64_t chunk() const { return std::max<uint64_t>(256 << 10, total / 10); }
+  // A sorter is drained into the next one (hashes into duplicates, bands into pairs): two
+  // sort buffers can be full at once.
+  uint64_t sort() const { return total / 10; }
+  size_t write_buffer() const { return static_cast<size_t>(std::clamp<uint64_t>(total / 64, 64 << 10, 1 << 20)); }
+  // Texts for PII and decontamination: each is copied up to twice while redacted and cut.
+  uint64_t batch() const { return std::max<uint64_t>(256 << 10, total / 16); }
+  // Shingle sets take ~8 bytes per word, about 1.5x the text.
+  uint64_t verify_batch() const { return std::max<uint64_t>(256 << 10, total / 16); }
+  // Merging document runs holds a read buffer and one record per run: at most this many runs
+  // are merged at once (more are first merged in groups).
+  size_t merge_fan_in() const { return static_cast<size_t>(std::max<uint64_t>(4, total / 16 / (64 << 10))); }
+  size_t run_buffer(size_t runs) const {
+    return static_cast<size_t>(std::clamp<uint64_t>(total / 32 / std::max<size_t>(1, runs), 16 << 10, 1 << 20));
+  }
+  int64_t sqlite_cache_kib() const { return static_cast<int64_t>(total / 32 / 1024); }
+};
 
 // Keys name a file by its path below the deepest directory all of the source's files share,
 // so files with the same name in different directories stay apart.
@@ -88,49 +99,47 @@ fs::path CommonDirectory(const std::vector<std::string>& paths) {
   return common;
 }
 
-// Reads a source's records; bad ones are quarantined, never fatal (a missing file is a
-// configuration error and is).
-void ReadSource(const CorpusConfig& cfg, size_t index, std::vector<Doc>& docs,
-                std::vector<Quarantined>& bad, uint64_t& warc_skipped) {
+struct RawDoc {
+  std::string key;
+  uint32_t file_index;
+  uint64_t offset;
+  std::string raw;
+};
+
+// Reads a source's records in order, one at a time; bad ones are quarantined, never fatal (a
+// missing file is a configuration error and is). on_file_done(bytes) after each file.
+template <class OnDoc, class OnFileDone>
+void ReadSource(const CorpusConfig& cfg, size_t index, uint32_t first_file, OnDoc&& on_doc,
+                const QuarantineFn& on_bad, uint64_t& warc_skipped, OnFileDone&& on_file_done) {
   const SourceConfig& s = cfg.sources[index];
   const fs::path common = CommonDirectory(s.paths);
-  for (const std::string& path : s.paths) {
+  for (size_t f = 0; f < s.paths.size(); ++f) {
+    const std::string& path = s.paths[f];
+    const uint32_t file_index = first_file + static_cast<uint32_t>(f);
     TRAIL_CHECK(fs::exists(path), s.name, ": input file ", path, " does not exist");
     const std::string base = fs::path(path).lexically_relative(common).string();
     auto keep = [&](RawRecord&& r) {
-      docs.push_back(MakeDoc(s.name + "/" + r.id, s, path, std::move(r.text), r.offset, index));
+      on_doc(RawDoc{s.name + "/" + r.id, file_index, r.offset, std::move(r.text)});
     };
-    auto quarantine = [&](Quarantined&& q) { bad.push_back(std::move(q)); };
     if (s.format == "jsonl") {
-      ReadJsonlRecords(path, cfg.max_record_bytes, keep, quarantine);
-      continue;
+      ReadJsonlRecords(path, cfg.max_record_bytes, keep, on_bad);
+    } else if (s.format == "warc") {
+      ReadWarcRecords(path, cfg.max_record_bytes, keep, on_bad, &warc_skipped);
+    } else {
+      std::string all = ReadFileToString(path);
+      if (s.format == "html") {
+        on_doc(RawDoc{s.name + "/" + base, file_index, 0, ExtractHtml(all).text});
+      } else if (s.format == "text") {
+        on_doc(RawDoc{s.name + "/" + base, file_index, 0, std::move(all)});
+      } else {
+        for (const FortuneRecord& r : FortuneRecords(all)) {
+          on_doc(RawDoc{s.name + "/" + base + ":" + Padded(r.index), file_index, r.offset,
+                        std::string(r.text)});
+        }
+      }
     }
-    if (s.format == "warc") {
-      ReadWarcRecords(path, cfg.max_record_bytes, keep, quarantine, &warc_skipped);
-      continue;
-    }
-    const std::string all = ReadFileToString(path);
-    if (s.format == "html") {
-      docs.push_back(MakeDoc(s.name + "/" + base, s, path, ExtractHtml(all).text, 0, index));
-      continue;
-    }
-    if (s.format == "text") {
-      docs.push_back(MakeDoc(s.name + "/" + base, s, path, all, 0, index));
-      continue;
-    }
-    for (const FortuneRecord& r : FortuneRecords(all)) {
-      docs.push_back(MakeDoc(s.name + "/" + base + ":" + Padded(r.index), s, path,
-                             std::string(r.text), r.offset, index));
-    }
+    on_file_done(fs::file_size(path));
   }
-}
-
-std::string Compress(const std::string& s, int level = 3) {
-  std::string out(ZSTD_compressBound(s.size()), '\0');
-  const size_t n = ZSTD_compress(out.data(), out.size(), s.data(), s.size(), level);
-  TRAIL_CHECK(!ZSTD_isError(n), "zstd: ", ZSTD_getErrorName(n));
-  out.resize(n);
-  return out;
 }
 
 // A document's quality rule results as the lineage stores them: [[value, pass], ...] in the
@@ -149,19 +158,32 @@ std::string RuleValuesJson(const std::vector<RuleResult>& rules) {
   return j + "]";
 }
 
-// The per-document stages' results (normalize, language, quality) are checkpointed to
-// <out>/.work/ once they are done, so a killed build resumes after them. The checkpoint is valid
-// for the same config, stage versions and input bytes (its fingerprint) only.
-constexpr const char* kWorkFile = "/.work/per-document.jsonl.zst";
+// SHA-256 of a file, read in pieces (never mapped whole: the build's memory stays bounded).
+Digest FileSha256(const std::string& path) {
+  Sha256Hasher h;
+  SpillReader r(path, 1 << 20);
+  std::vector<char> buf(1 << 16);
+  const uint64_t size = fs::file_size(path);
+  for (uint64_t done = 0; done < size;) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), size - done));
+    TRAIL_CHECK(r.Read(buf.data(), n), path, ": changed while being read");
+    h.Update(buf.data(), n);
+    done += n;
+  }
+  return h.Finish();
+}
 
-std::string InputFingerprint(const CorpusConfig& cfg) {
+// The work directory (<out>/.work) belongs to one build: the same config, stage versions,
+// memory budget (it decides where chunks end) and input bytes. Any other build clears it.
+std::string InputFingerprint(const CorpusConfig& cfg, uint64_t budget) {
   Sha256Hasher h;
   h.Update(cfg.text.data(), cfg.text.size());
   h.Update(kStageVersions, std::strlen(kStageVersions));
+  h.UpdateU64(budget);
   for (const SourceConfig& src : cfg.sources) {
     for (const std::string& path : src.paths) {
-      const MappedFile f(path);
-      const Digest d = Sha256({f.data(), f.size()});
+      TRAIL_CHECK(fs::exists(path), src.name, ": input file ", path, " does not exist");
+      const Digest d = FileSha256(path);
       h.Update(path.data(), path.size());
       h.Update(d.data(), d.size());
     }
@@ -169,20 +191,124 @@ std::string InputFingerprint(const CorpusConfig& cfg) {
   return ToHex(h.Finish());
 }
 
-std::string Decompress(const std::string& z) {
-  const unsigned long long n = ZSTD_getFrameContentSize(z.data(), z.size());
-  TRAIL_CHECK(n != ZSTD_CONTENTSIZE_ERROR && n != ZSTD_CONTENTSIZE_UNKNOWN, "zstd: bad frame");
-  std::string out(n, '\0');
-  const size_t got = ZSTD_decompress(out.data(), out.size(), z.data(), z.size());
-  TRAIL_CHECK(!ZSTD_isError(got) && got == n, "zstd: ", ZSTD_getErrorName(got));
-  return out;
+std::string ReadOr(const std::string& path, const std::string& otherwise) {
+  try {
+    return fs::exists(path) ? ReadFileToString(path) : otherwise;
+  } catch (const std::exception&) {
+    return otherwise;
+  }
 }
 
-struct StageCount {
-  uint64_t in = 0, out = 0;
-  std::map<std::string, uint64_t> dropped;
-  double seconds = 0;
+// A document run left by an earlier build is used only when its meta file names this build's
+// fingerprint, chunk and document count, and the run's bytes still hash to what it recorded.
+bool RunIsValid(const std::string& run, const std::string& fingerprint, size_t chunk,
+                size_t documents) {
+  try {
+    if (!fs::exists(run) || !fs::exists(run + ".meta")) return false;
+    const nlohmann::json m = nlohmann::json::parse(ReadFileToString(run + ".meta"));
+    return m.at("fingerprint") == fingerprint && m.at("chunk") == chunk &&
+           m.at("documents") == documents && m.at("sha256") == ToHex(FileSha256(run));
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// Where each document's record is: ordinal -> run, offset (and its text size, to size batches).
+struct Location {
+  uint64_t offset;
+  uint32_t run;
+  uint32_t text_bytes;  // saturated at 4 GiB - 1
 };
+static_assert(sizeof(Location) == 16);
+
+struct HashOrdinal {  // exact dedup: (content hash, document)
+  uint64_t h0, h1;
+  uint32_t ord, pad;
+  bool operator<(const HashOrdinal& o) const {
+    return h0 != o.h0 ? h0 < o.h0 : h1 != o.h1 ? h1 < o.h1 : ord < o.ord;
+  }
+};
+
+struct ExactDup {  // a document and its exact-dup survivor
+  uint32_t ord, survivor;
+  bool operator<(const ExactDup& o) const { return ord < o.ord; }
+};
+
+struct BandEntry {  // near dedup: one LSH band of one document
+  uint64_t hash;
+  uint32_t band, ord;
+  bool operator<(const BandEntry& o) const {
+    return band != o.band ? band < o.band : hash != o.hash ? hash < o.hash : ord < o.ord;
+  }
+};
+
+uint64_t HexU64(std::string_view hex) {
+  uint64_t v = 0;
+  const auto r = std::from_chars(hex.data(), hex.data() + hex.size(), v, 16);
+  TRAIL_CHECK(r.ec == std::errc() && r.ptr == hex.data() + hex.size(), "bad content hash ", hex);
+  return v;
+}
+
+// Union-find over the documents of verified pairs only (everything else is its own cluster);
+// a root is always its set's smallest ordinal, i.e. its smallest key.
+class SparseUnionFind {
+ public:
+  uint32_t Find(uint32_t x) {
+    for (;;) {
+      const auto it = parent_.find(x);
+      if (it == parent_.end() || it->second == x) return x;
+      const auto up = parent_.find(it->second);
+      if (up != parent_.end()) it->second = up->second;  // path halving
+      x = it->second;
+    }
+  }
+  void Unite(uint32_t a, uint32_t b) {
+    uint32_t ra = Find(a), rb = Find(b);
+    if (ra == rb) return;
+    if (rb < ra) std::swap(ra, rb);
+    parent_[rb] = ra;
+    parent_.emplace(ra, ra);
+  }
+  std::vector<uint32_t> Members() const {
+    std::vector<uint32_t> m;
+    for (const auto& [x, p] : parent_) m.push_back(x);
+    std::sort(m.begin(), m.end());
+    return m;
+  }
+
+ private:
+  std::unordered_map<uint32_t, uint32_t> parent_;
+};
+
+// Compresses `bytes` bytes read from `in` into one zstd frame at `path` (atomically). The size
+// is pledged, so the frame header carries it.
+void CompressInto(SpillReader& in, uint64_t bytes, const std::string& path, ZSTD_CCtx* cctx) {
+  ZSTD_CCtx_reset(cctx, ZSTD_reset_session_only);
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 3);
+  // A fixed 1 MiB window (level 3 would take 2 MiB for large shards): the compressor's memory
+  // stays small and the bytes never depend on the memory budget.
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, 20);
+  ZSTD_CCtx_setPledgedSrcSize(cctx, bytes);
+  AtomicFile out(path);
+  std::vector<char> src(1 << 17), dst(ZSTD_CStreamOutSize());
+  uint64_t left = bytes;
+  for (;;) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(src.size(), left));
+    if (n > 0) TRAIL_CHECK(in.Read(src.data(), n), path, ": group file ended early");
+    left -= n;
+    const ZSTD_EndDirective mode = left == 0 ? ZSTD_e_end : ZSTD_e_continue;
+    ZSTD_inBuffer ib{src.data(), n, 0};
+    size_t pending;
+    do {
+      ZSTD_outBuffer ob{dst.data(), dst.size(), 0};
+      pending = ZSTD_compressStream2(cctx, &ob, &ib, mode);
+      TRAIL_CHECK(!ZSTD_isError(pending), "zstd: ", ZSTD_getErrorName(pending));
+      out.Write(dst.data(), ob.pos);
+    } while (mode == ZSTD_e_end ? pending != 0 : ib.pos < ib.size);
+    if (mode == ZSTD_e_end) break;
+  }
+  out.Commit();
+}
 
 }  // namespace
 
@@ -194,145 +320,84 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir, in
 
 BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir,
                          const BuildOptions& opt) {
-  const int threads = opt.threads;
+  const Budget budget{opt.memory_budget_bytes ? opt.memory_budget_bytes : cfg.memory_budget_bytes};
   fs::create_directories(out_dir);
-  ThreadPool pool(static_cast<size_t>(std::max(1, threads)));
-  std::map<std::string, StageCount> stages;
-  std::vector<std::string> order;
-  auto alive = [](const Doc& d) { return d.drop.empty(); };
-  std::vector<Doc> docs;
-  uint64_t live = 0;
-  auto t0 = std::chrono::steady_clock::now();
-  // Closes a stage: the documents dropped since the last stage are its drops; its time is the
-  // time since the last stage closed.
-  auto close_stage = [&](const std::string& name) {
-    StageCount& c = stages[name];
-    const auto now = std::chrono::steady_clock::now();
-    c.seconds = std::chrono::duration<double>(now - t0).count();
-    t0 = now;
-    c.in = live;
-    for (Doc& d : docs) {
-      if (!d.drop.empty() && d.drop_stage.empty()) {
-        d.drop_stage = name;
-        ++c.dropped[d.drop];
-        --live;
-      }
-    }
-    c.out = live;
-    order.push_back(name);
-  };
+  // Large blocks (texts, buffers) straight from and back to the kernel: glibc would otherwise
+  // raise its mmap threshold after the first large free and keep such blocks in its heaps.
+  mallopt(M_MMAP_THRESHOLD, 256 << 10);
+  const MemoryWatch memory;
+  ThreadPool pool(static_cast<size_t>(std::max(1, opt.threads)));
+  std::map<std::string, double> seconds;
+  std::map<std::string, std::map<std::string, uint64_t>> dropped;  // stage -> reason -> count
 
-  // Read. An earlier build's outputs go first, so a build that fails midway leaves no
-  // report.json and no stale shards that could pass for this build's.
+  // An earlier build's outputs go first, so a build that fails midway leaves no report.json
+  // and no stale shards that could pass for this build's.
   fs::remove(out_dir + "/report.json");
   for (const char* split : {"train", "validation", "test"}) fs::remove_all(out_dir + "/" + split);
   fs::remove(out_dir + "/quarantine.jsonl");
-  std::vector<Quarantined> bad;
-  uint64_t warc_skipped = 0;
-  for (size_t i = 0; i < cfg.sources.size(); ++i) ReadSource(cfg, i, docs, bad, warc_skipped);
-  // Key order; of records repeating a key, the first read stays and the others are quarantined.
-  std::stable_sort(docs.begin(), docs.end(),
-                   [](const Doc& a, const Doc& b) { return a.key < b.key; });
-  {
-    std::vector<Doc> unique;
-    unique.reserve(docs.size());
-    for (Doc& d : docs) {
-      if (!unique.empty() && unique.back().key == d.key) {
-        bad.push_back({d.file, d.offset, 0, d.raw.size(), "duplicate_id",
-                       "key " + d.key + " was already read from " + unique.back().file,
-                       SampleBytes(d.raw), ToHex(Sha256({reinterpret_cast<const uint8_t*>(d.raw.data()),
-                                                         d.raw.size()}))});
-        continue;
-      }
-      unique.push_back(std::move(d));
-    }
-    docs = std::move(unique);
-  }
-  live = docs.size();
-  close_stage("read");
-  {
-    StageCount& read = stages["read"];
-    read.in += bad.size();
-    for (const Quarantined& q : bad) ++read.dropped["quarantine." + q.reason];
+  const std::string work = out_dir + "/.work";
+  const std::string fingerprint = InputFingerprint(cfg, budget.total);
+  if (ReadOr(work + "/fingerprint", "") != fingerprint) fs::remove_all(work);
+  fs::create_directories(work);
+  WriteFileAtomic(work + "/fingerprint", fingerprint);
+  for (const auto& e : fs::directory_iterator(work)) {  // scratch of an interrupted build
+    const std::string name = e.path().filename().string();
+    const bool run = name.rfind("docs-", 0) == 0 && name.find(".tmp") == std::string::npos;
+    if (name != "fingerprint" && !run) fs::remove_all(e.path());
   }
 
-  // Per-document stages, one parallel pass each (so each is timed on its own); a stage skips
-  // documents an earlier one dropped. A document counts in the stage that dropped it.
-  uint64_t raw_bytes = 0;
-  for (const Doc& d : docs) raw_bytes += d.raw.size();
-  auto pass = [&](const std::string& stage, auto&& fn) {
-    StageProgress progress(stage, docs.size(), raw_bytes, opt.progress);
-    pool.ParallelFor(docs.size(), [&](size_t i) {
-      if (alive(docs[i])) fn(docs[i]);
-      progress.Tick();
-    });
-    progress.Finish();
-    close_stage(stage);
+  // ---- Read and the per-document stages (normalize, language, quality), chunk by chunk. ----
+  // Each chunk's results are sorted by key and written as a document run: the build's
+  // checkpoint. A rerun of the same build reuses every valid run and redoes only the rest.
+  std::vector<std::string> files;
+  for (const SourceConfig& s : cfg.sources) files.insert(files.end(), s.paths.begin(), s.paths.end());
+  uint64_t input_bytes = 0;
+  for (const std::string& f : files) input_bytes += fs::file_size(f);
+  std::unique_ptr<LanguageIdentifier> lid;
+  if (cfg.language) lid = std::make_unique<LanguageIdentifier>(cfg.language_model);
+
+  struct Pending {
+    DocRecord rec;
+    std::string raw;
   };
-  // Resume: restore the per-document stages from an earlier build's checkpoint when it was
-  // made from exactly these inputs and config.
-  const std::string fingerprint = InputFingerprint(cfg);
-  std::string resumed;
-  double checkpoint_seconds = 0;
-  {
-    const std::string work = out_dir + kWorkFile;
-    std::vector<nlohmann::json> rows;
-    if (fs::exists(work)) {
-      try {
-        std::istringstream in(Decompress(ReadFileToString(work)));
-        std::string line;
-        std::getline(in, line);
-        const nlohmann::json head = nlohmann::json::parse(line);
-        if (head.value("fingerprint", "") == fingerprint &&
-            head.value("documents", uint64_t{0}) == docs.size()) {
-          for (size_t i = 0; std::getline(in, line); ++i) {
-            rows.push_back(nlohmann::json::parse(line));
-            if (i >= docs.size() || rows.back().value("k", "") != docs[i].key) break;
-          }
-        }
-      } catch (const std::exception&) {
-        rows.clear();  // an unreadable checkpoint is recomputed, never trusted
-      }
-    }
-    if (!rows.empty() && rows.size() == docs.size() &&
-        rows.back().value("k", "") == docs.back().key) {
-      for (size_t i = 0; i < docs.size(); ++i) {
-        Doc& d = docs[i];
-        const nlohmann::json& r = rows[i];
-        d.text = r.at("t").get<std::string>();
-        d.content_hash = r.at("h").get<std::string>();
-        d.norm.encoding = r.at("enc").get<std::string>();
-        d.norm.detected = r.at("det").get<bool>();
-        d.norm.replaced = r.at("rep").get<uint64_t>();
-        d.norm.controls_removed = r.at("ctl").get<uint64_t>();
-        d.lang.language = r.at("lang").get<std::string>();
-        d.lang.score = r.at("ls").get<double>();
-        d.rules_json = r.at("r").get<std::string>();
-      }
-      // Drops are re-applied stage by stage, so each stage reports what it dropped.
-      for (const char* stage : {"normalize", "language", "quality"}) {
-        for (size_t i = 0; i < docs.size(); ++i) {
-          if (rows[i].value("ds", "") == stage) docs[i].drop = rows[i].at("d").get<std::string>();
-        }
-        close_stage(stage);
-      }
-      resumed = "per-document stages (normalize, language, quality) restored from " +
-                std::string(kWorkFile + 1);
-    }
-  }
-  if (resumed.empty()) {
-    pass("normalize", [&](Doc& d) {
+  std::vector<Pending> chunk;
+  uint64_t chunk_bytes = 0;
+  std::vector<std::string> runs;
+  size_t resumed_runs = 0;
+  double stage_seconds = 0, checkpoint_seconds = 0;
+  std::vector<Quarantined> bad;
+  uint64_t warc_skipped = 0;
+  const auto read_start = Clock::now();
+
+  auto pass = [&](const char* stage, auto&& fn) {
+    const auto t = Clock::now();
+    pool.ParallelFor(chunk.size(), [&](size_t i) {
+      DocRecord& d = chunk[i].rec;
+      if (!d.drop.empty()) return;
+      fn(chunk[i]);
+      if (!d.drop.empty()) d.drop_stage = stage;
+    });
+    const double s = Since(t);
+    seconds[stage] += s;
+    stage_seconds += s;
+  };
+  auto process_chunk = [&] {
+    pass("normalize", [&](Pending& p) {
+      DocRecord& d = p.rec;
       const SourceConfig& s = cfg.sources[d.source_index];
+      d.raw_bytes = p.raw.size();
+      d.raw_sha256 = ToHex(Sha256({reinterpret_cast<const uint8_t*>(p.raw.data()), p.raw.size()}));
+      d.raw_sample = SampleBytes(p.raw);
       NormalizeConfig nc;
       nc.declared_encoding = s.encoding;
       nc.esperanto_x_system = s.esperanto_x_system;
-      d.text = NormalizeText(d.raw, nc, &d.norm);
+      d.text = NormalizeText(p.raw, nc, &d.norm);
+      std::string().swap(p.raw);
       d.content_hash = ContentHash(d.text);
       if (d.text.find_first_not_of(" \t\n") == std::string::npos) d.drop = "normalize.empty";
     });
-    std::unique_ptr<LanguageIdentifier> lid;
-    if (cfg.language) lid = std::make_unique<LanguageIdentifier>(cfg.language_model);
-    pass("language", [&](Doc& d) {
+    pass("language", [&](Pending& p) {
+      DocRecord& d = p.rec;
       if (!lid) return;
       d.lang = lid->Identify(d.text);
       if (!cfg.sources[d.source_index].language_filter) return;  // recorded, not a filter
@@ -343,93 +408,317 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir,
         d.drop = "language.low_score";
       }
     });
-    pass("quality", [&](Doc& d) {
+    pass("quality", [&](Pending& p) {
+      DocRecord& d = p.rec;
       if (!cfg.quality) return;
-      d.rules = QualityRules(d.text, cfg.quality_cfg);
-      d.rules_json = RuleValuesJson(d.rules);
+      const std::vector<RuleResult> rules = QualityRules(d.text, cfg.quality_cfg);
+      d.rules_json = RuleValuesJson(rules);
       if (!cfg.sources[d.source_index].quality_filter) return;  // recorded, not a filter
-      const std::string fail = FirstFailure(d.rules);
+      const std::string fail = FirstFailure(rules);
       if (!fail.empty()) d.drop = "quality." + fail;
     });
-    // Checkpoint what the per-document stages computed (text that JSON cannot carry exactly
-    // means no checkpoint: the build goes on, a resume recomputes).
-    const auto c0 = std::chrono::steady_clock::now();
-    try {
-    std::string body = nlohmann::json{{"format", "trail.corpus-work.v1"},
-                                      {"fingerprint", fingerprint},
-                                      {"documents", docs.size()}}.dump() + "\n";
-    // Lines are made in parallel, in fixed chunks, and joined in order.
-    constexpr size_t kChunk = 1024;
-    std::vector<std::string> parts((docs.size() + kChunk - 1) / kChunk);
-    pool.ParallelFor(parts.size(), [&](size_t c) {
-      for (size_t k = c * kChunk; k < std::min(docs.size(), (c + 1) * kChunk); ++k) {
-        const Doc& d = docs[k];
-        // A dropped document's text is never used again: only the survivors' is kept.
-        parts[c] += nlohmann::json{{"k", d.key}, {"t", d.drop.empty() ? d.text : std::string()},
-                                   {"h", d.content_hash}, {"d", d.drop}, {"ds", d.drop_stage},
-                                   {"enc", d.norm.encoding}, {"det", d.norm.detected},
-                                   {"rep", d.norm.replaced}, {"ctl", d.norm.controls_removed},
-                                   {"lang", d.lang.language}, {"ls", d.lang.score},
-                                   {"r", d.rules_json}}
-                        .dump() + "\n";
+  };
+  auto flush_chunk = [&] {
+    if (chunk.empty()) return;
+    const size_t c = runs.size();
+    const std::string run = work + "/docs-" + Padded(c).substr(3) + ".run";
+    runs.push_back(run);
+    if (RunIsValid(run, fingerprint, c, chunk.size())) {
+      ++resumed_runs;
+    } else {
+      process_chunk();
+      const auto t = Clock::now();
+      // Key order within the run; a repeated key keeps its read order (the first read stays).
+      std::vector<size_t> order(chunk.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return chunk[a].rec.key < chunk[b].rec.key;
+      });
+      Sha256Hasher h;
+      SpillWriter w(run + ".tmp", budget.write_buffer());
+      std::string bytes;
+      for (size_t i : order) {
+        DocRecord& d = chunk[i].rec;
+        if (!d.drop.empty()) std::string().swap(d.text);  // a dropped text is never used again
+        bytes.clear();
+        EncodeDocRecord(d, &bytes);
+        w.AppendRecord(bytes);
+        h.UpdateU64(bytes.size());  // the file's bytes: length prefix, record
+        h.Update(bytes.data(), bytes.size());
+      }
+      w.Close(/*sync=*/true);
+      fs::rename(run + ".tmp", run);
+      WriteFileAtomic(run + ".meta", nlohmann::json{{"fingerprint", fingerprint},
+                                                    {"chunk", c},
+                                                    {"documents", chunk.size()},
+                                                    {"sha256", ToHex(h.Finish())}}.dump() + "\n");
+      checkpoint_seconds += Since(t);
+    }
+    chunk.clear();
+    chunk.shrink_to_fit();
+    chunk_bytes = 0;
+    // A chunk frees many small allocations across the workers' malloc arenas; hand the free
+    // pages back so the next chunk's do not add to them.
+    malloc_trim(0);
+  };
+  {
+    ByteProgress progress("read+per-document", input_bytes, opt.progress);
+    uint64_t files_done = 0;
+    uint32_t first_file = 0;
+    for (size_t i = 0; i < cfg.sources.size(); ++i) {
+      ReadSource(
+          cfg, i, first_file,
+          [&](RawDoc&& r) {
+            Pending p;
+            p.rec.key = std::move(r.key);
+            p.rec.source_index = static_cast<uint32_t>(i);
+            p.rec.file_index = r.file_index;
+            p.rec.offset = r.offset;
+            chunk_bytes += r.raw.size() + p.rec.key.size() + sizeof(Pending);
+            p.raw = std::move(r.raw);
+            chunk.push_back(std::move(p));
+            if (chunk_bytes >= budget.chunk()) {
+              flush_chunk();
+              progress.Update(files_done + r.offset);
+            }
+          },
+          [&](Quarantined&& q) { bad.push_back(std::move(q)); }, warc_skipped,
+          [&](uint64_t bytes) {
+            files_done += bytes;
+            progress.Update(files_done);
+          });
+      first_file += static_cast<uint32_t>(cfg.sources[i].paths.size());
+    }
+    flush_chunk();
+    progress.Finish();
+  }
+  lid.reset();
+  seconds["read"] = Since(read_start) - stage_seconds - checkpoint_seconds;
+  for (const Quarantined& q : bad) ++dropped["read"]["quarantine." + q.reason];
+  const uint64_t reader_quarantined = bad.size();
+
+  // ---- Merge the runs by key: ordinals, repeated keys, exact dedup. ----
+  auto t = Clock::now();
+  const size_t chunk_runs = runs.size();
+  // Too many runs to merge at once are merged in consecutive groups first (consecutive, so a
+  // repeated key still meets its first read first); the checkpointed runs stay as they are.
+  for (int level = 0; runs.size() > budget.merge_fan_in(); ++level) {
+    const size_t fan_in = budget.merge_fan_in();
+    std::vector<std::string> merged;
+    for (size_t g = 0; g * fan_in < runs.size(); ++g) {
+      const std::vector<std::string> group(runs.begin() + g * fan_in,
+                                           runs.begin() + std::min(runs.size(), (g + 1) * fan_in));
+      merged.push_back(work + "/merge-" + std::to_string(level) + "-" + std::to_string(g) + ".run");
+      SpillWriter w(merged.back(), budget.write_buffer());
+      DocRunMerge merge(group, budget.run_buffer(group.size()));
+      std::string bytes;
+      for (DocRunMerge::Item it; merge.Next(it);) {
+        bytes.clear();
+        EncodeDocRecord(it.doc, &bytes);
+        w.AppendRecord(bytes);
+      }
+      w.Close();
+      if (level > 0) {
+        for (const std::string& r : group) fs::remove(r);
+      }
+    }
+    runs = std::move(merged);
+  }
+  const size_t run_buffer = budget.run_buffer(runs.size());
+  uint64_t documents = 0, bytes_in = 0;
+  ExternalSorter<HashOrdinal> by_hash(work, "exact", budget.sort());
+  {
+    SpillWriter locations(work + "/locations.bin", 1 << 16);
+    DocRunMerge merge(runs, run_buffer);
+    for (DocRunMerge::Item it; merge.Next(it);) {
+      const DocRecord& d = it.doc;
+      if (it.repeated) {
+        bad.push_back({files[d.file_index], d.offset, 0, d.raw_bytes, "duplicate_id",
+                       "key " + d.key + " was already read from " + files[it.first_file],
+                       d.raw_sample, d.raw_sha256});
+        ++dropped["read"]["quarantine.duplicate_id"];
+        continue;
+      }
+      TRAIL_CHECK(documents < UINT32_MAX, "corpus build: more than 2^32 - 1 documents");
+      const Location loc{it.offset, it.run,
+                         static_cast<uint32_t>(std::min<uint64_t>(d.text.size(), UINT32_MAX))};
+      locations.Append(&loc, sizeof loc);
+      const uint32_t ord = static_cast<uint32_t>(documents++);
+      bytes_in += d.raw_bytes;
+      if (!d.drop_stage.empty()) ++dropped[d.drop_stage][d.drop];
+      if (d.drop.empty()) {
+        const std::string_view h = d.content_hash;
+        TRAIL_CHECK(h.size() == 32, "content hash of ", d.key, " is not 128 bits");
+        by_hash.Add({HexU64(h.substr(0, 16)), HexU64(h.substr(16)), ord, 0});
+      }
+    }
+    locations.Close();
+  }
+  // The smallest ordinal (= key) per content hash survives; the others are listed by ordinal.
+  uint64_t spilled = by_hash.spilled_bytes();
+  std::unordered_set<uint32_t> exact_survivors;
+  {
+    ExternalSorter<ExactDup> dups(work, "exact-dups", budget.sort());
+    HashOrdinal first{};
+    bool any = false;
+    by_hash.Drain([&](const HashOrdinal& x) {
+      if (any && x.h0 == first.h0 && x.h1 == first.h1) {
+        dups.Add({x.ord, first.ord});
+        exact_survivors.insert(first.ord);
+      } else {
+        first = x;
+        any = true;
       }
     });
-    for (const std::string& part : parts) body += part;
-    fs::create_directories(out_dir + "/.work");
-    WriteFileAtomic(out_dir + kWorkFile, Compress(body, 1));  // scratch: speed over size
-    } catch (const nlohmann::json::exception&) {
-    }
-    t0 = std::chrono::steady_clock::now();  // the checkpoint is not the next stage's time
-    checkpoint_seconds = std::chrono::duration<double>(t0 - c0).count();
+    SpillWriter out(work + "/exact.bin", 1 << 16);
+    dups.Drain([&](const ExactDup& x) { out.Append(&x, sizeof x); });
+    out.Close();
+    spilled += dups.spilled_bytes();
   }
+  seconds["exact_dedup"] = Since(t);
 
-  // Exact dedup: the smallest key per content hash survives.
+  malloc_trim(0);  // a phase is done: its free pages go back
+  // ---- Near dedup over the exact survivors still alive, in key order. ----
+  t = Clock::now();
+  NearDedupConfig nc;
+  const int k = cfg.bands * cfg.rows;
+  const MinHasher hasher(k, cfg.seed);
+  SparseUnionFind clusters;
+  uint64_t candidates = 0, verified = 0;
   {
-    std::map<std::string, std::string> first;
-    for (Doc& d : docs) {
-      if (!alive(d)) continue;
-      auto [it, fresh] = first.emplace(d.content_hash, d.key);
-      d.exact_survivor = it->second;
-      if (!fresh) d.drop = "exact_dup";
+    ExternalSorter<BandEntry> bands(work, "bands", budget.sort());
+    StageProgress progress("near_dedup", documents, bytes_in, opt.progress);
+    std::vector<std::pair<uint32_t, std::string>> batch;  // (ordinal, text)
+    uint64_t batch_bytes = 0;
+    std::vector<std::vector<uint64_t>> band_hashes;
+    auto flush = [&] {
+      band_hashes.assign(batch.size(), {});
+      pool.ParallelFor(batch.size(), [&](size_t i) {
+        const std::vector<uint64_t> sh = Shingles(batch[i].second, cfg.ngram);
+        if (sh.empty()) return;  // an empty document takes no part
+        std::vector<uint32_t> sig(static_cast<size_t>(k));
+        hasher.Signature(sh.data(), sh.size(), sig.data());
+        for (int b = 0; b < cfg.bands; ++b) {
+          uint64_t h = Mix64(static_cast<uint64_t>(b) + 1);
+          for (int r = 0; r < cfg.rows; ++r) h = Mix64(h ^ sig[static_cast<size_t>(b * cfg.rows + r)]);
+          band_hashes[i].push_back(h);
+        }
+      });
+      for (size_t i = 0; i < batch.size(); ++i) {
+        for (size_t b = 0; b < band_hashes[i].size(); ++b) {
+          bands.Add({band_hashes[i][b], static_cast<uint32_t>(b), batch[i].first});
+        }
+      }
+      batch.clear();
+      batch_bytes = 0;
+    };
+    SpillReader exact(work + "/exact.bin", 1 << 16);
+    ExactDup next_dup{UINT32_MAX, 0};
+    if (!exact.Read(&next_dup, sizeof next_dup)) next_dup.ord = UINT32_MAX;
+    DocRunMerge merge(runs, run_buffer);
+    uint32_t ord = 0;
+    for (DocRunMerge::Item it; merge.Next(it);) {
+      if (it.repeated) continue;
+      const bool dup = next_dup.ord == ord;
+      if (dup && !exact.Read(&next_dup, sizeof next_dup)) next_dup.ord = UINT32_MAX;
+      if (it.doc.drop.empty() && !dup) {
+        batch_bytes += it.doc.text.size();
+        batch.emplace_back(ord, std::move(it.doc.text));
+        if (batch_bytes >= budget.batch()) flush();
+      }
+      ++ord;
+      progress.Tick();
     }
-    close_stage("exact_dedup");
-  }
+    flush();
+    progress.Finish();
 
-  // Near dedup over the survivors, in key order.
-  {
-    pool.ParallelFor(docs.size(), [&](size_t i) {
-      if (alive(docs[i])) docs[i].shingles = Shingles(docs[i].text, cfg.ngram);
+    // Documents sharing a band bucket are candidate pairs (i < j), each listed once.
+    ExternalSorter<uint64_t> pairs(work, "pairs", budget.sort());
+    std::vector<uint32_t> bucket;
+    BandEntry head{};
+    auto close_bucket = [&] {
+      for (size_t x = 0; x < bucket.size(); ++x) {
+        for (size_t y = x + 1; y < bucket.size(); ++y) {
+          pairs.Add(uint64_t{bucket[x]} << 32 | bucket[y]);
+        }
+      }
+      bucket.clear();
+    };
+    bands.Drain([&](const BandEntry& e) {
+      if (!bucket.empty() && (e.band != head.band || e.hash != head.hash)) close_bucket();
+      head = e;
+      bucket.push_back(e.ord);
     });
-    std::vector<size_t> idx;
-    std::vector<std::string> keys;
-    std::vector<std::vector<uint64_t>> sets;
-    for (size_t i = 0; i < docs.size(); ++i) {
-      if (!alive(docs[i])) continue;
-      idx.push_back(i);
-      keys.push_back(docs[i].key);
-      sets.push_back(docs[i].shingles);
-    }
-    NearDedupConfig nc;
-    nc.bands = cfg.bands;
-    nc.rows = cfg.rows;
-    nc.threshold = cfg.near_threshold;
-    nc.seed = cfg.seed;
-    nc.threads = threads;
-    const NearDedupResult r = NearDedup(keys, sets, nc);
-    std::map<std::string, std::string> cluster_of;  // exact survivor -> near cluster
-    for (size_t j = 0; j < idx.size(); ++j) {
-      Doc& d = docs[idx[j]];
-      d.cluster = keys[r.survivor[j]];
-      cluster_of[d.key] = d.cluster;
-      if (r.survivor[j] != j) d.drop = "near_dup";
-    }
-    for (Doc& d : docs) {  // exact duplicates belong to their survivor's cluster
-      if (d.drop == "exact_dup") d.cluster = cluster_of.count(d.exact_survivor) ? cluster_of[d.exact_survivor] : d.exact_survivor;
-    }
-    close_stage("near_dedup");
-  }
+    close_bucket();
+    spilled += bands.spilled_bytes();
 
-  // PII and decontamination on the survivors.
+    // Every candidate verified by exact Jaccard over the shingle sets, in batches whose texts
+    // fit the budget.
+    const PositionalReader loc_file(work + "/locations.bin");
+    std::vector<std::unique_ptr<PositionalReader>> run_files;
+    for (const std::string& r : runs) run_files.push_back(std::make_unique<PositionalReader>(r));
+    std::vector<uint64_t> cand;
+    std::unordered_map<uint32_t, size_t> slot;
+    std::vector<uint32_t> members;
+    uint64_t cand_bytes = 0;
+    auto verify = [&] {
+      std::vector<std::vector<uint64_t>> sets(members.size());
+      pool.ParallelFor(members.size(), [&](size_t i) {
+        Location loc;
+        loc_file.ReadAt(uint64_t{members[i]} * sizeof(Location), &loc, sizeof loc);
+        const DocRecord d = DecodeDocRecord(run_files[loc.run]->ReadRecordAt(loc.offset));
+        sets[i] = Shingles(d.text, cfg.ngram);
+      });
+      std::vector<uint8_t> ok(cand.size());
+      pool.ParallelFor(cand.size(), [&](size_t c) {
+        const auto& a = sets[slot.at(static_cast<uint32_t>(cand[c] >> 32))];
+        const auto& b = sets[slot.at(static_cast<uint32_t>(cand[c]))];
+        ok[c] = ExactJaccard(a, b) >= cfg.near_threshold;
+      });
+      for (size_t c = 0; c < cand.size(); ++c) {
+        if (!ok[c]) continue;
+        ++verified;
+        clusters.Unite(static_cast<uint32_t>(cand[c] >> 32), static_cast<uint32_t>(cand[c]));
+      }
+      cand.clear();
+      slot.clear();
+      members.clear();
+      cand_bytes = 0;
+    };
+    auto member = [&](uint32_t ord) {
+      if (slot.emplace(ord, members.size()).second) {
+        members.push_back(ord);
+        Location loc;
+        loc_file.ReadAt(uint64_t{ord} * sizeof(Location), &loc, sizeof loc);
+        cand_bytes += loc.text_bytes;
+      }
+    };
+    uint64_t last = UINT64_MAX;
+    pairs.Drain([&](uint64_t p) {
+      if (p == last) return;
+      last = p;
+      ++candidates;
+      member(static_cast<uint32_t>(p >> 32));
+      member(static_cast<uint32_t>(p));
+      cand.push_back(p);
+      if (cand_bytes >= budget.verify_batch() || cand.size() >= (1u << 20)) verify();
+    });
+    verify();
+    spilled += pairs.spilled_bytes();
+  }
+  // The keys the final pass needs before it reaches them are those of cluster roots and exact
+  // survivors: both smaller than every document that refers to them.
+  std::unordered_map<uint32_t, uint32_t> root_of;  // documents in clusters of two or more
+  std::unordered_map<uint32_t, std::string> key_of;
+  for (uint32_t x : clusters.Members()) {
+    root_of[x] = clusters.Find(x);
+    key_of[root_of[x]];
+  }
+  for (uint32_t e : exact_survivors) key_of[e];
+  seconds["near_dedup"] = Since(t);
+
+  malloc_trim(0);  // a phase is done: its free pages go back
+  // ---- PII, decontamination, split, quota, shards and lineage, in key order. ----
   std::unique_ptr<ContaminationIndex> contam;
   if (!cfg.eval_files.empty()) {
     std::vector<EvalItem> items;
@@ -444,81 +733,24 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir,
   }
   DecontamConfig dc;
   dc.cut = cfg.decontam_cut;
-  pool.ParallelFor(docs.size(), [&](size_t i) {
-    Doc& d = docs[i];
-    if (!alive(d)) return;
-    if (cfg.pii) {
-      PiiResult p = RedactPii(d.text);
-      d.pii = p.counts;
-      d.text = std::move(p.text);
-    }
-    if (contam) {
-      DecontamOutcome o = Decontaminate(d.text, *contam, dc);
-      if (!o.hits.empty()) d.contaminated_by = std::to_string(o.hits.size()) + " n-gram hits";
-      if (o.dropped) {
-        d.drop = "contaminated";
-      } else {
-        d.text = std::move(o.text);
-      }
-    }
-  });
-  close_stage("pii_decontamination");  // one pass over the text: PII never drops
 
-  // Split by cluster, then per-source quotas (smallest keys first).
-  std::vector<uint64_t> kept_per_source(cfg.sources.size(), 0);
-  for (Doc& d : docs) {
-    if (!d.cluster.empty()) d.split = SplitOfCluster(d.cluster, cfg.seed, cfg.train, cfg.validation);
-    if (!alive(d)) continue;
-    const uint64_t quota = cfg.sources[d.source_index].quota;
-    if (quota > 0 && kept_per_source[d.source_index] >= quota) {
-      d.drop = "quota";
-      continue;
-    }
-    ++kept_per_source[d.source_index];
-  }
-  {
-    close_stage("split_quota");
-  }
-
-  // Shards: per (split, source), key order, shard_documents per file.
-  BuildSummary sum;
-  std::map<std::pair<int, size_t>, std::vector<Doc*>> groups;
-  for (Doc& d : docs) {
-    sum.bytes_in += d.raw.size();
-    if (alive(d)) groups[{static_cast<int>(d.split), d.source_index}].push_back(&d);
-  }
-  for (auto& [g, list] : groups) {
-    const std::string split = SplitName(static_cast<Split>(g.first));
-    fs::create_directories(out_dir + "/" + split);
-    for (size_t s = 0; s * cfg.shard_documents < list.size(); ++s) {
-      const std::string rel = split + "/" + cfg.sources[g.second].name + "-" +
-                              Padded(s).substr(3) + ".jsonl.zst";
-      std::string body;
-      const size_t end = std::min(list.size(), (s + 1) * cfg.shard_documents);
-      for (size_t i = s * cfg.shard_documents; i < end; ++i) {
-        Doc& d = *list[i];
-        d.shard = rel;
-        d.shard_line = i - s * cfg.shard_documents + 1;
-        Json j{{"id", d.key}, {"text", d.text}, {"source", d.source},
-               {"metadata", Json{{"language", d.lang.language}, {"cluster", d.cluster}}}};
-        body += j.dump() + "\n";
-        sum.bytes_out += d.text.size();
-        ++sum.kept;
-      }
-      WriteFileAtomic(out_dir + "/" + rel, Compress(body));
-      ++sum.shards;
-    }
-  }
-  close_stage("shards");
-  sum.documents = docs.size();
-
-  // Lineage.
   const std::string db_path = out_dir + "/lineage.sqlite";
   const std::string tmp = db_path + ".tmp";
   fs::remove(tmp);
+  BuildSummary sum;
+  sum.documents = documents;
+  sum.bytes_in = bytes_in;
+  double lineage_seconds = 0, shard_seconds = 0;
+  struct Group {
+    std::unique_ptr<SpillWriter> file;
+    uint64_t count = 0;
+    std::vector<uint64_t> shard_bytes;
+  };
+  std::map<std::pair<int, size_t>, Group> groups;  // (split, source)
   {
     Db db(tmp);
-    db.Exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;");
+    db.Exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-" +
+            std::to_string(budget.sqlite_cache_kib()) + "; PRAGMA temp_store=FILE;");
     db.Exec("CREATE TABLE run(name TEXT PRIMARY KEY, value TEXT);"
             "CREATE TABLE documents(key TEXT PRIMARY KEY, source TEXT, file TEXT, offset INTEGER,"
             " bytes INTEGER, encoding TEXT, encoding_detected INTEGER, replaced INTEGER,"
@@ -554,25 +786,138 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir,
         q.Int(1, idx++).Text(2, r.rule).Real(3, r.threshold).Run();
       }
     }
-    for (size_t i = 0; i < docs.size(); ++i) {
-      const Doc& d = docs[i];
-      ins.Text(1, d.key).Text(2, d.source).Text(3, d.file).Int(4, static_cast<int64_t>(d.offset))
-          .Int(5, static_cast<int64_t>(d.raw.size())).Text(6, d.norm.encoding)
-          .Int(7, d.norm.detected).Int(8, static_cast<int64_t>(d.norm.replaced))
-          .Int(9, static_cast<int64_t>(d.norm.controls_removed)).Text(10, d.content_hash)
-          .Text(11, d.lang.language).Real(12, d.lang.score).Text(13, d.exact_survivor)
-          .Text(14, d.cluster).Int(15, static_cast<int64_t>(d.pii.email))
-          .Int(16, static_cast<int64_t>(d.pii.phone)).Int(17, static_cast<int64_t>(d.pii.ip))
-          .Int(18, static_cast<int64_t>(d.pii.secret)).Text(19, d.contaminated_by)
-          .Text(20, d.cluster.empty() ? "" : SplitName(d.split)).Int(21, alive(d))
-          .Text(22, d.drop).Text(23, d.shard).Int(24, static_cast<int64_t>(d.shard_line));
-      if (d.rules_json.empty()) {
-        sqlite3_bind_null(ins.get(), 25);
-      } else {
-        ins.Text(25, d.rules_json);
+
+    struct Final {
+      DocRecord d;
+      std::string exact_survivor, cluster, contaminated_by, shard;
+      PiiCounts pii;
+      Split split = Split::kTrain;
+      uint64_t shard_line = 0;
+    };
+    std::vector<Final> batch;
+    uint64_t batch_bytes = 0;
+    std::vector<uint64_t> kept_per_source(cfg.sources.size(), 0);
+    StageProgress progress("pii/decontamination/shards", documents, bytes_in, opt.progress);
+    auto flush = [&] {
+      auto t0 = Clock::now();
+      pool.ParallelFor(batch.size(), [&](size_t i) {
+        Final& f = batch[i];
+        if (!f.d.drop.empty()) return;
+        if (cfg.pii) {
+          PiiResult p = RedactPii(f.d.text);
+          f.pii = p.counts;
+          f.d.text = std::move(p.text);
+        }
+        if (contam) {
+          DecontamOutcome o = Decontaminate(f.d.text, *contam, dc);
+          if (!o.hits.empty()) f.contaminated_by = std::to_string(o.hits.size()) + " n-gram hits";
+          if (o.dropped) {
+            f.d.drop = "contaminated";
+          } else {
+            f.d.text = std::move(o.text);
+          }
+        }
+      });
+      seconds["pii_decontamination"] += Since(t0);
+      t0 = Clock::now();
+      // Split by cluster, then per-source quotas (smallest keys first), then the shard line.
+      for (Final& f : batch) {
+        DocRecord& d = f.d;
+        if (d.drop == "contaminated") ++dropped["pii_decontamination"]["contaminated"];
+        if (!f.cluster.empty()) f.split = SplitOfCluster(f.cluster, cfg.seed, cfg.train, cfg.validation);
+        if (!d.drop.empty()) continue;
+        const uint64_t quota = cfg.sources[d.source_index].quota;
+        if (quota > 0 && kept_per_source[d.source_index] >= quota) {
+          d.drop = "quota";
+          ++dropped["split_quota"]["quota"];
+          continue;
+        }
+        ++kept_per_source[d.source_index];
+        Group& g = groups[{static_cast<int>(f.split), d.source_index}];
+        const std::string split = SplitName(f.split);
+        if (!g.file) {
+          g.file = std::make_unique<SpillWriter>(
+              work + "/group-" + split + "-" + std::to_string(d.source_index) + ".jsonl", 1 << 16);
+        }
+        const uint64_t shard = g.count / cfg.shard_documents;
+        f.shard = split + "/" + cfg.sources[d.source_index].name + "-" + Padded(shard).substr(3) +
+                  ".jsonl.zst";
+        f.shard_line = g.count % cfg.shard_documents + 1;
+        ++g.count;
+        const std::string line =
+            Json{{"id", d.key}, {"text", d.text}, {"source", cfg.sources[d.source_index].name},
+                 {"metadata", Json{{"language", d.lang.language}, {"cluster", f.cluster}}}}
+                .dump() + "\n";
+        if (g.shard_bytes.size() <= shard) g.shard_bytes.push_back(0);
+        g.shard_bytes[shard] += line.size();
+        g.file->Append(line.data(), line.size());
+        sum.bytes_out += d.text.size();
+        ++sum.kept;
       }
-      ins.Run();
+      shard_seconds += Since(t0);
+      t0 = Clock::now();
+      for (const Final& f : batch) {
+        const DocRecord& d = f.d;
+        ins.Text(1, d.key).Text(2, cfg.sources[d.source_index].name).Text(3, files[d.file_index])
+            .Int(4, static_cast<int64_t>(d.offset)).Int(5, static_cast<int64_t>(d.raw_bytes))
+            .Text(6, d.norm.encoding).Int(7, d.norm.detected)
+            .Int(8, static_cast<int64_t>(d.norm.replaced))
+            .Int(9, static_cast<int64_t>(d.norm.controls_removed)).Text(10, d.content_hash)
+            .Text(11, d.lang.language).Real(12, d.lang.score).Text(13, f.exact_survivor)
+            .Text(14, f.cluster).Int(15, static_cast<int64_t>(f.pii.email))
+            .Int(16, static_cast<int64_t>(f.pii.phone)).Int(17, static_cast<int64_t>(f.pii.ip))
+            .Int(18, static_cast<int64_t>(f.pii.secret)).Text(19, f.contaminated_by)
+            .Text(20, f.cluster.empty() ? "" : SplitName(f.split)).Int(21, d.drop.empty())
+            .Text(22, d.drop).Text(23, f.shard).Int(24, static_cast<int64_t>(f.shard_line));
+        if (d.rules_json.empty()) {
+          sqlite3_bind_null(ins.get(), 25);
+        } else {
+          ins.Text(25, d.rules_json);
+        }
+        ins.Run();
+      }
+      lineage_seconds += Since(t0);
+      batch.clear();
+      batch_bytes = 0;
+    };
+
+    SpillReader exact(work + "/exact.bin", 1 << 16);
+    ExactDup next_dup{UINT32_MAX, 0};
+    if (!exact.Read(&next_dup, sizeof next_dup)) next_dup.ord = UINT32_MAX;
+    DocRunMerge merge(runs, run_buffer);
+    uint32_t ord = 0;
+    for (DocRunMerge::Item it; merge.Next(it);) {
+      if (it.repeated) continue;
+      Final f;
+      f.d = std::move(it.doc);
+      const bool dup = next_dup.ord == ord;
+      const uint32_t survivor = dup ? next_dup.survivor : ord;
+      if (dup && !exact.Read(&next_dup, sizeof next_dup)) next_dup.ord = UINT32_MAX;
+      if (const auto k = key_of.find(ord); k != key_of.end()) k->second = f.d.key;
+      if (f.d.drop.empty()) {
+        // Exact duplicates belong to their survivor's cluster.
+        const auto r = root_of.find(survivor);
+        const uint32_t root = r == root_of.end() ? survivor : r->second;
+        f.exact_survivor = dup ? key_of.at(survivor) : f.d.key;
+        f.cluster = root == ord ? f.d.key : key_of.at(root);
+        if (dup) {
+          f.d.drop = "exact_dup";
+          ++dropped["exact_dedup"]["exact_dup"];
+        } else if (root != ord) {
+          f.d.drop = "near_dup";
+          ++dropped["near_dedup"]["near_dup"];
+        }
+        if (!f.d.drop.empty()) std::string().swap(f.d.text);
+      }
+      batch_bytes += f.d.text.size() + sizeof(Final);
+      batch.push_back(std::move(f));
+      if (batch_bytes >= budget.batch()) flush();
+      ++ord;
+      progress.Tick();
     }
+    flush();
+    progress.Finish();
+    const auto t0 = Clock::now();
     Stmt qi(db.get(), "INSERT INTO quarantine VALUES (?,?,?,?,?,?,?,?)");
     for (const Quarantined& q : bad) {
       qi.Text(1, q.file).Int(2, static_cast<int64_t>(q.offset)).Int(3, static_cast<int64_t>(q.line))
@@ -580,8 +925,29 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir,
           .Text(7, q.sample).Text(8, q.sha256).Run();
     }
     db.Exec("COMMIT;");
+    lineage_seconds += Since(t0);
   }
+  malloc_trim(0);  // a phase is done: its free pages go back
   fs::rename(tmp, db_path);
+
+  // Shards: per (split, source), key order, shard_documents per file, compressed one at a time.
+  t = Clock::now();
+  {
+    std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> cctx(ZSTD_createCCtx(), ZSTD_freeCCtx);
+    for (auto& [g, group] : groups) {
+      const std::string split = SplitName(static_cast<Split>(g.first));
+      fs::create_directories(out_dir + "/" + split);
+      group.file->Close();
+      SpillReader in(work + "/group-" + split + "-" + std::to_string(g.second) + ".jsonl", 1 << 16);
+      for (size_t s = 0; s < group.shard_bytes.size(); ++s) {
+        const std::string rel = split + "/" + cfg.sources[g.second].name + "-" +
+                                Padded(s).substr(3) + ".jsonl.zst";
+        CompressInto(in, group.shard_bytes[s], out_dir + "/" + rel, cctx.get());
+        ++sum.shards;
+      }
+    }
+  }
+  seconds["shards"] = shard_seconds + Since(t);
   if (!bad.empty()) {
     std::string lines;
     for (const Quarantined& q : bad) {
@@ -593,8 +959,6 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir,
     }
     WriteFileAtomic(out_dir + "/quarantine.jsonl", lines);
   }
-  const double lineage_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   Json rep;
   rep["format"] = "trail.corpus-report.v1";
@@ -608,22 +972,37 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir,
   rep["quarantined"] = bad.size();
   rep["quarantine_reasons"] = qr;
   rep["warc_records_skipped"] = warc_skipped;
-  if (!resumed.empty()) rep["resumed"] = resumed;
+  if (resumed_runs > 0) {
+    rep["resumed"] = "per-document stages (normalize, language, quality) restored for " +
+                     std::to_string(resumed_runs) + " of " + std::to_string(chunk_runs) +
+                     " document runs from .work/";
+  }
   rep["checkpoint_seconds"] = checkpoint_seconds;
   sum.quarantined = bad.size();
   Json st = Json::array();
-  for (const std::string& name : order) {
-    const StageCount& c = stages[name];
-    Json dropped = Json::object();
-    for (const auto& [r, n] : c.dropped) dropped[r] = n;
-    st.push_back(Json{{"stage", name}, {"in", c.in}, {"out", c.out}, {"dropped", dropped},
-                      {"seconds", c.seconds}});
+  const auto repeated = dropped["read"].find("quarantine.duplicate_id");
+  uint64_t live = documents + reader_quarantined +
+                  (repeated == dropped["read"].end() ? 0 : repeated->second);
+  for (const char* name : kStages) {
+    uint64_t n = 0;
+    Json drops = Json::object();
+    for (const auto& [r, c] : dropped[name]) {
+      drops[r] = c;
+      n += c;
+    }
+    st.push_back(Json{{"stage", name}, {"in", live}, {"out", live - n}, {"dropped", drops},
+                      {"seconds", seconds[name]}});
+    live -= n;
   }
   rep["stages"] = st;
   rep["lineage_seconds"] = lineage_seconds;
+  rep["near_dedup"] = Json{{"candidate_pairs", candidates}, {"verified_pairs", verified}};
+  rep["memory"] = Json{{"budget_bytes", budget.total}, {"peak_rss_bytes", MemoryWatch::PeakRssBytes()},
+                       {"peak_anon_bytes", memory.peak_anon_bytes()},
+                       {"document_runs", chunk_runs}, {"spilled_sort_bytes", spilled}};
   sum.report_json = rep.dump(2) + "\n";
   WriteFileAtomic(out_dir + "/report.json", sum.report_json);
-  fs::remove_all(out_dir + "/.work");  // the build is complete: nothing left to resume
+  fs::remove_all(work);  // the build is complete: nothing left to resume
   return sum;
 }
 

@@ -27,6 +27,7 @@ struct BuildSummary {
 struct BuildOptions {
   int threads = 1;
   bool progress = false;  // per-stage progress lines on stderr
+  uint64_t memory_budget_bytes = 0;  // 0: the config's memory_budget_mb
 };
 BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir,
                          const BuildOptions& opt);

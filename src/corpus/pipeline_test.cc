@@ -84,18 +84,30 @@ TEST(CorpusBuild, DeterministicWithLineageForEveryDocument) {
   const CorpusConfig cfg = LoadCorpusConfig(dir / "corpus.toml");
   const BuildSummary one = BuildCorpus(cfg, dir / "one", 1);
   const BuildSummary two = BuildCorpus(cfg, dir / "two", 2);
+  // A tiny budget (below what the config allows): many document runs merged in two levels,
+  // spilled sort runs.
+  BuildOptions tiny;
+  tiny.threads = 2;
+  tiny.memory_budget_bytes = 1 << 20;
+  const BuildSummary small = BuildCorpus(cfg, dir / "small", tiny);
+  const auto mem = nlohmann::json::parse(small.report_json)["memory"];
+  EXPECT_GE(mem["document_runs"].get<int>(), 5) << mem;
+  EXPECT_GT(mem["spilled_sort_bytes"].get<int64_t>(), 0) << mem;
   std::printf("%s", one.report_json.c_str());
-  // Same shards, byte for byte, and the same lineage, whatever the thread count.
+  // Same shards, byte for byte, and the same lineage, whatever the thread count and budget.
   size_t shards = 0;
   for (const auto& e : fs::recursive_directory_iterator(dir / "one")) {
     if (e.path().extension() != ".zst") continue;
     const std::string rel = fs::relative(e.path(), dir / "one").string();
     EXPECT_EQ(ReadFileToString(e.path()), ReadFileToString(dir / ("two/" + rel))) << rel;
+    EXPECT_EQ(ReadFileToString(e.path()), ReadFileToString(dir / ("small/" + rel))) << rel;
     ++shards;
   }
   EXPECT_EQ(shards, one.shards);
   const std::string db = dir / "one/lineage.sqlite";
   EXPECT_EQ(Dump(db), Dump(dir / "two/lineage.sqlite"));
+  EXPECT_EQ(Dump(db), Dump(dir / "small/lineage.sqlite"));
+  EXPECT_FALSE(fs::exists(dir / "small/.work")) << "a finished build leaves no work files";
   // The report's stages chain: each starts where the last ended, and every drop is counted once.
   const auto rep = nlohmann::json::parse(one.report_json);
   uint64_t in = one.documents, dropped = 0;

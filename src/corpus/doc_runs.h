@@ -1,0 +1,52 @@
+// A corpus build's document runs — each a file of DocRecords sorted by key, the runs numbered
+// in the order their documents were read — merged back into one stream in key order.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include "corpus/doc_record.h"
+#include "corpus/spill.h"
+
+namespace trail::corpus {
+
+class DocRunMerge {
+ public:
+  // Each run is read through its own buffer of buffer_bytes.
+  DocRunMerge(const std::vector<std::string>& runs, size_t buffer_bytes);
+
+  struct Item {
+    DocRecord doc;
+    uint32_t run = 0;
+    uint64_t offset = 0;      // of the record in its run (PositionalReader::ReadRecordAt)
+    bool repeated = false;    // the key was yielded before: the first read stays
+    uint32_t first_file = 0;  // when repeated: the file the kept record came from
+  };
+  // The next record in (key, read) order; false at the end.
+  bool Next(Item& item);
+
+ private:
+  struct Head {
+    std::string key;
+    uint32_t run;
+    uint64_t offset;
+    std::string bytes;
+  };
+  struct Later {
+    bool operator()(const Head& a, const Head& b) const {
+      return a.key != b.key ? a.key > b.key : a.run > b.run;
+    }
+  };
+  void Pull(uint32_t run);
+
+  std::vector<std::unique_ptr<SpillReader>> readers_;
+  std::priority_queue<Head, std::vector<Head>, Later> heap_;
+  std::string last_key_;
+  uint32_t last_file_ = 0;
+  bool any_ = false;
+};
+
+}  // namespace trail::corpus
