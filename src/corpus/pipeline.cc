@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -161,15 +162,14 @@ std::string RuleValuesJson(const std::vector<RuleResult>& rules) {
 // SHA-256 of a file, read in pieces (never mapped whole: the build's memory stays bounded).
 Digest FileSha256(const std::string& path) {
   Sha256Hasher h;
-  SpillReader r(path, 1 << 20);
-  std::vector<char> buf(1 << 16);
-  const uint64_t size = fs::file_size(path);
-  for (uint64_t done = 0; done < size;) {
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), size - done));
-    TRAIL_CHECK(r.Read(buf.data(), n), path, ": changed while being read");
-    h.Update(buf.data(), n);
-    done += n;
-  }
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  TRAIL_CHECK(f != nullptr, path, ": cannot open: ", std::strerror(errno));
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) h.Update(buf, n);
+  const bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  TRAIL_CHECK(!failed, path, ": read failed");
   return h.Finish();
 }
 

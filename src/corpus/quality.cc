@@ -31,6 +31,9 @@ std::vector<std::string_view> Tokens(std::string_view s) {
   return out;
 }
 
+// std::tolower in the "C" locale, without the locale call.
+char AsciiLower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
 bool AllPunct(std::string_view w) {
   return std::all_of(w.begin(), w.end(), [](unsigned char c) { return IsPunct(c); });
 }
@@ -128,12 +131,17 @@ std::vector<RuleResult> QualityRules(std::string_view text, const QualityConfig&
   Add(out, "gopher.ellipsis_lines_ratio", end_ellipsis / n_lines, cfg.max_ellipsis_lines_ratio,
       end_ellipsis / n_lines <= cfg.max_ellipsis_lines_ratio);
   double alpha = 0, stops = 0;
-  const std::set<std::string> stop(cfg.stop_words.begin(), cfg.stop_words.end());
+  size_t longest_stop = 0;
+  for (const std::string& sw : cfg.stop_words) longest_stop = std::max(longest_stop, sw.size());
   for (std::string_view w : words) {
     alpha += std::any_of(w.begin(), w.end(), [](unsigned char c) { return IsAlpha(c); }) ? 1 : 0;
-    std::string lower(w);
-    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    stops += stop.count(lower) ? 1 : 0;
+    if (w.size() > longest_stop) continue;  // (a word longer than every stop word is none)
+    const bool stop = std::any_of(cfg.stop_words.begin(), cfg.stop_words.end(), [&](const std::string& sw) {
+      return sw.size() == w.size() && std::equal(w.begin(), w.end(), sw.begin(), [](char x, char y) {
+               return AsciiLower(x) == y;
+             });
+    });
+    stops += stop ? 1 : 0;
   }
   Add(out, "gopher.alpha_words_ratio", alpha / safe_words, cfg.min_alpha_words_ratio,
       alpha / safe_words >= cfg.min_alpha_words_ratio);
@@ -219,9 +227,9 @@ std::vector<RuleResult> QualityRules(std::string_view text, const QualityConfig&
   }
 
   // C4 (document level).
-  std::string lower(text);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (cfg.c4_lorem_ipsum) {
+    std::string lower(text);
+    for (char& c : lower) c = AsciiLower(c);
     const bool lorem = lower.find("lorem ipsum") != std::string::npos;
     Add(out, "c4.lorem_ipsum", lorem, 0, !lorem);
   }

@@ -66,7 +66,8 @@ void SpillWriter::Close(bool sync) {
 }
 
 SpillReader::SpillReader(const std::string& path, size_t buffer_bytes)
-    : path_(path), buf_(std::max<size_t>(4096, buffer_bytes)) {
+    : path_(path), cap_(std::max<size_t>(4096, buffer_bytes)) {
+  buf_.reset(new char[cap_]);
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   TRAIL_CHECK(fd_ >= 0, path, ": cannot open: ", Errno());
 }
@@ -76,11 +77,11 @@ SpillReader::~SpillReader() {
 }
 
 bool SpillReader::Fill() {
-  std::memmove(buf_.data(), buf_.data() + pos_, end_ - pos_);
+  std::memmove(buf_.get(), buf_.get() + pos_, end_ - pos_);
   end_ -= pos_;
   pos_ = 0;
   for (;;) {
-    const ssize_t n = ::read(fd_, buf_.data() + end_, buf_.size() - end_);
+    const ssize_t n = ::read(fd_, buf_.get() + end_, cap_ - end_);
     if (n < 0 && errno == EINTR) continue;
     TRAIL_CHECK(n >= 0, path_, ": read failed: ", Errno());
     end_ += static_cast<size_t>(n);
@@ -97,7 +98,7 @@ bool SpillReader::Read(void* out, size_t n) {
       return false;
     }
     const size_t take = std::min(n - got, end_ - pos_);
-    std::memcpy(o + got, buf_.data() + pos_, take);
+    std::memcpy(o + got, buf_.get() + pos_, take);
     pos_ += take;
     got += take;
     offset_ += take;

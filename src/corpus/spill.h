@@ -56,8 +56,8 @@ class SpillReader {
   bool Fill();
   std::string path_;
   int fd_ = -1;
-  std::vector<char> buf_;
-  size_t pos_ = 0, end_ = 0;
+  std::unique_ptr<char[]> buf_;  // not zeroed: filled before it is read
+  size_t cap_, pos_ = 0, end_ = 0;
   uint64_t offset_ = 0;
 };
 
