@@ -6,6 +6,10 @@
 // -> shards. A document dropped by a stage keeps its lineage row with the reason; later stages
 // skip it. Work per document runs on a thread pool; every decision that involves several
 // documents is made in key order, so shards and lineage do not depend on the thread count.
+// Out of core: documents pass through the per-document stages chunk by chunk into key-sorted
+// runs under <out>/.work (the resume checkpoint), and every cross-document stage streams those
+// runs and external sorts, so memory stays within the config's memory budget — which never
+// changes the output (docs/corpus.md).
 // Output: <out>/<split>/<source>-NNNNN.jsonl.zst (dolma schema), <out>/lineage.sqlite,
 // <out>/report.json; each written to a temporary name and renamed. Records that cannot be read
 // (malformed JSON, invalid UTF-8 in JSON, oversized, truncated compressed data, corrupt WARC,

@@ -148,6 +148,43 @@ TEST(CorpusBuild, DeterministicWithLineageForEveryDocument) {
   EXPECT_EQ(ExplainDocument(db, "nope"), "");
 }
 
+// The vim tutors arrive in legacy encodings beside their UTF-8 versions: after normalization
+// each legacy copy is an exact duplicate of its UTF-8 sibling (detected encodings; DOS Greek,
+// which ICU cannot detect, declared on its own source).
+TEST(CorpusBuild, VimTutorsInLegacyEncodingsAreExactDuplicatesOfTheirUtf8Versions) {
+  TempDir dir;
+  const std::string v = "/usr/share/vim/vim90/tutor/";
+  std::string paths;
+  for (const char* f : {"tutor.ru", "tutor.ru.utf-8", "tutor.ja.euc", "tutor.ja.sjis",
+                        "tutor.ja.utf-8", "tutor.ko.euc", "tutor.ko.utf-8", "tutor.cs.cp1250",
+                        "tutor.cs.utf-8", "tutor.de", "tutor.de.utf-8", "tutor.el.utf-8"}) {
+    paths += std::string(paths.empty() ? "" : ", ") + "\"" + v + f + "\"";
+  }
+  WriteFileAtomic(dir / "corpus.toml",
+                  "[[source]]\nname = \"vim\"\nformat = \"text\"\npaths = [" + paths + "]\n"
+                  "[[source]]\nname = \"vim-dos\"\nformat = \"text\"\nencoding = \"ibm-737\"\n"
+                  "paths = [\"" + v + "tutor.el.cp737\"]\n"
+                  "[quality]\nenabled = false\n");
+  BuildCorpus(LoadCorpusConfig(dir / "corpus.toml"), dir / "out", 2);
+  const std::string db = dir / "out/lineage.sqlite";
+  // (dropped, survivor): of identical texts the smallest key survives ("vim-dos/" sorts
+  // before "vim/").
+  const std::vector<std::pair<std::string, std::string>> dups = {
+      {"vim/tutor.ru.utf-8", "vim/tutor.ru"},          {"vim/tutor.ja.sjis", "vim/tutor.ja.euc"},
+      {"vim/tutor.ja.utf-8", "vim/tutor.ja.euc"},      {"vim/tutor.ko.utf-8", "vim/tutor.ko.euc"},
+      {"vim/tutor.cs.utf-8", "vim/tutor.cs.cp1250"},   {"vim/tutor.de.utf-8", "vim/tutor.de"},
+      {"vim/tutor.el.utf-8", "vim-dos/tutor.el.cp737"}};
+  for (const auto& [dropped, survivor] : dups) {
+    EXPECT_EQ(Count(db, "key = '" + dropped + "' AND drop_reason = 'exact_dup' AND "
+                        "exact_survivor = '" + survivor + "'"),
+              1)
+        << dropped;
+  }
+  EXPECT_EQ(Count(db, "drop_reason = 'exact_dup'"), 7);
+  EXPECT_EQ(Count(db, "kept = 1"), 6);  // ru, ja, ko, cs, de, el: one each
+  EXPECT_EQ(Count(db, "encoding = 'ibm-737'"), 1);
+}
+
 TEST(CorpusBuild, ConfigErrorsNameTheKey) {
   TempDir dir;
   WriteFileAtomic(dir / "a.toml", "seed = 1\n[[source]]\nname = \"x\"\npaths = [\"/x\"]\nlanguages = 3\n");
