@@ -2,6 +2,8 @@
 
 #include "corpus/shingles.h"
 
+#include "core/mix.h"
+
 #include <algorithm>
 #include <cctype>
 #include <set>
@@ -82,6 +84,54 @@ uint64_t BytesHash(std::string_view s) {
   for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
   return h;
 }
+
+// Counts of 64-bit gram hashes: open addressing with linear probing, slots marked by a stamp
+// so a reset costs nothing unless the table must grow.
+class GramCounter {
+ public:
+  struct Entry {
+    uint64_t hash;
+    uint32_t count, first;
+    uint32_t stamp;
+  };
+  void Reset(size_t n) {
+    size_t cap = 16;
+    while (cap < 2 * n) cap <<= 1;
+    // Grown for a long document, shrunk after it: a worker keeps no more than it needs.
+    if (cap > slots_.size() || (slots_.size() > 4 * cap && slots_.size() > (1u << 16))) {
+      slots_.assign(cap, Entry{0, 0, 0, 0});
+      stamp_ = 0;
+    }
+    mask_ = slots_.size() - 1;
+    if (++stamp_ == 0) {  // stamps wrapped: clear for real
+      for (Entry& e : slots_) e.stamp = 0;
+      stamp_ = 1;
+    }
+  }
+  void Add(uint64_t h, uint32_t pos) {
+    for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+      Entry& e = slots_[i];
+      if (e.stamp != stamp_) {
+        e = Entry{h, 1, pos, stamp_};
+        return;
+      }
+      if (e.hash == h) {
+        ++e.count;
+        return;
+      }
+    }
+  }
+  const Entry& Find(uint64_t h) const {  // h must have been added
+    for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+      if (slots_[i].hash == h && slots_[i].stamp == stamp_) return slots_[i];
+    }
+  }
+
+ private:
+  std::vector<Entry> slots_;
+  size_t mask_ = 0;
+  uint32_t stamp_ = 0;
+};
 
 void Add(std::vector<RuleResult>& out, const char* rule, double value, double threshold,
          bool pass) {
@@ -180,45 +230,49 @@ std::vector<RuleResult> QualityRules(std::string_view text, const QualityConfig&
     word_hash[i] = BytesHash(words[i]);
     word_len_prefix[i + 1] = word_len_prefix[i] + words[i].size();
   }
-  // Each n-gram size: the grams' (hash, position) pairs sorted, so equal grams form runs —
-  // a sort instead of a hash map per size (same counts, far fewer allocations).
-  std::vector<std::pair<uint64_t, uint32_t>> sorted;
-  auto sorted_grams = [&](int n) {
-    sorted.clear();
-    for (size_t i = 0; i + n <= words.size(); ++i) {
-      sorted.push_back({NgramHash(word_hash.data() + i, n), static_cast<uint32_t>(i)});
+  // N-gram hashes for growing n by extending the (n-1)-gram hashes one word (NgramHash is a
+  // left fold), and their counts in a flat hash table reused per thread — equal grams counted
+  // as the old sort-based runs counted them, in linear time.
+  std::vector<uint64_t> gram;
+  size_t gram_n = 0;
+  auto grams_of = [&](size_t n) {
+    if (gram_n == 0 || n < gram_n) {
+      gram.resize(word_hash.size());
+      for (size_t i = 0; i < gram.size(); ++i) gram[i] = NgramHash(&word_hash[i], 1);
+      gram_n = 1;
     }
-    std::sort(sorted.begin(), sorted.end());
+    for (; gram_n < n; ++gram_n) {
+      for (size_t i = 0; i + gram_n < word_hash.size(); ++i) gram[i] = Mix64(gram[i] ^ word_hash[i + gram_n]);
+    }
   };
-  // Calls f(first, last) for each run of equal hashes in `sorted` that repeats (length > 1).
-  auto for_each_repeated = [&](auto&& f) {
-    for (size_t a = 0; a < sorted.size();) {
-      size_t b = a + 1;
-      while (b < sorted.size() && sorted[b].first == sorted[a].first) ++b;
-      if (b - a > 1) f(a, b);
-      a = b;
-    }
+  thread_local GramCounter counter;
+  auto count_grams = [&](size_t n) {  // grams of n words: gram[0 .. words - n]
+    grams_of(n);
+    const size_t m = words.size() >= n ? words.size() - n + 1 : 0;
+    counter.Reset(m);
+    for (size_t i = 0; i < m; ++i) counter.Add(gram[i], static_cast<uint32_t>(i));
+    return m;
   };
   for (const auto& [n, frac] : cfg.top_ngram_char_frac) {
-    sorted_grams(n);
-    // Only a repeated n-gram counts (a text of unique n-grams has no "top" repetition).
+    const size_t m = count_grams(static_cast<size_t>(n));
+    // Only a repeated n-gram counts (a text of unique n-grams has no "top" repetition); its
+    // characters are those of its first occurrence.
     double top = 0;
-    for_each_repeated([&](size_t a, size_t b) {
-      const size_t i = sorted[a].second;
+    for (size_t i = 0; i < m; ++i) {
+      const GramCounter::Entry& e = counter.Find(gram[i]);
+      if (e.count < 2 || e.first != i) continue;
       const size_t chars = word_len_prefix[i + n] - word_len_prefix[i] + (n - 1);
-      top = std::max(top, static_cast<double>(chars * (b - a)));
-    });
+      top = std::max(top, static_cast<double>(chars * e.count));
+    }
     const std::string name = "gopher.top_" + std::to_string(n) + "gram_char_frac";
     out.push_back({name, top / n_chars, frac, top / n_chars <= frac});
   }
   for (const auto& [n, frac] : cfg.dup_ngram_char_frac) {
-    sorted_grams(n);
+    const size_t m = count_grams(static_cast<size_t>(n));
     std::vector<uint8_t> covered(words.size(), 0);
-    for_each_repeated([&](size_t a, size_t b) {
-      for (size_t k = a; k < b; ++k) {
-        std::fill_n(covered.begin() + sorted[k].second, n, 1);
-      }
-    });
+    for (size_t i = 0; i < m; ++i) {
+      if (counter.Find(gram[i]).count > 1) std::fill_n(covered.begin() + i, n, 1);
+    }
     double dup = 0;
     for (size_t i = 0; i < words.size(); ++i) dup += covered[i] ? words[i].size() : 0;
     const std::string name = "gopher.dup_" + std::to_string(n) + "gram_char_frac";
