@@ -783,7 +783,7 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir,
       Stmt q(db.get(), "INSERT INTO quality_rules VALUES (?,?,?)");
       int64_t idx = 0;
       for (const RuleResult& r : QualityRules("", cfg.quality_cfg)) {
-        q.Int(1, idx++).Text(2, r.rule).Real(3, r.threshold).Run();
+        q.Int(1, idx++).Text(2, std::string(r.rule)).Real(3, r.threshold).Run();
       }
     }
 

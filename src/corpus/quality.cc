@@ -6,7 +6,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <set>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -66,14 +70,34 @@ size_t Count(std::string_view s, std::string_view what) {
   return n;
 }
 
-// (duplicate elements, their characters): every occurrence after the first counts.
+// (duplicate elements, their characters): every occurrence after the first counts. Exact
+// string equality, through a flat table of the views reused per thread (no node per element).
 std::pair<size_t, size_t> Duplicates(const std::vector<std::string_view>& xs) {
-  std::unordered_set<std::string_view> seen;
+  thread_local std::vector<std::pair<std::string_view, uint32_t>> slots;  // (view, stamp)
+  thread_local uint32_t stamp = 0;
+  size_t cap = 16;
+  while (cap < 2 * xs.size()) cap <<= 1;
+  if (cap > slots.size() || (slots.size() > 4 * cap && slots.size() > (1u << 16))) {
+    slots.assign(cap, {std::string_view(), 0});
+    stamp = 0;
+  }
+  if (++stamp == 0) {
+    for (auto& s : slots) s.second = 0;
+    stamp = 1;
+  }
+  const size_t mask = slots.size() - 1;
   size_t n = 0, chars = 0;
   for (std::string_view x : xs) {
-    if (!seen.insert(x).second) {
-      ++n;
-      chars += x.size();
+    for (size_t i = std::hash<std::string_view>()(x) & mask;; i = (i + 1) & mask) {
+      if (slots[i].second != stamp) {
+        slots[i] = {x, stamp};
+        break;
+      }
+      if (slots[i].first == x) {
+        ++n;
+        chars += x.size();
+        break;
+      }
     }
   }
   return {n, chars};
@@ -132,6 +156,19 @@ class GramCounter {
   size_t mask_ = 0;
   uint32_t stamp_ = 0;
 };
+
+// "gopher.<kind>_<n>gram_char_frac", made once per (kind, n) and kept for the process.
+std::string_view GramRuleName(const char* kind, int n) {
+  static std::mutex mu;
+  static std::map<std::pair<std::string, int>, std::unique_ptr<const std::string>> names;
+  const std::lock_guard<std::mutex> lock(mu);
+  auto& name = names[{kind, n}];
+  if (!name) {
+    name = std::make_unique<const std::string>("gopher." + std::string(kind) + "_" +
+                                               std::to_string(n) + "gram_char_frac");
+  }
+  return *name;
+}
 
 void Add(std::vector<RuleResult>& out, const char* rule, double value, double threshold,
          bool pass) {
@@ -264,8 +301,7 @@ std::vector<RuleResult> QualityRules(std::string_view text, const QualityConfig&
       const size_t chars = word_len_prefix[i + n] - word_len_prefix[i] + (n - 1);
       top = std::max(top, static_cast<double>(chars * e.count));
     }
-    const std::string name = "gopher.top_" + std::to_string(n) + "gram_char_frac";
-    out.push_back({name, top / n_chars, frac, top / n_chars <= frac});
+    out.push_back({GramRuleName("top", n), top / n_chars, frac, top / n_chars <= frac});
   }
   for (const auto& [n, frac] : cfg.dup_ngram_char_frac) {
     const size_t m = count_grams(static_cast<size_t>(n));
@@ -275,8 +311,7 @@ std::vector<RuleResult> QualityRules(std::string_view text, const QualityConfig&
     }
     double dup = 0;
     for (size_t i = 0; i < words.size(); ++i) dup += covered[i] ? words[i].size() : 0;
-    const std::string name = "gopher.dup_" + std::to_string(n) + "gram_char_frac";
-    out.push_back({name, dup / n_chars, frac, dup / n_chars <= frac});
+    out.push_back({GramRuleName("dup", n), dup / n_chars, frac, dup / n_chars <= frac});
   }
   }
 
@@ -334,7 +369,7 @@ bool PassesAll(const std::vector<RuleResult>& rules) {
 
 std::string FirstFailure(const std::vector<RuleResult>& rules) {
   for (const RuleResult& r : rules) {
-    if (!r.pass) return r.rule;
+    if (!r.pass) return std::string(r.rule);
   }
   return "";
 }

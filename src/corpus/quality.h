@@ -17,7 +17,7 @@
 namespace trail::corpus {
 
 struct RuleResult {
-  std::string rule;     // e.g. "gopher.min_doc_words"
+  std::string_view rule;  // e.g. "gopher.min_doc_words" (static storage: no copy per document)
   double value = 0, threshold = 0;
   bool pass = true;
 };
