@@ -13,6 +13,21 @@
 
 namespace trail::corpus {
 
+// Where each document's record is: ordinal -> run, offset (and its text size, to size batches).
+struct Location {
+  uint64_t offset;
+  uint32_t run;
+  uint32_t text_bytes;  // saturated at 4 GiB - 1
+};
+static_assert(sizeof(Location) == 16);
+
+// A document (its ordinal in key order) and its exact-dup survivor; files of these are sorted
+// by ordinal.
+struct ExactDup {
+  uint32_t ord, survivor;
+  bool operator<(const ExactDup& o) const { return ord < o.ord; }
+};
+
 class DocRunMerge {
  public:
   // Each run is read through its own buffer of buffer_bytes.

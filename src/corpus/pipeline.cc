@@ -30,10 +30,11 @@
 #include "corpus/extract.h"
 #include "corpus/fortune.h"
 #include "corpus/langid.h"
+#include "corpus/lineage.h"
 #include "corpus/lineage_db.h"
 #include "corpus/memory_watch.h"
-#include "corpus/minhash.h"
 #include "corpus/near_dedup.h"
+#include "corpus/near_dedup_runs.h"
 #include "corpus/normalize.h"
 #include "corpus/pii.h"
 #include "corpus/progress.h"
@@ -213,32 +214,11 @@ bool RunIsValid(const std::string& run, const std::string& fingerprint, size_t c
   }
 }
 
-// Where each document's record is: ordinal -> run, offset (and its text size, to size batches).
-struct Location {
-  uint64_t offset;
-  uint32_t run;
-  uint32_t text_bytes;  // saturated at 4 GiB - 1
-};
-static_assert(sizeof(Location) == 16);
-
 struct HashOrdinal {  // exact dedup: (content hash, document)
   uint64_t h0, h1;
   uint32_t ord, pad;
   bool operator<(const HashOrdinal& o) const {
     return h0 != o.h0 ? h0 < o.h0 : h1 != o.h1 ? h1 < o.h1 : ord < o.ord;
-  }
-};
-
-struct ExactDup {  // a document and its exact-dup survivor
-  uint32_t ord, survivor;
-  bool operator<(const ExactDup& o) const { return ord < o.ord; }
-};
-
-struct BandEntry {  // near dedup: one LSH band of one document
-  uint64_t hash;
-  uint32_t band, ord;
-  bool operator<(const BandEntry& o) const {
-    return band != o.band ? band < o.band : hash != o.hash ? hash < o.hash : ord < o.ord;
   }
 };
 
@@ -248,37 +228,6 @@ uint64_t HexU64(std::string_view hex) {
   TRAIL_CHECK(r.ec == std::errc() && r.ptr == hex.data() + hex.size(), "bad content hash ", hex);
   return v;
 }
-
-// Union-find over the documents of verified pairs only (everything else is its own cluster);
-// a root is always its set's smallest ordinal, i.e. its smallest key.
-class SparseUnionFind {
- public:
-  uint32_t Find(uint32_t x) {
-    for (;;) {
-      const auto it = parent_.find(x);
-      if (it == parent_.end() || it->second == x) return x;
-      const auto up = parent_.find(it->second);
-      if (up != parent_.end()) it->second = up->second;  // path halving
-      x = it->second;
-    }
-  }
-  void Unite(uint32_t a, uint32_t b) {
-    uint32_t ra = Find(a), rb = Find(b);
-    if (ra == rb) return;
-    if (rb < ra) std::swap(ra, rb);
-    parent_[rb] = ra;
-    parent_.emplace(ra, ra);
-  }
-  std::vector<uint32_t> Members() const {
-    std::vector<uint32_t> m;
-    for (const auto& [x, p] : parent_) m.push_back(x);
-    std::sort(m.begin(), m.end());
-    return m;
-  }
-
- private:
-  std::unordered_map<uint32_t, uint32_t> parent_;
-};
 
 // Compresses `bytes` bytes read from `in` into one zstd frame at `path` (atomically). The size
 // is pledged, so the frame header carries it.
@@ -580,140 +529,31 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir,
   malloc_trim(0);  // a phase is done: its free pages go back
   // ---- Near dedup over the exact survivors still alive, in key order. ----
   t = Clock::now();
-  NearDedupConfig nc;
-  const int k = cfg.bands * cfg.rows;
-  const MinHasher hasher(k, cfg.seed);
-  SparseUnionFind clusters;
-  uint64_t candidates = 0, verified = 0;
-  {
-    ExternalSorter<BandEntry> bands(work, "bands", budget.sort());
-    StageProgress progress("near_dedup", documents, bytes_in, opt.progress);
-    std::vector<std::pair<uint32_t, std::string>> batch;  // (ordinal, text)
-    uint64_t batch_bytes = 0;
-    std::vector<std::vector<uint64_t>> band_hashes;
-    auto flush = [&] {
-      band_hashes.assign(batch.size(), {});
-      pool.ParallelFor(batch.size(), [&](size_t i) {
-        const std::vector<uint64_t> sh = Shingles(batch[i].second, cfg.ngram);
-        if (sh.empty()) return;  // an empty document takes no part
-        std::vector<uint32_t> sig(static_cast<size_t>(k));
-        hasher.Signature(sh.data(), sh.size(), sig.data());
-        for (int b = 0; b < cfg.bands; ++b) {
-          uint64_t h = Mix64(static_cast<uint64_t>(b) + 1);
-          for (int r = 0; r < cfg.rows; ++r) h = Mix64(h ^ sig[static_cast<size_t>(b * cfg.rows + r)]);
-          band_hashes[i].push_back(h);
-        }
-      });
-      for (size_t i = 0; i < batch.size(); ++i) {
-        for (size_t b = 0; b < band_hashes[i].size(); ++b) {
-          bands.Add({band_hashes[i][b], static_cast<uint32_t>(b), batch[i].first});
-        }
-      }
-      batch.clear();
-      batch_bytes = 0;
-    };
-    SpillReader exact(work + "/exact.bin", 1 << 16);
-    ExactDup next_dup{UINT32_MAX, 0};
-    if (!exact.Read(&next_dup, sizeof next_dup)) next_dup.ord = UINT32_MAX;
-    DocRunMerge merge(runs, run_buffer);
-    uint32_t ord = 0;
-    for (DocRunMerge::Item it; merge.Next(it);) {
-      if (it.repeated) continue;
-      const bool dup = next_dup.ord == ord;
-      if (dup && !exact.Read(&next_dup, sizeof next_dup)) next_dup.ord = UINT32_MAX;
-      if (it.doc.drop.empty() && !dup) {
-        batch_bytes += it.doc.text.size();
-        batch.emplace_back(ord, std::move(it.doc.text));
-        if (batch_bytes >= budget.batch()) flush();
-      }
-      ++ord;
-      progress.Tick();
-    }
-    flush();
-    progress.Finish();
-
-    // Documents sharing a band bucket are candidate pairs (i < j), each listed once.
-    ExternalSorter<uint64_t> pairs(work, "pairs", budget.sort());
-    std::vector<uint32_t> bucket;
-    BandEntry head{};
-    auto close_bucket = [&] {
-      for (size_t x = 0; x < bucket.size(); ++x) {
-        for (size_t y = x + 1; y < bucket.size(); ++y) {
-          pairs.Add(uint64_t{bucket[x]} << 32 | bucket[y]);
-        }
-      }
-      bucket.clear();
-    };
-    bands.Drain([&](const BandEntry& e) {
-      if (!bucket.empty() && (e.band != head.band || e.hash != head.hash)) close_bucket();
-      head = e;
-      bucket.push_back(e.ord);
-    });
-    close_bucket();
-    spilled += bands.spilled_bytes();
-
-    // Every candidate verified by exact Jaccard over the shingle sets, in batches whose texts
-    // fit the budget.
-    const PositionalReader loc_file(work + "/locations.bin");
-    std::vector<std::unique_ptr<PositionalReader>> run_files;
-    for (const std::string& r : runs) run_files.push_back(std::make_unique<PositionalReader>(r));
-    std::vector<uint64_t> cand;
-    std::unordered_map<uint32_t, size_t> slot;
-    std::vector<uint32_t> members;
-    uint64_t cand_bytes = 0;
-    auto verify = [&] {
-      std::vector<std::vector<uint64_t>> sets(members.size());
-      pool.ParallelFor(members.size(), [&](size_t i) {
-        Location loc;
-        loc_file.ReadAt(uint64_t{members[i]} * sizeof(Location), &loc, sizeof loc);
-        const DocRecord d = DecodeDocRecord(run_files[loc.run]->ReadRecordAt(loc.offset));
-        sets[i] = Shingles(d.text, cfg.ngram);
-      });
-      std::vector<uint8_t> ok(cand.size());
-      pool.ParallelFor(cand.size(), [&](size_t c) {
-        const auto& a = sets[slot.at(static_cast<uint32_t>(cand[c] >> 32))];
-        const auto& b = sets[slot.at(static_cast<uint32_t>(cand[c]))];
-        ok[c] = ExactJaccard(a, b) >= cfg.near_threshold;
-      });
-      for (size_t c = 0; c < cand.size(); ++c) {
-        if (!ok[c]) continue;
-        ++verified;
-        clusters.Unite(static_cast<uint32_t>(cand[c] >> 32), static_cast<uint32_t>(cand[c]));
-      }
-      cand.clear();
-      slot.clear();
-      members.clear();
-      cand_bytes = 0;
-    };
-    auto member = [&](uint32_t ord) {
-      if (slot.emplace(ord, members.size()).second) {
-        members.push_back(ord);
-        Location loc;
-        loc_file.ReadAt(uint64_t{ord} * sizeof(Location), &loc, sizeof loc);
-        cand_bytes += loc.text_bytes;
-      }
-    };
-    uint64_t last = UINT64_MAX;
-    pairs.Drain([&](uint64_t p) {
-      if (p == last) return;
-      last = p;
-      ++candidates;
-      member(static_cast<uint32_t>(p >> 32));
-      member(static_cast<uint32_t>(p));
-      cand.push_back(p);
-      if (cand_bytes >= budget.verify_batch() || cand.size() >= (1u << 20)) verify();
-    });
-    verify();
-    spilled += pairs.spilled_bytes();
-  }
+  NearDedupRunsInput nd;
+  nd.runs = runs;
+  nd.run_buffer = run_buffer;
+  nd.work = work;
+  nd.exact_dups = work + "/exact.bin";
+  nd.locations = work + "/locations.bin";
+  nd.documents = documents;
+  nd.bytes_in = bytes_in;
+  nd.ngram = cfg.ngram;
+  nd.bands = cfg.bands;
+  nd.rows = cfg.rows;
+  nd.threshold = cfg.near_threshold;
+  nd.seed = cfg.seed;
+  nd.sort_budget = budget.sort();
+  nd.batch_budget = budget.batch();
+  nd.verify_budget = budget.verify_batch();
+  nd.progress = opt.progress;
+  NearDedupRunsResult near = NearDedupRuns(nd, pool);
+  spilled += near.spilled_bytes;
+  const uint64_t candidates = near.candidates, verified = near.verified;
   // The keys the final pass needs before it reaches them are those of cluster roots and exact
   // survivors: both smaller than every document that refers to them.
-  std::unordered_map<uint32_t, uint32_t> root_of;  // documents in clusters of two or more
+  const std::unordered_map<uint32_t, uint32_t>& root_of = near.root_of;
   std::unordered_map<uint32_t, std::string> key_of;
-  for (uint32_t x : clusters.Members()) {
-    root_of[x] = clusters.Find(x);
-    key_of[root_of[x]];
-  }
+  for (const auto& [x, root] : root_of) key_of[root];
   for (uint32_t e : exact_survivors) key_of[e];
   seconds["near_dedup"] = Since(t);
 
@@ -751,25 +591,8 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir,
     Db db(tmp);
     db.Exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-" +
             std::to_string(budget.sqlite_cache_kib()) + "; PRAGMA temp_store=FILE;");
-    db.Exec("CREATE TABLE run(name TEXT PRIMARY KEY, value TEXT);"
-            "CREATE TABLE documents(key TEXT PRIMARY KEY, source TEXT, file TEXT, offset INTEGER,"
-            " bytes INTEGER, encoding TEXT, encoding_detected INTEGER, replaced INTEGER,"
-            " controls_removed INTEGER, content_hash TEXT, language TEXT, language_score REAL,"
-            " exact_survivor TEXT, cluster TEXT, pii_email INTEGER, pii_phone INTEGER,"
-            " pii_ip INTEGER, pii_secret INTEGER, contamination TEXT, split TEXT, kept INTEGER,"
-            " drop_reason TEXT, shard TEXT, shard_line INTEGER, rules TEXT);"
-            // Quality rules: names and thresholds once (quality_rules), each document's
-            // [[value, pass], ...] in that order (documents.rules), read as rows (key, rule,
-            // value, threshold, pass) through the view `rules` — one insert per document
-            // instead of one per rule.
-            "CREATE TABLE quality_rules(idx INTEGER PRIMARY KEY, rule TEXT, threshold REAL);"
-            "CREATE VIEW rules AS SELECT d.key AS key, q.rule AS rule,"
-            " json_extract(r.value, '$[0]') AS value, q.threshold AS threshold,"
-            " json_extract(r.value, '$[1]') AS pass FROM documents d, json_each(d.rules) r"
-            " JOIN quality_rules q ON q.idx = r.key;"
-            "CREATE TABLE quarantine(file TEXT, offset INTEGER, line INTEGER, bytes INTEGER,"
-            " reason TEXT, detail TEXT, sample TEXT, sha256 TEXT);"
-            "BEGIN;");
+    CreateLineageTables(db);
+    db.Exec("BEGIN;");
     const Digest cfg_hash = Sha256({reinterpret_cast<const uint8_t*>(cfg.text.data()), cfg.text.size()});
     Stmt run(db.get(), "INSERT INTO run VALUES (?, ?)");
     run.Text(1, "config_sha256").Text(2, ToHex(cfg_hash)).Run();
@@ -1004,60 +827,6 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir,
   WriteFileAtomic(out_dir + "/report.json", sum.report_json);
   fs::remove_all(work);  // the build is complete: nothing left to resume
   return sum;
-}
-
-std::string ExplainDocument(const std::string& lineage_db, const std::string& key) {
-  TRAIL_CHECK(fs::exists(lineage_db), lineage_db, ": lineage database not found");
-  Db db(lineage_db);
-  Stmt q(db.get(),
-         "SELECT source, file, offset, bytes, encoding, language, language_score, exact_survivor,"
-         " cluster, pii_email + pii_phone + pii_ip + pii_secret, contamination, split, kept,"
-         " drop_reason, shard, shard_line FROM documents WHERE key = ?");
-  q.Text(1, key);
-  if (sqlite3_step(q.get()) != SQLITE_ROW) return "";
-  auto col = [&](int i) {
-    const unsigned char* t = sqlite3_column_text(q.get(), i);
-    return t ? std::string(reinterpret_cast<const char*>(t)) : std::string();
-  };
-  std::ostringstream out;
-  out << key << "\n  from " << col(1) << " (source " << col(0) << ", offset " << col(2) << ", "
-      << col(3) << " bytes, " << col(4) << ")\n";
-  if (!col(5).empty()) out << "  language " << col(5) << " (score " << col(6) << ")\n";
-  const bool kept = sqlite3_column_int(q.get(), 12) != 0;
-  if (kept) {
-    out << "  KEPT: split " << col(11) << ", cluster " << col(8) << ", written to " << col(14)
-        << " line " << col(15) << "; " << col(9) << " PII replacements\n";
-  } else {
-    out << "  DROPPED: " << col(13);
-    if (col(13) == "exact_dup") out << " of " << col(7);
-    if (col(13) == "near_dup") out << " (cluster survivor " << col(8) << ")";
-    if (!col(10).empty()) out << " (" << col(10) << ")";
-    out << "\n";
-  }
-  // After `trail corpus tokenize`: where its tokens are.
-  sqlite3_stmt* has = nullptr;
-  sqlite3_prepare_v2(db.get(), "SELECT 1 FROM sqlite_master WHERE name = 'tokens'", -1, &has,
-                     nullptr);
-  const bool tokenized = sqlite3_step(has) == SQLITE_ROW;
-  sqlite3_finalize(has);
-  if (tokenized) {
-    Stmt t(db.get(), "SELECT token_shard, shard_doc, token_start, tokens FROM tokens WHERE key = ?");
-    t.Text(1, key);
-    if (sqlite3_step(t.get()) == SQLITE_ROW) {
-      out << "  tokens: " << reinterpret_cast<const char*>(sqlite3_column_text(t.get(), 0))
-          << " document " << sqlite3_column_int64(t.get(), 1) << ", tokens ["
-          << sqlite3_column_int64(t.get(), 2) << ", "
-          << sqlite3_column_int64(t.get(), 2) + sqlite3_column_int64(t.get(), 3) << ")\n";
-    }
-  }
-  Stmt r(db.get(), "SELECT rule, value, threshold, pass FROM rules WHERE key = ? AND pass = 0");
-  r.Text(1, key);
-  while (sqlite3_step(r.get()) == SQLITE_ROW) {
-    out << "  failed " << reinterpret_cast<const char*>(sqlite3_column_text(r.get(), 0))
-        << ": value " << sqlite3_column_double(r.get(), 1) << " vs threshold "
-        << sqlite3_column_double(r.get(), 2) << "\n";
-  }
-  return out.str();
 }
 
 }  // namespace trail::corpus
