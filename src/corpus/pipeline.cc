@@ -22,7 +22,6 @@
 #include "core/error.h"
 #include "core/file_util.h"
 #include "core/hash.h"
-#include "core/mix.h"
 #include "core/thread_pool.h"
 #include "corpus/decontam.h"
 #include "corpus/doc_record.h"
@@ -40,7 +39,6 @@
 #include "corpus/progress.h"
 #include "corpus/quality.h"
 #include "corpus/reader.h"
-#include "corpus/shingles.h"
 #include "corpus/spill.h"
 
 namespace trail::corpus {
