@@ -3,7 +3,8 @@
 # produces the same shards and lineage as an uninterrupted build: once after some document runs
 # (the per-document stages' checkpoints) were written — the rerun reports it resumed — and at a
 # random point. The killed builds work under a small memory budget, in many chunks; the
-# straight build under the default one: the budget never changes the output.
+# straight build under the default one: the budget never changes the output. A damaged run is
+# recomputed while the intact ones are reused.
 set -euo pipefail
 trail=$1; assets=$2
 here=$(cd "$(dirname "$0")" && pwd)
@@ -63,6 +64,19 @@ kill -9 $pid 2>/dev/null || true
 wait $pid 2>/dev/null || true
 "$trail" corpus build --config corpus.toml --out b --threads 2 --quiet $small > b.json
 [ "$(state b)" = "$want" ] || fail "rerun after an early kill differs from the straight build"
+
+# A damaged document run is recomputed, never trusted; the others are reused.
+"$trail" corpus build --config corpus.toml --out d --threads 2 --quiet $small > /dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 3000); do [ "$(runs d)" -ge 3 ] && break; sleep 0.01; done
+kill -9 $pid 2>/dev/null || true
+wait $pid 2>/dev/null || true
+n=$(runs d)
+[ "$n" -ge 3 ] || fail "no document runs appeared for the damage check"
+printf '\xff' | dd of=d/.work/docs-00001.run bs=1 seek=100 conv=notrunc status=none
+"$trail" corpus build --config corpus.toml --out d --threads 2 --quiet $small > d.json
+grep -q "restored for $((n - 1)) of" d.json || fail "expected $((n - 1)) runs reused: $(grep resumed d.json)"
+[ "$(state d)" = "$want" ] || fail "build with a damaged run differs from the straight build"
 
 # A changed input invalidates the checkpoint: it is recomputed, not trusted.
 mkdir -p c/.work && cp -r a/.work/. c/.work/ 2>/dev/null || true
