@@ -287,11 +287,13 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir,
   if (ReadOr(work + "/fingerprint", "") != fingerprint) fs::remove_all(work);
   fs::create_directories(work);
   WriteFileAtomic(work + "/fingerprint", fingerprint);
-  for (const auto& e : fs::directory_iterator(work)) {  // scratch of an interrupted build
+  std::vector<fs::path> scratch;  // of an interrupted build: all but the finished runs
+  for (const auto& e : fs::directory_iterator(work)) {
     const std::string name = e.path().filename().string();
     const bool run = name.rfind("docs-", 0) == 0 && name.find(".tmp") == std::string::npos;
-    if (name != "fingerprint" && !run) fs::remove_all(e.path());
+    if (name != "fingerprint" && !run) scratch.push_back(e.path());
   }
+  for (const fs::path& p : scratch) fs::remove_all(p);
 
   // ---- Read and the per-document stages (normalize, language, quality), chunk by chunk. ----
   // Each chunk's results are sorted by key and written as a document run: the build's
