@@ -16,7 +16,7 @@ native_pkgs=(
 data_pkgs=(
   bible-kjv fortunes fortunes-min fortunes-de fortunes-es fortunes-it fortunes-pl fortunes-ru
   fortunes-cs fortunes-bg fortunes-br fortunes-ga fortunes-zh fortunes-eo vim-runtime
-  zstd gzip bc bsdgames fortunes-eo-ascii fortunes-eo-iso3
+  zstd gzip bc time bsdgames fortunes-eo-ascii fortunes-eo-iso3
   python3-torch python3-numpy libopenblas0-openmp
   golang-1.19-src golang-golang-x-net-dev golang-golang-x-crypto-dev
 )
