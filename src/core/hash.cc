@@ -3,6 +3,8 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <bit>
 #include <cstring>
 
@@ -36,6 +38,19 @@ Digest Sha256Hasher::Finish() {
   TRAIL_CHECK(EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_), d.data(), &len) == 1 && len == 32,
               "OpenSSL: SHA-256 final failed");
   return d;
+}
+
+Digest Sha256OfFile(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  TRAIL_CHECK(f != nullptr, path, ": cannot open: ", std::strerror(errno));
+  Sha256Hasher h;
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) h.Update(buf, n);
+  const bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  TRAIL_CHECK(!failed, path, ": read failed");
+  return h.Finish();
 }
 
 Digest Sha256(std::span<const uint8_t> bytes) {

@@ -15,6 +15,9 @@ using Digest = std::array<uint8_t, 32>;
 
 Digest Sha256(std::span<const uint8_t> bytes);
 std::string ToHex(const Digest& d);
+// SHA-256 of a file's bytes, read through a small buffer (never mapped or held whole, so it
+// costs no memory whatever the file's size); errors name the file.
+Digest Sha256OfFile(const std::string& path);
 // The digest a 64-digit hex string spells; throws trail::Error naming `where` otherwise.
 Digest DigestFromHex(const std::string& hex, const std::string& where);
 

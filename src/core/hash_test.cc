@@ -5,6 +5,9 @@
 #include <cstring>
 #include <string>
 
+#include "core/error.h"
+#include "core/file_util.h"
+
 namespace trail {
 namespace {
 
@@ -13,6 +16,24 @@ TEST(Sha256, KnownAnswer) {
   EXPECT_EQ(ToHex(Sha256({reinterpret_cast<const uint8_t*>(abc.data()), abc.size()})),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   EXPECT_EQ(ToHex(Sha256({})), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
+TEST(Sha256OfFile, EqualsTheHashOfTheBytesAcrossBufferBoundariesAndNamesAMissingFile) {
+  TempDir dir;
+  for (size_t n : {size_t{0}, size_t{1}, size_t{65536}, size_t{200001}}) {
+    std::string bytes(n, '\0');
+    for (size_t i = 0; i < n; ++i) bytes[i] = static_cast<char>(i * 131 + (i >> 9));
+    WriteFileAtomic(dir / "f", bytes);
+    EXPECT_EQ(Sha256OfFile(dir / "f"),
+              Sha256({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}))
+        << n;
+  }
+  try {
+    Sha256OfFile(dir / "missing");
+    FAIL() << "no error for a missing file";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("missing"), std::string::npos) << e.what();
+  }
 }
 
 TEST(TensorDigest, CoversNameShapeDtypeAndData) {

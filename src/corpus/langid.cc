@@ -7,18 +7,14 @@
 #include <vector>
 
 #include "core/error.h"
-#include "core/file_util.h"
 #include "core/hash.h"
 
 namespace trail::corpus {
 
 LanguageIdentifier::LanguageIdentifier(const std::string& path, const std::string& sha256) {
   TRAIL_CHECK(std::filesystem::exists(path), path, ": language-ID model not found");
-  {
-    MappedFile f(path);
-    const std::string got = ToHex(Sha256({f.data(), f.size()}));
-    TRAIL_CHECK(got == sha256, path, ": SHA-256 ", got, " is not the pinned ", sha256);
-  }
+  const std::string got = ToHex(Sha256OfFile(path));
+  TRAIL_CHECK(got == sha256, path, ": SHA-256 ", got, " is not the pinned ", sha256);
   model_ = std::make_unique<fasttext::FastText>();
   try {
     model_->loadModel(path);

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -158,20 +157,6 @@ std::string RuleValuesJson(const std::vector<RuleResult>& rules) {
   return j + "]";
 }
 
-// SHA-256 of a file, read in pieces (never mapped whole: the build's memory stays bounded).
-Digest FileSha256(const std::string& path) {
-  Sha256Hasher h;
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  TRAIL_CHECK(f != nullptr, path, ": cannot open: ", std::strerror(errno));
-  char buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) h.Update(buf, n);
-  const bool failed = std::ferror(f) != 0;
-  std::fclose(f);
-  TRAIL_CHECK(!failed, path, ": read failed");
-  return h.Finish();
-}
-
 // The work directory (<out>/.work) belongs to one build: the same config, stage versions,
 // memory budget (it decides where chunks end) and input bytes. Any other build clears it.
 std::string InputFingerprint(const CorpusConfig& cfg, uint64_t budget) {
@@ -182,7 +167,7 @@ std::string InputFingerprint(const CorpusConfig& cfg, uint64_t budget) {
   for (const SourceConfig& src : cfg.sources) {
     for (const std::string& path : src.paths) {
       TRAIL_CHECK(fs::exists(path), src.name, ": input file ", path, " does not exist");
-      const Digest d = FileSha256(path);
+      const Digest d = Sha256OfFile(path);
       h.Update(path.data(), path.size());
       h.Update(d.data(), d.size());
     }
@@ -206,7 +191,7 @@ bool RunIsValid(const std::string& run, const std::string& fingerprint, size_t c
     if (!fs::exists(run) || !fs::exists(run + ".meta")) return false;
     const nlohmann::json m = nlohmann::json::parse(ReadFileToString(run + ".meta"));
     return m.at("fingerprint") == fingerprint && m.at("chunk") == chunk &&
-           m.at("documents") == documents && m.at("sha256") == ToHex(FileSha256(run));
+           m.at("documents") == documents && m.at("sha256") == ToHex(Sha256OfFile(run));
   } catch (const std::exception&) {
     return false;
   }

@@ -13,10 +13,7 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::string FileSha256(const std::string& path) {
-  MappedFile f(path);
-  return ToHex(Sha256({f.data(), f.size()}));
-}
+std::string FileSha256(const std::string& path) { return ToHex(Sha256OfFile(path)); }
 
 std::string KindOf(const std::string& path) {
   const std::filesystem::path p(path);

@@ -21,11 +21,6 @@ namespace {
 
 constexpr const char* kFormat = "trail.checkpoint.v1";
 
-std::string FileSha256(const std::string& path) {
-  const MappedFile f(path);
-  return ToHex(Sha256({f.data(), f.size()}));
-}
-
 void SyncDir(const std::string& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
   if (fd >= 0) {
@@ -94,8 +89,8 @@ void SaveCheckpoint(const std::string& run_dir, const TrainState& st, const RunI
       {"manifest_sha256", id.manifest_sha256},
       {"params_hash", ToHex(st.params.StateHash())},
       {"optimizer_hash", ToHex(st.OptimizerHash())},
-      {"files", {{"model.safetensors", FileSha256(tmp + "/model.safetensors")},
-                 {"optim.safetensors", FileSha256(tmp + "/optim.safetensors")}}},
+      {"files", {{"model.safetensors", ToHex(Sha256OfFile(tmp + "/model.safetensors"))},
+                 {"optim.safetensors", ToHex(Sha256OfFile(tmp + "/optim.safetensors"))}}},
       {"resume_tier", 3},
       {"resume_tier_meaning",
        "bitwise-identical continuation: weights, optimizer moments and step count, LR clock "
@@ -158,7 +153,7 @@ void LoadCheckpoint(const std::string& dir, const RunIdentity& id, TrainState& s
     for (const char* f : {"model.safetensors", "optim.safetensors"}) {
       const std::string path = dir + "/" + f;
       TRAIL_CHECK(fs::exists(path), path, ": missing");
-      const std::string got = FileSha256(path);
+      const std::string got = ToHex(Sha256OfFile(path));
       TRAIL_CHECK(got == meta.at("files").at(f).get<std::string>(), path,
                   ": SHA-256 differs from meta.json (corrupted): ", got);
     }

@@ -29,10 +29,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string FileSha(const std::string& path) {
-  const std::string text = ReadFileToString(path);
-  return ToHex(Sha256({reinterpret_cast<const uint8_t*>(text.data()), text.size()}));
-}
+std::string FileSha(const std::string& path) { return ToHex(Sha256OfFile(path)); }
 
 std::string Fmt(const char* f, double v) {
   char buf[64];
