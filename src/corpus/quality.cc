@@ -70,6 +70,10 @@ size_t Count(std::string_view s, std::string_view what) {
   return n;
 }
 
+// The per-thread tables below: one grown for a long document is not kept once it is done, so
+// between documents a worker holds at most this many slots per table (~400 KB).
+constexpr size_t kKeptSlots = 16384;
+
 // (duplicate elements, their characters): every occurrence after the first counts. Exact
 // string equality, through a flat table of the views reused per thread (no node per element).
 std::pair<size_t, size_t> Duplicates(const std::vector<std::string_view>& xs) {
@@ -77,12 +81,12 @@ std::pair<size_t, size_t> Duplicates(const std::vector<std::string_view>& xs) {
   thread_local uint32_t stamp = 0;
   size_t cap = 16;
   while (cap < 2 * xs.size()) cap <<= 1;
-  if (cap > slots.size() || (slots.size() > 4 * cap && slots.size() > (1u << 16))) {
+  if (cap > slots.size()) {
     slots.assign(cap, {std::string_view(), 0});
     stamp = 0;
   }
   if (++stamp == 0) {
-    for (auto& s : slots) s.second = 0;
+    for (auto& sl : slots) sl.second = 0;
     stamp = 1;
   }
   const size_t mask = slots.size() - 1;
@@ -100,6 +104,7 @@ std::pair<size_t, size_t> Duplicates(const std::vector<std::string_view>& xs) {
       }
     }
   }
+  if (slots.size() > kKeptSlots) std::vector<std::pair<std::string_view, uint32_t>>().swap(slots);
   return {n, chars};
 }
 
@@ -110,7 +115,7 @@ uint64_t BytesHash(std::string_view s) {
 }
 
 // Counts of 64-bit gram hashes: open addressing with linear probing, slots marked by a stamp
-// so a reset costs nothing unless the table must grow.
+// so a reset (once per n-gram size of a document) costs nothing unless the size changes.
 class GramCounter {
  public:
   struct Entry {
@@ -121,8 +126,7 @@ class GramCounter {
   void Reset(size_t n) {
     size_t cap = 16;
     while (cap < 2 * n) cap <<= 1;
-    // Grown for a long document, shrunk after it: a worker keeps no more than it needs.
-    if (cap > slots_.size() || (slots_.size() > 4 * cap && slots_.size() > (1u << 16))) {
+    if (cap > slots_.size()) {
       slots_.assign(cap, Entry{0, 0, 0, 0});
       stamp_ = 0;
     }
@@ -144,6 +148,9 @@ class GramCounter {
         return;
       }
     }
+  }
+  void Trim() {
+    if (slots_.size() > kKeptSlots) std::vector<Entry>().swap(slots_);
   }
   const Entry& Find(uint64_t h) const {  // h must have been added
     for (size_t i = h & mask_;; i = (i + 1) & mask_) {
@@ -313,6 +320,7 @@ std::vector<RuleResult> QualityRules(std::string_view text, const QualityConfig&
     for (size_t i = 0; i < words.size(); ++i) dup += covered[i] ? words[i].size() : 0;
     out.push_back({GramRuleName("dup", n), dup / n_chars, frac, dup / n_chars <= frac});
   }
+  counter.Trim();
   }
 
   // C4 (document level).
