@@ -290,7 +290,7 @@ int RunShard(const DataOptions& o) {
     try {
       j = Json::parse(line);
     } catch (const Json::parse_error& e) {
-      TRAIL_CHECK(false, where, ": not valid JSON: ", e.what());
+      TRAIL_FAIL(where, ": not valid JSON: ", e.what());
     }
     TRAIL_CHECK(j.is_object(), where, ": each line must be a JSON object");
     for (auto it = j.begin(); it != j.end(); ++it) {
@@ -313,7 +313,7 @@ int RunShard(const DataOptions& o) {
     try {
       writer.Add(j["key"].get<std::string>(), domain, tokens);
     } catch (const Error& e) {
-      TRAIL_CHECK(false, where, ": ", e.what());
+      TRAIL_FAIL(where, ": ", e.what());
     }
   }
   TRAIL_CHECK(in.eof(), o.input, ": read error");
@@ -371,7 +371,7 @@ int RunManifest(const DataOptions& o) {
     try {
       j = Json::parse(ReadFileToString(list));
     } catch (const Json::parse_error& e) {
-      TRAIL_CHECK(false, list, ": not valid JSON: ", e.what());
+      TRAIL_FAIL(list, ": not valid JSON: ", e.what());
     }
     TRAIL_CHECK(j.value("contract", "") == ToHex(lc.hash), list,
                 ": shards were written under another tokenizer contract");
@@ -394,7 +394,7 @@ int RunManifest(const DataOptions& o) {
     try {
       src.target_share = std::stod(spec.substr(a + 1, b - a - 1));
     } catch (...) {
-      TRAIL_CHECK(false, "--source '", spec, "': bad share");
+      TRAIL_FAIL("--source '", spec, "': bad share");
     }
     src.shards = read_list(spec.substr(b + 1));
     m.sources.push_back(std::move(src));
@@ -418,7 +418,7 @@ int RunManifest(const DataOptions& o) {
                                         : data::BatchPhase{std::stoll(item.substr(0, c)),
                                                            std::stoll(item.substr(c + 1))});
       } catch (...) {
-        TRAIL_CHECK(false, "--batch-schedule '", o.batch_schedule,
+        TRAIL_FAIL("--batch-schedule '", o.batch_schedule,
                     "' is not WINDOWS or FROM_STEP:WINDOWS,...");
       }
     }

@@ -2,6 +2,8 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <sstream>
 
@@ -39,12 +41,28 @@ std::vector<int> ParseThreadList(const std::string& s) {
   return out;
 }
 
+// Where an error was raised is for developers: shown under --debug or TRAIL_DEBUG=1.
+int ReportError(const trail::Error& e, bool debug) {
+  std::cerr << "trail: error: " << e.what() << "\n";
+  if (debug && !e.where().empty()) std::cerr << "trail: debug: " << e.where() << "\n";
+  return kError;
+}
+
+bool DebugFromEnvironment() {
+  const char* v = std::getenv("TRAIL_DEBUG");
+  return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"trail: fully auditable LLM pretraining with bitwise-reproducible operators"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "trail 0.1.0");
+  bool debug = DebugFromEnvironment();
+  app.add_flag("--debug", debug,
+               "On an error, also print the failed check and its source location "
+               "(also TRAIL_DEBUG=1)");
 
   trail::cli::SelftestOptions st;
   std::string thread_list = "1,2,7";
@@ -100,8 +118,7 @@ int main(int argc, char** argv) {
     std::cerr << "trail: " << e.what() << "\n";
     return kUsage;
   } catch (const trail::Error& e) {
-    std::cerr << "trail: error: " << e.what() << "\n";
-    return kError;
+    return ReportError(e, debug);
   } catch (const std::exception& e) {  // a library's own exception that escaped a check
     std::cerr << "trail: error: " << e.what() << "\n";
     return kError;

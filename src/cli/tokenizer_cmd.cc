@@ -85,7 +85,7 @@ int RunDecode(const TokenizerOptions& o) {
   try {
     j = Json::parse(text);
   } catch (const Json::parse_error& e) {
-    TRAIL_CHECK(false, "decode expects a JSON array of token ids: ", e.what());
+    TRAIL_FAIL("decode expects a JSON array of token ids: ", e.what());
   }
   TRAIL_CHECK(j.is_array(), "decode expects a JSON array of token ids");
   std::vector<uint32_t> ids;

@@ -38,7 +38,7 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
   if (::fstat(fd, &st) != 0) {
     const std::string why = ErrnoText();
     ::close(fd);
-    TRAIL_CHECK(false, path, ": cannot stat: ", why);
+    TRAIL_FAIL(path, ": cannot stat: ", why);
   }
   size_ = static_cast<size_t>(st.st_size);
   if (size_ > 0) {
@@ -46,7 +46,7 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
     if (p == MAP_FAILED) {
       const std::string why = ErrnoText();
       ::close(fd);
-      TRAIL_CHECK(false, path, ": cannot map: ", why);
+      TRAIL_FAIL(path, ": cannot map: ", why);
     }
     data_ = static_cast<const uint8_t*>(p);
   }

@@ -19,7 +19,7 @@ DType ParseDType(const std::string& s, const std::string& where) {
   for (DType t : {DType::kF32, DType::kI8, DType::kI32, DType::kU16, DType::kU32, DType::kF64}) {
     if (DTypeName(t) == s) return t;
   }
-  TRAIL_CHECK(false, where, ": dtype '", s, "' is not supported");
+  TRAIL_FAIL(where, ": dtype '", s, "' is not supported");
   return DType::kF32;
 }
 
@@ -70,7 +70,7 @@ SafetensorsFile ReadSafetensors(const std::string& path) {
     header = json::parse(reinterpret_cast<const char*>(p + 8),
                          reinterpret_cast<const char*>(p + 8 + header_len));
   } catch (const json::exception& e) {
-    TRAIL_CHECK(false, path, ": safetensors header is not valid JSON: ", e.what());
+    TRAIL_FAIL(path, ": safetensors header is not valid JSON: ", e.what());
   }
   TRAIL_CHECK(header.is_object(), path, ": safetensors header is not a JSON object");
   const uint64_t data_begin = 8 + header_len;
@@ -97,7 +97,7 @@ SafetensorsFile ReadSafetensors(const std::string& path) {
                   " must have exactly dtype, shape and data_offsets [begin, end]");
       entries.push_back(std::move(e));
     } catch (const json::exception& e) {
-      TRAIL_CHECK(false, where, " has a malformed entry: ", e.what());
+      TRAIL_FAIL(where, " has a malformed entry: ", e.what());
     }
   }
   std::sort(entries.begin(), entries.end(),

@@ -59,7 +59,7 @@ CorpusConfig LoadCorpusConfig(const std::string& path) {
   try {
     root = toml::parse(c.text, path);
   } catch (const toml::parse_error& e) {
-    TRAIL_CHECK(false, path, ": not valid TOML: ", e.description(), " at line ",
+    TRAIL_FAIL(path, ": not valid TOML: ", e.description(), " at line ",
                 e.source().begin.line);
   }
   AllowOnly(root, {"seed", "max_record_bytes", "memory_budget_mb", "source", "language", "quality", "dedup", "pii", "decontamination",

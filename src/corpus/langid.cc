@@ -19,7 +19,7 @@ LanguageIdentifier::LanguageIdentifier(const std::string& path, const std::strin
   try {
     model_->loadModel(path);
   } catch (const std::exception& e) {
-    TRAIL_CHECK(false, path, ": cannot load the fastText model: ", e.what());
+    TRAIL_FAIL(path, ": cannot load the fastText model: ", e.what());
   }
 }
 

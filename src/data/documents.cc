@@ -156,7 +156,7 @@ void ParseDocument(const std::string& record, const std::string& path, uint64_t 
   try {
     j = nlohmann::json::parse(record);
   } catch (const nlohmann::json::parse_error& e) {
-    TRAIL_CHECK(false, path, ":", line, ": not valid JSON: ", e.what());
+    TRAIL_FAIL(path, ":", line, ": not valid JSON: ", e.what());
   }
   TRAIL_CHECK(j.is_object(), path, ":", line, ": a document is a JSON object");
   const auto text = j.find("text");

@@ -76,7 +76,7 @@ class Reader {
       if (s == n) return e;
       list += std::string(list.empty() ? "" : ", ") + n;
     }
-    TRAIL_CHECK(false, file_, ": ", where_, ".", k, " is '", s, "'; expected one of: ", list);
+    TRAIL_FAIL(file_, ": ", where_, ".", k, " is '", s, "'; expected one of: ", list);
   }
   std::string Sub(const std::string& k) const { return where_ + "." + k; }
   const std::string& file() const { return file_; }
@@ -215,7 +215,7 @@ Manifest ParseManifest(const std::string& json_text, const std::string& file,
   try {
     j = Json::parse(json_text);
   } catch (const Json::parse_error& e) {
-    TRAIL_CHECK(false, file, ": not valid JSON: ", e.what());
+    TRAIL_FAIL(file, ": not valid JSON: ", e.what());
   }
   Manifest m;
   m.path = file;

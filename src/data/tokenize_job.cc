@@ -71,7 +71,7 @@ TokenizeResult RunTokenize(const TokenizeOptions& opt,
     try {
       old = Json::parse(ReadFileToString(journal_path));
     } catch (const Json::parse_error& e) {
-      TRAIL_CHECK(false, journal_path, ": not valid JSON: ", e.what());
+      TRAIL_FAIL(journal_path, ": not valid JSON: ", e.what());
     }
     Json old_header = old;
     old_header.erase("shards");
@@ -182,7 +182,7 @@ TokenizeResult RunTokenize(const TokenizeOptions& opt,
         try {
           writer->Add(batch[i].id, opt.domain, ids[i]);
         } catch (const Error& e) {
-          TRAIL_CHECK(false, opt.inputs[in], ":", batch[i].line, ": ", e.what());
+          TRAIL_FAIL(opt.inputs[in], ":", batch[i].line, ": ", e.what());
         }
         shard_tokens += ids[i].size();
         res.tokens += ids[i].size();

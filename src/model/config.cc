@@ -50,7 +50,7 @@ ModelConfig Preset(const std::string& name) {
   } else {
     std::string names;
     for (const std::string& n : PresetNames()) names += (names.empty() ? "" : ", ") + n;
-    TRAIL_CHECK(false, "model: unknown preset '", name, "' (known: ", names, ")");
+    TRAIL_FAIL("model: unknown preset '", name, "' (known: ", names, ")");
   }
   return c;
 }

@@ -51,7 +51,7 @@ void UseDefaultBackend() {
       if (b.name == want) return UseBackend(b);
       names += " " + b.name;
     }
-    TRAIL_CHECK(false, "TRAIL_BACKEND='", want, "' is not available here; available:", names);
+    TRAIL_FAIL("TRAIL_BACKEND='", want, "' is not available here; available:", names);
   }
   UseBackend(all.size() > 1 ? all[1] : all[0]);  // the best supported SIMD target comes first
 }

@@ -86,7 +86,7 @@ LoadedContract LoadContract(const std::string& path) {
   try {
     j = Json::parse(text);
   } catch (const Json::parse_error& e) {
-    TRAIL_CHECK(false, path, ": not valid JSON: ", e.what());
+    TRAIL_FAIL(path, ": not valid JSON: ", e.what());
   }
   const std::set<std::string> known = {"format",        "artifact",      "vocab_size",
                                        "bos_id",        "eos_id",        "pad_id",
@@ -118,7 +118,7 @@ LoadedContract LoadContract(const std::string& path) {
     c.sample_bytes = m.at("sample_bytes").get<uint64_t>();
     c.sample_tokens = m.at("sample_tokens").get<uint64_t>();
   } catch (const Json::exception& e) {
-    TRAIL_CHECK(false, path, ": malformed contract: ", e.what());
+    TRAIL_FAIL(path, ": malformed contract: ", e.what());
   }
   const Normalization norm = ParseNormalization(c.normalization, path);
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();

@@ -119,7 +119,7 @@ ReadJson ParseJsonFile(const std::string& path) {
   try {
     return ReadJson::parse(ReadFileToString(path));
   } catch (const ReadJson::parse_error& e) {
-    TRAIL_CHECK(false, path, ": not valid JSON (truncated or corrupt?): ", e.what());
+    TRAIL_FAIL(path, ": not valid JSON (truncated or corrupt?): ", e.what());
   }
 }
 

@@ -12,7 +12,7 @@ const char* NormalizationName(Normalization n) { return n == Normalization::kNfc
 Normalization ParseNormalization(const std::string& name, const std::string& where) {
   if (name == "none") return Normalization::kNone;
   if (name == "nfc" || name == "NFC") return Normalization::kNfc;
-  TRAIL_CHECK(false, where, ": normalization '", name, "' is not supported (none or nfc)");
+  TRAIL_FAIL(where, ": normalization '", name, "' is not supported (none or nfc)");
 }
 
 std::string_view ToNfc(std::string_view utf8, std::string& scratch) {

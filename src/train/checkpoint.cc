@@ -127,7 +127,7 @@ RunIdentity CheckpointIdentity(const std::string& dir) {
     return {meta.at("recipe_sha256").get<std::string>(),
             meta.at("manifest_sha256").get<std::string>()};
   } catch (const nlohmann::json::exception& e) {
-    TRAIL_CHECK(false, meta_path, ": malformed: ", e.what());
+    TRAIL_FAIL(meta_path, ": malformed: ", e.what());
   }
   return {};
 }
@@ -138,7 +138,7 @@ void LoadCheckpoint(const std::string& dir, const RunIdentity& id, TrainState& s
   try {
     meta = nlohmann::json::parse(ReadFileToString(meta_path));
   } catch (const nlohmann::json::exception& e) {
-    TRAIL_CHECK(false, meta_path, ": not valid JSON: ", e.what());
+    TRAIL_FAIL(meta_path, ": not valid JSON: ", e.what());
   }
   try {
     TRAIL_CHECK(meta.at("format") == kFormat, meta_path, ": not a ", kFormat, " checkpoint");
@@ -176,7 +176,7 @@ void LoadCheckpoint(const std::string& dir, const RunIdentity& id, TrainState& s
     st.chain = DigestFromHex(meta.at("trajectory_chain").get<std::string>(),
                              meta_path + ": trajectory_chain");
   } catch (const nlohmann::json::exception& e) {
-    TRAIL_CHECK(false, meta_path, ": malformed: ", e.what());
+    TRAIL_FAIL(meta_path, ": malformed: ", e.what());
   }
 }
 

@@ -49,7 +49,7 @@ DecayKind ParseDecayKind(const std::string& s) {
   if (s == "constant") return DecayKind::kConstant;
   if (s == "cosine") return DecayKind::kCosine;
   if (s == "wsd") return DecayKind::kWsd;
-  TRAIL_CHECK(false, "schedule: decay must be constant, cosine or wsd, got '", s, "'");
+  TRAIL_FAIL("schedule: decay must be constant, cosine or wsd, got '", s, "'");
   return DecayKind::kConstant;
 }
 

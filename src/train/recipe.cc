@@ -74,7 +74,7 @@ Recipe ParseRecipe(const std::string& text, const std::string& path, int64_t dat
   try {
     root = toml::parse(text, path);
   } catch (const toml::parse_error& e) {
-    TRAIL_CHECK(false, path, ": not valid TOML: ", e.description(), " at line ",
+    TRAIL_FAIL(path, ": not valid TOML: ", e.description(), " at line ",
                 e.source().begin.line);
   }
   const Reader rd(path);
@@ -121,7 +121,7 @@ Recipe ParseRecipe(const std::string& text, const std::string& path, int64_t dat
   try {
     c.Validate();
   } catch (const Error& e) {
-    TRAIL_CHECK(false, path, ": ", e.what());
+    TRAIL_FAIL(path, ": ", e.what());
   }
 
   const toml::table* o = rd.Section(root, "optimizer");
@@ -161,7 +161,7 @@ Recipe ParseRecipe(const std::string& text, const std::string& path, int64_t dat
   try {
     r.schedule.Validate();
   } catch (const Error& e) {
-    TRAIL_CHECK(false, path, ": ", e.what());
+    TRAIL_FAIL(path, ": ", e.what());
   }
 
   const toml::table* me = rd.Section(root, "mesh");

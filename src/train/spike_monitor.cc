@@ -97,7 +97,7 @@ void SpikeMonitor::RestoreState(const std::string& text) {
                          p.at("after").get<std::vector<double>>()};
     }
   } catch (const nlohmann::json::exception& e) {
-    TRAIL_CHECK(false, "spike monitor state is malformed: ", e.what());
+    TRAIL_FAIL("spike monitor state is malformed: ", e.what());
   }
 }
 

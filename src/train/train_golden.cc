@@ -26,7 +26,7 @@ const CaseSpec& Spec(const std::string& name) {
   for (const CaseSpec& c : kCases) {
     if (name == c.name) return c;
   }
-  TRAIL_CHECK(false, "no golden training case '", name, "'");
+  TRAIL_FAIL("no golden training case '", name, "'");
   return kCases[0];
 }
 

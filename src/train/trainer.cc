@@ -183,7 +183,7 @@ nlohmann::json ReadRunInfo(const std::string& run_dir, Digest* genesis) {
     *genesis = DigestFromHex(info.at("genesis").get<std::string>(), path + ": genesis");
     return info;
   } catch (const nlohmann::json::exception& e) {
-    TRAIL_CHECK(false, path, ": malformed: ", e.what());
+    TRAIL_FAIL(path, ": malformed: ", e.what());
   }
   return {};
 }

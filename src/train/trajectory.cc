@@ -85,7 +85,7 @@ std::vector<TrajectoryRecord> ReadTrajectory(const std::string& path, const Dige
       rec.step = j.at("step").get<int64_t>();
       rec.chain = DigestFromHex(j.at("chain").get<std::string>(), where);
     } catch (const nlohmann::json::exception& e) {
-      TRAIL_CHECK(false, where, ": malformed trajectory record: ", e.what());
+      TRAIL_FAIL(where, ": malformed trajectory record: ", e.what());
     }
     TRAIL_CHECK(rec.step == (out.empty() ? rec.step : out.back().step + 1), where,
                 ": step ", rec.step, " does not follow step ", out.back().step);
