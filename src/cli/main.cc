@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli/data_cmd.h"
+#include "cli/goldens_cmd.h"
 #if TRAIL_WITH_CORPUS
 #include "cli/corpus_cmd.h"
 #endif
@@ -73,9 +74,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   selftest->add_option("--backend", st.backend, "Only this backend (reference, AVX2, NEON, ...)");
   selftest->add_flag("--json", st.json, "Print the result as JSON");
-  selftest->add_option("--write-golden", st.write_golden,
-                       "Write the reference backend's digests to this file (when an op changes)");
 
+  trail::cli::GoldensCommand goldens;
+  trail::cli::AddGoldensCommand(app, goldens);
   trail::cli::DataCommand data;
   trail::cli::AddDataCommand(app, data);
   trail::cli::TokenizerCommand tokenizer;
@@ -101,6 +102,11 @@ int main(int argc, char** argv) {
     if (*selftest) {
       st.threads = ParseThreadList(thread_list);
       const int rc = trail::cli::RunSelftest(st);
+      trail::ShutdownKernelPool();
+      return rc;
+    }
+    if (*goldens.goldens) {
+      const int rc = trail::cli::RunGoldensCommand(goldens);
       trail::ShutdownKernelPool();
       return rc;
     }

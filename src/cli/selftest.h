@@ -10,7 +10,6 @@ struct SelftestOptions {
   std::vector<int> threads = {1, 2, 7};
   std::string backend;        // empty: every backend available here
   bool json = false;
-  std::string write_golden;   // when set, write the reference backend's digests there and stop
 };
 
 // Returns the process exit code: 0 all reproduce, 1 some case differs.

@@ -12,7 +12,7 @@
 #include "core/error.h"
 #include "core/file_util.h"
 #include "core/hash.h"
-#include "data/documents.h"
+#include "ingest/documents.h"
 #include "tokenizer/contract.h"
 #include "tokenizer/loaders.h"
 #include "tokenizer/trainer.h"
@@ -98,24 +98,9 @@ int RunDecode(const TokenizerOptions& o) {
   return 0;
 }
 
-// Training text: a *.jsonl[.gz|.zst] file gives its documents' "text"; any other file is one
-// document.
-std::vector<std::string> ReadTrainingDocuments(const std::vector<std::string>& files) {
-  std::vector<std::string> docs;
-  for (const std::string& f : files) {
-    if (f.find(".jsonl") != std::string::npos) {
-      data::DocumentReader reader(f);
-      data::Document d;
-      while (reader.Next(d)) docs.push_back(std::move(d.text));
-    } else {
-      docs.push_back(ReadFileToString(f));
-    }
-  }
-  return docs;
-}
-
 int RunTrain(const TokenizerOptions& o) {
-  const std::vector<std::string> docs = ReadTrainingDocuments(o.files);
+  const std::vector<std::string> docs =
+      ingest::ReadDocumentTexts(o.files, ingest::ParseDocumentFormat(o.input_format));
   tok::TrainOptions t;
   t.vocab_size = o.vocab_size;
   t.pattern = tok::NamedPattern(o.pattern);
@@ -173,6 +158,11 @@ void AddTokenizerCommand(CLI::App& app, TokenizerCommand& cmd) {
       "train", "Train a byte-level BPE tokenizer; writes a Hugging Face tokenizer.json");
   cmd.train->add_option("--input", o.files, "Text files (each one document) or dolma *.jsonl[.gz|.zst]")
       ->required();
+  cmd.train->add_option("--input-format", o.input_format,
+                        "auto (JSONL by the .jsonl[.gz|.zst] suffix, else one document per "
+                        "file), jsonl or text")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "jsonl", "text"}));
   cmd.train->add_option("--vocab-size", o.vocab_size, "Vocabulary size, specials included")
       ->required()
       ->check(CLI::Range(257u, 1u << 24));

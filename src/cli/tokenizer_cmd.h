@@ -15,6 +15,7 @@ struct TokenizerOptions {
   bool lines = false, allow_special = false;
   // train
   std::vector<std::string> files;
+  std::string input_format = "auto";  // auto | jsonl | text (ingest::DocumentFormat)
   uint32_t vocab_size = 0;
   int threads = 0;
   std::string pattern = "cl100k";

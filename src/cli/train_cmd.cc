@@ -6,6 +6,7 @@
 
 #include "core/thread_pool.h"
 #include "repops/kernels.h"
+#include "train/replay.h"
 #include "train/trainer.h"
 
 namespace trail::cli {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "corpus/doc_record.h"
-#include "corpus/spill.h"
+#include "core/spill.h"
 
 namespace trail::corpus {
 

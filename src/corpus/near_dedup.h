@@ -2,7 +2,8 @@
 // candidate verified by exact Jaccard over the shingle sets, union-find over verified pairs
 // only. A cluster's survivor is its member with the smallest key (a stable document key), so
 // which duplicate is kept never depends on input order or run order. Splits are assigned per
-// cluster, so a cluster is never split across train/validation/test (the tutorial's [D01]).
+// cluster, so a cluster is never split across train/validation/test (the split-leak check: a cluster is the transitive closure of
+// verified pairs, so A~B and B~C put A and C in one split even if A and C were never compared).
 #pragma once
 
 #include <cstdint>

@@ -9,7 +9,7 @@
 #include "corpus/minhash.h"
 #include "corpus/progress.h"
 #include "corpus/shingles.h"
-#include "corpus/spill.h"
+#include "core/spill.h"
 
 namespace trail::corpus {
 namespace {
@@ -53,132 +53,160 @@ class SparseUnionFind {
   std::unordered_map<uint32_t, uint32_t> parent_;
 };
 
+// Pass 1: every exact survivor still kept -> shingles -> MinHash -> one (band hash, band,
+// ordinal) per band into the sorter. Texts are batched up to batch_budget bytes.
+void AddBands(const NearDedupRunsInput& in, ThreadPool& pool, ExternalSorter<BandEntry>& bands) {
+  const int k = in.bands * in.rows;
+  const MinHasher hasher(k, in.seed);
+  StageProgress progress("near_dedup", in.documents, in.bytes_in, in.progress);
+  std::vector<std::pair<uint32_t, std::string>> batch;  // (ordinal, text)
+  uint64_t batch_bytes = 0;
+  std::vector<std::vector<uint64_t>> band_hashes;
+  auto flush = [&] {
+    band_hashes.assign(batch.size(), {});
+    pool.ParallelFor(batch.size(), [&](size_t i) {
+      const std::vector<uint64_t> sh = Shingles(batch[i].second, in.ngram);
+      if (sh.empty()) return;  // an empty document takes no part
+      std::vector<uint32_t> sig(static_cast<size_t>(k));
+      hasher.Signature(sh.data(), sh.size(), sig.data());
+      for (int b = 0; b < in.bands; ++b) {
+        uint64_t h = Mix64(static_cast<uint64_t>(b) + 1);
+        for (int r = 0; r < in.rows; ++r) h = Mix64(h ^ sig[static_cast<size_t>(b * in.rows + r)]);
+        band_hashes[i].push_back(h);
+      }
+    });
+    for (size_t i = 0; i < batch.size(); ++i) {
+      for (size_t b = 0; b < band_hashes[i].size(); ++b) {
+        bands.Add({band_hashes[i][b], static_cast<uint32_t>(b), batch[i].first});
+      }
+    }
+    batch.clear();
+    batch_bytes = 0;
+  };
+  SpillReader exact(in.exact_dups, 1 << 16);
+  ExactDup next_dup{UINT32_MAX, 0};
+  if (!exact.Read(&next_dup, sizeof next_dup)) next_dup.ord = UINT32_MAX;
+  DocRunMerge merge(in.runs, in.run_buffer);
+  uint32_t ord = 0;
+  for (DocRunMerge::Item it; merge.Next(it);) {
+    if (it.repeated) continue;
+    const bool dup = next_dup.ord == ord;
+    if (dup && !exact.Read(&next_dup, sizeof next_dup)) next_dup.ord = UINT32_MAX;
+    if (it.doc.drop.empty() && !dup) {
+      batch_bytes += it.doc.text.size();
+      batch.emplace_back(ord, std::move(it.doc.text));
+      if (batch_bytes >= in.batch_budget) flush();
+    }
+    ++ord;
+    progress.Tick();
+  }
+  flush();
+  progress.Finish();
+}
+
+// Pass 2: documents sharing a band bucket are candidate pairs (i < j) into the pair sorter.
+void AddCandidatePairs(ExternalSorter<BandEntry>& bands, ExternalSorter<uint64_t>& pairs) {
+  std::vector<uint32_t> bucket;
+  BandEntry head{};
+  auto close_bucket = [&] {
+    for (size_t x = 0; x < bucket.size(); ++x) {
+      for (size_t y = x + 1; y < bucket.size(); ++y) pairs.Add(uint64_t{bucket[x]} << 32 | bucket[y]);
+    }
+    bucket.clear();
+  };
+  bands.Drain([&](const BandEntry& e) {
+    if (!bucket.empty() && (e.band != head.band || e.hash != head.hash)) close_bucket();
+    head = e;
+    bucket.push_back(e.ord);
+  });
+  close_bucket();
+}
+
+// Pass 3: every distinct candidate verified by exact Jaccard over the shingle sets, in batches
+// whose texts fit verify_budget; verified pairs are united.
+class CandidateVerifier {
+ public:
+  CandidateVerifier(const NearDedupRunsInput& in, ThreadPool& pool, SparseUnionFind& clusters,
+                    NearDedupRunsResult& res)
+      : in_(in), pool_(pool), clusters_(clusters), res_(res), loc_file_(in.locations) {
+    for (const std::string& r : in.runs) run_files_.push_back(std::make_unique<PositionalReader>(r));
+  }
+
+  void Add(uint64_t pair) {
+    ++res_.candidates;
+    Member(static_cast<uint32_t>(pair >> 32));
+    Member(static_cast<uint32_t>(pair));
+    cand_.push_back(pair);
+    if (cand_bytes_ >= in_.verify_budget || cand_.size() >= (1u << 20)) Verify();
+  }
+
+  void Verify() {
+    std::vector<std::vector<uint64_t>> sets(members_.size());
+    pool_.ParallelFor(members_.size(), [&](size_t i) {
+      const Location loc = LocationOf(members_[i]);
+      const DocRecord d = DecodeDocRecord(run_files_[loc.run]->ReadRecordAt(loc.offset));
+      sets[i] = Shingles(d.text, in_.ngram);
+    });
+    std::vector<uint8_t> ok(cand_.size());
+    pool_.ParallelFor(cand_.size(), [&](size_t c) {
+      const auto& a = sets[slot_.at(static_cast<uint32_t>(cand_[c] >> 32))];
+      const auto& b = sets[slot_.at(static_cast<uint32_t>(cand_[c]))];
+      ok[c] = ExactJaccard(a, b) >= in_.threshold;
+    });
+    for (size_t c = 0; c < cand_.size(); ++c) {
+      if (!ok[c]) continue;
+      ++res_.verified;
+      clusters_.Unite(static_cast<uint32_t>(cand_[c] >> 32), static_cast<uint32_t>(cand_[c]));
+    }
+    cand_.clear();
+    slot_.clear();
+    members_.clear();
+    cand_bytes_ = 0;
+  }
+
+ private:
+  Location LocationOf(uint32_t ord) const {
+    Location loc;
+    loc_file_.ReadAt(uint64_t{ord} * sizeof(Location), &loc, sizeof loc);
+    return loc;
+  }
+  void Member(uint32_t ord) {
+    if (slot_.emplace(ord, members_.size()).second) {
+      members_.push_back(ord);
+      cand_bytes_ += LocationOf(ord).text_bytes;
+    }
+  }
+
+  const NearDedupRunsInput& in_;
+  ThreadPool& pool_;
+  SparseUnionFind& clusters_;
+  NearDedupRunsResult& res_;
+  const PositionalReader loc_file_;
+  std::vector<std::unique_ptr<PositionalReader>> run_files_;
+  std::vector<uint64_t> cand_;
+  std::unordered_map<uint32_t, size_t> slot_;
+  std::vector<uint32_t> members_;
+  uint64_t cand_bytes_ = 0;
+};
+
 }  // namespace
 
 NearDedupRunsResult NearDedupRuns(const NearDedupRunsInput& in, ThreadPool& pool) {
-  const int k = in.bands * in.rows;
-  const MinHasher hasher(k, in.seed);
   SparseUnionFind clusters;
   NearDedupRunsResult res;
   {
     ExternalSorter<BandEntry> bands(in.work, "bands", in.sort_budget);
-    StageProgress progress("near_dedup", in.documents, in.bytes_in, in.progress);
-    std::vector<std::pair<uint32_t, std::string>> batch;  // (ordinal, text)
-    uint64_t batch_bytes = 0;
-    std::vector<std::vector<uint64_t>> band_hashes;
-    auto flush = [&] {
-      band_hashes.assign(batch.size(), {});
-      pool.ParallelFor(batch.size(), [&](size_t i) {
-        const std::vector<uint64_t> sh = Shingles(batch[i].second, in.ngram);
-        if (sh.empty()) return;  // an empty document takes no part
-        std::vector<uint32_t> sig(static_cast<size_t>(k));
-        hasher.Signature(sh.data(), sh.size(), sig.data());
-        for (int b = 0; b < in.bands; ++b) {
-          uint64_t h = Mix64(static_cast<uint64_t>(b) + 1);
-          for (int r = 0; r < in.rows; ++r) h = Mix64(h ^ sig[static_cast<size_t>(b * in.rows + r)]);
-          band_hashes[i].push_back(h);
-        }
-      });
-      for (size_t i = 0; i < batch.size(); ++i) {
-        for (size_t b = 0; b < band_hashes[i].size(); ++b) {
-          bands.Add({band_hashes[i][b], static_cast<uint32_t>(b), batch[i].first});
-        }
-      }
-      batch.clear();
-      batch_bytes = 0;
-    };
-    SpillReader exact(in.exact_dups, 1 << 16);
-    ExactDup next_dup{UINT32_MAX, 0};
-    if (!exact.Read(&next_dup, sizeof next_dup)) next_dup.ord = UINT32_MAX;
-    DocRunMerge merge(in.runs, in.run_buffer);
-    uint32_t ord = 0;
-    for (DocRunMerge::Item it; merge.Next(it);) {
-      if (it.repeated) continue;
-      const bool dup = next_dup.ord == ord;
-      if (dup && !exact.Read(&next_dup, sizeof next_dup)) next_dup.ord = UINT32_MAX;
-      if (it.doc.drop.empty() && !dup) {
-        batch_bytes += it.doc.text.size();
-        batch.emplace_back(ord, std::move(it.doc.text));
-        if (batch_bytes >= in.batch_budget) flush();
-      }
-      ++ord;
-      progress.Tick();
-    }
-    flush();
-    progress.Finish();
-
-    // Documents sharing a band bucket are candidate pairs (i < j), each listed once.
+    AddBands(in, pool, bands);
     ExternalSorter<uint64_t> pairs(in.work, "pairs", in.sort_budget);
-    std::vector<uint32_t> bucket;
-    BandEntry head{};
-    auto close_bucket = [&] {
-      for (size_t x = 0; x < bucket.size(); ++x) {
-        for (size_t y = x + 1; y < bucket.size(); ++y) {
-          pairs.Add(uint64_t{bucket[x]} << 32 | bucket[y]);
-        }
-      }
-      bucket.clear();
-    };
-    bands.Drain([&](const BandEntry& e) {
-      if (!bucket.empty() && (e.band != head.band || e.hash != head.hash)) close_bucket();
-      head = e;
-      bucket.push_back(e.ord);
-    });
-    close_bucket();
+    AddCandidatePairs(bands, pairs);
     res.spilled_bytes += bands.spilled_bytes();
-
-    // Every candidate verified by exact Jaccard over the shingle sets, in batches whose texts
-    // fit the budget.
-    const PositionalReader loc_file(in.locations);
-    std::vector<std::unique_ptr<PositionalReader>> run_files;
-    for (const std::string& r : in.runs) run_files.push_back(std::make_unique<PositionalReader>(r));
-    std::vector<uint64_t> cand;
-    std::unordered_map<uint32_t, size_t> slot;
-    std::vector<uint32_t> members;
-    uint64_t cand_bytes = 0;
-    auto verify = [&] {
-      std::vector<std::vector<uint64_t>> sets(members.size());
-      pool.ParallelFor(members.size(), [&](size_t i) {
-        Location loc;
-        loc_file.ReadAt(uint64_t{members[i]} * sizeof(Location), &loc, sizeof loc);
-        const DocRecord d = DecodeDocRecord(run_files[loc.run]->ReadRecordAt(loc.offset));
-        sets[i] = Shingles(d.text, in.ngram);
-      });
-      std::vector<uint8_t> ok(cand.size());
-      pool.ParallelFor(cand.size(), [&](size_t c) {
-        const auto& a = sets[slot.at(static_cast<uint32_t>(cand[c] >> 32))];
-        const auto& b = sets[slot.at(static_cast<uint32_t>(cand[c]))];
-        ok[c] = ExactJaccard(a, b) >= in.threshold;
-      });
-      for (size_t c = 0; c < cand.size(); ++c) {
-        if (!ok[c]) continue;
-        ++res.verified;
-        clusters.Unite(static_cast<uint32_t>(cand[c] >> 32), static_cast<uint32_t>(cand[c]));
-      }
-      cand.clear();
-      slot.clear();
-      members.clear();
-      cand_bytes = 0;
-    };
-    auto member = [&](uint32_t ord) {
-      if (slot.emplace(ord, members.size()).second) {
-        members.push_back(ord);
-        Location loc;
-        loc_file.ReadAt(uint64_t{ord} * sizeof(Location), &loc, sizeof loc);
-        cand_bytes += loc.text_bytes;
-      }
-    };
+    CandidateVerifier verifier(in, pool, clusters, res);
     uint64_t last = UINT64_MAX;
     pairs.Drain([&](uint64_t p) {
-      if (p == last) return;
+      if (p != last) verifier.Add(p);
       last = p;
-      ++res.candidates;
-      member(static_cast<uint32_t>(p >> 32));
-      member(static_cast<uint32_t>(p));
-      cand.push_back(p);
-      if (cand_bytes >= in.verify_budget || cand.size() >= (1u << 20)) verify();
     });
-    verify();
+    verifier.Verify();
     res.spilled_bytes += pairs.spilled_bytes();
   }
   for (uint32_t x : clusters.Members()) res.root_of[x] = clusters.Find(x);

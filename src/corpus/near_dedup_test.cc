@@ -1,4 +1,6 @@
-// The tutorial's [D01] on the real code path, and the near-dedup core's contracts.
+// The split-leak check on the real code path (exact Jaccard, MinHash within its sampling error,
+// LSH candidates, union-find transitive closure so a cluster never straddles splits), and the
+// near-dedup core's contracts.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -6,6 +6,9 @@
 // -> shards. A document dropped by a stage keeps its lineage row with the reason; later stages
 // skip it. Work per document runs on a thread pool; every decision that involves several
 // documents is made in key order, so shards and lineage do not depend on the thread count.
+// The build runs in phases, each in its own file: read_phase (read + per-document stages into
+// document runs), exact_phase (merge by key, exact dedup), near_dedup_runs, final_pass (PII,
+// decontamination, split, quota, lineage rows), shard_groups (compressed shards).
 // Out of core: documents pass through the per-document stages chunk by chunk into key-sorted
 // runs under <out>/.work (the resume checkpoint), and every cross-document stage streams those
 // runs and external sorts, so memory stays within the config's memory budget — which never
@@ -19,14 +22,10 @@
 
 #include <string>
 
+#include "corpus/build_report.h"
 #include "corpus/config.h"
 
 namespace trail::corpus {
-
-struct BuildSummary {
-  uint64_t documents = 0, kept = 0, bytes_in = 0, bytes_out = 0, shards = 0, quarantined = 0;
-  std::string report_json;
-};
 
 struct BuildOptions {
   int threads = 1;

@@ -184,35 +184,49 @@ void Add(std::vector<RuleResult>& out, const char* rule, double value, double th
 
 }  // namespace
 
-std::vector<RuleResult> QualityRules(std::string_view text, const QualityConfig& cfg) {
-  std::vector<RuleResult> out;
-  const std::vector<std::string_view> tokens = Tokens(text);
-  std::vector<std::string_view> words;
-  for (std::string_view t : tokens) {
-    if (!AllPunct(t)) words.push_back(t);
-  }
-  const double n_words = static_cast<double>(words.size());
-  const double safe_words = std::max(1.0, n_words);
-  const std::vector<std::string_view> lines = SplitLines(text);
-  const double n_lines = std::max<double>(1, lines.size());
-  const double n_chars = std::max<double>(1, text.size());
+namespace {
 
-  // Gopher quality.
-  Add(out, "gopher.min_doc_words", n_words, cfg.min_doc_words, n_words >= cfg.min_doc_words);
-  Add(out, "gopher.max_doc_words", n_words, cfg.max_doc_words, n_words <= cfg.max_doc_words);
+// What several rule families read: the text's words (tokens that are not all punctuation), its
+// lines and the denominators, each clamped to at least 1.
+struct TextView {
+  explicit TextView(std::string_view t) : text(t), lines(SplitLines(t)) {
+    for (std::string_view tok : Tokens(t)) {
+      if (!AllPunct(tok)) words.push_back(tok);
+    }
+    n_words = static_cast<double>(words.size());
+    safe_words = std::max(1.0, n_words);
+    n_lines = std::max<double>(1, lines.size());
+    n_chars = std::max<double>(1, t.size());
+  }
+  std::string_view text;
+  std::vector<std::string_view> words, lines;
+  double n_words, safe_words, n_lines, n_chars;
+};
+
+bool IsStopWord(std::string_view w, const std::vector<std::string>& stop_words) {
+  return std::any_of(stop_words.begin(), stop_words.end(), [&](const std::string& sw) {
+    return sw.size() == w.size() &&
+           std::equal(w.begin(), w.end(), sw.begin(), [](char x, char y) { return AsciiLower(x) == y; });
+  });
+}
+
+void GopherQuality(const TextView& v, const QualityConfig& cfg, std::vector<RuleResult>& out) {
+  const std::string_view text = v.text;
+  Add(out, "gopher.min_doc_words", v.n_words, cfg.min_doc_words, v.n_words >= cfg.min_doc_words);
+  Add(out, "gopher.max_doc_words", v.n_words, cfg.max_doc_words, v.n_words <= cfg.max_doc_words);
   double len_sum = 0;
-  for (std::string_view w : words) len_sum += static_cast<double>(w.size());
-  const double avg = words.empty() ? 0 : len_sum / n_words;
+  for (std::string_view w : v.words) len_sum += static_cast<double>(w.size());
+  const double avg = v.words.empty() ? 0 : len_sum / v.n_words;
   Add(out, "gopher.min_avg_word_length", avg, cfg.min_avg_word_length, avg >= cfg.min_avg_word_length);
   Add(out, "gopher.max_avg_word_length", avg, cfg.max_avg_word_length, avg <= cfg.max_avg_word_length);
-  const double hashes = static_cast<double>(Count(text, "#")) / safe_words;
+  const double hashes = static_cast<double>(Count(text, "#")) / v.safe_words;
   Add(out, "gopher.hash_word_ratio", hashes, cfg.max_symbol_word_ratio, hashes <= cfg.max_symbol_word_ratio);
   const double ellipses =
-      static_cast<double>(Count(text, "...") + Count(text, "\xe2\x80\xa6")) / safe_words;
+      static_cast<double>(Count(text, "...") + Count(text, "\xe2\x80\xa6")) / v.safe_words;
   Add(out, "gopher.ellipsis_word_ratio", ellipses, cfg.max_symbol_word_ratio,
       ellipses <= cfg.max_symbol_word_ratio);
   double bullets = 0, end_ellipsis = 0;
-  for (std::string_view l : lines) {
+  for (std::string_view l : v.lines) {
     const std::string_view t = Trim(l);
     bullets += t.rfind("\xe2\x80\xa2", 0) == 0 || t.rfind("- ", 0) == 0 ? 1 : 0;
     end_ellipsis += (t.size() >= 3 && t.substr(t.size() - 3) == "...") ||
@@ -220,110 +234,122 @@ std::vector<RuleResult> QualityRules(std::string_view text, const QualityConfig&
                         ? 1
                         : 0;
   }
-  Add(out, "gopher.bullet_lines_ratio", bullets / n_lines, cfg.max_bullet_lines_ratio,
-      bullets / n_lines <= cfg.max_bullet_lines_ratio);
-  Add(out, "gopher.ellipsis_lines_ratio", end_ellipsis / n_lines, cfg.max_ellipsis_lines_ratio,
-      end_ellipsis / n_lines <= cfg.max_ellipsis_lines_ratio);
+  Add(out, "gopher.bullet_lines_ratio", bullets / v.n_lines, cfg.max_bullet_lines_ratio,
+      bullets / v.n_lines <= cfg.max_bullet_lines_ratio);
+  Add(out, "gopher.ellipsis_lines_ratio", end_ellipsis / v.n_lines, cfg.max_ellipsis_lines_ratio,
+      end_ellipsis / v.n_lines <= cfg.max_ellipsis_lines_ratio);
   double alpha = 0, stops = 0;
   size_t longest_stop = 0;
   for (const std::string& sw : cfg.stop_words) longest_stop = std::max(longest_stop, sw.size());
-  for (std::string_view w : words) {
+  for (std::string_view w : v.words) {
     alpha += std::any_of(w.begin(), w.end(), [](unsigned char c) { return IsAlpha(c); }) ? 1 : 0;
     if (w.size() > longest_stop) continue;  // (a word longer than every stop word is none)
-    const bool stop = std::any_of(cfg.stop_words.begin(), cfg.stop_words.end(), [&](const std::string& sw) {
-      return sw.size() == w.size() && std::equal(w.begin(), w.end(), sw.begin(), [](char x, char y) {
-               return AsciiLower(x) == y;
-             });
-    });
-    stops += stop ? 1 : 0;
+    stops += IsStopWord(w, cfg.stop_words) ? 1 : 0;
   }
-  Add(out, "gopher.alpha_words_ratio", alpha / safe_words, cfg.min_alpha_words_ratio,
-      alpha / safe_words >= cfg.min_alpha_words_ratio);
+  Add(out, "gopher.alpha_words_ratio", alpha / v.safe_words, cfg.min_alpha_words_ratio,
+      alpha / v.safe_words >= cfg.min_alpha_words_ratio);
   Add(out, "gopher.stop_words", stops, cfg.min_stop_words, stops >= cfg.min_stop_words);
+}
 
-  // Gopher repetition.
-  if (cfg.repetition) {
+// Paragraphs: the trimmed text split at runs of two or more newlines.
+std::vector<std::string_view> Paragraphs(std::string_view text) {
   std::vector<std::string_view> paras;
-  {
-    const std::string_view t = Trim(text);
-    size_t start = 0;
-    while (start <= t.size()) {
-      size_t e = t.find("\n\n", start);
-      if (e == std::string_view::npos) e = t.size();
-      paras.push_back(t.substr(start, e - start));
-      if (e == t.size()) break;
-      start = e;
-      while (start < t.size() && t[start] == '\n') ++start;
-    }
+  const std::string_view t = Trim(text);
+  size_t start = 0;
+  while (start <= t.size()) {
+    size_t e = t.find("\n\n", start);
+    if (e == std::string_view::npos) e = t.size();
+    paras.push_back(t.substr(start, e - start));
+    if (e == t.size()) break;
+    start = e;
+    while (start < t.size() && t[start] == '\n') ++start;
   }
+  return paras;
+}
+
+void GopherDuplicateLines(const TextView& v, const QualityConfig& cfg, std::vector<RuleResult>& out) {
+  const std::vector<std::string_view> paras = Paragraphs(v.text);
   const auto [dup_para, dup_para_chars] = Duplicates(paras);
   Add(out, "gopher.dup_para_frac", dup_para / std::max<double>(1, paras.size()), cfg.dup_para_frac,
       dup_para / std::max<double>(1, paras.size()) <= cfg.dup_para_frac);
-  Add(out, "gopher.dup_para_char_frac", dup_para_chars / n_chars, cfg.dup_para_char_frac,
-      dup_para_chars / n_chars <= cfg.dup_para_char_frac);
-  const auto [dup_lines, dup_line_chars] = Duplicates(lines);
-  Add(out, "gopher.dup_line_frac", dup_lines / n_lines, cfg.dup_line_frac,
-      dup_lines / n_lines <= cfg.dup_line_frac);
-  Add(out, "gopher.dup_line_char_frac", dup_line_chars / n_chars, cfg.dup_line_char_frac,
-      dup_line_chars / n_chars <= cfg.dup_line_char_frac);
-  // N-grams are compared by the hash of their words' hashes (64 bits: collisions are
-  // negligible at document sizes); the character length of "w1 w2 ... wn" is carried along.
-  std::vector<uint64_t> word_hash(words.size());
-  std::vector<size_t> word_len_prefix(words.size() + 1, 0);
-  for (size_t i = 0; i < words.size(); ++i) {
-    word_hash[i] = BytesHash(words[i]);
-    word_len_prefix[i + 1] = word_len_prefix[i] + words[i].size();
+  Add(out, "gopher.dup_para_char_frac", dup_para_chars / v.n_chars, cfg.dup_para_char_frac,
+      dup_para_chars / v.n_chars <= cfg.dup_para_char_frac);
+  const auto [dup_lines, dup_line_chars] = Duplicates(v.lines);
+  Add(out, "gopher.dup_line_frac", dup_lines / v.n_lines, cfg.dup_line_frac,
+      dup_lines / v.n_lines <= cfg.dup_line_frac);
+  Add(out, "gopher.dup_line_char_frac", dup_line_chars / v.n_chars, cfg.dup_line_char_frac,
+      dup_line_chars / v.n_chars <= cfg.dup_line_char_frac);
+}
+
+// The n-grams of a text's words, n growing: NgramHash is a left fold, so the hashes of n-grams
+// extend those of (n-1)-grams by one word. N-grams are compared by hash (64 bits: collisions are
+// negligible at document sizes); the character length of "w1 w2 ... wn" is carried along.
+class WordGrams {
+ public:
+  explicit WordGrams(const std::vector<std::string_view>& words)
+      : word_hash_(words.size()), len_prefix_(words.size() + 1, 0) {
+    for (size_t i = 0; i < words.size(); ++i) {
+      word_hash_[i] = BytesHash(words[i]);
+      len_prefix_[i + 1] = len_prefix_[i] + words[i].size();
+    }
   }
-  // N-gram hashes for growing n by extending the (n-1)-gram hashes one word (NgramHash is a
-  // left fold), and their counts in a flat hash table reused per thread — equal grams counted
-  // as the old sort-based runs counted them, in linear time.
-  std::vector<uint64_t> gram;
-  size_t gram_n = 0;
-  auto grams_of = [&](size_t n) {
-    if (gram_n == 0 || n < gram_n) {
-      gram.resize(word_hash.size());
-      for (size_t i = 0; i < gram.size(); ++i) gram[i] = NgramHash(&word_hash[i], 1);
-      gram_n = 1;
-    }
-    for (; gram_n < n; ++gram_n) {
-      for (size_t i = 0; i + gram_n < word_hash.size(); ++i) gram[i] = Mix64(gram[i] ^ word_hash[i + gram_n]);
-    }
-  };
-  thread_local GramCounter counter;
-  auto count_grams = [&](size_t n) {  // grams of n words: gram[0 .. words - n]
-    grams_of(n);
-    const size_t m = words.size() >= n ? words.size() - n + 1 : 0;
+  // Counts the n-grams (gram(0 .. m-1)) in a flat hash table reused per thread; returns m.
+  size_t Count(size_t n, GramCounter& counter) {
+    Extend(n);
+    const size_t m = word_hash_.size() >= n ? word_hash_.size() - n + 1 : 0;
     counter.Reset(m);
-    for (size_t i = 0; i < m; ++i) counter.Add(gram[i], static_cast<uint32_t>(i));
+    for (size_t i = 0; i < m; ++i) counter.Add(gram_[i], static_cast<uint32_t>(i));
     return m;
-  };
+  }
+  uint64_t gram(size_t i) const { return gram_[i]; }
+  size_t chars(size_t i, size_t n) const { return len_prefix_[i + n] - len_prefix_[i] + (n - 1); }
+
+ private:
+  void Extend(size_t n) {
+    if (gram_n_ == 0 || n < gram_n_) {
+      gram_.resize(word_hash_.size());
+      for (size_t i = 0; i < gram_.size(); ++i) gram_[i] = NgramHash(&word_hash_[i], 1);
+      gram_n_ = 1;
+    }
+    for (; gram_n_ < n; ++gram_n_) {
+      for (size_t i = 0; i + gram_n_ < word_hash_.size(); ++i) gram_[i] = Mix64(gram_[i] ^ word_hash_[i + gram_n_]);
+    }
+  }
+  std::vector<uint64_t> word_hash_, gram_;
+  std::vector<size_t> len_prefix_;
+  size_t gram_n_ = 0;
+};
+
+void GopherNgrams(const TextView& v, const QualityConfig& cfg, std::vector<RuleResult>& out) {
+  WordGrams grams(v.words);
+  thread_local GramCounter counter;
   for (const auto& [n, frac] : cfg.top_ngram_char_frac) {
-    const size_t m = count_grams(static_cast<size_t>(n));
+    const size_t m = grams.Count(static_cast<size_t>(n), counter);
     // Only a repeated n-gram counts (a text of unique n-grams has no "top" repetition); its
     // characters are those of its first occurrence.
     double top = 0;
     for (size_t i = 0; i < m; ++i) {
-      const GramCounter::Entry& e = counter.Find(gram[i]);
+      const GramCounter::Entry& e = counter.Find(grams.gram(i));
       if (e.count < 2 || e.first != i) continue;
-      const size_t chars = word_len_prefix[i + n] - word_len_prefix[i] + (n - 1);
-      top = std::max(top, static_cast<double>(chars * e.count));
+      top = std::max(top, static_cast<double>(grams.chars(i, n) * e.count));
     }
-    out.push_back({GramRuleName("top", n), top / n_chars, frac, top / n_chars <= frac});
+    out.push_back({GramRuleName("top", n), top / v.n_chars, frac, top / v.n_chars <= frac});
   }
   for (const auto& [n, frac] : cfg.dup_ngram_char_frac) {
-    const size_t m = count_grams(static_cast<size_t>(n));
-    std::vector<uint8_t> covered(words.size(), 0);
+    const size_t m = grams.Count(static_cast<size_t>(n), counter);
+    std::vector<uint8_t> covered(v.words.size(), 0);
     for (size_t i = 0; i < m; ++i) {
-      if (counter.Find(gram[i]).count > 1) std::fill_n(covered.begin() + i, n, 1);
+      if (counter.Find(grams.gram(i)).count > 1) std::fill_n(covered.begin() + i, n, 1);
     }
     double dup = 0;
-    for (size_t i = 0; i < words.size(); ++i) dup += covered[i] ? words[i].size() : 0;
-    out.push_back({GramRuleName("dup", n), dup / n_chars, frac, dup / n_chars <= frac});
+    for (size_t i = 0; i < v.words.size(); ++i) dup += covered[i] ? v.words[i].size() : 0;
+    out.push_back({GramRuleName("dup", n), dup / v.n_chars, frac, dup / v.n_chars <= frac});
   }
   counter.Trim();
-  }
+}
 
-  // C4 (document level).
+void C4Document(const TextView& v, const QualityConfig& cfg, std::vector<RuleResult>& out) {
+  const std::string_view text = v.text;
   if (cfg.c4_lorem_ipsum) {
     std::string lower(text);
     for (char& c : lower) c = AsciiLower(c);
@@ -340,11 +366,12 @@ std::vector<RuleResult> QualityRules(std::string_view text, const QualityConfig&
     if ((c == '.' || c == '!' || c == '?') && (i + 1 == text.size() || IsSpace(text[i + 1]))) ++sentences;
   }
   Add(out, "c4.min_sentences", sentences, cfg.c4_min_sentences, sentences >= cfg.c4_min_sentences);
+}
 
-  // FineWeb.
+void FineWeb(const TextView& v, const QualityConfig& cfg, std::vector<RuleResult>& out) {
   double punct_end = 0, short_lines = 0, nonempty = 0;
   std::vector<std::string_view> stripped;
-  for (std::string_view l : lines) {
+  for (std::string_view l : v.lines) {
     const std::string_view t = Trim(l);
     if (t.empty()) continue;
     ++nonempty;
@@ -365,9 +392,23 @@ std::vector<RuleResult> QualityRules(std::string_view text, const QualityConfig&
   const double char_dup = dup_c / std::max(1.0, total_line_chars);
   Add(out, "fineweb.char_dup_ratio", char_dup, cfg.fineweb_char_dup_ratio,
       char_dup <= cfg.fineweb_char_dup_ratio);
-  const double newline_ratio = static_cast<double>(Count(text, "\n")) / safe_words;
+  const double newline_ratio = static_cast<double>(Count(v.text, "\n")) / v.safe_words;
   Add(out, "fineweb.newline_ratio", newline_ratio, cfg.fineweb_newline_ratio,
       newline_ratio <= cfg.fineweb_newline_ratio);
+}
+
+}  // namespace
+
+std::vector<RuleResult> QualityRules(std::string_view text, const QualityConfig& cfg) {
+  std::vector<RuleResult> out;
+  const TextView v(text);
+  GopherQuality(v, cfg, out);
+  if (cfg.repetition) {
+    GopherDuplicateLines(v, cfg, out);
+    GopherNgrams(v, cfg, out);
+  }
+  C4Document(v, cfg, out);
+  FineWeb(v, cfg, out);
   return out;
 }
 

@@ -11,7 +11,7 @@
 #include "core/hash.h"
 #include "core/utf8.h"
 #include "corpus/extract.h"
-#include "data/documents.h"
+#include "ingest/documents.h"
 
 namespace trail::corpus {
 namespace {
@@ -20,7 +20,7 @@ namespace {
 // (corrupt or truncated compressed data) into a message instead of an exception.
 class Stream {
  public:
-  explicit Stream(const std::string& path) : src_(data::OpenByteSource(path)) {}
+  explicit Stream(const std::string& path) : src_(ingest::OpenByteSource(path)) {}
 
   uint64_t offset() const { return base_ + pos_; }
   const std::string& error() const { return error_; }
@@ -79,7 +79,7 @@ class Stream {
     return got > 0;
   }
 
-  std::unique_ptr<data::ByteSource> src_;
+  std::unique_ptr<ingest::ByteSource> src_;
   std::string buf_, error_;
   size_t pos_ = 0;
   uint64_t base_ = 0;
@@ -248,6 +248,44 @@ bool Dechunk(const std::string& in, std::string& out) {
   }
 }
 
+// The body of a WARC response block (an HTTP response: status line, headers, body), de-chunked;
+// skip for a response that is not HTML; reason and detail when it cannot be used.
+struct HttpBody {
+  std::string body;
+  bool skip = false;
+  std::string reason, detail;
+};
+
+HttpBody HtmlOfResponse(const std::string& block) {
+  HttpBody out;
+  std::map<std::string, std::string> http;
+  size_t bpos = block.find('\n');
+  if (block.rfind("HTTP/", 0) != 0 || bpos == std::string::npos ||
+      !ParseHeaders(block, ++bpos, http)) {
+    out.reason = "warc_http", out.detail = "the block is not an HTTP response";
+    return out;
+  }
+  const std::string http_type = Lower(http.count("content-type") ? http["content-type"] : "");
+  if (!http_type.empty() && http_type.find("html") == std::string::npos) {
+    out.skip = true;
+    return out;
+  }
+  out.body = block.substr(bpos);
+  if (Lower(http.count("transfer-encoding") ? http["transfer-encoding"] : "") == "chunked") {
+    std::string plain;
+    if (!Dechunk(out.body, plain)) {
+      out.reason = "warc_http", out.detail = "malformed chunked body";
+      return out;
+    }
+    out.body = std::move(plain);
+  }
+  const std::string enc = Lower(http.count("content-encoding") ? http["content-encoding"] : "");
+  if (!enc.empty() && enc != "identity") {
+    out.reason = "unsupported_encoding", out.detail = "Content-Encoding '" + enc + "'";
+  }
+  return out;
+}
+
 }  // namespace
 
 void ReadWarcRecords(const std::string& path, uint64_t max_record_bytes,
@@ -334,36 +372,16 @@ void ReadWarcRecords(const std::string& path, uint64_t max_record_bytes,
       ++*skipped;
       continue;
     }
-    // The block is an HTTP response: status line, headers, body.
-    std::map<std::string, std::string> http;
-    size_t bpos = block.find('\n');
-    if (block.rfind("HTTP/", 0) != 0 || bpos == std::string::npos ||
-        !ParseHeaders(block, ++bpos, http)) {
-      on_bad(Bad(path, offset, 0, headers.size() + n, "warc_http",
-                 "the block is not an HTTP response", block, digest));
-      continue;
-    }
-    const std::string http_type = Lower(http.count("content-type") ? http["content-type"] : "");
-    if (!http_type.empty() && http_type.find("html") == std::string::npos) {
+    HttpBody http = HtmlOfResponse(block);
+    if (http.skip) {
       ++*skipped;
       continue;
     }
-    std::string body = block.substr(bpos);
-    if (Lower(http.count("transfer-encoding") ? http["transfer-encoding"] : "") == "chunked") {
-      std::string plain;
-      if (!Dechunk(body, plain)) {
-        on_bad(Bad(path, offset, 0, headers.size() + n, "warc_http", "malformed chunked body",
-                   block, digest));
-        continue;
-      }
-      body = std::move(plain);
-    }
-    const std::string enc = Lower(http.count("content-encoding") ? http["content-encoding"] : "");
-    if (!enc.empty() && enc != "identity") {
-      on_bad(Bad(path, offset, 0, headers.size() + n, "unsupported_encoding",
-                 "Content-Encoding '" + enc + "'", block, digest));
+    if (!http.reason.empty()) {
+      on_bad(Bad(path, offset, 0, headers.size() + n, http.reason, http.detail, block, digest));
       continue;
     }
+    const std::string body = std::move(http.body);
     RawRecord rec;
     rec.offset = offset;
     std::string id = h.count("warc-record-id") ? h["warc-record-id"] : "";

@@ -8,7 +8,7 @@
 #include "core/file_util.h"
 #include "corpus/lineage_db.h"
 #include "data/shard_reader.h"
-#include "data/tokenize_job.h"
+#include "ingest/tokenize_job.h"
 
 namespace trail::corpus {
 namespace fs = std::filesystem;
@@ -50,7 +50,7 @@ CorpusTokens TokenizeCorpus(const std::string& out_dir, const std::string& contr
     uint64_t docs_total = 0, tokens_total = 0;
     for (auto& [source, files] : groups[split]) {
       std::sort(files.begin(), files.end());
-      data::TokenizeOptions t;
+      ingest::TokenizeOptions t;
       t.contract = contract;
       t.inputs = files;
       t.output_dir = out_dir + "/tokens/" + split;
@@ -58,8 +58,8 @@ CorpusTokens TokenizeCorpus(const std::string& out_dir, const std::string& contr
       t.domain = domain[source];
       t.threads = threads;
       t.shard_tokens = shard_tokens;
-      const data::TokenizeResult r = data::RunTokenize(t);
-      data::WriteShardList(r, t.output_dir + "/" + source + ".shards.json");
+      const ingest::TokenizeResult r = ingest::RunTokenize(t);
+      ingest::WriteShardList(r, t.output_dir + "/" + source + ".shards.json");
       for (const data::ShardRef& ref : r.shards) {
         const std::string rel = std::string("tokens/") + split + "/" + ref.path;
         const data::ShardReader shard(out_dir + "/" + rel);

@@ -2,7 +2,7 @@
 // shards per split and source (<out>/tokens/<split>/<source>-NNNNN.tshard and
 // <source>.shards.json, ready for `trail data manifest`), every document's token shard and
 // range added to the lineage (table `tokens`), and the token-level share of each source
-// measured next to its document-level share (the tutorial's §2.7: quotas are set on documents,
+// measured next to its document-level share (quotas are set on documents,
 // training mixes tokens).
 #pragma once
 

@@ -1,4 +1,4 @@
-// A frozen validation or test set (tutorial §2.11): its documents in stored order (shards as
+// A frozen validation or test set (scored apart from training): its documents in stored order (shards as
 // listed, documents in index order), never permuted, resampled or mixed. Each document (plus
 // EOS when the stream appends one) is cut into windows of L+1 tokens at stride L, the last one
 // padded, so a row never holds two documents and every token but a document's first is

@@ -31,7 +31,7 @@ struct SourceSpec {
   std::vector<ShardRef> shards;
 };
 
-// A frozen validation or test set of one domain (tutorial §2.11): read in stored order, never
+// A frozen validation or test set of one domain (scored apart from training): read in stored order, never
 // resampled or reweighted.
 struct EvalSet {
   std::string domain;

@@ -1,4 +1,4 @@
-// Packing windows into training tensors (the objective-to-tensor layer, tutorial §3).
+// Packing windows into training tensors (the objective-to-tensor layer).
 //
 // One rule makes the labels: the label at position i is token i+1 when it is *valid*, else
 // kIgnoreLabel. Valid means: i+1 is a real (non-padding) token, token i+1 may be a target
@@ -42,7 +42,7 @@ struct PackedBatch {
   std::vector<uint8_t> key_valid;  // 0 for padding keys
   std::vector<uint8_t> loss_mask;  // 1 iff the label is not ignored
   std::vector<uint64_t> windows;   // global window of each row, kPaddingRow for an empty row
-  // Accounting (tutorial §4.1): B_input counts token slots (rows × L, padding included),
+  // Accounting: B_input counts token slots (rows × L, padding included),
   // B_target counts valid targets (Σ loss_mask).
   int64_t input_tokens = 0, real_tokens = 0, target_tokens = 0;
 

@@ -1,5 +1,8 @@
-// The tutorial's packing sanity checks [D02]-[D05] on the real code path: labels from the one
-// label rule, masks from PackRow, attention through the RepOps attention op.
+// The packing sanity checks on the real code path — shifted labels (independent-document vs
+// continuous semantics), the block-diagonal mask with its functional test, the EOS boundary (kept
+// as the last token of its document, never a label across documents) and padding (loss and key
+// masks, no empty attention row): labels from the one label rule, masks from PackRow, attention
+// through the RepOps attention op.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -54,7 +57,7 @@ PackedBatch Pack(const RawWindow& w, Semantics sem) {
   return b;
 }
 
-TEST(Packing, D02ShiftedLabelsForBothSemantics) {
+TEST(Packing, ShiftedLabelsForBothSemantics) {
   const std::vector<int32_t> tokens = {11, 12, 13, 21, 22}, doc = {0, 0, 0, 1, 1};
   EXPECT_EQ(ShiftedLabels(tokens, doc, Semantics::kIndependent),
             (std::vector<int32_t>{12, 13, I, 22, I}));
@@ -66,8 +69,8 @@ TEST(Packing, D02ShiftedLabelsForBothSemantics) {
   EXPECT_EQ(Pack(w, Semantics::kContinuous).labels, (std::vector<int32_t>{12, 13, 21, 22, 23}));
 }
 
-TEST(Packing, D03BlockDiagonalMaskAndFunctionalTestThroughAttention) {
-  // Window of L+1 = 6 tokens; the first 5 are the tutorial's example.
+TEST(Packing, BlockDiagonalMaskAndFunctionalTestThroughAttention) {
+  // Window of L+1 = 6 tokens; the first 5 are the reference example (tokens 11,12,13 | 21,22).
   const RawWindow w = MakeWindow({11, 12, 13, 21, 22, 23}, {0, 0, 0, 1, 1, 1});
   const PackedBatch block = Pack(w, Semantics::kIndependent);
   const PackedBatch cont = Pack(w, Semantics::kContinuous);
@@ -97,7 +100,7 @@ TEST(Packing, D03BlockDiagonalMaskAndFunctionalTestThroughAttention) {
   for (int t = 0; t < 3; ++t) EXPECT_EQ(out_block3[t], out_block[t]);
 }
 
-TEST(Packing, D04EosBoundaryFollowsFromTheDocumentRule) {
+TEST(Packing, EosBoundaryFollowsFromTheDocumentRule) {
   const int32_t EOS = 999;
   const std::vector<int32_t> tokens = {11, 12, 13, EOS, 21, 22, EOS};
   const std::vector<int32_t> doc = {0, 0, 0, 0, 1, 1, 1};
@@ -105,7 +108,7 @@ TEST(Packing, D04EosBoundaryFollowsFromTheDocumentRule) {
             (std::vector<int32_t>{12, 13, EOS, I, 22, EOS, I}));
 }
 
-TEST(Packing, D04OnStreamWindows) {
+TEST(Packing, EosBoundaryOnStreamWindows) {
   // Through the stream: every "content -> EOS" label is kept, every "EOS -> next document"
   // label is masked, in every window.
   TempDir dir;
@@ -134,7 +137,7 @@ TEST(Packing, D04OnStreamWindows) {
   EXPECT_GT(masked, 50);
 }
 
-TEST(Packing, D05PaddingMasksAndNoEmptyAttentionRow) {
+TEST(Packing, PaddingMasksAndNoEmptyAttentionRow) {
   for (Semantics sem : {Semantics::kIndependent, Semantics::kContinuous}) {
     // Tokens [11, 12, 13] then padding, L+1 = 6.
     const RawWindow w = MakeWindow({11, 12, 13, 0, 0, 0}, {0, 0, 0, 0, 0, 0}, 3);

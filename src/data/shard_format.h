@@ -24,6 +24,12 @@ inline constexpr uint64_t kDocRecordBytes = 32;
 
 using ContractHash = std::array<uint8_t, 32>;
 
+// The token width a vocabulary needs: uint16 ids while every id fits (vocab_size <= 65536),
+// uint32 ids beyond. Every writer that picks a width from a tokenizer uses this rule.
+inline constexpr uint32_t TokenBytesForVocab(uint64_t vocab_size) {
+  return vocab_size <= 65536 ? 2 : 4;
+}
+
 // Byte layout of the header (offsets in bytes):
 //   0 magic[8] | 8 version u32 | 12 token_bytes u32 | 16 num_docs u64 | 24 num_tokens u64
 //   32 tokens_offset u64 | 40 index_offset u64 | 48 keys_offset u64 | 56 keys_bytes u64

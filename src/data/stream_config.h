@@ -8,7 +8,7 @@
 
 namespace trail::data {
 
-// Label/attention semantics of a packed window (tutorial §3.4).
+// Label/attention semantics of a packed window (docs/data.md §5, packing).
 enum class Semantics {
   kIndependent,  // label valid iff current and next token share a document; block-diagonal
   kContinuous,   // one EOS-separated stream: labels cross documents, plain causal attention
@@ -19,7 +19,7 @@ enum class PositionMode {
   kWindow,    // position = index within the window
 };
 
-// Long documents are cut into pieces of at most max_tokens (tutorial §2.9).
+// Long documents are cut into pieces of at most max_tokens (docs/data.md §3.1, pieces).
 enum class ChunkBoundary {
   kIndependent,   // each piece ends with EOS, is its own document, positions restart at 0
   kContinuation,  // only the last piece gets EOS; positions continue from the piece's offset

@@ -1,6 +1,7 @@
 #include "data/stream_golden.h"
 
 #include "core/file_util.h"
+#include "core/golden.h"
 #include "core/hash.h"
 #include "data/packing.h"
 #include "data/stream.h"
@@ -8,8 +9,7 @@
 
 namespace trail::data {
 
-const char kStreamGoldenDigest[] =
-    "7e18b9522e0a7878d626a33464ceb1e05cbd9f5ce0b1a94028f32057836ef3a5";
+std::string CommittedStreamGoldenDigest() { return CommittedGoldens("stream").at("stream"); }
 
 namespace {
 

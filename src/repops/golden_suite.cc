@@ -24,8 +24,6 @@
 
 namespace trail::repops {
 
-extern const char kGoldenHashesText[];  // generated from golden_hashes.txt
-
 namespace {
 
 using Vec = std::vector<float>;
@@ -300,28 +298,6 @@ std::vector<GoldenResult> RunGoldenSuite() {
   return out;
 }
 
-std::map<std::string, std::string> ParseGolden(const std::string& text) {
-  std::map<std::string, std::string> out;
-  std::istringstream in(text);
-  std::string line;
-  int lineno = 0;
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream ls(line);
-    std::string name, digest, extra;
-    ls >> name >> digest;
-    TRAIL_CHECK(!name.empty() && digest.size() == 64 && !(ls >> extra),
-                "golden hashes, line ", lineno, ": expected '<case> <64 hex digits>', got '", line, "'");
-    TRAIL_CHECK(out.emplace(name, digest).second, "golden hashes, line ", lineno,
-                ": duplicate case '", name, "'");
-  }
-  return out;
-}
-
-const std::map<std::string, std::string>& CommittedGolden() {
-  static const auto golden = ParseGolden(kGoldenHashesText);
-  return golden;
-}
+const GoldenTable& CommittedGolden() { return CommittedGoldens("repops"); }
 
 }  // namespace trail::repops

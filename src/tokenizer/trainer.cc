@@ -22,26 +22,10 @@ struct Word {
   uint64_t count;
 };
 
-}  // namespace
-
-std::string NamedPattern(const std::string& name) {
-  const char* encoding = name == "gpt2"     ? "r50k_base"
-                         : name == "cl100k" ? "cl100k_base"
-                         : name == "o200k"  ? "o200k_base"
-                                            : nullptr;
-  if (encoding == nullptr) return name;  // a regular expression of the caller's
-  return FindTiktokenEncoding(encoding)->pattern;
-}
-
-std::unique_ptr<Tokenizer> TrainBpe(const std::vector<std::string>& docs, const TrainOptions& opt,
-                                    TrainStats* stats) {
-  TRAIL_CHECK(opt.vocab_size >= 256 + opt.specials.size(), "vocab_size ", opt.vocab_size,
-              " leaves no room for the 256 byte tokens and ", opt.specials.size(),
-              " special tokens");
-  const Pretokenizer pretok(opt.pattern);
-  TrainStats st;
-
-  // 1. Piece counts, per thread then summed.
+// 1. Piece counts: every document pre-tokenized (invalid UTF-8 bytes count as pieces of one
+// byte), per thread, then summed.
+PieceCounts CountPieces(const std::vector<std::string>& docs, const Pretokenizer& pretok,
+                        const TrainOptions& opt, TrainStats& st) {
   const int threads = std::max(1, opt.threads);
   std::vector<PieceCounts> partial(threads);
   std::vector<uint64_t> piece_total(threads, 0);
@@ -75,11 +59,11 @@ std::unique_ptr<Tokenizer> TrainBpe(const std::vector<std::string>& docs, const 
     for (auto& [k, v] : partial[t]) counts[k] += v;
   }
   for (uint64_t n : piece_total) st.pieces += n;
-  for (const std::string& d : docs) st.bytes += d.size();
-  st.documents = docs.size();
-  st.unique_pieces = counts.size();
+  return counts;
+}
 
-  // Words in a fixed order (by bytes), so nothing depends on hash-map iteration order.
+// Words in a fixed order (by bytes), so nothing depends on hash-map iteration order.
+std::vector<Word> WordsInByteOrder(const PieceCounts& counts) {
   std::vector<std::pair<std::string, uint64_t>> sorted(counts.begin(), counts.end());
   std::sort(sorted.begin(), sorted.end());
   std::vector<Word> words;
@@ -90,68 +74,81 @@ std::unique_ptr<Tokenizer> TrainBpe(const std::vector<std::string>& docs, const 
     for (unsigned char b : piece) w.syms.push_back(b);
     words.push_back(std::move(w));
   }
+  return words;
+}
 
-  std::vector<std::string> tokens(256);
-  for (int b = 0; b < 256; ++b) tokens[b] = std::string(1, static_cast<char>(b));
-  std::unordered_map<uint64_t, int64_t> pair_count;
-  std::unordered_map<uint64_t, std::vector<uint32_t>> pair_words;
-  for (uint32_t wi = 0; wi < words.size(); ++wi) {
-    const Word& w = words[wi];
-    for (size_t i = 0; i + 1 < w.syms.size(); ++i) {
-      const uint64_t k = PairKey(w.syms[i], w.syms[i + 1]);
-      pair_count[k] += static_cast<int64_t>(w.count);
-      auto& list = pair_words[k];
-      if (list.empty() || list.back() != wi) list.push_back(wi);
+// 2. Merges, greedily: the most frequent adjacent pair (ties: the smallest left token's bytes,
+// then the right's) becomes a new token, until merges_wanted or a count below min_frequency.
+class MergeLearner {
+ public:
+  MergeLearner(std::vector<Word> words, std::vector<std::string>& tokens)
+      : words_(std::move(words)), tokens_(tokens), heap_(Worse{&tokens}) {
+    for (uint32_t wi = 0; wi < words_.size(); ++wi) {
+      const Word& w = words_[wi];
+      for (size_t i = 0; i + 1 < w.syms.size(); ++i) {
+        const uint64_t k = PairKey(w.syms[i], w.syms[i + 1]);
+        pair_count_[k] += static_cast<int64_t>(w.count);
+        auto& list = pair_words_[k];
+        if (list.empty() || list.back() != wi) list.push_back(wi);
+      }
     }
+    for (const auto& [k, c] : pair_count_) heap_.push({c, k});
   }
-  // Max-heap on (count, then smallest (left bytes, right bytes)); stale entries are re-checked.
+
+  std::vector<BpeModel::Merge> Learn(uint32_t merges_wanted, uint64_t min_frequency) {
+    std::vector<BpeModel::Merge> merges;
+    while (merges.size() < merges_wanted && !heap_.empty()) {
+      const Entry top = heap_.top();
+      heap_.pop();
+      const auto it = pair_count_.find(top.key);
+      const int64_t current = it == pair_count_.end() ? 0 : it->second;
+      if (current != top.count) {  // stale: requeue with the current count
+        if (current > 0) heap_.push({current, top.key});
+        continue;
+      }
+      if (current < static_cast<int64_t>(min_frequency)) break;
+      const uint32_t a = static_cast<uint32_t>(top.key >> 32);
+      const uint32_t b = static_cast<uint32_t>(top.key & 0xffffffff);
+      const uint32_t t = static_cast<uint32_t>(tokens_.size());
+      tokens_.push_back(tokens_[a] + tokens_[b]);
+      merges.push_back({a, b, static_cast<uint32_t>(merges.size()), t});
+      Apply(top.key, a, b, t);
+    }
+    return merges;
+  }
+
+ private:
   struct Entry {
     int64_t count;
     uint64_t key;
   };
-  auto worse = [&](const Entry& a, const Entry& b) {
-    if (a.count != b.count) return a.count < b.count;
-    const std::string& al = tokens[a.key >> 32];
-    const std::string& bl = tokens[b.key >> 32];
-    if (al != bl) return al > bl;
-    return tokens[a.key & 0xffffffff] > tokens[b.key & 0xffffffff];
-  };
-  std::priority_queue<Entry, std::vector<Entry>, decltype(worse)> heap(worse);
-  for (const auto& [k, c] : pair_count) heap.push({c, k});
-
-  const uint32_t merges_wanted =
-      opt.vocab_size - 256 - static_cast<uint32_t>(opt.specials.size());
-  std::vector<BpeModel::Merge> merges;
-  std::unordered_set<uint64_t> touched;
-  while (merges.size() < merges_wanted && !heap.empty()) {
-    const Entry top = heap.top();
-    heap.pop();
-    const auto it = pair_count.find(top.key);
-    const int64_t current = it == pair_count.end() ? 0 : it->second;
-    if (current != top.count) {  // stale: requeue with the current count
-      if (current > 0) heap.push({current, top.key});
-      continue;
+  // Max-heap on (count, then smallest (left bytes, right bytes)); stale entries are re-checked.
+  struct Worse {
+    const std::vector<std::string>* tokens;
+    bool operator()(const Entry& a, const Entry& b) const {
+      if (a.count != b.count) return a.count < b.count;
+      const std::string& al = (*tokens)[a.key >> 32];
+      const std::string& bl = (*tokens)[b.key >> 32];
+      if (al != bl) return al > bl;
+      return (*tokens)[a.key & 0xffffffff] > (*tokens)[b.key & 0xffffffff];
     }
-    if (current < static_cast<int64_t>(opt.min_frequency)) break;
-    const uint32_t a = static_cast<uint32_t>(top.key >> 32);
-    const uint32_t b = static_cast<uint32_t>(top.key & 0xffffffff);
-    const uint32_t t = static_cast<uint32_t>(tokens.size());
-    tokens.push_back(tokens[a] + tokens[b]);
-    merges.push_back({a, b, static_cast<uint32_t>(merges.size()), t});
-    touched.clear();
-    std::vector<uint32_t> where = std::move(pair_words[top.key]);
-    pair_words.erase(top.key);
+  };
+
+  // Every word holding the pair (a, b): its pairs removed, merged left to right, added back.
+  void Apply(uint64_t key, uint32_t a, uint32_t b, uint32_t t) {
+    touched_.clear();
+    std::vector<uint32_t> where = std::move(pair_words_[key]);
+    pair_words_.erase(key);
     for (uint32_t wi : where) {
-      Word& w = words[wi];
+      Word& w = words_[wi];
       bool has = false;
       for (size_t i = 0; i + 1 < w.syms.size(); ++i) has = has || (w.syms[i] == a && w.syms[i + 1] == b);
       if (!has) continue;
       const int64_t c = static_cast<int64_t>(w.count);
-      // Remove the word's pairs, merge left to right, add its pairs back.
       for (size_t i = 0; i + 1 < w.syms.size(); ++i) {
         const uint64_t k = PairKey(w.syms[i], w.syms[i + 1]);
-        pair_count[k] -= c;
-        touched.insert(k);
+        pair_count_[k] -= c;
+        touched_.insert(k);
       }
       std::vector<uint32_t> merged;
       merged.reserve(w.syms.size());
@@ -166,17 +163,55 @@ std::unique_ptr<Tokenizer> TrainBpe(const std::vector<std::string>& docs, const 
       w.syms = std::move(merged);
       for (size_t i = 0; i + 1 < w.syms.size(); ++i) {
         const uint64_t k = PairKey(w.syms[i], w.syms[i + 1]);
-        pair_count[k] += c;
-        touched.insert(k);
-        auto& list = pair_words[k];
+        pair_count_[k] += c;
+        touched_.insert(k);
+        auto& list = pair_words_[k];
         if (list.empty() || list.back() != wi) list.push_back(wi);
       }
     }
-    for (uint64_t k : touched) {
-      const auto pc = pair_count.find(k);
-      if (pc != pair_count.end() && pc->second > 0 && k != top.key) heap.push({pc->second, k});
+    for (uint64_t k : touched_) {
+      const auto pc = pair_count_.find(k);
+      if (pc != pair_count_.end() && pc->second > 0 && k != key) heap_.push({pc->second, k});
     }
   }
+
+  std::vector<Word> words_;
+  std::vector<std::string>& tokens_;
+  std::unordered_map<uint64_t, int64_t> pair_count_;
+  std::unordered_map<uint64_t, std::vector<uint32_t>> pair_words_;
+  std::priority_queue<Entry, std::vector<Entry>, Worse> heap_;
+  std::unordered_set<uint64_t> touched_;
+};
+
+}  // namespace
+
+std::string NamedPattern(const std::string& name) {
+  const char* encoding = name == "gpt2"     ? "r50k_base"
+                         : name == "cl100k" ? "cl100k_base"
+                         : name == "o200k"  ? "o200k_base"
+                                            : nullptr;
+  if (encoding == nullptr) return name;  // a regular expression of the caller's
+  return FindTiktokenEncoding(encoding)->pattern;
+}
+
+std::unique_ptr<Tokenizer> TrainBpe(const std::vector<std::string>& docs, const TrainOptions& opt,
+                                    TrainStats* stats) {
+  TRAIL_CHECK(opt.vocab_size >= 256 + opt.specials.size(), "vocab_size ", opt.vocab_size,
+              " leaves no room for the 256 byte tokens and ", opt.specials.size(),
+              " special tokens");
+  const Pretokenizer pretok(opt.pattern);
+  TrainStats st;
+  const PieceCounts counts = CountPieces(docs, pretok, opt, st);
+  for (const std::string& d : docs) st.bytes += d.size();
+  st.documents = docs.size();
+  st.unique_pieces = counts.size();
+
+  std::vector<std::string> tokens(256);
+  for (int b = 0; b < 256; ++b) tokens[b] = std::string(1, static_cast<char>(b));
+  const uint32_t merges_wanted =
+      opt.vocab_size - 256 - static_cast<uint32_t>(opt.specials.size());
+  MergeLearner learner(WordsInByteOrder(counts), tokens);
+  const std::vector<BpeModel::Merge> merges = learner.Learn(merges_wanted, opt.min_frequency);
   st.merges = merges.size();
 
   BpeModel model(tokens, /*ignore_merges=*/false);

@@ -63,23 +63,9 @@ class Reader {
   std::string file_;
 };
 
-}  // namespace
-
-Recipe ParseRecipe(const std::string& text, const std::string& path, int64_t data_vocab) {
-  Recipe r;
-  r.path = path;
-  r.text = text;
-  r.sha256 = ToHex(Sha256({reinterpret_cast<const uint8_t*>(text.data()), text.size()}));
-  toml::table root;
-  try {
-    root = toml::parse(text, path);
-  } catch (const toml::parse_error& e) {
-    TRAIL_FAIL(path, ": not valid TOML: ", e.description(), " at line ",
-                e.source().begin.line);
-  }
-  const Reader rd(path);
-  rd.AllowOnly(&root, {"model", "optimizer", "schedule", "mesh", "train", "monitor"},
-               "the top level");
+// [model]: a preset or explicit sizes; vocab_size defaults to the data's tokenizer.
+void ReadModel(const Reader& rd, const toml::table& root, const std::string& path,
+               int64_t data_vocab, Recipe& r) {
   const toml::table* m = rd.Section(root, "model");
   TRAIL_CHECK(m != nullptr, path, ": a [model] section is required");
   rd.AllowOnly(m, {"preset", "vocab_size", "d_model", "n_layers", "n_heads", "d_ff",
@@ -123,7 +109,11 @@ Recipe ParseRecipe(const std::string& text, const std::string& path, int64_t dat
   } catch (const Error& e) {
     TRAIL_FAIL(path, ": ", e.what());
   }
+}
 
+// [optimizer]: AdamW, clipping and the spike-skip protocol (lr is the schedule's peak).
+void ReadOptimizer(const Reader& rd, const toml::table& root, const std::string& path,
+               Recipe& r) {
   const toml::table* o = rd.Section(root, "optimizer");
   rd.AllowOnly(o, {"lr", "beta1", "beta2", "eps", "weight_decay", "clip_norm",
                    "spike_skip_factor", "spike_window", "spike_min_history"},
@@ -147,7 +137,11 @@ Recipe ParseRecipe(const std::string& text, const std::string& path, int64_t dat
   TRAIL_CHECK(oc.spike_window > 0 && oc.spike_min_history > 0 &&
                   oc.spike_min_history <= oc.spike_window,
               path, ": [optimizer] need 0 < spike_min_history <= spike_window");
+}
 
+// [schedule]: token-anchored warmup and decay.
+void ReadSchedule(const Reader& rd, const toml::table& root, const std::string& path,
+               Recipe& r) {
   const toml::table* s = rd.Section(root, "schedule");
   rd.AllowOnly(s, {"warmup_tokens", "decay", "total_tokens", "min_lr_ratio", "wsd_decay_tokens"},
                "[schedule]");
@@ -163,7 +157,11 @@ Recipe ParseRecipe(const std::string& text, const std::string& path, int64_t dat
   } catch (const Error& e) {
     TRAIL_FAIL(path, ": ", e.what());
   }
+}
 
+// [mesh]: the logical data-parallel mesh.
+void ReadMesh(const Reader& rd, const toml::table& root, const std::string& path,
+               Recipe& r) {
   const toml::table* me = rd.Section(root, "mesh");
   rd.AllowOnly(me, {"replicas", "shards", "micro_batches"}, "[mesh]");
   rd.Get(me, "replicas", "mesh", r.mesh.replicas);
@@ -171,7 +169,11 @@ Recipe ParseRecipe(const std::string& text, const std::string& path, int64_t dat
   rd.Get(me, "micro_batches", "mesh", r.mesh.micro_batches);
   TRAIL_CHECK(r.mesh.replicas >= 1 && r.mesh.shards >= 1 && r.mesh.micro_batches >= 0, path,
               ": [mesh] replicas and shards must be >= 1, micro_batches >= 0");
+}
 
+// [train]: steps, evaluation, checkpoints and logging.
+void ReadLoop(const Reader& rd, const toml::table& root, const std::string& path,
+               Recipe& r) {
   const toml::table* t = rd.Section(root, "train");
   rd.AllowOnly(t, {"steps", "eval_every", "eval_windows", "checkpoint_every", "keep_checkpoints",
                    "log_every"},
@@ -187,7 +189,11 @@ Recipe ParseRecipe(const std::string& text, const std::string& path, int64_t dat
                   r.loop.log_every >= 1,
               path, ": [train] steps, eval_windows, keep_checkpoints, log_every must be >= 1; "
               "eval_every, checkpoint_every >= 0");
+}
 
+// [monitor]: the loss-spike monitor.
+void ReadMonitor(const Reader& rd, const toml::table& root, const std::string& path,
+               Recipe& r) {
   const toml::table* mo = rd.Section(root, "monitor");
   rd.AllowOnly(mo, {"window", "min_history", "threshold", "confirm"}, "[monitor]");
   rd.Get(mo, "window", "monitor", r.monitor.window);
@@ -197,6 +203,31 @@ Recipe ParseRecipe(const std::string& text, const std::string& path, int64_t dat
   TRAIL_CHECK(r.monitor.window >= r.monitor.min_history && r.monitor.min_history >= 2 &&
                   r.monitor.threshold > 0 && r.monitor.confirm >= 1,
               path, ": [monitor] needs window >= min_history >= 2, threshold > 0, confirm >= 1");
+}
+
+}  // namespace
+
+Recipe ParseRecipe(const std::string& text, const std::string& path, int64_t data_vocab) {
+  Recipe r;
+  r.path = path;
+  r.text = text;
+  r.sha256 = ToHex(Sha256({reinterpret_cast<const uint8_t*>(text.data()), text.size()}));
+  toml::table root;
+  try {
+    root = toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    TRAIL_FAIL(path, ": not valid TOML: ", e.description(), " at line ",
+                e.source().begin.line);
+  }
+  const Reader rd(path);
+  rd.AllowOnly(&root, {"model", "optimizer", "schedule", "mesh", "train", "monitor"},
+               "the top level");
+  ReadModel(rd, root, path, data_vocab, r);
+  ReadOptimizer(rd, root, path, r);
+  ReadSchedule(rd, root, path, r);
+  ReadMesh(rd, root, path, r);
+  ReadLoop(rd, root, path, r);
+  ReadMonitor(rd, root, path, r);
   return r;
 }
 

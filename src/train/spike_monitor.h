@@ -1,4 +1,4 @@
-// The tutorial's [D07] loss-spike monitor: a rolling median / MAD detector on a stream of
+// The loss-spike monitor: a rolling median / MAD detector on a stream of
 // values (the training loss), with unconditional alerts for NaN/Inf and a classification of
 // each flagged jump once the next values show whether it fell back (spike) or stayed up
 // (sustained_shift). It only raises alerts; it never changes training.

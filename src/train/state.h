@@ -1,6 +1,7 @@
 // Everything a training run carries from one step to the next. With it, step s is a pure
 // function of (recipe, data, state): this is what a checkpoint stores and a resume restores
-// (tier 3 of the tutorial's §5.2: bitwise-identical continuation).
+// (resume tier 3, a bitwise-identical continuation — above tier 1, a run that merely resumes,
+// and tier 2, the same sample sequence).
 #pragma once
 
 #include <cstdint>

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "repops/optim.h"
+#include "train/trajectory.h"
 #include "train/tree_fold.h"
 
 namespace trail::train {
@@ -208,6 +209,13 @@ StepResult StepEngine::Run(TrainState& st, LossNormalization norm) {
   last_grad_ = std::move(grad);
   r.seconds = Since(t0);
   return r;
+}
+
+std::string StepAndChain(StepEngine& engine, TrainState& st, StepResult& r) {
+  r = engine.Run(st);
+  const std::string body = TrajectoryBody(r);
+  st.chain = ChainNext(st.chain, body);
+  return TrajectoryLine(body, st.chain);
 }
 
 }  // namespace trail::train

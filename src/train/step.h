@@ -74,4 +74,7 @@ class StepEngine {
   size_t max_resident_ = 0;
 };
 
+// Runs the state's next step and chains its record into st.chain: returns the trajectory line.
+std::string StepAndChain(StepEngine& engine, TrainState& st, StepResult& r);
+
 }  // namespace trail::train

@@ -109,12 +109,6 @@ std::vector<GoldenRun> RunTrainingGolden() {
   return out;
 }
 
-const std::map<std::string, std::string>& CommittedTrainingGolden() {
-  static const std::map<std::string, std::string> golden = {
-      {"mesh_1x1x2", "e058840b6c761df0148e9dd4c49060c0a56f47c9806f16b681dfdc028abe3aa7"},
-      {"mesh_3x2x2", "d67bea5c8d5184c7132b9b8e6a5ca053ae846a19ea05d8bc3ed9154e04b217f5"},
-  };
-  return golden;
-}
+const GoldenTable& CommittedTrainingGolden() { return CommittedGoldens("training"); }
 
 }  // namespace trail::train

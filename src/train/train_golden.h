@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/golden.h"
+
 namespace trail::train {
 
 struct GoldenRun {
@@ -16,8 +18,8 @@ struct GoldenRun {
 
 // Runs every golden case on the active backend and kernel pool.
 std::vector<GoldenRun> RunTrainingGolden();
-// The committed final chains, by case name.
-const std::map<std::string, std::string>& CommittedTrainingGolden();
+// The committed final chains, by case name (goldens/training.txt).
+const GoldenTable& CommittedTrainingGolden();
 
 // The recipe text of a golden case (also used by tests that need a small, fast recipe).
 std::string GoldenRecipeText(const std::string& name);

@@ -15,6 +15,7 @@
 #include "train/recipe.h"
 #include "train/spike_monitor.h"
 #include "train/step.h"
+#include "train/replay.h"
 #include "train/trainer.h"
 #include "train/trajectory.h"
 #include "train/tree_fold.h"
@@ -89,7 +90,7 @@ TEST(LrSchedule, WarmupCosineAndWsdAreFunctionsOfTokens) {
   EXPECT_THROW(s.Validate(), Error);
 }
 
-// ---------------------------------------------------------------- [D07] spike monitor
+// ---------------------------------------------------------------- loss-spike monitor
 
 std::vector<Alert> Feed(SpikeMonitor& m, const std::vector<double>& xs, int64_t first = 0) {
   std::vector<Alert> out;

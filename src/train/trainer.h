@@ -1,6 +1,5 @@
 // `trail train`: the training loop over the canonical stream, writing the run directory
-// (DESIGN.md, "A run on disk"): recipe.toml, run.json, trajectory.jsonl, metrics.jsonl,
-// checkpoints/. A resumed run continues from the newest valid checkpoint and re-executes the
+// (run_dir.h): recipe.toml, run.json, trajectory.jsonl, metrics.jsonl, checkpoints/. A resumed run continues from the newest valid checkpoint and re-executes the
 // steps after it that were already recorded, requiring each to reproduce its record exactly —
 // so a resume that lost any state is detected at its first step, not silently continued.
 #pragma once
@@ -35,17 +34,5 @@ struct TrainSummary {
 
 // Throws trail::Error on bad input or a diverging resume (nothing already written is lost).
 TrainSummary RunTraining(const TrainOptions& opt);
-
-struct ReplayResult {
-  int64_t verified = 0;   // steps whose records matched
-  int64_t diverged = -1;  // the first step that did not, or -1
-  std::string difference; // which field, expected and actual
-};
-
-// Replays the trajectory segment that starts at checkpoint `from_step` (the newest but one when
-// < 0) up to the next checkpoint or the end of the recorded trajectory, comparing each step's
-// record; stops at the first difference. Throws trail::Error on unusable input.
-ReplayResult ReplaySegment(const std::string& run_dir, const std::string& manifest_path,
-                           int64_t from_step, bool quiet);
 
 }  // namespace trail::train

@@ -16,7 +16,7 @@
 
 #include "data/manifest.h"
 
-namespace trail::data {
+namespace trail::ingest {
 
 struct TokenizeOptions {
   std::string contract;              // tokenizer.contract.json
@@ -30,7 +30,7 @@ struct TokenizeOptions {
 };
 
 struct TokenizeResult {
-  std::vector<ShardRef> shards;      // paths relative to output_dir
+  std::vector<data::ShardRef> shards;     // paths relative to output_dir
   std::string contract_hash;
   uint64_t documents = 0, empty_documents = 0, tokens = 0, bytes = 0;
   bool complete = false;             // false when stopped by max_shards
@@ -49,4 +49,4 @@ void WriteShardList(const TokenizeResult& r, const std::string& path);
 TokenizeResult RunTokenize(const TokenizeOptions& opt,
                            const std::function<void(const TokenizeProgress&)>& progress = {});
 
-}  // namespace trail::data
+}  // namespace trail::ingest

@@ -1,4 +1,4 @@
-#include "data/documents.h"
+#include "ingest/documents.h"
 
 #include <zlib.h>
 #include <zstd.h>
@@ -8,8 +8,9 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/file_util.h"
 
-namespace trail::data {
+namespace trail::ingest {
 namespace {
 
 bool EndsWith(const std::string& s, const char* suffix) {
@@ -172,4 +173,38 @@ void ParseDocument(const std::string& record, const std::string& path, uint64_t 
   doc.line = line;
 }
 
-}  // namespace trail::data
+DocumentFormat ParseDocumentFormat(const std::string& name) {
+  if (name == "auto") return DocumentFormat::kBySuffix;
+  if (name == "jsonl") return DocumentFormat::kJsonl;
+  TRAIL_CHECK(name == "text", "document format '", name, "' is not auto, jsonl or text");
+  return DocumentFormat::kText;
+}
+
+bool HasJsonlSuffix(const std::string& path) {
+  for (const char* suffix : {".jsonl", ".jsonl.gz", ".jsonl.zst"}) {
+    const std::string_view sv(suffix);
+    if (path.size() >= sv.size() && path.compare(path.size() - sv.size(), sv.size(), sv) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<std::string> ReadDocumentTexts(const std::vector<std::string>& files,
+                                           DocumentFormat format) {
+  std::vector<std::string> docs;
+  for (const std::string& f : files) {
+    const bool jsonl = format == DocumentFormat::kJsonl ||
+                       (format == DocumentFormat::kBySuffix && HasJsonlSuffix(f));
+    if (jsonl) {
+      DocumentReader reader(f);
+      Document d;
+      while (reader.Next(d)) docs.push_back(std::move(d.text));
+    } else {
+      docs.push_back(ReadFileToString(f));
+    }
+  }
+  return docs;
+}
+
+}  // namespace trail::ingest

@@ -6,8 +6,9 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
-namespace trail::data {
+namespace trail::ingest {
 
 struct Document {
   std::string id, text, source;
@@ -49,4 +50,14 @@ class DocumentReader {
   uint64_t line_ = 0;
 };
 
-}  // namespace trail::data
+// How ReadDocumentTexts reads a file: dolma JSONL (each record's "text"), a whole file as one
+// document, or by suffix (".jsonl", ".jsonl.gz", ".jsonl.zst" are JSONL, anything else text).
+enum class DocumentFormat { kBySuffix, kJsonl, kText };
+DocumentFormat ParseDocumentFormat(const std::string& name);  // auto | jsonl | text
+bool HasJsonlSuffix(const std::string& path);
+
+// The texts of every document of the files, in order (e.g. a tokenizer's training corpus).
+std::vector<std::string> ReadDocumentTexts(const std::vector<std::string>& files,
+                                           DocumentFormat format);
+
+}  // namespace trail::ingest

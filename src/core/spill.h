@@ -14,7 +14,7 @@
 #include <type_traits>
 #include <vector>
 
-namespace trail::corpus {
+namespace trail {
 
 // Appends bytes through a buffer of a fixed size. Length-prefixed records: AppendRecord.
 class SpillWriter {
@@ -177,4 +177,4 @@ class ExternalSorter {
   uint64_t added_ = 0, spilled_ = 0;
 };
 
-}  // namespace trail::corpus
+}  // namespace trail

@@ -1,4 +1,4 @@
-#include "corpus/spill.h"
+#include "core/spill.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include "core/error.h"
 #include "core/le_bytes.h"
 
-namespace trail::corpus {
+namespace trail {
 namespace {
 
 std::string Errno() { return std::strerror(errno); }
@@ -144,4 +144,4 @@ std::string PositionalReader::ReadRecordAt(uint64_t offset) const {
   return r;
 }
 
-}  // namespace trail::corpus
+}  // namespace trail

@@ -1,0 +1,38 @@
+// The corpus build's work directory, <out>/.work: document runs (the resume checkpoints) and
+// scratch files. It belongs to one build — the same config text, stage versions, memory budget
+// (which decides where chunks end) and input bytes, hashed into its fingerprint — and any other
+// build clears it. A document run docs-NNNNN.run is reused only when its .meta names this
+// fingerprint, its chunk number and document count, and the run's bytes still hash to the
+// SHA-256 the meta recorded.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "corpus/config.h"
+#include "corpus/doc_stages.h"
+
+namespace trail::corpus {
+
+// The versions of the stages' behaviour, recorded in the lineage; a change invalidates resumes.
+inline constexpr const char* kStageVersions =
+    "read1 trail-html-1 normalize1 language1 quality1 exact1 near1 pii1 decontam1 split1";
+
+std::string InputFingerprint(const CorpusConfig& cfg, uint64_t budget_bytes);
+
+// Removes an earlier build's outputs (report.json first, so a failed build leaves none; shards;
+// quarantine.jsonl), clears a work directory of another fingerprint, and removes the scratch
+// files of an interrupted build (everything but finished document runs). Returns the work
+// directory's path.
+std::string PrepareWorkDirectory(const std::string& out_dir, const std::string& fingerprint);
+
+std::string DocRunPath(const std::string& work, size_t chunk);
+bool DocRunIsValid(const std::string& run, const std::string& fingerprint, size_t chunk,
+                   size_t documents);
+// Writes the chunk as a document run in key order (a repeated key keeps its read order), with
+// its meta; texts of dropped documents are not written. fsyncs the run before renaming it.
+void WriteDocRun(std::vector<PendingDoc>& chunk, const std::string& run,
+                 const std::string& fingerprint, size_t chunk_index, size_t write_buffer);
+
+}  // namespace trail::corpus

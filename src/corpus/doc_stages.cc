@@ -1,0 +1,121 @@
+#include "corpus/doc_stages.h"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+
+#include "core/hash.h"
+#include "corpus/normalize.h"
+#include "corpus/quality.h"
+#include "corpus/reader.h"
+
+namespace trail::corpus {
+namespace {
+
+// Raw bytes -> normalized text (encoding repair, NFC), with the raw bytes' hash and sample
+// kept for the lineage; a document with only white space left is dropped.
+class NormalizeStage : public DocStage {
+ public:
+  explicit NormalizeStage(const CorpusConfig& cfg) : cfg_(cfg) {}
+  const char* name() const override { return "normalize"; }
+  void Apply(PendingDoc& p) const override {
+    DocRecord& d = p.rec;
+    const SourceConfig& s = cfg_.sources[d.source_index];
+    d.raw_bytes = p.raw.size();
+    d.raw_sha256 = ToHex(Sha256({reinterpret_cast<const uint8_t*>(p.raw.data()), p.raw.size()}));
+    d.raw_sample = SampleBytes(p.raw);
+    NormalizeConfig nc;
+    nc.declared_encoding = s.encoding;
+    nc.esperanto_x_system = s.esperanto_x_system;
+    d.text = NormalizeText(p.raw, nc, &d.norm);
+    std::string().swap(p.raw);
+    d.content_hash = ContentHash(d.text);
+    if (d.text.find_first_not_of(" \t\n") == std::string::npos) d.drop = "normalize.empty";
+  }
+
+ private:
+  const CorpusConfig& cfg_;
+};
+
+// fastText language ID; a filter only for sources with language_filter (else recorded).
+class LanguageStage : public DocStage {
+ public:
+  LanguageStage(const CorpusConfig& cfg, const LanguageIdentifier& lid) : cfg_(cfg), lid_(lid) {}
+  const char* name() const override { return "language"; }
+  void Apply(PendingDoc& p) const override {
+    DocRecord& d = p.rec;
+    d.lang = lid_.Identify(d.text);
+    if (!cfg_.sources[d.source_index].language_filter) return;
+    const auto& ok = cfg_.allowed_languages;
+    if (!ok.empty() && std::find(ok.begin(), ok.end(), d.lang.language) == ok.end()) {
+      d.drop = "language.not_allowed";
+    } else if (d.lang.score < cfg_.min_language_score) {
+      d.drop = "language.low_score";
+    }
+  }
+
+ private:
+  const CorpusConfig& cfg_;
+  const LanguageIdentifier& lid_;
+};
+
+// The heuristic quality rules; a filter only for sources with quality_filter (else recorded).
+class QualityStage : public DocStage {
+ public:
+  explicit QualityStage(const CorpusConfig& cfg) : cfg_(cfg) {}
+  const char* name() const override { return "quality"; }
+  void Apply(PendingDoc& p) const override {
+    DocRecord& d = p.rec;
+    const std::vector<RuleResult> rules = QualityRules(d.text, cfg_.quality_cfg);
+    d.rules_json = RuleValuesJson(rules);
+    if (!cfg_.sources[d.source_index].quality_filter) return;
+    const std::string fail = FirstFailure(rules);
+    if (!fail.empty()) d.drop = "quality." + fail;
+  }
+
+ private:
+  const CorpusConfig& cfg_;
+};
+
+}  // namespace
+
+std::vector<std::unique_ptr<DocStage>> PerDocumentStages(const CorpusConfig& cfg,
+                                                         const LanguageIdentifier* lid) {
+  std::vector<std::unique_ptr<DocStage>> stages;
+  stages.push_back(std::make_unique<NormalizeStage>(cfg));
+  if (lid != nullptr) stages.push_back(std::make_unique<LanguageStage>(cfg, *lid));
+  if (cfg.quality) stages.push_back(std::make_unique<QualityStage>(cfg));
+  return stages;
+}
+
+void RunDocStages(const std::vector<std::unique_ptr<DocStage>>& stages,
+                  std::vector<PendingDoc>& chunk, ThreadPool& pool,
+                  std::map<std::string, double>& seconds) {
+  for (const auto& stage : stages) {
+    const auto t = std::chrono::steady_clock::now();
+    pool.ParallelFor(chunk.size(), [&](size_t i) {
+      DocRecord& d = chunk[i].rec;
+      if (!d.drop.empty()) return;
+      stage->Apply(chunk[i]);
+      if (!d.drop.empty()) d.drop_stage = stage->name();
+    });
+    seconds[stage->name()] +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  }
+}
+
+std::string RuleValuesJson(const std::vector<RuleResult>& rules) {
+  if (rules.empty()) return "";
+  std::string j = "[";
+  char buf[64];
+  for (const RuleResult& r : rules) {
+    j += j.size() == 1 ? "[" : ",[";
+    if (std::isfinite(r.value)) j.append(buf, std::to_chars(buf, buf + sizeof buf, r.value).ptr);
+    else j += "null";
+    j += r.pass ? ",1]" : ",0]";
+  }
+  return j + "]";
+}
+
+}  // namespace trail::corpus

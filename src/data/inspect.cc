@@ -1,0 +1,199 @@
+#include "data/inspect.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "core/error.h"
+#include "data/batch_schedule.h"
+#include "data/batcher.h"
+#include "data/packing.h"
+
+namespace trail::data {
+namespace {
+
+Json SegmentJson(const CanonicalStream& s, const Segment& seg) {
+  const SourceStream& src = s.source(seg.source);
+  const ShardReader& sh = src.shard(seg.shard);
+  const ShardRef& ref = s.manifest().sources[seg.source].shards[seg.shard];
+  return Json{{"source", src.name()},
+              {"shard", ref.path},
+              {"doc", seg.doc},
+              {"key", std::string(sh.doc_key(seg.doc))},
+              {"chunk", seg.chunk},
+              {"doc_offset", ChunkStart(s.manifest().stream.chunking, seg.chunk) +
+                                 seg.piece_offset},
+              {"piece_offset", seg.piece_offset},
+              {"tokens", seg.length},
+              {"ends_with_eos", seg.ends_with_eos},
+              {s.manifest().sources[seg.source].sampling == Sampling::kPermutation
+                   ? "epoch"
+                   : "draw_block",
+               seg.pass},
+              {"window_offset", seg.window_offset}};
+}
+
+}  // namespace
+
+// Printable text of some bytes: control characters and newlines escaped.
+std::string PrintableBytes(const std::string& bytes) {
+  std::string out;
+  for (unsigned char c : bytes) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c < 0x20 || c == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+
+Json InspectWindow(CanonicalStream& s, uint64_t w, const Decoder& decode) {
+  RawWindow win;
+  s.Window(w, win);
+  const int64_t L = s.seq_len();
+  PackedBatch b;
+  b.Resize(1, L);
+  PackRow(win, s.manifest().stream.semantics, b, 0);
+  Json docs = Json::array();
+  for (const Segment& seg : win.segments) docs.push_back(SegmentJson(s, seg));
+  auto text_of = [&](int64_t from, int64_t n) {
+    std::vector<uint32_t> ids;
+    for (int64_t i = from; i < from + n; ++i) ids.push_back(static_cast<uint32_t>(win.tokens[i]));
+    return decode(ids);
+  };
+  if (decode) {
+    for (size_t i = 0; i < docs.size(); ++i) {
+      docs[i]["text"] = PrintableBytes(text_of(static_cast<int64_t>(win.segments[i].window_offset),
+                                          static_cast<int64_t>(win.segments[i].length)));
+    }
+  }
+  Json tokens = Json::array();
+  for (int64_t i = 0; i <= L; ++i) {
+    Json t{{"token", win.tokens[i]}, {"doc", win.doc[i]}, {"position", win.positions[i]},
+           {"real", i < win.length}};
+    if (decode) t["piece"] = PrintableBytes(text_of(i, 1));
+    if (i < L) {
+      t["label"] = b.labels[i];
+      t["loss"] = b.loss_mask[i];
+      t["attn_doc"] = b.doc_ids[i];
+      t["key_valid"] = b.key_valid[i];
+    }
+    tokens.push_back(t);
+  }
+  const Json out{{"window", w},
+                 {"source", s.source(win.owner.source).name()},
+                 {"source_window", win.owner.source_window},
+                 {"seq_len", L},
+                 {"real_tokens", win.length},
+                 {"targets", b.target_tokens},
+                 {"documents", docs},
+                 {"tokens", tokens}};
+  return out;
+}
+
+Json InspectStep(CanonicalStream& s, int64_t step, int64_t K, int64_t rank) {
+  Batcher batcher(s);
+  const WindowRange r = batcher.schedule().StepWindows(step);
+  Json ranks = Json::array();
+  int64_t step_input = 0, step_targets = 0;
+  for (int64_t k = 0; k < K; ++k) {
+    if (rank >= 0 && k != rank) continue;
+    Json micro = Json::array();
+    for (int64_t m = 0; m < batcher.NumMicroBatches(step, k, K); ++m) {
+      PackedBatch b;
+      batcher.MicroBatch(step, k, K, m, b);
+      Json wins = Json::array();
+      for (uint64_t w : b.windows) {
+        if (w == kPaddingRow) {
+          wins.push_back(nullptr);
+        } else {
+          wins.push_back(w);
+        }
+      }
+      micro.push_back(Json{{"windows", wins},
+                           {"B_input", b.input_tokens},
+                           {"real_tokens", b.real_tokens},
+                           {"B_target", b.target_tokens}});
+      step_input += b.input_tokens;
+      step_targets += b.target_tokens;
+    }
+    ranks.push_back(Json{{"rank", k}, {"micro_batches", micro}});
+  }
+  const Json out{{"step", step},         {"windows", Json::array({r.begin, r.end})},
+                 {"logical_ranks", K},     {"B_input", step_input},
+                 {"B_target", step_targets}, {"ranks", ranks}};
+  return out;
+}
+
+uint64_t WindowsBeforeStep(const Manifest& m, int64_t steps) {
+  return BatchSchedule(m.stream.schedule).StepWindows(steps).begin;
+}
+
+Json SourceShares(CanonicalStream& s, uint64_t W) {
+  const Manifest& m = s.manifest();
+  const int64_t L = s.seq_len();
+  if (s.num_windows() != kUnlimited) W = std::min(W, s.num_windows());
+  const std::vector<uint64_t> counts = s.mixture().CountsBefore(W);
+  const std::vector<double> sched = s.mixture().ScheduledShares();
+  double share_total = 0;
+  for (const auto& src : m.sources) share_total += src.target_share;
+  std::vector<uint64_t> tokens(counts.size());
+  uint64_t total = 0;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    // Tokens read from the source: windows j < n cover source tokens [0, nL] (one shared
+    // between neighbours); a finite source stops at its end.
+    const uint64_t T = s.source(i).total_tokens();
+    tokens[i] = counts[i] == 0 ? 0 : std::min<uint64_t>(counts[i] * L, T == kUnlimited ? UINT64_MAX : T - 1);
+    total += tokens[i];
+  }
+  Json rows = Json::array();
+  for (size_t i = 0; i < counts.size(); ++i) {
+    const SourceStream& src = s.source(i);
+    const double epochs = double(tokens[i] + (counts[i] ? 1 : 0)) / double(src.epoch_tokens());
+    rows.push_back(Json{
+        {"source", src.name()},
+        {"sampling", m.sources[i].sampling == Sampling::kPermutation ? "permutation"
+                                                                           : "replacement"},
+        {"target_share", m.sources[i].target_share / share_total},
+        {"scheduled_share", sched[i]},
+        {"measured_share", total ? double(tokens[i]) / double(total) : 0.0},
+        {"windows", counts[i]},
+        {"tokens", tokens[i]},
+        {"epoch_tokens", src.epoch_tokens()},
+        {"epochs", epochs},
+        {"ended", src.num_windows(L) != kUnlimited && counts[i] >= src.num_windows(L)}});
+  }
+  const Json out{{"windows", W},
+                 {"stream_windows", s.num_windows() == kUnlimited ? Json("unlimited")
+                                                                  : Json(s.num_windows())},
+                 {"seq_len", L},
+                 {"tokens", total},
+                 {"sources", rows}};
+  return out;
+}
+
+std::vector<ShardCheck> VerifyManifestShards(const Manifest& m) {
+  std::vector<ShardCheck> out;
+  auto check = [&](const std::string& what, const std::vector<ShardRef>& refs) {
+    for (const ShardRef& ref : refs) {
+      ShardCheck c{what, ""};
+      try {
+        OpenShards(m, {ref}, {});
+      } catch (const Error& e) {
+        c.error = e.what();
+      }
+      out.push_back(std::move(c));
+    }
+  };
+  for (const auto& s : m.sources) check("train/" + s.name, s.shards);
+  for (const auto& e : m.validation) check("validation/" + e.domain, e.shards);
+  for (const auto& e : m.test) check("test/" + e.domain, e.shards);
+  return out;
+}
+
+}  // namespace trail::data

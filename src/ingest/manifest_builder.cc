@@ -1,0 +1,113 @@
+#include "ingest/manifest_builder.h"
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/file_util.h"
+#include "core/hash.h"
+#include "data/shard_format.h"
+#include "data/stream.h"
+#include "tokenizer/contract.h"
+
+namespace trail::ingest {
+namespace {
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+// The shards a `trail data tokenize` run listed, with paths relative to out_dir.
+std::vector<data::ShardRef> ReadShardList(const std::string& list, const std::string& contract_hex,
+                                          const fs::path& out_dir) {
+  Json j;
+  try {
+    j = Json::parse(ReadFileToString(list));
+  } catch (const Json::parse_error& e) {
+    TRAIL_FAIL(list, ": not valid JSON: ", e.what());
+  }
+  TRAIL_CHECK(j.value("contract", "") == contract_hex, list,
+              ": shards were written under another tokenizer contract");
+  TRAIL_CHECK(j.value("complete", false), list, ": the tokenize run is not complete");
+  const fs::path list_dir = fs::absolute(list).parent_path();
+  std::vector<data::ShardRef> refs;
+  for (const Json& s : j["shards"]) {
+    data::ShardRef ref{s["path"], s["sha256"], s["tokens"], s["documents"]};
+    ref.path = fs::relative(list_dir / ref.path, out_dir).string();
+    refs.push_back(ref);
+  }
+  return refs;
+}
+
+data::SourceSpec ParseSource(const std::string& spec, const std::string& contract_hex,
+                             const fs::path& out_dir) {
+  const size_t a = spec.find('='), b = spec.find('=', a + 1);
+  TRAIL_CHECK(a != std::string::npos && b != std::string::npos, "--source '", spec,
+              "' is not NAME=SHARE=SHARDS_JSON");
+  data::SourceSpec src;
+  src.name = spec.substr(0, a);
+  try {
+    src.target_share = std::stod(spec.substr(a + 1, b - a - 1));
+  } catch (...) {
+    TRAIL_FAIL("--source '", spec, "': bad share");
+  }
+  src.shards = ReadShardList(spec.substr(b + 1), contract_hex, out_dir);
+  return src;
+}
+
+}  // namespace
+
+std::vector<data::BatchPhase> ParseBatchSchedule(const std::string& text, const std::string& flag) {
+  std::vector<data::BatchPhase> phases;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const size_t c = item.find(':');
+    try {
+      phases.push_back(c == std::string::npos
+                           ? data::BatchPhase{0, std::stoll(item)}
+                           : data::BatchPhase{std::stoll(item.substr(0, c)),
+                                              std::stoll(item.substr(c + 1))});
+    } catch (...) {
+      TRAIL_FAIL(flag, " '", text, "' is not WINDOWS or FROM_STEP:WINDOWS,...");
+    }
+  }
+  return phases;
+}
+
+BuiltManifest BuildManifest(const ManifestSpec& spec) {
+  const tok::LoadedContract lc = tok::LoadContract(spec.contract);
+  const std::string contract_hex = ToHex(lc.hash);
+  data::Manifest m;
+  std::copy(lc.hash.begin(), lc.hash.end(), m.tokenizer.contract.begin());
+  m.tokenizer.vocab_size = lc.contract.vocab_size;
+  m.tokenizer.token_bytes = data::TokenBytesForVocab(lc.contract.vocab_size);
+  m.tokenizer.eos_id = lc.contract.eos_id;
+  m.tokenizer.pad_id = lc.contract.pad_id;
+  m.stream.seq_len = spec.seq_len;
+  m.stream.seed = spec.seed;
+  m.stream.append_eos = lc.contract.eos_id >= 0;
+  const fs::path out_dir = fs::absolute(spec.output).parent_path();
+  for (const std::string& s : spec.sources) m.sources.push_back(ParseSource(s, contract_hex, out_dir));
+  for (auto [specs, sets] : {std::pair{&spec.validation, &m.validation}, std::pair{&spec.test, &m.test}}) {
+    for (const std::string& s : *specs) {
+      const size_t a = s.find('=');
+      TRAIL_CHECK(a != std::string::npos, "'", s, "' is not DOMAIN=SHARDS_JSON");
+      sets->push_back({s.substr(0, a), ReadShardList(s.substr(a + 1), contract_hex, out_dir)});
+    }
+  }
+  if (!spec.batch_schedule.empty()) m.stream.schedule = ParseBatchSchedule(spec.batch_schedule, "--batch-schedule");
+  m.stream.micro_batch_windows = spec.micro_batch;
+  m.stream.chunking.max_tokens = spec.chunk_tokens;
+  TRAIL_CHECK(spec.positions == "document" || spec.positions == "window",
+              "--positions must be document or window");
+  m.stream.positions =
+      spec.positions == "document" ? data::PositionMode::kDocument : data::PositionMode::kWindow;
+  const std::string text = data::ManifestToJson(m);
+  // Checked the way a run will read it before it is written.
+  const data::Manifest check = data::ParseManifest(text, spec.output, out_dir.string());
+  const data::CanonicalStream verify(check);
+  WriteFileAtomic(spec.output, text);
+  return {m.sources.size(), verify.num_windows()};
+}
+
+}  // namespace trail::ingest

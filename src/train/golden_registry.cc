@@ -1,0 +1,54 @@
+#include "train/golden_registry.h"
+
+#include "core/file_util.h"
+#include "core/thread_pool.h"
+#include "data/stream_golden.h"
+#include "repops/golden_suite.h"
+#include "repops/kernels.h"
+#include "train/train_golden.h"
+
+namespace trail::train {
+namespace {
+
+std::map<std::string, GoldenTable> ComputeAll() {
+  repops::UseBackend(repops::AvailableBackends().front());  // the scalar reference
+  SetKernelThreads(1);
+  std::map<std::string, GoldenTable> out;
+  for (const repops::GoldenResult& r : repops::RunGoldenSuite()) out["repops"][r.name] = r.digest;
+  out["stream"]["stream"] = data::ComputeStreamGoldenDigest();
+  for (const GoldenRun& r : RunTrainingGolden()) out["training"][r.name] = r.chain;
+  return out;
+}
+
+void Compare(const std::string& set, const GoldenTable& committed, const GoldenTable& computed,
+             std::vector<GoldenChange>& changes) {
+  for (const auto& [name, digest] : computed) {
+    const auto it = committed.find(name);
+    const std::string old = it == committed.end() ? "" : it->second;
+    if (old != digest) changes.push_back({set, name, old, digest});
+  }
+  for (const auto& [name, digest] : committed) {
+    if (!computed.count(name)) changes.push_back({set, name, digest, ""});
+  }
+}
+
+}  // namespace
+
+GoldenRegeneration RegenerateGoldens(const std::string& dir, bool write) {
+  GoldenRegeneration g;
+  g.computed = ComputeAll();
+  for (std::string_view set : kGoldenSets) {
+    const std::string s(set);
+    Compare(s, CommittedGoldens(set), g.computed[s], g.changes);
+  }
+  if (write && !g.changes.empty()) {
+    for (std::string_view set : kGoldenSets) {
+      const std::string s(set);
+      WriteFileAtomic(dir + "/" + s + ".txt", GoldenFileText(set, g.computed[s]));
+    }
+    g.written = true;
+  }
+  return g;
+}
+
+}  // namespace trail::train

@@ -1,0 +1,82 @@
+#include "train/loaded_run.h"
+
+#include <cmath>
+#include <filesystem>
+
+#include "core/hash.h"
+#include "data/manifest.h"
+#include "data/packing.h"
+
+namespace trail::train {
+
+LoadedRun::LoadedRun(const std::string& recipe_path, const std::string& manifest_path_in,
+                     bool verify)
+    : manifest_path(std::filesystem::absolute(manifest_path_in).string()),
+      manifest_sha(ToHex(Sha256OfFile(manifest_path_in))),
+      stream(data::LoadManifest(manifest_path_in), data::StreamOptions{verify}),
+      recipe(LoadRecipe(recipe_path, stream.manifest().tokenizer.vocab_size)),
+      engine(recipe, stream) {
+  for (const data::EvalSet& e : stream.manifest().validation) {
+    evals.emplace_back(e.domain, std::make_unique<data::EvalStream>(
+                                     stream.manifest(), "validation", e.domain,
+                                     data::StreamOptions{verify}));
+  }
+}
+
+std::map<std::string, double> LoadedRun::UnigramEntropy() {
+  std::map<std::string, double> out;
+  const data::StreamConfig& sc = stream.manifest().stream;
+  data::PackedBatch pb;
+  data::RawWindow raw;
+  for (auto& [domain, es] : evals) {
+    std::map<int32_t, int64_t> counts;
+    int64_t total = 0;
+    const int64_t n = std::min<int64_t>(recipe.loop.eval_windows, es->num_windows());
+    for (int64_t i = 0; i < n; ++i) {
+      pb.Resize(1, sc.seq_len);
+      es->Window(static_cast<uint64_t>(i), raw);
+      data::PackRow(raw, sc.semantics, pb, 0);
+      for (int32_t l : pb.labels) {
+        if (l != data::kIgnoreLabel) ++counts[l], ++total;
+      }
+    }
+    double h = 0;
+    for (const auto& [tok, c] : counts) {
+      const double p = double(c) / double(total);
+      h -= p * std::log(p);
+    }
+    out[domain] = h;
+  }
+  return out;
+}
+
+std::map<std::string, double> LoadedRun::Evaluate(const model::ParameterSet& params) {
+  std::map<std::string, double> out;
+  const data::StreamConfig& sc = stream.manifest().stream;
+  const int64_t rows = sc.micro_batch_windows;
+  data::PackedBatch pb;
+  data::RawWindow raw;
+  for (auto& [domain, es] : evals) {
+    const int64_t n = std::min<int64_t>(recipe.loop.eval_windows, es->num_windows());
+    double nll = 0;
+    int64_t valid = 0;
+    for (int64_t i = 0; i < n; i += rows) {
+      pb.Resize(rows, sc.seq_len);
+      for (int64_t r = 0; r < rows; ++r) {
+        if (i + r < n) {
+          es->Window(static_cast<uint64_t>(i + r), raw);
+          data::PackRow(raw, sc.semantics, pb, r);
+        } else {
+          data::PackPaddingRow(pb, r, stream.pad_token());
+        }
+      }
+      const repops::CrossEntropySums s = engine.Score(params, pb);
+      nll += s.nll_sum;
+      valid += s.valid;
+    }
+    out[domain] = valid > 0 ? nll / double(valid) : 0.0;
+  }
+  return out;
+}
+
+}  // namespace trail::train

@@ -1,0 +1,40 @@
+// Everything a run needs in memory to execute steps: its recipe, the canonical stream over its
+// data manifest, the step engine and the validation sets. Built the same way by training and by
+// replay, so both execute the very same steps.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "data/eval_stream.h"
+#include "data/stream.h"
+#include "model/params.h"
+#include "train/checkpoint.h"
+#include "train/recipe.h"
+#include "train/step.h"
+
+namespace trail::train {
+
+struct LoadedRun {
+  // verify: rehash every shard while opening it.
+  LoadedRun(const std::string& recipe_path, const std::string& manifest_path, bool verify);
+
+  RunIdentity id() const { return {recipe.sha256, manifest_sha}; }
+
+  // Entropy (nats) of the target tokens of each validation domain's evaluated windows: the loss
+  // of the best unigram model of that very text, the baseline a language model must beat.
+  std::map<std::string, double> UnigramEntropy();
+  // Mean loss per target over the first eval_windows windows of each validation domain.
+  std::map<std::string, double> Evaluate(const model::ParameterSet& params);
+
+  std::string manifest_path, manifest_sha;  // absolute path; SHA-256 of its bytes (hex)
+  data::CanonicalStream stream;
+  Recipe recipe;
+  StepEngine engine;
+  std::vector<std::pair<std::string, std::unique_ptr<data::EvalStream>>> evals;
+};
+
+}  // namespace trail::train

@@ -1,0 +1,116 @@
+#include "train/run_dir.h"
+
+#include <filesystem>
+#include <optional>
+
+#include "core/error.h"
+#include "core/file_util.h"
+
+namespace trail::train {
+namespace fs = std::filesystem;
+
+RunDirectory::RunDirectory(std::string dir) : dir_(std::move(dir)) {
+  TRAIL_CHECK(!dir_.empty(), "no run directory given (--run DIR)");
+}
+
+bool RunDirectory::HoldsRun() const { return fs::exists(trajectory_path()); }
+
+bool RunDirectory::CanResume() const {
+  return fs::exists(recipe_path()) && fs::exists(trajectory_path());
+}
+
+void RunDirectory::Create(const std::string& recipe_source, const std::string& recipe_text,
+                          const nlohmann::json& info) const {
+  fs::create_directories(dir_ + "/checkpoints");
+  if (fs::absolute(recipe_source) != fs::absolute(recipe_path())) {
+    WriteFileAtomic(recipe_path(), recipe_text);
+  }
+  WriteFileAtomic(info_path(), info.dump(2) + "\n");
+  WriteFileAtomic(trajectory_path(), "");
+  WriteFileAtomic(metrics_path(), "");
+}
+
+RunInfo RunDirectory::ReadInfo() const {
+  const std::string path = info_path();
+  TRAIL_CHECK(fs::exists(path), path, " not found: ", dir_, " is not a trail run directory");
+  RunInfo info;
+  try {
+    info.json = nlohmann::json::parse(ReadFileToString(path));
+    info.genesis = DigestFromHex(info.json.at("genesis").get<std::string>(), path + ": genesis");
+    info.data_manifest = info.json.value("data_manifest", std::string());
+  } catch (const nlohmann::json::exception& e) {
+    TRAIL_FAIL(path, ": malformed: ", e.what());
+  }
+  return info;
+}
+
+std::vector<TrajectoryRecord> RunDirectory::ReadTrajectory(const Digest& genesis,
+                                                           bool drop_torn_tail) const {
+  const std::string path = trajectory_path();
+  uint64_t complete = 0;
+  std::vector<TrajectoryRecord> recs = train::ReadTrajectory(path, &genesis, &complete);
+  if (drop_torn_tail && complete < fs::file_size(path)) fs::resize_file(path, complete);
+  return recs;
+}
+
+void RunDirectory::TrimMetrics(int64_t step) const {
+  const std::string path = metrics_path();
+  if (!fs::exists(path)) return;
+  const std::string text = ReadFileToString(path);
+  std::string kept;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) break;
+    const std::string line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    try {
+      const nlohmann::json j = nlohmann::json::parse(line);
+      if (j.value("step", int64_t{-1}) < step) kept += line + "\n";
+    } catch (const nlohmann::json::exception&) {
+    }
+  }
+  WriteFileAtomic(path, kept);
+}
+
+void RunDirectory::LoadNewestValidCheckpoint(
+    const RunIdentity& id, TrainState& st,
+    const std::function<void(const std::string&)>& say) const {
+  const std::vector<int64_t> steps = ListCheckpoints(dir_);
+  for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
+    const std::string dir = CheckpointDir(dir_, *it);
+    // A checkpoint of another recipe or data is a wrong run, not damage: the search stops.
+    std::optional<RunIdentity> owner;
+    try {
+      owner = CheckpointIdentity(dir);
+    } catch (const Error&) {
+    }
+    try {
+      LoadCheckpoint(dir, id, st);
+      say("resume: from checkpoint step " + std::to_string(st.step));
+      return;
+    } catch (const Error& e) {
+      if (owner && (owner->recipe_sha256 != id.recipe_sha256 ||
+                    owner->manifest_sha256 != id.manifest_sha256)) {
+        throw;
+      }
+      say(std::string("resume: skipping invalid checkpoint: ") + e.what());
+      fs::rename(dir, dir + ".invalid");
+    }
+  }
+  TRAIL_FAIL(dir_, ": no valid checkpoint to resume from");
+}
+
+LineAppender::LineAppender(const std::string& path) : f_(std::fopen(path.c_str(), "ab")) {
+  TRAIL_CHECK(f_ != nullptr, path, ": cannot open for appending");
+}
+
+LineAppender::~LineAppender() { std::fclose(f_); }
+
+void LineAppender::Line(const std::string& s) {
+  std::fwrite(s.data(), 1, s.size(), f_);
+  std::fputc('\n', f_);
+  std::fflush(f_);
+}
+
+}  // namespace trail::train

@@ -1,0 +1,86 @@
+// A run directory (docs/training.md, "A run on disk"):
+//   recipe.toml        the recipe the run trains with (a copy, byte for byte)
+//   run.json           format "trail.run.v1": recipe and its SHA-256, the data manifest's
+//                      absolute path and SHA-256, the genesis hash H_0, parameter count,
+//                      FLOPs per token, repops version, mesh, validation unigram entropies
+//   trajectory.jsonl   one chained record per step (trajectory.h)
+//   metrics.jsonl      one JSON object per executed step (step_report.h)
+//   checkpoints/step_NNNNNNNN/   (checkpoint.h)
+// This module owns the layout: creating a run, opening one, reading run.json and the
+// trajectory, trimming metrics for a resume and finding the newest checkpoint that verifies.
+// The trainer uses it now; replay and distributed training use the same paths.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/hash.h"
+#include "train/checkpoint.h"
+#include "train/state.h"
+#include "train/trajectory.h"
+
+namespace trail::train {
+
+struct RunInfo {
+  nlohmann::json json;       // run.json as written
+  Digest genesis{};          // H_0 of the chained trajectory
+  std::string data_manifest;  // "" when run.json names none
+};
+
+class RunDirectory {
+ public:
+  explicit RunDirectory(std::string dir);
+
+  const std::string& dir() const { return dir_; }
+  std::string recipe_path() const { return dir_ + "/recipe.toml"; }
+  std::string info_path() const { return dir_ + "/run.json"; }
+  std::string trajectory_path() const { return dir_ + "/trajectory.jsonl"; }
+  std::string metrics_path() const { return dir_ + "/metrics.jsonl"; }
+
+  bool HoldsRun() const;     // a trajectory exists
+  bool CanResume() const;    // recipe.toml and trajectory.jsonl exist
+
+  // Lays out a fresh run: checkpoints/, recipe.toml (unless recipe_source already is it),
+  // run.json, and empty trajectory and metrics files. Each file is written atomically.
+  void Create(const std::string& recipe_source, const std::string& recipe_text,
+              const nlohmann::json& info) const;
+
+  // run.json; throws trail::Error naming the file when it is missing or malformed.
+  RunInfo ReadInfo() const;
+
+  // The trajectory's complete records, checked against the genesis hash and chained. With
+  // drop_torn_tail, a torn last line (a crash mid-write) is cut off the file.
+  std::vector<TrajectoryRecord> ReadTrajectory(const Digest& genesis, bool drop_torn_tail) const;
+
+  // Keeps the lines of metrics.jsonl whose step is < `step` (a resume re-executes the rest).
+  void TrimMetrics(int64_t step) const;
+
+  // Loads the newest checkpoint that verifies into `st`. A damaged checkpoint is renamed to
+  // <dir>.invalid (never deleted) and the next older one tried; a checkpoint of another recipe
+  // or data stops the search with that error. `say` gets one line per decision. Throws when
+  // none verifies.
+  void LoadNewestValidCheckpoint(const RunIdentity& id, TrainState& st,
+                                 const std::function<void(const std::string&)>& say) const;
+
+ private:
+  std::string dir_;
+};
+
+// Appends lines to a file, flushed after each line (trajectory.jsonl, metrics.jsonl).
+class LineAppender {
+ public:
+  explicit LineAppender(const std::string& path);
+  ~LineAppender();
+  LineAppender(const LineAppender&) = delete;
+  LineAppender& operator=(const LineAppender&) = delete;
+  void Line(const std::string& s);
+
+ private:
+  std::FILE* f_;
+};
+
+}  // namespace trail::train

@@ -1,0 +1,78 @@
+#include "train/selftest.h"
+
+#include <chrono>
+
+#include "core/error.h"
+#include "core/fp_env.h"
+#include "core/thread_pool.h"
+#include "data/stream_golden.h"
+#include "repops/golden_suite.h"
+#include "repops/kernels.h"
+#include "train/train_golden.h"
+
+namespace trail::train {
+namespace {
+
+double Since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// The RepOps suite and the training runs on the active backend and thread count.
+SelftestRun RunOn(const std::string& backend, int threads) {
+  SelftestRun o;
+  o.backend = backend;
+  o.threads = threads;
+  const GoldenTable& golden = repops::CommittedGolden();
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto results = repops::RunGoldenSuite();
+  o.seconds = Since(t0);
+  o.cases = results.size();
+  for (const auto& r : results) {
+    const auto it = golden.find(r.name);
+    if (it == golden.end()) o.missing.push_back(r.name);
+    else if (it->second != r.digest) o.mismatched.push_back(r.name);
+  }
+  // A few training steps: the model, the logical-mesh reduction and AdamW, end to end.
+  const GoldenTable& train_golden = CommittedTrainingGolden();
+  for (const GoldenRun& r : RunTrainingGolden()) {
+    ++o.cases;
+    const auto it = train_golden.find(r.name);
+    if (it == train_golden.end() || it->second != r.chain) {
+      o.mismatched.push_back("train." + r.name + " (chain " + r.chain + ")");
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
+SelftestReport RunSelftest(const std::string& backend, const std::vector<int>& threads) {
+  SelftestReport rep;
+  const FpCheck fp = CheckFpContract();
+  if (!fp.ok) {
+    rep.fp_problems = fp.problems;
+    return rep;
+  }
+  rep.golden_cases = repops::CommittedGolden().size();
+  rep.training_runs = CommittedTrainingGolden().size();
+  bool all_ok = rep.golden_cases > 0;
+  for (const repops::Backend& b : repops::AvailableBackends()) {
+    if (!backend.empty() && b.name != backend) continue;
+    repops::UseBackend(b);
+    for (int t : threads) {
+      SetKernelThreads(static_cast<size_t>(t));
+      rep.runs.push_back(RunOn(b.name, t));
+      all_ok = all_ok && rep.runs.back().ok();
+    }
+  }
+  TRAIL_CHECK(!rep.runs.empty(), "no backend named '", backend, "' here");
+  // The data stream is integer-only: one digest for every backend and thread count.
+  const auto t0 = std::chrono::steady_clock::now();
+  rep.stream_digest = data::ComputeStreamGoldenDigest();
+  rep.stream_seconds = Since(t0);
+  rep.stream_ok = rep.stream_digest == data::CommittedStreamGoldenDigest();
+  rep.reproduces = all_ok && rep.stream_ok;
+  return rep;
+}
+
+}  // namespace trail::train

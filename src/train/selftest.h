@@ -1,0 +1,37 @@
+// The self-test behind `trail selftest`: does this machine reproduce trail's reference bits?
+// Every RepOps golden case and both golden training runs on each backend (or one) with each
+// thread count, and the canonical data stream's digest once (it is integer-only), all compared
+// with the golden registry (core/golden.h).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace trail::train {
+
+struct SelftestRun {
+  std::string backend;
+  int threads = 0;
+  size_t cases = 0;                        // RepOps cases + training runs executed
+  std::vector<std::string> mismatched;     // "case" or "train.<run> (chain <hex>)"
+  std::vector<std::string> missing;        // cases the golden registry does not list
+  double seconds = 0;                      // the RepOps suite's time
+  bool ok() const { return mismatched.empty() && missing.empty(); }
+};
+
+struct SelftestReport {
+  std::string fp_problems;                 // non-empty: the floating-point contract fails here
+  std::vector<SelftestRun> runs;
+  size_t golden_cases = 0, training_runs = 0;
+  bool stream_ok = false;
+  std::string stream_digest;
+  double stream_seconds = 0;
+  bool reproduces = false;                 // everything above matched
+};
+
+// backend: "" for every backend available here, else that one (throws trail::Error when this
+// machine has no backend of that name).
+SelftestReport RunSelftest(const std::string& backend, const std::vector<int>& threads);
+
+}  // namespace trail::train

@@ -1,0 +1,102 @@
+#include "train/step_report.h"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "repops/kernels.h"
+
+namespace trail::train {
+namespace {
+
+std::string Fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+// L2 norm of each parameter group: a layer ("layers.3") or a top-level tensor.
+nlohmann::json WeightNorms(const model::ParameterSet& p) {
+  nlohmann::json j = nlohmann::json::object();
+  const repops::Kernels& k = repops::ActiveKernels();
+  std::map<std::string, double> groups;
+  for (const Tensor& t : p.tensors()) {
+    std::string g = t.name();
+    if (g.rfind("layers.", 0) == 0) g = g.substr(0, g.find('.', 7));
+    groups[g] += double(k.sum_sq(t.data<float>(), static_cast<size_t>(t.numel())));
+  }
+  for (auto& [g, v] : groups) j[g] = std::sqrt(v);
+  return j;
+}
+
+}  // namespace
+
+std::string FormatDuration(double s) {
+  char buf[32];
+  if (s < 60) std::snprintf(buf, sizeof buf, "%.0fs", s);
+  else if (s < 3600) std::snprintf(buf, sizeof buf, "%dm%02ds", int(s) / 60, int(s) % 60);
+  else std::snprintf(buf, sizeof buf, "%dh%02dm", int(s) / 3600, (int(s) / 60) % 60);
+  return buf;
+}
+
+StepReporter::StepReporter(LoadedRun& run, SpikeMonitor& monitor, const std::string& metrics_path,
+                           int64_t first_step, int64_t last_step, bool quiet)
+    : run_(run), monitor_(monitor), metrics_(metrics_path), first_step_(first_step),
+      last_step_(last_step), quiet_(quiet), start_(std::chrono::steady_clock::now()) {}
+
+double StepReporter::Record(const StepResult& r, const TrainState& st) {
+  const LoopConfig& loop = run_.recipe.loop;
+  tokens_run_ += r.input_tokens;
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double tok_s = double(tokens_run_) / std::max(elapsed, 1e-9);
+  nlohmann::json m = {{"step", r.step}, {"loss", r.loss}, {"lr", r.lr},
+                      {"tokens", r.tokens_before + r.input_tokens}, {"targets", r.target_tokens},
+                      {"grad_norm", r.grad_norm}, {"grad_norm_clipped", r.grad_norm * r.clip_coef},
+                      {"clip_coef", r.clip_coef}, {"skipped", r.skipped ? r.skip_reason : ""},
+                      {"tok_s", tok_s}, {"step_s", r.seconds}, {"hash_s", r.hash_seconds}};
+  if (run_.recipe.model.z_loss > 0) m["z_loss"] = r.z_loss;
+  std::vector<std::string> alert_text;
+  nlohmann::json alerts = nlohmann::json::array();
+  for (const Alert& a : monitor_.Observe(r.step, r.loss)) {
+    alerts.push_back(nlohmann::json::parse(a.ToJson()));
+    alert_text.push_back(a.kind + " at step " + std::to_string(a.step));
+  }
+  if (r.skipped) alert_text.push_back("update skipped (" + r.skip_reason + ")");
+  if (!alerts.empty()) m["alerts"] = alerts;
+  const bool is_last = st.step == loop.steps;
+  const bool log_now = st.step % loop.log_every == 0 || is_last || st.step == first_step_ + 1;
+  if (log_now) m["weight_norms"] = WeightNorms(st.params);
+  const bool eval_now = !run_.evals.empty() &&
+                        ((loop.eval_every > 0 && st.step % loop.eval_every == 0) || is_last);
+  std::string val_text;
+  double val_mean = -1;
+  if (eval_now) {
+    val_mean = 0;
+    nlohmann::json val = nlohmann::json::object();
+    for (const auto& [domain, loss] : run_.Evaluate(st.params)) {
+      val[domain] = loss;
+      val_mean += loss / double(run_.evals.size());
+      val_text += " " + domain + "=" + Fmt("%.3f", loss);
+    }
+    m["val"] = val;
+  }
+  metrics_.Line(m.dump());
+  if (quiet_ || !(log_now || eval_now || !alert_text.empty())) return val_mean;
+  // Remaining windows over the rate so far (the batch schedule may still grow).
+  uint64_t left = 0;
+  for (int64_t s = st.step; s < last_step_; ++s) left += run_.engine.WindowsAt(s);
+  const double eta = double(left * run_.stream.seq_len()) / std::max(tok_s, 1e-9);
+  std::string s = "step " + std::to_string(st.step) + "/" + std::to_string(loop.steps) +
+                  "  loss " + Fmt("%.4f", r.loss) + "  lr " + Fmt("%.2e", r.lr) + "  |g| " +
+                  Fmt("%.3f", r.grad_norm) + "  " + Fmt("%.0f", tok_s) + " tok/s  ETA " +
+                  FormatDuration(eta);
+  if (!val_text.empty()) s += "  val" + val_text;
+  for (const std::string& a : alert_text) s += "  ALERT " + a;
+  std::fprintf(stderr, "%s\n", s.c_str());
+  return val_mean;
+}
+
+}  // namespace trail::train

@@ -1,0 +1,43 @@
+// What training reports per executed step: one metrics.jsonl line — step, loss, lr, tokens,
+// targets, grad norm before and after clipping, clip coefficient, skip reason, tokens/s, step
+// and hashing seconds, z-loss when the recipe has it, the spike monitor's alerts, per-group
+// weight norms on log steps and per-domain validation loss on evaluation steps — and a progress
+// line on stderr on log steps, evaluation steps and alerts (with an ETA from the rate so far).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "train/loaded_run.h"
+#include "train/run_dir.h"
+#include "train/spike_monitor.h"
+#include "train/state.h"
+#include "train/step.h"
+
+namespace trail::train {
+
+// "12s", "3m07s", "2h05m".
+std::string FormatDuration(double seconds);
+
+class StepReporter {
+ public:
+  // Steps run from st.step (at construction) up to last_step.
+  StepReporter(LoadedRun& run, SpikeMonitor& monitor, const std::string& metrics_path,
+               int64_t first_step, int64_t last_step, bool quiet);
+
+  // Records the step just run (st is the state after it). Returns the mean validation loss
+  // over domains when this step evaluated, else a negative value.
+  double Record(const StepResult& r, const TrainState& st);
+
+ private:
+  LoadedRun& run_;
+  SpikeMonitor& monitor_;
+  LineAppender metrics_;
+  int64_t first_step_, last_step_;
+  bool quiet_;
+  std::chrono::steady_clock::time_point start_;
+  int64_t tokens_run_ = 0;
+};
+
+}  // namespace trail::train
