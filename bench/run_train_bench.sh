@@ -2,7 +2,7 @@
 # Training-step time of trail vs PyTorch CPU on the same architecture and shapes (L=6, d=384,
 # 6 heads, vocab 16384, T=256, B=8; bench/train_bench.cc, bench/train_bench_torch.py), 2 threads
 # each, run alternately three times; prints medians and the ratio. PyTorch is set up at its
-# best here (../shared/ASSETS.md): the OpenMP build of OpenBLAS with its SkylakeX kernels, and
+# best here: the OpenMP build of OpenBLAS with its SkylakeX kernels, and
 # torch.set_num_threads(2).
 #   bench/run_train_bench.sh [BUILD] [STEPS]
 set -euo pipefail
