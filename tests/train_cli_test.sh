@@ -4,7 +4,8 @@
 #   - a small model learns: validation loss ends well below the unigram entropy of that text;
 #   - killed with SIGKILL at random points (several trials), resumed runs end on the same
 #     trajectory hash as an uninterrupted run;
-#   - a replay of the last segment is bit-identical;
+#   - a replay of the last segment is bit-identical; `train verify` checks the run's files and
+#     names a checkpoint whose weights lost one bit;
 #   - bad input (unknown recipe key, inconsistent shapes, a run directory already in use, a
 #     recipe swapped under a run) gets a clear error and leaves the run's files untouched.
 set -euo pipefail
@@ -77,6 +78,13 @@ grep -q "ETA" learn.err || fail "no progress shown"
 [ "$(wc -l < learn/trajectory.jsonl)" -eq 400 ] || fail "trajectory length"
 [ "$(ls learn/checkpoints | wc -l)" -eq 2 ] || fail "retention keeps 2 checkpoints"
 "$trail" train replay --run learn --threads 1 | grep -q "25 steps verified" || fail "replay"
+"$trail" train verify --run learn | grep -q "400 trajectory records chained from genesis, 2 checkpoints verified, 0 problems" \
+  || fail "verify a good run"
+ckpt=$(ls -d learn/checkpoints/step_* | tail -1)
+/usr/bin/python3 -c 'import sys; p = sys.argv[1]; b = bytearray(open(p, "rb").read()); b[-5] ^= 1; open(p, "wb").write(b)' \
+  "$ckpt/model.safetensors"
+if out=$("$trail" train verify --run learn); then fail "verify missed a damaged checkpoint"; fi
+grep -q "FAIL .*$(basename "$ckpt")/model.safetensors: SHA-256 differs" <<<"$out" || fail "verify: $out"
 
 echo "-- SIGKILL at random points, then resume: the same final hash"
 recipe 120 > kill.toml

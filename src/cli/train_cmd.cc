@@ -7,6 +7,7 @@
 #include "core/thread_pool.h"
 #include "repops/kernels.h"
 #include "train/replay.h"
+#include "train/run_dir.h"
 #include "train/trainer.h"
 
 namespace trail::cli {
@@ -34,9 +35,27 @@ void AddTrainCommand(CLI::App& app, TrainCommand& c) {
                        "Checkpoint step to start from (default: the newest but one)");
   c.replay->add_option("--threads", c.threads, "Kernel threads (default: all CPUs)")
       ->check(CLI::Range(1, 1024));
+  c.verify = c.train->add_subcommand(
+      "verify", "Check a run's files without executing a step: recipe and manifest hashes, the "
+                "trajectory's chain, every checkpoint's files and chain");
+  c.verify->add_option("--run", c.run, "The run directory")->required();
 }
 
+namespace {
+
+int RunVerify(const std::string& run) {
+  const train::RunCheck r = train::RunDirectory(run).Verify();
+  for (const std::string& p : r.problems) std::printf("FAIL %s\n", p.c_str());
+  std::printf("%s: %lld trajectory records chained from genesis, %zu checkpoints verified, %zu "
+              "problems\n", run.c_str(), static_cast<long long>(r.steps), r.checkpoints.size(),
+              r.problems.size());
+  return r.ok() ? 0 : 1;
+}
+
+}  // namespace
+
 int RunTrainCommand(const TrainCommand& c) {
+  if (*c.verify) return RunVerify(c.run);
   if (c.threads > 0) SetKernelThreads(static_cast<size_t>(c.threads));
   repops::UseDefaultBackend();
   if (*c.replay) {

@@ -1,5 +1,6 @@
 // `trail train …`: train a model from a recipe on a data manifest into a run directory,
-// resume it, or replay a recorded segment and check it lands on the same bits.
+// resume it, replay a recorded segment and check it lands on the same bits, or verify a run's
+// files (hashes and chain) without executing a step.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,7 @@ namespace trail::cli {
 struct TrainCommand {
   CLI::App* train = nullptr;
   CLI::App* replay = nullptr;
+  CLI::App* verify = nullptr;
   std::string recipe, data, run;
   bool resume = false, quiet = false, no_verify = false;
   int64_t stop_after = -1, from_step = -1;

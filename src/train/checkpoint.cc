@@ -132,6 +132,29 @@ RunIdentity CheckpointIdentity(const std::string& dir) {
   return {};
 }
 
+CheckpointMeta VerifyCheckpointFiles(const std::string& dir) {
+  const std::string meta_path = dir + "/meta.json";
+  CheckpointMeta out;
+  try {
+    const nlohmann::json meta = nlohmann::json::parse(ReadFileToString(meta_path));
+    TRAIL_CHECK(meta.at("format") == kFormat, meta_path, ": not a ", kFormat, " checkpoint");
+    for (const char* f : {"model.safetensors", "optim.safetensors"}) {
+      const std::string path = dir + "/" + f;
+      TRAIL_CHECK(fs::exists(path), path, ": missing");
+      const std::string got = ToHex(Sha256OfFile(path));
+      TRAIL_CHECK(got == meta.at("files").at(f).get<std::string>(), path,
+                  ": SHA-256 differs from meta.json (corrupted): ", got);
+    }
+    out.step = meta.at("step").get<int64_t>();
+    out.id = {meta.at("recipe_sha256").get<std::string>(),
+              meta.at("manifest_sha256").get<std::string>()};
+    out.trajectory_chain = meta.at("trajectory_chain").get<std::string>();
+  } catch (const nlohmann::json::exception& e) {
+    TRAIL_FAIL(meta_path, ": malformed: ", e.what());
+  }
+  return out;
+}
+
 void LoadCheckpoint(const std::string& dir, const RunIdentity& id, TrainState& st) {
   nlohmann::json meta;
   const std::string meta_path = dir + "/meta.json";

@@ -28,6 +28,15 @@ std::vector<int64_t> ListCheckpoints(const std::string& run_dir);
 // The recipe and manifest hashes a checkpoint's meta.json names (throws if it cannot be read).
 RunIdentity CheckpointIdentity(const std::string& dir);
 
+// What a checkpoint's meta.json says, after its files were checked against it (format, both
+// safetensors files' SHA-256) without loading a model; throws trail::Error naming the problem.
+struct CheckpointMeta {
+  int64_t step = 0;
+  RunIdentity id;
+  std::string trajectory_chain;  // hex: the chain after step - 1 (the genesis hash at step 0)
+};
+CheckpointMeta VerifyCheckpointFiles(const std::string& dir);
+
 // Loads and verifies one checkpoint into `st` (whose config must match): file hashes, shapes,
 // state hashes, and that it belongs to this recipe and data. Throws trail::Error saying what
 // is wrong; `st` is unspecified after a failure.

@@ -53,6 +53,69 @@ std::vector<TrajectoryRecord> RunDirectory::ReadTrajectory(const Digest& genesis
   return recs;
 }
 
+namespace {
+
+// The chain a checkpoint at `step` must record: genesis at 0, else the record of step - 1.
+std::string ChainAt(int64_t step, const Digest& genesis, const std::vector<TrajectoryRecord>& recs) {
+  return ToHex(step == 0 ? genesis : recs[static_cast<size_t>(step - 1)].chain);
+}
+
+void CheckCheckpoints(const RunDirectory& rd, const RunInfo& info,
+                      const std::vector<TrajectoryRecord>& recs, RunCheck& out) {
+  const RunIdentity id{info.json.value("recipe_sha256", std::string()),
+                       info.json.value("manifest_sha256", std::string())};
+  for (int64_t step : ListCheckpoints(rd.dir())) {
+    const std::string dir = CheckpointDir(rd.dir(), step);
+    try {
+      const CheckpointMeta meta = VerifyCheckpointFiles(dir);
+      TRAIL_CHECK(meta.step == step, dir, ": meta.json says step ", meta.step);
+      TRAIL_CHECK(meta.id.recipe_sha256 == id.recipe_sha256 &&
+                      meta.id.manifest_sha256 == id.manifest_sha256,
+                  dir, ": a checkpoint of another recipe or data than run.json names");
+      TRAIL_CHECK(step <= static_cast<int64_t>(recs.size()), dir, ": step ", step,
+                  " is beyond the trajectory's ", recs.size(), " records");
+      TRAIL_CHECK(meta.trajectory_chain == ChainAt(step, info.genesis, recs), dir,
+                  ": its trajectory chain differs from the trajectory's at step ", step);
+      out.checkpoints.push_back(step);
+    } catch (const Error& e) {
+      out.problems.push_back(e.what());
+    }
+  }
+}
+
+}  // namespace
+
+RunCheck RunDirectory::Verify() const {
+  RunCheck out;
+  RunInfo info;
+  try {
+    info = ReadInfo();
+  } catch (const Error& e) {
+    out.problems.push_back(e.what());
+    return out;
+  }
+  auto check_file = [&](const std::string& path, const char* key) {
+    if (!fs::exists(path)) return out.problems.push_back(path + ": missing");
+    const std::string want = info.json.value(key, std::string());
+    if (ToHex(Sha256OfFile(path)) != want) {
+      out.problems.push_back(path + ": SHA-256 differs from run.json's " + key);
+    }
+  };
+  check_file(recipe_path(), "recipe_sha256");
+  if (!info.data_manifest.empty() && fs::exists(info.data_manifest)) {
+    check_file(info.data_manifest, "manifest_sha256");
+  }
+  std::vector<TrajectoryRecord> recs;
+  try {
+    recs = ReadTrajectory(info.genesis, /*drop_torn_tail=*/false);
+    out.steps = static_cast<int64_t>(recs.size());
+  } catch (const Error& e) {
+    out.problems.push_back(e.what());
+  }
+  CheckCheckpoints(*this, info, recs, out);
+  return out;
+}
+
 void RunDirectory::TrimMetrics(int64_t step) const {
   const std::string path = metrics_path();
   if (!fs::exists(path)) return;

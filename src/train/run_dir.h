@@ -31,6 +31,15 @@ struct RunInfo {
   std::string data_manifest;  // "" when run.json names none
 };
 
+// What RunDirectory::Verify found: the facts it established and every problem, each naming the
+// file at fault. ok() when there is no problem.
+struct RunCheck {
+  int64_t steps = 0;                 // complete trajectory records, chained from genesis
+  std::vector<int64_t> checkpoints;  // steps of the checkpoints whose files verified
+  std::vector<std::string> problems;
+  bool ok() const { return problems.empty(); }
+};
+
 class RunDirectory {
  public:
   explicit RunDirectory(std::string dir);
@@ -55,6 +64,13 @@ class RunDirectory {
   // The trajectory's complete records, checked against the genesis hash and chained. With
   // drop_torn_tail, a torn last line (a crash mid-write) is cut off the file.
   std::vector<TrajectoryRecord> ReadTrajectory(const Digest& genesis, bool drop_torn_tail) const;
+
+  // Checks the run as published, without executing a step: run.json readable; recipe.toml's
+  // SHA-256 is the one run.json records (and the data manifest's, when the file run.json names
+  // exists); the trajectory chains from the genesis hash; every checkpoint's files match its
+  // meta.json, it belongs to this recipe and data, and its chain is the trajectory's at its step.
+  // Replay (train/replay.h) is what checks that the steps themselves reproduce.
+  RunCheck Verify() const;
 
   // Keeps the lines of metrics.jsonl whose step is < `step` (a resume re-executes the rest).
   void TrimMetrics(int64_t step) const;

@@ -13,9 +13,10 @@
 #include "train/checkpoint.h"
 #include "train/lr_schedule.h"
 #include "train/recipe.h"
+#include "train/replay.h"
+#include "train/run_dir.h"
 #include "train/spike_monitor.h"
 #include "train/step.h"
-#include "train/replay.h"
 #include "train/trainer.h"
 #include "train/trajectory.h"
 #include "train/tree_fold.h"
@@ -100,7 +101,7 @@ std::vector<Alert> Feed(SpikeMonitor& m, const std::vector<double>& xs, int64_t 
   return out;
 }
 
-TEST(SpikeMonitorD07, OnlyTheLastPointOfTheTutorialSequenceIsFlagged) {
+TEST(SpikeMonitor, OnlyTheLastPointOfTheReferenceSequenceIsFlagged) {
   SpikeMonitor m;
   const auto alerts = Feed(m, {2.00, 2.02, 1.98, 2.01, 1.99, 2.00, 2.03, 1.97, 3.00});
   ASSERT_EQ(alerts.size(), 1u);
@@ -108,14 +109,14 @@ TEST(SpikeMonitorD07, OnlyTheLastPointOfTheTutorialSequenceIsFlagged) {
   EXPECT_EQ(alerts[0].kind, "anomaly");
 }
 
-TEST(SpikeMonitorD07, NoFalseAlarmOnASmoothDecline) {
+TEST(SpikeMonitor, NoFalseAlarmOnASmoothDecline) {
   SpikeMonitor m;
   std::vector<double> xs;
   for (int i = 0; i < 400; ++i) xs.push_back(2.0 + 8.0 * std::exp(-i / 60.0) + 0.002 * ((i * 7) % 5));
   EXPECT_TRUE(Feed(m, xs).empty());
 }
 
-TEST(SpikeMonitorD07, SameJumpIsASpikeWhenItFallsBackAndAShiftWhenItStays) {
+TEST(SpikeMonitor, SameJumpIsASpikeWhenItFallsBackAndAShiftWhenItStays) {
   const std::vector<double> base = {2.00, 2.02, 1.98, 2.01, 1.99, 2.00, 2.03, 1.97};
   std::vector<double> spike = base, shift = base;
   for (double x : {3.0, 2.01, 1.99, 2.00, 2.02}) spike.push_back(x);
@@ -133,7 +134,7 @@ TEST(SpikeMonitorD07, SameJumpIsASpikeWhenItFallsBackAndAShiftWhenItStays) {
   EXPECT_TRUE(Feed(b, {3.01, 2.99, 3.0, 3.02}, 13).empty());
 }
 
-TEST(SpikeMonitorD07, NonFiniteIsFlaggedImmediatelyAndUnconditionally) {
+TEST(SpikeMonitor, NonFiniteIsFlaggedImmediatelyAndUnconditionally) {
   SpikeMonitor m;
   auto a = Feed(m, {NAN});  // even with no history
   ASSERT_EQ(a.size(), 1u);
@@ -146,7 +147,7 @@ TEST(SpikeMonitorD07, NonFiniteIsFlaggedImmediatelyAndUnconditionally) {
   EXPECT_NE(a[0].ToJson().find("\"inf\""), std::string::npos);
 }
 
-TEST(SpikeMonitorD07, StateRoundTripsExactly) {
+TEST(SpikeMonitor, StateRoundTripsExactly) {
   SpikeMonitor a, b;
   Feed(a, {2.00, 2.02, 1.98, 2.01, 1.99, 2.00, 2.03, 1.97, 3.00, 2.0});  // a pending anomaly
   b.RestoreState(a.StateJson());
@@ -440,6 +441,66 @@ TEST(Resume, DamagedCheckpointsAreSkippedOtherRunsRefused) {
   EXPECT_FALSE(fs::exists(CheckpointDir(f->run, 4) + ".invalid"));
   // A fresh run into an existing run directory is refused.
   EXPECT_NE(ErrorOf([&] { Train(*f, false); }).find("already holds a run"), std::string::npos);
+}
+
+TEST(RunDirectory, LayoutInfoAndMetricsTrim) {
+  TempDir dir;
+  const RunDirectory rd(dir / "run");
+  EXPECT_FALSE(rd.HoldsRun());
+  EXPECT_NE(ErrorOf([&] { rd.ReadInfo(); }).find("is not a trail run directory"), std::string::npos);
+  WriteFileAtomic(dir / "r.toml", "recipe");
+  rd.Create(dir / "r.toml", "recipe", {{"format", "trail.run.v1"}, {"genesis", std::string(64, 'c')},
+                                       {"data_manifest", "/m.json"}});
+  EXPECT_TRUE(rd.HoldsRun() && rd.CanResume());
+  EXPECT_EQ(ReadFileToString(rd.recipe_path()), "recipe");
+  const RunInfo info = rd.ReadInfo();
+  EXPECT_EQ(info.data_manifest, "/m.json");
+  EXPECT_EQ(ToHex(info.genesis), std::string(64, 'c'));
+  WriteFileAtomic(rd.metrics_path(), "{\"step\": 0}\n{\"step\": 1}\nnot json\n{\"step\": 2}\n{\"st");
+  rd.TrimMetrics(2);
+  EXPECT_EQ(ReadFileToString(rd.metrics_path()), "{\"step\": 0}\n{\"step\": 1}\n");
+  WriteFileAtomic(rd.info_path(), "{\"genesis\": 5}");
+  EXPECT_NE(ErrorOf([&] { rd.ReadInfo(); }).find("run.json: malformed"), std::string::npos);
+  EXPECT_NE(ErrorOf([] { RunDirectory(""); }).find("--run DIR"), std::string::npos);
+}
+
+TEST(RunDirectory, VerifyFindsEachTamperingWithoutExecutingAStep) {
+  const auto f = MakeRun(8, 4);
+  Train(*f, false);
+  const RunDirectory rd(f->run);
+  RunCheck c = rd.Verify();
+  EXPECT_TRUE(c.ok()) << c.problems.front();
+  EXPECT_EQ(c.steps, 8);
+  EXPECT_EQ(c.checkpoints, (std::vector<int64_t>{0, 4, 8}));
+  auto flip = [](const std::string& path, size_t at) {
+    std::string b = ReadFileToString(path);
+    b[at] ^= 1;
+    WriteFileAtomic(path, b);
+  };
+  // One bit of a checkpoint's weights: that checkpoint, and nothing else.
+  const std::string model = CheckpointDir(f->run, 4) + "/model.safetensors";
+  flip(model, ReadFileToString(model).size() - 3);
+  c = rd.Verify();
+  ASSERT_EQ(c.problems.size(), 1u);
+  EXPECT_NE(c.problems[0].find("step_00000004/model.safetensors: SHA-256 differs"), std::string::npos)
+      << c.problems[0];
+  EXPECT_EQ(c.checkpoints, (std::vector<int64_t>{0, 8}));
+  flip(model, ReadFileToString(model).size() - 3);
+  // One trajectory record: its chain breaks there.
+  const std::string traj = ReadFileToString(rd.trajectory_path());
+  std::string tampered = traj;
+  const size_t at = traj.find("\"loss_bits\":\"", traj.find("\"step\":5,")) + 20;
+  tampered[at] = tampered[at] == '0' ? '1' : '0';
+  WriteFileAtomic(rd.trajectory_path(), tampered);
+  c = rd.Verify();
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.problems[0].find("step 5"), std::string::npos) << c.problems[0];
+  WriteFileAtomic(rd.trajectory_path(), traj);
+  // The recipe copy.
+  WriteFileAtomic(rd.recipe_path(), ReadFileToString(rd.recipe_path()) + "\n");
+  c = rd.Verify();
+  ASSERT_EQ(c.problems.size(), 1u);
+  EXPECT_NE(c.problems[0].find("recipe.toml: SHA-256 differs from run.json"), std::string::npos);
 }
 
 }  // namespace
