@@ -164,7 +164,6 @@ void LoadCheckpoint(const std::string& dir, const RunIdentity& id, TrainState& s
     TRAIL_FAIL(meta_path, ": not valid JSON: ", e.what());
   }
   try {
-    TRAIL_CHECK(meta.at("format") == kFormat, meta_path, ": not a ", kFormat, " checkpoint");
     TRAIL_CHECK(meta.at("recipe_sha256") == id.recipe_sha256, dir,
                 ": checkpoint of another recipe (recipe sha256 ",
                 meta.at("recipe_sha256").get<std::string>(), ", this run's ", id.recipe_sha256,
@@ -173,13 +172,7 @@ void LoadCheckpoint(const std::string& dir, const RunIdentity& id, TrainState& s
                 ": checkpoint of other data (manifest sha256 ",
                 meta.at("manifest_sha256").get<std::string>(), ", this run's ",
                 id.manifest_sha256, ")");
-    for (const char* f : {"model.safetensors", "optim.safetensors"}) {
-      const std::string path = dir + "/" + f;
-      TRAIL_CHECK(fs::exists(path), path, ": missing");
-      const std::string got = ToHex(Sha256OfFile(path));
-      TRAIL_CHECK(got == meta.at("files").at(f).get<std::string>(), path,
-                  ": SHA-256 differs from meta.json (corrupted): ", got);
-    }
+    VerifyCheckpointFiles(dir);  // format, and both files against their recorded SHA-256
     Fill(ReadSafetensors(dir + "/model.safetensors"), dir + "/model.safetensors", {&st.params});
     Fill(ReadSafetensors(dir + "/optim.safetensors"), dir + "/optim.safetensors",
          {&st.adam_m, &st.adam_v});
