@@ -113,6 +113,16 @@ void PrintShares(const Json& out) {
   }
 }
 
+// A report as JSON (--json) or through its table printer.
+template <class Print>
+void Emit(const Json& report, bool json, Print&& print) {
+  if (json) {
+    std::cout << report.dump(2) << "\n";
+  } else {
+    print(report);
+  }
+}
+
 int RunShard(const DataOptions& o) {
   data::ShardWriterOptions w;
   w.token_bytes = o.token_bytes;
@@ -200,22 +210,15 @@ int RunInspect(CanonicalStream& stream, const DataOptions& o) {
   if (o.window >= 0) {
     std::unique_ptr<tok::Tokenizer> tokenizer;
     const data::Decoder decode = ManifestDecoder(o.decode_contract, stream.manifest(), tokenizer);
-    const Json r = data::InspectWindow(stream, static_cast<uint64_t>(o.window), decode);
-    if (o.json) {
-      std::cout << r.dump(2) << "\n";
-    } else {
-      PrintWindow(r, static_cast<bool>(decode));
-    }
+    Emit(data::InspectWindow(stream, static_cast<uint64_t>(o.window), decode), o.json,
+         [&](const Json& r) { PrintWindow(r, static_cast<bool>(decode)); });
     return 0;
   }
   TRAIL_CHECK(o.step >= 0, "data inspect needs --window or --step");
   TRAIL_CHECK(o.rank < o.ranks, "--rank ", o.rank, " is not below --ranks ", o.ranks);
-  const Json r = data::InspectStep(stream, o.step, o.ranks, o.rank);
-  if (o.json) {
-    std::cout << r.dump(2) << "\n";
-  } else {
+  Emit(data::InspectStep(stream, o.step, o.ranks, o.rank), o.json, [&](const Json& r) {
     PrintStep(r, stream.manifest().stream.micro_batch_windows, o.rank >= 0);
-  }
+  });
   return 0;
 }
 
@@ -223,12 +226,7 @@ int RunStats(CanonicalStream& stream, const DataOptions& o) {
   TRAIL_CHECK(o.windows >= 0 || o.steps >= 0, "data stats needs --windows or --steps");
   const uint64_t windows = o.steps >= 0 ? data::WindowsBeforeStep(stream.manifest(), o.steps)
                                         : static_cast<uint64_t>(o.windows);
-  const Json r = data::SourceShares(stream, windows);
-  if (o.json) {
-    std::cout << r.dump(2) << "\n";
-  } else {
-    PrintShares(r);
-  }
+  Emit(data::SourceShares(stream, windows), o.json, PrintShares);
   return 0;
 }
 

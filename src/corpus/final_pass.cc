@@ -8,6 +8,7 @@
 
 #include "core/file_util.h"
 #include "core/spill.h"
+#include "core/timing.h"
 #include "corpus/decontam.h"
 #include "corpus/doc_runs.h"
 #include "corpus/pii.h"
@@ -17,8 +18,6 @@ namespace trail::corpus {
 namespace {
 using Clock = std::chrono::steady_clock;
 using Json = nlohmann::ordered_json;
-
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // Every line of every evaluation file is one item, named by file and line number.
 std::unique_ptr<ContaminationIndex> LoadContaminationIndex(const CorpusConfig& cfg) {
@@ -62,13 +61,13 @@ class FinalPass {
   void Flush() {
     auto t = Clock::now();
     pool_.ParallelFor(batch_.size(), [&](size_t i) { Clean(batch_[i]); });
-    report_.seconds["pii_decontamination"] += Since(t);
+    report_.seconds["pii_decontamination"] += SecondsSince(t);
     t = Clock::now();
     for (FinalDoc& f : batch_) Place(f);
-    shard_seconds_ += Since(t);
+    shard_seconds_ += SecondsSince(t);
     t = Clock::now();
     for (const FinalDoc& f : batch_) lineage_.AddDocument(Row(f));
-    report_.lineage_seconds += Since(t);
+    report_.lineage_seconds += SecondsSince(t);
     batch_.clear();
     batch_bytes_ = 0;
   }

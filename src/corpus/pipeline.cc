@@ -8,6 +8,7 @@
 #include "core/file_util.h"
 #include "core/hash.h"
 #include "core/thread_pool.h"
+#include "core/timing.h"
 #include "corpus/build_budget.h"
 #include "corpus/build_report.h"
 #include "corpus/build_work.h"
@@ -24,8 +25,6 @@ namespace trail::corpus {
 namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 NearDedupRunsResult RunNearDedup(const CorpusConfig& cfg, const Budget& budget,
                                  const std::string& work, const std::vector<std::string>& runs,
@@ -97,7 +96,7 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir,
   // 2. Merge by key: ordinals, repeated keys, exact dedup.
   auto t = Clock::now();
   runs = MergeDocRunGroups(std::move(runs), budget, work);
-  report.seconds["exact_dedup"] = Since(t);
+  report.seconds["exact_dedup"] = SecondsSince(t);
   const size_t run_buffer = budget.run_buffer(runs.size());
   ExactDedupResult exact = ExactDedup(runs, run_buffer, files, budget, work, report);
   malloc_trim(0);  // a phase is done: its free pages go back
@@ -108,7 +107,7 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir,
   report.spilled_sort_bytes += near.spilled_bytes;
   report.candidate_pairs = near.candidates;
   report.verified_pairs = near.verified;
-  report.seconds["near_dedup"] = Since(t);
+  report.seconds["near_dedup"] = SecondsSince(t);
   malloc_trim(0);
   // 4. PII, decontamination, split, quota, shard lines and lineage, in key order.
   BuildSummary sum;
@@ -124,13 +123,13 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir,
     t = Clock::now();
     for (const Quarantined& q : report.quarantined) lineage.AddQuarantined(q);
     lineage.Commit();
-    report.lineage_seconds += Since(t);
+    report.lineage_seconds += SecondsSince(t);
   }
   malloc_trim(0);
   // 5. Shards, quarantine file, report.
   t = Clock::now();
   sum.shards = shards.Compress(out_dir);
-  report.seconds["shards"] += Since(t);
+  report.seconds["shards"] += SecondsSince(t);
   WriteQuarantineFile(report.quarantined, out_dir + "/quarantine.jsonl");
   sum.quarantined = report.quarantined.size();
   report.peak_anon_bytes = memory.peak_anon_bytes();

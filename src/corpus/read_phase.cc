@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "core/timing.h"
 #include "corpus/build_work.h"
 #include "corpus/doc_stages.h"
 #include "corpus/progress.h"
@@ -14,8 +15,6 @@
 namespace trail::corpus {
 namespace {
 using Clock = std::chrono::steady_clock;
-
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // Collects documents into chunks and turns each full chunk into a document run.
 class ChunkWriter {
@@ -51,7 +50,7 @@ class ChunkWriter {
       RunDocStages(stages_, chunk_, pool_, report_.seconds);
       const auto t = Clock::now();
       WriteDocRun(chunk_, runs_.back(), fingerprint_, c, budget_.write_buffer());
-      report_.checkpoint_seconds += Since(t);
+      report_.checkpoint_seconds += SecondsSince(t);
     }
     chunk_.clear();
     chunk_.shrink_to_fit();
@@ -118,7 +117,7 @@ std::vector<std::string> ReadIntoDocRuns(const CorpusConfig& cfg, const Budget& 
   report.document_runs = runs.size();
   double stage_seconds = 0;
   for (const auto& stage : stages) stage_seconds += report.seconds[stage->name()];
-  report.seconds["read"] = Since(start) - stage_seconds - report.checkpoint_seconds;
+  report.seconds["read"] = SecondsSince(start) - stage_seconds - report.checkpoint_seconds;
   for (const Quarantined& q : report.quarantined) ++report.dropped["read"]["quarantine." + q.reason];
   report.reader_quarantined = report.quarantined.size();
   return runs;

@@ -175,6 +175,9 @@ TEST(ManifestBuilder, RefusesBadSpecsAndForeignOrUnfinishedShardLists) {
   WriteFileAtomic(f.dir / "foreign.json", text);
   EXPECT_NE(error({"web=1=" + (f.dir / "foreign.json")}).find("another tokenizer contract"),
             std::string::npos);
+  WriteFileAtomic(f.dir / "wrong.json", "{\"contract\": \"" + ToHex(tok::LoadContract(f.contract).hash) +
+                                           "\", \"complete\": true, \"shards\": [{\"sha256\": 1}]}");
+  EXPECT_NE(error({"web=1=" + (f.dir / "wrong.json")}).find("not a shard list"), std::string::npos);
   spec.positions = "neither";
   EXPECT_NE(error({"web=1=" + f.list}).find("--positions must be document or window"),
             std::string::npos);

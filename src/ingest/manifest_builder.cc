@@ -30,10 +30,14 @@ std::vector<data::ShardRef> ReadShardList(const std::string& list, const std::st
   TRAIL_CHECK(j.value("complete", false), list, ": the tokenize run is not complete");
   const fs::path list_dir = fs::absolute(list).parent_path();
   std::vector<data::ShardRef> refs;
-  for (const Json& s : j["shards"]) {
-    data::ShardRef ref{s["path"], s["sha256"], s["tokens"], s["documents"]};
-    ref.path = fs::relative(list_dir / ref.path, out_dir).string();
-    refs.push_back(ref);
+  try {
+    for (const Json& s : j.at("shards")) {
+      data::ShardRef ref{s.at("path"), s.at("sha256"), s.at("tokens"), s.at("documents")};
+      ref.path = fs::relative(list_dir / ref.path, out_dir).string();
+      refs.push_back(ref);
+    }
+  } catch (const Json::exception& e) {
+    TRAIL_FAIL(list, ": not a shard list of `trail data tokenize` (", e.what(), ")");
   }
   return refs;
 }

@@ -1,24 +1,16 @@
 #include "train/replay.h"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "core/error.h"
 #include "train/checkpoint.h"
 #include "train/loaded_run.h"
 #include "train/run_dir.h"
 #include "train/step.h"
+#include "train/step_report.h"
 #include "train/trajectory.h"
 
 namespace trail::train {
-namespace {
-
-void Say(bool quiet, const std::string& s) {
-  if (!quiet) std::fprintf(stderr, "%s\n", s.c_str());
-}
-
-}  // namespace
-
 ReplayResult ReplaySegment(const std::string& run_dir, const std::string& manifest_path,
                            int64_t from_step, bool quiet) {
   const RunDirectory rd(run_dir);

@@ -111,6 +111,7 @@ RunCheck RunDirectory::Verify() const {
     out.steps = static_cast<int64_t>(recs.size());
   } catch (const Error& e) {
     out.problems.push_back(e.what());
+    return out;  // the checkpoints' chains cannot be checked against a broken trajectory
   }
   CheckCheckpoints(*this, info, recs, out);
   return out;

@@ -69,6 +69,7 @@ class RunDirectory {
   // SHA-256 is the one run.json records (and the data manifest's, when the file run.json names
   // exists); the trajectory chains from the genesis hash; every checkpoint's files match its
   // meta.json, it belongs to this recipe and data, and its chain is the trajectory's at its step.
+  // (A broken trajectory is reported alone: the checkpoints have nothing to be checked against.)
   // Replay (train/replay.h) is what checks that the steps themselves reproduce.
   RunCheck Verify() const;
 

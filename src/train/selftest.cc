@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/fp_env.h"
 #include "core/thread_pool.h"
+#include "core/timing.h"
 #include "data/stream_golden.h"
 #include "repops/golden_suite.h"
 #include "repops/kernels.h"
@@ -12,10 +13,6 @@
 
 namespace trail::train {
 namespace {
-
-double Since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
 
 // The RepOps suite and the training runs on the active backend and thread count.
 SelftestRun RunOn(const std::string& backend, int threads) {
@@ -25,7 +22,7 @@ SelftestRun RunOn(const std::string& backend, int threads) {
   const GoldenTable& golden = repops::CommittedGolden();
   const auto t0 = std::chrono::steady_clock::now();
   const auto results = repops::RunGoldenSuite();
-  o.seconds = Since(t0);
+  o.seconds = SecondsSince(t0);
   o.cases = results.size();
   for (const auto& r : results) {
     const auto it = golden.find(r.name);
@@ -69,7 +66,7 @@ SelftestReport RunSelftest(const std::string& backend, const std::vector<int>& t
   // The data stream is integer-only: one digest for every backend and thread count.
   const auto t0 = std::chrono::steady_clock::now();
   rep.stream_digest = data::ComputeStreamGoldenDigest();
-  rep.stream_seconds = Since(t0);
+  rep.stream_seconds = SecondsSince(t0);
   rep.stream_ok = rep.stream_digest == data::CommittedStreamGoldenDigest();
   rep.reproduces = all_ok && rep.stream_ok;
   return rep;

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/timing.h"
 #include "repops/optim.h"
 #include "train/trajectory.h"
 #include "train/tree_fold.h"
@@ -13,10 +14,6 @@ namespace trail::train {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double Since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 template <class T>
 void HashVector(Sha256Hasher& h, const std::vector<T>& v) {
@@ -169,7 +166,7 @@ StepResult StepEngine::Run(TrainState& st, LossNormalization norm) {
   r.grad_norm = repops::GlobalGradNorm(spans);
   const auto th = Clock::now();
   r.grads_hash = grad->StateHash();
-  r.hash_seconds += Since(th);
+  r.hash_seconds += SecondsSince(th);
   const OptimizerConfig& oc = recipe_.optimizer;
   if (counts.target_tokens == 0) {
     r.skipped = true, r.skip_reason = "no_targets";
@@ -204,10 +201,10 @@ StepResult StepEngine::Run(TrainState& st, LossNormalization norm) {
   const auto th2 = Clock::now();
   r.params_hash = st.params.StateHash();
   r.optim_hash = st.OptimizerHash();
-  r.hash_seconds += Since(th2);
+  r.hash_seconds += SecondsSince(th2);
   if (last_grad_) free_.push_back(std::move(last_grad_));
   last_grad_ = std::move(grad);
-  r.seconds = Since(t0);
+  r.seconds = SecondsSince(t0);
   return r;
 }
 

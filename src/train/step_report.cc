@@ -11,12 +11,6 @@
 namespace trail::train {
 namespace {
 
-std::string Fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
 // L2 norm of each parameter group: a layer ("layers.3") or a top-level tensor.
 nlohmann::json WeightNorms(const model::ParameterSet& p) {
   nlohmann::json j = nlohmann::json::object();
@@ -39,6 +33,16 @@ std::string FormatDuration(double s) {
   else if (s < 3600) std::snprintf(buf, sizeof buf, "%dm%02ds", int(s) / 60, int(s) % 60);
   else std::snprintf(buf, sizeof buf, "%dh%02dm", int(s) / 3600, (int(s) / 60) % 60);
   return buf;
+}
+
+std::string FormatNumber(const char* format, double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, value);
+  return buf;
+}
+
+void Say(bool quiet, const std::string& line) {
+  if (!quiet) std::fprintf(stderr, "%s\n", line.c_str());
 }
 
 StepReporter::StepReporter(LoadedRun& run, SpikeMonitor& monitor, const std::string& metrics_path,
@@ -79,7 +83,7 @@ double StepReporter::Record(const StepResult& r, const TrainState& st) {
     for (const auto& [domain, loss] : run_.Evaluate(st.params)) {
       val[domain] = loss;
       val_mean += loss / double(run_.evals.size());
-      val_text += " " + domain + "=" + Fmt("%.3f", loss);
+      val_text += " " + domain + "=" + FormatNumber("%.3f", loss);
     }
     m["val"] = val;
   }
@@ -90,12 +94,12 @@ double StepReporter::Record(const StepResult& r, const TrainState& st) {
   for (int64_t s = st.step; s < last_step_; ++s) left += run_.engine.WindowsAt(s);
   const double eta = double(left * run_.stream.seq_len()) / std::max(tok_s, 1e-9);
   std::string s = "step " + std::to_string(st.step) + "/" + std::to_string(loop.steps) +
-                  "  loss " + Fmt("%.4f", r.loss) + "  lr " + Fmt("%.2e", r.lr) + "  |g| " +
-                  Fmt("%.3f", r.grad_norm) + "  " + Fmt("%.0f", tok_s) + " tok/s  ETA " +
+                  "  loss " + FormatNumber("%.4f", r.loss) + "  lr " + FormatNumber("%.2e", r.lr) + "  |g| " +
+                  FormatNumber("%.3f", r.grad_norm) + "  " + FormatNumber("%.0f", tok_s) + " tok/s  ETA " +
                   FormatDuration(eta);
   if (!val_text.empty()) s += "  val" + val_text;
   for (const std::string& a : alert_text) s += "  ALERT " + a;
-  std::fprintf(stderr, "%s\n", s.c_str());
+  Say(false, s);
   return val_mean;
 }
 

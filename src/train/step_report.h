@@ -19,6 +19,10 @@ namespace trail::train {
 
 // "12s", "3m07s", "2h05m".
 std::string FormatDuration(double seconds);
+// One number through a printf format ("%.3f").
+std::string FormatNumber(const char* format, double value);
+// A progress line on stderr unless quiet.
+void Say(bool quiet, const std::string& line);
 
 class StepReporter {
  public:

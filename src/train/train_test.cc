@@ -493,7 +493,7 @@ TEST(RunDirectory, VerifyFindsEachTamperingWithoutExecutingAStep) {
   tampered[at] = tampered[at] == '0' ? '1' : '0';
   WriteFileAtomic(rd.trajectory_path(), tampered);
   c = rd.Verify();
-  ASSERT_FALSE(c.ok());
+  ASSERT_EQ(c.problems.size(), 1u);  // the broken chain alone, not every checkpoint after it
   EXPECT_NE(c.problems[0].find("step 5"), std::string::npos) << c.problems[0];
   WriteFileAtomic(rd.trajectory_path(), traj);
   // The recipe copy.

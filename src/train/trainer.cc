@@ -21,16 +21,6 @@ namespace trail::train {
 namespace fs = std::filesystem;
 namespace {
 
-void Say(bool quiet, const std::string& s) {
-  if (!quiet) std::fprintf(stderr, "%s\n", s.c_str());
-}
-
-std::string Fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
 // The manifest to train on: --data, or on resume the one the run recorded.
 std::string ManifestToUse(const TrainOptions& opt, const RunDirectory& rd) {
   std::string manifest = opt.manifest_path;
@@ -101,14 +91,14 @@ void SayModel(bool quiet, LoadedRun& run, const std::map<std::string, double>& u
   const Recipe& R = run.recipe;
   const model::ModelCost cost = model::Cost(R.model, run.stream.seq_len());
   Say(quiet, "model: " + std::to_string(cost.parameters) + " parameters, " +
-                 Fmt("%.3g", cost.flops_per_token) + " FLOPs/token (6N + attention), " +
-                 "activations " + Fmt("%.1f", run.engine.activation_bytes() / 1048576.0) +
+                 FormatNumber("%.3g", cost.flops_per_token) + " FLOPs/token (6N + attention), " +
+                 "activations " + FormatNumber("%.1f", run.engine.activation_bytes() / 1048576.0) +
                  " MiB; mesh " + std::to_string(R.mesh.replicas) + " replicas x " +
                  std::to_string(R.mesh.shards) + " shards; backend " +
                  repops::ActiveKernels().name);
   if (unigram.empty()) return;
   std::string u;
-  for (const auto& [d, h] : unigram) u += " " + d + "=" + Fmt("%.3f", h);
+  for (const auto& [d, h] : unigram) u += " " + d + "=" + FormatNumber("%.3f", h);
   Say(quiet, "validation unigram entropy (the loss to beat):" + u);
 }
 
