@@ -9,6 +9,7 @@ native_pkgs=(
   libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
   libpcre2-dev libzstd-dev zlib1g-dev libicu-dev libfasttext-dev libtomlplusplus-dev libsqlite3-dev
   libgumbo-dev libsimdjson-dev
+  libopenmpi-dev openmpi-bin
 )
 # python3-torch (Debian's) is the float64 reference for the model's gradients and the training benchmark.
 # Real text for the tokenizer's differential tests and benchmarks, and the reference encoder's

@@ -26,9 +26,9 @@ LAYERS = {
     "model": {"core", "repops", "model"},
     "ingest": {"core", "data", "tokenizer", "ingest"},
     "corpus": {"core", "data", "tokenizer", "ingest", "corpus"},
-    "train": {"core", "repops", "model", "data", "train"},
-    "dist": {"core", "repops", "model", "data", "train", "dist"},
-    "audit": {"core", "repops", "model", "data", "train", "dist", "audit"},
+    "dist": {"core", "dist"},
+    "train": {"core", "repops", "model", "data", "dist", "train"},
+    "audit": {"core", "repops", "model", "data", "dist", "train", "audit"},
     "plan": {"core", "repops", "model", "data", "train", "plan"},
 }
 # The block-diagonal mask's functional test of packing runs packed batches through the real attention op.

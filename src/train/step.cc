@@ -8,7 +8,7 @@
 #include "core/timing.h"
 #include "repops/optim.h"
 #include "train/trajectory.h"
-#include "train/tree_fold.h"
+#include "dist/tree_fold.h"
 
 namespace trail::train {
 namespace {
@@ -112,7 +112,7 @@ StepResult StepEngine::Run(TrainState& st, LossNormalization norm) {
   float nll_acc = 0, lse_acc = 0;
   int64_t valid_acc = 0;
   using Buf = std::unique_ptr<model::ParameterSet>;
-  TreeFold<Buf> fold([](Buf& left, const Buf& right) { model::AddParameterSets(*left, *right); });
+  dist::TreeFold<Buf> fold([](Buf& left, const Buf& right) { model::AddParameterSets(*left, *right); });
   auto recycle = [this](Buf&& b) { free_.push_back(std::move(b)); };
   for (int64_t rep = 0; rep < mesh.replicas; ++rep) {
     Buf acc = TakeBuffer();

@@ -6,7 +6,7 @@
 // so micro-batches with different target counts weigh by their targets (not a mean of means).
 // Gradient reduction (Open-1B appendix A): inside replica r a running sum over its
 // (shard, micro-batch) gradients in ascending order, starting as the first one's gradient
-// (acc = g_0; acc = acc + g_i); across replicas TreeFold (tree_fold.h).
+// (acc = g_0; acc = acc + g_i); across replicas TreeFold (dist/tree_fold.h).
 // Then: global norm (tensors in canonical order), spike protocol, clipping of that final
 // gradient, AdamW with the LR of the tokens consumed before the step.
 #pragma once

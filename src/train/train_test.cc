@@ -19,56 +19,10 @@
 #include "train/step.h"
 #include "train/trainer.h"
 #include "train/trajectory.h"
-#include "train/tree_fold.h"
 
 namespace trail::train {
 namespace {
 namespace fs = std::filesystem;
-
-// ---------------------------------------------------------------- TreeFold (appendix A.1)
-
-std::string FoldOrder(int R, size_t* resident = nullptr) {
-  TreeFold<std::string> fold([](std::string& l, const std::string& r) { l = "(" + l + "+" + r + ")"; });
-  for (int i = 0; i < R; ++i) fold.Push(std::to_string(i));
-  std::string out = fold.Finish();
-  if (resident) *resident = fold.max_resident();
-  return out;
-}
-
-TEST(TreeFold, MatchesTheHandComputedOrderForOneToEightReplicas) {
-  // Recursive doubling pairs neighbours, lower replica on the left; leftover blocks (the set
-  // bits of R) are combined smallest level first, lower block on the left.
-  const char* expected[] = {"0",
-                            "(0+1)",
-                            "((0+1)+2)",
-                            "((0+1)+(2+3))",
-                            "(((0+1)+(2+3))+4)",
-                            "(((0+1)+(2+3))+(4+5))",
-                            "(((0+1)+(2+3))+((4+5)+6))",
-                            "(((0+1)+(2+3))+((4+5)+(6+7)))"};
-  for (int R = 1; R <= 8; ++R) {
-    size_t resident = 0;
-    EXPECT_EQ(FoldOrder(R, &resident), expected[R - 1]) << "R=" << R;
-    EXPECT_LE(resident, static_cast<size_t>(std::floor(std::log2(R))) + 1) << "R=" << R;
-  }
-  // At R = 8 the fold holds at most 4 partials where a flat reduction holds 8 (paper, A.1).
-  size_t resident = 0;
-  FoldOrder(8, &resident);
-  EXPECT_EQ(resident, 4u);
-}
-
-TEST(TreeFold, FloatResultIsTheTreeNotTheLeftToRightSum) {
-  // Values where the grouping shows in the bits: 1e8 cancels only when paired with -1e8 first.
-  const float v[] = {1e8f, 1.0f, -1e8f, 1.0f, 3.0f, 0.5f};
-  TreeFold<float> fold([](float& l, const float& r) { l = l + r; });
-  for (float x : v) fold.Push(x);
-  const float tree = fold.Finish();
-  const float hand = ((v[0] + v[1]) + (v[2] + v[3])) + (v[4] + v[5]);
-  float flat = 0;
-  for (float x : v) flat = flat + x;
-  EXPECT_EQ(tree, hand);
-  EXPECT_NE(tree, flat);
-}
 
 // ---------------------------------------------------------------- LR schedule
 

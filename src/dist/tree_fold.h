@@ -16,7 +16,7 @@
 
 #include "core/error.h"
 
-namespace trail::train {
+namespace trail::dist {
 
 template <class T>
 class TreeFold {
@@ -63,4 +63,4 @@ class TreeFold {
   int64_t pushed_ = 0;
 };
 
-}  // namespace trail::train
+}  // namespace trail::dist
