@@ -44,6 +44,7 @@ bench: build assets
 	$(BUILD)/bench/corpus_bench $(BUILD)/assets/text/kjv.txt
 	bench/run_corpus_bench.sh $(BUILD)
 	bench/run_train_bench.sh $(BUILD)
+	bench/run_dist_bench.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)

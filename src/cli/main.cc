@@ -18,6 +18,7 @@
 #include "core/error.h"
 #include "core/fp_env.h"
 #include "core/thread_pool.h"
+#include "dist/launch.h"
 
 namespace {
 
@@ -43,9 +44,13 @@ std::vector<int> ParseThreadList(const std::string& s) {
 }
 
 // Where an error was raised is for developers: shown under --debug or TRAIL_DEBUG=1.
+// In a job of several processes the failing one names itself and ends the whole job, so no
+// process waits forever for it.
 int ReportError(const trail::Error& e, bool debug) {
-  std::cerr << "trail: error: " << e.what() << "\n";
+  std::cerr << "trail: error: " << trail::dist::ProcessLabel() << e.what() << "\n";
   if (debug && !e.where().empty()) std::cerr << "trail: debug: " << e.where() << "\n";
+  std::cerr.flush();
+  trail::dist::AbortJobIfDistributed(kError);
   return kError;
 }
 
@@ -126,7 +131,9 @@ int main(int argc, char** argv) {
   } catch (const trail::Error& e) {
     return ReportError(e, debug);
   } catch (const std::exception& e) {  // a library's own exception that escaped a check
-    std::cerr << "trail: error: " << e.what() << "\n";
+    std::cerr << "trail: error: " << trail::dist::ProcessLabel() << e.what() << "\n";
+    std::cerr.flush();
+    trail::dist::AbortJobIfDistributed(kError);
     return kError;
   }
   return 0;

@@ -6,6 +6,7 @@
 
 #include "core/thread_pool.h"
 #include "repops/kernels.h"
+#include "dist/launch.h"
 #include "train/replay.h"
 #include "train/run_dir.h"
 #include "train/trainer.h"
@@ -73,7 +74,9 @@ int RunTrainCommand(const TrainCommand& c) {
   o.recipe_path = c.recipe, o.manifest_path = c.data, o.run_dir = c.run;
   o.resume = c.resume, o.stop_after = c.stop_after, o.quiet = c.quiet;
   o.verify_shards = !c.no_verify;
+  o.comm = &dist::JobCommunicator();  // MPI under mpirun / srun, else this process alone
   const train::TrainSummary s = train::RunTraining(o);
+  if (o.comm->rank() != 0) return 0;  // process 0 reports for the job
   if (s.steps_verified_on_resume > 0) {
     std::printf("resume: %lld re-executed steps matched their records\n",
                 static_cast<long long>(s.steps_verified_on_resume));

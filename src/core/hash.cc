@@ -9,7 +9,6 @@
 #include <cstring>
 
 #include "core/error.h"
-#include "core/thread_pool.h"
 
 namespace trail {
 
@@ -81,10 +80,8 @@ Digest DigestFromHex(const std::string& hex, const std::string& where) {
   return d;
 }
 
-namespace {
-
 // Elements are hashed in chunks, converted to little-endian canonical form on the way.
-void HashElements(Sha256Hasher& h, DType dtype, const uint8_t* data, size_t count) {
+void HashCanonicalElements(Sha256Hasher& h, DType dtype, const uint8_t* data, size_t count) {
   static_assert(std::endian::native == std::endian::little, "trail assumes a little-endian host");
   const size_t esize = DTypeSize(dtype);
   if (dtype != DType::kF32 && dtype != DType::kF64) {
@@ -125,8 +122,6 @@ void HashElements(Sha256Hasher& h, DType dtype, const uint8_t* data, size_t coun
   }
 }
 
-}  // namespace
-
 Digest BufferDigest(const std::string& name, DType dtype, std::span<const int64_t> shape,
                     const void* data) {
   Sha256Hasher h;
@@ -142,48 +137,12 @@ Digest BufferDigest(const std::string& name, DType dtype, std::span<const int64_
     h.UpdateU64(static_cast<uint64_t>(d));
     count *= static_cast<size_t>(d);
   }
-  HashElements(h, dtype, static_cast<const uint8_t*>(data), count);
+  HashCanonicalElements(h, dtype, static_cast<const uint8_t*>(data), count);
   return h.Finish();
 }
 
 Digest TensorDigest(const Tensor& t) {
   return BufferDigest(t.name(), t.dtype(), t.shape(), t.bytes());
-}
-
-Digest StateDigest(std::span<const Tensor* const> tensors) {
-  std::vector<const Tensor*> sorted(tensors.begin(), tensors.end());
-  std::sort(sorted.begin(), sorted.end(),
-            [](const Tensor* a, const Tensor* b) { return a->name() < b->name(); });
-  for (size_t i = 1; i < sorted.size(); ++i)
-    TRAIL_CHECK(sorted[i - 1]->name() != sorted[i]->name(), "state hash: duplicate tensor name '",
-                sorted[i]->name(), "'");
-  if (sorted.empty()) return Sha256({});
-  // Leaves are independent: hash them on the kernel pool, largest first (tasks are taken in
-  // order, so the big ones do not end up last on one thread).
-  std::vector<Digest> level(sorted.size());
-  std::vector<size_t> by_size(sorted.size());
-  for (size_t i = 0; i < by_size.size(); ++i) by_size[i] = i;
-  std::stable_sort(by_size.begin(), by_size.end(), [&](size_t a, size_t b) {
-    return sorted[a]->nbytes() > sorted[b]->nbytes();
-  });
-  KernelPool().ParallelFor(sorted.size(), [&](size_t task) {
-    const size_t i = by_size[task];
-    level[i] = TensorDigest(*sorted[i]);
-  });
-  while (level.size() > 1) {
-    std::vector<Digest> up;
-    for (size_t i = 0; i + 1 < level.size(); i += 2) {
-      Sha256Hasher h;
-      const uint8_t tag = 1;
-      h.Update(&tag, 1);
-      h.Update(level[i].data(), 32);
-      h.Update(level[i + 1].data(), 32);
-      up.push_back(h.Finish());
-    }
-    if (level.size() % 2) up.push_back(level.back());
-    level = std::move(up);
-  }
-  return level[0];
 }
 
 }  // namespace trail

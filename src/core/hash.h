@@ -1,4 +1,4 @@
-// SHA-256 (OpenSSL) of canonical bytes, tensor hashes and the Merkle state hash.
+// SHA-256 (OpenSSL) of canonical bytes and tensor digests (the state hash: core/state_hash.h).
 #pragma once
 
 #include <array>
@@ -44,9 +44,8 @@ Digest TensorDigest(const Tensor& t);
 Digest BufferDigest(const std::string& name, DType dtype, std::span<const int64_t> shape,
                     const void* data);
 
-// Merkle root over tensors: leaves are TensorDigest of each tensor sorted by name; a parent is
-// SHA-256(0x01 || left || right); an odd node at the end of a level is carried up unchanged.
-// Names must be unique. The root of no tensors is SHA-256 of the empty string.
-Digest StateDigest(std::span<const Tensor* const> tensors);
+// Feeds `count` elements to h little-endian, every float NaN replaced by the quiet NaN
+// 0x7FC00000 (0x7FF8000000000000 for f64); other dtypes as stored.
+void HashCanonicalElements(Sha256Hasher& h, DType dtype, const uint8_t* data, size_t count);
 
 }  // namespace trail

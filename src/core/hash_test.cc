@@ -62,18 +62,5 @@ TEST(TensorDigest, CanonicalizesNaNPayloads) {
   EXPECT_NE(TensorDigest(a), TensorDigest(b));
 }
 
-TEST(StateDigest, IndependentOfOrderAndSensitiveToEveryTensor) {
-  Tensor a = Tensor::Of<float>("a", {4}), b = Tensor::Of<float>("b", {4}),
-         c = Tensor::Of<float>("c", {4});
-  const Tensor* abc[] = {&a, &b, &c};
-  const Tensor* cab[] = {&c, &a, &b};
-  const Digest root = StateDigest(abc);
-  EXPECT_EQ(root, StateDigest(cab));
-  b.data<float>()[3] = 1.0f;
-  EXPECT_NE(root, StateDigest(abc));
-  const Tensor* dup[] = {&a, &a};
-  EXPECT_THROW(StateDigest(dup), Error);
-}
-
 }  // namespace
 }  // namespace trail

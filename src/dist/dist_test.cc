@@ -210,15 +210,21 @@ TEST(ReduceScatterMesh, EveryProcessCountAddsInTheHandComputedOrder) {
           for (int64_t k = own.begin; k < own.end; ++k) fold.Push(k, g[k], [](Buf&&) {});
           std::vector<int> roots;
           for (auto& [n, b] : fold.partials()) roots.push_back(n);
-          const std::vector<float> mine = ReduceScatterMesh(
-              comm, tree, bounds, roots, [&](size_t i, int64_t b, int64_t n, float* out) {
+          MeshBuffers reduce, gather;
+          const std::span<float> mine = ReduceScatterMesh(
+              comm, tree, bounds, roots,
+              [&](size_t i, int64_t b, int64_t n, float* out) {
                 std::memcpy(out, fold.partials()[i].second.data() + b, n * sizeof(float));
-              });
+              },
+              reduce);
           std::vector<float> all(N);
           std::memcpy(all.data() + bounds[comm.rank()], mine.data(), mine.size() * sizeof(float));
-          AllGatherRanges(comm, bounds, mine, [&](int64_t b, std::span<const float> v) {
-            std::memcpy(all.data() + b, v.data(), v.size() * sizeof(float));
-          });
+          AllGatherRanges(
+              comm, bounds, mine,
+              [&](int64_t b, std::span<const float> v) {
+                std::memcpy(all.data() + b, v.data(), v.size() * sizeof(float));
+              },
+              gather);
           if (comm.rank() == P - 1) got = all;
           EXPECT_EQ(std::memcmp(all.data(), expect.data(), N * sizeof(float)), 0)
               << R << "x" << S << " P=" << P << " process " << comm.rank();

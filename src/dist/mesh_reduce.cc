@@ -17,15 +17,18 @@ float* EvaluateTree(const ReductionTree& tree, int node, std::vector<float*>& ha
   return left;
 }
 
-std::vector<float> ReduceScatterMesh(Communicator& comm, const ReductionTree& tree,
-                                     std::span<const int64_t> bounds,
-                                     std::span<const int> local_roots, const PartialReader& read) {
+std::span<float> ReduceScatterMesh(Communicator& comm, const ReductionTree& tree,
+                                   std::span<const int64_t> bounds,
+                                   std::span<const int> local_roots, const PartialReader& read,
+                                   MeshBuffers& buffers) {
   const int P = comm.size(), me = comm.rank();
   TRAIL_CHECK(static_cast<int>(bounds.size()) == P + 1, "mesh reduction: ", bounds.size(),
               " range bounds for ", P, " processes");
   auto range_len = [&](int q) { return bounds[q + 1] - bounds[q]; };
+  std::vector<std::vector<float>>& out = buffers.send;
+  std::vector<std::vector<float>>& in = buffers.recv;
+  out.resize(P), in.resize(P);
   // To q: range q of each local partial, one after the other.
-  std::vector<std::vector<float>> out(P);
   std::vector<std::span<const float>> send(P);
   for (int q = 0; q < P; ++q) {
     if (q == me) continue;  // read straight into the receive buffer below
@@ -37,7 +40,6 @@ std::vector<float> ReduceScatterMesh(Communicator& comm, const ReductionTree& tr
   }
   // From p: my range of each of p's local roots.
   std::vector<std::vector<int>> roots_of(P);
-  std::vector<std::vector<float>> in(P);
   std::vector<std::span<float>> recv(P);
   for (int p = 0; p < P; ++p) {
     roots_of[p] = tree.LocalRoots(LogicalRanksOf(p, P, tree.ranks()));
@@ -50,7 +52,6 @@ std::vector<float> ReduceScatterMesh(Communicator& comm, const ReductionTree& tr
     read(i, bounds[me], range_len(me), in[me].data() + i * range_len(me));
   }
   comm.AllToAll(send, recv);
-  out.clear();
   if (range_len(me) == 0) return {};  // more processes than chunks: nothing to reduce here
   std::vector<float*> have(tree.size(), nullptr);
   for (int p = 0; p < P; ++p) {
@@ -58,27 +59,24 @@ std::vector<float> ReduceScatterMesh(Communicator& comm, const ReductionTree& tr
       have[roots_of[p][i]] = in[p].data() + i * range_len(me);
     }
   }
-  const float* root = EvaluateTree(tree, tree.root(), have, range_len(me));
-  for (std::vector<float>& buf : in) {
-    if (buf.data() == root && static_cast<int64_t>(buf.size()) == range_len(me)) {
-      return std::move(buf);
-    }
-  }
-  return std::vector<float>(root, root + range_len(me));
+  return {EvaluateTree(tree, tree.root(), have, range_len(me)),
+          static_cast<size_t>(range_len(me))};
 }
 
 void AllGatherRanges(Communicator& comm, std::span<const int64_t> bounds,
                      std::span<const float> mine,
-                     const std::function<void(int64_t begin, std::span<const float>)>& store) {
+                     const std::function<void(int64_t begin, std::span<const float>)>& store,
+                     MeshBuffers& buffers) {
   const int P = comm.size(), me = comm.rank();
   TRAIL_CHECK(static_cast<int64_t>(mine.size()) == bounds[me + 1] - bounds[me],
               "all-gather: ", mine.size(), " elements for a range of ", bounds[me + 1] - bounds[me]);
   std::vector<std::span<const float>> send(P, mine);
-  std::vector<std::vector<float>> in(P);
+  std::vector<std::vector<float>>& in = buffers.recv;
+  in.resize(P);
   std::vector<std::span<float>> recv(P);
   for (int p = 0; p < P; ++p) {
     if (p != me) in[p].resize(bounds[p + 1] - bounds[p]);
-    recv[p] = in[p];
+    if (p != me) recv[p] = in[p];
   }
   send[me] = {};  // nothing to copy to itself
   comm.AllToAll(send, recv);

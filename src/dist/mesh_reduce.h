@@ -74,18 +74,27 @@ class LocalFold {
 // Copies `count` flat elements of local partial i, starting at flat element `begin`, to `out`.
 using PartialReader = std::function<void(size_t i, int64_t begin, int64_t count, float* out)>;
 
+// The buffers of the collectives below, kept from one step to the next so that a step does not
+// allocate (and fault in) fresh memory for every message.
+struct MeshBuffers {
+  std::vector<std::vector<float>> send, recv;
+};
+
 // bounds: P + 1 flat element offsets (range q = [bounds[q], bounds[q+1])). Each process passes
 // its local roots in leaf order (as LocalFold leaves them) and the mesh's rank ownership is
-// LogicalRanksOf(p, P, K). Returns this process's range of the fully reduced gradient.
-std::vector<float> ReduceScatterMesh(Communicator& comm, const ReductionTree& tree,
-                                     std::span<const int64_t> bounds,
-                                     std::span<const int> local_roots, const PartialReader& read);
+// LogicalRanksOf(p, P, K). Returns this process's range of the fully reduced gradient, inside
+// `buffers` (valid until they are used again).
+std::span<float> ReduceScatterMesh(Communicator& comm, const ReductionTree& tree,
+                                   std::span<const int64_t> bounds,
+                                   std::span<const int> local_roots, const PartialReader& read,
+                                   MeshBuffers& buffers);
 
 // Every process sends its range (`mine`, bounds[rank] .. bounds[rank+1]) to all; store(begin,
 // values) is called for every other process's range.
 void AllGatherRanges(Communicator& comm, std::span<const int64_t> bounds,
                      std::span<const float> mine,
-                     const std::function<void(int64_t begin, std::span<const float>)>& store);
+                     const std::function<void(int64_t begin, std::span<const float>)>& store,
+                     MeshBuffers& buffers);
 
 // The reduction order evaluated on one range of received partials (exposed for tests): `have`
 // maps a node to its buffer of `count` floats; buffers are consumed (summed into in place).

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/state_hash.h"
 #include "repops/parallel.h"
 #include "repops/random.h"
 

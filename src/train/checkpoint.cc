@@ -72,7 +72,7 @@ void SaveCheckpoint(const std::string& run_dir, const TrainState& st, const RunI
   fs::create_directories(tmp);
   WriteSafetensors(tmp + "/model.safetensors", Ptrs(st.params, nullptr),
                    {{"format", "pt"}, {"trail", kFormat}});
-  WriteSafetensors(tmp + "/optim.safetensors", Ptrs(st.adam_m, &st.adam_v),
+  WriteSafetensors(tmp + "/optim.safetensors", Ptrs(st.adam_m(), &st.adam_v()),
                    {{"format", "pt"}, {"trail", kFormat}});
   std::vector<uint32_t> norms;
   for (float f : st.norm_history) norms.push_back(std::bit_cast<uint32_t>(f));
@@ -175,7 +175,7 @@ void LoadCheckpoint(const std::string& dir, const RunIdentity& id, TrainState& s
     VerifyCheckpointFiles(dir);  // format, and both files against their recorded SHA-256
     Fill(ReadSafetensors(dir + "/model.safetensors"), dir + "/model.safetensors", {&st.params});
     Fill(ReadSafetensors(dir + "/optim.safetensors"), dir + "/optim.safetensors",
-         {&st.adam_m, &st.adam_v});
+         {&st.adam_m(), &st.adam_v()});
     TRAIL_CHECK(ToHex(st.params.StateHash()) == meta.at("params_hash").get<std::string>(), dir,
                 ": parameter state hash differs from meta.json");
     TRAIL_CHECK(ToHex(st.OptimizerHash()) == meta.at("optimizer_hash").get<std::string>(), dir,

@@ -42,9 +42,12 @@ GoldenRegeneration RegenerateGoldens(const std::string& dir, bool write) {
     Compare(s, CommittedGoldens(set), g.computed[s], g.changes);
   }
   if (write && !g.changes.empty()) {
+    // Only the sets that changed are rewritten, so an unchanged file keeps its bytes.
     for (std::string_view set : kGoldenSets) {
       const std::string s(set);
-      WriteFileAtomic(dir + "/" + s + ".txt", GoldenFileText(set, g.computed[s]));
+      bool changed = false;
+      for (const GoldenChange& c : g.changes) changed |= c.set == s;
+      if (changed) WriteFileAtomic(dir + "/" + s + ".txt", GoldenFileText(set, g.computed[s]));
     }
     g.written = true;
   }

@@ -19,8 +19,10 @@
 namespace trail::train {
 
 struct LoadedRun {
-  // verify: rehash every shard while opening it.
-  LoadedRun(const std::string& recipe_path, const std::string& manifest_path, bool verify);
+  // verify: rehash every shard while opening it. The engine runs this process's part of each
+  // step in the job `comm` (default: a job of one process).
+  LoadedRun(const std::string& recipe_path, const std::string& manifest_path, bool verify,
+            dist::Communicator& comm = dist::SingleProcess());
 
   RunIdentity id() const { return {recipe.sha256, manifest_sha}; }
 

@@ -1,5 +1,12 @@
 #include "train/run_dir.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <filesystem>
 #include <optional>
 
@@ -163,6 +170,25 @@ void RunDirectory::LoadNewestValidCheckpoint(
     }
   }
   TRAIL_FAIL(dir_, ": no valid checkpoint to resume from");
+}
+
+RunLock::RunLock(const std::string& dir) {
+  const std::string path = dir + "/.lock";
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  TRAIL_CHECK(fd_ >= 0, path, ": cannot open: ", std::strerror(errno));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    ::close(fd_);
+    fd_ = -1;
+    TRAIL_CHECK(err != EWOULDBLOCK, dir,
+                " is being written by another trail process (a training job still running, or "
+                "processes left over from a killed launcher): stop it, then resume");
+    TRAIL_FAIL(path, ": cannot lock: ", std::strerror(err));
+  }
+}
+
+RunLock::~RunLock() {
+  if (fd_ >= 0) ::close(fd_);
 }
 
 LineAppender::LineAppender(const std::string& path) : f_(std::fopen(path.c_str(), "ab")) {

@@ -87,6 +87,21 @@ class RunDirectory {
   std::string dir_;
 };
 
+// An exclusive lock on a run directory (flock on <dir>/.lock) held by the one process that
+// writes it, so a second trainer on the same run — a resume started while an earlier job, or
+// processes orphaned by a killed launcher, still run — is refused instead of interleaving its
+// records. The kernel releases it when the holder dies, so a crash never leaves it stale.
+class RunLock {
+ public:
+  explicit RunLock(const std::string& dir);  // throws trail::Error when held elsewhere
+  ~RunLock();
+  RunLock(const RunLock&) = delete;
+  RunLock& operator=(const RunLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 // Appends lines to a file, flushed after each line (trajectory.jsonl, metrics.jsonl).
 class LineAppender {
  public:

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 
 #include "core/hash.h"
@@ -14,10 +15,9 @@
 namespace trail::train {
 
 struct TrainState {
-  explicit TrainState(const model::ModelConfig& c)
-      : params(c), adam_m(c, "adam_m."), adam_v(c, "adam_v.") {}
+  explicit TrainState(const model::ModelConfig& c) : params(c), config_(c) {}
 
-  model::ParameterSet params, adam_m, adam_v;
+  model::ParameterSet params;
   int64_t step = 0;              // the next step to run (= steps completed)
   uint64_t window_cursor = 0;    // first window of that step
   int64_t tokens = 0;            // tokens consumed (the LR schedule's clock)
@@ -26,7 +26,28 @@ struct TrainState {
   std::string monitor_state;       // SpikeMonitor::StateJson()
   Digest chain{};                  // H_step of the trajectory
 
-  Digest OptimizerHash() const;  // Merkle root over adam_m.* and adam_v.*
+  // AdamW's first and second moments, every tensor whole (names "adam_m.*", "adam_v.*"),
+  // allocated as zeros on first use. In a job of several processes each step engine keeps only
+  // its own range of them (StepEngine::AdoptMoments), and they exist here only while a
+  // checkpoint is written or loaded; ReleaseMoments frees them.
+  model::ParameterSet& adam_m() { return Moment(m_, "adam_m."); }
+  model::ParameterSet& adam_v() { return Moment(v_, "adam_v."); }
+  const model::ParameterSet& adam_m() const { return Moment(m_, "adam_m."); }
+  const model::ParameterSet& adam_v() const { return Moment(v_, "adam_v."); }
+  bool has_moments() const { return m_ != nullptr; }
+  void ReleaseMoments() { m_.reset(), v_.reset(); }
+
+  Digest OptimizerHash() const;  // state hash over adam_m.* and adam_v.*
+
+ private:
+  // Materializing zeros is not a change of the state: a missing moment set reads as zeros.
+  model::ParameterSet& Moment(std::unique_ptr<model::ParameterSet>& slot,
+                              const char* prefix) const {
+    if (!slot) slot = std::make_unique<model::ParameterSet>(config_, prefix);
+    return *slot;
+  }
+  model::ModelConfig config_;
+  mutable std::unique_ptr<model::ParameterSet> m_, v_;
 };
 
 }  // namespace trail::train

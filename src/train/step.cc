@@ -3,12 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 
 #include "core/error.h"
 #include "core/timing.h"
+#include "repops/kernels.h"
 #include "repops/optim.h"
 #include "train/trajectory.h"
-#include "dist/tree_fold.h"
 
 namespace trail::train {
 namespace {
@@ -21,8 +22,9 @@ void HashVector(Sha256Hasher& h, const std::vector<T>& v) {
   h.Update(v.data(), v.size() * sizeof(T));
 }
 
-// Everything the model reads from a micro-batch, in a fixed order.
-void HashBatch(Sha256Hasher& h, const data::PackedBatch& b) {
+// SHA-256 of everything the model reads from a micro-batch, in a fixed order.
+Digest MicroBatchDigest(const data::PackedBatch& b) {
+  Sha256Hasher h;
   h.UpdateU64(static_cast<uint64_t>(b.rows));
   h.UpdateU64(static_cast<uint64_t>(b.seq_len));
   HashVector(h, b.windows);
@@ -31,15 +33,34 @@ void HashBatch(Sha256Hasher& h, const data::PackedBatch& b) {
   HashVector(h, b.doc_ids);
   HashVector(h, b.positions);
   HashVector(h, b.key_valid);
+  return h.Finish();
 }
 
-// Median of the accepted norms: sorted, middle element (mean of the two middle ones for an
-// even count, computed as (a + b) * 0.5f).
-float Median(const std::deque<float>& v) {
-  std::vector<float> s(v.begin(), v.end());
-  std::sort(s.begin(), s.end());
-  const size_t n = s.size();
-  return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) * 0.5f;
+template <class T>
+void Append(std::vector<uint8_t>& out, const T& v) {
+  const auto* p = reinterpret_cast<const uint8_t*>(&v);
+  out.insert(out.end(), p, p + sizeof(T));
+}
+template <class T>
+T Take(const std::vector<uint8_t>& in, size_t& at) {
+  TRAIL_CHECK(at + sizeof(T) <= in.size(), "a process sent a truncated step record");
+  T v;
+  std::memcpy(&v, in.data() + at, sizeof(T));
+  at += sizeof(T);
+  return v;
+}
+
+std::vector<int64_t> ToFlat(const ChunkLayout& layout, const std::vector<int64_t>& chunk_bounds) {
+  std::vector<int64_t> out;
+  for (int64_t c : chunk_bounds) out.push_back(layout.FlatBegin(c));
+  return out;
+}
+
+std::vector<int64_t> SizesOf(const model::ParameterSet& p, int copies) {
+  std::vector<int64_t> sizes;
+  for (int i = 0; i < copies; ++i)
+    for (const Tensor& t : p.tensors()) sizes.push_back(t.numel());
+  return sizes;
 }
 
 }  // namespace
@@ -51,18 +72,38 @@ model::BatchView ViewOf(const data::PackedBatch& b) {
 
 Digest TrainState::OptimizerHash() const {
   std::vector<const Tensor*> ts;
-  for (const Tensor& t : adam_m.tensors()) ts.push_back(&t);
-  for (const Tensor& t : adam_v.tensors()) ts.push_back(&t);
+  for (const Tensor& t : adam_m().tensors()) ts.push_back(&t);
+  for (const Tensor& t : adam_v().tensors()) ts.push_back(&t);
   return StateDigest(ts);
 }
 
 StepEngine::StepEngine(const Recipe& recipe, data::CanonicalStream& stream)
+    : StepEngine(recipe, stream, dist::SingleProcess()) {}
+
+StepEngine::StepEngine(const Recipe& recipe, data::CanonicalStream& stream,
+                       dist::Communicator& comm)
     : recipe_(recipe),
       stream_(stream),
+      comm_(comm),
       batcher_(stream),
       model_(recipe.model),
       acts_(recipe.model, stream.manifest().stream.micro_batch_windows, stream.seq_len()),
-      micro_grad_(recipe.model) {
+      micro_grad_(recipe.model),
+      tree_(recipe.mesh.replicas, recipe.mesh.shards),
+      flat_(SizesOf(micro_grad_, 1)),
+      moments_layout_(SizesOf(micro_grad_, 2)) {
+  TRAIL_CHECK(comm.size() <= recipe.mesh.ranks(), "the job has ", comm.size(),
+              " processes but the recipe's mesh only ", recipe.mesh.ranks(), " logical ranks (",
+              recipe.mesh.replicas, " replicas x ", recipe.mesh.shards,
+              " shards): start at most that many processes");
+  own_ = dist::LogicalRanksOf(comm.rank(), comm.size(), recipe.mesh.ranks());
+  for (const char* prefix : {"", "adam_m.", "adam_v."}) {
+    for (const Tensor& t : micro_grad_.tensors()) {
+      (*prefix ? moment_metas_ : param_metas_).push_back({prefix + t.name(), t.dtype(), t.shape()});
+    }
+  }
+  chunk_bounds_ = flat_.layout().Split(comm.size());
+  flat_bounds_ = ToFlat(flat_.layout(), chunk_bounds_);
   TRAIL_CHECK(stream.seq_len() <= recipe.model.max_seq_len, "the data's windows of ",
               stream.seq_len(), " tokens exceed the model's max_seq_len ",
               recipe.model.max_seq_len);
@@ -90,8 +131,49 @@ std::unique_ptr<model::ParameterSet> StepEngine::TakeBuffer() {
   return b;
 }
 
+std::vector<MicroRecord> StepEngine::RunLocalRanks(const TrainState& st, float scale,
+                                                   LossNormalization norm,
+                                                   std::vector<std::pair<int, Buf>>& partials) {
+  const MeshConfig& mesh = recipe_.mesh;
+  const int64_t K = mesh.ranks();
+  dist::LocalFold<Buf> fold(tree_, own_, [](Buf& l, Buf& r) { model::AddParameterSets(*l, *r); });
+  auto recycle = [this](Buf&& b) { free_.push_back(std::move(b)); };
+  std::vector<MicroRecord> recs;
+  for (int64_t rank = own_.begin; rank < own_.end; ++rank) {
+    const int64_t M = batcher_.NumMicroBatches(st.step, rank, K);
+    TRAIL_CHECK(mesh.micro_batches == 0 || M == mesh.micro_batches, "step ", st.step,
+                ": logical rank ", rank, " has ", M, " micro-batches but the recipe's mesh says ",
+                mesh.micro_batches, " (check the data's batch schedule and micro_batch_windows)");
+    Buf acc = TakeBuffer();
+    for (int64_t m = 0; m < M; ++m) {
+      batcher_.MicroBatch(st.step, rank, K, m, batch_);
+      float mb_scale = scale;
+      if (norm == LossNormalization::kMeanOfMeans) {
+        mb_scale = batch_.target_tokens > 0
+                       ? (1.0f / float(batch_.target_tokens)) * (1.0f / float(K * M))
+                       : 0.0f;
+      }
+      // The rank's running sum starts as its first micro-batch's gradient.
+      model::ParameterSet& out = m == 0 ? *acc : micro_grad_;
+      const repops::CrossEntropySums s =
+          model_.ForwardBackward(st.params, ViewOf(batch_), mb_scale, acts_, out);
+      if (m > 0) model::AddParameterSets(*acc, micro_grad_);
+      recs.push_back({s.nll_sum, s.lse_sq_sum, s.valid, MicroBatchDigest(batch_)});
+    }
+    if (M == 0) acc->Zero();  // a rank without windows contributes +0
+    fold.Push(rank, std::move(acc), recycle);
+  }
+  max_resident_ = std::max(max_resident_, fold.max_resident());
+  partials = std::move(fold.partials());
+  return recs;
+}
+
 StepResult StepEngine::Run(TrainState& st, LossNormalization norm) {
+  TRAIL_CHECK(!sharded() || adopted_, "a step engine of a job of several processes runs only "
+              "after AdoptMoments");
   const auto t0 = Clock::now();
+  const double comm_s0 = comm_.exchange_seconds();
+  const int64_t bytes0 = comm_.bytes_sent();
   StepResult r;
   r.step = st.step;
   const data::WindowRange range = batcher_.schedule().StepWindows(st.step);
@@ -102,117 +184,58 @@ StepResult StepEngine::Run(TrainState& st, LossNormalization norm) {
   const data::StepCounts counts = batcher_.CountStep(st.step);
   r.input_tokens = counts.input_tokens, r.target_tokens = counts.target_tokens;
   r.tokens_before = st.tokens;
-
-  const MeshConfig& mesh = recipe_.mesh;
-  const int64_t K = mesh.ranks();
   // The step's one average: d loss / d NLL-sum = 1 / Σ valid targets of the whole step.
   const float scale = counts.target_tokens > 0 ? 1.0f / static_cast<float>(counts.target_tokens)
                                                : 0.0f;
+  std::vector<std::pair<int, Buf>> partials;
+  const std::vector<MicroRecord> mine = RunLocalRanks(st, scale, norm, partials);
+
+  // The step's scalars, every micro-batch in mesh order (processes hold ascending rank ranges).
+  std::vector<uint8_t> bytes;
+  for (const MicroRecord& m : mine) {
+    Append(bytes, m.nll_sum), Append(bytes, m.lse_sq_sum), Append(bytes, m.valid);
+    Append(bytes, m.batch);
+  }
   Sha256Hasher batch_hash;
+  static const char kBatchTag[] = "trail.batch.v2";
+  batch_hash.Update(kBatchTag, sizeof(kBatchTag) - 1);
   float nll_acc = 0, lse_acc = 0;
   int64_t valid_acc = 0;
-  using Buf = std::unique_ptr<model::ParameterSet>;
-  dist::TreeFold<Buf> fold([](Buf& left, const Buf& right) { model::AddParameterSets(*left, *right); });
-  auto recycle = [this](Buf&& b) { free_.push_back(std::move(b)); };
-  for (int64_t rep = 0; rep < mesh.replicas; ++rep) {
-    Buf acc = TakeBuffer();
-    bool acc_empty = true;  // the running sum starts as the replica's first micro-batch gradient
-    for (int64_t sh = 0; sh < mesh.shards; ++sh) {
-      const int64_t rank = rep * mesh.shards + sh;
-      const int64_t M = batcher_.NumMicroBatches(st.step, rank, K);
-      TRAIL_CHECK(mesh.micro_batches == 0 || M == mesh.micro_batches, "step ", st.step,
-                  ": logical rank ", rank, " has ", M, " micro-batches but the recipe's mesh says ",
-                  mesh.micro_batches, " (check the data's batch schedule and micro_batch_windows)");
-      for (int64_t m = 0; m < M; ++m) {
-        batcher_.MicroBatch(st.step, rank, K, m, batch_);
-        HashBatch(batch_hash, batch_);
-        float mb_scale = scale;
-        if (norm == LossNormalization::kMeanOfMeans) {
-          const int64_t total_micro = K * M;
-          mb_scale = batch_.target_tokens > 0
-                         ? (1.0f / float(batch_.target_tokens)) * (1.0f / float(total_micro))
-                         : 0.0f;
-        }
-        model::ParameterSet& out = acc_empty ? *acc : micro_grad_;
-        const repops::CrossEntropySums s =
-            model_.ForwardBackward(st.params, ViewOf(batch_), mb_scale, acts_, out);
-        if (!acc_empty) model::AddParameterSets(*acc, micro_grad_);
-        acc_empty = false;
-        nll_acc = nll_acc + s.nll_sum;
-        lse_acc = lse_acc + s.lse_sq_sum;
-        valid_acc += s.valid;
-      }
+  for (const std::vector<uint8_t>& from : comm_.AllGather(bytes)) {
+    for (size_t at = 0; at < from.size();) {
+      nll_acc = nll_acc + Take<float>(from, at);
+      lse_acc = lse_acc + Take<float>(from, at);
+      valid_acc += Take<int64_t>(from, at);
+      const Digest d = Take<Digest>(from, at);
+      batch_hash.Update(d.data(), d.size());
     }
-    if (acc_empty) acc->Zero();  // a replica without windows contributes +0
-    fold.Push(std::move(acc), recycle);
   }
-  Buf grad = fold.Finish(recycle);
-  max_resident_ = std::max(max_resident_, fold.max_resident());
   TRAIL_CHECK(valid_acc == counts.target_tokens, "step ", st.step, ": the micro-batches hold ",
               valid_acc, " targets but the step counts ", counts.target_tokens);
   r.batch_hash = batch_hash.Finish();
   r.loss = nll_acc * scale;
   r.z_loss = recipe_.model.z_loss * lse_acc * scale;
 
-  // Global norm over tensors in canonical order, then the spike protocol, then clipping.
-  std::vector<repops::GradSpan> spans;
-  std::vector<float*> ptrs;
-  std::vector<int64_t> sizes;
-  for (Tensor& t : grad->tensors()) {
-    spans.push_back({t.data<float>(), t.numel()});
-    ptrs.push_back(t.data<float>());
-    sizes.push_back(t.numel());
-  }
-  r.grad_norm = repops::GlobalGradNorm(spans);
-  const auto th = Clock::now();
-  r.grads_hash = grad->StateHash();
-  r.hash_seconds += SecondsSince(th);
-  const OptimizerConfig& oc = recipe_.optimizer;
-  if (counts.target_tokens == 0) {
-    r.skipped = true, r.skip_reason = "no_targets";
-  } else if (!std::isfinite(r.grad_norm)) {
-    r.skipped = true, r.skip_reason = "non_finite";
-  } else if (oc.spike_skip_factor > 0 &&
-             static_cast<int64_t>(st.norm_history.size()) >= oc.spike_min_history &&
-             r.grad_norm > oc.spike_skip_factor * Median(st.norm_history)) {
-    r.skipped = true, r.skip_reason = "spike";
-  }
-  r.lr = recipe_.schedule.At(st.tokens);
-  if (!r.skipped) {
-    st.norm_history.push_back(r.grad_norm);
-    while (static_cast<int64_t>(st.norm_history.size()) > oc.spike_window) {
-      st.norm_history.pop_front();
-    }
-    r.clip_coef = repops::ClipGradNorm(ptrs, sizes, r.grad_norm, oc.clip_norm);
-    ++st.optimizer_updates;
-    auto& P = st.params.tensors();
-    for (size_t i = 0; i < P.size(); ++i) {
-      repops::AdamWHyper h{r.lr, oc.beta1, oc.beta2, oc.eps,
-                           P[i].rank() == 2 ? oc.weight_decay : 0.0f};
-      repops::AdamWStep(P[i].data<float>(), grad->tensors()[i].data<float>(),
-                        st.adam_m.tensors()[i].data<float>(), st.adam_v.tensors()[i].data<float>(),
-                        P[i].numel(), h, st.optimizer_updates);
-    }
-  }
+  std::vector<int> roots;
+  for (const auto& [node, buf] : partials) roots.push_back(node);
+  const std::span<float> grad = dist::ReduceScatterMesh(
+      comm_, tree_, flat_bounds_, roots,
+      [&](size_t i, int64_t b, int64_t n, float* out) {
+        flat_.Read(partials[i].second->tensors(), b, n, out);
+      },
+      reduce_buffers_);
+  for (auto& [node, buf] : partials) free_.push_back(std::move(buf));
+  UpdateRange(st, r, grad);
   // The step is consumed either way: a skipped batch is not retried.
   st.tokens += counts.input_tokens;
   ++st.step;
   st.window_cursor = range.end;
-  const auto th2 = Clock::now();
-  r.params_hash = st.params.StateHash();
-  r.optim_hash = st.OptimizerHash();
-  r.hash_seconds += SecondsSince(th2);
-  if (last_grad_) free_.push_back(std::move(last_grad_));
-  last_grad_ = std::move(grad);
+  HashRange(st, r);
+  last_grad_ = grad;
+  r.comm_seconds = comm_.exchange_seconds() - comm_s0;
+  r.bytes_sent = comm_.bytes_sent() - bytes0;
   r.seconds = SecondsSince(t0);
   return r;
-}
-
-std::string StepAndChain(StepEngine& engine, TrainState& st, StepResult& r) {
-  r = engine.Run(st);
-  const std::string body = TrajectoryBody(r);
-  st.chain = ChainNext(st.chain, body);
-  return TrajectoryLine(body, st.chain);
 }
 
 }  // namespace trail::train

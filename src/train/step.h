@@ -1,13 +1,16 @@
-// One optimizer step on the logical mesh (R replicas × S shards × M micro-batches), all logical
-// ranks run in order in this process.
+// One optimizer step on the logical mesh (R replicas × S shards × M micro-batches), run by the
+// processes of a job (dist/communicator.h; one process in-process), each owning a contiguous
+// range of logical ranks. The bits never depend on the number of processes:
 //
 // Loss = Σ NLL / Σ valid targets over the whole step: the reciprocal 1/Σvalid is computed once
 // from the step's batch counts before any forward and scales every micro-batch's d loss/d logits,
 // so micro-batches with different target counts weigh by their targets (not a mean of means).
-// Gradient reduction (Open-1B appendix A): inside replica r a running sum over its
-// (shard, micro-batch) gradients in ascending order, starting as the first one's gradient
-// (acc = g_0; acc = acc + g_i); across replicas TreeFold (dist/tree_fold.h).
-// Then: global norm (tensors in canonical order), spike protocol, clipping of that final
+// Gradient reduction (Open-1B appendix A, dist/reduction_tree.h): each logical rank's running
+// sum over its micro-batches (acc = g_0; acc = acc + g_m); inside a replica the ascending sum
+// over shards; across replicas TreeFold. The flat gradient is reduce-scattered: process q
+// reduces, norms, clips, updates and hashes its range of whole chunks (core/state_hash.h), then
+// the updated parameters are all-gathered.
+// Then: global norm (Σ of per-chunk SumSq in chunk order), spike protocol, clipping of that final
 // gradient, AdamW with the LR of the tokens consumed before the step.
 #pragma once
 
@@ -19,7 +22,11 @@
 #include "core/hash.h"
 #include "data/batcher.h"
 #include "data/stream.h"
+#include "dist/communicator.h"
+#include "dist/mesh_reduce.h"
+#include "dist/reduction_tree.h"
 #include "model/transformer.h"
+#include "train/flat_state.h"
 #include "train/recipe.h"
 #include "train/state.h"
 
@@ -38,19 +45,36 @@ struct StepResult {
   bool skipped = false;
   std::string skip_reason;    // "spike", "non_finite", "no_targets"
   Digest batch_hash{}, grads_hash{}, params_hash{}, optim_hash{};
-  double seconds = 0, hash_seconds = 0;
+  double seconds = 0, hash_seconds = 0, comm_seconds = 0;
+  int64_t bytes_sent = 0;     // by this process, to other processes
 };
 
 // How the gradient of a step is normalized. kTokenWeighted is trail's; kMeanOfMeans (each
 // micro-batch's own mean, then averaged) exists only so tests can show it is different.
 enum class LossNormalization { kTokenWeighted, kMeanOfMeans };
 
+// One micro-batch's contribution to the step's scalars, gathered from every process.
+struct MicroRecord {
+  float nll_sum = 0, lse_sq_sum = 0;
+  int64_t valid = 0;
+  Digest batch{};  // SHA-256 of the micro-batch's canonical bytes
+};
+
 class StepEngine {
  public:
-  StepEngine(const Recipe& recipe, data::CanonicalStream& stream);
+  // `comm` must outlive the engine; every process of the job builds its engine the same way.
+  StepEngine(const Recipe& recipe, data::CanonicalStream& stream, dist::Communicator& comm);
+  StepEngine(const Recipe& recipe, data::CanonicalStream& stream);  // one process
+  // Runs the state's next step. Every process of the job passes an equal state; in a job of
+  // several processes the engine holds the moments (AdoptMoments first).
   StepResult Run(TrainState& st, LossNormalization norm = LossNormalization::kTokenWeighted);
-  // The step's reduced gradient as last computed by Run (clipped if clipping applied).
-  const model::ParameterSet& last_gradient() const { return *last_grad_; }
+  // In a job of several processes: takes this process's range of st's moments (zeros when st
+  // has none) into the engine, which keeps and updates only that range, and frees st's. A job
+  // of one process updates st's moments in place, and this does nothing.
+  void AdoptMoments(TrainState& st);
+  // The step's reduced gradient as last used by the update (clipped if clipping applied); one
+  // process only.
+  void CopyLastGradient(model::ParameterSet& out) const;
   const model::Transformer& model() const { return model_; }
   // Forward only (evaluation) on this engine's activations.
   repops::CrossEntropySums Score(const model::ParameterSet& p, const data::PackedBatch& b) {
@@ -58,18 +82,46 @@ class StepEngine {
   }
   int64_t activation_bytes() const { return acts_.bytes(); }
   uint64_t WindowsAt(int64_t step) const { return batcher_.schedule().WindowsAt(step); }
-  size_t max_resident_replica_partials() const { return max_resident_; }
+  size_t max_resident_partials() const { return max_resident_; }
+  dist::Communicator& comm() const { return comm_; }
+  dist::RankRange logical_ranks() const { return own_; }
+  // This process's flat range of the state: [range_begin(), range_end()).
+  int64_t range_begin() const { return flat_bounds_[comm_.rank()]; }
+  int64_t range_end() const { return flat_bounds_[comm_.rank() + 1]; }
+  // Gives process 0's `st` every range of the moments (to write a checkpoint; release them
+  // after); other processes' `st` is left as it is. Nothing to do in a job of one process.
+  void GatherMoments(TrainState& st);
 
  private:
   std::unique_ptr<model::ParameterSet> TakeBuffer();
+  using Buf = std::unique_ptr<model::ParameterSet>;
+  std::vector<MicroRecord> RunLocalRanks(const TrainState& st, float scale, LossNormalization norm,
+                                         std::vector<std::pair<int, Buf>>& partials);
+  void UpdateRange(TrainState& st, StepResult& r, std::span<float> grad);
+  void HashRange(TrainState& st, StepResult& r);
+  // The first moment (0) or second (1) at chunk c of this process's range.
+  float* Moment(TrainState& st, int which, int64_t c);
+  bool sharded() const { return comm_.size() > 1; }
+
   const Recipe& recipe_;
   data::CanonicalStream& stream_;
+  dist::Communicator& comm_;
   data::Batcher batcher_;
   model::Transformer model_;
   model::Activations acts_;
   model::ParameterSet micro_grad_;
-  std::vector<std::unique_ptr<model::ParameterSet>> free_;  // reusable gradient buffers
-  std::unique_ptr<model::ParameterSet> last_grad_;
+  dist::ReductionTree tree_;
+  dist::RankRange own_;
+  FlatState flat_;
+  ChunkLayout moments_layout_;  // adam_m's tensors, then adam_v's (TrainState::OptimizerHash)
+  std::vector<TensorMeta> param_metas_, moment_metas_;  // names and shapes for the state roots
+  std::vector<float> m_, v_;  // this process's range of the moments, in a sharded job
+  bool adopted_ = false;
+  std::vector<int64_t> chunk_bounds_, flat_bounds_;  // process q: chunks / flat [b[q], b[q+1])
+  std::vector<Buf> free_;  // reusable gradient buffers
+  dist::MeshBuffers reduce_buffers_, gather_buffers_;
+  std::span<float> last_grad_;  // this process's range as used by the update (in reduce_buffers_)
+  std::vector<float> updated_;  // this process's range of updated parameters, to all-gather
   data::PackedBatch batch_;
   size_t max_resident_ = 0;
 };

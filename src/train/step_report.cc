@@ -60,7 +60,8 @@ double StepReporter::Record(const StepResult& r, const TrainState& st) {
                       {"tokens", r.tokens_before + r.input_tokens}, {"targets", r.target_tokens},
                       {"grad_norm", r.grad_norm}, {"grad_norm_clipped", r.grad_norm * r.clip_coef},
                       {"clip_coef", r.clip_coef}, {"skipped", r.skipped ? r.skip_reason : ""},
-                      {"tok_s", tok_s}, {"step_s", r.seconds}, {"hash_s", r.hash_seconds}};
+                      {"tok_s", tok_s}, {"step_s", r.seconds}, {"hash_s", r.hash_seconds},
+                      {"comm_s", r.comm_seconds}, {"sent_bytes", r.bytes_sent}};
   if (run_.recipe.model.z_loss > 0) m["z_loss"] = r.z_loss;
   std::vector<std::string> alert_text;
   nlohmann::json alerts = nlohmann::json::array();

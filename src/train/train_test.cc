@@ -17,6 +17,7 @@
 #include "train/run_dir.h"
 #include "train/spike_monitor.h"
 #include "train/step.h"
+#include "dist/thread_group.h"
 #include "train/trainer.h"
 #include "train/trajectory.h"
 
@@ -192,10 +193,7 @@ OneStep RunOneStep(const data::Manifest& m, const std::string& recipe_text,
   OneStep out;
   out.result = engine.Run(st, norm);
   out.grad = std::make_unique<model::ParameterSet>(r.model);
-  for (size_t i = 0; i < out.grad->tensors().size(); ++i) {
-    const Tensor& g = engine.last_gradient().tensors()[i];
-    std::memcpy(out.grad->tensors()[i].bytes(), g.bytes(), g.nbytes());
-  }
+  engine.CopyLastGradient(*out.grad);
   return out;
 }
 
@@ -239,6 +237,55 @@ TEST(Step, LogicalMeshesReduceTheSameGradientInTheirOwnOrder) {
   // The mesh is asserted against the data: 12 windows over 6 ranks is 2 micro-batches, not 3.
   EXPECT_NE(ErrorOf([&] { RunOneStep(m12, SmallRecipe(3, 2, "micro_batches = 3\n")); })
                 .find("has 2 micro-batches but the recipe's mesh says 3"),
+            std::string::npos);
+}
+
+// Trajectory lines of `steps` steps run by a job of P processes (threads), from process 0,
+// with every process's final state hashes.
+std::vector<std::string> RunOnProcesses(const data::Manifest& m, const std::string& recipe_text,
+                                        int P, int steps) {
+  const Recipe r = ParseRecipe(recipe_text, "r.toml", kVocab);
+  std::vector<std::string> lines;
+  std::mutex mu;
+  std::vector<std::string> finals(P);
+  dist::ThreadGroup group(P);
+  group.Run([&](dist::Communicator& comm) {
+    data::CanonicalStream stream(m);
+    StepEngine engine(r, stream, comm);
+    TrainState st(r.model);
+    st.params.InitRandom(r.model);
+    engine.AdoptMoments(st);
+    for (int s = 0; s < steps; ++s) {
+      StepResult res;
+      const std::string line = StepAndChain(engine, st, res);
+      if (comm.rank() == 0) lines.push_back(line);
+    }
+    engine.GatherMoments(st);
+    std::lock_guard<std::mutex> lock(mu);
+    finals[comm.rank()] = ToHex(st.params.StateHash()) +
+                          (comm.rank() == 0 ? " " + ToHex(st.OptimizerHash()) : "");
+  });
+  // Every process holds the same parameters; process 0 the whole optimizer state.
+  for (int p = 1; p < P; ++p) EXPECT_EQ(finals[p], finals[0].substr(0, 64)) << "process " << p;
+  lines.push_back(finals[0]);
+  return lines;
+}
+
+TEST(Step, AnyProcessCountGivesTheSameBits) {
+  TempDir a;
+  // 12 windows a step over 3 replicas x 2 shards: 2 micro-batches per logical rank. d_ff =
+  // 1040 makes each MLP matrix 66,560 elements, two state-hash chunks, so process ranges also
+  // begin inside a tensor.
+  const data::Manifest m = Corpus(a.path(), 12, 1);
+  const std::string recipe =
+      "[model]\nd_model = 64\nn_layers = 1\nn_heads = 2\nd_ff = 1040\nmax_seq_len = 32\n"
+      "init_seed = 3\n[optimizer]\nlr = 1e-2\nclip_norm = 0.05\n"
+      "[mesh]\nreplicas = 3\nshards = 2\nmicro_batches = 2\n";
+  const std::vector<std::string> one = RunOnProcesses(m, recipe, 1, 3);
+  for (int P : {2, 3, 4, 6}) {
+    EXPECT_EQ(RunOnProcesses(m, recipe, P, 3), one) << "P=" << P;
+  }
+  EXPECT_NE(ErrorOf([&] { RunOnProcesses(m, recipe, 7, 1); }).find("at most that many processes"),
             std::string::npos);
 }
 
@@ -395,6 +442,16 @@ TEST(Resume, DamagedCheckpointsAreSkippedOtherRunsRefused) {
   EXPECT_FALSE(fs::exists(CheckpointDir(f->run, 4) + ".invalid"));
   // A fresh run into an existing run directory is refused.
   EXPECT_NE(ErrorOf([&] { Train(*f, false); }).find("already holds a run"), std::string::npos);
+}
+
+TEST(RunDirectory, OneWriterAtATime) {
+  TempDir d;
+  {
+    RunLock first(d.path());
+    EXPECT_NE(ErrorOf([&] { RunLock second(d.path()); }).find("another trail process"),
+              std::string::npos);
+  }
+  RunLock again(d.path());  // released with its holder
 }
 
 TEST(RunDirectory, LayoutInfoAndMetricsTrim) {

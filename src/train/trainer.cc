@@ -2,7 +2,9 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <cstring>
 #include <map>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -46,13 +48,16 @@ void CheckStartable(const TrainOptions& opt, const RunDirectory& rd) {
   }
 }
 
-// A fresh run: random initial parameters, the genesis hash, run.json, checkpoint 0.
+// A fresh run: random initial parameters, the genesis hash; process 0 writes run.json and
+// checkpoint 0.
 void StartFresh(const TrainOptions& opt, const RunDirectory& rd, LoadedRun& run,
-                const std::map<std::string, double>& unigram, TrainState& st) {
+                const std::map<std::string, double>& unigram, TrainState& st, bool lead,
+                std::optional<RunLock>& lock) {
   const Recipe& R = run.recipe;
   const model::ModelCost cost = model::Cost(R.model, run.stream.seq_len());
   st.params.InitRandom(R.model);
   st.chain = GenesisHash(R.sha256, run.manifest_sha, st.params.StateHash());
+  if (!lead) return;
   const nlohmann::json info = {
       {"format", "trail.run.v1"},
       {"recipe", "recipe.toml"},
@@ -66,17 +71,33 @@ void StartFresh(const TrainOptions& opt, const RunDirectory& rd, LoadedRun& run,
       {"mesh", {{"replicas", R.mesh.replicas}, {"shards", R.mesh.shards}}},
       {"val_unigram_entropy", unigram}};
   rd.Create(opt.recipe_path, R.text, info);
+  lock.emplace(rd.dir());
   SaveCheckpoint(rd.dir(), st, run.id());
 }
 
-// A resume: the newest valid checkpoint, the trajectory checked against it (a torn last line
-// cut off), metrics trimmed. Returns the recorded steps after the checkpoint, which the resumed
-// run must reproduce exactly.
+// A resume: process 0 picks the newest valid checkpoint (setting damaged ones aside) and the
+// others load the same one; the trajectory checked against it (a torn last line cut off),
+// metrics trimmed. Returns, on process 0, the recorded steps after the checkpoint, which the
+// resumed run must reproduce exactly.
 std::vector<TrajectoryRecord> Resume(const TrainOptions& opt, const RunDirectory& rd,
-                                     LoadedRun& run, TrainState& st) {
-  rd.LoadNewestValidCheckpoint(run.id(), st, [&](const std::string& s) { Say(opt.quiet, s); });
+                                     LoadedRun& run, TrainState& st, dist::Communicator& comm,
+                                     std::optional<RunLock>& lock) {
+  const bool lead = comm.rank() == 0;
+  if (lead) {
+    lock.emplace(rd.dir());
+    rd.LoadNewestValidCheckpoint(run.id(), st, [&](const std::string& s) { Say(opt.quiet, s); });
+  }
+  const std::vector<uint8_t> step(reinterpret_cast<const uint8_t*>(&st.step),
+                                  reinterpret_cast<const uint8_t*>(&st.step) + sizeof st.step);
+  const std::vector<uint8_t> chosen = comm.AllGather(lead ? step : std::vector<uint8_t>{})[0];
+  if (!lead) {
+    int64_t s = 0;
+    std::memcpy(&s, chosen.data(), sizeof s);
+    LoadCheckpoint(CheckpointDir(rd.dir(), s), run.id(), st);
+  }
   if (opt.fault == ResumeFault::kDropCursor) st.window_cursor = 0;
   if (opt.fault == ResumeFault::kDropTokens) st.tokens = 0;
+  if (!lead) return {};
   const std::vector<TrajectoryRecord> recs =
       rd.ReadTrajectory(rd.ReadInfo().genesis, /*drop_torn_tail=*/true);
   TRAIL_CHECK(static_cast<int64_t>(recs.size()) >= st.step, rd.trajectory_path(), " holds ",
@@ -94,7 +115,8 @@ void SayModel(bool quiet, LoadedRun& run, const std::map<std::string, double>& u
                  FormatNumber("%.3g", cost.flops_per_token) + " FLOPs/token (6N + attention), " +
                  "activations " + FormatNumber("%.1f", run.engine.activation_bytes() / 1048576.0) +
                  " MiB; mesh " + std::to_string(R.mesh.replicas) + " replicas x " +
-                 std::to_string(R.mesh.shards) + " shards; backend " +
+                 std::to_string(R.mesh.shards) + " shards on " +
+                 std::to_string(run.engine.comm().size()) + " process(es); backend " +
                  repops::ActiveKernels().name);
   if (unigram.empty()) return;
   std::string u;
@@ -105,48 +127,66 @@ void SayModel(bool quiet, LoadedRun& run, const std::map<std::string, double>& u
 }  // namespace
 
 TrainSummary RunTraining(const TrainOptions& opt) {
-  const RunDirectory rd(opt.run_dir);
-  const std::string manifest = ManifestToUse(opt, rd);
-  CheckStartable(opt, rd);
-  LoadedRun run(opt.resume ? rd.recipe_path() : opt.recipe_path, manifest, opt.verify_shards);
+  dist::Communicator& comm = opt.comm != nullptr ? *opt.comm : dist::SingleProcess();
+  const bool lead = comm.rank() == 0;
+  TrainOptions o = opt;
+  o.quiet = opt.quiet || !lead;  // one process speaks for the job
+  const RunDirectory rd(o.run_dir);
+  const std::string manifest = ManifestToUse(o, rd);
+  CheckStartable(o, rd);
+  comm.Barrier();  // every process has checked the directory before process 0 writes to it
+  LoadedRun run(o.resume ? rd.recipe_path() : o.recipe_path, manifest, o.verify_shards, comm);
   const Recipe& R = run.recipe;
   TrainState st(R.model);
   SpikeMonitor monitor(R.monitor);
-  const std::map<std::string, double> unigram = run.UnigramEntropy();
+  const std::map<std::string, double> unigram =
+      lead ? run.UnigramEntropy() : std::map<std::string, double>{};
   std::vector<TrajectoryRecord> expected;  // recorded steps a resume must reproduce
-  if (opt.resume) {
-    expected = Resume(opt, rd, run, st);
+  std::optional<RunLock> lock;             // held by process 0, which writes the run
+  if (o.resume) {
+    expected = Resume(o, rd, run, st, comm, lock);
     monitor.RestoreState(st.monitor_state);
   } else {
     st.monitor_state = monitor.StateJson();
-    StartFresh(opt, rd, run, unigram, st);
+    StartFresh(o, rd, run, unigram, st, lead, lock);
   }
-  SayModel(opt.quiet, run, unigram);
+  run.engine.AdoptMoments(st);  // several processes: each keeps its range of the moments
+  SayModel(o.quiet, run, unigram);
 
   TrainSummary sum;
-  LineAppender traj(rd.trajectory_path());
-  const int64_t last = opt.stop_after >= 0 ? std::min(R.loop.steps, opt.stop_after) : R.loop.steps;
-  StepReporter reporter(run, monitor, rd.metrics_path(), st.step, last, opt.quiet);
+  std::optional<LineAppender> traj;
+  const int64_t last = o.stop_after >= 0 ? std::min(R.loop.steps, o.stop_after) : R.loop.steps;
+  std::optional<StepReporter> reporter;
+  if (lead) {
+    traj.emplace(rd.trajectory_path());
+    reporter.emplace(run, monitor, rd.metrics_path(), st.step, last, o.quiet);
+  }
   while (st.step < last) {
     StepResult r;
     const std::string line = StepAndChain(run.engine, st, r);
     const int64_t idx = r.step - (expected.empty() ? 0 : expected.front().step);
-    if (idx < static_cast<int64_t>(expected.size())) {
+    if (lead && idx < static_cast<int64_t>(expected.size())) {
       const std::string diff = FirstDifference(expected[idx].line, line);
       TRAIL_CHECK(diff.empty(), "resume diverged at step ", r.step, ": ", diff,
                   " — the resumed state does not reproduce the recorded trajectory");
       ++sum.steps_verified_on_resume;
-    } else {
-      traj.Line(line);
+    } else if (lead) {
+      traj->Line(line);
     }
-    const double val = reporter.Record(r, st);
-    if (val >= 0) sum.last_val_loss = val;
+    if (lead) {
+      const double val = reporter->Record(r, st);
+      if (val >= 0) sum.last_val_loss = val;
+    }
     const bool ckpt_now = (R.loop.checkpoint_every > 0 && st.step % R.loop.checkpoint_every == 0) ||
                           st.step == R.loop.steps;
     if (ckpt_now) {
-      st.monitor_state = monitor.StateJson();
-      SaveCheckpoint(rd.dir(), st, run.id());
-      ApplyRetention(rd.dir(), R.loop.keep_checkpoints);
+      run.engine.GatherMoments(st);
+      if (lead) {
+        st.monitor_state = monitor.StateJson();
+        SaveCheckpoint(rd.dir(), st, run.id());
+        ApplyRetention(rd.dir(), R.loop.keep_checkpoints);
+        if (comm.size() > 1) st.ReleaseMoments();  // gathered for the checkpoint only
+      }
     }
   }
   sum.steps_done = st.step;

@@ -8,6 +8,8 @@
 #include <functional>
 #include <string>
 
+#include "dist/communicator.h"
+
 namespace trail::train {
 
 // Test hooks that break a resume on purpose (a resume must detect them).
@@ -22,6 +24,10 @@ struct TrainOptions {
   bool quiet = false;         // no progress lines on stderr
   bool verify_shards = true;
   ResumeFault fault = ResumeFault::kNone;
+  // The job this process is part of (nullptr: a job of one process). Every process runs the
+  // same steps; process 0 alone writes the run directory, which every process must see at the
+  // same path (shared storage on many machines), as it must see the data.
+  dist::Communicator* comm = nullptr;
 };
 
 struct TrainSummary {
@@ -32,7 +38,8 @@ struct TrainSummary {
   double last_val_loss = 0;   // mean over domains of the last evaluation
 };
 
-// Throws trail::Error on bad input or a diverging resume (nothing already written is lost).
+// Throws trail::Error on bad input or a diverging resume (nothing already written is lost). In a
+// job of several processes, an error on any one must end the job (dist::AbortJobIfDistributed).
 TrainSummary RunTraining(const TrainOptions& opt);
 
 }  // namespace trail::train

@@ -1,0 +1,43 @@
+// A state's tensors (parameters, gradients or moments, in canonical order) seen as one flat
+// vector cut into the fixed chunks of core/state_hash.h: copying flat ranges in and out, and
+// the chunk leaves and root of the state hash for any chunk range. The step engine uses it to
+// move process ranges (dist/mesh_reduce.h) and to hash only the chunks a process owns.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "core/state_hash.h"
+#include "core/tensor.h"
+
+namespace trail::train {
+
+class FlatState {
+ public:
+  explicit FlatState(std::span<const int64_t> tensor_sizes) : layout_(tensor_sizes) {}
+  const ChunkLayout& layout() const { return layout_; }
+
+  // fn(tensor, offset in tensor, count, flat offset) for each chunk in chunks [c0, c1).
+  void ForEachChunk(int64_t c0, int64_t c1,
+                    const std::function<void(int64_t, int64_t, int64_t, int64_t)>& fn) const;
+  // Copies flat elements [begin, begin + count) of `tensors` to out (begin and begin + count
+  // on chunk boundaries).
+  void Read(const std::vector<Tensor>& tensors, int64_t begin, int64_t count, float* out) const;
+  void Write(std::vector<Tensor>& tensors, int64_t begin, std::span<const float> values) const;
+  // Leaves of chunks [c0, c1): of `tensors`, or of a buffer holding flat [FlatBegin(c0), ...).
+  std::vector<Digest> Leaves(const std::vector<Tensor>& tensors, int64_t c0, int64_t c1) const;
+  std::vector<Digest> Leaves(const float* range, int64_t c0, int64_t c1) const;
+  // The state hash from all leaves in chunk order; names, dtypes and shapes from `tensors`.
+  Digest Root(std::span<const TensorMeta> tensors, std::span<const Digest> leaves) const {
+    return StateRootFromLeaves(tensors, layout_, leaves);
+  }
+  // The first chunk starting at flat offset `flat` (which must be a chunk boundary).
+  int64_t ChunkAt(int64_t flat) const;
+
+ private:
+  ChunkLayout layout_;
+};
+
+}  // namespace trail::train

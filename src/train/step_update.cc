@@ -1,0 +1,193 @@
+// The sharded half of a step: on this process's range of whole chunks, the gradient norm's
+// partial sums, clipping, AdamW, the all-gather of the updated parameters, and the chunk leaves
+// of the state hashes; what every process needs of the others' ranges is gathered.
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+#include "core/error.h"
+#include "core/timing.h"
+#include "repops/kernels.h"
+#include "repops/optim.h"
+#include "train/step.h"
+#include "train/trajectory.h"
+
+namespace trail::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Concatenates every process's bytes and cuts them into `width`-byte items, in process order.
+template <class T>
+std::vector<T> GatherItems(dist::Communicator& comm, const std::vector<T>& mine) {
+  const auto all = comm.AllGather(std::span(reinterpret_cast<const uint8_t*>(mine.data()),
+                                            mine.size() * sizeof(T)));
+  std::vector<T> out;
+  for (const std::vector<uint8_t>& from : all) {
+    TRAIL_CHECK(from.size() % sizeof(T) == 0, "a process sent a truncated record");
+    const size_t n = from.size() / sizeof(T);
+    out.resize(out.size() + n);
+    if (n) std::memcpy(out.data() + out.size() - n, from.data(), from.size());
+  }
+  return out;
+}
+
+float Median(const std::deque<float>& v) {
+  std::vector<float> s(v.begin(), v.end());
+  std::sort(s.begin(), s.end());
+  const size_t n = s.size();
+  return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) * 0.5f;
+}
+
+}  // namespace
+
+void StepEngine::UpdateRange(TrainState& st, StepResult& r, std::span<float> grad) {
+  const int me = comm_.rank();
+  const int64_t c0 = chunk_bounds_[me], c1 = chunk_bounds_[me + 1], base = flat_bounds_[me];
+  // Norm: SumSq of each chunk, added in chunk order by every process.
+  struct ChunkSums {
+    float sum_sq;
+    Digest leaf;
+  };
+  const auto th = Clock::now();
+  const std::vector<Digest> leaves = flat_.Leaves(grad.data(), c0, c1);
+  r.hash_seconds += SecondsSince(th);
+  std::vector<ChunkSums> mine;
+  for (int64_t c = c0; c < c1; ++c) {
+    const StateChunk& ch = flat_.layout().chunks()[c];
+    mine.push_back({repops::ActiveKernels().sum_sq(grad.data() + (ch.flat - base), ch.count),
+                    leaves[c - c0]});
+  }
+  const std::vector<ChunkSums> all = GatherItems(comm_, mine);
+  float total = 0.0f;
+  std::vector<Digest> all_leaves;
+  for (const ChunkSums& s : all) total = total + s.sum_sq, all_leaves.push_back(s.leaf);
+  r.grad_norm = std::sqrt(total);
+  r.grads_hash = flat_.Root(param_metas_, all_leaves);
+
+  const OptimizerConfig& oc = recipe_.optimizer;
+  if (r.target_tokens == 0) {
+    r.skipped = true, r.skip_reason = "no_targets";
+  } else if (!std::isfinite(r.grad_norm)) {
+    r.skipped = true, r.skip_reason = "non_finite";
+  } else if (oc.spike_skip_factor > 0 &&
+             static_cast<int64_t>(st.norm_history.size()) >= oc.spike_min_history &&
+             r.grad_norm > oc.spike_skip_factor * Median(st.norm_history)) {
+    r.skipped = true, r.skip_reason = "spike";
+  }
+  r.lr = recipe_.schedule.At(st.tokens);
+  if (r.skipped) return;
+  st.norm_history.push_back(r.grad_norm);
+  while (static_cast<int64_t>(st.norm_history.size()) > oc.spike_window) {
+    st.norm_history.pop_front();
+  }
+  float* g = grad.data();
+  const int64_t n = static_cast<int64_t>(grad.size());
+  r.clip_coef = repops::ClipGradNorm(std::span(&g, 1), std::span(&n, 1), r.grad_norm,
+                                     oc.clip_norm);
+  ++st.optimizer_updates;
+  auto& P = st.params.tensors();
+  // AdamW on this range, one call per run of chunks of the same tensor (elementwise: any
+  // split gives the same bits).
+  for (int64_t c = c0; c < c1;) {
+    const int64_t run_begin = c;
+    const StateChunk& first = flat_.layout().chunks()[c];
+    int64_t count = 0;
+    for (; c < c1 && flat_.layout().chunks()[c].tensor == first.tensor; ++c) {
+      count += flat_.layout().chunks()[c].count;
+    }
+    const Tensor& t = P[first.tensor];
+    repops::AdamWHyper h{r.lr, oc.beta1, oc.beta2, oc.eps, t.rank() == 2 ? oc.weight_decay : 0.0f};
+    repops::AdamWStep(P[first.tensor].data<float>() + first.offset, g + (first.flat - base),
+                      Moment(st, 0, run_begin), Moment(st, 1, run_begin), count, h,
+                      st.optimizer_updates);
+  }
+  if (comm_.size() == 1) return;
+  updated_.resize(range_end() - range_begin());
+  flat_.Read(P, range_begin(), range_end() - range_begin(), updated_.data());
+  dist::AllGatherRanges(
+      comm_, flat_bounds_, updated_,
+      [&](int64_t begin, std::span<const float> v) { flat_.Write(P, begin, v); },
+      gather_buffers_);
+}
+
+float* StepEngine::Moment(TrainState& st, int which, int64_t c) {
+  const StateChunk& ch = flat_.layout().chunks()[c];
+  if (!sharded()) {
+    model::ParameterSet& set = which == 0 ? st.adam_m() : st.adam_v();
+    return set.tensors()[ch.tensor].data<float>() + ch.offset;
+  }
+  return (which == 0 ? m_ : v_).data() + (ch.flat - range_begin());
+}
+
+void StepEngine::HashRange(TrainState& st, StepResult& r) {
+  const auto th = Clock::now();
+  const int me = comm_.rank();
+  const int64_t c0 = chunk_bounds_[me], c1 = chunk_bounds_[me + 1];
+  struct Leaves {
+    Digest params, m, v;
+  };
+  const std::vector<Digest> p = flat_.Leaves(st.params.tensors(), c0, c1);
+  const std::vector<Digest> m = sharded() ? flat_.Leaves(m_.data(), c0, c1)
+                                          : flat_.Leaves(st.adam_m().tensors(), c0, c1);
+  const std::vector<Digest> v = sharded() ? flat_.Leaves(v_.data(), c0, c1)
+                                          : flat_.Leaves(st.adam_v().tensors(), c0, c1);
+  std::vector<Leaves> mine;
+  for (size_t i = 0; i < p.size(); ++i) mine.push_back({p[i], m[i], v[i]});
+  const std::vector<Leaves> all = GatherItems(comm_, mine);
+  std::vector<Digest> lp, lmv;
+  for (const Leaves& l : all) lp.push_back(l.params), lmv.push_back(l.m);
+  for (const Leaves& l : all) lmv.push_back(l.v);
+  r.params_hash = flat_.Root(param_metas_, lp);
+  r.optim_hash = StateRootFromLeaves(moment_metas_, moments_layout_, lmv);
+  r.hash_seconds += SecondsSince(th);
+}
+
+void StepEngine::AdoptMoments(TrainState& st) {
+  if (!sharded()) return;
+  const int64_t n = range_end() - range_begin();
+  m_.assign(n, 0.0f), v_.assign(n, 0.0f);
+  if (st.has_moments()) {
+    flat_.Read(st.adam_m().tensors(), range_begin(), n, m_.data());
+    flat_.Read(st.adam_v().tensors(), range_begin(), n, v_.data());
+  }
+  st.ReleaseMoments();
+  adopted_ = true;
+}
+
+void StepEngine::GatherMoments(TrainState& st) {
+  const int P = comm_.size(), me = comm_.rank();
+  if (P == 1) return;
+  auto len = [&](int q) { return flat_bounds_[q + 1] - flat_bounds_[q]; };
+  std::vector<float> mine(m_);
+  mine.insert(mine.end(), v_.begin(), v_.end());
+  std::vector<std::vector<float>> in(P);
+  std::vector<std::span<const float>> send(P);
+  std::vector<std::span<float>> recv(P);
+  if (me != 0) send[0] = mine;
+  for (int p = 1; p < P && me == 0; ++p) {
+    in[p].resize(2 * len(p));
+    recv[p] = in[p];
+  }
+  comm_.AllToAll(send, recv);
+  if (me != 0) return;
+  in[0] = std::move(mine);
+  for (int p = 0; p < P; ++p) {
+    flat_.Write(st.adam_m().tensors(), flat_bounds_[p], std::span(in[p]).first(len(p)));
+    flat_.Write(st.adam_v().tensors(), flat_bounds_[p], std::span(in[p]).subspan(len(p)));
+  }
+}
+
+void StepEngine::CopyLastGradient(model::ParameterSet& out) const {
+  TRAIL_CHECK(comm_.size() == 1, "the whole gradient is only held by a job of one process");
+  flat_.Write(out.tensors(), 0, last_grad_);
+}
+
+std::string StepAndChain(StepEngine& engine, TrainState& st, StepResult& r) {
+  r = engine.Run(st);
+  const std::string body = TrajectoryBody(r);
+  st.chain = ChainNext(st.chain, body);
+  return TrajectoryLine(body, st.chain);
+}
+
+}  // namespace trail::train

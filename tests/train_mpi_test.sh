@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# `trail train` under mpirun: the same bits for any number of processes.
+#   - a 3 replicas x 2 shards x 2 micro-batches mesh trained in this process and with
+#     P = 1, 2, 3, 4 (uneven: 1, 2, 1, 2 logical ranks) and 6 processes: identical trajectory
+#     files, final hashes and checkpoint files; a 4 x 1 mesh with P = 1, 2, 4 likewise;
+#   - more processes than logical ranks is a clear error;
+#   - a run stopped with P = 2 and resumed with P = 3 (and with one process) equals the straight run;
+#   - one process killed with SIGKILL at seeded random points: the job ends within a bounded time
+#     (no hang) with a non-zero status, mid-run, and --resume on another P lands on the straight
+#     run's final hash.
+set -euo pipefail
+trail=$1; assets=$2
+command -v mpirun >/dev/null || { echo "FAIL: mpirun missing: run scripts/install-deps.sh" >&2; exit 1; }
+dir=$(mktemp -d "${TMPDIR:-/tmp}/trail-mpi-XXXXXX")
+trap '[ -n "${TRAIL_KEEP:-}" ] || rm -rf "$dir"' EXIT
+cd "$dir"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# Containers often forbid the cross-process memory copy OpenMPI's shared-memory transport tries.
+export OMPI_MCA_btl_vader_single_copy_mechanism=none TRAIL_NUM_THREADS=1
+mpi() { local np=$1; shift; mpirun --allow-run-as-root --oversubscribe -np "$np" "$trail" "$@"; }
+
+# 200 chapters of the King James Bible, every 20th held out.
+awk 'function flush() { if (text != "") { gsub(/\\/, "\\\\", text); gsub(/"/, "\\\"", text);
+       printf "{\"id\": \"kjv-%04d\", \"text\": \"%s\"}\n", n, text > (n % 20 == 19 ? "val.jsonl" : "train.jsonl") } text = "" }
+     /^[1-3]? ?[A-Z][A-Za-z ]+ [0-9]+$/ { flush(); n++; if (n > 200) exit; next }
+     NF > 0 { sub(/^ +[0-9]+ /, ""); text = text $0 "\\n" }
+     END { flush() }' "$assets/text/kjv.txt"
+"$trail" tokenizer train --input train.jsonl --vocab-size 512 --special '<|endoftext|>' \
+  --output tokenizer.json 2>/dev/null
+"$trail" tokenizer contract --tokenizer tokenizer.json --eos '<|endoftext|>' --pad '<|endoftext|>' \
+  --output contract.json > /dev/null
+for p in train val; do
+  "$trail" data tokenize --contract contract.json --input $p.jsonl --output-dir shards --prefix $p > /dev/null 2>&1
+done
+manifest() {  # name, windows per step, windows per micro-batch
+  "$trail" data manifest --contract contract.json --source kjv=1=shards/train.shards.json \
+    --validation kjv=shards/val.shards.json --seq-len 32 --chunk-tokens 60 --seed 7 \
+    --batch-schedule "0:$2" --micro-batch "$3" --output "$1" > /dev/null
+}
+manifest m6.json 12 1  # 12 windows over 6 logical ranks: 2 micro-batches of 1 window each
+manifest m4.json 8 2   # 8 windows over 4 logical ranks: 1 micro-batch of 2
+recipe() {  # replicas shards micro-batches steps
+  # d_ff = 1040: each MLP matrix is 66,560 elements, two state-hash chunks, so process ranges
+  # also start inside a tensor.
+  cat <<TOML
+[model]
+d_model = 64
+n_layers = 2
+n_heads = 2
+d_ff = 1040
+max_seq_len = 64
+init_seed = 1
+[optimizer]
+lr = 1e-2
+clip_norm = 0.5
+[mesh]
+replicas = $1
+shards = $2
+micro_batches = $3
+[train]
+steps = $4
+eval_every = 4
+eval_windows = 8
+checkpoint_every = 4
+keep_checkpoints = 10
+TOML
+}
+recipe 3 2 2 8 > r6.toml
+recipe 4 1 1 8 > r4.toml
+recipe 3 2 2 40 > long.toml
+
+same_run() {  # reference run dir, other run dir, what
+  cmp -s "$1/trajectory.jsonl" "$2/trajectory.jsonl" || fail "$3: trajectory differs"
+  [ "$(cd "$1/checkpoints" && sha256sum */*.safetensors)" = "$(cd "$2/checkpoints" && sha256sum */*.safetensors)" ] \
+    || fail "$3: checkpoint files differ"
+}
+
+"$trail" train --recipe r6.toml --data m6.json --run in6 --quiet > in6.out
+for P in 1 2 3 4 6; do
+  mpi $P train --recipe r6.toml --data m6.json --run p6_$P --quiet > p6_$P.out
+  cmp -s in6.out p6_$P.out || fail "3x2x2 mesh on $P processes: final hashes differ"
+  same_run in6 p6_$P "3x2x2 mesh on $P processes"
+done
+echo "3x2x2 mesh: P = 1, 2, 3, 4, 6 and in-process identical: $(cat in6.out)"
+"$trail" train --recipe r4.toml --data m4.json --run in4 --quiet > in4.out
+for P in 1 2 4; do
+  mpi $P train --recipe r4.toml --data m4.json --run p4_$P --quiet > p4_$P.out
+  cmp -s in4.out p4_$P.out || fail "4x1 mesh on $P processes: final hashes differ"
+  same_run in4 p4_$P "4x1 mesh on $P processes"
+done
+echo "4x1x1 mesh: P = 1, 2, 4 and in-process identical"
+
+if mpi 7 train --recipe r6.toml --data m6.json --run p7 --quiet > p7.out 2> p7.err; then
+  fail "7 processes for 6 logical ranks ran"
+fi
+grep -q "start at most that many processes" p7.err || fail "no clear error for P > ranks: $(cat p7.err)"
+
+# Resharding: stop with P = 2, resume with P = 3; stop with P = 2, resume in one process.
+mpi 2 train --recipe r6.toml --data m6.json --run rs3 --stop-after 4 --quiet > /dev/null
+mpi 3 train --resume --run rs3 --quiet > rs3.out
+same_run in6 rs3 "P = 2 resumed with P = 3"
+mpi 2 train --recipe r6.toml --data m6.json --run rs1 --stop-after 5 --quiet > /dev/null
+"$trail" train --resume --run rs1 --quiet > /dev/null
+same_run in6 rs1 "P = 2 resumed in one process"
+echo "resume across process counts: identical"
+
+# SIGKILL one process mid-run; the job must end, and a resume on another P land on the straight run.
+"$trail" train --recipe long.toml --data m6.json --run straight --quiet > straight.out
+RANDOM=${TRAIL_KILL_SEED:-12}
+for trial in 1 2 3; do
+  run=kill$trial
+  # The launcher itself is killed after 60 s: a job that outlives its killed process hangs.
+  timeout -s KILL 60 mpirun --allow-run-as-root --oversubscribe -np 3 "$trail" train \
+    --recipe long.toml --data m6.json --run $run --quiet > $run.out 2> $run.err &
+  launcher=$!
+  # A seeded point in the run: once the trajectory holds k steps (1 <= k <= 30).
+  k=$((RANDOM % 30 + 1))
+  for _ in $(seq 600); do
+    [ -f $run/trajectory.jsonl ] && [ "$(wc -l < $run/trajectory.jsonl)" -ge $k ] && break
+    sleep 0.05
+  done
+  # The training processes (their command line starts with trail), not the launcher.
+  victims=($(pgrep -f "^$trail train --recipe long.toml --data m6.json --run $run" || true))
+  [ ${#victims[@]} -ge 1 ] || fail "trial $trial: no training process to kill"
+  victim=${victims[$((RANDOM % ${#victims[@]}))]}
+  kill -9 "$victim" 2>/dev/null || true
+  start=$SECONDS
+  status=0
+  wait $launcher || status=$?
+  [ $((SECONDS - start)) -lt 55 ] || fail "trial $trial: the job hung after a process was killed"
+  [ $status -ne 0 ] || fail "trial $trial: the job reported success after a process was killed"
+  done_steps=$(wc -l < $run/trajectory.jsonl)
+  [ "$done_steps" -gt 0 ] && [ "$done_steps" -lt 40 ] \
+    || fail "trial $trial: the kill did not land mid-run ($done_steps of 40 steps)"
+  np=$((trial % 2 + 1))
+  mpi $np train --resume --run $run --quiet > $run.resumed
+  [ "$(tail -1 $run.resumed)" = "$(tail -1 straight.out)" ] \
+    || fail "trial $trial: resumed with P = $np to $(tail -1 $run.resumed), not $(tail -1 straight.out)"
+  cmp -s straight/trajectory.jsonl $run/trajectory.jsonl || fail "trial $trial: trajectory differs"
+  echo "kill trial $trial: process killed after $done_steps steps; job ended in $((SECONDS - start)) s; resumed with P = $np: identical"
+done
+echo "PASS"
