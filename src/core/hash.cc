@@ -122,21 +122,23 @@ void HashCanonicalElements(Sha256Hasher& h, DType dtype, const uint8_t* data, si
   }
 }
 
-Digest BufferDigest(const std::string& name, DType dtype, std::span<const int64_t> shape,
-                    const void* data) {
-  Sha256Hasher h;
-  static const char kTag[] = "trail.tensor.v1";
-  h.Update(kTag, sizeof(kTag) - 1);
+void HashTensorHeader(Sha256Hasher& h, std::string_view tag, const std::string& name, DType dtype,
+                      std::span<const int64_t> shape) {
+  h.Update(tag.data(), tag.size());
   h.UpdateU64(name.size());
   h.Update(name.data(), name.size());
   const uint8_t code = static_cast<uint8_t>(dtype);
   h.Update(&code, 1);
   h.UpdateU64(shape.size());
+  for (int64_t d : shape) h.UpdateU64(static_cast<uint64_t>(d));
+}
+
+Digest BufferDigest(const std::string& name, DType dtype, std::span<const int64_t> shape,
+                    const void* data) {
+  Sha256Hasher h;
+  HashTensorHeader(h, "trail.tensor.v1", name, dtype, shape);
   size_t count = 1;
-  for (int64_t d : shape) {
-    h.UpdateU64(static_cast<uint64_t>(d));
-    count *= static_cast<size_t>(d);
-  }
+  for (int64_t d : shape) count *= static_cast<size_t>(d);
   HashCanonicalElements(h, dtype, static_cast<const uint8_t*>(data), count);
   return h.Finish();
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/tensor.h"
@@ -44,6 +45,10 @@ Digest TensorDigest(const Tensor& t);
 Digest BufferDigest(const std::string& name, DType dtype, std::span<const int64_t> shape,
                     const void* data);
 
+// Feeds a tensor's header: the tag's bytes, name length (u64 LE), name, dtype code (u8), rank
+// (u64 LE), each dimension (i64 LE) — shared by TensorDigest and the state hash's tensor nodes.
+void HashTensorHeader(Sha256Hasher& h, std::string_view tag, const std::string& name, DType dtype,
+                      std::span<const int64_t> shape);
 // Feeds `count` elements to h little-endian, every float NaN replaced by the quiet NaN
 // 0x7FC00000 (0x7FF8000000000000 for f64); other dtypes as stored.
 void HashCanonicalElements(Sha256Hasher& h, DType dtype, const uint8_t* data, size_t count);

@@ -68,14 +68,7 @@ Digest MerkleRoot(std::vector<Digest> level) {
 Digest TensorNodeDigest(const std::string& name, DType dtype, std::span<const int64_t> shape,
                         std::span<const Digest> leaves) {
   Sha256Hasher h;
-  static const char kTag[] = "trail.tensor.v2";
-  h.Update(kTag, sizeof(kTag) - 1);
-  h.UpdateU64(name.size());
-  h.Update(name.data(), name.size());
-  const uint8_t code = static_cast<uint8_t>(dtype);
-  h.Update(&code, 1);
-  h.UpdateU64(shape.size());
-  for (int64_t d : shape) h.UpdateU64(static_cast<uint64_t>(d));
+  HashTensorHeader(h, "trail.tensor.v2", name, dtype, shape);
   const Digest root = MerkleRoot({leaves.begin(), leaves.end()});
   h.Update(root.data(), root.size());
   return h.Finish();

@@ -9,10 +9,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
+
+#include "core/error.h"
 
 namespace trail::dist {
 
@@ -51,6 +55,22 @@ class Communicator {
   int64_t bytes_sent_ = 0;
   double exchange_seconds_ = 0;
 };
+
+// Items of a trivially copyable type from every process, concatenated in process order.
+template <class T>
+std::vector<T> AllGatherItems(Communicator& comm, std::span<const T> mine) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  std::vector<T> out;
+  for (const std::vector<uint8_t>& from : comm.AllGather(
+           {reinterpret_cast<const uint8_t*>(mine.data()), mine.size() * sizeof(T)})) {
+    TRAIL_CHECK(from.size() % sizeof(T) == 0, "a process sent a torn record (", from.size(),
+                " bytes for items of ", sizeof(T), ")");
+    const size_t n = from.size() / sizeof(T);
+    out.resize(out.size() + n);
+    if (n) std::memcpy(out.data() + out.size() - n, from.data(), from.size());
+  }
+  return out;
+}
 
 // A job of one process (P = 1): every exchange is a copy.
 std::unique_ptr<Communicator> InProcessCommunicator();

@@ -3,13 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 
 #include "core/error.h"
 #include "core/timing.h"
-#include "repops/kernels.h"
-#include "repops/optim.h"
-#include "train/trajectory.h"
 
 namespace trail::train {
 namespace {
@@ -34,20 +30,6 @@ Digest MicroBatchDigest(const data::PackedBatch& b) {
   HashVector(h, b.positions);
   HashVector(h, b.key_valid);
   return h.Finish();
-}
-
-template <class T>
-void Append(std::vector<uint8_t>& out, const T& v) {
-  const auto* p = reinterpret_cast<const uint8_t*>(&v);
-  out.insert(out.end(), p, p + sizeof(T));
-}
-template <class T>
-T Take(const std::vector<uint8_t>& in, size_t& at) {
-  TRAIL_CHECK(at + sizeof(T) <= in.size(), "a process sent a truncated step record");
-  T v;
-  std::memcpy(&v, in.data() + at, sizeof(T));
-  at += sizeof(T);
-  return v;
 }
 
 std::vector<int64_t> ToFlat(const ChunkLayout& layout, const std::vector<int64_t>& chunk_bounds) {
@@ -191,24 +173,16 @@ StepResult StepEngine::Run(TrainState& st, LossNormalization norm) {
   const std::vector<MicroRecord> mine = RunLocalRanks(st, scale, norm, partials);
 
   // The step's scalars, every micro-batch in mesh order (processes hold ascending rank ranges).
-  std::vector<uint8_t> bytes;
-  for (const MicroRecord& m : mine) {
-    Append(bytes, m.nll_sum), Append(bytes, m.lse_sq_sum), Append(bytes, m.valid);
-    Append(bytes, m.batch);
-  }
   Sha256Hasher batch_hash;
   static const char kBatchTag[] = "trail.batch.v2";
   batch_hash.Update(kBatchTag, sizeof(kBatchTag) - 1);
   float nll_acc = 0, lse_acc = 0;
   int64_t valid_acc = 0;
-  for (const std::vector<uint8_t>& from : comm_.AllGather(bytes)) {
-    for (size_t at = 0; at < from.size();) {
-      nll_acc = nll_acc + Take<float>(from, at);
-      lse_acc = lse_acc + Take<float>(from, at);
-      valid_acc += Take<int64_t>(from, at);
-      const Digest d = Take<Digest>(from, at);
-      batch_hash.Update(d.data(), d.size());
-    }
+  for (const MicroRecord& m : dist::AllGatherItems<MicroRecord>(comm_, mine)) {
+    nll_acc = nll_acc + m.nll_sum;
+    lse_acc = lse_acc + m.lse_sq_sum;
+    valid_acc += m.valid;
+    batch_hash.Update(m.batch.data(), m.batch.size());
   }
   TRAIL_CHECK(valid_acc == counts.target_tokens, "step ", st.step, ": the micro-batches hold ",
               valid_acc, " targets but the step counts ", counts.target_tokens);

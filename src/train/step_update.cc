@@ -17,21 +17,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Concatenates every process's bytes and cuts them into `width`-byte items, in process order.
-template <class T>
-std::vector<T> GatherItems(dist::Communicator& comm, const std::vector<T>& mine) {
-  const auto all = comm.AllGather(std::span(reinterpret_cast<const uint8_t*>(mine.data()),
-                                            mine.size() * sizeof(T)));
-  std::vector<T> out;
-  for (const std::vector<uint8_t>& from : all) {
-    TRAIL_CHECK(from.size() % sizeof(T) == 0, "a process sent a truncated record");
-    const size_t n = from.size() / sizeof(T);
-    out.resize(out.size() + n);
-    if (n) std::memcpy(out.data() + out.size() - n, from.data(), from.size());
-  }
-  return out;
-}
-
 float Median(const std::deque<float>& v) {
   std::vector<float> s(v.begin(), v.end());
   std::sort(s.begin(), s.end());
@@ -58,7 +43,7 @@ void StepEngine::UpdateRange(TrainState& st, StepResult& r, std::span<float> gra
     mine.push_back({repops::ActiveKernels().sum_sq(grad.data() + (ch.flat - base), ch.count),
                     leaves[c - c0]});
   }
-  const std::vector<ChunkSums> all = GatherItems(comm_, mine);
+  const std::vector<ChunkSums> all = dist::AllGatherItems<ChunkSums>(comm_, mine);
   float total = 0.0f;
   std::vector<Digest> all_leaves;
   for (const ChunkSums& s : all) total = total + s.sum_sq, all_leaves.push_back(s.leaf);
@@ -134,7 +119,7 @@ void StepEngine::HashRange(TrainState& st, StepResult& r) {
                                           : flat_.Leaves(st.adam_v().tensors(), c0, c1);
   std::vector<Leaves> mine;
   for (size_t i = 0; i < p.size(); ++i) mine.push_back({p[i], m[i], v[i]});
-  const std::vector<Leaves> all = GatherItems(comm_, mine);
+  const std::vector<Leaves> all = dist::AllGatherItems<Leaves>(comm_, mine);
   std::vector<Digest> lp, lmv;
   for (const Leaves& l : all) lp.push_back(l.params), lmv.push_back(l.m);
   for (const Leaves& l : all) lmv.push_back(l.v);
