@@ -126,8 +126,8 @@ TOML
 "$trail" train --recipe "$out/recipe.toml" --data "$out/manifest.json" --run "$out/run" \
   --threads "$threads" | tee "$out/train.txt"
 
-echo; echo "== 6. Replay the last checkpointed segment: does it land on the same bits?"
-"$trail" train replay --run "$out/run" --threads "$threads"
+echo; echo "== 6. Audit: replay the last checkpointed segment; does every step land on the same bits?"
+"$trail" audit replay --run "$out/run" --steps $((steps > 100 ? steps - 100 : 0)):$steps --threads "$threads" --quiet
 echo; echo "== 7. Where did the tokens of training window 1000 come from?"
 key=$("$trail" data inspect --manifest "$out/manifest.json" --window 1000 --json |
       node -e 'let s = ""; process.stdin.on("data", d => s += d).on("end", () => console.log(JSON.parse(s).documents[0].key))')

@@ -4,7 +4,7 @@
 #   - a small model learns: validation loss ends well below the unigram entropy of that text;
 #   - killed with SIGKILL at random points (several trials), resumed runs end on the same
 #     trajectory hash as an uninterrupted run;
-#   - a replay of the last segment is bit-identical; `train verify` checks the run's files and
+#   - `audit replay` of the last segment is bit-identical; `train verify` checks the run's files and
 #     names a checkpoint whose weights lost one bit;
 #   - bad input (unknown recipe key, inconsistent shapes, a run directory already in use, a
 #     recipe swapped under a run) gets a clear error and leaves the run's files untouched.
@@ -77,7 +77,8 @@ grep -q "validation unigram entropy" learn.err || fail "no baseline shown"
 grep -q "ETA" learn.err || fail "no progress shown"
 [ "$(wc -l < learn/trajectory.jsonl)" -eq 400 ] || fail "trajectory length"
 [ "$(ls learn/checkpoints | wc -l)" -eq 2 ] || fail "retention keeps 2 checkpoints"
-"$trail" train replay --run learn --threads 1 | grep -q "25 steps verified" || fail "replay"
+"$trail" audit replay --run learn --steps 375:400 --threads 1 --quiet > replay.out || { cat replay.out; fail "replay"; }
+grep -q "25 of 25 requested steps bit-identical" replay.out || { cat replay.out; fail "replay"; }
 "$trail" train verify --run learn | grep -q "400 trajectory records chained from genesis, 2 checkpoints verified, 0 problems" \
   || fail "verify a good run"
 ckpt=$(ls -d learn/checkpoints/step_* | tail -1)

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli/audit_cmd.h"
 #include "cli/data_cmd.h"
 #include "cli/goldens_cmd.h"
 #if TRAIL_WITH_CORPUS
@@ -18,6 +19,7 @@
 #include "core/error.h"
 #include "core/fp_env.h"
 #include "core/thread_pool.h"
+#include "core/version.h"
 #include "dist/launch.h"
 
 namespace {
@@ -64,7 +66,7 @@ bool DebugFromEnvironment() {
 int main(int argc, char** argv) {
   CLI::App app{"trail: fully auditable LLM pretraining with bitwise-reproducible operators"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "trail 0.1.0");
+  app.set_version_flag("--version", std::string("trail ") + trail::kTrailVersion);
   bool debug = DebugFromEnvironment();
   app.add_flag("--debug", debug,
                "On an error, also print the failed check and its source location "
@@ -88,6 +90,8 @@ int main(int argc, char** argv) {
   trail::cli::AddTokenizerCommand(app, tokenizer);
   trail::cli::TrainCommand train;
   trail::cli::AddTrainCommand(app, train);
+  trail::cli::AuditCommand audit;
+  trail::cli::AddAuditCommand(app, audit);
 #if TRAIL_WITH_CORPUS
   trail::cli::CorpusCommand corpus;
   trail::cli::AddCorpusCommand(app, corpus);
@@ -119,6 +123,11 @@ int main(int argc, char** argv) {
     if (*tokenizer.tokenizer) return trail::cli::RunTokenizerCommand(tokenizer);
     if (*train.train) {
       const int rc = trail::cli::RunTrainCommand(train);
+      trail::ShutdownKernelPool();
+      return rc;
+    }
+    if (*audit.audit) {
+      const int rc = trail::cli::RunAuditCommand(audit);
       trail::ShutdownKernelPool();
       return rc;
     }

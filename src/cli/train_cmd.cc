@@ -7,7 +7,6 @@
 #include "core/thread_pool.h"
 #include "repops/kernels.h"
 #include "dist/launch.h"
-#include "train/replay.h"
 #include "train/run_dir.h"
 #include "train/trainer.h"
 
@@ -28,14 +27,9 @@ void AddTrainCommand(CLI::App& app, TrainCommand& c) {
       ->check(CLI::Range(1, 1024));
   c.train->add_flag("--quiet", c.quiet, "No progress lines");
   c.train->add_flag("--no-verify", c.no_verify, "Do not rehash the data shards when opening");
-  c.replay = c.train->add_subcommand(
-      "replay", "Replay a recorded segment from a checkpoint and compare every step's record");
-  c.replay->add_option("--run", c.run, "The run directory")->required();
-  c.replay->add_option("--data", c.data, "The data manifest (default: the run's)");
-  c.replay->add_option("--from", c.from_step,
-                       "Checkpoint step to start from (default: the newest but one)");
-  c.replay->add_option("--threads", c.threads, "Kernel threads (default: all CPUs)")
-      ->check(CLI::Range(1, 1024));
+  c.train->add_option("--key", c.key,
+                      "Ed25519 private key (from `trail audit keygen`) that signs the run's "
+                      "attestation.json when it finishes");
   c.verify = c.train->add_subcommand(
       "verify", "Check a run's files without executing a step: recipe and manifest hashes, the "
                 "trajectory's chain, every checkpoint's files and chain");
@@ -59,21 +53,10 @@ int RunTrainCommand(const TrainCommand& c) {
   if (*c.verify) return RunVerify(c.run);
   if (c.threads > 0) SetKernelThreads(static_cast<size_t>(c.threads));
   repops::UseDefaultBackend();
-  if (*c.replay) {
-    const train::ReplayResult r = train::ReplaySegment(c.run, c.data, c.from_step, false);
-    if (r.diverged >= 0) {
-      std::printf("replay: %lld steps verified, step %lld differs: %s\n",
-                  static_cast<long long>(r.verified), static_cast<long long>(r.diverged),
-                  r.difference.c_str());
-      return 1;
-    }
-    std::printf("replay: %lld steps verified bit for bit\n", static_cast<long long>(r.verified));
-    return 0;
-  }
   train::TrainOptions o;
   o.recipe_path = c.recipe, o.manifest_path = c.data, o.run_dir = c.run;
   o.resume = c.resume, o.stop_after = c.stop_after, o.quiet = c.quiet;
-  o.verify_shards = !c.no_verify;
+  o.verify_shards = !c.no_verify, o.sign_key = c.key;
   o.comm = &dist::JobCommunicator();  // MPI under mpirun / srun, else this process alone
   const train::TrainSummary s = train::RunTraining(o);
   if (o.comm->rank() != 0) return 0;  // process 0 reports for the job

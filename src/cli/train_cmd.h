@@ -1,6 +1,6 @@
 // `trail train …`: train a model from a recipe on a data manifest into a run directory,
-// resume it, replay a recorded segment and check it lands on the same bits, or verify a run's
-// files (hashes and chain) without executing a step.
+// resume it, or verify a run's files (hashes and chain) without executing a step. Replaying
+// steps is the audit's (`trail audit replay`, audit_cmd.h).
 #pragma once
 
 #include <cstdint>
@@ -14,11 +14,10 @@ namespace trail::cli {
 
 struct TrainCommand {
   CLI::App* train = nullptr;
-  CLI::App* replay = nullptr;
   CLI::App* verify = nullptr;
-  std::string recipe, data, run;
+  std::string recipe, data, run, key;
   bool resume = false, quiet = false, no_verify = false;
-  int64_t stop_after = -1, from_step = -1;
+  int64_t stop_after = -1;
   int threads = 0;
 };
 void AddTrainCommand(CLI::App& app, TrainCommand& cmd);

@@ -22,6 +22,15 @@ class Error : public std::runtime_error {
   std::string where_;
 };
 
+// The message parts concatenated as TRAIL_CHECK writes them (for messages that are reported
+// rather than thrown).
+template <class... Args>
+std::string StrCat(const Args&... args) {
+  std::ostringstream os;
+  (os << ... << args);
+  return os.str();
+}
+
 namespace detail {
 template <class... Args>
 [[noreturn]] void ThrowError(const char* file, int line, const char* cond, const Args&... args) {

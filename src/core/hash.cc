@@ -58,25 +58,36 @@ Digest Sha256(std::span<const uint8_t> bytes) {
   return h.Finish();
 }
 
-std::string ToHex(const Digest& d) {
+std::string HexOf(std::span<const uint8_t> bytes) {
   static const char* kHex = "0123456789abcdef";
-  std::string s(64, '0');
-  for (size_t i = 0; i < 32; ++i) {
-    s[2 * i] = kHex[d[i] >> 4];
-    s[2 * i + 1] = kHex[d[i] & 15];
+  std::string s(2 * bytes.size(), '0');
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    s[2 * i] = kHex[bytes[i] >> 4];
+    s[2 * i + 1] = kHex[bytes[i] & 15];
   }
   return s;
 }
 
-Digest DigestFromHex(const std::string& hex, const std::string& where) {
-  TRAIL_CHECK(hex.size() == 64, where, ": expected a 64-digit hex digest, got '", hex, "'");
-  Digest d{};
-  for (size_t i = 0; i < 64; ++i) {
+std::string ToHex(const Digest& d) { return HexOf(d); }
+
+std::vector<uint8_t> BytesFromHex(const std::string& hex, size_t bytes, const std::string& where) {
+  TRAIL_CHECK(hex.size() == 2 * bytes, where, ": expected ", 2 * bytes, " hex digits, got '",
+              hex.size() > 200 ? hex.substr(0, 200) + "..." : hex, "'");
+  std::vector<uint8_t> out(bytes, 0);
+  for (size_t i = 0; i < hex.size(); ++i) {
     const char c = hex[i];
     const int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-    TRAIL_CHECK(v >= 0, where, ": '", hex, "' is not lower-case hex");
-    d[i / 2] = static_cast<uint8_t>(d[i / 2] | (v << (i % 2 ? 0 : 4)));
+    TRAIL_CHECK(v >= 0, where, ": '", hex.size() > 200 ? hex.substr(0, 200) + "..." : hex,
+                "' is not lower-case hex");
+    out[i / 2] = static_cast<uint8_t>(out[i / 2] | (v << (i % 2 ? 0 : 4)));
   }
+  return out;
+}
+
+Digest DigestFromHex(const std::string& hex, const std::string& where) {
+  const std::vector<uint8_t> b = BytesFromHex(hex, 32, where);
+  Digest d{};
+  std::copy(b.begin(), b.end(), d.begin());
   return d;
 }
 

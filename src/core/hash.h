@@ -16,6 +16,10 @@ using Digest = std::array<uint8_t, 32>;
 
 Digest Sha256(std::span<const uint8_t> bytes);
 std::string ToHex(const Digest& d);
+std::string HexOf(std::span<const uint8_t> bytes);  // lower-case, two digits per byte
+// The `bytes` bytes that 2·bytes lower-case hex digits spell; throws trail::Error naming
+// `where` otherwise.
+std::vector<uint8_t> BytesFromHex(const std::string& hex, size_t bytes, const std::string& where);
 // SHA-256 of a file's bytes, read through a small buffer (never mapped or held whole, so it
 // costs no memory whatever the file's size); errors name the file.
 Digest Sha256OfFile(const std::string& path);

@@ -13,6 +13,7 @@
 #include "repops/kernels.h"
 #include "train/checkpoint.h"
 #include "train/loaded_run.h"
+#include "train/run_attestation.h"
 #include "train/run_dir.h"
 #include "train/spike_monitor.h"
 #include "train/step.h"
@@ -137,6 +138,10 @@ TrainSummary RunTraining(const TrainOptions& opt) {
   comm.Barrier();  // every process has checked the directory before process 0 writes to it
   LoadedRun run(o.resume ? rd.recipe_path() : o.recipe_path, manifest, o.verify_shards, comm);
   const Recipe& R = run.recipe;
+  std::optional<SigningKey> key;  // loaded first, so a bad key fails before any step
+  if (lead && !o.sign_key.empty()) key.emplace(SigningKey::Load(o.sign_key));
+  TRAIL_CHECK(!key || key->has_private(), o.sign_key,
+              " is a public key: signing the run's attestation needs the private .key file");
   TrainState st(R.model);
   SpikeMonitor monitor(R.monitor);
   const std::map<std::string, double> unigram =
@@ -188,6 +193,9 @@ TrainSummary RunTraining(const TrainOptions& opt) {
         if (comm.size() > 1) st.ReleaseMoments();  // gathered for the checkpoint only
       }
     }
+  }
+  if (lead && st.step == R.loop.steps) {
+    WriteRunAttestation(rd, RunStatement(rd, run.manifest_path), key ? &*key : nullptr);
   }
   sum.steps_done = st.step;
   sum.final_chain = ToHex(st.chain);

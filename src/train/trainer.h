@@ -1,5 +1,7 @@
 // `trail train`: the training loop over the canonical stream, writing the run directory
-// (run_dir.h): recipe.toml, run.json, trajectory.jsonl, metrics.jsonl, checkpoints/. A resumed run continues from the newest valid checkpoint and re-executes the
+// (run_dir.h): recipe.toml, run.json, trajectory.jsonl, metrics.jsonl, checkpoints/, and when
+// the recipe's last step is done attestation.json (run_attestation.h). A resumed run continues
+// from the newest valid checkpoint and re-executes the
 // steps after it that were already recorded, requiring each to reproduce its record exactly —
 // so a resume that lost any state is detected at its first step, not silently continued.
 #pragma once
@@ -28,6 +30,9 @@ struct TrainOptions {
   // same steps; process 0 alone writes the run directory, which every process must see at the
   // same path (shared storage on many machines), as it must see the data.
   dist::Communicator* comm = nullptr;
+  // An Ed25519 private key (PEM) that signs attestation.json when the run finishes ("": the
+  // attestation is written unsigned). Read by process 0 only, before the first step.
+  std::string sign_key;
 };
 
 struct TrainSummary {

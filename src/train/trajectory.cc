@@ -67,33 +67,37 @@ Digest ChainNext(const Digest& prev, const std::string& body) {
   return h.Finish();
 }
 
-std::vector<TrajectoryRecord> ReadTrajectory(const std::string& path, const Digest* genesis,
-                                             uint64_t* complete_bytes) {
+std::vector<TrajectoryRecord> ReadChainedPrefix(const std::string& path, const Digest* genesis,
+                                                std::string* problem, uint64_t* complete_bytes) {
   const std::string text = ReadFileToString(path);
   std::vector<TrajectoryRecord> out;
   size_t pos = 0;
   Digest prev = genesis ? *genesis : Digest{};
+  problem->clear();
+  // Each check below ends the prefix with a description of the first record that fails it.
+  auto stop = [&](auto&&... why) {
+    *problem = StrCat(path, ":", out.size() + 1, ": ", why...);
+    return out;
+  };
   while (pos < text.size()) {
     const size_t nl = text.find('\n', pos);
     if (nl == std::string::npos) break;  // torn last line
     TrajectoryRecord rec;
     rec.line = text.substr(pos, nl - pos);
-    const std::string where = path + ":" + std::to_string(out.size() + 1);
-    nlohmann::json j;
     try {
-      j = nlohmann::json::parse(rec.line);
+      const nlohmann::json j = nlohmann::json::parse(rec.line);
       rec.step = j.at("step").get<int64_t>();
-      rec.chain = DigestFromHex(j.at("chain").get<std::string>(), where);
-    } catch (const nlohmann::json::exception& e) {
-      TRAIL_FAIL(where, ": malformed trajectory record: ", e.what());
+      rec.chain = DigestFromHex(j.at("chain").get<std::string>(), "chain");
+    } catch (const std::exception& e) {
+      return stop("malformed trajectory record: ", e.what());
     }
-    TRAIL_CHECK(rec.step == (out.empty() ? rec.step : out.back().step + 1), where,
-                ": step ", rec.step, " does not follow step ", out.back().step);
+    const int64_t want = out.empty() ? (genesis ? 0 : rec.step) : out.back().step + 1;
+    if (rec.step != want) return stop("step ", rec.step, " where step ", want, " belongs");
     const size_t cut = rec.line.rfind(",\"chain\":");
-    TRAIL_CHECK(cut != std::string::npos, where, ": record has no chain");
+    if (cut == std::string::npos) return stop("record has no chain");
     const std::string body = rec.line.substr(0, cut) + "}";
-    if (genesis != nullptr || !out.empty()) {
-      TRAIL_CHECK(ChainNext(prev, body) == rec.chain, where, ": chained hash of step ", rec.step,
+    if ((genesis != nullptr || !out.empty()) && ChainNext(prev, body) != rec.chain) {
+      return stop("chained hash of step ", rec.step,
                   " does not match its record (the trajectory was altered)");
     }
     prev = rec.chain;
@@ -104,23 +108,35 @@ std::vector<TrajectoryRecord> ReadTrajectory(const std::string& path, const Dige
   return out;
 }
 
-std::string FirstDifference(const std::string& expected, const std::string& actual) {
-  if (expected == actual) return "";
+std::vector<TrajectoryRecord> ReadTrajectory(const std::string& path, const Digest* genesis,
+                                             uint64_t* complete_bytes) {
+  std::string problem;
+  std::vector<TrajectoryRecord> out = ReadChainedPrefix(path, genesis, &problem, complete_bytes);
+  TRAIL_CHECK(problem.empty(), problem);
+  return out;
+}
+
+RecordDifference DifferingField(const std::string& expected, const std::string& actual) {
+  if (expected == actual) return {};
   nlohmann::json a, b;
   try {
     a = nlohmann::json::parse(expected), b = nlohmann::json::parse(actual);
   } catch (const nlohmann::json::exception&) {
-    return "the record";
+    return {"the record", expected, actual};
   }
   for (const char* key : {"step", "windows", "tokens", "targets", "batch", "lr_bits", "loss_bits",
                           "z_loss_bits", "grad_norm_bits", "grads", "clip_bits", "skipped",
                           "params", "optim", "chain"}) {
-    if (a.value(key, nlohmann::json()) != b.value(key, nlohmann::json())) {
-      return std::string(key) + " (expected " + a.value(key, nlohmann::json()).dump() + ", got " +
-             b.value(key, nlohmann::json()).dump() + ")";
-    }
+    const nlohmann::json x = a.value(key, nlohmann::json()), y = b.value(key, nlohmann::json());
+    if (x != y) return {key, x.dump(), y.dump()};
   }
-  return "the record";
+  return {"the record", expected, actual};
+}
+
+std::string FirstDifference(const std::string& expected, const std::string& actual) {
+  const RecordDifference d = DifferingField(expected, actual);
+  if (d.field.empty()) return "";
+  return d.field + " (expected " + d.expected + ", got " + d.actual + ")";
 }
 
 }  // namespace trail::train

@@ -35,8 +35,20 @@ struct TrajectoryRecord {
 std::vector<TrajectoryRecord> ReadTrajectory(const std::string& path, const Digest* genesis,
                                              uint64_t* complete_bytes = nullptr);
 
-// Field-by-field difference of two record lines ("" when equal): names the first field that
-// differs, for the error an auditor reads.
+// The same, but instead of throwing at the first record that is malformed, out of sequence or
+// does not chain, returns the records before it and describes it in *problem ("" when the
+// whole file chains): what an auditor needs to localize an altered record.
+std::vector<TrajectoryRecord> ReadChainedPrefix(const std::string& path, const Digest* genesis,
+                                                std::string* problem,
+                                                uint64_t* complete_bytes = nullptr);
+
+// The first field (in the order an auditor reads them: data, scalars, then state hashes) in
+// which two record lines differ, with both values as JSON; an empty field when they are equal.
+struct RecordDifference {
+  std::string field, expected, actual;
+};
+RecordDifference DifferingField(const std::string& expected, const std::string& actual);
+// The same as one phrase: "<field> (expected <value>, got <value>)", "" when equal.
 std::string FirstDifference(const std::string& expected, const std::string& actual);
 
 }  // namespace trail::train

@@ -1,0 +1,291 @@
+#include "audit/replay.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "audit/published_run.h"
+#include "core/error.h"
+#include "core/thread_pool.h"
+#include "core/timing.h"
+#include "repops/kernels.h"
+#include "train/checkpoint.h"
+#include "train/loaded_run.h"
+#include "train/step_report.h"
+
+namespace trail::audit {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string RecordField(const std::string& line, const char* key) {
+  const nlohmann::json j = nlohmann::json::parse(line);
+  if (std::string(key) == "windows_end") return std::to_string(j.at("windows").at(1).get<uint64_t>());
+  return j.at(key).get<std::string>();
+}
+
+// What a difference in a record's field says about the step, for the auditor reading it.
+std::string FieldMeaning(const std::string& field) {
+  if (field == "batch" || field == "windows" || field == "targets") {
+    return " (the step read other data than the run trained on)";
+  }
+  if (field == "params" || field == "optim") return " (the update differs)";
+  if (field == "grads" || field == "loss_bits" || field == "grad_norm_bits") {
+    return " (the forward or backward computation differs)";
+  }
+  if (field == "chain") return " (every recorded field matches but the record's bytes differ)";
+  return "";
+}
+
+// Where a replay can start: a checkpoint, or step 0 from the recipe's initial parameters.
+struct StartPoint {
+  int64_t step = 0;
+  bool checkpoint = false;
+};
+
+// Replays the requested steps of one run, keeping the state between them.
+class Replayer {
+ public:
+  Replayer(const PublishedRun& run, train::LoadedRun& loaded, ReplayReport& report, bool quiet)
+      : run_(run), loaded_(loaded), report_(report), quiet_(quiet) {
+    starts_.push_back({0, false});  // tried after a checkpoint at step 0, being older in order
+    for (int64_t c : train::ListCheckpoints(run.rd.dir())) starts_.push_back({c, true});
+  }
+
+  // Replays up to `target` and records its verdict (and those of the steps on the way).
+  void Reach(int64_t target) {
+    if (target >= broken_) return Unverified(target, "the trajectory is broken before it");
+    const int best = BestStart(target, starts_.size());
+    const bool jump = best >= 0 && starts_[best].step > (st_ ? st_->step : -1);
+    if (!st_ || st_->step > target || jump) {
+      if (!Start(target)) {
+        return Unverified(target, diverged_ >= 0
+                                      ? StrCat("no usable checkpoint after the step that differs (",
+                                               diverged_, ") and at or before this one")
+                                      : "no usable starting point at or before it");
+      }
+    }
+    while (st_->step <= target) {
+      const StepVerdict& v = ReplayOne(target);
+      if (v.verdict != Verdict::kMatch) {
+        diverged_ = v.step;
+        st_.reset();  // a state that left the trajectory is of no further use
+        if (v.step < target) Unverified(target, StrCat("follows step ", v.step, ", which differs"));
+        return;
+      }
+    }
+  }
+
+  void MarkBroken(int64_t step) { broken_ = step; }
+
+ private:
+  // The newest usable starting point before index `below` at or before `target`; -1 if none.
+  int BestStart(int64_t target, size_t below) const {
+    for (int i = static_cast<int>(below) - 1; i >= 0; --i) {
+      if (starts_[i].step <= target && !bad_.count(i)) return i;
+    }
+    return -1;
+  }
+
+  // Loads the newest usable starting point at or before `target` and after any divergence.
+  bool Start(int64_t target) {
+    for (int i = BestStart(target, starts_.size()); i >= 0 && starts_[i].step > diverged_;
+         i = BestStart(target, i)) {
+      const Clock::time_point t0 = Clock::now();
+      const std::string problem = TryStart(starts_[i]);
+      report_.load_seconds += SecondsSince(t0);
+      const int64_t c = starts_[i].step;
+      if (problem.empty()) {
+        train::Say(quiet_, StrCat("audit: starting at step ", c,
+                                  starts_[i].checkpoint ? " from its checkpoint"
+                                                        : " from the recipe's initial parameters"));
+        return true;
+      }
+      bad_.insert(i);
+      report_.findings.push_back({c, problem});
+      train::Say(quiet_, StrCat("audit: step ", c, ": ", problem));
+    }
+    st_.reset();
+    return false;
+  }
+
+  // "" when the state at `p` is loaded and agrees with the trajectory, else the problem.
+  std::string TryStart(const StartPoint& p) {
+    const int64_t c = p.step;
+    st_ = std::make_unique<train::TrainState>(loaded_.recipe.model);
+    const std::string ckpt = train::CheckpointDir(run_.rd.dir(), c);
+    try {
+      if (p.checkpoint) {
+        train::LoadCheckpoint(ckpt, loaded_.id(), *st_);
+      } else {
+        st_->params.InitRandom(loaded_.recipe.model);
+        st_->chain = run_.info.genesis;
+      }
+    } catch (const Error& e) {
+      return e.what();
+    }
+    const std::string where = p.checkpoint ? ckpt : std::string("the recipe's initial parameters");
+    const std::string problem = Disagreement(c, where);
+    if (problem.empty()) loaded_.engine.AdoptMoments(*st_);
+    return problem;
+  }
+
+  // How the loaded state disagrees with what the trajectory says it is ("" when it agrees).
+  std::string Disagreement(int64_t c, const std::string& where) {
+    const std::string params = ToHex(st_->params.StateHash());
+    const std::string optim = ToHex(st_->OptimizerHash());
+    if (c == 0) {
+      train::TrainState init(loaded_.recipe.model);
+      init.params.InitRandom(loaded_.recipe.model);
+      const Digest genesis = train::GenesisHash(loaded_.recipe.sha256, loaded_.manifest_sha,
+                                                init.params.StateHash());
+      if (genesis != run_.info.genesis) {
+        return StrCat("run.json's genesis ", ToHex(run_.info.genesis),
+                      " does not commit to this recipe, data manifest and initial parameters (",
+                      ToHex(genesis), ")");
+      }
+      if (params != ToHex(init.params.StateHash())) {
+        return StrCat(where, " holds other parameters than the recipe initializes");
+      }
+      if (optim != ToHex(init.OptimizerHash()) || st_->chain != run_.info.genesis) {
+        return StrCat(where, " is not the state before step 0 (moments or chain)");
+      }
+      return "";
+    }
+    const std::string& line = run_.records[static_cast<size_t>(c - 1)].line;
+    const std::pair<std::string, std::string> checks[] = {
+        {"trajectory chain", ToHex(st_->chain)},
+        {"parameter state hash", params},
+        {"optimizer state hash", optim},
+        {"window cursor", std::to_string(st_->window_cursor)}};
+    const std::string want[] = {ToHex(run_.records[static_cast<size_t>(c - 1)].chain),
+                                RecordField(line, "params"), RecordField(line, "optim"),
+                                RecordField(line, "windows_end")};
+    for (size_t i = 0; i < 4; ++i) {
+      if (checks[i].second != want[i]) {
+        return StrCat(where, ": its ", checks[i].first, " ", checks[i].second,
+                      " differs from the state the trajectory records after step ", c - 1, " (",
+                      want[i], ")");
+      }
+    }
+    return "";
+  }
+
+  const StepVerdict& ReplayOne(int64_t target) {
+    const Clock::time_point t0 = Clock::now();
+    train::StepResult r;
+    const std::string line = train::StepAndChain(loaded_.engine, *st_, r);
+    StepVerdict v;
+    v.step = r.step, v.chain = ToHex(st_->chain), v.seconds = SecondsSince(t0);
+    const train::RecordDifference d =
+        train::DifferingField(run_.records[static_cast<size_t>(r.step)].line, line);
+    const std::string diff =
+        d.field.empty() ? "" : StrCat(d.field, ": the run records ", d.expected,
+                                      ", the replay computes ", d.actual, FieldMeaning(d.field));
+    v.verdict = diff.empty() ? Verdict::kMatch : Verdict::kDiffers;
+    v.detail = diff;
+    v.requested = r.step == target;
+    train::Say(quiet_, StrCat("audit: step ", r.step, " ", VerdictName(v.verdict),
+                              diff.empty() ? "" : ": " + diff));
+    return Put(std::move(v));
+  }
+
+  void Unverified(int64_t step, const std::string& why) {
+    StepVerdict v;
+    v.step = step, v.requested = true, v.detail = why;
+    Put(std::move(v));
+  }
+
+  const StepVerdict& Put(StepVerdict v) {
+    StepVerdict& slot = verdicts_[v.step];
+    const bool requested = slot.requested || v.requested;
+    slot = std::move(v);
+    slot.requested = requested;
+    return slot;
+  }
+
+ public:
+  std::map<int64_t, StepVerdict> verdicts_;
+
+ private:
+  const PublishedRun& run_;
+  train::LoadedRun& loaded_;
+  ReplayReport& report_;
+  bool quiet_;
+  std::vector<StartPoint> starts_;  // ascending by step
+  std::set<int> bad_;               // indices into starts_ found unusable
+  std::unique_ptr<train::TrainState> st_;
+  int64_t diverged_ = -1, broken_ = INT64_MAX;
+};
+
+}  // namespace
+
+const char* VerdictName(Verdict v) {
+  switch (v) {
+    case Verdict::kMatch: return "match";
+    case Verdict::kDiffers: return "differs";
+    case Verdict::kUnverified: return "unverified";
+  }
+  return "?";
+}
+
+int64_t ReplayReport::first_failure() const {
+  int64_t first = -1;
+  auto take = [&](int64_t s) { first = first < 0 ? s : std::min(first, s); };
+  for (const StepVerdict& v : steps) {
+    if (v.verdict != Verdict::kMatch) take(v.step);
+  }
+  for (const Finding& f : findings) {
+    if (f.step >= 0) take(f.step);
+  }
+  return first;
+}
+
+bool ReplayReport::ok() const {
+  if (!findings.empty() || !attestation.problems.empty()) return false;
+  for (const StepVerdict& v : steps) {
+    if (v.verdict != Verdict::kMatch) return false;
+  }
+  return !steps.empty();
+}
+
+const StepVerdict* ReplayReport::Find(int64_t step) const {
+  for (const StepVerdict& v : steps) {
+    if (v.step == step) return &v;
+  }
+  return nullptr;
+}
+
+ReplayReport ReplaySteps(const ReplayOptions& o) {
+  dist::Communicator& comm = o.comm != nullptr ? *o.comm : dist::SingleProcess();
+  const bool quiet = o.quiet || comm.rank() != 0;
+  const PublishedRun run = OpenPublishedRun(o.run_dir);
+  ReplayReport report;
+  report.run_dir = o.run_dir, report.genesis = ToHex(run.info.genesis);
+  report.final_chain = run.final_chain(), report.recorded_steps = run.steps();
+  report.attestation = run.attestation;
+  report.backend = repops::ActiveKernels().name;
+  report.threads = static_cast<int64_t>(KernelPool().num_threads());
+  report.processes = comm.size();
+  const int64_t recorded = run.recorded_lines;
+  TRAIL_CHECK(!o.steps.empty(), "audit: no steps to replay");
+  TRAIL_CHECK(o.steps.back() < recorded, "audit: step ", o.steps.back(), " is beyond the ",
+              recorded, " steps ", run.rd.trajectory_path(), " records");
+  const Clock::time_point t0 = Clock::now();
+  train::LoadedRun loaded(run.rd.recipe_path(), ManifestForReplay(run, o.data), true, comm);
+  report.load_seconds += SecondsSince(t0);
+  Replayer replayer(run, loaded, report, quiet);
+  if (!run.trajectory_problem.empty()) {
+    report.findings.push_back({run.steps(), run.trajectory_problem});
+    replayer.MarkBroken(run.steps());
+  }
+  for (const std::string& p : run.attestation.problems) report.findings.push_back({-1, p});
+  for (int64_t s : o.steps) replayer.Reach(s);
+  for (auto& [step, v] : replayer.verdicts_) report.steps.push_back(std::move(v));
+  return report;
+}
+
+}  // namespace trail::audit

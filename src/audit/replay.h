@@ -1,0 +1,76 @@
+// `trail audit replay`: replays chosen steps of a published run on this machine and compares
+// every recorded field of every replayed step with the run's trajectory (docs/audit.md).
+//
+// To reach step N the replay starts from the newest usable starting point at or before N: a
+// checkpoint, or step 0 from the recipe's initial parameters (which the genesis hash commits
+// to). A starting point is usable when it agrees with the trajectory — its chain is the
+// trajectory's after step c-1, its parameter and optimizer state hashes are the ones record
+// c-1 holds (at step 0: the recipe's initial parameters and zero moments), its window cursor
+// is where record c-1 ended — and otherwise it is reported as a finding at step c and an older
+// one is tried. Every step from the start to N is replayed and compared; after a step that
+// differs, later steps are replayed only from a starting point after it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dist/communicator.h"
+#include "train/run_attestation.h"
+
+namespace trail::audit {
+
+enum class Verdict { kMatch, kDiffers, kUnverified };
+const char* VerdictName(Verdict v);  // "match", "differs", "unverified"
+
+struct StepVerdict {
+  int64_t step = 0;
+  Verdict verdict = Verdict::kUnverified;
+  bool requested = false;  // asked for, rather than replayed on the way to a step that was
+  std::string detail;      // what differs (expected and replayed values), or why unverified
+  std::string chain;       // H_step as replayed, hex ("" when not replayed)
+  double seconds = 0;      // the replay of this step
+};
+
+// A published file that disagrees with the trajectory, at the first step it affects (-1: the
+// run as a whole, e.g. its attestation).
+struct Finding {
+  int64_t step = -1;
+  std::string what;
+};
+
+struct ReplayOptions {
+  std::string run_dir;
+  std::string data;            // a copy of the data manifest ("": the one run.json names)
+  std::vector<int64_t> steps;  // requested steps, ascending and distinct
+  bool quiet = false;          // no progress lines
+  dist::Communicator* comm = nullptr;  // the job replaying (nullptr: this process alone)
+};
+
+struct ReplayReport {
+  std::string run_dir, genesis, final_chain;
+  int64_t recorded_steps = 0;
+  std::vector<StepVerdict> steps;  // every step replayed or requested, ascending
+  std::vector<Finding> findings;
+  train::RunAttestationCheck attestation;
+  std::string backend;
+  int64_t threads = 0, processes = 0;
+  double load_seconds = 0;  // reading and checking starting points
+
+  // The first step that differs, is unverified or carries a finding; -1 when none.
+  int64_t first_failure() const;
+  // Every requested step matches and nothing published disagrees.
+  bool ok() const;
+  const StepVerdict* Find(int64_t step) const;
+};
+
+// Throws trail::Error only when the run cannot be replayed at all (see OpenPublishedRun and
+// ManifestForReplay) or a requested step is beyond the recorded trajectory.
+ReplayReport ReplaySteps(const ReplayOptions& options);
+
+nlohmann::json ReportJson(const ReplayReport& r);
+std::string ReportText(const ReplayReport& r);  // one line per requested step, then a summary
+
+}  // namespace trail::audit

@@ -1,0 +1,31 @@
+// `trail audit …`: what an auditor runs on a published run (docs/audit.md): replay steps and
+// compare them with the trajectory; keys, plans, signed attestations and their collection for
+// many auditors verifying a run together. Exit status: 0 when the verdict is a match, 1 when a
+// step differs or a published file disagrees, 2 on a usage error, 3 on an error.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace trail::cli {
+
+struct AuditCommand {
+  CLI::App* audit = nullptr;
+  CLI::App *replay = nullptr, *keygen = nullptr, *plan = nullptr, *certify = nullptr,
+           *collect = nullptr;
+  std::string run, data, step_spec, out, key, plan_path, keys_dir;
+  std::vector<std::string> attestations;
+  int64_t step = -1, sample = -1, auditors = 0, redundancy = 1, plan_sample = -1;
+  uint64_t seed = 0;
+  int threads = 0;
+  bool json = false, quiet = false;
+};
+void AddAuditCommand(CLI::App& app, AuditCommand& cmd);
+int RunAuditCommand(const AuditCommand& cmd);
+
+}  // namespace trail::cli
