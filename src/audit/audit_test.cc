@@ -2,10 +2,15 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <set>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "audit/attestation.h"
+#include "audit/certify.h"
+#include "audit/collect.h"
+#include "audit/plan.h"
 #include "audit/published_run.h"
 #include "audit/replay.h"
 #include "audit/step_selection.h"
@@ -95,13 +100,47 @@ TEST(Replay, SameVerdictsOnEveryBackendAndThreadCount) {
   for (const std::string& s : first) EXPECT_EQ(s.substr(0, 6), "match:");
 }
 
-// ------------------------------------------------------------------ tampering
-// Each forgery recomputes every hash it can without the trainer's key: the trajectory's chain
-// from the altered record on, the checkpoints' meta.json, and the (unsigned) attestation.
-
 nlohmann::json ReadJson(const std::string& path) {
   return nlohmann::json::parse(ReadFileToString(path));
 }
+
+TEST(RunAttestation, TheTrainerSignsTheFinishedRunAndAlterationsAreFound) {
+  const auto f = MakeRun(6, 3);
+  TempDir keys;
+  SigningKey::Generate().Save(keys.path() + "/trainer");
+  train::TrainOptions o;
+  o.recipe_path = f->recipe, o.manifest_path = f->manifest, o.run_dir = f->run, o.quiet = true;
+  o.sign_key = keys.path() + "/trainer.pub";
+  EXPECT_NE(ErrorOf([&] { train::RunTraining(o); }).find("is a public key"), std::string::npos);
+  o.sign_key = keys.path() + "/trainer.key", o.stop_after = 4;
+  train::RunTraining(o);
+  EXPECT_FALSE(std::filesystem::exists(f->run + "/attestation.json"));  // not finished yet
+  o.resume = true, o.stop_after = -1;
+  const train::TrainSummary s = train::RunTraining(o);
+  const PublishedRun run = OpenPublishedRun(f->run);
+  EXPECT_TRUE(run.attestation.present);
+  EXPECT_TRUE(run.attestation.is_signed);
+  EXPECT_TRUE(run.attestation.problems.empty());
+  EXPECT_EQ(run.attestation.signer, SigningKey::Load(keys.path() + "/trainer.pub").fingerprint());
+  const nlohmann::json doc = ReadJson(f->run + "/attestation.json");
+  EXPECT_EQ(doc["statement"]["final_chain"], s.final_chain);
+  EXPECT_EQ(doc["statement"]["final_params"], s.final_params);
+  EXPECT_EQ(doc["statement"]["steps"], 6);
+  // Altered after signing: the signature no longer verifies, and the replay says so.
+  std::string text = ReadFileToString(f->run + "/attestation.json");
+  text.replace(text.find("\"steps\": 6"), 10, "\"steps\": 5");
+  WriteFileAtomic(f->run + "/attestation.json", text);
+  const ReplayReport r = Replay(*f, {5});
+  EXPECT_FALSE(r.ok());
+  ASSERT_EQ(r.attestation.problems.size(), 2u) << ReportText(r);
+  EXPECT_NE(r.attestation.problems[0].find("signature does not verify"), std::string::npos);
+  EXPECT_NE(r.attestation.problems[1].find("attests 5 steps but the trajectory holds 6"),
+            std::string::npos);
+}
+
+// ------------------------------------------------------------------ tampering
+// Each forgery recomputes every hash it can without the trainer's key: the trajectory's chain
+// from the altered record on, the checkpoints' meta.json, and the (unsigned) attestation.
 
 // Rewrites the trajectory with `edit` applied to record `step`'s body, chains it again from
 // there, and makes every later checkpoint's meta.json and the attestation agree.
@@ -196,6 +235,159 @@ TEST(Tampering, OneBitOfACheckpointIsLocalizedToItsStep) {
   EXPECT_NE(r.findings[0].what.find("after step 7"), std::string::npos);
   EXPECT_EQ(r.Find(9)->verdict, Verdict::kMatch);  // replayed from checkpoint 4
   EXPECT_EQ(r.Find(4)->verdict, Verdict::kMatch);
+}
+
+// ------------------------------------------------------------------ verifying a run together
+
+TEST(Plan, EveryStepToRDistinctAuditorsBalancedAndBoundToTheRun) {
+  const RunBinding run{std::string(64, 'a'), std::string(64, 'b'), 100};
+  const AuditPlan p = MakePlan(run, 7, 3, 100);
+  std::map<int64_t, std::set<int64_t>> who;
+  for (int64_t a = 0; a < 7; ++a) {
+    const auto& steps = p.assignments[a];
+    EXPECT_TRUE(std::is_sorted(steps.begin(), steps.end()));
+    EXPECT_GE(steps.size(), 300u / 7);
+    EXPECT_LE(steps.size(), 300u / 7 + 1);
+    for (int64_t s : steps) EXPECT_TRUE(who[s].insert(a).second);
+  }
+  EXPECT_EQ(who.size(), 100u);
+  for (const auto& [s, auditors] : who) EXPECT_EQ(auditors.size(), 3u) << s;
+  EXPECT_EQ(MakePlan(run, 7, 3, 100), p);
+  RunBinding other = run;
+  other.final_chain[0] = 'c';
+  EXPECT_NE(MakePlan(other, 7, 3, 100).assignments, p.assignments);
+  EXPECT_EQ(MakePlan(run, 4, 2, 10).assignments.size(), 4u);
+  EXPECT_NE(ErrorOf([&] { MakePlan(run, 2, 3, 10); }).find("redundancy"), std::string::npos);
+}
+
+struct Auditors {
+  TempDir dir;
+  std::vector<std::string> keys;  // private key paths
+  std::string pubs;               // directory of the trusted public keys
+};
+
+std::unique_ptr<Auditors> MakeAuditors(int n) {
+  auto owned = std::make_unique<Auditors>();
+  Auditors& a = *owned;
+  a.pubs = a.dir.path() + "/trusted";
+  std::filesystem::create_directories(a.pubs);
+  for (int i = 0; i < n; ++i) {
+    const std::string base = a.dir.path() + "/auditor" + std::to_string(i);
+    SigningKey::Generate().Save(base);
+    std::filesystem::copy_file(base + ".pub", a.pubs + "/auditor" + std::to_string(i) + ".pub");
+    a.keys.push_back(base + ".key");
+  }
+  return owned;
+}
+
+std::string WritePlan(const RunFiles& f, const std::string& path, int64_t K, int64_t r) {
+  WriteFileAtomic(path, PlanJson(PlanForRun(f.run, K, r, -1)).dump(2));
+  return path;
+}
+
+std::string CertifyAs(const RunFiles& f, const std::string& plan, const Auditors& a, int slot,
+                      const std::string& out) {
+  CertifyOptions o;
+  o.run_dir = f.run, o.plan_path = plan, o.key_path = a.keys[slot], o.data = f.manifest;
+  o.auditor = slot, o.quiet = true;
+  WriteFileAtomic(out, Certify(o).attestation.dump(2));
+  return out;
+}
+
+// Re-signs an attestation's (edited) statement with `key`, as its holder could.
+void Resign(const std::string& path, const std::string& key,
+            const std::function<void(nlohmann::json&)>& edit) {
+  nlohmann::json doc = ReadJson(path);
+  edit(doc["statement"]);
+  const SigningKey k = SigningKey::Load(key);
+  doc["public_key"] = k.public_hex();
+  doc["signature"] = k.Sign(std::string(kAttestationFormat) + "\n" + doc["statement"].dump());
+  WriteFileAtomic(path, doc.dump(2));
+}
+
+TEST(Collective, FourAuditorsCoverARunAndForgeriesAreCaughtOrRejected) {
+  const auto f = MakeRun(40, 10);
+  train::Train(*f, false);
+  const auto owned = MakeAuditors(5);  // the fifth is trusted but not in the plan
+  const Auditors& a = *owned;
+  const std::string dir = a.dir.path();
+  const std::string plan = WritePlan(*f, dir + "/plan.json", 4, 2);
+  std::vector<std::string> att;
+  for (int i = 0; i < 4; ++i) {
+    att.push_back(CertifyAs(*f, plan, a, i, dir + "/att" + std::to_string(i) + ".json"));
+  }
+  const CollectReport good = Collect(f->run, plan, att, a.pubs);
+  EXPECT_EQ(good.verdict, "verified") << CollectText(good);
+  EXPECT_EQ(good.steps.size(), 40u);
+  EXPECT_EQ(good.CoveredBy(2), 40);
+  EXPECT_TRUE(good.rejected.empty());
+
+  // Auditor 2 forges one verdict of its own and signs it: a disagreement, named.
+  const int64_t forged_step = ReadJson(att[2])["statement"]["steps"][1]["step"];
+  Resign(att[2], a.keys[2], [](nlohmann::json& st) {
+    st["steps"][1]["verdict"] = "differs";
+    st["steps"][1]["detail"] = "loss_bits: made up";
+  });
+  // An attestation for another run, by a trusted auditor.
+  const auto other = MakeRun(6, 3);
+  train::Train(*other, false);
+  const std::string other_plan = WritePlan(*other, dir + "/other_plan.json", 4, 2);
+  const std::string foreign = CertifyAs(*other, other_plan, a, 1, dir + "/foreign.json");
+  // An altered attestation, re-signed by a key no one trusts; one altered and not re-signed.
+  std::filesystem::copy_file(att[1], dir + "/resigned.json");
+  SigningKey::Generate().Save(dir + "/mallory");
+  Resign(dir + "/resigned.json", dir + "/mallory.key", [](nlohmann::json& st) {
+    st["auditor"] = 1;
+  });
+  std::string altered = ReadFileToString(att[0]);
+  altered.replace(altered.find("\"match\""), 7, "\"matcH\"");
+  WriteFileAtomic(dir + "/altered.json", altered);
+  // Auditor 3 adds a step the plan did not assign to it.
+  std::filesystem::copy_file(att[3], dir + "/unassigned.json");
+  const AuditPlan p = LoadPlanFor(plan, Collect(f->run, plan, {}, a.pubs).run);
+  int64_t unassigned = 0;
+  while (std::binary_search(p.assignments[3].begin(), p.assignments[3].end(), unassigned)) {
+    ++unassigned;
+  }
+  Resign(dir + "/unassigned.json", a.keys[3], [&](nlohmann::json& st) {
+    st["steps"].push_back({{"step", unassigned}, {"verdict", "match"}, {"chain", ""},
+                           {"detail", ""}});
+  });
+
+  const CollectReport r = Collect(
+      f->run, plan,
+      {att[0], att[1], att[2], dir + "/unassigned.json", foreign, dir + "/resigned.json",
+       dir + "/altered.json", att[3]},
+      a.pubs);
+  EXPECT_EQ(r.verdict, "disputed") << CollectText(r);
+  std::map<std::string, std::string> why;
+  for (const Rejection& x : r.rejected) why[std::filesystem::path(x.path).filename()] = x.reason;
+  EXPECT_NE(why["unassigned.json"].find("is not assigned to auditor 3"), std::string::npos);
+  EXPECT_NE(why["foreign.json"].find("for another run"), std::string::npos);
+  EXPECT_NE(why["resigned.json"].find("not a trusted auditor"), std::string::npos);
+  EXPECT_NE(why["altered.json"].find("signature does not verify"), std::string::npos);
+  EXPECT_EQ(why.size(), 4u);
+  EXPECT_EQ(r.accepted.size(), 4u);  // att[3] itself, after its altered copy was refused
+  int disagreements = 0;
+  for (const StepTally& t : r.steps) {
+    if (!t.disagreement) continue;
+    ++disagreements;
+    EXPECT_EQ(t.step, forged_step);
+    ASSERT_EQ(t.votes.size(), 2u);
+  }
+  EXPECT_EQ(disagreements, 1);
+  EXPECT_EQ(r.CoveredBy(1), 40);
+  EXPECT_EQ(r.CoveredBy(2), 39);
+  EXPECT_NE(CollectText(r).find("DISAGREEMENT at step " + std::to_string(forged_step)),
+            std::string::npos);
+
+  // A plan altered to skip a step is refused outright.
+  nlohmann::json pj = ReadJson(plan);
+  pj["assignments"][0]["steps"].erase(0);
+  WriteFileAtomic(dir + "/bad_plan.json", pj.dump(2));
+  EXPECT_NE(ErrorOf([&] { Collect(f->run, dir + "/bad_plan.json", att, a.pubs); })
+                .find("the plan was altered"),
+            std::string::npos);
 }
 
 }  // namespace

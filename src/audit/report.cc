@@ -57,7 +57,7 @@ std::string ReportText(const ReplayReport& r) {
     out += f.step >= 0 ? StrCat("finding at step ", f.step, ": ", f.what, "\n")
                        : StrCat("finding: ", f.what, "\n");
   }
-  if (r.attestation.present) {
+  if (r.attestation.present && r.attestation.problems.empty()) {
     out += r.attestation.is_signed
                ? StrCat("run attestation: signed by key ", r.attestation.signer.substr(0, 16), "\n")
                : std::string("run attestation: unsigned\n");

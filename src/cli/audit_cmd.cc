@@ -4,10 +4,14 @@
 
 #include <cstdio>
 
+#include "audit/certify.h"
+#include "audit/collect.h"
 #include "audit/published_run.h"
 #include "audit/replay.h"
 #include "audit/step_selection.h"
 #include "core/error.h"
+#include "core/file_util.h"
+#include "core/hash.h"
 #include "core/signing.h"
 #include "core/thread_pool.h"
 #include "dist/launch.h"
@@ -46,6 +50,49 @@ void AddKeygen(CLI::App* audit, AuditCommand& c) {
   c.keygen->add_option("--out", c.out, "NAME: the files' path without extension")->required();
 }
 
+void AddPlan(CLI::App* audit, AuditCommand& c) {
+  c.plan = audit->add_subcommand(
+      "plan", "Assign steps of a run to K auditors, each step to r of them, derived from the "
+              "run's final chained hash (so the trainer cannot choose the checked steps)");
+  c.plan->add_option("--run", c.run, "The run directory")->required();
+  c.plan->add_option("--auditors", c.auditors, "K: the number of auditors")
+      ->required()->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  c.plan->add_option("--redundancy", c.redundancy, "r: auditors per step")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  c.plan->add_option("--sample", c.plan_sample, "Steps to check (default: every step)")
+      ->check(CLI::PositiveNumber);
+  c.plan->add_option("--out", c.out, "The plan file to write (JSON)")->required();
+}
+
+void AddCertify(CLI::App* audit, AuditCommand& c) {
+  c.certify = audit->add_subcommand(
+      "certify", "Replay the steps a plan assigns to one auditor and write a signed attestation "
+                 "of the verdicts (exit 0 only when all match)");
+  c.certify->add_option("--run", c.run, "The run directory")->required();
+  c.certify->add_option("--plan", c.plan_path, "The plan (from `trail audit plan`)")->required();
+  c.certify->add_option("--key", c.key, "This auditor's private key (from `trail audit keygen`)")
+      ->required();
+  c.certify->add_option("--auditor", c.slot, "This auditor's slot in the plan (0..K-1)")
+      ->required()->check(CLI::NonNegativeNumber);
+  c.certify->add_option("--out", c.out, "The attestation file to write (JSON)")->required();
+  c.certify->add_option("--data", c.data,
+                        "A copy of the run's data manifest (default: the one run.json names)");
+  AddThreads(c.certify, c.threads);
+  c.certify->add_flag("--quiet", c.quiet, "No progress lines");
+}
+
+void AddCollect(CLI::App* audit, AuditCommand& c) {
+  c.collect = audit->add_subcommand(
+      "collect", "Check auditors' attestations of a run and report coverage, disagreements and "
+                 "the run's verdict (exit 0 only when verified)");
+  c.collect->add_option("--run", c.run, "The run directory")->required();
+  c.collect->add_option("--plan", c.plan_path, "The plan the auditors worked from")->required();
+  c.collect->add_option("--keys", c.keys_dir, "Directory of the trusted auditors' *.pub keys")
+      ->required();
+  c.collect->add_option("attestations", c.attestations, "Attestation files")->required();
+  c.collect->add_flag("--json", c.json, "Print the report as JSON");
+}
+
 std::vector<int64_t> RequestedSteps(const AuditCommand& c) {
   if (c.step >= 0) return {c.step};
   if (!c.step_spec.empty()) return audit::ParseSteps(c.step_spec);
@@ -69,6 +116,40 @@ int RunReplay(const AuditCommand& c) {
   return r.ok() ? 0 : 1;
 }
 
+int RunPlan(const AuditCommand& c) {
+  const audit::AuditPlan p = audit::PlanForRun(c.run, c.auditors, c.redundancy, c.plan_sample);
+  WriteFileAtomic(c.out, audit::PlanJson(p).dump(2) + "\n");
+  size_t planned = 0;
+  for (const auto& a : p.assignments) planned += a.size();
+  std::printf("wrote %s: %lld auditors, %lld step checks (%lld per step) over a run of %lld "
+              "steps; plan SHA-256 %s\n", c.out.c_str(), static_cast<long long>(p.auditors),
+              static_cast<long long>(planned), static_cast<long long>(p.redundancy),
+              static_cast<long long>(p.run.steps), ToHex(Sha256OfFile(c.out)).c_str());
+  return 0;
+}
+
+int RunCertify(const AuditCommand& c) {
+  audit::CertifyOptions o;
+  o.run_dir = c.run, o.plan_path = c.plan_path, o.key_path = c.key, o.data = c.data;
+  o.auditor = c.slot, o.quiet = c.quiet;
+  o.comm = &dist::JobCommunicator();
+  const audit::Certified r = audit::Certify(o);
+  if (o.comm->rank() != 0) return r.report.ok() ? 0 : 1;
+  WriteFileAtomic(c.out, r.attestation.dump(2) + "\n");
+  std::printf("%swrote %s (signed)\n", audit::ReportText(r.report).c_str(), c.out.c_str());
+  return r.report.ok() ? 0 : 1;
+}
+
+int RunCollect(const AuditCommand& c) {
+  const audit::CollectReport r = audit::Collect(c.run, c.plan_path, c.attestations, c.keys_dir);
+  if (c.json) {
+    std::printf("%s\n", audit::CollectJson(r).dump(2).c_str());
+  } else {
+    std::printf("%s", audit::CollectText(r).c_str());
+  }
+  return r.verdict == "verified" ? 0 : 1;
+}
+
 int RunKeygen(const AuditCommand& c) {
   const SigningKey k = SigningKey::Generate();
   k.Save(c.out);
@@ -86,6 +167,9 @@ void AddAuditCommand(CLI::App& app, AuditCommand& c) {
   c.audit->require_subcommand(1);
   AddReplay(c.audit, c);
   AddKeygen(c.audit, c);
+  AddPlan(c.audit, c);
+  AddCertify(c.audit, c);
+  AddCollect(c.audit, c);
 }
 
 int RunAuditCommand(const AuditCommand& c) {
@@ -93,6 +177,9 @@ int RunAuditCommand(const AuditCommand& c) {
   repops::UseDefaultBackend();
   if (*c.replay) return RunReplay(c);
   if (*c.keygen) return RunKeygen(c);
+  if (*c.plan) return RunPlan(c);
+  if (*c.certify) return RunCertify(c);
+  if (*c.collect) return RunCollect(c);
   return 0;
 }
 

@@ -20,7 +20,7 @@ struct AuditCommand {
            *collect = nullptr;
   std::string run, data, step_spec, out, key, plan_path, keys_dir;
   std::vector<std::string> attestations;
-  int64_t step = -1, sample = -1, auditors = 0, redundancy = 1, plan_sample = -1;
+  int64_t step = -1, sample = -1, auditors = 0, redundancy = 1, plan_sample = -1, slot = -1;
   uint64_t seed = 0;
   int threads = 0;
   bool json = false, quiet = false;

@@ -1,0 +1,37 @@
+// `trail audit certify` and `trail audit plan`: one auditor's part of verifying a run together.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "audit/plan.h"
+#include "audit/replay.h"
+#include "dist/communicator.h"
+
+namespace trail::audit {
+
+// The plan for a published run (its final chain and step count from the trajectory); sample
+// < 1 means every recorded step.
+AuditPlan PlanForRun(const std::string& run_dir, int64_t auditors, int64_t redundancy,
+                     int64_t sample);
+
+struct CertifyOptions {
+  std::string run_dir, plan_path, key_path, data;
+  int64_t auditor = -1;  // the slot in the plan
+  bool quiet = false;
+  dist::Communicator* comm = nullptr;
+};
+
+struct Certified {
+  ReplayReport report;
+  nlohmann::json attestation;  // signed (attestation.h)
+};
+
+// Checks the plan is the one derived from the run, replays the steps it assigns to the slot
+// and signs the attestation of what the replay found (a step that differs is attested as
+// such). Throws trail::Error on unusable input (no such slot, a key without its private half).
+Certified Certify(const CertifyOptions& o);
+
+}  // namespace trail::audit
