@@ -69,6 +69,7 @@ class Replayer {
       }
     }
     while (st_->step <= target) {
+      CheckPassedCheckpoint(st_->step);
       const StepVerdict& v = ReplayOne(target);
       if (v.verdict != Verdict::kMatch) {
         diverged_ = v.step;
@@ -99,6 +100,7 @@ class Replayer {
       report_.load_seconds += SecondsSince(t0);
       const int64_t c = starts_[i].step;
       if (problem.empty()) {
+        checked_.insert(i);
         train::Say(quiet_, StrCat("audit: starting at step ", c,
                                   starts_[i].checkpoint ? " from its checkpoint"
                                                         : " from the recipe's initial parameters"));
@@ -112,31 +114,53 @@ class Replayer {
     return false;
   }
 
-  // "" when the state at `p` is loaded and agrees with the trajectory, else the problem.
-  std::string TryStart(const StartPoint& p) {
-    const int64_t c = p.step;
-    st_ = std::make_unique<train::TrainState>(loaded_.recipe.model);
-    const std::string ckpt = train::CheckpointDir(run_.rd.dir(), c);
+  // "" when the state at `p` is loaded into `st` and agrees with the trajectory, else the
+  // problem.
+  std::string Load(const StartPoint& p, train::TrainState& st) {
+    const std::string ckpt = train::CheckpointDir(run_.rd.dir(), p.step);
     try {
       if (p.checkpoint) {
-        train::LoadCheckpoint(ckpt, loaded_.id(), *st_);
+        train::LoadCheckpoint(ckpt, loaded_.id(), st);
       } else {
-        st_->params.InitRandom(loaded_.recipe.model);
-        st_->chain = run_.info.genesis;
+        st.params.InitRandom(loaded_.recipe.model);
+        st.chain = run_.info.genesis;
       }
     } catch (const Error& e) {
       return e.what();
     }
-    const std::string where = p.checkpoint ? ckpt : std::string("the recipe's initial parameters");
-    const std::string problem = Disagreement(c, where);
+    return Disagreement(st, p.step, p.checkpoint ? ckpt : "the recipe's initial parameters");
+  }
+
+  std::string TryStart(const StartPoint& p) {
+    st_ = std::make_unique<train::TrainState>(loaded_.recipe.model);
+    const std::string problem = Load(p, *st_);
     if (problem.empty()) loaded_.engine.AdoptMoments(*st_);
     return problem;
   }
 
+  // A checkpoint the replay passes is checked too: a published state that disagrees with the
+  // trajectory is a finding even when no replay starts from it.
+  void CheckPassedCheckpoint(int64_t c) {
+    for (size_t i = 0; i < starts_.size(); ++i) {
+      if (starts_[i].step != c || !starts_[i].checkpoint || checked_.count(i) || bad_.count(i)) {
+        continue;
+      }
+      checked_.insert(i);
+      const Clock::time_point t0 = Clock::now();
+      train::TrainState probe(loaded_.recipe.model);
+      const std::string problem = Load(starts_[i], probe);
+      report_.load_seconds += SecondsSince(t0);
+      if (problem.empty()) continue;
+      bad_.insert(static_cast<int>(i));
+      report_.findings.push_back({c, problem});
+      train::Say(quiet_, StrCat("audit: step ", c, ": ", problem));
+    }
+  }
+
   // How the loaded state disagrees with what the trajectory says it is ("" when it agrees).
-  std::string Disagreement(int64_t c, const std::string& where) {
-    const std::string params = ToHex(st_->params.StateHash());
-    const std::string optim = ToHex(st_->OptimizerHash());
+  std::string Disagreement(const train::TrainState& st, int64_t c, const std::string& where) {
+    const std::string params = ToHex(st.params.StateHash());
+    const std::string optim = ToHex(st.OptimizerHash());
     if (c == 0) {
       train::TrainState init(loaded_.recipe.model);
       init.params.InitRandom(loaded_.recipe.model);
@@ -150,17 +174,17 @@ class Replayer {
       if (params != ToHex(init.params.StateHash())) {
         return StrCat(where, " holds other parameters than the recipe initializes");
       }
-      if (optim != ToHex(init.OptimizerHash()) || st_->chain != run_.info.genesis) {
+      if (optim != ToHex(init.OptimizerHash()) || st.chain != run_.info.genesis) {
         return StrCat(where, " is not the state before step 0 (moments or chain)");
       }
       return "";
     }
     const std::string& line = run_.records[static_cast<size_t>(c - 1)].line;
     const std::pair<std::string, std::string> checks[] = {
-        {"trajectory chain", ToHex(st_->chain)},
+        {"trajectory chain", ToHex(st.chain)},
         {"parameter state hash", params},
         {"optimizer state hash", optim},
-        {"window cursor", std::to_string(st_->window_cursor)}};
+        {"window cursor", std::to_string(st.window_cursor)}};
     const std::string want[] = {ToHex(run_.records[static_cast<size_t>(c - 1)].chain),
                                 RecordField(line, "params"), RecordField(line, "optim"),
                                 RecordField(line, "windows_end")};
@@ -217,6 +241,7 @@ class Replayer {
   bool quiet_;
   std::vector<StartPoint> starts_;  // ascending by step
   std::set<int> bad_;               // indices into starts_ found unusable
+  std::set<size_t> checked_;        // indices into starts_ already checked
   std::unique_ptr<train::TrainState> st_;
   int64_t diverged_ = -1, broken_ = INT64_MAX;
 };

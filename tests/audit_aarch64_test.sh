@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# A step of a run trained by this (x86-64) build, replayed by the aarch64 build under
+# qemu-aarch64: the audit verdict must be a match — the same bits from another ISA.
+# Arguments: this build's trail, the aarch64 build directory (scripts/check-aarch64.sh).
+set -euo pipefail
+trail=$1; build=$2
+here=$(cd "$(dirname "$0")/.." && pwd)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/trail-audit-arm-XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+cd "$dir"
+cmake --build "$build" --target trail > /dev/null  # configured by scripts/check-aarch64.sh
+python3 -c '
+import json
+for d in range(60):
+    print(json.dumps({"key": "doc%d" % d, "tokens": [(d * 131 + j * 17) % 250 for j in range(5 + d % 40)]}))' > docs.jsonl
+contract=$(printf 'ef%.0s' $(seq 32))
+"$trail" data shard --input docs.jsonl --output docs.tshard --vocab-size 256 --contract "$contract" \
+  | sed 's|"path":"[^"]*"|"path":"docs.tshard"|' > entry
+cat > manifest.json <<JSON
+{"format": "trail.data-manifest.v1",
+ "tokenizer": {"contract": "$contract", "vocab_size": 256, "eos_id": 250, "pad_id": 251},
+ "sources": [{"name": "d", "target_share": 1.0, "shards": [$(cat entry)]}],
+ "stream": {"seed": 4, "seq_len": 16, "positions": "window",
+            "batch_schedule": [{"from_step": 0, "windows": 4}], "micro_batch_windows": 2}}
+JSON
+cat > recipe.toml <<'TOML'
+[model]
+d_model = 32
+n_layers = 2
+n_heads = 2
+d_ff = 64
+max_seq_len = 16
+qk_norm = true
+[mesh]
+replicas = 2
+shards = 1
+[train]
+steps = 6
+checkpoint_every = 3
+TOML
+"$trail" train --recipe recipe.toml --data manifest.json --run run --quiet --threads 2 > /dev/null
+# One thread: qemu-user here hangs on any std::thread (see scripts/check-aarch64.sh).
+qemu-aarch64 -L /usr/aarch64-linux-gnu "$build/src/cli/trail" audit replay --run run --steps 3:6 \
+  --threads 1 --quiet | tee replay.out
+grep -q "3 of 3 requested steps bit-identical" replay.out
+grep -q "verdict: MATCH" replay.out
