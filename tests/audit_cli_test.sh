@@ -69,7 +69,8 @@ keep_checkpoints = 10
 log_every = 10
 TOML
 "$trail" audit keygen --out trainer > /dev/null
-"$trail" train --recipe recipe.toml --data docs/manifest.json --run run --key trainer.key --quiet > train.out
+"$trail" train --recipe recipe.toml --data docs/manifest.json --run run --key trainer.key \
+  --trace-every 10 --quiet > train.out
 final=$(grep -o 'trajectory [0-9a-f]*' train.out | cut -d' ' -f2)
 
 echo "-- replay every step: a match, in text and JSON, also from a copy of the data"
@@ -86,6 +87,26 @@ sed 's/"seed": 11/"seed": 12/' docs/manifest.json > elsewhere/other.json
 if "$trail" audit replay --run run --step 3 --data elsewhere/other.json > other.out 2>&1; then
   fail "another manifest accepted"; fi
 grep -q "is not the manifest_sha256 the run records" other.out || fail "other manifest: $(cat other.out)"
+
+echo "-- operation traces: a replayed trace equals the recorded one; an altered entry is named"
+[ "$(ls run/traces | wc -l)" -eq 4 ] || fail "traces of steps 0, 10, 20, 30 expected: $(ls run/traces)"
+"$trail" audit trace --run run --step 20 --out t20.trace --threads 2 > /dev/null
+"$trail" audit bisect run/traces/step_00000020.trace t20.trace > bisect.out || fail "bisect: $(cat bisect.out)"
+grep -q "the traces are identical" bisect.out || fail "bisect: $(cat bisect.out)"
+python3 - t20.trace <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+for n, l in enumerate(lines[1:], 1):
+    j = json.loads(l)
+    if j["tensor"] == "d_act" and j["layer"] == 1:
+        j["hash"] = "0" * 64; lines[n] = json.dumps(j); break
+open(sys.argv[1], "w").write("\n".join(lines) + "\n")
+PY
+if "$trail" audit bisect run/traces/step_00000020.trace t20.trace --json > bisect.json; then
+  fail "an altered trace entry went unnoticed"; fi
+python3 -c 'import json; d = json.load(open("bisect.json"))
+assert d["diverges"] and d["op"] == "matmul" and d["layer"] == 1 and d["tensor"] == "d_act", d' \
+  || fail "bisect --json: $(cat bisect.json)"
 
 echo "-- four auditors, redundancy 2"
 mkdir trusted

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "audit/attestation.h"
+#include "audit/bisect.h"
 #include "audit/certify.h"
 #include "audit/collect.h"
 #include "audit/plan.h"
@@ -21,6 +22,7 @@
 #include "train/checkpoint.h"
 #include "train/recipe.h"
 #include "train/run_attestation.h"
+#include "train/step_trace.h"
 #include "train/test_run.h"
 #include "train/trajectory.h"
 
@@ -235,6 +237,112 @@ TEST(Tampering, OneBitOfACheckpointIsLocalizedToItsStep) {
   EXPECT_NE(r.findings[0].what.find("after step 7"), std::string::npos);
   EXPECT_EQ(r.Find(9)->verdict, Verdict::kMatch);  // replayed from checkpoint 4
   EXPECT_EQ(r.Find(4)->verdict, Verdict::kMatch);
+}
+
+// ------------------------------------------------------------------ traces and bisection
+
+// A test-only backend: the active kernels, except that every square 32×32×32 GEMM (the model's
+// q, k, v and o projections here) flips the lowest bit of element 37 of its output.
+const repops::Kernels* g_base = nullptr;
+void PerturbedGemm(const repops::GemmArgs& a) {
+  g_base->gemm(a);
+  if (!a.accumulate && a.M == 32 && a.N == 32 && a.K == 32) {
+    float& x = a.c[(37 / a.N) * a.ldc + 37 % a.N];
+    x = std::bit_cast<float>(std::bit_cast<uint32_t>(x) ^ 1u);
+  }
+}
+
+std::unique_ptr<RunFiles> TracedRun() {
+  auto f = MakeRun(6, 3);
+  train::TrainOptions o;
+  o.recipe_path = f->recipe, o.manifest_path = f->manifest, o.run_dir = f->run, o.quiet = true;
+  o.trace_every = 3;
+  train::RunTraining(o);
+  return f;
+}
+
+TEST(Trace, ReplayedTracesEqualTheRecordedOnEveryBackendAndThreadCount) {
+  const auto f = TracedRun();
+  EXPECT_TRUE(std::filesystem::exists(train::TracePath(f->run, 0)));
+  EXPECT_TRUE(std::filesystem::exists(train::TracePath(f->run, 3)));
+  EXPECT_FALSE(std::filesystem::exists(train::TracePath(f->run, 4)));
+  const train::StepTrace recorded = train::ReadStepTrace(train::TracePath(f->run, 3));
+  // Every micro-batch of both logical ranks: a batch entry, then the same operations; then
+  // the step's 3 state hashes.
+  std::vector<size_t> starts;
+  for (size_t i = 0; i < recorded.ops.size(); ++i) {
+    if (recorded.ops[i].op == "batch") starts.push_back(i);
+  }
+  ASSERT_GE(starts.size(), 2u);
+  EXPECT_EQ(recorded.ops[starts.back()].rank, 1);
+  const size_t per_micro = starts[1] - starts[0];
+  EXPECT_GT(per_micro, 40u);
+  EXPECT_EQ(recorded.ops.size(), starts.size() * per_micro + 3);
+  EXPECT_EQ(recorded.ops[0].op, "batch");
+  EXPECT_EQ(recorded.ops[2].tensor, "h1");
+  EXPECT_EQ(recorded.ops.back().tensor, "optim");
+  for (const repops::Backend& b : repops::AvailableBackends()) {
+    for (size_t threads : {1, 7}) {
+      repops::UseBackend(b);
+      SetKernelThreads(threads);
+      ReplayOptions o;
+      o.run_dir = f->run, o.data = f->manifest, o.steps = {3}, o.quiet = true, o.trace_step = 3;
+      const ReplayReport r = ReplaySteps(o);
+      EXPECT_TRUE(r.ok());
+      EXPECT_FALSE(Bisect(recorded, r.trace).found) << b.name << " " << threads;
+    }
+  }
+  repops::UseDefaultBackend();
+  SetKernelThreads(2);
+}
+
+TEST(Trace, APerturbedKernelIsNamedOpLayerTensorAndElement) {
+  const auto f = TracedRun();
+  repops::Kernels perturbed = repops::ActiveKernels();
+  g_base = &repops::ActiveKernels();
+  perturbed.gemm = PerturbedGemm;
+  perturbed.name = "perturbed";
+  repops::UseKernels(perturbed);
+  ReplayOptions o;
+  o.run_dir = f->run, o.data = f->manifest, o.steps = {3}, o.quiet = true;
+  const ReplayReport r = ReplaySteps(o);
+  // The auditor's own trace, hashes only: the operation is named, not yet the element.
+  ReplayOptions t = o;
+  t.trace_step = 3, t.bisect = false;
+  const train::StepTrace mine = ReplaySteps(t).trace;
+  repops::UseDefaultBackend();
+
+  EXPECT_EQ(r.Find(3)->verdict, Verdict::kDiffers);
+  EXPECT_NE(r.divergence.find("first diverging operation: entry 3: matmul, layer 0, tensor q_proj "
+                              "(logical rank 0, micro-batch 0), shape [32,32]"),
+            std::string::npos)
+      << r.divergence;
+  EXPECT_NE(r.divergence.find("first differing element 37 [1,5]"), std::string::npos)
+      << r.divergence;
+  EXPECT_NE(r.divergence.find("trace A holds the value the specification"), std::string::npos);
+  EXPECT_NE(r.Find(3)->detail.find("q_proj"), std::string::npos);
+
+  const train::StepTrace recorded = train::ReadStepTrace(train::TracePath(f->run, 3));
+  const Divergence d = Bisect(recorded, mine);
+  ASSERT_TRUE(d.found);
+  EXPECT_EQ(d.index, 3);
+  EXPECT_EQ(d.a.tensor, "q_proj");
+  EXPECT_FALSE(d.element_known);
+  // With values captured on both sides the element and both values are named.
+  train::StepTrace a = recorded, b = mine;
+  for (auto* side : {&a, &b}) {
+    ReplayOptions c = o;
+    c.trace_step = 3, c.capture = 3, c.bisect = false;
+    if (side == &b) repops::UseKernels(perturbed);
+    *side = ReplaySteps(c).trace;
+    repops::UseDefaultBackend();
+  }
+  const Divergence e = Bisect(a, b);
+  ASSERT_TRUE(e.element_known);
+  EXPECT_EQ(e.element, 37);
+  EXPECT_EQ(e.coords, (std::vector<int64_t>{1, 5}));
+  EXPECT_EQ(e.a_bits ^ e.b_bits, 1u);
+  EXPECT_EQ(DivergenceJson(e)["element"]["index"], 37);
 }
 
 // ------------------------------------------------------------------ verifying a run together

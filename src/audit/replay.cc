@@ -7,6 +7,7 @@
 #include <memory>
 #include <set>
 
+#include "audit/bisect.h"
 #include "audit/published_run.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
@@ -49,8 +50,9 @@ struct StartPoint {
 // Replays the requested steps of one run, keeping the state between them.
 class Replayer {
  public:
-  Replayer(const PublishedRun& run, train::LoadedRun& loaded, ReplayReport& report, bool quiet)
-      : run_(run), loaded_(loaded), report_(report), quiet_(quiet) {
+  Replayer(const PublishedRun& run, train::LoadedRun& loaded, const ReplayOptions& options,
+           ReplayReport& report, bool quiet)
+      : run_(run), loaded_(loaded), options_(options), report_(report), quiet_(quiet) {
     starts_.push_back({0, false});  // tried after a checkpoint at step 0, being older in order
     for (int64_t c : train::ListCheckpoints(run.rd.dir())) starts_.push_back({c, true});
   }
@@ -200,8 +202,17 @@ class Replayer {
 
   const StepVerdict& ReplayOne(int64_t target) {
     const Clock::time_point t0 = Clock::now();
+    const int64_t step = st_->step;
+    const std::string recorded = train::TracePath(run_.rd.dir(), step);
+    const bool trace = step == options_.trace_step ||
+                       (options_.bisect && pending_.ops.empty() && std::filesystem::exists(recorded));
     train::StepResult r;
-    const std::string line = train::StepAndChain(loaded_.engine, *st_, r);
+    train::StepTrace local;
+    const std::string line =
+        trace ? train::TracedStepAndChain(loaded_.engine, *st_, r, run_.info.genesis, local,
+                                          step == options_.trace_step ? options_.capture : -1)
+              : train::StepAndChain(loaded_.engine, *st_, r);
+    if (step == options_.trace_step) report_.trace = local;
     StepVerdict v;
     v.step = r.step, v.chain = ToHex(st_->chain), v.seconds = SecondsSince(t0);
     const train::RecordDifference d =
@@ -211,6 +222,9 @@ class Replayer {
                                       ", the replay computes ", d.actual, FieldMeaning(d.field));
     v.verdict = diff.empty() ? Verdict::kMatch : Verdict::kDiffers;
     v.detail = diff;
+    if (!diff.empty() && trace && options_.bisect && std::filesystem::exists(recorded)) {
+      pending_ = local;  // bisected against the recorded trace once the replay is done
+    }
     v.requested = r.step == target;
     train::Say(quiet_, StrCat("audit: step ", r.step, " ", VerdictName(v.verdict),
                               diff.empty() ? "" : ": " + diff));
@@ -237,6 +251,12 @@ class Replayer {
  private:
   const PublishedRun& run_;
   train::LoadedRun& loaded_;
+  const ReplayOptions& options_;
+
+ public:
+  train::StepTrace pending_;  // this machine's trace of the first traced step that differed
+
+ private:
   ReplayReport& report_;
   bool quiet_;
   std::vector<StartPoint> starts_;  // ascending by step
@@ -245,6 +265,20 @@ class Replayer {
   std::unique_ptr<train::TrainState> st_;
   int64_t diverged_ = -1, broken_ = INT64_MAX;
 };
+
+// Bisects this machine's trace of a differing step against the run's recorded one and adds the
+// first diverging operation to the step's verdict.
+void NameDivergence(ReplayReport& report, const train::StepTrace& local, const ReplayOptions& o,
+                    dist::Communicator& comm) {
+  const train::StepTrace recorded =
+      train::ReadStepTrace(train::TracePath(o.run_dir, local.step));
+  const Divergence d = comm.size() == 1 ? BisectWithRun(recorded, local, o.run_dir, o.data)
+                                        : Bisect(recorded, local);
+  report.divergence = DivergenceText(d);
+  for (StepVerdict& v : report.steps) {
+    if (v.step == local.step) v.detail += "; " + report.divergence;
+  }
+}
 
 }  // namespace
 
@@ -302,7 +336,7 @@ ReplayReport ReplaySteps(const ReplayOptions& o) {
   const Clock::time_point t0 = Clock::now();
   train::LoadedRun loaded(run.rd.recipe_path(), ManifestForReplay(run, o.data), true, comm);
   report.load_seconds += SecondsSince(t0);
-  Replayer replayer(run, loaded, report, quiet);
+  Replayer replayer(run, loaded, o, report, quiet);
   if (!run.trajectory_problem.empty()) {
     report.findings.push_back({run.steps(), run.trajectory_problem});
     replayer.MarkBroken(run.steps());
@@ -310,6 +344,7 @@ ReplayReport ReplaySteps(const ReplayOptions& o) {
   for (const std::string& p : run.attestation.problems) report.findings.push_back({-1, p});
   for (int64_t s : o.steps) replayer.Reach(s);
   for (auto& [step, v] : replayer.verdicts_) report.steps.push_back(std::move(v));
+  if (!replayer.pending_.ops.empty()) NameDivergence(report, replayer.pending_, o, comm);
   return report;
 }
 

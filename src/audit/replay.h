@@ -19,6 +19,7 @@
 
 #include "dist/communicator.h"
 #include "train/run_attestation.h"
+#include "train/step_trace.h"
 
 namespace trail::audit {
 
@@ -47,6 +48,12 @@ struct ReplayOptions {
   std::vector<int64_t> steps;  // requested steps, ascending and distinct
   bool quiet = false;          // no progress lines
   dist::Communicator* comm = nullptr;  // the job replaying (nullptr: this process alone)
+  // Trace this step's operations into ReplayReport::trace (-1: none), keeping the values of
+  // entry `capture` (-1: none).
+  int64_t trace_step = -1, capture = -1;
+  // When a step with a recorded trace (<run>/traces/) differs, name its first diverging
+  // operation (audit/bisect.h) in the step's verdict.
+  bool bisect = true;
 };
 
 struct ReplayReport {
@@ -58,6 +65,8 @@ struct ReplayReport {
   std::string backend;
   int64_t threads = 0, processes = 0;
   double load_seconds = 0;  // reading and checking starting points
+  train::StepTrace trace;   // of ReplayOptions::trace_step
+  std::string divergence;   // the first diverging operation of the first traced step that differs
 
   // The first step that differs, is unverified or carries a finding; -1 when none.
   int64_t first_failure() const;

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "audit/bisect.h"
 #include "audit/certify.h"
 #include "audit/collect.h"
 #include "audit/published_run.h"
@@ -16,6 +17,7 @@
 #include "core/thread_pool.h"
 #include "dist/launch.h"
 #include "repops/kernels.h"
+#include "train/step_trace.h"
 
 namespace trail::cli {
 namespace {
@@ -93,6 +95,31 @@ void AddCollect(CLI::App* audit, AuditCommand& c) {
   c.collect->add_flag("--json", c.json, "Print the report as JSON");
 }
 
+void AddTraceAndBisect(CLI::App* audit, AuditCommand& c) {
+  c.trace = audit->add_subcommand(
+      "trace", "Replay one step and record the hash of every operation's output (a trace)");
+  c.trace->add_option("--run", c.run, "The run directory")->required();
+  c.trace->add_option("--step", c.step, "The step")->required()->check(CLI::NonNegativeNumber);
+  c.trace->add_option("--capture", c.capture, "Also keep the output values of this entry")
+      ->check(CLI::NonNegativeNumber);
+  c.trace->add_option("--out", c.out, "The trace file to write")->required();
+  c.trace->add_option("--data", c.data,
+                      "A copy of the run's data manifest (default: the one run.json names)");
+  AddThreads(c.trace, c.threads);
+  c.bisect = audit->add_subcommand(
+      "bisect", "Name the first operation where two traces of a step diverge, and its first "
+                "differing element (exit 0 when they do not diverge)");
+  c.bisect->add_option("trace_a", c.trace_a, "A trace (e.g. the run's traces/step_N.trace)")
+      ->required();
+  c.bisect->add_option("trace_b", c.trace_b, "Another trace of the same step")->required();
+  c.bisect->add_option("--run", c.run,
+                       "The run: re-run the step here to name the differing element when the "
+                       "traces hold hashes only");
+  c.bisect->add_option("--data", c.data, "A copy of the run's data manifest");
+  AddThreads(c.bisect, c.threads);
+  c.bisect->add_flag("--json", c.json, "Print the result as JSON");
+}
+
 std::vector<int64_t> RequestedSteps(const AuditCommand& c) {
   if (c.step >= 0) return {c.step};
   if (!c.step_spec.empty()) return audit::ParseSteps(c.step_spec);
@@ -150,6 +177,31 @@ int RunCollect(const AuditCommand& c) {
   return r.verdict == "verified" ? 0 : 1;
 }
 
+int RunTrace(const AuditCommand& c) {
+  audit::ReplayOptions o;
+  o.run_dir = c.run, o.data = c.data, o.steps = {c.step}, o.quiet = true;
+  o.trace_step = c.step, o.capture = c.capture, o.bisect = false;
+  const audit::ReplayReport r = audit::ReplaySteps(o);
+  train::WriteStepTrace(c.out, r.trace);
+  const audit::StepVerdict* v = r.Find(c.step);
+  std::printf("wrote %s: %zu entries of step %lld (replayed: %s)\n", c.out.c_str(),
+              r.trace.ops.size(), static_cast<long long>(c.step),
+              v ? audit::VerdictName(v->verdict) : "?");
+  return 0;
+}
+
+int RunBisect(const AuditCommand& c) {
+  const train::StepTrace a = train::ReadStepTrace(c.trace_a), b = train::ReadStepTrace(c.trace_b);
+  const audit::Divergence d =
+      c.run.empty() ? audit::Bisect(a, b) : audit::BisectWithRun(a, b, c.run, c.data);
+  if (c.json) {
+    std::printf("%s\n", audit::DivergenceJson(d).dump(2).c_str());
+  } else {
+    std::printf("%s", audit::DivergenceText(d).c_str());
+  }
+  return d.found ? 1 : 0;
+}
+
 int RunKeygen(const AuditCommand& c) {
   const SigningKey k = SigningKey::Generate();
   k.Save(c.out);
@@ -170,6 +222,7 @@ void AddAuditCommand(CLI::App& app, AuditCommand& c) {
   AddPlan(c.audit, c);
   AddCertify(c.audit, c);
   AddCollect(c.audit, c);
+  AddTraceAndBisect(c.audit, c);
 }
 
 int RunAuditCommand(const AuditCommand& c) {
@@ -180,6 +233,8 @@ int RunAuditCommand(const AuditCommand& c) {
   if (*c.plan) return RunPlan(c);
   if (*c.certify) return RunCertify(c);
   if (*c.collect) return RunCollect(c);
+  if (*c.trace) return RunTrace(c);
+  if (*c.bisect) return RunBisect(c);
   return 0;
 }
 

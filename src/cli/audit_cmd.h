@@ -17,10 +17,12 @@ namespace trail::cli {
 struct AuditCommand {
   CLI::App* audit = nullptr;
   CLI::App *replay = nullptr, *keygen = nullptr, *plan = nullptr, *certify = nullptr,
-           *collect = nullptr;
+           *collect = nullptr, *trace = nullptr, *bisect = nullptr;
   std::string run, data, step_spec, out, key, plan_path, keys_dir;
   std::vector<std::string> attestations;
-  int64_t step = -1, sample = -1, auditors = 0, redundancy = 1, plan_sample = -1, slot = -1;
+  int64_t step = -1, sample = -1, auditors = 0, redundancy = 1, plan_sample = -1, slot = -1,
+          capture = -1;
+  std::string trace_a, trace_b;
   uint64_t seed = 0;
   int threads = 0;
   bool json = false, quiet = false;

@@ -27,6 +27,10 @@ void AddTrainCommand(CLI::App& app, TrainCommand& c) {
       ->check(CLI::Range(1, 1024));
   c.train->add_flag("--quiet", c.quiet, "No progress lines");
   c.train->add_flag("--no-verify", c.no_verify, "Do not rehash the data shards when opening");
+  c.train->add_option("--trace-every", c.trace_every,
+                      "Record an operation trace of every K-th step in <run>/traces/ (for "
+                      "`trail audit bisect`)")
+      ->check(CLI::NonNegativeNumber);
   c.train->add_option("--key", c.key,
                       "Ed25519 private key (from `trail audit keygen`) that signs the run's "
                       "attestation.json when it finishes");
@@ -56,7 +60,7 @@ int RunTrainCommand(const TrainCommand& c) {
   train::TrainOptions o;
   o.recipe_path = c.recipe, o.manifest_path = c.data, o.run_dir = c.run;
   o.resume = c.resume, o.stop_after = c.stop_after, o.quiet = c.quiet;
-  o.verify_shards = !c.no_verify, o.sign_key = c.key;
+  o.verify_shards = !c.no_verify, o.sign_key = c.key, o.trace_every = c.trace_every;
   o.comm = &dist::JobCommunicator();  // MPI under mpirun / srun, else this process alone
   const train::TrainSummary s = train::RunTraining(o);
   if (o.comm->rank() != 0) return 0;  // process 0 reports for the job

@@ -17,7 +17,7 @@ struct TrainCommand {
   CLI::App* verify = nullptr;
   std::string recipe, data, run, key;
   bool resume = false, quiet = false, no_verify = false;
-  int64_t stop_after = -1;
+  int64_t stop_after = -1, trace_every = 0;
   int threads = 0;
 };
 void AddTrainCommand(CLI::App& app, TrainCommand& cmd);

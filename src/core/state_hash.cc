@@ -86,6 +86,23 @@ Digest StateRoot(std::vector<std::pair<std::string, Digest>> nodes) {
   return MerkleRoot(std::move(level));
 }
 
+Digest ElementsRoot(DType dtype, const void* data, int64_t count) {
+  const int64_t n = (count + kStateChunkElements - 1) / kStateChunkElements;
+  std::vector<Digest> leaves(static_cast<size_t>(n));
+  const auto* base = static_cast<const uint8_t*>(data);
+  auto leaf = [&](size_t c) {
+    const int64_t first = static_cast<int64_t>(c) * kStateChunkElements;
+    leaves[c] = ChunkLeafDigest(dtype, static_cast<int64_t>(c), base + first * DTypeSize(dtype),
+                                std::min(kStateChunkElements, count - first));
+  };
+  if (n > 1) {
+    KernelPool().ParallelFor(leaves.size(), leaf);
+  } else if (n == 1) {
+    leaf(0);
+  }
+  return MerkleRoot(std::move(leaves));
+}
+
 Digest StateDigest(std::span<const Tensor* const> tensors) {
   std::vector<int64_t> sizes;
   for (const Tensor* t : tensors) sizes.push_back(t->numel());

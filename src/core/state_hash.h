@@ -75,6 +75,11 @@ std::vector<TensorMeta> MetasOf(std::span<const Tensor* const> tensors);
 Digest StateRootFromLeaves(std::span<const TensorMeta> tensors, const ChunkLayout& layout,
                            std::span<const Digest> leaves);
 
+// Merkle(leaf(0..)) of one buffer of `count` elements: the root a tensor node commits to, used
+// alone where the name and shape are recorded beside it (operation traces). Leaves are hashed
+// on the kernel pool.
+Digest ElementsRoot(DType dtype, const void* data, int64_t count);
+
 // The whole state hash of tensors held in this process (leaves hashed on the kernel pool).
 Digest StateDigest(std::span<const Tensor* const> tensors);
 

@@ -120,10 +120,13 @@ repops::CrossEntropySums Transformer::Forward(const ParameterSet& p, const Batch
   float* x0 = A.layers_[0].x_in.data();
   if (c_.embed_norm) {
     repops::EmbeddingForward(Data(p.embed), V, d, b.inputs, N, A.emb.data());
+    Note("embedding", -1, "embed", A.emb.data(), {N, d});
     repops::RmsNormForward(A.emb.data(), Data(p.embed_norm), c_.norm_eps, N, d, x0,
                            A.rstd_e.data());
+    Note("rmsnorm", -1, "x0", x0, {N, d});
   } else {
     repops::EmbeddingForward(Data(p.embed), V, d, b.inputs, N, x0);
+    Note("embedding", -1, "x0", x0, {N, d});
   }
   for (int64_t l = 0; l < c_.n_layers; ++l) {
     Activations::Layer& L = A.layers_[l];
@@ -131,52 +134,74 @@ repops::CrossEntropySums Transformer::Forward(const ParameterSet& p, const Batch
     // Attention block. dq/dk/dv double as [N, d] projection scratch in the forward.
     repops::RmsNormForward(L.x_in.data(), Data(P.attn_norm), c_.norm_eps, N, d, L.h1.data(),
                            L.rstd1.data());
+    Note("rmsnorm", l, "h1", L.h1.data(), {N, d});
     MatMul(L.h1.data(), Data(P.wq), A.dq.data(), N, d, d);
+    Note("matmul", l, "q_proj", A.dq.data(), {N, d});
     MatMul(L.h1.data(), Data(P.wk), A.dk.data(), N, d, d);
+    Note("matmul", l, "k_proj", A.dk.data(), {N, d});
     MatMul(L.h1.data(), Data(P.wv), A.dv.data(), N, d, d);
+    Note("matmul", l, "v_proj", A.dv.data(), {N, d});
     if (c_.qk_norm) {
       SplitHeads(A.dq.data(), L.q_raw.data(), rows, T, H, hd);
       SplitHeads(A.dk.data(), L.k_raw.data(), rows, T, H, hd);
       repops::RmsNormForward(L.q_raw.data(), nullptr, c_.norm_eps, N * H, hd, L.q.data(),
                              L.rstd_q.data());
+      Note("rmsnorm", l, "q_norm", L.q.data(), {rows, H, T, hd});
       repops::RmsNormForward(L.k_raw.data(), nullptr, c_.norm_eps, N * H, hd, L.k.data(),
                              L.rstd_k.data());
+      Note("rmsnorm", l, "k_norm", L.k.data(), {rows, H, T, hd});
     } else {
       SplitHeads(A.dq.data(), L.q.data(), rows, T, H, hd);
       SplitHeads(A.dk.data(), L.k.data(), rows, T, H, hd);
     }
     SplitHeads(A.dv.data(), L.v.data(), rows, T, H, hd);
     repops::RopeApply(L.q.data(), N * H, hd, A.pos_heads.data(), rope_, false);
+    Note("rope", l, "q_rope", L.q.data(), {rows, H, T, hd});
     repops::RopeApply(L.k.data(), N * H, hd, A.pos_heads.data(), rope_, false);
+    Note("rope", l, "k_rope", L.k.data(), {rows, H, T, hd});
     const repops::AttentionShape s{rows, H, T, hd, c_.LayerWindow(l), b.doc_ids, b.key_valid};
     repops::AttentionForward(s, L.q.data(), L.k.data(), L.v.data(), A.dtmp.data(),
                              L.probs.data());
+    Note("attention", l, "attn_out", A.dtmp.data(), {rows, H, T, hd});
     MergeHeads(A.dtmp.data(), L.att.data(), rows, T, H, hd);
     MatMul(L.att.data(), Data(P.wo), L.x_mid.data(), N, d, d);
+    Note("matmul", l, "o_proj", L.x_mid.data(), {N, d});
     AddInto(L.x_mid.data(), L.x_in.data(), N * d);
+    Note("add", l, "x_mid", L.x_mid.data(), {N, d});
     // MLP block.
     repops::RmsNormForward(L.x_mid.data(), Data(P.mlp_norm), c_.norm_eps, N, d, L.h2.data(),
                            L.rstd2.data());
+    Note("rmsnorm", l, "h2", L.h2.data(), {N, d});
     MatMul(L.h2.data(), Data(P.w_gate), L.a.data(), N, d, ff);
+    Note("matmul", l, "gate", L.a.data(), {N, ff});
     if (c_.mlp == MlpKind::kSwiGlu) {
       MatMul(L.h2.data(), Data(P.w_up), L.b.data(), N, d, ff);
+      Note("matmul", l, "up", L.b.data(), {N, ff});
       repops::SwiGluForward(L.a.data(), L.b.data(), N * ff, L.act.data());
+      Note("swiglu", l, "act", L.act.data(), {N, ff});
     } else {
       repops::GeluForward(L.a.data(), N * ff, L.act.data());
+      Note("gelu", l, "act", L.act.data(), {N, ff});
     }
     float* x_out = l + 1 < c_.n_layers ? A.layers_[l + 1].x_in.data() : A.x_final.data();
     MatMul(L.act.data(), Data(P.w_down), x_out, N, ff, d);
+    Note("matmul", l, "down", x_out, {N, d});
     AddInto(x_out, L.x_mid.data(), N * d);
+    Note("add", l, "x_out", x_out, {N, d});
   }
   repops::RmsNormForward(A.x_final.data(), Data(p.final_norm), c_.norm_eps, N, d, A.hf.data(),
                          A.rstd_f.data());
+  Note("rmsnorm", -1, "hf", A.hf.data(), {N, d});
   if (c_.tied_embeddings) {
     MatMulBT(A.hf.data(), Data(p.embed), A.logits.data(), N, d, V);
   } else {
     MatMul(A.hf.data(), Data(p.lm_head), A.logits.data(), N, d, V);
   }
-  return repops::CrossEntropyForward(A.logits.data(), b.labels, N, V, kIgnoreLabel,
-                                     A.lse.data());
+  Note("matmul", -1, "logits", A.logits.data(), {N, V});
+  const repops::CrossEntropySums sums = repops::CrossEntropyForward(
+      A.logits.data(), b.labels, N, V, kIgnoreLabel, A.lse.data());
+  Note("cross_entropy", -1, "lse", A.lse.data(), {N});
+  return sums;
 }
 
 repops::CrossEntropySums Transformer::ForwardBackward(const ParameterSet& p, const BatchView& b,
@@ -189,9 +214,7 @@ repops::CrossEntropySums Transformer::ForwardBackward(const ParameterSet& p, con
 
 void Transformer::Backward(const ParameterSet& p, const BatchView& b, float grad_scale,
                            Activations& A, ParameterSet& g) {
-  const int64_t rows = b.rows, T = b.seq, N = rows * T;
-  const int64_t d = c_.d_model, H = c_.n_heads, hd = c_.head_dim(), ff = c_.d_ff,
-                V = c_.vocab_size;
+  const int64_t N = b.rows * b.seq, d = c_.d_model, V = c_.vocab_size;
   // Every weight gradient below is written by a GEMM that overwrites it; only the tensors
   // that accumulate (norm gains, and the embedding when the head does not write it first) start
   // from +0.
@@ -202,77 +225,123 @@ void Transformer::Backward(const ParameterSet& p, const BatchView& b, float grad
   float* dlogits = A.logits.data();
   repops::CrossEntropyBackward(A.logits.data(), b.labels, A.lse.data(), N, V, kIgnoreLabel,
                                grad_scale, c_.z_loss, dlogits);
+  Note("cross_entropy_bwd", -1, "d_logits", dlogits, {N, V});
   float* dhf = A.dx2.data();
   if (c_.tied_embeddings) {
     MatMul(dlogits, Data(p.embed), dhf, N, V, d);
+    Note("matmul", -1, "d_hf", dhf, {N, d});
     MatMulAT(dlogits, A.hf.data(), MutData(g.embed), V, N, d);
+    Note("matmul", -1, "g.embed", Data(g.embed), {V, d});
   } else {
     MatMulBT(dlogits, Data(p.lm_head), dhf, N, V, d);
+    Note("matmul", -1, "d_hf", dhf, {N, d});
     MatMulAT(A.hf.data(), dlogits, MutData(g.lm_head), d, N, V);
+    Note("matmul", -1, "g.lm_head", Data(g.lm_head), {d, V});
   }
   float* dx = A.dx.data();  // d loss / d (residual stream), walking down the layers
   repops::RmsNormBackward(dhf, A.x_final.data(), Data(p.final_norm), A.rstd_f.data(), N, d, dx,
                           MutData(g.final_norm));
-  for (int64_t l = c_.n_layers - 1; l >= 0; --l) {
-    Activations::Layer& L = A.layers_[l];
-    const LayerParams& P = p.layers[l];
-    LayerParams& G = g.layers[l];
-    // MLP block: x_out = x_mid + act·Wd.
-    MatMulBT(dx, Data(P.w_down), A.dh.data(), N, d, ff);
-    MatMulAT(L.act.data(), dx, MutData(G.w_down), ff, N, d);
-    if (c_.mlp == MlpKind::kSwiGlu) {
-      repops::SwiGluBackward(A.dh.data(), L.a.data(), L.b.data(), N * ff, A.da.data(),
-                             A.db.data());
-      MatMulAT(L.h2.data(), A.da.data(), MutData(G.w_gate), d, N, ff);
-      MatMulAT(L.h2.data(), A.db.data(), MutData(G.w_up), d, N, ff);
-      MatMulBT(A.da.data(), Data(P.w_gate), A.dx2.data(), N, ff, d);
-      MatMulBT(A.db.data(), Data(P.w_up), A.dx2.data(), N, ff, d, /*accumulate=*/true);
-    } else {
-      repops::GeluBackward(A.dh.data(), L.a.data(), N * ff, A.da.data());
-      MatMulAT(L.h2.data(), A.da.data(), MutData(G.w_gate), d, N, ff);
-      MatMulBT(A.da.data(), Data(P.w_gate), A.dx2.data(), N, ff, d);
-    }
-    repops::RmsNormBackward(A.dx2.data(), L.x_mid.data(), Data(P.mlp_norm), L.rstd2.data(), N, d,
-                            A.dtmp.data(), MutData(G.mlp_norm));
-    AddInto(dx, A.dtmp.data(), N * d);  // now d loss / d x_mid
-    // Attention block: x_mid = x_in + att·Wo.
-    MatMulBT(dx, Data(P.wo), A.dx2.data(), N, d, d);
-    MatMulAT(L.att.data(), dx, MutData(G.wo), d, N, d);
-    SplitHeads(A.dx2.data(), A.dtmp.data(), rows, T, H, hd);
-    const repops::AttentionShape s{rows, H, T, hd, c_.LayerWindow(l), b.doc_ids, b.key_valid};
-    repops::AttentionBackward(s, L.q.data(), L.k.data(), L.v.data(), L.probs.data(),
-                              A.dtmp.data(), A.dq.data(), A.dk.data(), A.dv.data());
-    repops::RopeApply(A.dq.data(), N * H, hd, A.pos_heads.data(), rope_, true);
-    repops::RopeApply(A.dk.data(), N * H, hd, A.pos_heads.data(), rope_, true);
-    // Each projection's gradient in turn: heads -> [N, d] in dx2, its weight gradient, and its
-    // share of d loss / d h1, summed in the order q, k, v.
-    struct Proj { float* dheads; const float* raw; const float* rstd; const Tensor* w; Tensor* gw; };
-    const Proj projs[3] = {
-        {A.dq.data(), L.q_raw.data(), L.rstd_q.data(), P.wq, G.wq},
-        {A.dk.data(), L.k_raw.data(), L.rstd_k.data(), P.wk, G.wk},
-        {A.dv.data(), nullptr, nullptr, P.wv, G.wv}};
-    for (int i = 0; i < 3; ++i) {
-      const Proj& pr = projs[i];
-      const float* heads = pr.dheads;
-      if (c_.qk_norm && pr.raw != nullptr) {
-        repops::RmsNormBackward(pr.dheads, pr.raw, nullptr, pr.rstd, N * H, hd, A.dtmp.data(),
-                                nullptr);
-        heads = A.dtmp.data();
-      }
-      MergeHeads(heads, A.dx2.data(), rows, T, H, hd);
-      MatMulAT(L.h1.data(), A.dx2.data(), MutData(pr.gw), d, N, d);
-      MatMulBT(A.dx2.data(), Data(pr.w), A.dh1.data(), N, d, d, /*accumulate=*/i > 0);
-    }
-    repops::RmsNormBackward(A.dh1.data(), L.x_in.data(), Data(P.attn_norm), L.rstd1.data(), N, d,
-                            A.dtmp.data(), MutData(G.attn_norm));
-    AddInto(dx, A.dtmp.data(), N * d);  // now d loss / d x_in
-  }
+  Note("rmsnorm_bwd", -1, "d_x_final", dx, {N, d});
+  Note("rmsnorm_bwd", -1, "g.final_norm", Data(g.final_norm), {d});
+  for (int64_t l = c_.n_layers - 1; l >= 0; --l) BackwardLayer(l, p, b, A, g);
   if (c_.embed_norm) {
     repops::RmsNormBackward(dx, A.emb.data(), Data(p.embed_norm), A.rstd_e.data(), N, d,
                             A.dtmp.data(), MutData(g.embed_norm));
+    Note("rmsnorm_bwd", -1, "d_embed", A.dtmp.data(), {N, d});
+    Note("rmsnorm_bwd", -1, "g.embed_norm", Data(g.embed_norm), {d});
     dx = A.dtmp.data();
   }
   repops::EmbeddingBackward(dx, b.inputs, N, V, d, MutData(g.embed));
+  Note("embedding_bwd", -1, "g.embed", Data(g.embed), {V, d});
+}
+
+// Layer l's backward: A.dx holds d loss / d (layer l's output) on entry and d loss / d (its
+// input) on return; the layer's weight gradients are written into g.layers[l].
+void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchView& b,
+                                Activations& A, ParameterSet& g) {
+  const int64_t rows = b.rows, T = b.seq, N = rows * T;
+  const int64_t d = c_.d_model, H = c_.n_heads, hd = c_.head_dim(), ff = c_.d_ff;
+  Activations::Layer& L = A.layers_[l];
+  const LayerParams& P = p.layers[l];
+  LayerParams& G = g.layers[l];
+  float* dx = A.dx.data();
+  // MLP block: x_out = x_mid + act·Wd.
+  MatMulBT(dx, Data(P.w_down), A.dh.data(), N, d, ff);
+  Note("matmul", l, "d_act", A.dh.data(), {N, ff});
+  MatMulAT(L.act.data(), dx, MutData(G.w_down), ff, N, d);
+  Note("matmul", l, "g.w_down", Data(G.w_down), {ff, d});
+  if (c_.mlp == MlpKind::kSwiGlu) {
+    repops::SwiGluBackward(A.dh.data(), L.a.data(), L.b.data(), N * ff, A.da.data(),
+                           A.db.data());
+    Note("swiglu_bwd", l, "d_gate", A.da.data(), {N, ff});
+    Note("swiglu_bwd", l, "d_up", A.db.data(), {N, ff});
+    MatMulAT(L.h2.data(), A.da.data(), MutData(G.w_gate), d, N, ff);
+    Note("matmul", l, "g.w_gate", Data(G.w_gate), {d, ff});
+    MatMulAT(L.h2.data(), A.db.data(), MutData(G.w_up), d, N, ff);
+    Note("matmul", l, "g.w_up", Data(G.w_up), {d, ff});
+    MatMulBT(A.da.data(), Data(P.w_gate), A.dx2.data(), N, ff, d);
+    MatMulBT(A.db.data(), Data(P.w_up), A.dx2.data(), N, ff, d, /*accumulate=*/true);
+  } else {
+    repops::GeluBackward(A.dh.data(), L.a.data(), N * ff, A.da.data());
+    Note("gelu_bwd", l, "d_gate", A.da.data(), {N, ff});
+    MatMulAT(L.h2.data(), A.da.data(), MutData(G.w_gate), d, N, ff);
+    Note("matmul", l, "g.w_gate", Data(G.w_gate), {d, ff});
+    MatMulBT(A.da.data(), Data(P.w_gate), A.dx2.data(), N, ff, d);
+  }
+  Note("matmul", l, "d_h2", A.dx2.data(), {N, d});
+  repops::RmsNormBackward(A.dx2.data(), L.x_mid.data(), Data(P.mlp_norm), L.rstd2.data(), N, d,
+                          A.dtmp.data(), MutData(G.mlp_norm));
+  Note("rmsnorm_bwd", l, "d_x_mid_norm", A.dtmp.data(), {N, d});
+  Note("rmsnorm_bwd", l, "g.mlp_norm", Data(G.mlp_norm), {d});
+  AddInto(dx, A.dtmp.data(), N * d);  // now d loss / d x_mid
+  Note("add", l, "d_x_mid", dx, {N, d});
+  // Attention block: x_mid = x_in + att·Wo.
+  MatMulBT(dx, Data(P.wo), A.dx2.data(), N, d, d);
+  Note("matmul", l, "d_att", A.dx2.data(), {N, d});
+  MatMulAT(L.att.data(), dx, MutData(G.wo), d, N, d);
+  Note("matmul", l, "g.wo", Data(G.wo), {d, d});
+  SplitHeads(A.dx2.data(), A.dtmp.data(), rows, T, H, hd);
+  const repops::AttentionShape s{rows, H, T, hd, c_.LayerWindow(l), b.doc_ids, b.key_valid};
+  repops::AttentionBackward(s, L.q.data(), L.k.data(), L.v.data(), L.probs.data(),
+                            A.dtmp.data(), A.dq.data(), A.dk.data(), A.dv.data());
+  Note("attention_bwd", l, "dQ", A.dq.data(), {rows, H, T, hd});
+  Note("attention_bwd", l, "dK", A.dk.data(), {rows, H, T, hd});
+  Note("attention_bwd", l, "dV", A.dv.data(), {rows, H, T, hd});
+  repops::RopeApply(A.dq.data(), N * H, hd, A.pos_heads.data(), rope_, true);
+  Note("rope_bwd", l, "dQ_rope", A.dq.data(), {rows, H, T, hd});
+  repops::RopeApply(A.dk.data(), N * H, hd, A.pos_heads.data(), rope_, true);
+  Note("rope_bwd", l, "dK_rope", A.dk.data(), {rows, H, T, hd});
+  // Each projection's gradient in turn: heads -> [N, d] in dx2, its weight gradient, and its
+  // share of d loss / d h1, summed in the order q, k, v.
+  struct Proj {
+    float* dheads; const float* raw; const float* rstd; const Tensor* w; Tensor* gw;
+    const char *norm_name, *grad_name;
+  };
+  const Proj projs[3] = {
+      {A.dq.data(), L.q_raw.data(), L.rstd_q.data(), P.wq, G.wq, "dQ_norm", "g.wq"},
+      {A.dk.data(), L.k_raw.data(), L.rstd_k.data(), P.wk, G.wk, "dK_norm", "g.wk"},
+      {A.dv.data(), nullptr, nullptr, P.wv, G.wv, nullptr, "g.wv"}};
+  for (int i = 0; i < 3; ++i) {
+    const Proj& pr = projs[i];
+    const float* heads = pr.dheads;
+    if (c_.qk_norm && pr.raw != nullptr) {
+      repops::RmsNormBackward(pr.dheads, pr.raw, nullptr, pr.rstd, N * H, hd, A.dtmp.data(),
+                              nullptr);
+      Note("rmsnorm_bwd", l, pr.norm_name, A.dtmp.data(), {rows, H, T, hd});
+      heads = A.dtmp.data();
+    }
+    MergeHeads(heads, A.dx2.data(), rows, T, H, hd);
+    MatMulAT(L.h1.data(), A.dx2.data(), MutData(pr.gw), d, N, d);
+    Note("matmul", l, pr.grad_name, Data(pr.gw), {d, d});
+    MatMulBT(A.dx2.data(), Data(pr.w), A.dh1.data(), N, d, d, /*accumulate=*/i > 0);
+  }
+  Note("matmul", l, "d_h1", A.dh1.data(), {N, d});
+  repops::RmsNormBackward(A.dh1.data(), L.x_in.data(), Data(P.attn_norm), L.rstd1.data(), N, d,
+                          A.dtmp.data(), MutData(G.attn_norm));
+  Note("rmsnorm_bwd", l, "d_x_in_norm", A.dtmp.data(), {N, d});
+  Note("rmsnorm_bwd", l, "g.attn_norm", Data(G.attn_norm), {d});
+  AddInto(dx, A.dtmp.data(), N * d);  // now d loss / d x_in
+  Note("add", l, "d_x_in", dx, {N, d});
 }
 
 }  // namespace trail::model

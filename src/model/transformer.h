@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "model/config.h"
+#include "model/op_observer.h"
 #include "model/params.h"
 #include "repops/cross_entropy.h"
 #include "repops/rope.h"
@@ -73,12 +74,21 @@ class Transformer {
                                            float grad_scale, Activations& acts,
                                            ParameterSet& grads);
   static const float* Logits(const Activations& acts) { return acts.logits.data(); }
+  // Every operation's output goes to `o` from now on (nullptr: to no one).
+  void set_observer(OpObserver* o) { observer_ = o; }
 
  private:
+  void Note(const char* op, int64_t layer, const char* tensor, const float* data,
+            std::initializer_list<int64_t> shape) const {
+    if (observer_ != nullptr) observer_->Output(op, layer, tensor, data, shape);
+  }
   void Backward(const ParameterSet& p, const BatchView& b, float grad_scale, Activations& acts,
                 ParameterSet& grads);
+  void BackwardLayer(int64_t l, const ParameterSet& p, const BatchView& b, Activations& acts,
+                     ParameterSet& grads);
   ModelConfig c_;
   repops::RopeTable rope_;
+  OpObserver* observer_ = nullptr;
 };
 
 }  // namespace trail::model

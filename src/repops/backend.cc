@@ -42,6 +42,8 @@ void UseBackend(const Backend& b) {
                  std::memory_order_release);
 }
 
+void UseKernels(const Kernels& k) { g_active.store(&k, std::memory_order_release); }
+
 void UseDefaultBackend() {
   const char* want = std::getenv("TRAIL_BACKEND");
   const auto all = AvailableBackends();

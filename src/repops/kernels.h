@@ -65,5 +65,8 @@ void UseBackend(const Backend& b);
 // The best SIMD target, or the one named by the TRAIL_BACKEND environment variable.
 void UseDefaultBackend();
 const Kernels& ReferenceKernels();
+// Makes `k` the active kernel table: one of the above (to restore a saved ActiveKernels()), or
+// a table a test builds to deviate on purpose. `k` must outlive its use.
+void UseKernels(const Kernels& k);
 
 }  // namespace trail::repops

@@ -135,12 +135,14 @@ std::vector<MicroRecord> StepEngine::RunLocalRanks(const TrainState& st, float s
                        ? (1.0f / float(batch_.target_tokens)) * (1.0f / float(K * M))
                        : 0.0f;
       }
+      const Digest batch_digest = MicroBatchDigest(batch_);
+      if (observer_ != nullptr) observer_->BeginMicroBatch(rank, m, batch_digest);
       // The rank's running sum starts as its first micro-batch's gradient.
       model::ParameterSet& out = m == 0 ? *acc : micro_grad_;
       const repops::CrossEntropySums s =
           model_.ForwardBackward(st.params, ViewOf(batch_), mb_scale, acts_, out);
       if (m > 0) model::AddParameterSets(*acc, micro_grad_);
-      recs.push_back({s.nll_sum, s.lse_sq_sum, s.valid, MicroBatchDigest(batch_)});
+      recs.push_back({s.nll_sum, s.lse_sq_sum, s.valid, batch_digest});
     }
     if (M == 0) acc->Zero();  // a rank without windows contributes +0
     fold.Push(rank, std::move(acc), recycle);

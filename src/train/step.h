@@ -60,6 +60,13 @@ struct MicroRecord {
   Digest batch{};  // SHA-256 of the micro-batch's canonical bytes
 };
 
+// Observes a step's execution: which micro-batch of which logical rank runs next, then (as a
+// model::OpObserver) every operation of its forward and backward.
+class StepObserver : public model::OpObserver {
+ public:
+  virtual void BeginMicroBatch(int64_t logical_rank, int64_t micro, const Digest& batch) = 0;
+};
+
 class StepEngine {
  public:
   // `comm` must outlive the engine; every process of the job builds its engine the same way.
@@ -76,6 +83,12 @@ class StepEngine {
   // process only.
   void CopyLastGradient(model::ParameterSet& out) const;
   const model::Transformer& model() const { return model_; }
+  // The micro-batches this process runs, and their operations, go to `o` from now on
+  // (nullptr: to no one).
+  void set_observer(StepObserver* o) {
+    observer_ = o;
+    model_.set_observer(o);
+  }
   // Forward only (evaluation) on this engine's activations.
   repops::CrossEntropySums Score(const model::ParameterSet& p, const data::PackedBatch& b) {
     return model_.Forward(p, ViewOf(b), acts_);
@@ -124,6 +137,7 @@ class StepEngine {
   std::vector<float> updated_;  // this process's range of updated parameters, to all-gather
   data::PackedBatch batch_;
   size_t max_resident_ = 0;
+  StepObserver* observer_ = nullptr;
 };
 
 // Runs the state's next step and chains its record into st.chain: returns the trajectory line.

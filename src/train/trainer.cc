@@ -18,6 +18,7 @@
 #include "train/spike_monitor.h"
 #include "train/step.h"
 #include "train/step_report.h"
+#include "train/step_trace.h"
 #include "train/trajectory.h"
 
 namespace trail::train {
@@ -159,6 +160,7 @@ TrainSummary RunTraining(const TrainOptions& opt) {
   SayModel(o.quiet, run, unigram);
 
   TrainSummary sum;
+  const Digest genesis = o.trace_every > 0 && lead ? rd.ReadInfo().genesis : Digest{};
   std::optional<LineAppender> traj;
   const int64_t last = o.stop_after >= 0 ? std::min(R.loop.steps, o.stop_after) : R.loop.steps;
   std::optional<StepReporter> reporter;
@@ -168,7 +170,14 @@ TrainSummary RunTraining(const TrainOptions& opt) {
   }
   while (st.step < last) {
     StepResult r;
-    const std::string line = StepAndChain(run.engine, st, r);
+    std::string line;
+    if (o.trace_every > 0 && st.step % o.trace_every == 0) {
+      StepTrace trace;
+      line = TracedStepAndChain(run.engine, st, r, genesis, trace);
+      if (lead) WriteStepTrace(TracePath(rd.dir(), r.step), trace);
+    } else {
+      line = StepAndChain(run.engine, st, r);
+    }
     const int64_t idx = r.step - (expected.empty() ? 0 : expected.front().step);
     if (lead && idx < static_cast<int64_t>(expected.size())) {
       const std::string diff = FirstDifference(expected[idx].line, line);

@@ -33,6 +33,9 @@ struct TrainOptions {
   // An Ed25519 private key (PEM) that signs attestation.json when the run finishes ("": the
   // attestation is written unsigned). Read by process 0 only, before the first step.
   std::string sign_key;
+  // Record an operation trace (step_trace.h) of every step whose number is a multiple of this,
+  // in <run>/traces/ (0: none).
+  int64_t trace_every = 0;
 };
 
 struct TrainSummary {

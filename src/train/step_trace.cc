@@ -1,0 +1,146 @@
+#include "train/step_trace.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/file_util.h"
+#include "core/state_hash.h"
+#include "core/thread_pool.h"
+#include "repops/kernels.h"
+
+namespace trail::train {
+namespace {
+
+nlohmann::json OpJson(const TraceOp& o, size_t i) {
+  nlohmann::json j = {{"i", i},          {"rank", o.rank},     {"micro", o.micro},
+                      {"op", o.op},      {"layer", o.layer},   {"tensor", o.tensor},
+                      {"shape", o.shape}, {"hash", o.hash}};
+  if (!o.values.empty()) j["values"] = o.values;
+  return j;
+}
+
+TraceOp OpFromJson(const nlohmann::json& j) {
+  TraceOp o;
+  o.rank = j.at("rank"), o.micro = j.at("micro"), o.layer = j.at("layer");
+  o.op = j.at("op"), o.tensor = j.at("tensor");
+  o.shape = j.at("shape").get<std::vector<int64_t>>();
+  o.hash = j.at("hash");
+  if (j.contains("values")) o.values = j.at("values");
+  return o;
+}
+
+// Every process's entries, in process order (= logical rank order), on every process.
+std::vector<TraceOp> GatherOps(dist::Communicator& comm, const std::vector<TraceOp>& mine) {
+  if (comm.size() == 1) return mine;
+  std::string text;
+  for (const TraceOp& o : mine) text += OpJson(o, 0).dump() + "\n";
+  std::vector<TraceOp> all;
+  for (const std::vector<uint8_t>& part :
+       comm.AllGather(std::vector<uint8_t>(text.begin(), text.end()))) {
+    const std::string s(part.begin(), part.end());
+    for (size_t pos = 0, nl; (nl = s.find('\n', pos)) != std::string::npos; pos = nl + 1) {
+      all.push_back(OpFromJson(nlohmann::json::parse(s.substr(pos, nl - pos))));
+    }
+  }
+  return all;
+}
+
+}  // namespace
+
+std::string TraceOp::Identity() const {
+  return StrCat("rank ", rank, " micro ", micro, " ", op, " layer ", layer, " ", tensor, " ",
+                nlohmann::json(shape).dump());
+}
+
+void TraceRecorder::BeginMicroBatch(int64_t logical_rank, int64_t micro, const Digest& batch) {
+  rank_ = logical_rank, micro_ = micro;
+  ops_.push_back({rank_, micro_, -1, "batch", "tokens", {}, ToHex(batch), ""});
+}
+
+void TraceRecorder::Output(const char* op, int64_t layer, const char* tensor, const float* data,
+                           std::initializer_list<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  TraceOp o{rank_, micro_, layer, op, tensor, shape, ToHex(ElementsRoot(DType::kF32, data, n)), ""};
+  if (static_cast<int64_t>(ops_.size()) == capture_) {
+    o.values = HexOf({reinterpret_cast<const uint8_t*>(data), static_cast<size_t>(n) * 4});
+  }
+  ops_.push_back(std::move(o));
+}
+
+std::string TracedStepAndChain(StepEngine& engine, TrainState& st, StepResult& r,
+                               const Digest& genesis, StepTrace& trace, int64_t capture) {
+  TRAIL_CHECK(capture < 0 || engine.comm().size() == 1,
+              "capturing an operation's values needs a job of one process");
+  TraceRecorder rec(capture);
+  engine.set_observer(&rec);
+  std::string line;
+  try {
+    line = StepAndChain(engine, st, r);
+  } catch (...) {
+    engine.set_observer(nullptr);
+    throw;
+  }
+  engine.set_observer(nullptr);
+  trace.step = r.step, trace.genesis = ToHex(genesis), trace.chain = ToHex(st.chain);
+  trace.backend = repops::ActiveKernels().name;
+  trace.threads = static_cast<int64_t>(KernelPool().num_threads());
+  trace.processes = engine.comm().size();
+  trace.ops = GatherOps(engine.comm(), rec.ops());
+  for (const auto& [name, d] : {std::pair{"grads", r.grads_hash}, std::pair{"params", r.params_hash},
+                                std::pair{"optim", r.optim_hash}}) {
+    trace.ops.push_back({-1, -1, -1, "step", name, {}, ToHex(d), ""});
+  }
+  return line;
+}
+
+std::string TracePath(const std::string& run_dir, int64_t step) {
+  char name[40];
+  std::snprintf(name, sizeof name, "/traces/step_%08lld.trace", static_cast<long long>(step));
+  return run_dir + name;
+}
+
+void WriteStepTrace(const std::string& path, const StepTrace& t) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent);
+  const nlohmann::json header = {
+      {"format", "trail.trace.v1"}, {"genesis", t.genesis},  {"step", t.step},
+      {"chain", t.chain},           {"backend", t.backend},  {"threads", t.threads},
+      {"processes", t.processes},   {"ops", t.ops.size()}};
+  std::string text = header.dump() + "\n";
+  for (size_t i = 0; i < t.ops.size(); ++i) text += OpJson(t.ops[i], i).dump() + "\n";
+  WriteFileAtomic(path, text);
+}
+
+StepTrace ReadStepTrace(const std::string& path) {
+  const std::string text = ReadFileToString(path);
+  StepTrace t;
+  size_t line_no = 0, pos = 0, expected = 0;
+  for (size_t nl; (nl = text.find('\n', pos)) != std::string::npos; pos = nl + 1) {
+    ++line_no;
+    try {
+      const nlohmann::json j = nlohmann::json::parse(text.substr(pos, nl - pos));
+      if (line_no == 1) {
+        TRAIL_CHECK(j.at("format") == "trail.trace.v1", path, ": not a trail operation trace");
+        t.genesis = j.at("genesis"), t.step = j.at("step"), t.chain = j.at("chain");
+        t.backend = j.at("backend"), t.threads = j.at("threads");
+        t.processes = j.at("processes"), expected = j.at("ops");
+        continue;
+      }
+      TRAIL_CHECK(j.at("i") == t.ops.size(), path, ":", line_no, ": entry ", j.at("i").dump(),
+                  " where entry ", t.ops.size(), " belongs");
+      t.ops.push_back(OpFromJson(j));
+    } catch (const nlohmann::json::exception& e) {
+      TRAIL_FAIL(path, ":", line_no, ": malformed trace line: ", e.what());
+    }
+  }
+  TRAIL_CHECK(line_no > 0 && pos == text.size(), path, ": empty or torn trace");
+  TRAIL_CHECK(t.ops.size() == expected, path, ": holds ", t.ops.size(),
+              " entries but its header says ", expected);
+  return t;
+}
+
+}  // namespace trail::train
