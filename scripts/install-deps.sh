@@ -10,14 +10,17 @@ native_pkgs=(
   libpcre2-dev libzstd-dev zlib1g-dev libicu-dev libfasttext-dev libtomlplusplus-dev libsqlite3-dev
   libgumbo-dev libsimdjson-dev
   libopenmpi-dev openmpi-bin
+  librust-blake3-dev
 )
+# librust-blake3-dev: BLAKE3's official C sources (built by cmake/blake3.cmake) for the state hash.
+# b3sum and python3-cryptography: independent BLAKE3 and Ed25519 for the audit tests' forgeries.
 # python3-torch (Debian's) is the float64 reference for the model's gradients and the training benchmark.
 # Real text for the tokenizer's differential tests and benchmarks, and the reference encoder's
 # runtime (node; the npm packages are pinned in assets/ and fetched by scripts/fetch-assets.sh).
 data_pkgs=(
   bible-kjv fortunes fortunes-min fortunes-de fortunes-es fortunes-it fortunes-pl fortunes-ru
   fortunes-cs fortunes-bg fortunes-br fortunes-ga fortunes-zh fortunes-eo vim-runtime
-  zstd gzip bc time bsdgames fortunes-eo-ascii fortunes-eo-iso3
+  zstd gzip bc time bsdgames fortunes-eo-ascii fortunes-eo-iso3 b3sum python3-cryptography
   python3-torch python3-numpy libopenblas0-openmp
   golang-1.19-src golang-golang-x-net-dev golang-golang-x-crypto-dev
 )

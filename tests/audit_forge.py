@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Forgeries for the audit tests, written from the specifications alone (docs/data.md's shard
-format, docs/training.md's trajectory and checkpoints, docs/repops.md's state hash v2): each
+format, docs/training.md's trajectory and checkpoints, docs/repops.md's state hash v3): each
 alters a published run and then recomputes every hash a forger can recompute without the
 trainer's private key, so only replaying the steps can find what changed.
 
@@ -12,7 +12,7 @@ trainer's private key, so only replaying the steps can find what changed.
   weight-bit RUN STEP            flip the lowest bit of one weight of checkpoint STEP; rewrite its
                                  meta.json (file SHA-256 and parameter state hash)
 """
-import hashlib, json, os, struct, sys
+import hashlib, json, os, struct, subprocess, sys
 
 def sha(b): return hashlib.sha256(b).hexdigest()
 def file_sha(p): return sha(open(p, 'rb').read())
@@ -43,7 +43,12 @@ def forge_manifest(path):
         for e in m.get(kind, []): fix(e['shards'])
     write_json(path, m)
 
-# ---- the state hash v2 (docs/repops.md §7) of a safetensors file's tensors.
+# ---- the state hash v3 (docs/repops.md §7) of a safetensors file's tensors. Leaves are BLAKE3
+# in derive-key mode: computed by Debian's b3sum, an implementation independent of trail's.
+def blake3_derive_key(context, data):
+    return bytes.fromhex(subprocess.run(['b3sum', '--derive-key', context, '--no-names'],
+                                        input=data, capture_output=True, check=True).stdout.split()[0].decode())
+
 CHUNK = 1 << 16
 def merkle(level):
     if not level: return hashlib.sha256(b'').digest()
@@ -72,10 +77,10 @@ def state_hash(path):
         lo, hi = t['data_offsets']
         data = canonical_f32(b[8 + n + lo:8 + n + hi])
         count = (hi - lo) // 4
-        leaves = [hashlib.sha256(b'trail.chunk.v1' + struct.pack('<QQ', i // CHUNK, min(CHUNK, count - i))
-                                 + data[4 * i:4 * min(count, i + CHUNK)]).digest()
+        leaves = [blake3_derive_key('trail.chunk.v3', data[4 * i:4 * min(count, i + CHUNK)]
+                                    + struct.pack('<QQ', i // CHUNK, min(CHUNK, count - i)))
                   for i in range(0, count, CHUNK)]
-        node = hashlib.sha256(b'trail.tensor.v2' + struct.pack('<Q', len(name)) + name.encode()
+        node = hashlib.sha256(b'trail.tensor.v3' + struct.pack('<Q', len(name)) + name.encode()
                               + bytes([1]) + struct.pack('<Q', len(t['shape']))
                               + b''.join(struct.pack('<q', d) for d in t['shape']) + merkle(leaves))
         nodes.append((name, node.digest()))

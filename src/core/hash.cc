@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <bit>
 #include <cstring>
+#include <functional>
 
 #include "core/error.h"
 
@@ -92,32 +93,59 @@ Digest DigestFromHex(const std::string& hex, const std::string& where) {
 }
 
 // Elements are hashed in chunks, converted to little-endian canonical form on the way.
-void HashCanonicalElements(Sha256Hasher& h, DType dtype, const uint8_t* data, size_t count) {
+namespace {
+
+// GCC leaves these OR-reductions scalar at -O2 (clang vectorizes them): vectorized they cost
+// about a tenth of hashing the same bytes, scalar nearly as much.
+#if defined(__GNUC__) && !defined(__clang__)
+#define TRAIL_VECTORIZE __attribute__((optimize("tree-vectorize")))
+#else
+#define TRAIL_VECTORIZE
+#endif
+
+// |x| > +inf as an integer, i.e. a NaN: (x & 0x7FFFFFFF) + 0x007FFFFF carries into bit 31.
+TRAIL_VECTORIZE bool HasNan32(const uint32_t* u, size_t n) {
+  uint32_t acc = 0;
+  for (size_t i = 0; i < n; ++i) acc |= (u[i] & 0x7FFFFFFFu) + 0x007FFFFFu;
+  return (acc >> 31) != 0;
+}
+
+TRAIL_VECTORIZE bool HasNan64(const uint64_t* u, size_t n) {
+  uint64_t acc = 0;
+  for (size_t i = 0; i < n; ++i) acc |= (u[i] & 0x7FFFFFFFFFFFFFFFull) + 0x000FFFFFFFFFFFFFull;
+  return (acc >> 63) != 0;
+}
+
+}  // namespace
+
+void ForEachCanonicalPiece(DType dtype, const uint8_t* data, size_t count,
+                           const std::function<void(const uint8_t*, size_t)>& feed) {
   static_assert(std::endian::native == std::endian::little, "trail assumes a little-endian host");
   const size_t esize = DTypeSize(dtype);
   if (dtype != DType::kF32 && dtype != DType::kF64) {
-    h.Update(data, count * esize);
+    feed(data, count * esize);
+    return;
+  }
+  // The common case, no NaN anywhere: one piece, the whole buffer in place.
+  if (!(dtype == DType::kF32 ? HasNan32(reinterpret_cast<const uint32_t*>(data), count)
+                             : HasNan64(reinterpret_cast<const uint64_t*>(data), count))) {
+    feed(data, count * esize);
     return;
   }
   constexpr size_t kChunk = 1 << 14;
-  std::vector<uint8_t> buf(kChunk * esize);
+  std::vector<uint8_t> buf;
   for (size_t start = 0; start < count; start += kChunk) {
     const size_t n = std::min(kChunk, count - start);
     const uint8_t* src = data + start * esize;
     // Most chunks hold no NaN: hash them in place.
-    bool has_nan = false;
-    if (dtype == DType::kF32) {
-      const auto* u = reinterpret_cast<const uint32_t*>(src);
-      for (size_t i = 0; i < n; ++i) has_nan |= (u[i] & 0x7FFFFFFFu) > 0x7F800000u;
-    } else {
-      const auto* u = reinterpret_cast<const uint64_t*>(src);
-      for (size_t i = 0; i < n; ++i) has_nan |= (u[i] & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull;
-    }
+    const bool has_nan = dtype == DType::kF32
+                             ? HasNan32(reinterpret_cast<const uint32_t*>(src), n)
+                             : HasNan64(reinterpret_cast<const uint64_t*>(src), n);
     if (!has_nan) {
-      h.Update(src, n * esize);
+      feed(src, n * esize);
       continue;
     }
-    std::memcpy(buf.data(), src, n * esize);
+    buf.assign(src, src + n * esize);
     if (dtype == DType::kF32) {
       auto* u = reinterpret_cast<uint32_t*>(buf.data());
       for (size_t i = 0; i < n; ++i)
@@ -129,8 +157,13 @@ void HashCanonicalElements(Sha256Hasher& h, DType dtype, const uint8_t* data, si
             (u[i] & 0x000FFFFFFFFFFFFFull))
           u[i] = 0x7FF8000000000000ull;
     }
-    h.Update(buf.data(), n * esize);
+    feed(buf.data(), n * esize);
   }
+}
+
+void HashCanonicalElements(Sha256Hasher& h, DType dtype, const uint8_t* data, size_t count) {
+  ForEachCanonicalPiece(dtype, data, count,
+                        [&](const uint8_t* p, size_t n) { h.Update(p, n); });
 }
 
 void HashTensorHeader(Sha256Hasher& h, std::string_view tag, const std::string& name, DType dtype,

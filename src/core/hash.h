@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -56,5 +57,9 @@ void HashTensorHeader(Sha256Hasher& h, std::string_view tag, const std::string& 
 // Feeds `count` elements to h little-endian, every float NaN replaced by the quiet NaN
 // 0x7FC00000 (0x7FF8000000000000 for f64); other dtypes as stored.
 void HashCanonicalElements(Sha256Hasher& h, DType dtype, const uint8_t* data, size_t count);
+// The same canonical bytes handed to `feed` in pieces (in place where a piece holds no NaN), for
+// any hash function.
+void ForEachCanonicalPiece(DType dtype, const uint8_t* data, size_t count,
+                           const std::function<void(const uint8_t*, size_t)>& feed);
 
 }  // namespace trail

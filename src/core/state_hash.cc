@@ -1,5 +1,7 @@
 #include "core/state_hash.h"
 
+#include <blake3.h>
+
 #include <algorithm>
 
 #include "core/error.h"
@@ -38,13 +40,21 @@ std::vector<int64_t> ChunkLayout::Split(int64_t parts) const {
 }
 
 Digest ChunkLeafDigest(DType dtype, int64_t index, const void* data, int64_t count) {
-  Sha256Hasher h;
-  static const char kTag[] = "trail.chunk.v1";
-  h.Update(kTag, sizeof(kTag) - 1);
-  h.UpdateU64(static_cast<uint64_t>(index));
-  h.UpdateU64(static_cast<uint64_t>(count));
-  HashCanonicalElements(h, dtype, static_cast<const uint8_t*>(data), static_cast<size_t>(count));
-  return h.Finish();
+  blake3_hasher h;
+  blake3_hasher_init_derive_key(&h, kChunkContext);
+  // The elements first, so they start on BLAKE3's 1 KiB chunk boundaries and are hashed many
+  // chunks at a time; index and count after them.
+  ForEachCanonicalPiece(dtype, static_cast<const uint8_t*>(data), static_cast<size_t>(count),
+                        [&](const uint8_t* p, size_t n) { blake3_hasher_update(&h, p, n); });
+  uint8_t tail[16];
+  for (int i = 0; i < 8; ++i) {
+    tail[i] = static_cast<uint8_t>(static_cast<uint64_t>(index) >> (8 * i));
+    tail[8 + i] = static_cast<uint8_t>(static_cast<uint64_t>(count) >> (8 * i));
+  }
+  blake3_hasher_update(&h, tail, sizeof tail);
+  Digest out{};
+  blake3_hasher_finalize(&h, out.data(), out.size());
+  return out;
 }
 
 Digest MerkleRoot(std::vector<Digest> level) {
@@ -68,7 +78,7 @@ Digest MerkleRoot(std::vector<Digest> level) {
 Digest TensorNodeDigest(const std::string& name, DType dtype, std::span<const int64_t> shape,
                         std::span<const Digest> leaves) {
   Sha256Hasher h;
-  HashTensorHeader(h, "trail.tensor.v2", name, dtype, shape);
+  HashTensorHeader(h, kTensorTag, name, dtype, shape);
   const Digest root = MerkleRoot({leaves.begin(), leaves.end()});
   h.Update(root.data(), root.size());
   return h.Finish();

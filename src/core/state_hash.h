@@ -1,4 +1,4 @@
-// The state hash (format "trail.state.v2") and the fixed logical chunks it is built from.
+// The state hash (format "trail.state.v3") and the fixed logical chunks it is built from.
 //
 // Every tensor of a state (parameters, gradients, optimizer moments) is cut into chunks of
 // kStateChunkElements elements, the last chunk of a tensor shorter. Chunks are the leaves of the
@@ -7,13 +7,17 @@
 // so a process can hash or norm just the chunks it owns and every process count gets the same
 // root and the same norm.
 //
-//   leaf(t, i)  = SHA-256("trail.chunk.v1" ‖ i (u64 LE) ‖ element count (u64 LE) ‖ elements)
-//   node(t)     = SHA-256("trail.tensor.v2" ‖ name length (u64 LE) ‖ name ‖ dtype code (u8) ‖
+//   leaf(t, i)  = BLAKE3-256 in derive-key mode with context "trail.chunk.v3", over
+//                 elements ‖ i (u64 LE) ‖ element count (u64 LE)
+//   node(t)     = SHA-256("trail.tensor.v3" ‖ name length (u64 LE) ‖ name ‖ dtype code (u8) ‖
 //                         rank (u64 LE) ‖ dimensions (i64 LE each) ‖ Merkle(leaf(t, 0..))),
 //   root        = Merkle(node(t) for tensors sorted by name)
 // Elements are little-endian with every NaN replaced by the canonical quiet NaN (as in
 // TensorDigest). Merkle(list): parent = SHA-256(0x01 ‖ left ‖ right) level by level, an odd
 // node at the end of a level carried up unchanged; Merkle of no nodes = SHA-256("").
+// The leaves carry every byte of the state, so their hash decides the cost: BLAKE3 (its
+// official C code with AVX-512/AVX2/NEON dispatch) hashes them about 4× faster than SHA-256
+// with the SHA extensions (docs/performance.md); the few inner nodes stay SHA-256.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +32,8 @@
 namespace trail {
 
 inline constexpr int64_t kStateChunkElements = int64_t{1} << 16;
+inline constexpr const char* kChunkContext = "trail.chunk.v3";
+inline constexpr const char* kTensorTag = "trail.tensor.v3";
 
 struct StateChunk {
   int64_t tensor = 0;  // index in the state's tensor list

@@ -1,5 +1,10 @@
 #include "core/state_hash.h"
 
+#include <blake3.h>
+
+#include <bit>
+#include <cstring>
+
 #include <gtest/gtest.h>
 
 #include "core/error.h"
@@ -47,6 +52,32 @@ TEST(StateDigest, IsTheWrittenFormatOverFixedChunks) {
   // A changed element moves exactly its chunk's leaf.
   big.data<float>()[kStateChunkElements + 7] = 9.0f;
   EXPECT_NE(StateDigest(both), h.Finish());
+}
+
+// The BLAKE3 build (run-time dispatch: AVX-512, AVX2, NEON, portable) against the standard's
+// digest of the empty input, and a leaf's definition spelled out: derive-key mode, context
+// "trail.chunk.v3", the elements (NaN canonical), then index and count as u64 LE.
+TEST(StateHash, LeavesAreBlake3DeriveKeyOverIndexCountAndElements) {
+  blake3_hasher h;
+  blake3_hasher_init(&h);
+  Digest empty{};
+  blake3_hasher_finalize(&h, empty.data(), 32);
+  EXPECT_EQ(ToHex(empty), "af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262");
+  std::vector<float> x(3 * kStateChunkElements / 2);  // several SIMD batches of 1 KiB chunks
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) * 0.25f;
+  x[5] = std::bit_cast<float>(0x7FC01234u);  // a NaN with a payload hashes as 0x7FC00000
+  std::vector<uint8_t> bytes(4 * x.size() + 16);
+  const uint64_t index = 3, count = x.size();
+  std::memcpy(bytes.data(), x.data(), 4 * x.size());
+  const uint32_t canonical = 0x7FC00000u;
+  std::memcpy(bytes.data() + 4 * 5, &canonical, 4);
+  std::memcpy(bytes.data() + 4 * x.size(), &index, 8);
+  std::memcpy(bytes.data() + 4 * x.size() + 8, &count, 8);
+  blake3_hasher_init_derive_key(&h, "trail.chunk.v3");
+  blake3_hasher_update(&h, bytes.data(), bytes.size());
+  Digest want{};
+  blake3_hasher_finalize(&h, want.data(), 32);
+  EXPECT_EQ(ChunkLeafDigest(DType::kF32, 3, x.data(), static_cast<int64_t>(x.size())), want);
 }
 
 TEST(ChunkLayout, ChunksTensorsAndSplitsOnChunkBoundaries) {
