@@ -26,11 +26,7 @@ using namespace trail;
 
 namespace {
 
-const char kRecipe[] =
-    "[model]\nvocab_size = 16384\nd_model = 384\nn_layers = 6\nn_heads = 6\nd_ff = 1536\n"
-    "max_seq_len = 256\nmlp = \"gelu\"\n"
-    "[optimizer]\nlr = 1e-3\nweight_decay = 0.1\nclip_norm = 1.0\n"
-    "[mesh]\nreplicas = 2\nshards = 1\nmicro_batches = 1\n";
+const std::string kRecipe = bench::ConfigBRecipe(2, 1) + "micro_batches = 1\n";
 
 // Median of the per-step seconds replay reported for steps ≥ first.
 double ReplayedMedian(const audit::ReplayReport& r, int64_t first) {
@@ -54,7 +50,7 @@ int main(int argc, char** argv) {
   sc.positions = data::PositionMode::kWindow;
   data::synthetic::MakeCorpus(dir.path(), {{"web", 1.0, 2, 400, 50, 2000}}, sc, 2, 16384);
   WriteFileAtomic(dir.path() + "/recipe.toml",
-                  std::string(kRecipe) + "[train]\nsteps = " + std::to_string(steps) +
+                  kRecipe + "[train]\nsteps = " + std::to_string(steps) +
                       "\ncheckpoint_every = 2\nkeep_checkpoints = 100\neval_every = 0\n");
   train::TrainOptions o;
   o.recipe_path = dir.path() + "/recipe.toml", o.manifest_path = dir.path() + "/manifest.json";

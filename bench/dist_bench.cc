@@ -28,11 +28,7 @@ using namespace trail;
 
 namespace {
 
-const char kRecipe[] =
-    "[model]\nvocab_size = 16384\nd_model = 384\nn_layers = 6\nn_heads = 6\nd_ff = 1536\n"
-    "max_seq_len = 256\nmlp = \"gelu\"\n"
-    "[optimizer]\nlr = 1e-3\nweight_decay = 0.1\nclip_norm = 1.0\n"
-    "[mesh]\nreplicas = 2\nshards = 1\nmicro_batches = 1\n";
+const std::string kRecipe = bench::ConfigBRecipe(2, 1) + "micro_batches = 1\n";
 
 struct PerProcess {
   double step_s, comm_s, hash_s;

@@ -24,14 +24,6 @@ using namespace trail;
 
 namespace {
 
-std::string Recipe(int replicas, int shards) {
-  return "[model]\nvocab_size = 16384\nd_model = 384\nn_layers = 6\nn_heads = 6\nd_ff = 1536\n"
-         "max_seq_len = 256\nmlp = \"gelu\"\n"
-         "[optimizer]\nlr = 1e-3\nweight_decay = 0.1\nclip_norm = 1.0\n"
-         "[mesh]\nreplicas = " + std::to_string(replicas) + "\nshards = " +
-         std::to_string(shards) + "\n";
-}
-
 struct Timing {
   double median = 0, hash = 0;
 };
@@ -46,7 +38,8 @@ Timing TimeSteps(const std::string& dir, int micro, int replicas, int shards, in
   const data::Manifest m = data::synthetic::MakeCorpus(
       dir, {{"web", 1.0, 2, 400, 50, 2000}}, sc, 2, 16384);
   data::CanonicalStream stream(m);
-  const train::Recipe r = train::ParseRecipe(Recipe(replicas, shards), "bench", 16384);
+  const train::Recipe r =
+      train::ParseRecipe(bench::ConfigBRecipe(replicas, shards), "bench", 16384);
   train::StepEngine engine(r, stream);
   train::TrainState st(r.model);
   st.params.InitRandom(r.model);

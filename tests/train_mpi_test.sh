@@ -5,6 +5,8 @@
 #     files, final hashes and checkpoint files; a 4 x 1 mesh with P = 1, 2, 4 likewise;
 #   - more processes than logical ranks is a clear error;
 #   - a run stopped with P = 2 and resumed with P = 3 (and with one process) equals the straight run;
+#   - `audit replay` on P = 2, 3 gives one process's verdicts; traces recorded on 3 processes equal
+#     one process's;
 #   - one process killed with SIGKILL at seeded random points: the job ends within a bounded time
 #     (no hang) with a non-zero status, mid-run, and --resume on another P lands on the straight
 #     run's final hash.
@@ -103,6 +105,24 @@ mpi 2 train --recipe r6.toml --data m6.json --run rs1 --stop-after 5 --quiet > /
 "$trail" train --resume --run rs1 --quiet > /dev/null
 same_run in6 rs1 "P = 2 resumed in one process"
 echo "resume across process counts: identical"
+
+# The audit under mpirun: replay on P = 2 and 3 gives the same verdicts and replayed chains as in
+# one process; operation traces recorded by 3 processes equal those of one (entries in rank order).
+verdicts() { python3 -c 'import json,sys; r = json.load(sys.stdin)
+print(r["verdict"], [(s["step"], s["verdict"], s["chain"]) for s in r["steps"]])'; }
+"$trail" audit replay --run in6 --steps 2:8 --json --quiet | verdicts > audit1.out
+grep -q "^match " audit1.out || fail "audit replay in one process: $(cat audit1.out)"
+for P in 2 3; do
+  mpi $P audit replay --run in6 --steps 2:8 --json --quiet | verdicts > audit$P.out
+  cmp -s audit1.out audit$P.out || fail "audit replay on $P processes: $(cat audit$P.out)"
+done
+"$trail" train --recipe r6.toml --data m6.json --run tr1 --trace-every 4 --quiet > /dev/null
+mpi 3 train --recipe r6.toml --data m6.json --run tr3 --trace-every 4 --quiet > /dev/null
+for t in tr1/traces/*.trace; do
+  cmp -s <(tail -n +2 "$t") <(tail -n +2 "tr3/traces/$(basename "$t")") || fail "trace $t differs on 3 processes"
+done
+[ "$(ls tr1/traces | wc -l)" -eq 2 ] || fail "traces of steps 0 and 4 expected"
+echo "audit replay on P = 1, 2, 3 and traces on P = 1, 3: identical"
 
 # SIGKILL one process mid-run; the job must end, and a resume on another P land on the straight run.
 "$trail" train --recipe long.toml --data m6.json --run straight --quiet > straight.out
