@@ -9,7 +9,8 @@
 #      data manifest with per-domain validation sets
 #   5. the `tiny` model trained for a few hundred steps (bit-reproducible), with per-domain
 #      validation, checkpoints and a chained trajectory hash
-#   6. the last checkpointed segment replayed, landing on the same bits
+#   6. an audit: the last checkpointed segment replayed, landing on the same bits, against the
+#      run's trainer-signed attestation
 #   7. a training window traced back to its source document through the lineage
 #   scripts/demo.sh BUILD
 set -euo pipefail
@@ -123,8 +124,9 @@ checkpoint_every = 100
 keep_checkpoints = 3
 log_every = 25
 TOML
+"$trail" audit keygen --out "$out/trainer" > /dev/null  # signs the finished run's attestation
 "$trail" train --recipe "$out/recipe.toml" --data "$out/manifest.json" --run "$out/run" \
-  --threads "$threads" | tee "$out/train.txt"
+  --threads "$threads" --key "$out/trainer.key" --trace-every 100 | tee "$out/train.txt"
 
 echo; echo "== 6. Audit: replay the last checkpointed segment; does every step land on the same bits?"
 "$trail" audit replay --run "$out/run" --steps $((steps > 100 ? steps - 100 : 0)):$steps --threads "$threads" --quiet
@@ -132,4 +134,4 @@ echo; echo "== 7. Where did the tokens of training window 1000 come from?"
 key=$("$trail" data inspect --manifest "$out/manifest.json" --window 1000 --json |
       node -e 'let s = ""; process.stdin.on("data", d => s += d).on("end", () => console.log(JSON.parse(s).documents[0].key))')
 "$trail" corpus why --out "$out/corpus" "$key"
-echo; echo "run directory: $out/run (recipe.toml, run.json, trajectory.jsonl, metrics.jsonl, checkpoints/)"
+echo; echo "run directory: $out/run (recipe.toml, run.json, trajectory.jsonl, metrics.jsonl, checkpoints/, traces/, attestation.json)"

@@ -80,6 +80,7 @@ struct ReplayReport {
 ReplayReport ReplaySteps(const ReplayOptions& options);
 
 nlohmann::json ReportJson(const ReplayReport& r);
-std::string ReportText(const ReplayReport& r);  // one line per requested step, then a summary
+// A line per failing step, runs of matching steps on one line each, then a summary.
+std::string ReportText(const ReplayReport& r);
 
 }  // namespace trail::audit

@@ -44,15 +44,33 @@ std::string ReportText(const ReplayReport& r) {
   std::string out;
   int64_t requested = 0, matched = 0, replayed = 0;
   double step_seconds = 0;
+  int64_t run_begin = -1, run_end = -1;  // a run of consecutive requested matches, printed as one
+  auto flush = [&] {
+    if (run_begin < 0) return;
+    out += run_begin == run_end ? StrCat("step ", run_begin, ": match\n")
+                                : StrCat("steps ", run_begin, "..", run_end, ": match\n");
+    run_begin = -1;
+  };
   for (const StepVerdict& v : r.steps) {
     if (!v.chain.empty()) ++replayed, step_seconds += v.seconds;
     if (!v.requested && v.verdict == Verdict::kMatch) continue;
     requested += v.requested;
-    matched += v.requested && v.verdict == Verdict::kMatch;
+    if (v.requested && v.verdict == Verdict::kMatch) {
+      ++matched;
+      if (run_begin >= 0 && v.step == run_end + 1) {
+        run_end = v.step;
+      } else {
+        flush();
+        run_begin = run_end = v.step;
+      }
+      continue;
+    }
+    flush();
     out += StrCat("step ", v.step, ": ", VerdictName(v.verdict),
                   v.requested ? "" : " (replayed on the way)",
                   v.detail.empty() ? "" : " — " + v.detail, "\n");
   }
+  flush();
   for (const Finding& f : r.findings) {
     out += f.step >= 0 ? StrCat("finding at step ", f.step, ": ", f.what, "\n")
                        : StrCat("finding: ", f.what, "\n");
