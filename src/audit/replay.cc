@@ -182,6 +182,10 @@ class Replayer {
       return "";
     }
     const std::string& line = run_.records[static_cast<size_t>(c - 1)].line;
+    if (nlohmann::json::parse(line).at("params").is_null()) {
+      return StrCat(where, ": the trajectory records no state hashes after step ", c - 1,
+                    " to check it against (a checkpoint at a step the recipe does not commit)");
+    }
     const std::pair<std::string, std::string> checks[] = {
         {"trajectory chain", ToHex(st.chain)},
         {"parameter state hash", params},

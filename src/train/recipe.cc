@@ -176,7 +176,7 @@ void ReadLoop(const Reader& rd, const toml::table& root, const std::string& path
                Recipe& r) {
   const toml::table* t = rd.Section(root, "train");
   rd.AllowOnly(t, {"steps", "eval_every", "eval_windows", "checkpoint_every", "keep_checkpoints",
-                   "log_every"},
+                   "log_every", "state_hash_every"},
                "[train]");
   rd.Get(t, "steps", "train", r.loop.steps);
   rd.Get(t, "eval_every", "train", r.loop.eval_every);
@@ -184,11 +184,12 @@ void ReadLoop(const Reader& rd, const toml::table& root, const std::string& path
   rd.Get(t, "checkpoint_every", "train", r.loop.checkpoint_every);
   rd.Get(t, "keep_checkpoints", "train", r.loop.keep_checkpoints);
   rd.Get(t, "log_every", "train", r.loop.log_every);
+  rd.Get(t, "state_hash_every", "train", r.loop.state_hash_every);
   TRAIL_CHECK(r.loop.steps >= 1 && r.loop.eval_every >= 0 && r.loop.eval_windows >= 1 &&
                   r.loop.checkpoint_every >= 0 && r.loop.keep_checkpoints >= 1 &&
-                  r.loop.log_every >= 1,
+                  r.loop.log_every >= 1 && r.loop.state_hash_every >= 0,
               path, ": [train] steps, eval_windows, keep_checkpoints, log_every must be >= 1; "
-              "eval_every, checkpoint_every >= 0");
+              "eval_every, checkpoint_every, state_hash_every >= 0");
 }
 
 // [monitor]: the loss-spike monitor.

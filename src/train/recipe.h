@@ -38,6 +38,16 @@ struct LoopConfig {
   int64_t checkpoint_every = 0;  // 0 = only at the end
   int64_t keep_checkpoints = 3;  // newest kept; older ones deleted
   int64_t log_every = 10;
+  // The parameters' and optimizer moments' state hashes are recorded after every step s with
+  // (s + 1) a multiple of this, before every checkpoint and after the last step (0: only
+  // there); the gradient's every step (docs/training.md, "Trajectory record").
+  int64_t state_hash_every = 10;
+  // Whether the record of step s carries the parameter and optimizer state hashes.
+  bool CommitsStateAfter(int64_t s) const {
+    const int64_t next = s + 1;
+    return next == steps || (state_hash_every > 0 && next % state_hash_every == 0) ||
+           (checkpoint_every > 0 && next % checkpoint_every == 0);
+  }
 };
 
 struct Recipe {

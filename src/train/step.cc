@@ -206,7 +206,7 @@ StepResult StepEngine::Run(TrainState& st, LossNormalization norm) {
   st.tokens += counts.input_tokens;
   ++st.step;
   st.window_cursor = range.end;
-  HashRange(st, r);
+  if (recipe_.loop.CommitsStateAfter(r.step)) HashRange(st, r);
   last_grad_ = grad;
   r.comm_seconds = comm_.exchange_seconds() - comm_s0;
   r.bytes_sent = comm_.bytes_sent() - bytes0;

@@ -45,6 +45,7 @@ struct StepResult {
   bool skipped = false;
   std::string skip_reason;    // "spike", "non_finite", "no_targets"
   Digest batch_hash{}, grads_hash{}, params_hash{}, optim_hash{};
+  bool state_hashed = false;  // params_hash and optim_hash computed (Recipe CommitsStateAfter)
   double seconds = 0, hash_seconds = 0, comm_seconds = 0;
   int64_t bytes_sent = 0;     // by this process, to other processes
 };

@@ -90,9 +90,10 @@ std::string TracedStepAndChain(StepEngine& engine, TrainState& st, StepResult& r
   trace.threads = static_cast<int64_t>(KernelPool().num_threads());
   trace.processes = engine.comm().size();
   trace.ops = GatherOps(engine.comm(), rec.ops());
-  for (const auto& [name, d] : {std::pair{"grads", r.grads_hash}, std::pair{"params", r.params_hash},
-                                std::pair{"optim", r.optim_hash}}) {
-    trace.ops.push_back({-1, -1, -1, "step", name, {}, ToHex(d), ""});
+  trace.ops.push_back({-1, -1, -1, "step", "grads", {}, ToHex(r.grads_hash), ""});
+  if (r.state_hashed) {
+    trace.ops.push_back({-1, -1, -1, "step", "params", {}, ToHex(r.params_hash), ""});
+    trace.ops.push_back({-1, -1, -1, "step", "optim", {}, ToHex(r.optim_hash), ""});
   }
   return line;
 }

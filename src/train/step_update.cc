@@ -125,6 +125,7 @@ void StepEngine::HashRange(TrainState& st, StepResult& r) {
   for (const Leaves& l : all) lmv.push_back(l.v);
   r.params_hash = flat_.Root(param_metas_, lp);
   r.optim_hash = StateRootFromLeaves(moment_metas_, moments_layout_, lmv);
+  r.state_hashed = true;
   r.hash_seconds += SecondsSince(th);
 }
 

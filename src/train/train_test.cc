@@ -5,6 +5,7 @@
 #include <set>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "core/file_util.h"
 #include "core/test_util.h"
@@ -320,6 +321,26 @@ TEST(Resume, StopAndResumeEqualsAStraightRun) {
   // Checkpoint files are byte-identical too.
   EXPECT_EQ(ReadFileToString(CheckpointDir(split->run, 12) + "/optim.safetensors"),
             ReadFileToString(CheckpointDir(straight->run, 12) + "/optim.safetensors"));
+}
+
+// Parameter and optimizer state hashes are recorded where the recipe commits state: before
+// each checkpoint (every 4 steps here), every state_hash_every (default 10) steps and at the end.
+TEST(Trajectory, StateHashesAtCommitPointsGradientHashesEveryStep) {
+  const auto f = MakeRun(12, 4);
+  Train(*f, false);
+  const RunDirectory rd(f->run);
+  std::set<int64_t> committed;
+  for (const TrajectoryRecord& r : rd.ReadTrajectory(rd.ReadInfo().genesis, false)) {
+    const nlohmann::json j = nlohmann::json::parse(r.line);
+    EXPECT_TRUE(j["grads"].is_string());
+    EXPECT_EQ(j["params"].is_string(), j["optim"].is_string());
+    if (j["params"].is_string()) committed.insert(r.step);
+  }
+  EXPECT_EQ(committed, (std::set<int64_t>{3, 7, 9, 11}));
+  EXPECT_NE(ErrorOf([] {
+              ParseRecipe(SmallRecipe(1, 1, "[train]\nstate_hash_every = -1\n"), "r.toml", kVocab);
+            }).find("state_hash_every >= 0"),
+            std::string::npos);
 }
 
 TEST(Resume, ABrokenResumeIsDetectedAtItsFirstStep) {

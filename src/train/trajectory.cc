@@ -51,8 +51,9 @@ std::string TrajectoryBody(const StepResult& r) {
                   Bits(r.grad_norm) + "\"" + ",\"clip_bits\":\"" + Bits(r.clip_coef) + "\"" +
                   ",\"skipped\":" + (r.skipped ? "\"" + r.skip_reason + "\"" : "null") +
                   ",\"batch\":\"" + ToHex(r.batch_hash) + "\"" + ",\"grads\":\"" +
-                  ToHex(r.grads_hash) + "\"" + ",\"params\":\"" + ToHex(r.params_hash) + "\"" +
-                  ",\"optim\":\"" + ToHex(r.optim_hash) + "\"}";
+                  ToHex(r.grads_hash) + "\"" + ",\"params\":" + (r.state_hashed ? "\"" + ToHex(r.params_hash) + "\"" : "null") +
+                  ",\"optim\":" + (r.state_hashed ? "\"" + ToHex(r.optim_hash) + "\"" : "null") +
+                  "}";
   return s;
 }
 
