@@ -1,7 +1,8 @@
 // Operation traces (format "trail.trace.v1"): for one step, the hash of every operation's output
 // in execution order — logical ranks ascending, each rank's micro-batches ascending, each
 // micro-batch's forward then backward operations as the model runs them (model/transformer.cc)
-// — followed by the step's gradient, parameter and optimizer state hashes. Two executions of a
+// — followed by the step's gradient state hash, and its parameter and optimizer state hashes
+// where the step commits state (recipe.h, CommitsStateAfter). Two executions of a
 // step agree on a trace entry exactly when they computed the same bits there, so comparing two
 // traces (audit/bisect.h) names the first operation where they diverge.
 //
