@@ -346,6 +346,31 @@ TEST(Trace, APerturbedKernelIsNamedOpLayerTensorAndElement) {
   EXPECT_EQ(DivergenceJson(e)["element"]["index"], 37);
 }
 
+// Hostile trace and plan files get a clear error, never an overflow or a huge allocation.
+TEST(Trace, HostileFilesAreRefused) {
+  TempDir dir;
+  const std::string header = "{\"format\":\"trail.trace.v1\",\"genesis\":\"g\",\"step\":0,"
+                             "\"chain\":\"c\",\"backend\":\"b\",\"threads\":1,\"processes\":1,"
+                             "\"ops\":1}\n";
+  auto entry = [](const std::string& shape, const std::string& values) {
+    return "{\"i\":0,\"rank\":0,\"micro\":0,\"op\":\"matmul\",\"layer\":0,\"tensor\":\"q\","
+           "\"shape\":" + shape + ",\"hash\":\"h\"" + values + "}\n";
+  };
+  const std::string path = dir.path() + "/t.trace";
+  WriteFileAtomic(path, header + entry("[4611686018427387904,4]", ""));
+  EXPECT_NE(ErrorOf([&] { train::ReadStepTrace(path); }).find("t.trace:2: a trace entry of more"),
+            std::string::npos);
+  WriteFileAtomic(path, header + entry("[2,2]", ",\"values\":\"00\""));
+  EXPECT_NE(ErrorOf([&] { train::ReadStepTrace(path); }).find("values hold 1 bytes for 4"),
+            std::string::npos);
+  WriteFileAtomic(path, header + entry("[2,2]", "") + entry("[2]", ""));
+  EXPECT_NE(ErrorOf([&] { train::ReadStepTrace(path); }).find("where entry 1 belongs"),
+            std::string::npos);
+  const RunBinding run{std::string(64, 'a'), std::string(64, 'b'), 10};
+  EXPECT_NE(ErrorOf([&] { MakePlan(run, int64_t{1} << 40, 1, 10); }).find("number of auditors"),
+            std::string::npos);
+}
+
 // ------------------------------------------------------------------ verifying a run together
 
 TEST(Plan, EveryStepToRDistinctAuditorsBalancedAndBoundToTheRun) {

@@ -24,7 +24,8 @@ uint64_t PlanSeed(const RunBinding& run, int64_t K, int64_t r, int64_t n) {
 }  // namespace
 
 AuditPlan MakePlan(const RunBinding& run, int64_t auditors, int64_t redundancy, int64_t sample) {
-  TRAIL_CHECK(auditors >= 1, "audit plan: --auditors must be at least 1");
+  TRAIL_CHECK(auditors >= 1 && auditors <= kMaxAuditors, "audit plan: the number of auditors must "
+              "be 1..", kMaxAuditors, ", not ", auditors);
   TRAIL_CHECK(redundancy >= 1 && redundancy <= auditors, "audit plan: --redundancy ", redundancy,
               " needs 1 ≤ r ≤ the number of auditors (", auditors, ")");
   TRAIL_CHECK(sample >= 1, "audit plan: the sample must hold at least one step");

@@ -123,7 +123,9 @@ void AddTraceAndBisect(CLI::App* audit, AuditCommand& c) {
 std::vector<int64_t> RequestedSteps(const AuditCommand& c) {
   if (c.step >= 0) return {c.step};
   if (!c.step_spec.empty()) return audit::ParseSteps(c.step_spec);
-  TRAIL_CHECK(c.sample > 0, "audit replay: choose the steps: --step N, --steps A:B or --sample K");
+  if (c.sample <= 0) {
+    throw CLI::ValidationError("audit replay", "choose the steps: --step N, --steps A:B or --sample K");
+  }
   const audit::PublishedRun run = audit::OpenPublishedRun(c.run);
   return audit::SampleSteps(run.steps(), c.sample, c.seed);
 }

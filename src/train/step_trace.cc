@@ -22,6 +22,9 @@ nlohmann::json OpJson(const TraceOp& o, size_t i) {
   return j;
 }
 
+// An entry as read from a file, checked so that no later use overflows or over-allocates: at
+// most 8 dimensions of at most 2^40 elements in all, and values (when present) that are exactly
+// the output's bytes in hex.
 TraceOp OpFromJson(const nlohmann::json& j) {
   TraceOp o;
   o.rank = j.at("rank"), o.micro = j.at("micro"), o.layer = j.at("layer");
@@ -29,6 +32,17 @@ TraceOp OpFromJson(const nlohmann::json& j) {
   o.shape = j.at("shape").get<std::vector<int64_t>>();
   o.hash = j.at("hash");
   if (j.contains("values")) o.values = j.at("values");
+  TRAIL_CHECK(o.shape.size() <= 8, "a trace entry of rank ", o.shape.size());
+  uint64_t n = 1;
+  for (int64_t d : o.shape) {
+    TRAIL_CHECK(d >= 0, "a trace entry's dimension ", d);
+    if (d == 0) n = 0;
+    TRAIL_CHECK(d == 0 || n <= (uint64_t{1} << 40) / static_cast<uint64_t>(d),
+                "a trace entry of more than 2^40 elements");
+    n *= static_cast<uint64_t>(d);
+  }
+  TRAIL_CHECK(o.values.empty() || o.values.size() == 8 * n, "a trace entry's values hold ",
+              o.values.size() / 2, " bytes for ", n, " elements");
   return o;
 }
 
@@ -133,7 +147,11 @@ StepTrace ReadStepTrace(const std::string& path) {
       }
       TRAIL_CHECK(j.at("i") == t.ops.size(), path, ":", line_no, ": entry ", j.at("i").dump(),
                   " where entry ", t.ops.size(), " belongs");
-      t.ops.push_back(OpFromJson(j));
+      try {
+        t.ops.push_back(OpFromJson(j));
+      } catch (const Error& e) {
+        TRAIL_FAIL(path, ":", line_no, ": ", e.what());
+      }
     } catch (const nlohmann::json::exception& e) {
       TRAIL_FAIL(path, ":", line_no, ": malformed trace line: ", e.what());
     }
