@@ -70,7 +70,7 @@ class RunDirectory {
   // exists); the trajectory chains from the genesis hash; every checkpoint's files match its
   // meta.json, it belongs to this recipe and data, and its chain is the trajectory's at its step.
   // (A broken trajectory is reported alone: the checkpoints have nothing to be checked against.)
-  // Replay (train/replay.h) is what checks that the steps themselves reproduce.
+  // The audit's replay (audit/replay.h) is what checks that the steps themselves reproduce.
   RunCheck Verify() const;
 
   // Keeps the lines of metrics.jsonl whose step is < `step` (a resume re-executes the rest).
