@@ -83,6 +83,10 @@ class Replayer {
   }
 
   void MarkBroken(int64_t step) { broken_ = step; }
+  // Every step's verdict, ascending.
+  std::map<int64_t, StepVerdict>& verdicts() { return verdicts_; }
+  // This machine's trace of the first step with a recorded trace that differed (empty: none).
+  const train::StepTrace& divergent_trace() const { return pending_; }
 
  private:
   // The newest usable starting point before index `below` at or before `target`; -1 if none.
@@ -249,18 +253,11 @@ class Replayer {
     return slot;
   }
 
- public:
   std::map<int64_t, StepVerdict> verdicts_;
-
- private:
   const PublishedRun& run_;
   train::LoadedRun& loaded_;
   const ReplayOptions& options_;
-
- public:
   train::StepTrace pending_;  // this machine's trace of the first traced step that differed
-
- private:
   ReplayReport& report_;
   bool quiet_;
   std::vector<StartPoint> starts_;  // ascending by step
@@ -347,8 +344,10 @@ ReplayReport ReplaySteps(const ReplayOptions& o) {
   }
   for (const std::string& p : run.attestation.problems) report.findings.push_back({-1, p});
   for (int64_t s : o.steps) replayer.Reach(s);
-  for (auto& [step, v] : replayer.verdicts_) report.steps.push_back(std::move(v));
-  if (!replayer.pending_.ops.empty()) NameDivergence(report, replayer.pending_, o, comm);
+  for (auto& [step, v] : replayer.verdicts()) report.steps.push_back(std::move(v));
+  if (!replayer.divergent_trace().ops.empty()) {
+    NameDivergence(report, replayer.divergent_trace(), o, comm);
+  }
   return report;
 }
 
