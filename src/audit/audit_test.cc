@@ -369,6 +369,18 @@ TEST(Trace, HostileFilesAreRefused) {
   const RunBinding run{std::string(64, 'a'), std::string(64, 'b'), 10};
   EXPECT_NE(ErrorOf([&] { MakePlan(run, int64_t{1} << 40, 1, 10); }).find("number of auditors"),
             std::string::npos);
+  // A validly signed attestation whose fields have the wrong types.
+  const SigningKey k = SigningKey::Generate();
+  const nlohmann::json st = {{"format", kAttestationFormat},
+                             {"run", {{"genesis", "g"}, {"final_chain", "c"}, {"steps", 1}}},
+                             {"plan_sha256", "p"}, {"auditor", "zero"}, {"steps", {}}};
+  const nlohmann::json doc = {
+      {"statement", st}, {"public_key", k.public_hex()},
+      {"signature", k.Sign(std::string(kAttestationFormat) + "\n" + st.dump())}};
+  WriteFileAtomic(dir.path() + "/a.json", doc.dump());
+  EXPECT_NE(ErrorOf([&] { ReadSignedAttestation(dir.path() + "/a.json"); })
+                .find("a.json: malformed attestation"),
+            std::string::npos);
 }
 
 // ------------------------------------------------------------------ verifying a run together
@@ -478,7 +490,7 @@ TEST(Collective, FourAuditorsCoverARunAndForgeriesAreCaughtOrRejected) {
   WriteFileAtomic(dir + "/altered.json", altered);
   // Auditor 3 adds a step the plan did not assign to it.
   std::filesystem::copy_file(att[3], dir + "/unassigned.json");
-  const AuditPlan p = LoadPlanFor(plan, Collect(f->run, plan, {}, a.pubs).run);
+  const AuditPlan p = PlanForRun(f->run, 4, 2, -1);
   int64_t unassigned = 0;
   while (std::binary_search(p.assignments[3].begin(), p.assignments[3].end(), unassigned)) {
     ++unassigned;

@@ -22,12 +22,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string RecordField(const std::string& line, const char* key) {
-  const nlohmann::json j = nlohmann::json::parse(line);
-  if (std::string(key) == "windows_end") return std::to_string(j.at("windows").at(1).get<uint64_t>());
-  return j.at(key).get<std::string>();
-}
-
 // What a difference in a record's field says about the step, for the auditor reading it.
 std::string FieldMeaning(const std::string& field) {
   if (field == "batch" || field == "windows" || field == "targets") {
@@ -170,14 +164,15 @@ class Replayer {
     if (c == 0) {
       train::TrainState init(loaded_.recipe.model);
       init.params.InitRandom(loaded_.recipe.model);
-      const Digest genesis = train::GenesisHash(loaded_.recipe.sha256, loaded_.manifest_sha,
-                                                init.params.StateHash());
+      const Digest initial = init.params.StateHash();
+      const Digest genesis =
+          train::GenesisHash(loaded_.recipe.sha256, loaded_.manifest_sha, initial);
       if (genesis != run_.info.genesis) {
         return StrCat("run.json's genesis ", ToHex(run_.info.genesis),
                       " does not commit to this recipe, data manifest and initial parameters (",
                       ToHex(genesis), ")");
       }
-      if (params != ToHex(init.params.StateHash())) {
+      if (params != ToHex(initial)) {
         return StrCat(where, " holds other parameters than the recipe initializes");
       }
       if (optim != ToHex(init.OptimizerHash()) || st.chain != run_.info.genesis) {
@@ -185,8 +180,9 @@ class Replayer {
       }
       return "";
     }
-    const std::string& line = run_.records[static_cast<size_t>(c - 1)].line;
-    if (nlohmann::json::parse(line).at("params").is_null()) {
+    const train::TrajectoryRecord& rec = run_.records[static_cast<size_t>(c - 1)];
+    const nlohmann::json j = nlohmann::json::parse(rec.line);
+    if (j.at("params").is_null()) {
       return StrCat(where, ": the trajectory records no state hashes after step ", c - 1,
                     " to check it against (a checkpoint at a step the recipe does not commit)");
     }
@@ -195,9 +191,9 @@ class Replayer {
         {"parameter state hash", params},
         {"optimizer state hash", optim},
         {"window cursor", std::to_string(st.window_cursor)}};
-    const std::string want[] = {ToHex(run_.records[static_cast<size_t>(c - 1)].chain),
-                                RecordField(line, "params"), RecordField(line, "optim"),
-                                RecordField(line, "windows_end")};
+    const std::string want[] = {ToHex(rec.chain), j.at("params").get<std::string>(),
+                                j.at("optim").get<std::string>(),
+                                std::to_string(j.at("windows").at(1).get<uint64_t>())};
     for (size_t i = 0; i < 4; ++i) {
       if (checks[i].second != want[i]) {
         return StrCat(where, ": its ", checks[i].first, " ", checks[i].second,

@@ -22,6 +22,11 @@
 namespace trail::cli {
 namespace {
 
+void AddData(CLI::App* c, std::string& data) {
+  c->add_option("--data", data,
+                "A copy of the run's data manifest (default: the one run.json names)");
+}
+
 void AddThreads(CLI::App* c, int& threads) {
   c->add_option("--threads", threads, "Kernel threads (default: all CPUs)")
       ->check(CLI::Range(1, 1024));
@@ -39,8 +44,7 @@ void AddReplay(CLI::App* audit, AuditCommand& c) {
   one->excludes(range)->excludes(sample);
   range->excludes(sample);
   c.replay->add_option("--seed", c.seed, "Seed of the --sample")->capture_default_str();
-  c.replay->add_option("--data", c.data,
-                       "A copy of the run's data manifest (default: the one run.json names)");
+  AddData(c.replay, c.data);
   AddThreads(c.replay, c.threads);
   c.replay->add_flag("--json", c.json, "Print the report as JSON");
   c.replay->add_flag("--quiet", c.quiet, "No progress lines");
@@ -77,8 +81,7 @@ void AddCertify(CLI::App* audit, AuditCommand& c) {
   c.certify->add_option("--auditor", c.slot, "This auditor's slot in the plan (0..K-1)")
       ->required()->check(CLI::NonNegativeNumber);
   c.certify->add_option("--out", c.out, "The attestation file to write (JSON)")->required();
-  c.certify->add_option("--data", c.data,
-                        "A copy of the run's data manifest (default: the one run.json names)");
+  AddData(c.certify, c.data);
   AddThreads(c.certify, c.threads);
   c.certify->add_flag("--quiet", c.quiet, "No progress lines");
 }
@@ -103,8 +106,7 @@ void AddTraceAndBisect(CLI::App* audit, AuditCommand& c) {
   c.trace->add_option("--capture", c.capture, "Also keep the output values of this entry")
       ->check(CLI::NonNegativeNumber);
   c.trace->add_option("--out", c.out, "The trace file to write")->required();
-  c.trace->add_option("--data", c.data,
-                      "A copy of the run's data manifest (default: the one run.json names)");
+  AddData(c.trace, c.data);
   AddThreads(c.trace, c.threads);
   c.bisect = audit->add_subcommand(
       "bisect", "Name the first operation where two traces of a step diverge, and its first "
