@@ -15,6 +15,40 @@ namespace {
 
 using nlohmann::json;
 
+// The format's own bound on the header (the reference implementation refuses larger ones).
+constexpr uint64_t kMaxHeaderBytes = 100'000'000;
+constexpr size_t kMaxRank = 16;
+constexpr uint64_t kMaxDim = uint64_t{1} << 62;
+
+// A JSON value that must be a non-negative integer (not a float, not negative).
+uint64_t Unsigned(const json& v, const std::string& where, const char* what) {
+  TRAIL_CHECK(v.is_number_unsigned(), where, ": ", what, " must be a non-negative integer, not ",
+              v.dump());
+  return v.get<uint64_t>();
+}
+
+// Parses the header, refusing a tensor name given twice (plain JSON parsing keeps the last).
+json ParseHeader(const char* begin, const char* end, const std::string& path) {
+  std::set<std::string> names;
+  std::string repeated;
+  auto note_keys = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (depth == 1 && event == json::parse_event_t::key && repeated.empty() &&
+        !names.insert(parsed.get<std::string>()).second) {
+      repeated = parsed.get<std::string>();
+    }
+    return true;
+  };
+  json header;
+  try {
+    header = json::parse(begin, end, note_keys);
+  } catch (const json::exception& e) {
+    TRAIL_FAIL(path, ": safetensors header is not valid JSON: ", e.what());
+  }
+  TRAIL_CHECK(header.is_object(), path, ": safetensors header is not a JSON object");
+  TRAIL_CHECK(repeated.empty(), path, ": tensor name '", repeated, "' appears twice in the header");
+  return header;
+}
+
 DType ParseDType(const std::string& s, const std::string& where) {
   for (DType t : {DType::kF32, DType::kI8, DType::kI32, DType::kU16, DType::kU32, DType::kF64}) {
     if (DTypeName(t) == s) return t;
@@ -65,14 +99,10 @@ SafetensorsFile ReadSafetensors(const std::string& path) {
   const uint64_t header_len = GetU64(p);
   TRAIL_CHECK(header_len <= size - 8, path, ": truncated safetensors file: header of ",
               header_len, " bytes, file of ", size);
-  json header;
-  try {
-    header = json::parse(reinterpret_cast<const char*>(p + 8),
-                         reinterpret_cast<const char*>(p + 8 + header_len));
-  } catch (const json::exception& e) {
-    TRAIL_FAIL(path, ": safetensors header is not valid JSON: ", e.what());
-  }
-  TRAIL_CHECK(header.is_object(), path, ": safetensors header is not a JSON object");
+  TRAIL_CHECK(header_len <= kMaxHeaderBytes, path, ": safetensors header of ", header_len,
+              " bytes is beyond the format's limit of ", kMaxHeaderBytes);
+  const json header = ParseHeader(reinterpret_cast<const char*>(p + 8),
+                                  reinterpret_cast<const char*>(p + 8 + header_len), path);
   const uint64_t data_begin = 8 + header_len;
   const uint64_t data_size = size - data_begin;
 
@@ -89,26 +119,37 @@ SafetensorsFile ReadSafetensors(const std::string& path) {
       }
       continue;
     }
-    try {
-      Entry e{v.at("data_offsets").at(0).get<uint64_t>(), v.at("data_offsets").at(1).get<uint64_t>(),
-              name, ParseDType(v.at("dtype").get<std::string>(), where),
-              v.at("shape").get<std::vector<int64_t>>()};
-      TRAIL_CHECK(v.at("data_offsets").size() == 2 && v.size() == 3, where,
-                  " must have exactly dtype, shape and data_offsets [begin, end]");
-      entries.push_back(std::move(e));
-    } catch (const json::exception& e) {
-      TRAIL_FAIL(where, " has a malformed entry: ", e.what());
+    TRAIL_CHECK(v.is_object() && v.size() == 3 && v.contains("dtype") && v.contains("shape") &&
+                    v.contains("data_offsets"),
+                where, " must have exactly dtype, shape and data_offsets [begin, end]");
+    const json& offsets = v["data_offsets"];
+    const json& shape = v["shape"];
+    TRAIL_CHECK(offsets.is_array() && offsets.size() == 2, where,
+                ": data_offsets must be [begin, end]");
+    TRAIL_CHECK(shape.is_array() && shape.size() <= kMaxRank, where,
+                ": shape must be an array of at most ", kMaxRank, " dimensions");
+    TRAIL_CHECK(v["dtype"].is_string(), where, ": dtype must be a string");
+    Entry e{Unsigned(offsets[0], where, "data_offsets"),
+            Unsigned(offsets[1], where, "data_offsets"), name,
+            ParseDType(v["dtype"].get<std::string>(), where), {}};
+    for (const json& d : shape) {
+      const uint64_t dim = Unsigned(d, where, "a dimension");
+      TRAIL_CHECK(dim <= kMaxDim, where, ": dimension ", dim, " is absurdly large");
+      e.shape.push_back(static_cast<int64_t>(dim));
     }
+    entries.push_back(std::move(e));
   }
   std::sort(entries.begin(), entries.end(),
             [](const Entry& a, const Entry& b) { return a.begin < b.begin; });
   uint64_t expect = 0;
   for (const Entry& e : entries) {
     const std::string where = path + ": tensor '" + e.name + "'";
+    // Checked before anything is allocated: the elements must fit the file's data.
     uint64_t numel = 1;
     for (int64_t d : e.shape) {
-      TRAIL_CHECK(d >= 0, where, " has a negative dimension");
-      numel *= static_cast<uint64_t>(d);
+      TRAIL_CHECK(!__builtin_mul_overflow(numel, static_cast<uint64_t>(d), &numel) &&
+                      numel <= data_size,
+                  where, " has a shape of more elements than the file holds");
     }
     TRAIL_CHECK(e.begin == expect && e.end >= e.begin, where, " data_offsets [", e.begin, ", ",
                 e.end, ") overlap or leave a gap (expected to start at ", expect, ")");

@@ -79,4 +79,90 @@ TEST(Safetensors, DamagedFilesAreRefusedWithTheReason) {
 }
 
 }  // namespace
+// A file of the given header text (padded to 8 bytes) and data bytes, as a hostile writer
+// would make it.
+std::string RawFile(const std::string& header, const std::string& data, uint64_t len = ~0ull) {
+  std::string h = header;
+  h.resize((h.size() + 7) / 8 * 8, ' ');
+  if (len == ~0ull) len = h.size();
+  std::string out(8, '\0');
+  std::memcpy(out.data(), &len, 8);
+  return out + h + data;
+}
+
+std::string ErrorReading(const TempDir& dir, const std::string& bytes) {
+  const std::string path = dir.path() + "/h.safetensors";
+  WriteFileAtomic(path, bytes);
+  return ErrorOf([&] { ReadSafetensors(path); });
+}
+
+TEST(Safetensors, HostileHeadersAreRefusedWithoutCrashOrHugeAllocation) {
+  TempDir dir;
+  const std::string data24(24, '\x01');
+  auto expect = [&](const std::string& bytes, const std::string& reason) {
+    const std::string e = ErrorReading(dir, bytes);
+    EXPECT_NE(e.find(reason), std::string::npos) << "want '" << reason << "', got: " << e;
+  };
+  // Header length beyond the file, and absurdly large.
+  expect(RawFile(R"({})", "", 1000), "truncated safetensors file: header of 1000 bytes");
+  expect(RawFile(R"({})", "", ~0ull - 3), "truncated");
+  // Offsets overlapping, out of range, leaving a gap, not covering the data.
+  expect(RawFile(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},)"
+                 R"("b":{"dtype":"F32","shape":[4],"data_offsets":[8,24]}})", data24),
+         "overlap or leave a gap");
+  expect(RawFile(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[1099511627776,1099511627792]}})",
+                 data24), "overlap or leave a gap");
+  expect(RawFile(R"({"a":{"dtype":"F32","shape":[268435456],"data_offsets":[0,1073741824]}})",
+                 data24), "more elements than the file holds");
+  expect(RawFile(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                 R"("b":{"dtype":"F32","shape":[2],"data_offsets":[16,24]}})", data24),
+         "overlap or leave a gap (expected to start at 8)");
+  expect(RawFile(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", data24),
+         "8 trailing bytes");
+  expect(RawFile(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[16,0]}})", data24),
+         "overlap or leave a gap");
+  // dtype and shape disagreeing with the byte length; shapes whose product overflows.
+  expect(RawFile(R"({"a":{"dtype":"I8","shape":[5],"data_offsets":[0,24]}})", data24),
+         "holds 24 bytes but dtype and shape need 5");
+  expect(RawFile(R"({"a":{"dtype":"F32","shape":[4294967296,4294967296,16],"data_offsets":[0,0]}})",
+                 ""), "more elements than the file holds");
+  expect(RawFile(R"({"a":{"dtype":"F32","shape":[-1,6],"data_offsets":[0,24]}})", data24),
+         "a dimension must be a non-negative integer");
+  expect(RawFile(R"({"a":{"dtype":"F32","shape":[1.5,4],"data_offsets":[0,24]}})", data24),
+         "a dimension must be a non-negative integer");
+  expect(RawFile(R"({"a":{"dtype":"F32","shape":[6],"data_offsets":[0,-24]}})", data24),
+         "data_offsets must be a non-negative integer");
+  expect(RawFile(R"({"a":{"dtype":"F32","shape":)" + std::string(20, '[') + "]", data24),
+         "not valid JSON");
+  expect(RawFile(R"({"a":{"dtype":"F32","shape":[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1],"data_offsets":[0,4]}})",
+                 data24), "at most 16 dimensions");
+  // Duplicate names (plain JSON parsing would keep the last silently); non-UTF-8 names.
+  expect(RawFile(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,12]},)"
+                 R"("a":{"dtype":"F32","shape":[3],"data_offsets":[12,24]}})", data24),
+         "tensor name 'a' appears twice");
+  expect(RawFile("{\"\xff\xfe\":{\"dtype\":\"F32\",\"shape\":[6],\"data_offsets\":[0,24]}}", data24),
+         "not valid JSON");
+  expect(RawFile(R"({"\ud800":{"dtype":"F32","shape":[6],"data_offsets":[0,24]}})", data24),
+         "not valid JSON");
+  // Entries that are not objects of exactly the three fields.
+  expect(RawFile(R"({"a":[1,2,3]})", data24), "must have exactly dtype, shape and data_offsets");
+  expect(RawFile(R"({"a":{"dtype":7,"shape":[6],"data_offsets":[0,24]}})", data24),
+         "dtype must be a string");
+}
+
+TEST(Safetensors, HeaderBeyondTheFormatLimitIsRefusedBeforeParsing) {
+  // A sparse file of 200 MB whose header claims 150 MB: refused by the limit, not parsed.
+  TempDir dir;
+  const std::string path = dir.path() + "/big.safetensors";
+  {
+    std::ofstream out(path, std::ios::binary);
+    const uint64_t len = 150'000'000;
+    out.write(reinterpret_cast<const char*>(&len), 8);
+    out.seekp(200'000'000 - 1);
+    out.put('\0');
+  }
+  EXPECT_NE(ErrorOf([&] { ReadSafetensors(path); }).find("beyond the format's limit"),
+            std::string::npos);
+}
+
 }  // namespace trail
