@@ -84,7 +84,7 @@ int RunDecode(const TokenizerOptions& o) {
   Json j;
   try {
     j = Json::parse(text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {
     TRAIL_FAIL("decode expects a JSON array of token ids: ", e.what());
   }
   TRAIL_CHECK(j.is_array(), "decode expects a JSON array of token ids");

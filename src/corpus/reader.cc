@@ -342,7 +342,8 @@ void ReadWarcRecords(const std::string& path, uint64_t max_record_bytes,
       break;
     }
     const std::string cl = h.count("content-length") ? h["content-length"] : "";
-    if (cl.empty() || cl.find_first_not_of("0123456789") != std::string::npos) {
+    // At most 18 digits: a larger length cannot be a real record (and would overflow).
+    if (cl.empty() || cl.size() > 18 || cl.find_first_not_of("0123456789") != std::string::npos) {
       const uint64_t bytes = headers.size() + resync();  // the block cannot be delimited
       on_bad(Bad(path, offset, 0, bytes, "warc_header",
                  "missing or invalid Content-Length '" + cl + "'", headers, ""));

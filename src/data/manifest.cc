@@ -214,7 +214,7 @@ Manifest ParseManifest(const std::string& json_text, const std::string& file,
   Json j;
   try {
     j = Json::parse(json_text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {
     TRAIL_FAIL(file, ": not valid JSON: ", e.what());
   }
   Manifest m;

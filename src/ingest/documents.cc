@@ -156,7 +156,7 @@ void ParseDocument(const std::string& record, const std::string& path, uint64_t 
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(record);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     TRAIL_FAIL(path, ":", line, ": not valid JSON: ", e.what());
   }
   TRAIL_CHECK(j.is_object(), path, ":", line, ": a document is a JSON object");

@@ -22,7 +22,7 @@ std::vector<data::ShardRef> ReadShardList(const std::string& list, const std::st
   Json j;
   try {
     j = Json::parse(ReadFileToString(list));
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {
     TRAIL_FAIL(list, ": not valid JSON: ", e.what());
   }
   TRAIL_CHECK(j.value("contract", "") == contract_hex, list,

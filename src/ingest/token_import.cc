@@ -20,7 +20,7 @@ void ParseTokenLine(const std::string& line, const std::string& where, TokenLine
   Json j;
   try {
     j = Json::parse(line);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {
     TRAIL_FAIL(where, ": not valid JSON: ", e.what());
   }
   TRAIL_CHECK(j.is_object(), where, ": each line must be a JSON object");

@@ -76,7 +76,7 @@ class TokenizeJob {
     Json old;
     try {
       old = Json::parse(ReadFileToString(journal_path_));
-    } catch (const Json::parse_error& e) {
+    } catch (const Json::exception& e) {
       TRAIL_FAIL(journal_path_, ": not valid JSON: ", e.what());
     }
     Json old_header = old;

@@ -85,7 +85,7 @@ LoadedContract LoadContract(const std::string& path) {
   Json j;
   try {
     j = Json::parse(text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {
     TRAIL_FAIL(path, ": not valid JSON: ", e.what());
   }
   const std::set<std::string> known = {"format",        "artifact",      "vocab_size",

@@ -118,7 +118,7 @@ ReadJson ParseJsonFile(const std::string& path) {
   TRAIL_CHECK(std::filesystem::exists(path), path, ": not found");
   try {
     return ReadJson::parse(ReadFileToString(path));
-  } catch (const ReadJson::parse_error& e) {
+  } catch (const ReadJson::exception& e) {
     TRAIL_FAIL(path, ": not valid JSON (truncated or corrupt?): ", e.what());
   }
 }
@@ -200,6 +200,11 @@ std::unique_ptr<Tokenizer> LoadTiktoken(const std::string& name, const std::stri
     TRAIL_CHECK(!r.empty() && r.size() < 10 && r.find_first_not_of("0123456789") == std::string_view::npos,
                 path, ":", line_no, ": bad rank '", r, "'");
     for (char c : r) rank = rank * 10 + (c - '0');
+    // The published files number their ranks below the vocabulary's size (a special token may
+    // sit in a gap): a larger rank is damage, refused before it can size the table.
+    const uint64_t vocab = enc->ranks + enc->specials.size();
+    TRAIL_CHECK(rank < vocab, path, ":", line_no, ": rank ", rank, " beyond ", name,
+                "'s vocabulary of ", vocab);
     if (tokens.size() <= rank) tokens.resize(rank + 1);
     TRAIL_CHECK(tokens[rank].empty(), path, ":", line_no, ": rank ", rank, " given twice");
     tokens[rank] = bytes;
@@ -214,7 +219,12 @@ std::unique_ptr<Tokenizer> LoadTiktoken(const std::string& name, const std::stri
   return std::make_unique<Tokenizer>(name, enc->pattern, std::move(model), enc->specials);
 }
 
-std::unique_ptr<Tokenizer> LoadGpt2(const std::string& encoder_json, const std::string& vocab_bpe) {
+namespace {
+
+// The loaders proper; the public functions below turn a JSON value of the wrong type (which
+// nlohmann reports with its own exception) into an error that names the file.
+std::unique_ptr<Tokenizer> Gpt2FromFiles(const std::string& encoder_json,
+                                         const std::string& vocab_bpe) {
   const ReadJson enc = ParseJsonFile(encoder_json);
   TRAIL_CHECK(enc.is_object() && !enc.empty(), encoder_json, ": expected an object token -> id");
   std::vector<std::string> tokens;
@@ -222,6 +232,10 @@ std::unique_ptr<Tokenizer> LoadGpt2(const std::string& encoder_json, const std::
   for (auto it = enc.begin(); it != enc.end(); ++it) {
     TRAIL_CHECK(it.value().is_number_unsigned(), encoder_json, ": id of '", it.key(),
                 "' is not a non-negative integer");
+    // Ids are below the number of entries (the published file numbers them 0..n-1), which
+    // bounds the table by the file's size.
+    TRAIL_CHECK(it.value().get<uint64_t>() < enc.size(), encoder_json, ": id of '", it.key(),
+                "' is beyond the ", enc.size(), " entries");
     const uint32_t id = it.value().get<uint32_t>();
     if (tokens.size() <= id) tokens.resize(id + 1);
     if (it.key() == "<|endoftext|>") {
@@ -256,47 +270,60 @@ std::unique_ptr<Tokenizer> LoadGpt2(const std::string& encoder_json, const std::
   return std::make_unique<Tokenizer>("gpt2", kGpt2Pattern, std::move(model), specials);
 }
 
-std::unique_ptr<Tokenizer> LoadHfTokenizerJson(const std::string& path) {
+// obj[key] for reading: a null value when obj is not an object or lacks the key (nlohmann's
+// const operator[] asserts on a missing key).
+const ReadJson& Field(const ReadJson& obj, const char* key) {
+  static const ReadJson kNull;
+  if (!obj.is_object()) return kNull;
+  const auto it = obj.find(key);
+  return it == obj.end() ? kNull : *it;
+}
+
+std::unique_ptr<Tokenizer> HfFromFile(const std::string& path) {
   const ReadJson j = ParseJsonFile(path);
   TRAIL_CHECK(j.is_object() && j.contains("model"), path, ": not a tokenizer.json (no model)");
-  const ReadJson& m = j["model"];
+  const ReadJson& m = Field(j, "model");
   TRAIL_CHECK(m.value("type", "") == "BPE", path, ": model type '", m.value("type", ""),
               "' is not supported (byte-level BPE only)");
   TRAIL_CHECK(!m.value("byte_fallback", false), path, ": byte_fallback BPE is not supported");
   Normalization normalization = Normalization::kNone;
-  if (!j["normalizer"].is_null()) {
-    TRAIL_CHECK(j["normalizer"].value("type", "") == "NFC", path, ": normalizer ",
-                j["normalizer"].dump(), " is not supported (none or NFC)");
+  if (!Field(j, "normalizer").is_null()) {
+    TRAIL_CHECK(Field(j, "normalizer").value("type", "") == "NFC", path, ": normalizer ",
+                Field(j, "normalizer").dump(), " is not supported (none or NFC)");
     normalization = Normalization::kNfc;
   }
   // Pre-tokenizer: Sequence[Split(Regex, Isolated), ByteLevel(use_regex=false)] or
   // ByteLevel(use_regex=true) (GPT-2's pattern).
   std::string pattern;
-  const ReadJson& pre = j["pre_tokenizer"];
+  const ReadJson& pre = Field(j, "pre_tokenizer");
   auto byte_level = [&](const ReadJson& p, bool want_regex) {
     TRAIL_CHECK(p.value("type", "") == "ByteLevel" && !p.value("add_prefix_space", false) &&
                     p.value("use_regex", true) == want_regex,
                 path, ": unsupported pre_tokenizer ", p.dump());
   };
   if (pre.value("type", "") == "Sequence") {
-    const ReadJson& seq = pre["pretokenizers"];
+    const ReadJson& seq = Field(pre, "pretokenizers");
     TRAIL_CHECK(seq.is_array() && seq.size() == 2, path, ": unsupported pre_tokenizer sequence");
     const ReadJson& split = seq[0];
     TRAIL_CHECK(split.value("type", "") == "Split" && split.value("behavior", "") == "Isolated" &&
-                    !split.value("invert", false) && split["pattern"].contains("Regex"),
+                    !split.value("invert", false) && Field(split, "pattern").contains("Regex"),
                 path, ": unsupported Split pre_tokenizer ", split.dump());
-    pattern = split["pattern"]["Regex"].get<std::string>();
+    pattern = Field(Field(split, "pattern"), "Regex").get<std::string>();
     byte_level(seq[1], false);
   } else {
     byte_level(pre, true);
     pattern = kGpt2Pattern;
   }
-  const ReadJson& vocab = m["vocab"];
+  const ReadJson& vocab = Field(m, "vocab");
   TRAIL_CHECK(vocab.is_object() && !vocab.empty(), path, ": model.vocab missing or empty");
   std::vector<std::string> tokens;
   std::unordered_map<std::string, uint32_t> level_ids;
+  const uint64_t max_ids = vocab.size() + Field(j, "added_tokens").size();
   for (auto it = vocab.begin(); it != vocab.end(); ++it) {
     TRAIL_CHECK(it.value().is_number_unsigned(), path, ": vocab id of '", it.key(), "' is bad");
+    // Ids below the vocab's and added tokens' count bound the table by the file's size.
+    TRAIL_CHECK(it.value().get<uint64_t>() < max_ids, path, ": vocab id of '", it.key(),
+                "' is beyond the ", max_ids, " entries and added tokens");
     const uint32_t id = it.value().get<uint32_t>();
     if (tokens.size() <= id) tokens.resize(id + 1);
     TRAIL_CHECK(tokens[id].empty(), path, ": vocab id ", id, " given twice");
@@ -304,7 +331,7 @@ std::unique_ptr<Tokenizer> LoadHfTokenizerJson(const std::string& path) {
     level_ids[it.key()] = id;
   }
   BpeModel model(std::move(tokens), m.value("ignore_merges", false));
-  const ReadJson& merges = m["merges"];
+  const ReadJson& merges = Field(m, "merges");
   TRAIL_CHECK(merges.is_array(), path, ": model.merges missing");
   for (size_t r = 0; r < merges.size(); ++r) {
     std::string a, b;
@@ -327,13 +354,31 @@ std::unique_ptr<Tokenizer> LoadHfTokenizerJson(const std::string& path) {
   model.Finalize();
   std::vector<SpecialToken> specials;
   if (j.contains("added_tokens")) {
-    for (const ReadJson& a : j["added_tokens"]) {
+    for (const ReadJson& a : Field(j, "added_tokens")) {
       specials.push_back({a.at("content").get<std::string>(), a.at("id").get<uint32_t>()});
     }
   }
   const std::string name = std::filesystem::path(path).parent_path().filename().string();
   return std::make_unique<Tokenizer>(name.empty() ? "tokenizer.json" : name, pattern,
                                      std::move(model), specials, normalization);
+}
+
+}  // namespace
+
+std::unique_ptr<Tokenizer> LoadGpt2(const std::string& encoder_json, const std::string& vocab_bpe) {
+  try {
+    return Gpt2FromFiles(encoder_json, vocab_bpe);
+  } catch (const ReadJson::exception& e) {
+    TRAIL_FAIL(encoder_json, ": malformed: ", e.what());
+  }
+}
+
+std::unique_ptr<Tokenizer> LoadHfTokenizerJson(const std::string& path) {
+  try {
+    return HfFromFile(path);
+  } catch (const ReadJson::exception& e) {
+    TRAIL_FAIL(path, ": malformed: ", e.what());
+  }
 }
 
 std::unique_ptr<Tokenizer> LoadTokenizer(const std::string& path) {

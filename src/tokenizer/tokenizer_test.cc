@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -173,6 +174,43 @@ TEST(Tokenizer, BadFilesAreClearErrors) {
             std::string::npos);
   EXPECT_NE(ErrorOf([&] { Encoding("cl100k_base").Decode(std::vector<uint32_t>{300000}); })
                 .find("outside the vocabulary"),
+            std::string::npos);
+}
+
+// Ids and ranks that would size a table far beyond the file (found by fuzz/tiktoken_fuzz and
+// fuzz/tokenizer_json_fuzz) and JSON values of the wrong type are refused with the file's name.
+TEST(Tokenizer, HostileIdsAndTypesAreClearErrorsWithoutHugeTables) {
+  TempDir dir;
+  WriteFileAtomic(dir / "r50k_base.tiktoken", "IQ== 0\nIg== 999999999\n");
+  EXPECT_NE(ErrorOf([&] { LoadTiktoken("r50k_base", dir / "r50k_base.tiktoken", false); })
+                .find("r50k_base.tiktoken:2: rank 999999999 beyond r50k_base's vocabulary of 50257"),
+            std::string::npos);
+  WriteFileAtomic(dir / "encoder.json", R"({"a": 0, "b": 4000000000})");
+  WriteFileAtomic(dir / "vocab.bpe", "a b\n");
+  EXPECT_NE(ErrorOf([&] { LoadGpt2(dir / "encoder.json", dir / "vocab.bpe"); })
+                .find("id of 'b' is beyond the 2 entries"),
+            std::string::npos);
+  const std::string hf_head =
+      R"({"pre_tokenizer": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": {"a": 0, "b": )";
+  WriteFileAtomic(dir / "tokenizer.json", hf_head + R"(4294967297}, "merges": []}})");
+  EXPECT_NE(ErrorOf([&] { LoadHfTokenizerJson(dir / "tokenizer.json"); })
+                .find("vocab id of 'b' is beyond the 2 entries and added tokens"),
+            std::string::npos);
+  // Every byte token, then a merge and an added token of the wrong shape.
+  std::string bytes_vocab;
+  for (int b = 0; b < 256; ++b) {
+    nlohmann::json key = BytesToByteLevel(std::string(1, static_cast<char>(b)));
+    bytes_vocab += key.dump() + ": " + std::to_string(b) + ", ";
+  }
+  const std::string hf_bytes = R"({"pre_tokenizer": {"type": "ByteLevel"}, "model": {"type": "BPE", )"
+                               R"("vocab": {)" + bytes_vocab + R"("ab": 256}, )";
+  WriteFileAtomic(dir / "tokenizer.json", hf_bytes + R"("merges": [["a", 5]]}})");
+  EXPECT_NE(ErrorOf([&] { LoadHfTokenizerJson(dir / "tokenizer.json"); })
+                .find("tokenizer.json: malformed: "),
+            std::string::npos);
+  WriteFileAtomic(dir / "tokenizer.json", hf_bytes + R"("merges": []}, "added_tokens": [{}]})");
+  EXPECT_NE(ErrorOf([&] { LoadHfTokenizerJson(dir / "tokenizer.json"); })
+                .find("tokenizer.json: malformed: "),
             std::string::npos);
 }
 
