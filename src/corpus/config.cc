@@ -1,10 +1,10 @@
 #include "corpus/config.h"
 
 #include <set>
-#include <toml++/toml.h>
 
 #include "core/error.h"
 #include "core/file_util.h"
+#include "core/toml_text.h"
 
 namespace trail::corpus {
 namespace {
@@ -55,13 +55,7 @@ const toml::table* Section(const toml::table& root, const char* name, const std:
 CorpusConfig LoadCorpusConfig(const std::string& path) {
   CorpusConfig c;
   c.text = ReadFileToString(path);
-  toml::table root;
-  try {
-    root = toml::parse(c.text, path);
-  } catch (const toml::parse_error& e) {
-    TRAIL_FAIL(path, ": not valid TOML: ", e.description(), " at line ",
-                e.source().begin.line);
-  }
+  const toml::table root = ParseTomlText(c.text, path);
   AllowOnly(root, {"seed", "max_record_bytes", "memory_budget_mb", "source", "language", "quality", "dedup", "pii", "decontamination",
                    "split", "output"},
             "the top level", path);

@@ -2,15 +2,10 @@
 
 #include <set>
 
-// toml++ as a header-only library here, so the trainer builds wherever its headers exist
-// (the aarch64 cross build has no arm64 toml++ library).
-#define TOML_HEADER_ONLY 1
-#define TOML_SHARED_LIB 0
-#include <toml++/toml.h>
-
 #include "core/error.h"
 #include "core/file_util.h"
 #include "core/hash.h"
+#include "core/toml_text.h"
 
 namespace trail::train {
 namespace {
@@ -213,13 +208,7 @@ Recipe ParseRecipe(const std::string& text, const std::string& path, int64_t dat
   r.path = path;
   r.text = text;
   r.sha256 = ToHex(Sha256({reinterpret_cast<const uint8_t*>(text.data()), text.size()}));
-  toml::table root;
-  try {
-    root = toml::parse(text, path);
-  } catch (const toml::parse_error& e) {
-    TRAIL_FAIL(path, ": not valid TOML: ", e.description(), " at line ",
-                e.source().begin.line);
-  }
+  const toml::table root = ParseTomlText(text, path);
   const Reader rd(path);
   rd.AllowOnly(&root, {"model", "optimizer", "schedule", "mesh", "train", "monitor"},
                "the top level");
