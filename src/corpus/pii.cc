@@ -90,9 +90,11 @@ PiiResult RedactPii(std::string_view text) {
       R"(|\bAKIA[0-9A-Z]{16}\b|\bgh[pousr]_[A-Za-z0-9]{36,}\b|\bxox[abprs]-[A-Za-z0-9\-]{10,}\b)"
       R"(|(?i:\b(?:api[_\-]?key|secret[_\-]?key|access[_\-]?token|auth[_\-]?token|password)\b\s*[:=]\s*["']?)[A-Za-z0-9_\-+/=]{12,})");
   static const Regex ip(R"((?<![\d.])\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?![\d.]))");
-  // Group 1: the cue and what follows it up to the number; group 2: a '+' country code.
+  // Group 1: the cue and what follows it up to the number; group 2: a '+' country code. The
+  // subscriber number is two groups of 3-4 digits (415-555-0123) or one of 5-8 (30 1234567).
   static const Regex phone(
-      R"(((?i:\b(?:phone|tel|telephone|call|fax|mobile|cell)\b)[^\n\d+(]{0,12})?(\+\d{1,3}[\s.\-]?)?\(?\d{2,4}\)?[\s.\-]\d{3,4}[\s.\-]\d{3,4}(?!\d))");
+      R"(((?i:\b(?:phone|tel|telephone|call|fax|mobile|cell)\b)[^\n\d+(]{0,12})?(\+\d{1,3}[\s.\-]?)?)"
+      R"(\(?\d{2,4}\)?[\s.\-](?:\d{3,4}[\s.\-]\d{3,4}|\d{5,8})(?!\d))");
   PiiResult r;
   using Out = std::optional<std::string>;
   std::string s = secret.Replace(text, [&](std::string_view, size_t, size_t, const PCRE2_SIZE*, int) -> Out {

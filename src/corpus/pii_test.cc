@@ -4,6 +4,9 @@
 
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "corpus/pii.h"
 
@@ -29,6 +32,40 @@ TEST(Pii, EachTypeIsReplacedAndCounted) {
   EXPECT_EQ(RedactPii("-----BEGIN RSA PRIVATE KEY-----\nMIIE\nabc\n-----END RSA PRIVATE KEY-----")
                 .text,
             "<SECRET>");
+}
+
+// Expected outputs written by hand from the rules in pii.h (not by running the redactor): lines
+// in the style of real text — Debian copyright headers, configuration files, mail signatures —
+// and near-misses that look like PII but must stay.
+TEST(Pii, RealStyleLinesMatchHandWrittenExpectations) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      // Addresses in Debian copyright files.
+      {"Maintainer: Matthias Klose <doko@debian.org>", "Maintainer: Matthias Klose <<EMAIL>>"},
+      {"Copyright: 2004-2021 Jane Roe <jane_roe-99@mail.example.org>, John Doe <jd@ex.io>",
+       "Copyright: 2004-2021 Jane Roe <<EMAIL>>, John Doe <<EMAIL>>"},
+      {"Upstream-Contact: bug-bash@gnu.org", "Upstream-Contact: <EMAIL>"},
+      // Phones with a cue or a leading '+'.
+      {"Tel: +49 30 1234567, Fax: +49 30 1234568", "Tel: <PHONE>, Fax: <PHONE>"},
+      {"Please call (212) 555-0199 after 5pm.", "Please call <PHONE> after 5pm."},
+      // Public IPv4 addresses go; private, loopback, link-local, multicast, reserved stay.
+      {"nameserver 1.1.1.1", "nameserver <IP_ADDRESS>"},
+      {"peer 172.32.0.1 (public) and 172.31.255.254 (private)",
+       "peer <IP_ADDRESS> (public) and 172.31.255.254 (private)"},
+      {"bind 127.0.0.1; gw 169.254.10.1; mcast 224.0.0.251; mask 255.255.255.0",
+       "bind 127.0.0.1; gw 169.254.10.1; mcast 224.0.0.251; mask 255.255.255.0"},
+      // Secrets.
+      {"token: ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789", "token: <SECRET>"},
+      {"AWS_ACCESS_KEY_ID=AKIAJ3EXAMPLEKEY7ZQA", "AWS_ACCESS_KEY_ID=<SECRET>"},
+      // Near-misses: versions, dates, ISBNs, counts, URLs, handles, addresses without a domain.
+      {"Version 10.2.1.4.7 released 2023-01-15; ISBN 978-3-16-148410-0.",
+       "Version 10.2.1.4.7 released 2023-01-15; ISBN 978-3-16-148410-0."},
+      {"See https://www.gnu.org/licenses/gpl-3.0.html or ask @maintainer on IRC.",
+       "See https://www.gnu.org/licenses/gpl-3.0.html or ask @maintainer on IRC."},
+      {"Chapter 3, verses 16-18: 1,234,567 copies; room 101.",
+       "Chapter 3, verses 16-18: 1,234,567 copies; room 101."},
+      {"user@localhost and 999.1.2.3 and 1.2.3 stay", "user@localhost and 999.1.2.3 and 1.2.3 stay"},
+  };
+  for (const auto& [in, want] : cases) EXPECT_EQ(RedactPii(in).text, want) << in;
 }
 
 TEST(Pii, DebianCopyrightFilesLoseEveryAddress) {
