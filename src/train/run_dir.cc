@@ -33,9 +33,10 @@ void RunDirectory::Create(const std::string& recipe_source, const std::string& r
     WriteFileAtomic(recipe_path(), recipe_text);
   }
   WriteFileAtomic(info_path(), info.dump(2) + "\n");
-  WriteFileAtomic(trajectory_path(), "");
   WriteFileAtomic(metrics_path(), "");
 }
+
+void RunDirectory::MarkStarted() const { WriteFileAtomic(trajectory_path(), ""); }
 
 RunInfo RunDirectory::ReadInfo() const {
   const std::string path = info_path();

@@ -50,13 +50,16 @@ class RunDirectory {
   std::string trajectory_path() const { return dir_ + "/trajectory.jsonl"; }
   std::string metrics_path() const { return dir_ + "/metrics.jsonl"; }
 
-  bool HoldsRun() const;     // a trajectory exists
+  bool HoldsRun() const;     // a trajectory exists: the run has started
   bool CanResume() const;    // recipe.toml and trajectory.jsonl exist
 
   // Lays out a fresh run: checkpoints/, recipe.toml (unless recipe_source already is it),
-  // run.json, and empty trajectory and metrics files. Each file is written atomically.
+  // run.json and an empty metrics file, each written atomically. The run has not started yet:
+  // a process killed before MarkStarted leaves a directory that a fresh `train` reuses.
   void Create(const std::string& recipe_source, const std::string& recipe_text,
               const nlohmann::json& info) const;
+  // Writes the empty trajectory, the commit point of a start (after checkpoint 0 is saved).
+  void MarkStarted() const;
 
   // run.json; throws trail::Error naming the file when it is missing or malformed.
   RunInfo ReadInfo() const;

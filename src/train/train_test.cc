@@ -423,6 +423,9 @@ TEST(RunDirectory, LayoutInfoAndMetricsTrim) {
   WriteFileAtomic(dir / "r.toml", "recipe");
   rd.Create(dir / "r.toml", "recipe", {{"format", "trail.run.v1"}, {"genesis", std::string(64, 'c')},
                                        {"data_manifest", "/m.json"}});
+  // Laid out but not started: a fresh run may still reuse the directory.
+  EXPECT_FALSE(rd.HoldsRun() || rd.CanResume());
+  rd.MarkStarted();
   EXPECT_TRUE(rd.HoldsRun() && rd.CanResume());
   EXPECT_EQ(ReadFileToString(rd.recipe_path()), "recipe");
   const RunInfo info = rd.ReadInfo();

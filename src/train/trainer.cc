@@ -75,6 +75,7 @@ void StartFresh(const TrainOptions& opt, const RunDirectory& rd, LoadedRun& run,
   rd.Create(opt.recipe_path, R.text, info);
   lock.emplace(rd.dir());
   SaveCheckpoint(rd.dir(), st, run.id());
+  rd.MarkStarted();
 }
 
 // A resume: process 0 picks the newest valid checkpoint (setting damaged ones aside) and the
