@@ -30,6 +30,7 @@ void PrintJson(const train::SelftestReport& r) {
                          {"mismatched", o.mismatched}, {"missing_from_golden", o.missing},
                          {"seconds", o.seconds}});
   }
+  j["not_runnable_here"] = r.not_runnable;
   j["data_stream"] = {{"reproduces", r.stream_ok}, {"digest", r.stream_digest},
                       {"seconds", r.stream_seconds}};
   std::cout << j.dump(2) << "\n";
@@ -44,11 +45,18 @@ void PrintText(const train::SelftestReport& r) {
     for (const auto& n : o.mismatched) std::printf("      differs: %s\n", n.c_str());
     for (const auto& n : o.missing) std::printf("      not in the golden file: %s\n", n.c_str());
   }
+  for (const auto& n : r.not_runnable) {
+    std::printf("  %-10s            not run: compiled in, but this CPU lacks its instructions\n",
+                n.c_str());
+  }
   std::printf("  %-10s            %s  (%.2fs)\n", "stream",
               r.stream_ok ? "reproduces the canonical data stream" : "DIFFERS", r.stream_seconds);
   if (!r.stream_ok) std::printf("      stream digest %s\n", r.stream_digest.c_str());
-  std::printf("%s\n", r.reproduces ? "this machine reproduces trail's reference bits"
-                                   : "this machine does NOT reproduce trail's reference bits");
+  std::printf("%s%s\n",
+              r.reproduces ? "this machine reproduces trail's reference bits"
+                           : "this machine does NOT reproduce trail's reference bits",
+              r.not_runnable.empty() ? " on every SIMD target compiled in"
+                                     : " on the SIMD targets it can run");
 }
 
 }  // namespace

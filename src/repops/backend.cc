@@ -37,6 +37,16 @@ std::vector<Backend> AvailableBackends() {
   return out;
 }
 
+std::vector<std::string> CompiledBackendsNotRunnable() {
+  const int64_t supported = hwy::SupportedTargets();
+  std::vector<std::string> out;
+  for (int64_t rest = HWY_TARGETS; rest != 0; rest &= rest - 1) {
+    const int64_t bit = rest & -rest;
+    if ((supported & bit) == 0) out.push_back(hwy::TargetName(bit));
+  }
+  return out;
+}
+
 void UseBackend(const Backend& b) {
   g_active.store(b.target == 0 ? &ReferenceKernels() : KernelsForTarget(b.target),
                  std::memory_order_release);

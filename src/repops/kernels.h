@@ -61,6 +61,9 @@ struct Backend {
 };
 // The scalar reference first, then every Highway target compiled in and supported by this CPU.
 std::vector<Backend> AvailableBackends();
+// Highway targets compiled into this binary that this CPU cannot run (it lacks their
+// instructions): a selftest here does not cover them, and says so.
+std::vector<std::string> CompiledBackendsNotRunnable();
 void UseBackend(const Backend& b);
 // The best SIMD target, or the one named by the TRAIL_BACKEND environment variable.
 void UseDefaultBackend();

@@ -63,6 +63,7 @@ SelftestReport RunSelftest(const std::string& backend, const std::vector<int>& t
     }
   }
   TRAIL_CHECK(!rep.runs.empty(), "no backend named '", backend, "' here");
+  if (backend.empty()) rep.not_runnable = repops::CompiledBackendsNotRunnable();
   // The data stream is integer-only: one digest for every backend and thread count.
   const auto t0 = std::chrono::steady_clock::now();
   rep.stream_digest = data::ComputeStreamGoldenDigest();

@@ -23,6 +23,7 @@ struct SelftestRun {
 struct SelftestReport {
   std::string fp_problems;                 // non-empty: the floating-point contract fails here
   std::vector<SelftestRun> runs;
+  std::vector<std::string> not_runnable;   // SIMD targets compiled in that this CPU cannot run
   size_t golden_cases = 0, training_runs = 0;
   bool stream_ok = false;
   std::string stream_digest;
