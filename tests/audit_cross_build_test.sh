@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# A step of a run trained by this (x86-64) build, replayed by the aarch64 build under
-# qemu-aarch64: the audit verdict must be a match — the same bits from another ISA.
-# Arguments: this build's trail, the aarch64 build directory (scripts/check-aarch64.sh).
+# Steps of a run trained by this build, replayed by another build of trail — the aarch64 build
+# under qemu-aarch64 (another ISA) or the clang build (another compiler): the audit verdict must
+# be a match, the same bits from the other build.
+# Arguments: this build's trail, the other build's directory (configured by
+# scripts/check-aarch64.sh or scripts/check-clang.sh), and how to run it: qemu or native.
 set -euo pipefail
-trail=$1; build=$2
+trail=$1; build=$2; how=$3
 here=$(cd "$(dirname "$0")/.." && pwd)
-dir=$(mktemp -d "${TMPDIR:-/tmp}/trail-audit-arm-XXXXXX")
+dir=$(mktemp -d "${TMPDIR:-/tmp}/trail-audit-cross-XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 cd "$dir"
-cmake --build "$build" --target trail > /dev/null  # configured by scripts/check-aarch64.sh
+cmake --build "$build" --target trail > /dev/null  # configured by scripts/check-*.sh
 python3 -c '
 import json
 for d in range(60):
@@ -39,8 +41,12 @@ steps = 6
 checkpoint_every = 3
 TOML
 "$trail" train --recipe recipe.toml --data manifest.json --run run --quiet --threads 2 > /dev/null
-# One thread: qemu-user here hangs on any std::thread (see scripts/check-aarch64.sh).
-qemu-aarch64 -L /usr/aarch64-linux-gnu "$build/src/cli/trail" audit replay --run run --steps 3:6 \
-  --threads 1 --quiet | tee replay.out
+if [ "$how" = qemu ]; then
+  # One thread: qemu-user here hangs on any std::thread (see scripts/check-aarch64.sh).
+  other=(qemu-aarch64 -L /usr/aarch64-linux-gnu "$build/src/cli/trail"); threads=1
+else
+  other=("$build/src/cli/trail"); threads=2
+fi
+"${other[@]}" audit replay --run run --steps 3:6 --threads $threads --quiet | tee replay.out
 grep -q "3 of 3 requested steps bit-identical" replay.out
 grep -q "verdict: MATCH" replay.out
