@@ -41,13 +41,14 @@ tokenize --input docs.jsonl --output-dir resumed --threads 1
 tokenize --input docs.jsonl.gz --output-dir gz
 tokenize --input docs.jsonl.zst --output-dir zst
 [ "$(sums one)" = "$(sums gz)" ] && [ "$(sums one)" = "$(sums zst)" ] || fail "compressed input differs"
-if tokenize --input docs.jsonl --output-dir resumed --shard-tokens 999 2>/dev/null; then
-  fail "a rerun with other parameters was accepted"
-fi
+out=$("$trail" data tokenize --contract tokenizer.contract.json --input docs.jsonl \
+  --output-dir resumed --shard-tokens 999 2>&1) && fail "a rerun with other parameters was accepted"
+grep -q "an earlier run used other parameters" <<<"$out" || fail "rerun message: $out"
 
 "$trail" data manifest --contract tokenizer.contract.json --source kjv=1=one/shard.shards.json \
   --seq-len 32 --seed 1 --output manifest.json > /dev/null
-"$trail" data verify --manifest manifest.json | grep -q "failed$" || fail "verify"
+shards=$(ls one/*.tshard | wc -l)
+"$trail" data verify --manifest manifest.json | grep -qx "$shards shards verified, 0 failed" || fail "verify"
 out=$("$trail" data inspect --manifest manifest.json --window 7 --contract tokenizer.contract.json)
 grep -q "kjv-" <<<"$out" || fail "inspect shows no document key: $out"
 grep -Eq '"[^"]*[a-z]{3,}' <<<"$out" || fail "inspect shows no text: $out"

@@ -88,26 +88,68 @@ if out=$("$trail" train verify --run learn); then fail "verify missed a damaged 
 grep -q "FAIL .*$(basename "$ckpt")/model.safetensors: SHA-256 differs" <<<"$out" || fail "verify: $out"
 
 echo "-- SIGKILL at random points, then resume: the same final hash"
-recipe 120 > kill.toml
-"$trail" train --recipe kill.toml --data manifest.json --run straight --quiet --threads 2 > straight.out
-want=$(grep -o 'trajectory [0-9a-f]*' straight.out)
-for trial in 1 2 3; do
-  rm -rf killed
-  "$trail" train --recipe kill.toml --data manifest.json --run killed --quiet --threads 2 > /dev/null &
-  pid=$!
-  sleep "$(awk -v s="$RANDOM" 'BEGIN { srand(s); printf "%.2f", 0.5 + 3 * rand() }')"
+# Kill points are drawn from TRAIL_KILL_SEED (printed, so a failure can be rerun exactly) and
+# are step counts, not times: each kill lands mid-run whatever the machine's speed.
+seed=${TRAIL_KILL_SEED:-20261203}; trials=${TRAIL_KILL_TRIALS:-3}; steps=120
+echo "kill seed $seed, $trials trials"
+draw() {  # k lo hi: the k-th draw from the seed, in [lo, hi] (a 64-bit LCG step, high bits)
+  local x=$(( (seed + $1 * 2654435761) * 6364136223846793005 + 1442695040888963407 ))
+  echo $(( $2 + ((x >> 33) & 0x7fffffff) % ($3 - $2 + 1) ))
+}
+records() { [ -f "$1/trajectory.jsonl" ] && wc -l < "$1/trajectory.jsonl" || echo 0; }
+kill_after() {  # pid, run directory, records: SIGKILL once the trajectory holds that many
+  local pid=$1 run=$2 n=$3
+  while kill -0 "$pid" 2>/dev/null && [ "$(records "$run")" -lt "$n" ]; do sleep 0.005; done
   kill -9 "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
-  done_steps=$(wc -l < killed/trajectory.jsonl || echo 0)
-  # A second kill during the resume, then resume again.
-  ( "$trail" train --data manifest.json --run killed --resume --quiet --threads 2 > /dev/null 2>&1 & \
-    p=$!; sleep 0.7; kill -9 $p 2>/dev/null; wait $p 2>/dev/null ) || true
+}
+recipe $steps > kill.toml
+"$trail" train --recipe kill.toml --data manifest.json --run straight --quiet --threads 2 > straight.out
+want=$(grep -o 'trajectory [0-9a-f]*' straight.out)
+for trial in $(seq 1 "$trials"); do
+  rm -rf killed
+  first=$(draw "$trial" 1 $((steps - 40)))
+  "$trail" train --recipe kill.toml --data manifest.json --run killed --quiet --threads 2 > /dev/null &
+  kill_after $! killed "$first"
+  done_steps=$(records killed)
+  [ "$done_steps" -gt 0 ] && [ "$done_steps" -lt $steps ] \
+    || fail "trial $trial: the kill did not land mid-run ($done_steps of $steps steps recorded)"
+  # A second kill during the resume, some steps later, then resume again.
+  second=$((done_steps + $(draw $((trial + 100)) 1 20)))
+  "$trail" train --data manifest.json --run killed --resume --quiet --threads 2 > /dev/null 2>&1 &
+  kill_after $! killed "$second"
+  again=$(records killed)
+  [ "$again" -lt $steps ] || fail "trial $trial: the second kill did not land mid-run"
   "$trail" train --run killed --resume --quiet --threads 2 > resumed.out  # the run's manifest
   got=$(grep -o 'trajectory [0-9a-f]*' resumed.out)
-  echo "trial $trial: killed after $done_steps recorded steps; $got"
+  echo "trial $trial: killed after $done_steps recorded steps, again after $again; $got"
   [ "$got" = "$want" ] || fail "trial $trial: resumed run ends on $got, straight run on $want"
   cmp -s killed/trajectory.jsonl straight/trajectory.jsonl || fail "trial $trial: trajectories differ"
 done
+
+echo "-- SIGKILL while the run starts (run.json written, no trajectory yet): rerun, same hash"
+# The trajectory file is the start's commit point (written after checkpoint 0): killed before it,
+# the directory holds no run, so the same command starts it again; killed after, --resume does.
+rm -rf early
+"$trail" train --recipe kill.toml --data manifest.json --run early --quiet --threads 2 > /dev/null &
+pid=$!
+while kill -0 $pid 2>/dev/null && [ ! -e early/run.json ]; do sleep 0.001; done
+kill -9 $pid 2>/dev/null || true; wait $pid 2>/dev/null || true
+if [ -e early/trajectory.jsonl ]; then
+  echo "killed after the start's commit point ($(records early) records): resume"
+  "$trail" train --run early --resume --quiet --threads 2 > early.out
+else
+  echo "killed before the start's commit point: the same command again"
+  out=$("$trail" train --run early --resume --quiet 2>&1) && fail "resumed a run that never started"
+  grep -q "holds no run to resume" <<<"$out" || fail "resume of an unstarted run: $out"
+  "$trail" train --recipe kill.toml --data manifest.json --run early --quiet --threads 2 > early.out
+fi
+[ "$(grep -o 'trajectory [0-9a-f]*' early.out)" = "$want" ] || fail "a run killed at its start ends elsewhere"
+# The state before the commit point, made exactly: every file but the trajectory.
+rm -rf unstarted; cp -r straight unstarted; rm unstarted/trajectory.jsonl
+find unstarted/checkpoints -mindepth 1 -maxdepth 1 ! -name step_00000000 -exec rm -rf {} +
+"$trail" train --recipe kill.toml --data manifest.json --run unstarted --quiet --threads 2 > unstarted.out
+[ "$(grep -o 'trajectory [0-9a-f]*' unstarted.out)" = "$want" ] || fail "a rerun over an unstarted run ends elsewhere"
 
 echo "-- bad input: clear errors, nothing overwritten"
 expect_error() {  # pattern, command...
