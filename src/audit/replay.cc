@@ -10,6 +10,7 @@
 #include "audit/bisect.h"
 #include "audit/published_run.h"
 #include "core/error.h"
+#include "core/json_read.h"
 #include "core/thread_pool.h"
 #include "core/timing.h"
 #include "repops/kernels.h"
@@ -193,7 +194,7 @@ class Replayer {
         {"window cursor", std::to_string(st.window_cursor)}};
     const std::string want[] = {ToHex(rec.chain), j.at("params").get<std::string>(),
                                 j.at("optim").get<std::string>(),
-                                std::to_string(j.at("windows").at(1).get<uint64_t>())};
+                                std::to_string(JsonInteger<uint64_t>(j.at("windows").at(1), "windows"))};
     for (size_t i = 0; i < 4; ++i) {
       if (checks[i].second != want[i]) {
         return StrCat(where, ": its ", checks[i].first, " ", checks[i].second,

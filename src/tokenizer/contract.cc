@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/json_read.h"
 #include "core/file_util.h"
 #include "tokenizer/loaders.h"
 
@@ -104,10 +105,10 @@ LoadedContract LoadContract(const std::string& path) {
     c.artifact = j.at("artifact").at("path").get<std::string>();
     c.artifact_sha256 = j.at("artifact").at("sha256").get<std::string>();
     c.kind = j.at("artifact").at("kind").get<std::string>();
-    c.vocab_size = j.at("vocab_size").get<uint32_t>();
-    c.bos_id = j.at("bos_id").get<int64_t>();
-    c.eos_id = j.at("eos_id").get<int64_t>();
-    c.pad_id = j.at("pad_id").get<int64_t>();
+    c.vocab_size = JsonInteger<uint32_t>(j.at("vocab_size"), path + ": vocab_size");
+    c.bos_id = JsonInteger<int64_t>(j.at("bos_id"), path + ": bos_id");
+    c.eos_id = JsonInteger<int64_t>(j.at("eos_id"), path + ": eos_id");
+    c.pad_id = JsonInteger<int64_t>(j.at("pad_id"), path + ": pad_id");
     c.normalization = j.at("normalization").get<std::string>();
     c.byte_fallback = j.at("byte_fallback").get<bool>();
     c.pattern = j.at("pretokenizer_pattern").get<std::string>();
@@ -115,8 +116,8 @@ LoadedContract LoadContract(const std::string& path) {
     c.bytes_per_token = m.at("value").get<double>();
     c.sample = m.at("sample").get<std::string>();
     c.sample_sha256 = m.at("sample_sha256").get<std::string>();
-    c.sample_bytes = m.at("sample_bytes").get<uint64_t>();
-    c.sample_tokens = m.at("sample_tokens").get<uint64_t>();
+    c.sample_bytes = JsonInteger<uint64_t>(m.at("sample_bytes"), path + ": sample_bytes");
+    c.sample_tokens = JsonInteger<uint64_t>(m.at("sample_tokens"), path + ": sample_tokens");
   } catch (const Json::exception& e) {
     TRAIL_FAIL(path, ": malformed contract: ", e.what());
   }

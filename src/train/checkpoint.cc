@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/file_util.h"
+#include "core/json_read.h"
 #include "core/safetensors.h"
 
 namespace trail::train {
@@ -145,7 +146,7 @@ CheckpointMeta VerifyCheckpointFiles(const std::string& dir) {
       TRAIL_CHECK(got == meta.at("files").at(f).get<std::string>(), path,
                   ": SHA-256 differs from meta.json (corrupted): ", got);
     }
-    out.step = meta.at("step").get<int64_t>();
+    out.step = JsonInteger<int64_t>(meta.at("step"), meta_path + ": step");
     out.id = {meta.at("recipe_sha256").get<std::string>(),
               meta.at("manifest_sha256").get<std::string>()};
     out.trajectory_chain = meta.at("trajectory_chain").get<std::string>();
@@ -180,12 +181,15 @@ void LoadCheckpoint(const std::string& dir, const RunIdentity& id, TrainState& s
                 ": parameter state hash differs from meta.json");
     TRAIL_CHECK(ToHex(st.OptimizerHash()) == meta.at("optimizer_hash").get<std::string>(), dir,
                 ": optimizer state hash differs from meta.json");
-    st.step = meta.at("step").get<int64_t>();
-    st.window_cursor = meta.at("window_cursor").get<uint64_t>();
-    st.tokens = meta.at("tokens_consumed").get<int64_t>();
-    st.optimizer_updates = meta.at("optimizer_updates").get<int64_t>();
+    st.step = JsonInteger<int64_t>(meta.at("step"), meta_path + ": step");
+    st.window_cursor =
+        JsonInteger<uint64_t>(meta.at("window_cursor"), meta_path + ": window_cursor");
+    st.tokens = JsonInteger<int64_t>(meta.at("tokens_consumed"), meta_path + ": tokens_consumed");
+    st.optimizer_updates =
+        JsonInteger<int64_t>(meta.at("optimizer_updates"), meta_path + ": optimizer_updates");
     st.norm_history.clear();
-    for (uint32_t b : meta.at("spike_norm_history_bits").get<std::vector<uint32_t>>()) {
+    for (uint32_t b : JsonIntegers<uint32_t>(meta.at("spike_norm_history_bits"),
+                                             meta_path + ": spike_norm_history_bits")) {
       st.norm_history.push_back(std::bit_cast<float>(b));
     }
     st.monitor_state = meta.at("monitor_state").get<std::string>();

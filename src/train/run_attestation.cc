@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/file_util.h"
+#include "core/json_read.h"
 #include "core/version.h"
 #include "data/manifest.h"
 
@@ -77,8 +78,9 @@ RunAttestationCheck CheckRunAttestation(const RunDirectory& rd, const RunInfo& i
         problem(key, " is ", st.at(key).get<std::string>(), " but the run's is ", want);
       }
     }
-    if (st.at("steps").get<int64_t>() != static_cast<int64_t>(records.size())) {
-      problem("attests ", st.at("steps").get<int64_t>(), " steps but the trajectory holds ",
+    const int64_t steps = JsonInteger<int64_t>(st.at("steps"), "steps");
+    if (steps != static_cast<int64_t>(records.size())) {
+      problem("attests ", steps, " steps but the trajectory holds ",
               records.size());
     }
   } catch (const std::exception& e) {

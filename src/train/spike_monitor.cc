@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json_read.h"
 
 namespace trail::train {
 
@@ -91,7 +92,7 @@ void SpikeMonitor::RestoreState(const std::string& text) {
     pending_.reset();
     if (j.contains("pending")) {
       const auto& p = j.at("pending");
-      pending_ = Pending{{p.at("step").get<int64_t>(), "anomaly", p.at("value").get<double>(),
+      pending_ = Pending{{JsonInteger<int64_t>(p.at("step"), "monitor state: step"), "anomaly", p.at("value").get<double>(),
                           p.at("median").get<double>(), p.at("scale").get<double>(),
                           p.at("z").get<double>()},
                          p.at("after").get<std::vector<double>>()};

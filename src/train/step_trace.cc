@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json_read.h"
 #include "core/file_util.h"
 #include "core/state_hash.h"
 #include "core/thread_pool.h"
@@ -27,9 +28,11 @@ nlohmann::json OpJson(const TraceOp& o, size_t i) {
 // the output's bytes in hex.
 TraceOp OpFromJson(const nlohmann::json& j) {
   TraceOp o;
-  o.rank = j.at("rank"), o.micro = j.at("micro"), o.layer = j.at("layer");
+  o.rank = JsonInteger<int64_t>(j.at("rank"), "a trace entry's rank");
+  o.micro = JsonInteger<int64_t>(j.at("micro"), "a trace entry's micro-batch");
+  o.layer = JsonInteger<int64_t>(j.at("layer"), "a trace entry's layer");
   o.op = j.at("op"), o.tensor = j.at("tensor");
-  o.shape = j.at("shape").get<std::vector<int64_t>>();
+  o.shape = JsonIntegers<int64_t>(j.at("shape"), "a trace entry's shape");
   o.hash = j.at("hash");
   if (j.contains("values")) o.values = j.at("values");
   TRAIL_CHECK(o.shape.size() <= 8, "a trace entry of rank ", o.shape.size());

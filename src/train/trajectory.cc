@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/file_util.h"
+#include "core/json_read.h"
 
 namespace trail::train {
 namespace {
@@ -87,7 +88,7 @@ std::vector<TrajectoryRecord> ReadChainedPrefix(const std::string& path, const D
     rec.line = text.substr(pos, nl - pos);
     try {
       const nlohmann::json j = nlohmann::json::parse(rec.line);
-      rec.step = j.at("step").get<int64_t>();
+      rec.step = JsonInteger<int64_t>(j.at("step"), "step");
       rec.chain = DigestFromHex(j.at("chain").get<std::string>(), "chain");
     } catch (const std::exception& e) {
       return stop("malformed trajectory record: ", e.what());
