@@ -3,7 +3,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps configure build assets test test-exhaustive demo bench clean
+.PHONY: all deps configure build assets test test-exhaustive test-sanitize fuzz soak demo bench clean
 
 all: build
 
@@ -28,6 +28,28 @@ test: build assets
 # The elementary functions over all 2^32 inputs each (several minutes).
 test-exhaustive: build
 	TRAIL_MATH_SWEEP_STRIDE=1 $(BUILD)/src/repops/repops_test --gtest_filter='MathAccuracy.*'
+
+# The unit tests (and every committed fuzz input) built with AddressSanitizer and
+# UndefinedBehaviorSanitizer, any report fatal.
+test-sanitize: deps assets
+	cmake -S . -B $(BUILD)-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRAIL_SANITIZE=ON \
+	  -DTRAIL_BUILD_BENCH=OFF
+	cmake --build $(BUILD)-sanitize -j $(JOBS)
+	ln -sfn $(abspath $(BUILD))/assets $(BUILD)-sanitize/assets
+	ctest --test-dir $(BUILD)-sanitize -L unit --output-on-failure -j $(JOBS)
+
+# libFuzzer on every parser (clang, ASan + UBSan), FUZZ_SECONDS in all (docs/fuzzing.md).
+FUZZ_SECONDS ?= 240
+fuzz: deps assets
+	CC=clang-14 CXX=clang++-14 cmake -S . -B $(BUILD)-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Release \
+	  -DTRAIL_FUZZ=ON -DTRAIL_BUILD_TESTS=OFF -DTRAIL_BUILD_BENCH=OFF
+	cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_targets
+	TRAIL_ASSETS=$(abspath $(BUILD))/assets scripts/fuzz.sh $(BUILD)-fuzz $(FUZZ_SECONDS)
+
+# Training and corpus builds SIGKILLed at random for SOAK_MINUTES (default 30), then compared
+# with uninterrupted ones.
+soak: build assets
+	scripts/soak.sh $(BUILD)
 
 # The main job on real text: reference bits, corpus factory, tokenizer, shards, the tiny model
 # trained a few hundred steps with a trajectory hash, and a replay of its last segment.
