@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/file_util.h"
+#include "core/json_read.h"
 #include "core/version.h"
 
 namespace trail::audit {
@@ -70,11 +71,13 @@ SignedAttestation ReadSignedAttestation(const std::string& path) {
                 path, ": the signature does not verify: the attestation was altered after signing");
     a.signer = k.fingerprint();
     const nlohmann::json& run = a.statement.at("run");
-    a.run = {run.at("genesis"), run.at("final_chain"), run.at("steps")};
+    a.run = {run.at("genesis"), run.at("final_chain"),
+             JsonInteger<int64_t>(run.at("steps"), path + ": run.steps")};
     a.plan_sha256 = a.statement.at("plan_sha256");
-    a.auditor = a.statement.at("auditor");
+    a.auditor = JsonInteger<int64_t>(a.statement.at("auditor"), path + ": auditor");
     for (const nlohmann::json& s : a.statement.at("steps")) {
-      a.steps.push_back({s.at("step"), s.at("verdict"), s.at("chain"), s.at("detail")});
+      a.steps.push_back({JsonInteger<int64_t>(s.at("step"), path + ": step"), s.at("verdict"),
+                         s.at("chain"), s.at("detail")});
     }
   } catch (const nlohmann::json::exception& e) {
     TRAIL_FAIL(path, ": malformed attestation: ", e.what());

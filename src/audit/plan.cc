@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/file_util.h"
 #include "core/hash.h"
+#include "core/json_read.h"
 #include "data/permutation.h"
 
 namespace trail::audit {
@@ -71,7 +72,8 @@ AuditPlan LoadPlanFor(const std::string& path, const RunBinding& run) {
     j = nlohmann::json::parse(ReadFileToString(path));
     TRAIL_CHECK(j.at("format") == "trail.audit.plan.v1", path, ": not a trail audit plan");
     const nlohmann::json& r = j.at("run");
-    bound = {r.at("genesis"), r.at("final_chain"), r.at("steps")};
+    bound = {r.at("genesis"), r.at("final_chain"),
+             JsonInteger<int64_t>(r.at("steps"), path + ": run.steps")};
   } catch (const nlohmann::json::exception& e) {
     TRAIL_FAIL(path, ": malformed plan: ", e.what());
   }
@@ -80,7 +82,9 @@ AuditPlan LoadPlanFor(const std::string& path, const RunBinding& run) {
               " steps)");
   AuditPlan p;
   try {
-    p = MakePlan(run, j.at("auditors"), j.at("redundancy"), j.at("sample"));
+    p = MakePlan(run, JsonInteger<int64_t>(j.at("auditors"), path + ": auditors"),
+                 JsonInteger<int64_t>(j.at("redundancy"), path + ": redundancy"),
+                 JsonInteger<int64_t>(j.at("sample"), path + ": sample"));
   } catch (const nlohmann::json::exception& e) {
     TRAIL_FAIL(path, ": malformed plan: ", e.what());
   }

@@ -5,8 +5,8 @@
 #include <set>
 
 #include "core/error.h"
-#include "core/json_read.h"
 #include "core/file_util.h"
+#include "core/json_read.h"
 #include "tokenizer/loaders.h"
 
 namespace trail::tok {

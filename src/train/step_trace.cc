@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "core/json_read.h"
 #include "core/file_util.h"
+#include "core/json_read.h"
 #include "core/state_hash.h"
 #include "core/thread_pool.h"
 #include "repops/kernels.h"
@@ -143,9 +143,11 @@ StepTrace ReadStepTrace(const std::string& path) {
       const nlohmann::json j = nlohmann::json::parse(text.substr(pos, nl - pos));
       if (line_no == 1) {
         TRAIL_CHECK(j.at("format") == "trail.trace.v1", path, ": not a trail operation trace");
-        t.genesis = j.at("genesis"), t.step = j.at("step"), t.chain = j.at("chain");
-        t.backend = j.at("backend"), t.threads = j.at("threads");
-        t.processes = j.at("processes"), expected = j.at("ops");
+        t.genesis = j.at("genesis"), t.chain = j.at("chain"), t.backend = j.at("backend");
+        t.step = JsonInteger<int64_t>(j.at("step"), path + ": step");
+        t.threads = JsonInteger<int64_t>(j.at("threads"), path + ": threads");
+        t.processes = JsonInteger<int64_t>(j.at("processes"), path + ": processes");
+        expected = JsonInteger<decltype(expected)>(j.at("ops"), path + ": ops");
         continue;
       }
       TRAIL_CHECK(j.at("i") == t.ops.size(), path, ":", line_no, ": entry ", j.at("i").dump(),
