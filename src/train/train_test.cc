@@ -115,6 +115,23 @@ TEST(SpikeMonitor, StateRoundTripsExactly) {
 
 // ---------------------------------------------------------------- recipes
 
+// Two defects of Debian's toml++ 3.3.0 that core/toml_text.h contains (found by fuzzing): an
+// assertion on malformed table headers and an "unreachable" point reached by the whitespace
+// check of accented characters. Both are invalid TOML, refused like any other; accented text
+// inside strings still parses.
+TEST(Recipe, TomlParserDefectsAreContainedAsInvalidToml) {
+  const std::vector<std::string> bad = {"[)", "[[[1]]]\n", "[[=\n", "\xc3\xa9 = 1\n",
+                                        "a.\xc3\xbc = 1\n"};
+  for (const std::string& text : bad) {
+    EXPECT_NE(ErrorOf([&] { ParseRecipe(text, "r.toml", 64); }).find("r.toml: not valid TOML"),
+              std::string::npos)
+        << text;
+  }
+  EXPECT_NE(ErrorOf([&] { ParseRecipe("[model]\nname = \"caf\xc3\xa9\"\n", "r.toml", 64); })
+                .find("unknown key 'name'"),
+            std::string::npos);
+}
+
 TEST(Recipe, UnknownKeysAndInconsistentShapesAreClearErrors) {
   const std::string good = "[model]\npreset = \"tiny\"\n[train]\nsteps = 5\n";
   const Recipe r = ParseRecipe(good, "r.toml", 4096);
