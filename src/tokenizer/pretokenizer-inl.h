@@ -5,6 +5,14 @@ namespace trail::tok {
 
 template <class F>
 void Pretokenizer::Split(std::string_view text, F&& emit) const {
+  if (scanner_ != ScannerKind::kNone) {
+    for (size_t pos = 0; pos < text.size();) {
+      const size_t n = ScanPiece(scanner_, text, pos);
+      emit(text.substr(pos, n));
+      pos += n;
+    }
+    return;
+  }
   const MatchStatePtr st = NewMatchState();
   size_t pos = 0;
   size_t b = 0, e = 0;

@@ -4,14 +4,10 @@
 #include <pcre2.h>
 
 #include "core/error.h"
+#include "tokenizer/pattern_rewrite.h"
 
 namespace trail::tok {
 namespace {
-
-// Unicode White_Space, as the references' \s.
-constexpr const char* kWhiteSpace =
-    "\\t\\n\\x{0B}\\f\\r \\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}"
-    "\\x{205F}\\x{3000}";
 
 std::string PcreMessage(int code) {
   PCRE2_UCHAR buf[256];
@@ -20,38 +16,6 @@ std::string PcreMessage(int code) {
 }
 
 }  // namespace
-
-std::string RewriteWhitespaceClasses(const std::string& p) {
-  std::string out;
-  bool in_class = false;
-  for (size_t i = 0; i < p.size(); ++i) {
-    const char c = p[i];
-    if (c == '\\' && i + 1 < p.size()) {
-      const char n = p[i + 1];
-      if (n == 's') {
-        out += in_class ? std::string(kWhiteSpace) : "[" + std::string(kWhiteSpace) + "]";
-      } else if (n == 'S' && !in_class) {
-        out += "[^" + std::string(kWhiteSpace) + "]";
-      } else {
-        TRAIL_CHECK(!(n == 'S' && in_class), "pattern uses \\S inside a class: ", p);
-        out += c;
-        out += n;
-      }
-      ++i;
-      continue;
-    }
-    if (c == '[' && !in_class) {
-      in_class = true;
-      out += c;
-      if (i + 1 < p.size() && p[i + 1] == '^') out += p[++i];
-      if (i + 1 < p.size() && p[i + 1] == ']') out += p[++i];  // literal ] first in a class
-      continue;
-    }
-    if (c == ']' && in_class) in_class = false;
-    out += c;
-  }
-  return out;
-}
 
 struct Pretokenizer::MatchState {
   pcre2_match_data* data = nullptr;
@@ -82,12 +46,14 @@ pcre2_match_context* ThreadContext() {
 
 }  // namespace
 
-Pretokenizer::Pretokenizer(const std::string& pattern) : pattern_(pattern) {
-  const std::string rewritten = RewriteWhitespaceClasses(pattern);
+Pretokenizer::Pretokenizer(const std::string& pattern, PretokenizerEngine engine)
+    : pattern_(pattern),
+      scanner_(engine == PretokenizerEngine::kAuto ? ScannerFor(pattern) : ScannerKind::kNone) {
+  const std::string rewritten = PinUnicodeClasses(pattern);
   int err = 0;
   PCRE2_SIZE off = 0;
   pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(rewritten.data()), rewritten.size(),
-                                   PCRE2_UTF | PCRE2_UCP | PCRE2_NO_UTF_CHECK, &err, &off, nullptr);
+                                   PCRE2_UTF | PCRE2_NO_UTF_CHECK, &err, &off, nullptr);
   TRAIL_CHECK(code != nullptr, "pre-tokenizer pattern does not compile at offset ", off, ": ",
               PcreMessage(err), " (pattern: ", pattern, ")");
   pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);  // falls back to the interpreter if unavailable

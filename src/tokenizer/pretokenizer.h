@@ -1,10 +1,12 @@
 // Pre-tokenization: splitting text into pieces with a tokenizer's regular expression, exactly as
-// the reference implementations do (PCRE2 with its JIT, UTF + Unicode properties).
+// the reference implementations do.
 //
-// The references (tiktoken's fancy-regex, Hugging Face's onig) define \s as Unicode White_Space;
-// PCRE2's \s also matches U+180E, so the pattern is rewritten to use an explicit White_Space
-// class. Matching is leftmost-first; text between matches (never produced by the shipped
-// patterns, whose last alternative matches anything) is emitted as its own piece.
+// The pattern's character classes are pinned to trail's Unicode data (pattern_rewrite.h), so
+// pieces never depend on the regex library's own Unicode tables. The patterns of the reference
+// encodings run on hand-written scanners (scanner.h) that give the regex's pieces; every other
+// pattern runs on PCRE2 with its JIT. Matching is leftmost-first; text between matches (never
+// produced by the shipped patterns, whose last alternative matches anything) is emitted as its
+// own piece.
 #pragma once
 
 #include <memory>
@@ -12,11 +14,19 @@
 #include <string_view>
 #include <vector>
 
+#include "tokenizer/scanner.h"
+
 namespace trail::tok {
+
+enum class PretokenizerEngine {
+  kAuto,   // the scanner when the pattern has one, else the regex
+  kRegex,  // always the regex (the scanners' oracle in tests)
+};
 
 class Pretokenizer {
  public:
-  explicit Pretokenizer(const std::string& pattern);
+  explicit Pretokenizer(const std::string& pattern,
+                        PretokenizerEngine engine = PretokenizerEngine::kAuto);
   ~Pretokenizer();
   Pretokenizer(const Pretokenizer&) = delete;
   Pretokenizer& operator=(const Pretokenizer&) = delete;
@@ -41,11 +51,9 @@ class Pretokenizer {
   MatchStatePtr NewMatchState() const;  // per call, so Split is thread-safe
 
   std::string pattern_;
+  ScannerKind scanner_ = ScannerKind::kNone;
   void* code_ = nullptr;  // pcre2_code*
 };
-
-// Rewrites \s, \S and [...\s...] to the Unicode White_Space set (see above).
-std::string RewriteWhitespaceClasses(const std::string& pattern);
 
 }  // namespace trail::tok
 
