@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Tokenizer encode throughput, trail vs the reference encoder tiktoken@1.0.22 (WASM, node), on
-# the same text in the same script: one thread each, medians of interleaved runs, and the ratio.
+# Tokenizer encode throughput, trail vs the reference encoders on the same text in the same
+# script: tiktoken@1.0.22 compiled to WASM and the same Rust crate compiled natively
+# (bench/tokenizer_reference_bench.js); one thread each, medians of interleaved runs, ratios.
 # lines_2thr: trail encoding the same text as one document per line on 2 threads (batch API).
 #   bench/run_tokenizer_bench.sh [BUILD]
 set -euo pipefail
@@ -14,21 +15,25 @@ cp "$assets/text/kjv.txt" "$dir/kjv.txt"
 # reference takes strings).
 "$here/tests/tokenizer_corpus.sh" "$assets" | tail -n +34670 | node "$here/tests/utf8_lines.js" > "$dir/multilingual.txt"
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-printf "%-12s %-13s %8s %10s %10s %7s %14s\n" encoding text MB trail_MB/s ref_MB/s ratio lines_2thr_MB/s
+printf "%-12s %-13s %6s %10s %9s %8s %9s %8s %14s\n" encoding text MB trail_MB/s native ×native wasm ×wasm lines_2thr_MB/s
 for enc in cl100k_base o200k_base; do
   for text in kjv multilingual; do
     f=$dir/$text.txt
-    ours=(); ref=(); thr=()
+    ours=(); ref=(); nat=(); thr=()
     for rep in 1 2 3; do
       read -r mbs tokens mbs2 < <("$build/bench/tokenizer_bench" "$assets/node_modules/gpt-tokenizer/data/$enc.tiktoken" "$f" 3 2)
       ours+=("$mbs"); thr+=("$mbs2")
       read -r rmbs rtokens < <(node "$here/bench/tokenizer_reference_bench.js" "$assets" $enc "$f" 3)
       ref+=("$rmbs")
+      read -r nmbs ntokens < <(node "$here/bench/tokenizer_reference_bench.js" "$assets" $enc "$f" 3 native)
+      nat+=("$nmbs")
       [ "$tokens" = "$rtokens" ] || echo "warning: token counts differ ($tokens vs $rtokens)" >&2
     done
     o=$(printf "%s\n" "${ours[@]}" | median); r=$(printf "%s\n" "${ref[@]}" | median)
+    n=$(printf "%s\n" "${nat[@]}" | median)
     t=$(printf "%s\n" "${thr[@]}" | median)
-    printf "%-12s %-13s %8.1f %10.2f %10.2f %7.2f %14.2f\n" $enc $text \
-      "$(echo "$(stat -c %s "$f") / 1000000" | bc -l)" "$o" "$r" "$(echo "$o / $r" | bc -l)" "$t"
+    printf "%-12s %-13s %6.1f %10.2f %9.2f %8.2f %9.2f %8.2f %14.2f\n" $enc $text \
+      "$(echo "$(stat -c %s "$f") / 1000000" | bc -l)" "$o" "$n" "$(echo "$o / $n" | bc -l)" \
+      "$r" "$(echo "$o / $r" | bc -l)" "$t"
   done
 done

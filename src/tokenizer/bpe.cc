@@ -117,6 +117,13 @@ void BpeModel::Finalize() {
   }
   staged_.clear();
   staged_.shrink_to_fit();
+  byte_pairs_.assign(1 << 16, RankMerged{kNoRank, 0});
+  for (int a = 0; a < 256; ++a) {
+    for (int b = 0; b < 256; ++b) {
+      const Pair* p = FindPair(byte_token_[a], byte_token_[b]);
+      if (p) byte_pairs_[a << 8 | b] = {p->rank, p->merged};
+    }
+  }
 }
 
 std::vector<BpeModel::Merge> BpeModel::Merges() const {
@@ -168,7 +175,12 @@ void BpeModel::EncodeByMerging(std::string_view piece, std::vector<uint32_t>& ou
     rank[i] = p ? p->rank : kNoRank;
     merged[i] = p ? p->merged : 0;
   };
-  for (size_t i = 0; i + 1 < n; ++i) set_rank(i);
+  const auto* bytes = reinterpret_cast<const unsigned char*>(piece.data());
+  for (size_t i = 0; i + 1 < n; ++i) {
+    const RankMerged& p = byte_pairs_[bytes[i] << 8 | bytes[i + 1]];
+    rank[i] = p.rank;
+    merged[i] = p.merged;
+  }
   while (n > 1) {
     size_t best = 0;
     uint32_t best_rank = kNoRank;

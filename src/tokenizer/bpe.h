@@ -79,6 +79,12 @@ class BpeModel {
   bool ignore_merges_;
   std::vector<Pair> staged_;  // merges before Finalize
   std::vector<Pair> table_;   // open addressing, power-of-two size
+  // The merges of two byte tokens, dense by (first byte << 8 | second byte): a piece's first
+  // round of pair lookups stays in a 512 KiB table instead of probing the large one.
+  struct RankMerged {
+    uint32_t rank, merged;
+  };
+  std::vector<RankMerged> byte_pairs_;
   uint64_t mask_ = 0;
   size_t merge_count_ = 0;
 };

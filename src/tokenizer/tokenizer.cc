@@ -5,32 +5,14 @@
 #include <cstring>
 #include <mutex>
 #include <thread>
-#include <unordered_map>
 
 #include "core/error.h"
+#include "tokenizer/piece_cache.h"
 
 namespace trail::tok {
 namespace {
 
 std::atomic<uint64_t> next_serial{1};
-
-// Per-thread cache of piece -> ids for pieces that needed merging. Bounded: cleared when full.
-constexpr size_t kCacheEntries = 1 << 16;
-constexpr size_t kCachePieceBytes = 128;
-
-struct PieceCache {
-  uint64_t owner = 0;
-  std::unordered_map<std::string, std::vector<uint32_t>, StringHash, std::equal_to<>> map;
-};
-
-PieceCache& CacheFor(uint64_t serial) {
-  thread_local PieceCache cache;
-  if (cache.owner != serial) {
-    cache.map.clear();
-    cache.owner = serial;
-  }
-  return cache;
-}
 
 }  // namespace
 
@@ -70,36 +52,15 @@ int64_t Tokenizer::SpecialId(std::string_view text) const {
 }
 
 void Tokenizer::EncodeValidUtf8(std::string_view text, std::vector<uint32_t>& out) const {
-  PieceCache& cache = CacheFor(serial_);
+  PieceCache& cache = PieceCache::ForThread(serial_);
+  const StringHash hash;
   pretok_.Split(text, [&](std::string_view piece) {
-    if (model_.ignore_merges()) {
-      const int64_t id = model_.FindToken(piece);
-      if (id >= 0) {
-        out.push_back(static_cast<uint32_t>(id));
-        return;
-      }
-    }
-    if (piece.size() <= kCachePieceBytes) {
-      auto hit = cache.map.find(piece);
-      if (hit != cache.map.end()) {
-        out.insert(out.end(), hit->second.begin(), hit->second.end());
-        return;
-      }
-      const size_t at = out.size();
-      if (model_.ignore_merges()) {
-        model_.EncodeByMerging(piece, out);  // not a single token: looked up above
-      } else {
-        model_.EncodePiece(piece, out);
-      }
-      if (cache.map.size() >= kCacheEntries) cache.map.clear();
-      cache.map.emplace(std::string(piece), std::vector<uint32_t>(out.begin() + at, out.end()));
-      return;
-    }
-    if (model_.ignore_merges()) {
-      model_.EncodeByMerging(piece, out);
-    } else {
-      model_.EncodePiece(piece, out);
-    }
+    const bool cacheable = piece.size() <= PieceCache::kMaxBytes;
+    const uint64_t h = cacheable ? hash(piece) : 0;
+    if (cacheable && cache.Lookup(piece, h, out)) return;
+    const size_t at = out.size();
+    model_.EncodePiece(piece, out);
+    if (cacheable) cache.Store(piece, h, out.data() + at, out.size() - at);
   });
 }
 
