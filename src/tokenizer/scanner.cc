@@ -181,6 +181,16 @@ class Scan {
     return end - pos;
   }
 
+  // The tail shared by cl100k and o200k: ` ?[^\s\p{L}\p{N}]+[<trailing>]*`, else the
+  // white-space alternatives (with \s*[\r\n]+), at pos holding c.
+  size_t OtherOrWhitespace(size_t pos, const Char& c, std::string_view trailing) const {
+    constexpr uint8_t kNotOther = kLetter | kNumber | kSpace;
+    size_t start = pos;
+    if (c.cp == ' ' && pos + 1 < n_ && !(At(pos + 1).cls & kNotOther)) start = pos + 1;
+    if (!(At(start).cls & kNotOther)) return RunOfBytes(RunOfOther(start), trailing) - pos;
+    return Whitespace(pos, true);
+  }
+
   size_t Gpt2(size_t pos) const;
   size_t Cl100k(size_t pos) const;
   size_t O200k(size_t pos) const;
@@ -217,12 +227,7 @@ size_t Scan::Cl100k(size_t pos) const {
     return RunOf(pos + c.len, kLetter) - pos;
   }
   if (c.cls & kNumber) return UpTo(pos, kNumber, 3) - pos;
-  size_t start = pos;
-  if (c.cp == ' ' && pos + 1 < n_ && !(At(pos + 1).cls & (kLetter | kNumber | kSpace))) start = pos + 1;
-  if (!(At(start).cls & (kLetter | kNumber | kSpace))) {
-    return RunOfBytes(RunOfOther(start), "\r\n") - pos;
-  }
-  return Whitespace(pos, true);
+  return OtherOrWhitespace(pos, c, "\r\n");
 }
 
 // One of o200k's two letter alternatives from `start` (after the optional prefix), without the
@@ -256,12 +261,7 @@ size_t Scan::O200k(size_t pos) const {
     if (end != 0) return end + Contraction(end, true) - pos;
   }
   if (c.cls & kNumber) return UpTo(pos, kNumber, 3) - pos;
-  size_t start = pos;
-  if (c.cp == ' ' && pos + 1 < n_ && !(At(pos + 1).cls & (kLetter | kNumber | kSpace))) start = pos + 1;
-  if (!(At(start).cls & (kLetter | kNumber | kSpace))) {
-    return RunOfBytes(RunOfOther(start), "\r\n/") - pos;
-  }
-  return Whitespace(pos, true);
+  return OtherOrWhitespace(pos, c, "\r\n/");
 }
 
 }  // namespace
