@@ -52,4 +52,14 @@ size_t ValidUtf8Prefix(std::string_view s) {
   return n;
 }
 
+void AppendUtf8(char32_t cp, std::string& out) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+    return;
+  }
+  const int len = cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+  out += static_cast<char>((0xF00 >> len) | (cp >> (6 * (len - 1))));
+  for (int k = len - 2; k >= 0; --k) out += static_cast<char>(0x80 | ((cp >> (6 * k)) & 0x3F));
+}
+
 }  // namespace trail

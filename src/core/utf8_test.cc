@@ -18,5 +18,23 @@ TEST(Utf8, ValidPrefixStopsAtTheFirstInvalidSequence) {
   EXPECT_EQ(ValidUtf8Prefix("0123456789abcde\xff"), 15u);
 }
 
+// Every scalar value encodes to valid UTF-8 of the expected length and decodes back.
+TEST(Utf8, EncodeDecodeRoundTripEveryScalarValue) {
+  for (char32_t cp = 0; cp <= 0x10FFFF; ++cp) {
+    if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+    std::string s;
+    AppendUtf8(cp, s);
+    ASSERT_TRUE(IsValidUtf8(s)) << unsigned(cp);
+    ASSERT_EQ(s.size(), cp < 0x80 ? 1u : cp < 0x800 ? 2u : cp < 0x10000 ? 3u : 4u) << unsigned(cp);
+    size_t len = 0;
+    ASSERT_EQ(DecodeValidUtf8(s.data(), len), cp);
+    ASSERT_EQ(len, s.size());
+  }
+  std::string euro;
+  AppendUtf8(0x20AC, euro);
+  EXPECT_EQ(euro, "\xE2\x82\xAC");
+}
+
+
 }  // namespace
 }  // namespace trail

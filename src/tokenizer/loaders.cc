@@ -9,6 +9,8 @@
 #include "core/error.h"
 #include "core/file_util.h"
 #include "core/hash.h"
+#include "core/utf8.h"
+#include "tokenizer/patterns.h"
 
 namespace trail::tok {
 namespace {
@@ -17,13 +19,6 @@ using Json = nlohmann::ordered_json;
 // Large vocabularies parse far faster into std::map-backed objects (ordered_json inserts in
 // linear time per key).
 using ReadJson = nlohmann::json;
-
-const char kGpt2Pattern[] =
-    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
-const char kCl100kPattern[] =
-    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
-const char kO200kPattern[] =
-    R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
 const std::vector<TiktokenEncoding>& Registry() {
   static const std::vector<TiktokenEncoding> r = {
@@ -94,19 +89,6 @@ const std::vector<uint32_t>& ByteToCodePoint() {
     return t;
   }();
   return table;
-}
-
-void AppendUtf8(uint32_t cp, std::string& out) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
 }
 
 std::string Sha256File(const std::string& path) {

@@ -27,15 +27,6 @@ std::string ClassBody(const std::vector<CodeRange>& ranges) {
   return out;
 }
 
-// Decodes the UTF-8 code point at p[i] (the pattern was checked to be valid UTF-8).
-char32_t DecodeAt(const std::string& p, size_t i, size_t& len) {
-  const auto b = static_cast<unsigned char>(p[i]);
-  len = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
-  char32_t c = len == 1 ? b : b & (0x7F >> len);
-  for (size_t k = 1; k < len; ++k) c = (c << 6) | (static_cast<unsigned char>(p[i + k]) & 0x3F);
-  return c;
-}
-
 class Rewriter {
  public:
   explicit Rewriter(const std::string& p) : p_(p) {}
@@ -81,7 +72,7 @@ class Rewriter {
       return;
     }
     size_t len = 0;
-    const char32_t cp = DecodeAt(p_, i_, len);
+    const char32_t cp = DecodeValidUtf8(p_.data() + i_, len);
     if (CaseInsensitive()) {
       const std::vector<char32_t> fold = CaseFoldClass(cp);
       if (fold.size() > 1) {

@@ -49,6 +49,7 @@ pcre2_match_context* ThreadContext() {
 Pretokenizer::Pretokenizer(const std::string& pattern, PretokenizerEngine engine)
     : pattern_(pattern),
       scanner_(engine == PretokenizerEngine::kAuto ? ScannerFor(pattern) : ScannerKind::kNone) {
+  if (scanner_ != ScannerKind::kNone) return;  // a known pattern: no regex needed
   const std::string rewritten = PinUnicodeClasses(pattern);
   int err = 0;
   PCRE2_SIZE off = 0;

@@ -3,18 +3,13 @@
 #include <array>
 #include <vector>
 
+#include "core/utf8.h"
+#include "tokenizer/code_point_map.h"
+#include "tokenizer/patterns.h"
 #include "tokenizer/unicode.h"
 
 namespace trail::tok {
 namespace {
-
-// The patterns, as the loaders and tokenizer.json files state them.
-constexpr std::string_view kGpt2 =
-    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
-constexpr std::string_view kCl100k =
-    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
-constexpr std::string_view kO200k =
-    R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
 // Class bits of a code point.
 enum : uint8_t {
@@ -41,31 +36,16 @@ uint8_t ClassOf(char32_t cp) {
   return f;
 }
 
-// Class bits of every code point: ASCII directly, the rest in two stages (256-point blocks,
-// deduplicated), built once from the pinned Unicode data.
+// Class bits of every code point (ASCII also directly), built once from the pinned Unicode data.
 struct ClassTable {
   std::array<uint8_t, 128> ascii{};
-  std::array<uint16_t, 0x1100> block_of{};
-  std::vector<uint8_t> blocks;
+  CodePointMap<uint8_t> classes{ClassOf};
   // What a case-insensitive contraction letter matches: fold['s' - 'a'] = {S, s, U+017F}.
   std::array<std::vector<char32_t>, 26> fold;
 
   ClassTable() {
-    for (char letter : std::string_view("dlmrstv")) fold[letter - 'a'] = CaseFoldClass(letter);
-    fold['e' - 'a'] = CaseFoldClass('e');
     for (char32_t c = 0; c < 128; ++c) ascii[c] = ClassOf(c);
-    std::vector<std::vector<uint8_t>> seen;
-    for (char32_t b = 0; b < 0x1100; ++b) {
-      std::vector<uint8_t> block(256);
-      for (char32_t k = 0; k < 256; ++k) block[k] = ClassOf(b << 8 | k);
-      size_t id = 0;
-      while (id < seen.size() && seen[id] != block) ++id;
-      if (id == seen.size()) {
-        seen.push_back(block);
-        blocks.insert(blocks.end(), block.begin(), block.end());
-      }
-      block_of[b] = static_cast<uint16_t>(id);
-    }
+    for (char letter : std::string_view("dlmrstve")) fold[letter - 'a'] = CaseFoldClass(letter);
   }
 };
 
@@ -82,22 +62,11 @@ struct Char {
 
 // The code point at text[pos] (valid UTF-8) with its class bits.
 inline Char At(const ClassTable& t, std::string_view text, size_t pos) {
-  const auto* s = reinterpret_cast<const unsigned char*>(text.data()) + pos;
-  const unsigned b = s[0];
+  const auto b = static_cast<unsigned char>(text[pos]);
   if (b < 0x80) return {t.ascii[b], 1, b};
-  char32_t cp;
-  uint8_t len;
-  if (b < 0xE0) {
-    cp = (b & 0x1F) << 6 | (s[1] & 0x3F);
-    len = 2;
-  } else if (b < 0xF0) {
-    cp = (b & 0x0F) << 12 | (s[1] & 0x3F) << 6 | (s[2] & 0x3F);
-    len = 3;
-  } else {
-    cp = (b & 0x07) << 18 | (s[1] & 0x3F) << 12 | (s[2] & 0x3F) << 6 | (s[3] & 0x3F);
-    len = 4;
-  }
-  return {t.blocks[size_t{t.block_of[cp >> 8]} * 256 + (cp & 0xFF)], len, cp};
+  size_t len;
+  const char32_t cp = DecodeValidUtf8(text.data() + pos, len);
+  return {t.classes[cp], static_cast<uint8_t>(len), cp};
 }
 
 class Scan {
@@ -267,9 +236,9 @@ size_t Scan::O200k(size_t pos) const {
 }  // namespace
 
 ScannerKind ScannerFor(std::string_view pattern) {
-  if (pattern == kGpt2) return ScannerKind::kGpt2;
-  if (pattern == kCl100k) return ScannerKind::kCl100k;
-  if (pattern == kO200k) return ScannerKind::kO200k;
+  if (pattern == kGpt2Pattern) return ScannerKind::kGpt2;
+  if (pattern == kCl100kPattern) return ScannerKind::kCl100k;
+  if (pattern == kO200kPattern) return ScannerKind::kO200k;
   return ScannerKind::kNone;
 }
 

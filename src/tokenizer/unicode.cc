@@ -5,6 +5,8 @@
 #include <map>
 #include <string>
 
+#include "tokenizer/code_point_map.h"
+
 namespace trail::tok {
 namespace {
 
@@ -33,53 +35,36 @@ constexpr std::array<std::string_view, static_cast<size_t>(kCount)> kLongNames =
     "Space_Separator", "Line_Separator", "Paragraph_Separator", "Control", "Format", "Surrogate",
     "Private_Use"};
 
-// Two stages: the 256-code-point block of cp -> a deduplicated block of categories.
-struct CategoryTable {
-  std::array<uint16_t, ((kMaxCodePoint + 1) >> 8)> block_of{};
-  std::vector<GeneralCategory> blocks;
-
-  CategoryTable() {
-    std::vector<GeneralCategory> all(kMaxCodePoint + 1, kCn);
-    for (const CategoryRange& r : kCategoryRanges) {
-      std::fill(all.begin() + r.first, all.begin() + r.last + 1, r.category);
-    }
-    std::map<std::vector<GeneralCategory>, uint16_t> seen;
-    for (size_t b = 0; b < block_of.size(); ++b) {
-      std::vector<GeneralCategory> block(all.begin() + b * 256, all.begin() + (b + 1) * 256);
-      auto [it, fresh] = seen.emplace(block, static_cast<uint16_t>(seen.size()));
-      if (fresh) blocks.insert(blocks.end(), block.begin(), block.end());
-      block_of[b] = it->second;
-    }
+// The category of every code point, from the ranges (code points in none are Cn).
+CodePointMap<GeneralCategory> BuildCategories() {
+  std::vector<GeneralCategory> all(kMaxCodePoint + 1, kCn);
+  for (const CategoryRange& r : kCategoryRanges) {
+    std::fill(all.begin() + r.first, all.begin() + r.last + 1, r.category);
   }
-};
+  return CodePointMap<GeneralCategory>([&](char32_t cp) { return all[cp]; });
+}
 
-const CategoryTable& Table() {
-  static const CategoryTable table;
+const CodePointMap<GeneralCategory>& Categories() {
+  static const CodePointMap<GeneralCategory> table = BuildCategories();
   return table;
 }
 
-// Groups: the categories whose short names start with the group's letter, plus LC.
-bool InGroup(std::string_view group, GeneralCategory c) {
-  const std::string_view name = kShortNames[static_cast<size_t>(c)];
-  if (group == "LC" || group == "L&" || group == "Cased_Letter") {
-    return c == kLu || c == kLl || c == kLt;
-  }
+// The group a name denotes, as the first letter of its categories' short names ('L' for "L" or
+// "Letter"), '&' for the cased letters (LC), 0 for a name that is not a group.
+char GroupOf(std::string_view name) {
   static const std::map<std::string_view, char> kGroups = {
-      {"L", 'L'}, {"Letter", 'L'},      {"M", 'M'}, {"Mark", 'M'},   {"Combining_Mark", 'M'},
-      {"N", 'N'}, {"Number", 'N'},      {"P", 'P'}, {"Punctuation", 'P'}, {"punct", 'P'},
-      {"S", 'S'}, {"Symbol", 'S'},      {"Z", 'Z'}, {"Separator", 'Z'},   {"C", 'C'},
-      {"Other", 'C'}};
-  const auto it = kGroups.find(group);
-  return it != kGroups.end() && name[0] == it->second;
+      {"L", 'L'},      {"Letter", 'L'},      {"LC", '&'},     {"L&", '&'},
+      {"Cased_Letter", '&'}, {"M", 'M'},     {"Mark", 'M'},   {"Combining_Mark", 'M'},
+      {"N", 'N'},      {"Number", 'N'},      {"P", 'P'},      {"Punctuation", 'P'},
+      {"punct", 'P'},  {"S", 'S'},           {"Symbol", 'S'}, {"Z", 'Z'},
+      {"Separator", 'Z'}, {"C", 'C'},        {"Other", 'C'}};
+  const auto it = kGroups.find(name);
+  return it == kGroups.end() ? 0 : it->second;
 }
 
-bool IsGroupName(std::string_view name) {
-  for (std::string_view g : {"LC", "L&", "Cased_Letter", "L", "Letter", "M", "Mark",
-                             "Combining_Mark", "N", "Number", "P", "Punctuation", "punct", "S",
-                             "Symbol", "Z", "Separator", "C", "Other"}) {
-    if (name == g) return true;
-  }
-  return false;
+bool InGroup(char group, GeneralCategory c) {
+  if (group == '&') return c == kLu || c == kLl || c == kLt;
+  return group != 0 && kShortNames[static_cast<size_t>(c)][0] == group;
 }
 
 void AppendRange(std::vector<CodeRange>& out, char32_t first, char32_t last) {
@@ -97,9 +82,7 @@ std::string_view UnicodeVersion() { return kUnicodeDataVersion; }
 std::string_view CategoryName(GeneralCategory c) { return kShortNames[static_cast<size_t>(c)]; }
 
 GeneralCategory CategoryOf(char32_t cp) {
-  if (cp > kMaxCodePoint) return kCn;
-  const CategoryTable& t = Table();
-  return t.blocks[size_t{t.block_of[cp >> 8]} * 256 + (cp & 0xFF)];
+  return cp > kMaxCodePoint ? kCn : Categories()[cp];
 }
 
 bool IsWhiteSpace(char32_t cp) {
@@ -133,12 +116,12 @@ bool PropertyRanges(std::string_view name, std::vector<CodeRange>& out) {
     for (const CodeRange& r : kWhiteSpaceRanges) AppendRange(out, r.first, r.last);
     return true;
   }
+  const char group = GroupOf(name);
   std::array<bool, static_cast<size_t>(kCount)> want{};
   bool any = false;
   for (size_t c = 0; c < want.size(); ++c) {
     const auto cat = static_cast<GeneralCategory>(c);
-    want[c] = name == kShortNames[c] || name == kLongNames[c] ||
-              (IsGroupName(name) && InGroup(name, cat));
+    want[c] = name == kShortNames[c] || name == kLongNames[c] || InGroup(group, cat);
     any = any || want[c];
   }
   if (!any) return false;
