@@ -8,11 +8,35 @@
 #include "core/file_util.h"
 #include "core/json_read.h"
 #include "tokenizer/loaders.h"
+#include "tokenizer/unicode.h"
 
 namespace trail::tok {
 namespace {
 
 using Json = nlohmann::ordered_json;
+
+constexpr char kFormat[] = "trail.tokenizer-contract.v2";
+constexpr char kFormatV1[] = "trail.tokenizer-contract.v1";
+
+// The format line and the Unicode version are checked before anything else: a contract written
+// under other character classes may split text differently, so every count built on it differs.
+void CheckFormatAndUnicode(const Json& j, const std::string& path) {
+  const std::string format = j.value("format", "");
+  TRAIL_CHECK(format != kFormatV1, path,
+              ": a trail.tokenizer-contract.v1, written when pre-tokenizer classes came from "
+              "PCRE2's Unicode 14 tables; this trail pins them to Unicode ",
+              UnicodeVersion(), ", which splits text holding newer characters differently. "
+              "Write the contract again with `trail tokenizer contract` (the token shards built "
+              "under the old contract must be re-tokenized).");
+  TRAIL_CHECK(format == kFormat, path, ": not a ", kFormat, " (format '", format, "')");
+  const auto it = j.find("unicode_version");
+  TRAIL_CHECK(it != j.end() && it->is_string(), path, ": no \"unicode_version\"");
+  const std::string version = it->get<std::string>();
+  TRAIL_CHECK(version == UnicodeVersion(), path, ": written under Unicode ", version,
+              " but this trail's character classes are Unicode ", UnicodeVersion(),
+              "; the pre-tokenizer could split text differently. Use a trail built with Unicode ",
+              version, " or write the contract again with `trail tokenizer contract`.");
+}
 
 std::string FileSha256(const std::string& path) { return ToHex(Sha256OfFile(path)); }
 
@@ -47,6 +71,7 @@ TokenizerContract MakeContract(const std::string& artifact_path, const std::stri
   c.eos_id = IdOf(*t, eos, "eos");
   c.pad_id = IdOf(*t, pad, "pad");
   c.pattern = t->pattern();
+  c.unicode_version = std::string(UnicodeVersion());
   c.normalization = NormalizationName(t->normalization());
   if (!sample_path.empty()) {
     const std::string text = ReadFileToString(sample_path);
@@ -63,7 +88,8 @@ TokenizerContract MakeContract(const std::string& artifact_path, const std::stri
 
 std::string ContractToJson(const TokenizerContract& c) {
   Json j;
-  j["format"] = "trail.tokenizer-contract.v1";
+  j["format"] = kFormat;
+  j["unicode_version"] = c.unicode_version;
   j["artifact"] = Json{{"path", c.artifact}, {"sha256", c.artifact_sha256}, {"kind", c.kind}};
   j["vocab_size"] = c.vocab_size;
   j["bos_id"] = c.bos_id;
@@ -89,19 +115,19 @@ LoadedContract LoadContract(const std::string& path) {
   } catch (const Json::exception& e) {
     TRAIL_FAIL(path, ": not valid JSON: ", e.what());
   }
-  const std::set<std::string> known = {"format",        "artifact",      "vocab_size",
-                                       "bos_id",        "eos_id",        "pad_id",
-                                       "normalization", "byte_fallback", "pretokenizer_pattern",
-                                       "bytes_per_token"};
   TRAIL_CHECK(j.is_object(), path, ": a contract is a JSON object");
+  CheckFormatAndUnicode(j, path);
+  const std::set<std::string> known = {
+      "format", "unicode_version", "artifact",      "vocab_size",           "bos_id",
+      "eos_id", "pad_id",          "normalization", "byte_fallback",        "pretokenizer_pattern",
+      "bytes_per_token"};
   for (auto it = j.begin(); it != j.end(); ++it) {
     TRAIL_CHECK(known.count(it.key()) == 1, path, ": unknown key '", it.key(), "'");
   }
-  TRAIL_CHECK(j.value("format", "") == "trail.tokenizer-contract.v1", path,
-              ": not a trail.tokenizer-contract.v1");
   LoadedContract out;
   TokenizerContract& c = out.contract;
   try {
+    c.unicode_version = j.at("unicode_version").get<std::string>();
     c.artifact = j.at("artifact").at("path").get<std::string>();
     c.artifact_sha256 = j.at("artifact").at("sha256").get<std::string>();
     c.kind = j.at("artifact").at("kind").get<std::string>();

@@ -1,7 +1,8 @@
 // The tokenizer contract (tokenizer.contract.json): the frozen interface between the corpus and
 // training. It pins the tokenizer artifact by SHA-256 and states the vocabulary size, the
 // BOS/EOS/PAD ids, the normalization the artifact applies (none or nfc), byte
-// fallback (byte-level BPE: every byte string encodes), the pre-tokenizer pattern and the
+// fallback (byte-level BPE: every byte string encodes), the pre-tokenizer pattern, the Unicode
+// version its character classes come from (tokenizer/unicode.h; checked on load) and the
 // measured bytes per token on a stated sample. Its hash — SHA-256 of the file's bytes — is what
 // token shards and data manifests record.
 #pragma once
@@ -23,6 +24,7 @@ struct TokenizerContract {
   std::string normalization = "none";
   bool byte_fallback = true;
   std::string pattern;
+  std::string unicode_version;        // of the pattern's character classes
   std::string sample, sample_sha256;  // what bytes/token was measured on
   uint64_t sample_bytes = 0, sample_tokens = 0;
   double bytes_per_token = 0;
@@ -40,8 +42,9 @@ struct LoadedContract {
   Digest hash;  // SHA-256 of the contract file
   std::unique_ptr<Tokenizer> tokenizer;
 };
-// Reads a contract, checks the artifact against its SHA-256 and the tokenizer against the
-// stated vocabulary and ids; every mismatch is an error naming the file.
+// Reads a contract, checks its format (v1 contracts, from before the classes were pinned, are
+// refused), its Unicode version against UnicodeVersion(), the artifact against its SHA-256 and
+// the tokenizer against the stated vocabulary and ids; every mismatch is an error naming the file.
 LoadedContract LoadContract(const std::string& path);
 
 }  // namespace trail::tok
