@@ -37,3 +37,19 @@ for enc in cl100k_base o200k_base; do
       "$r" "$(echo "$o / $r" | bc -l)" "$t"
   done
 done
+
+# Worst case: one piece of random lower-case letters (no space, so the pre-tokenizer yields it
+# whole and the merge loop sees every byte at once). trail at 1 and 10 MB, with its peak RSS; the
+# native reference at 100 kB only (its merge loop is quadratic: 1 MB would take minutes).
+echo
+printf "%-12s %-22s %10s %10s %12s\n" encoding worst_case seconds tokens peak_RSS_MB
+tiktoken=$assets/node_modules/gpt-tokenizer/data/cl100k_base.tiktoken
+for bytes in 100000 1000000 10000000; do
+  python3 -c "import random, sys; random.seed(1); sys.stdout.write(''.join(random.choices('abcdefghijklmnopqrstuvwxyz', k=$bytes)))" > "$dir/letters.txt"
+  read -r secs tokens rss < <("$build/bench/tokenizer_bench" "$tiktoken" "$dir/letters.txt" 3 0)
+  printf "%-12s %-22s %10.3f %10s %12s\n" cl100k_base "trail, $((bytes / 1000)) kB" "$secs" "$tokens" "$rss"
+  if [ $bytes = 100000 ]; then
+    read -r nmbs ntokens < <(node "$here/bench/tokenizer_reference_bench.js" "$assets" cl100k_base "$dir/letters.txt" 1 native)
+    printf "%-12s %-22s %10.3f %10s\n" cl100k_base "native, 100 kB" "$(echo "0.1 / $nmbs" | bc -l)" "$ntokens"
+  fi
+done

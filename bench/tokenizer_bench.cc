@@ -1,9 +1,12 @@
 // Encode throughput of trail's tokenizer on one thread (and on N threads over lines), in MB/s.
 //   tokenizer_bench RANK_OR_JSON_FILE TEXT_FILE [repeats] [threads]
-// Prints one line: "<MB/s single-thread median> <tokens> <MB/s with threads>". bench/tokenizer_bench.sh
-// runs it side by side with the reference encoder under node.
+// Prints one line: "<MB/s single-thread median> <tokens> <MB/s with threads>";
+// bench/run_tokenizer_bench.sh runs it side by side with the reference encoders under node.
+// threads = 0 (the worst-case rows: one long piece) skips the batch run and prints instead
+// "<median seconds> <tokens> <peak RSS in MB>".
 #include <cstdio>
 #include <cstdlib>
+#include <sys/resource.h>
 #include <string>
 #include <vector>
 
@@ -27,6 +30,12 @@ int main(int argc, char** argv) {
     const double s = trail::bench::Seconds([&] { tok->EncodeOrdinary(text, ids); });
     if (r > 0) t.push_back(s);  // the first run warms the caches
     tokens = ids.size();
+  }
+  if (threads == 0) {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    std::printf("%.3f %zu %.0f\n", trail::bench::Median(t), tokens, usage.ru_maxrss / 1024.0);
+    return 0;
   }
   // Many documents over threads (lines stand in for documents).
   std::vector<std::string> lines;
