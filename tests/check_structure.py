@@ -29,7 +29,7 @@ LAYERS = {
     "dist": {"core", "dist"},
     "train": {"core", "repops", "model", "data", "dist", "train"},
     "audit": {"core", "repops", "model", "data", "dist", "train", "audit"},
-    "plan": {"core", "repops", "model", "data", "train", "plan"},
+    "plan": {"core", "repops", "model", "data", "dist", "train", "plan"},
 }
 # The block-diagonal mask's functional test of packing runs packed batches through the real attention op.
 TEST_EXTRA = {"data": {"repops"}}

@@ -10,6 +10,7 @@
 #include "cli/audit_cmd.h"
 #include "cli/data_cmd.h"
 #include "cli/goldens_cmd.h"
+#include "cli/plan_cmd.h"
 #if TRAIL_WITH_CORPUS
 #include "cli/corpus_cmd.h"
 #endif
@@ -92,6 +93,8 @@ int main(int argc, char** argv) {
   trail::cli::AddTrainCommand(app, train);
   trail::cli::AuditCommand audit;
   trail::cli::AddAuditCommand(app, audit);
+  trail::cli::PlanCommand plan;
+  trail::cli::AddPlanCommand(app, plan);
 #if TRAIL_WITH_CORPUS
   trail::cli::CorpusCommand corpus;
   trail::cli::AddCorpusCommand(app, corpus);
@@ -131,6 +134,7 @@ int main(int argc, char** argv) {
       trail::ShutdownKernelPool();
       return rc;
     }
+    if (*plan.plan) return trail::cli::RunPlanCommand(plan);
 #if TRAIL_WITH_CORPUS
     if (*corpus.corpus) return trail::cli::RunCorpusCommand(corpus);
 #endif

@@ -1,0 +1,28 @@
+// `trail plan …`: planning a run before spending the compute (docs/plan.md).
+//   plan fit RUN… [--points CSV]…   the Chinchilla law fitted to finished runs, with bootstrap
+//                                   intervals and the compute-optimal N*, D* for budgets
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace trail::cli {
+
+struct PlanCommand {
+  CLI::App* plan = nullptr;
+  CLI::App* fit = nullptr;
+  std::vector<std::string> runs, points;
+  std::vector<double> budgets;
+  int bootstrap = 200;
+  uint64_t seed = 1;
+  bool json = false;
+};
+void AddPlanCommand(CLI::App& app, PlanCommand& cmd);
+int RunPlanCommand(const PlanCommand& cmd);
+
+}  // namespace trail::cli

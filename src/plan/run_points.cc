@@ -1,0 +1,95 @@
+#include "plan/run_points.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/error.h"
+#include "train/run_dir.h"
+
+namespace trail::plan {
+namespace {
+
+double ParseNumber(const std::string& text, const std::string& where) {
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  TRAIL_CHECK(used > 0 && used == text.size(), where, ": '", text, "' is not a number");
+  return v;
+}
+
+std::vector<std::string> SplitCsv(const std::string& line) {
+  std::vector<std::string> out;
+  std::stringstream in(line);
+  std::string cell;
+  while (std::getline(in, cell, ',')) {
+    const size_t a = cell.find_first_not_of(" \t\r"), b = cell.find_last_not_of(" \t\r");
+    out.push_back(a == std::string::npos ? "" : cell.substr(a, b - a + 1));
+  }
+  return out;
+}
+
+}  // namespace
+
+SourcedPoint LossPointOfRun(const std::string& run_dir) {
+  const train::RunDirectory run(run_dir);
+  const train::RunInfo info = run.ReadInfo();
+  SourcedPoint out{run_dir, {}};
+  TRAIL_CHECK(info.json.contains("parameters") && info.json["parameters"].is_number(),
+              run.info_path(), ": no \"parameters\"");
+  out.point.params = info.json["parameters"].get<double>();
+  std::ifstream in(run.metrics_path());
+  TRAIL_CHECK(in.good(), run.metrics_path(), ": cannot be read");
+  std::string line;
+  bool found = false;
+  while (std::getline(in, line)) {
+    if (line.find("\"val\"") == std::string::npos) continue;
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.contains("val") || !j["val"].is_object() || j["val"].empty()) continue;
+    double sum = 0;
+    for (const auto& [domain, loss] : j["val"].items()) sum += loss.get<double>();
+    out.point.loss = sum / double(j["val"].size());
+    out.point.tokens = j.value("tokens", 0.0);
+    found = true;
+  }
+  TRAIL_CHECK(found, run.metrics_path(),
+              ": no step with validation losses yet (set [eval] every in the recipe, or train on)");
+  return out;
+}
+
+std::vector<SourcedPoint> LossPointsFromCsv(const std::string& path) {
+  std::ifstream in(path);
+  TRAIL_CHECK(in.good(), path, ": cannot be read");
+  std::string line;
+  int number = 0, col[3] = {-1, -1, -1};
+  const char* names[3] = {"params", "tokens", "loss"};
+  std::vector<SourcedPoint> out;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty() || line[0] == '#') continue;
+    const std::vector<std::string> cells = SplitCsv(line);
+    const std::string where = path + ":" + std::to_string(number);
+    if (col[0] < 0) {
+      for (size_t i = 0; i < cells.size(); ++i) {
+        for (int k = 0; k < 3; ++k) if (cells[i] == names[k]) col[k] = static_cast<int>(i);
+      }
+      TRAIL_CHECK(col[0] >= 0 && col[1] >= 0 && col[2] >= 0, where,
+                  ": the header must name the columns params, tokens and loss");
+      continue;
+    }
+    double v[3];
+    for (int k = 0; k < 3; ++k) {
+      TRAIL_CHECK(static_cast<size_t>(col[k]) < cells.size(), where, ": no ", names[k], " column");
+      v[k] = ParseNumber(cells[static_cast<size_t>(col[k])], where);
+    }
+    out.push_back({where, {v[0], v[1], v[2]}});
+  }
+  TRAIL_CHECK(col[0] >= 0, path, ": empty (expected a header params,tokens,loss and rows)");
+  return out;
+}
+
+}  // namespace trail::plan

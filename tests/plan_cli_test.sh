@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# `trail plan fit` end to end: the (N, D, L) point read from a real run directory equals what
+# run.json and metrics.jsonl say; a CSV of losses from a known law gives the law back (JSON);
+# bad tables and too few runs are refused with messages that say what to fix.
+set -euo pipefail
+trail=$1; assets=$2
+dir=$(mktemp -d "${TMPDIR:-/tmp}/trail-plan-XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+cd "$dir"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+export TRAIL_NUM_THREADS=1
+
+# A tiny run on KJV bytes with two validation domains (vocabulary 258: bytes, EOS, PAD).
+python3 - "$assets/text/kjv.txt" <<'PY'
+import json, sys
+lines = [l for l in open(sys.argv[1], encoding='utf-8') if l.strip()]
+def write(path, part):
+    with open(path, 'w') as f:
+        for i, d in enumerate(part):
+            f.write(json.dumps({'key': '%s-%04d' % (path, i), 'tokens': list(d.encode()), 'domain': 0}) + '\n')
+write('train.jsonl', lines[:2000])
+write('valA.jsonl', lines[2000:2040])
+write('valB.jsonl', lines[3000:3040])
+PY
+contract=$(printf 'ab%.0s' $(seq 32))
+for s in train valA valB; do
+  "$trail" data shard --input $s.jsonl --output $s.tshard --vocab-size 258 --contract "$contract" > $s.entry
+done
+cat > manifest.json <<JSON
+{"format": "trail.data-manifest.v1",
+ "tokenizer": {"contract": "$contract", "vocab_size": 258, "eos_id": 256, "pad_id": 257},
+ "sources": [{"name": "kjv", "target_share": 1.0, "shards": [$(cat train.entry)]}],
+ "validation": [{"domain": "a", "shards": [$(cat valA.entry)]}, {"domain": "b", "shards": [$(cat valB.entry)]}],
+ "stream": {"seed": 3, "seq_len": 32, "positions": "window", "batch_schedule": [{"from_step": 0, "windows": 4}]}}
+JSON
+cat > recipe.toml <<'TOML'
+[model]
+d_model = 16
+n_layers = 1
+n_heads = 2
+d_ff = 32
+max_seq_len = 32
+[optimizer]
+lr = 3e-3
+[train]
+steps = 6
+eval_windows = 4
+TOML
+"$trail" train --recipe recipe.toml --data manifest.json --run run --quiet > /dev/null
+"$trail" plan fit run 2> err.txt && fail "one run fitted"
+grep -q "at least 5 runs; got 1" err.txt || fail "too few runs: $(cat err.txt)"
+# The point of the run: N from run.json, D and L from the last metrics line with "val".
+python3 - <<'PY' > expected.csv
+import json
+info = json.load(open('run/run.json'))
+last = [json.loads(l) for l in open('run/metrics.jsonl') if '"val"' in l][-1]
+val = last['val']
+assert len(val) == 2, val
+print('params,tokens,loss')
+print('%r,%r,%r' % (float(info['parameters']), float(last['tokens']), sum(val.values()) / len(val)))
+PY
+# Four more points of other sizes, so the fit runs; only the run's own point is compared.
+{ cat expected.csv; printf '%s\n' 1e7,1e9,3.1 1e8,1e9,2.9 1e7,1e10,2.8 1e8,1e10,2.5; } > mixed.csv
+"$trail" plan fit run --points mixed.csv --bootstrap 0 --json > mixed.json
+python3 - <<'PY' || fail "run point"
+import json
+got = json.load(open('mixed.json'))['points']
+want = open('expected.csv').read().split('\n')[1].split(',')
+run = [p for p in got if p['source'] == 'run'][0]
+assert [run['params'], run['tokens'], run['loss']] == [float(x) for x in want], (run, want)
+PY
+
+# Losses from L = 1.69 + 406.4/N^0.34 + 410.7/D^0.28 on a 5 x 5 grid: the fit gives it back.
+python3 - <<'PY' > law.csv
+print('# a comment line\nloss,tokens,params')
+for i in range(5):
+    for j in range(5):
+        n, d = 10 ** (7 + i * 1.25), 10 ** (8 + j * 1.25)
+        print('%r,%r,%r' % (1.69 + 406.4 / n ** 0.34 + 410.7 / d ** 0.28, d, n))
+PY
+"$trail" plan fit --points law.csv --budget 1e21 --bootstrap 20 --json > law.json
+python3 - <<'PY' || fail "law not recovered"
+import json
+j = json.load(open('law.json'))
+law = j['law']
+for k, v in {'E': 1.69, 'A': 406.4, 'B': 410.7, 'alpha': 0.34, 'beta': 0.28}.items():
+    assert abs(law[k]['value'] - v) < 1e-3 * max(1, v), (k, law[k], v)
+b = j['budgets'][0]
+assert b['flops'] == 1e21 and abs(b['params']['value'] * b['tokens']['value'] * 6 / 1e21 - 1) < 1e-9
+assert j['bootstrap_fits'] == 20 and j['format'] == 'trail.plan.fit.v1'
+PY
+"$trail" plan fit --points law.csv --bootstrap 0 | grep -q "N\* ~ C^0.452, D\* ~ C^0.548" || fail "exponents line"
+
+# Bad tables.
+printf 'params,tokens\n1,2\n' > nohead.csv
+"$trail" plan fit --points nohead.csv 2> err.txt && fail "table without loss accepted"
+grep -q "params, tokens and loss" err.txt || fail "header message: $(cat err.txt)"
+printf 'params,tokens,loss\n1e7,1e9,abc\n' > nan.csv
+"$trail" plan fit --points nan.csv 2> err.txt && fail "non-number accepted"
+grep -q "nan.csv:2: 'abc' is not a number" err.txt || fail "number message: $(cat err.txt)"
+{ head -6 law.csv; echo '1e7,1e9,-1'; } > negative.csv
+"$trail" plan fit --points negative.csv 2> err.txt && fail "negative loss accepted"
+grep -q "positive finite" err.txt || fail "negative message: $(cat err.txt)"
+mkdir empty && "$trail" plan fit empty 2> err.txt && fail "empty run directory accepted"
+grep -q "run.json" err.txt || fail "empty run message: $(cat err.txt)"
+echo "plan fit: run point, law recovered, bad input refused"
