@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# `trail plan fit` end to end: the (N, D, L) point read from a real run directory equals what
-# run.json and metrics.jsonl say; a CSV of losses from a known law gives the law back (JSON);
-# bad tables and too few runs are refused with messages that say what to fix.
+# `trail plan` end to end:
+#   cost: each preset's parameter count equals the same architecture built as PyTorch modules
+#         (tests/plan/torch_param_count.py, Debian's python3-torch), GPT-2 small's differs from
+#         the published 124,439,808 by exactly its position embeddings and biases; on a real run
+#         the parameters and FLOPs per token equal what the trainer wrote in run.json;
+#   fit:  the (N, D, L) point read from a real run directory equals what run.json and
+#         metrics.jsonl say; a CSV of losses from a known law gives the law back (JSON); bad
+#         tables and too few runs are refused with messages that say what to fix.
 set -euo pipefail
 trail=$1; assets=$2
+here=$(cd "$(dirname "$0")" && pwd)
 dir=$(mktemp -d "${TMPDIR:-/tmp}/trail-plan-XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 cd "$dir"
@@ -47,6 +53,38 @@ steps = 6
 eval_windows = 4
 TOML
 "$trail" train --recipe recipe.toml --data manifest.json --run run --quiet > /dev/null
+# plan cost on the run's own recipe and data: what the trainer recorded.
+"$trail" plan cost --recipe recipe.toml --data manifest.json --json > cost.json
+python3 - <<'PY' || fail "plan cost vs run.json"
+import json
+cost, info = json.load(open('cost.json')), json.load(open('run/run.json'))
+assert cost['parameters']['total'] == info['parameters'], (cost['parameters'], info['parameters'])
+assert cost['flops_per_token'] == info['flops_per_token'], (cost['flops_per_token'], info['flops_per_token'])
+last = [json.loads(l) for l in open('run/metrics.jsonl')][-1]
+assert cost['tokens'] == last['tokens'], (cost['tokens'], last['tokens'])  # 6 steps x 4 windows x 32
+PY
+# Every preset against PyTorch modules of the same architecture.
+/usr/bin/python3 "$here/plan/torch_param_count.py" 50257 > torch.json
+for preset in tiny open1b-style gpt2-small; do
+  printf '[model]\npreset = "%s"\n' $preset > $preset.toml
+  "$trail" plan cost --recipe $preset.toml --vocab 50257 --json > $preset.json
+done
+python3 - <<'PY' || fail "preset counts vs PyTorch"
+import json
+torch = json.load(open('torch.json'))
+for preset in ['tiny', 'open1b-style', 'gpt2-small']:
+    ours = json.load(open(preset + '.json'))['parameters']['total']
+    assert ours == torch[preset], (preset, ours, torch[preset])
+# GPT-2 as published adds 1024x768 position embeddings, 12 x 6,912 linear biases, 25 x 768
+# LayerNorm biases.
+assert torch['gpt2-published'] == 124439808
+assert torch['gpt2-published'] - torch['gpt2-small'] == 786432 + 82944 + 19200
+PY
+"$trail" plan cost --recipe tiny.toml 2> err.txt && fail "cost without a vocabulary"
+grep -q "vocab" err.txt || fail "vocabulary message: $(cat err.txt)"
+"$trail" plan cost --recipe tiny.toml --vocab 100 --processes 2 2> err.txt && fail "2 processes on 1 rank"
+grep -q "give 1..1" err.txt || fail "processes message: $(cat err.txt)"
+
 "$trail" plan fit run 2> err.txt && fail "one run fitted"
 grep -q "at least 5 runs; got 1" err.txt || fail "too few runs: $(cat err.txt)"
 # The point of the run: N from run.json, D and L from the last metrics line with "val".
@@ -103,4 +141,4 @@ grep -q "nan.csv:2: 'abc' is not a number" err.txt || fail "number message: $(ca
 grep -q "positive finite" err.txt || fail "negative message: $(cat err.txt)"
 mkdir empty && "$trail" plan fit empty 2> err.txt && fail "empty run directory accepted"
 grep -q "run.json" err.txt || fail "empty run message: $(cat err.txt)"
-echo "plan fit: run point, law recovered, bad input refused"
+echo "plan cost: run and presets agree; plan fit: run point, law recovered, bad input refused"

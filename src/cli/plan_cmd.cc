@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "data/manifest.h"
+#include "plan/run_cost.h"
 #include "plan/run_points.h"
 #include "plan/scaling_fit.h"
 
@@ -30,6 +32,105 @@ void AddFit(CLI::App* plan, PlanCommand& c) {
       ->capture_default_str();
   c.fit->add_option("--seed", c.seed, "Seed of the resampling")->capture_default_str();
   c.fit->add_flag("--json", c.json, "Print the fit as JSON");
+}
+
+void AddCost(CLI::App* plan, PlanCommand& c) {
+  c.cost = plan->add_subcommand(
+      "cost", "What a recipe costs before it runs: parameters by kind, FLOPs per token and in "
+              "all, tokens per parameter, memory per process");
+  c.cost->add_option("--recipe", c.recipe, "The recipe (recipe.toml)")->required();
+  auto* data = c.cost->add_option("--data", c.data,
+                                  "The data manifest: vocabulary, sequence length, batch schedule");
+  c.cost->add_option("--processes", c.processes, "Processes the mesh runs on")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  auto* vocab = c.cost->add_option("--vocab", c.vocab, "Vocabulary size (without --data, when "
+                                   "the recipe has none)")->check(CLI::PositiveNumber);
+  auto* seq = c.cost->add_option("--seq-len", c.seq_len, "Sequence length (without --data; "
+                                 "default the model's max_seq_len)")->check(CLI::PositiveNumber);
+  auto* windows = c.cost->add_option("--windows", c.windows, "Windows per step (without --data)")
+                      ->check(CLI::PositiveNumber)->capture_default_str();
+  auto* micro = c.cost->add_option("--micro-batch-windows", c.micro_batch_windows,
+                                   "Windows per micro-batch (without --data)")
+                    ->check(CLI::PositiveNumber)->capture_default_str();
+  for (auto* o : {vocab, seq, windows, micro}) data->excludes(o);
+  c.cost->add_flag("--json", c.json, "Print the cost as JSON");
+}
+
+nlohmann::ordered_json CostJson(const plan::RunCost& r) {
+  const model::ModelCost& n = r.model;
+  nlohmann::ordered_json j;
+  j["format"] = "trail.plan.cost.v1";
+  j["parameters"] = {{"embedding", n.embedding}, {"blocks", n.blocks}, {"lm_head", n.lm_head},
+                     {"norm_gains", n.norm_gains}, {"total", n.parameters},
+                     {"matmul", n.matmul_parameters}};
+  j["seq_len"] = r.seq_len;
+  j["steps"] = r.steps;
+  j["tokens"] = r.tokens;
+  j["flops_per_token"] = n.flops_per_token;
+  j["attention_flops_per_token"] = n.attention_flops_per_token;
+  j["total_flops"] = r.total_flops;
+  j["tokens_per_parameter"] = r.tokens_per_parameter;
+  j["processes"] = r.processes;
+  for (const plan::ProcessMemory& m : r.memory) {
+    j["memory_bytes"].push_back({{"parameters", m.parameters}, {"gradients", m.gradients},
+                                 {"gradient_buffers", m.gradient_buffers},
+                                 {"moments", m.moments}, {"activations", m.activations},
+                                 {"total", m.total()}});
+  }
+  return j;
+}
+
+void PrintCost(const plan::RunCost& r) {
+  const model::ModelCost& n = r.model;
+  auto mib = [](int64_t b) { return double(b) / 1048576.0; };
+  std::printf("parameters %lld: embedding %lld, blocks %lld, LM head %lld%s, norm gains %lld; "
+              "multiplied per token %lld\n", (long long)n.parameters, (long long)n.embedding,
+              (long long)n.blocks, (long long)n.lm_head, n.lm_head == 0 ? " (tied)" : "",
+              (long long)n.norm_gains, (long long)n.matmul_parameters);
+  std::printf("FLOPs per token at T = %lld: %.4g (6N %.4g + attention %.4g)\n", (long long)r.seq_len,
+              n.flops_per_token, n.flops_per_token - n.attention_flops_per_token,
+              n.attention_flops_per_token);
+  std::printf("%lld steps, %.4g tokens: %.4g FLOPs, %.2f tokens per parameter (Chinchilla's "
+              "compute-optimal runs: about 20)\n", (long long)r.steps, r.tokens, r.total_flops,
+              r.tokens_per_parameter);
+  std::printf("memory per process (MiB) on %lld process(es):\n", (long long)r.processes);
+  std::printf("  %7s %10s %10s %10s %11s %10s\n", "process", "params", "gradients", "moments",
+              "activations", "total");
+  for (size_t p = 0; p < r.memory.size(); ++p) {
+    const plan::ProcessMemory& m = r.memory[p];
+    std::printf("  %7zu %10.1f %10.1f %10.1f %11.1f %10.1f\n", p, mib(m.parameters),
+                mib(m.gradients), mib(m.moments), mib(m.activations), mib(m.total()));
+  }
+}
+
+int RunCostCommand(const PlanCommand& c) {
+  data::StreamConfig stream;
+  int64_t vocab = c.vocab;
+  if (!c.data.empty()) {
+    const data::Manifest m = data::LoadManifest(c.data);
+    stream = m.stream;
+    vocab = m.tokenizer.vocab_size;
+  }
+  train::Recipe recipe;
+  try {
+    recipe = train::LoadRecipe(c.recipe, vocab);
+  } catch (const Error& e) {
+    if (!c.data.empty() || vocab > 0) throw;
+    TRAIL_FAIL(e.what(), "; without --data, give the vocabulary size with --vocab");
+  }
+  if (c.data.empty()) {
+    stream.seq_len = c.seq_len > 0 ? c.seq_len : recipe.model.max_seq_len;
+    stream.schedule = {{0, c.windows}};
+    stream.micro_batch_windows = c.micro_batch_windows;
+  }
+  const plan::RunCost cost = plan::EstimateRunCost(recipe, stream, c.processes);
+  if (c.json) {
+    std::printf("%s\n", CostJson(cost).dump(2).c_str());
+  } else {
+    PrintCost(cost);
+  }
+  return 0;
 }
 
 nlohmann::ordered_json IntervalJson(double value, const plan::Interval& i) {
@@ -117,12 +218,14 @@ int RunFit(const PlanCommand& c) {
 }  // namespace
 
 void AddPlanCommand(CLI::App& app, PlanCommand& c) {
-  c.plan = app.add_subcommand("plan", "Plan runs: fit scaling laws to finished runs");
+  c.plan = app.add_subcommand("plan", "Plan runs: a recipe's cost, scaling laws fitted to finished runs");
   c.plan->require_subcommand(1);
+  AddCost(c.plan, c);
   AddFit(c.plan, c);
 }
 
 int RunPlanCommand(const PlanCommand& c) {
+  if (*c.cost) return RunCostCommand(c);
   if (*c.fit) return RunFit(c);
   return 2;
 }

@@ -1,6 +1,8 @@
 // `trail plan …`: planning a run before spending the compute (docs/plan.md).
-//   plan fit RUN… [--points CSV]…   the Chinchilla law fitted to finished runs, with bootstrap
-//                                   intervals and the compute-optimal N*, D* for budgets
+//   plan cost --recipe R [--data M]  parameters, FLOPs, tokens per parameter and memory per
+//                                    process of a recipe before it runs
+//   plan fit RUN… [--points CSV]…    the Chinchilla law fitted to finished runs, with bootstrap
+//                                    intervals and the compute-optimal N*, D* for budgets
 #pragma once
 
 #include <cstdint>
@@ -15,7 +17,9 @@ namespace trail::cli {
 
 struct PlanCommand {
   CLI::App* plan = nullptr;
-  CLI::App* fit = nullptr;
+  CLI::App *fit = nullptr, *cost = nullptr;
+  std::string recipe, data;
+  int64_t processes = 1, vocab = 0, seq_len = 0, windows = 1, micro_batch_windows = 1;
   std::vector<std::string> runs, points;
   std::vector<double> budgets;
   int bootstrap = 200;

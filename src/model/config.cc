@@ -61,8 +61,12 @@ ModelCost Cost(const ModelConfig& c, int64_t seq_len) {
   const int64_t per_layer = 4 * d * d + mlp;
   const int64_t gains = c.norm_gain ? (2 * L + 1 + (c.embed_norm ? 1 : 0)) * d : 0;
   ModelCost out;
-  out.matmul_parameters = L * per_layer + V * d;  // the LM head multiplies every token
-  out.parameters = L * per_layer + V * d + (c.tied_embeddings ? 0 : V * d) + gains;
+  out.embedding = V * d;
+  out.blocks = L * per_layer;
+  out.lm_head = c.tied_embeddings ? 0 : V * d;
+  out.norm_gains = gains;
+  out.matmul_parameters = out.blocks + V * d;  // the LM head multiplies every token
+  out.parameters = out.embedding + out.blocks + out.lm_head + gains;
   double attended = 0;  // mean number of keys per query, summed over layers
   for (int64_t l = 0; l < L; ++l) {
     const int64_t w = c.LayerWindow(l);
@@ -70,7 +74,8 @@ ModelCost Cost(const ModelConfig& c, int64_t seq_len) {
     for (int64_t t = 0; t < seq_len; ++t) sum += double(w > 0 ? std::min<int64_t>(t + 1, w) : t + 1);
     attended += sum / double(seq_len);
   }
-  out.flops_per_token = 6.0 * double(out.matmul_parameters) + 6.0 * 2.0 * double(d) * attended;
+  out.attention_flops_per_token = 6.0 * 2.0 * double(d) * attended;
+  out.flops_per_token = 6.0 * double(out.matmul_parameters) + out.attention_flops_per_token;
   return out;
 }
 

@@ -52,9 +52,14 @@ const char* MlpName(MlpKind k);
 // matrices that multiply every token (embedding lookup excluded, LM head included) plus the
 // attention term 6 · n_layers · d_model · (mean keys attended per query) · 2 (scores and values).
 struct ModelCost {
-  int64_t parameters = 0;
-  int64_t matmul_parameters = 0;
+  int64_t parameters = 0;         // every trained parameter: the sum of the four below
+  int64_t embedding = 0;          // V·d: looked up, not multiplied
+  int64_t blocks = 0;             // L·(4d² + MLP): attention and MLP matrices
+  int64_t lm_head = 0;            // V·d when untied; 0 when the head is the embedding transposed
+  int64_t norm_gains = 0;
+  int64_t matmul_parameters = 0;  // what multiplies every token: blocks + the head's V·d
   double flops_per_token = 0;
+  double attention_flops_per_token = 0;  // the attention term of flops_per_token
 };
 ModelCost Cost(const ModelConfig& c, int64_t seq_len);
 

@@ -193,6 +193,19 @@ TEST(ModelPresets, EachRunsAForwardAndBackwardWithTheLossOfAnUntrainedModel) {
   }
 }
 
+TEST(Activations, PlannedBytesAreWhatTheConstructorAllocates) {
+  for (const std::string& name : PresetNames()) {
+    for (bool flip : {false, true}) {
+      ModelConfig c = Preset(name);
+      c.vocab_size = 300;
+      c.max_seq_len = 48;
+      if (flip) c.qk_norm = !c.qk_norm, c.embed_norm = !c.embed_norm;
+      c.mlp = flip != (c.mlp == MlpKind::kSwiGlu) ? MlpKind::kSwiGlu : MlpKind::kGelu;
+      EXPECT_EQ(Activations::PlannedBytes(c, 3, 40), Activations(c, 3, 40).bytes()) << name << flip;
+    }
+  }
+}
+
 TEST(ModelConfig, PresetsAreValidAndCosted) {
   for (const std::string& name : PresetNames()) {
     ModelConfig c = Preset(name);

@@ -96,6 +96,17 @@ int64_t Activations::bytes() const {
   return static_cast<int64_t>((n + pos_heads.size()) * sizeof(float));
 }
 
+int64_t Activations::PlannedBytes(const ModelConfig& c, int64_t max_rows, int64_t max_seq) {
+  const int64_t N = max_rows * max_seq, d = c.d_model, ff = c.d_ff, H = c.n_heads;
+  const int64_t mlp_buffers = c.mlp == MlpKind::kSwiGlu ? 3 : 2;  // a, act (+ b for SwiGLU)
+  int64_t per_layer = N * (8 * d + 2) + max_rows * H * max_seq * max_seq + mlp_buffers * N * ff;
+  if (c.qk_norm) per_layer += N * (2 * d + 2 * H);
+  int64_t global = N * (2 * d + 2) + N * c.vocab_size + N * H  // x_final, hf, rstd_f, lse, logits, pos
+                   + 7 * N * d + mlp_buffers * N * ff;         // backward scratch
+  if (c.embed_norm) global += N * (d + 1);
+  return (c.n_layers * per_layer + global) * static_cast<int64_t>(sizeof(float));
+}
+
 Transformer::Transformer(const ModelConfig& c)
     : c_(c), rope_(repops::MakeRopeTable(c.max_seq_len, c.head_dim(), c.rope_theta)) {
   c_.Validate();

@@ -45,6 +45,9 @@ class Activations {
  public:
   Activations(const ModelConfig& c, int64_t max_rows, int64_t max_seq);
   int64_t bytes() const;  // the planned memory, reported at start
+  // What the constructor would allocate, without allocating (for planning; model_test checks
+  // that the two agree).
+  static int64_t PlannedBytes(const ModelConfig& c, int64_t max_rows, int64_t max_seq);
  private:
   friend class Transformer;
   struct Layer {

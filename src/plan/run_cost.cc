@@ -1,0 +1,58 @@
+#include "plan/run_cost.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "data/batch_schedule.h"
+#include "dist/mesh_reduce.h"
+#include "dist/reduction_tree.h"
+#include "model/transformer.h"
+
+namespace trail::plan {
+namespace {
+
+// The most partial sums process `p` holds at once, found by running its local fold on
+// placeholders exactly as the step engine folds its ranks' gradients.
+int64_t ResidentPartials(const train::MeshConfig& mesh, int64_t p, int64_t processes) {
+  const dist::ReductionTree tree(mesh.replicas, mesh.shards);
+  const dist::RankRange owned = dist::LogicalRanksOf(p, processes, mesh.ranks());
+  dist::LocalFold<char> fold(tree, owned, [](char&, char&) {});
+  for (int64_t rank = owned.begin; rank < owned.end; ++rank) fold.Push(rank, 0, [](char&&) {});
+  return static_cast<int64_t>(fold.max_resident());
+}
+
+}  // namespace
+
+RunCost EstimateRunCost(const train::Recipe& recipe, const data::StreamConfig& stream,
+                        int64_t processes) {
+  const model::ModelConfig& c = recipe.model;
+  TRAIL_CHECK(c.vocab_size > 0, "the model's vocabulary size is unknown: give the data manifest "
+              "or set [model] vocab_size");
+  TRAIL_CHECK(processes >= 1 && processes <= recipe.mesh.ranks(), processes,
+              " processes for a mesh of ", recipe.mesh.ranks(), " logical ranks: give 1..",
+              recipe.mesh.ranks());
+  RunCost out;
+  out.model = model::Cost(c, stream.seq_len);
+  out.seq_len = stream.seq_len;
+  out.steps = recipe.loop.steps;
+  const data::BatchSchedule schedule(stream.schedule);
+  for (int64_t s = 0; s < out.steps; ++s) out.tokens += double(schedule.WindowsAt(s)) * double(stream.seq_len);
+  out.total_flops = out.model.flops_per_token * out.tokens;
+  out.tokens_per_parameter = out.tokens / double(out.model.parameters);
+  out.processes = processes;
+  const int64_t bytes = 4 * out.model.parameters;
+  for (int64_t p = 0; p < processes; ++p) {
+    ProcessMemory m;
+    m.parameters = bytes;
+    m.gradient_buffers = ResidentPartials(recipe.mesh, p, processes) + 1;
+    m.gradients = bytes * m.gradient_buffers;
+    // Moments: 2 floats per parameter of this process's range (ranges are cut at chunk
+    // boundaries, so this is the even share to within a chunk).
+    m.moments = 2 * ((bytes * (p + 1)) / processes - (bytes * p) / processes);
+    m.activations = model::Activations::PlannedBytes(c, stream.micro_batch_windows, stream.seq_len);
+    out.memory.push_back(m);
+  }
+  return out;
+}
+
+}  // namespace trail::plan

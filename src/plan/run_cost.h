@@ -1,0 +1,38 @@
+// What a recipe costs before it runs (docs/plan.md, "Cost"): parameters by kind, FLOPs per
+// token and for the whole token budget, tokens per parameter, and each process's memory on a
+// given process count — all from the recipe, the data's stream settings and the same layouts the
+// trainer allocates.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "data/stream_config.h"
+#include "train/recipe.h"
+
+namespace trail::plan {
+
+struct ProcessMemory {
+  int64_t parameters = 0;  // 4 bytes × total: every process holds the whole model
+  int64_t gradients = 0;   // 4 bytes × total × (local-fold partial sums + 1 micro-batch gradient)
+  int64_t gradient_buffers = 0;
+  int64_t moments = 0;     // AdamW m and v of this process's range of the flat state
+  int64_t activations = 0; // model::Activations for one micro-batch of windows
+  int64_t total() const { return parameters + gradients + moments + activations; }
+};
+
+struct RunCost {
+  model::ModelCost model;  // parameters by kind, FLOPs per token (6N + attention) at seq_len
+  int64_t seq_len = 0, steps = 0;
+  double tokens = 0;                 // Σ over steps of windows(step) · seq_len (input positions)
+  double total_flops = 0;            // model.flops_per_token · tokens
+  double tokens_per_parameter = 0;   // tokens / total parameters
+  int64_t processes = 1;
+  std::vector<ProcessMemory> memory;  // one per process
+};
+
+// The recipe's model must have its vocabulary size. processes in 1..mesh ranks.
+RunCost EstimateRunCost(const train::Recipe& recipe, const data::StreamConfig& stream,
+                        int64_t processes);
+
+}  // namespace trail::plan
