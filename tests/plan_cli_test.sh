@@ -4,6 +4,9 @@
 #         (tests/plan/torch_param_count.py, Debian's python3-torch), GPT-2 small's differs from
 #         the published 124,439,808 by exactly its position embeddings and biases; on a real run
 #         the parameters and FLOPs per token equal what the trainer wrote in run.json;
+#   sweep: an IsoFLOP grid (3 budgets x 3 widths) of tiny runs on KJV bytes, trained by its
+#         run.sh; each run consumed the tokens sweep.json planned, and `plan fit` fits them
+#         (the fit's quality is printed, not asserted: at this scale it need not be Chinchilla's);
 #   fit:  the (N, D, L) point read from a real run directory equals what run.json and
 #         metrics.jsonl say; a CSV of losses from a known law gives the law back (JSON); bad
 #         tables and too few runs are refused with messages that say what to fix.
@@ -141,4 +144,19 @@ grep -q "nan.csv:2: 'abc' is not a number" err.txt || fail "number message: $(ca
 grep -q "positive finite" err.txt || fail "negative message: $(cat err.txt)"
 mkdir empty && "$trail" plan fit empty 2> err.txt && fail "empty run directory accepted"
 grep -q "run.json" err.txt || fail "empty run message: $(cat err.txt)"
+# An IsoFLOP sweep on the same data, trained and fitted.
+"$trail" plan sweep --recipe recipe.toml --data manifest.json --budget 3e8 --budget 1e9 \
+  --budget 3e9 --widths 16,32,48 --out sweep > sweep.out
+TRAIL=$trail sh sweep/run.sh > sweep-fit.txt
+python3 - <<'PY' || fail "sweep runs"
+import json
+sweep = json.load(open('sweep/sweep.json'))
+assert len(sweep['runs']) == 9, sweep
+for r in sweep['runs']:
+    last = [json.loads(l) for l in open('sweep/%s/run/metrics.jsonl' % r['name'])][-1]
+    assert last['step'] + 1 == r['steps'] and last['tokens'] == r['tokens'], (r, last)
+    assert r['flops'] >= r['budget'], r
+PY
+grep -q "rms error of ln L" sweep-fit.txt || fail "sweep fit: $(cat sweep-fit.txt)"
+echo "sweep of 9 tiny runs fitted: $(grep -o 'rms error of ln L [0-9.e-]*' sweep-fit.txt)"
 echo "plan cost: run and presets agree; plan fit: run point, law recovered, bad input refused"

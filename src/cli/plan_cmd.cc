@@ -4,13 +4,16 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "data/manifest.h"
 #include "plan/run_cost.h"
 #include "plan/run_points.h"
+#include "core/file_util.h"
 #include "plan/scaling_fit.h"
+#include "plan/sweep.h"
 
 namespace trail::cli {
 namespace {
@@ -133,6 +136,69 @@ int RunCostCommand(const PlanCommand& c) {
   return 0;
 }
 
+void AddSweep(CLI::App* plan, PlanCommand& c) {
+  c.sweep = plan->add_subcommand(
+      "sweep", "Write the recipes of an IsoFLOP grid (each budget x each width) and run.sh, "
+               "which trains them and fits the law to their final losses");
+  c.sweep->add_option("--recipe", c.recipe, "The base recipe")->required();
+  c.sweep->add_option("--data", c.data, "The data manifest the runs train on")->required();
+  c.sweep->add_option("--budget", c.budgets, "Training FLOPs per run (repeat)")->required();
+  c.sweep->add_option("--widths", c.widths, "d_model values (comma-separated)")
+      ->required()
+      ->delimiter(',');
+  c.sweep->add_option("--min-steps", c.min_steps, "Leave out runs shorter than this")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  c.sweep->add_option("--out", c.out, "Directory for the recipes, sweep.json and run.sh")->required();
+}
+
+std::string ShellQuote(const std::string& s) {
+  std::string q = "'";
+  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return q + "'";
+}
+
+int RunSweepCommand(const PlanCommand& c) {
+  const data::Manifest m = data::LoadManifest(c.data);
+  plan::SweepSpec spec{c.recipe, c.budgets, c.widths, c.min_steps};
+  const plan::Sweep sweep = plan::PlanSweep(spec, m.stream, m.tokenizer.vocab_size);
+  std::filesystem::create_directories(c.out);
+  const std::string data = std::filesystem::absolute(c.data).string();
+  nlohmann::ordered_json j;
+  j["format"] = "trail.plan.sweep.v1";
+  j["data"] = data;
+  std::string script = "#!/bin/sh\n# Trains every run of the sweep, then fits the law. Written by "
+                       "`trail plan sweep`.\nset -e\ncd \"$(dirname \"$0\")\"\ntrail=${TRAIL:-trail}\n";
+  std::string runs;
+  std::printf("%-18s %8s %8s %12s %8s %12s %12s\n", "run", "d_model", "d_ff", "parameters",
+              "steps", "tokens", "FLOPs");
+  for (const plan::SweepRun& r : sweep.runs) {
+    std::filesystem::create_directories(c.out + "/" + r.name);
+    WriteFileAtomic(c.out + "/" + r.name + "/recipe.toml", r.recipe_text);
+    j["runs"].push_back({{"name", r.name}, {"budget", r.budget}, {"d_model", r.d_model},
+                         {"d_ff", r.d_ff}, {"parameters", r.parameters}, {"steps", r.steps},
+                         {"tokens", r.tokens}, {"flops", r.flops}});
+    script += "\"$trail\" train --recipe " + r.name + "/recipe.toml --data " + ShellQuote(data) +
+              " --run " + r.name + "/run --quiet\n";
+    runs += " " + r.name + "/run";
+    std::printf("%-18s %8lld %8lld %12lld %8lld %12.4g %12.4g\n", r.name.c_str(),
+                (long long)r.d_model, (long long)r.d_ff, (long long)r.parameters,
+                (long long)r.steps, r.tokens, r.flops);
+  }
+  for (const std::string& s : sweep.skipped) {
+    j["skipped"].push_back(s);
+    std::printf("left out %s\n", s.c_str());
+  }
+  script += "\"$trail\" plan fit" + runs + "\n";
+  WriteFileAtomic(c.out + "/sweep.json", j.dump(2) + "\n");
+  WriteFileAtomic(c.out + "/run.sh", script);
+  std::filesystem::permissions(c.out + "/run.sh", std::filesystem::perms::owner_exec,
+                               std::filesystem::perm_options::add);
+  std::printf("%zu recipes under %s; train and fit them with %s/run.sh\n", sweep.runs.size(),
+              c.out.c_str(), c.out.c_str());
+  return 0;
+}
+
 nlohmann::ordered_json IntervalJson(double value, const plan::Interval& i) {
   return {{"value", value}, {"low", i.low}, {"high", i.high}};
 }
@@ -151,6 +217,7 @@ nlohmann::ordered_json FitJson(const std::vector<plan::SourcedPoint>& points, co
   j["huber_objective"] = f.objective;
   j["rms_log_error"] = f.rms_log_error;
   j["bootstrap_fits"] = f.bootstrap_fits;
+  j["degenerate_fits"] = f.degenerate_fits;
   const double s = f.law.alpha + f.law.beta;
   j["optimal_exponents"] = {{"params", f.law.beta / s}, {"tokens", f.law.alpha / s},
                             {"kaplan_params", kKaplanParamsExponent},
@@ -177,6 +244,10 @@ void PrintFit(const std::vector<plan::SourcedPoint>& points, const plan::Scaling
       {"alpha", {f.law.alpha, f.alpha}}, {"beta", {f.law.beta, f.beta}}};
   for (const auto& [name, v] : rows) {
     std::printf("  %-6s %12.5g   [%.5g, %.5g]\n", name, v.first, v.second.low, v.second.high);
+  }
+  if (f.degenerate_fits > 0) {
+    std::printf("  (%d more bootstrap fits had an exponent <= 0 and are left out: the runs do not "
+                "pin the law down; add runs over a wider range of N and D)\n", f.degenerate_fits);
   }
   const double s = f.law.alpha + f.law.beta;
   std::printf("\ncompute-optimal growth (C = 6ND): N* ~ C^%.3f, D* ~ C^%.3f  (Kaplan et al. 2020, "
@@ -221,11 +292,13 @@ void AddPlanCommand(CLI::App& app, PlanCommand& c) {
   c.plan = app.add_subcommand("plan", "Plan runs: a recipe's cost, scaling laws fitted to finished runs");
   c.plan->require_subcommand(1);
   AddCost(c.plan, c);
+  AddSweep(c.plan, c);
   AddFit(c.plan, c);
 }
 
 int RunPlanCommand(const PlanCommand& c) {
   if (*c.cost) return RunCostCommand(c);
+  if (*c.sweep) return RunSweepCommand(c);
   if (*c.fit) return RunFit(c);
   return 2;
 }

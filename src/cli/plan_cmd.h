@@ -1,6 +1,8 @@
 // `trail plan …`: planning a run before spending the compute (docs/plan.md).
 //   plan cost --recipe R [--data M]  parameters, FLOPs, tokens per parameter and memory per
 //                                    process of a recipe before it runs
+//   plan sweep --recipe R --data M  the recipes of an IsoFLOP grid (budgets × widths) and a
+//                                    script that trains them and fits the result
 //   plan fit RUN… [--points CSV]…    the Chinchilla law fitted to finished runs, with bootstrap
 //                                    intervals and the compute-optimal N*, D* for budgets
 #pragma once
@@ -17,7 +19,10 @@ namespace trail::cli {
 
 struct PlanCommand {
   CLI::App* plan = nullptr;
-  CLI::App *fit = nullptr, *cost = nullptr;
+  CLI::App *fit = nullptr, *cost = nullptr, *sweep = nullptr;
+  std::vector<int64_t> widths;
+  std::string out;
+  int64_t min_steps = 10;
   std::string recipe, data;
   int64_t processes = 1, vocab = 0, seq_len = 0, windows = 1, micro_batch_windows = 1;
   std::vector<std::string> runs, points;

@@ -76,7 +76,9 @@ RobustFitResult BestFit(const std::vector<LossPoint>& points,
   return std::min_element(c.begin(), c.end(), better)->fit;
 }
 
+// Over the finite values only (an optimum can overflow even when the law's parameters do not).
 Interval Percentiles(std::vector<double> v) {
+  v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }), v.end());
   if (v.empty()) return {NAN, NAN};
   std::sort(v.begin(), v.end());
   auto at = [&](double q) {  // linear interpolation between order statistics
@@ -121,6 +123,11 @@ ScalingFit FitScalingLaw(const std::vector<LossPoint>& points, const ScalingFitO
     for (LossPoint& p : resampled) p = points[rng() % points.size()];
     const ScalingLaw law = LawOf(BestFit(resampled, starts, options.huber_delta, 8, nullptr).x);
     const double values[5] = {law.E, law.A, law.B, law.alpha, law.beta};
+    if (!(law.alpha > 0 && law.beta > 0) ||
+        !std::all_of(values, values + 5, [](double v) { return std::isfinite(v); })) {
+      ++out.degenerate_fits;
+      continue;
+    }
     for (int i = 0; i < 5; ++i) samples[i].push_back(values[i]);
     for (size_t j = 0; j < options.budgets.size(); ++j) {
       const Allocation a = AnalyticOptimum(law, options.budgets[j], options.k);

@@ -8,7 +8,8 @@
 // few Levenberg–Marquardt iterations; the best ten are run to convergence and the lowest
 // objective wins (ties: the earlier start). Uncertainty: `bootstrap` refits on points resampled
 // with replacement (a seeded generator: the same seed gives the same intervals), each started
-// from the full fit and the ten best starts; intervals are the 2.5% and 97.5% percentiles.
+// from the full fit and the ten best starts; intervals are the 2.5% and 97.5% percentiles of the
+// fits that are not degenerate (below).
 #pragma once
 
 #include <cstdint>
@@ -41,6 +42,10 @@ struct ScalingFit {
   double objective = 0;  // the Huber objective at the fit
   double rms_log_error = 0;  // sqrt(mean (ln L̂ − ln L)²) over the points
   int bootstrap_fits = 0;
+  // Bootstrap fits with an exponent ≤ 0 or a non-finite parameter: their compute optimum is
+  // undefined and they are left out of the intervals. Many mean the points do not pin the law
+  // down (too few runs, too narrow a range of N or D).
+  int degenerate_fits = 0;
   Interval E, A, B, alpha, beta;
   std::vector<BudgetOptimum> budgets;
 };

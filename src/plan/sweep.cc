@@ -1,0 +1,106 @@
+#include "plan/sweep.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+#include <tuple>
+
+#include "core/error.h"
+#include "core/file_util.h"
+#include "core/toml_text.h"
+#include "data/batch_schedule.h"
+#include "model/config.h"
+
+namespace trail::plan {
+namespace {
+
+// The smallest step count whose windows hold at least `tokens` input positions, and those tokens.
+std::pair<int64_t, double> StepsFor(double tokens, const data::StreamConfig& stream,
+                                    int64_t max_steps) {
+  const data::BatchSchedule schedule(stream.schedule);
+  double got = 0;
+  int64_t steps = 0;
+  while (got < tokens && steps < max_steps) got += double(schedule.WindowsAt(steps++)) * double(stream.seq_len);
+  return {steps, got};
+}
+
+std::string RunName(double budget, int64_t width) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "c%.1e-d%lld", budget, static_cast<long long>(width));
+  return buf;
+}
+
+toml::table& SectionOf(toml::table& root, const char* name) {
+  if (!root.contains(name)) root.insert(name, toml::table{});
+  toml::table* t = root[name].as_table();
+  TRAIL_CHECK(t != nullptr, "the base recipe's ", name, " is not a table");
+  return *t;
+}
+
+std::string RecipeText(const std::string& base_text, const std::string& path,
+                       const train::Recipe& base, const SweepRun& run) {
+  toml::table root = ParseTomlText(base_text, path);
+  toml::table& m = SectionOf(root, "model");
+  m.insert_or_assign("d_model", run.d_model);
+  m.insert_or_assign("d_ff", run.d_ff);
+  SectionOf(root, "train").insert_or_assign("steps", run.steps);
+  if (base.schedule.decay != train::DecayKind::kConstant && base.schedule.total_tokens > 0) {
+    const double scale = run.tokens / double(base.schedule.total_tokens);
+    toml::table& s = SectionOf(root, "schedule");
+    s.insert_or_assign("total_tokens", static_cast<int64_t>(run.tokens));
+    s.insert_or_assign("warmup_tokens",
+                       static_cast<int64_t>(std::llround(double(base.schedule.warmup_tokens) * scale)));
+    if (base.schedule.wsd_decay_tokens > 0) {
+      s.insert_or_assign("wsd_decay_tokens",
+                         static_cast<int64_t>(std::llround(double(base.schedule.wsd_decay_tokens) * scale)));
+    }
+  }
+  std::ostringstream out;
+  out << "# " << run.name << ": written by `trail plan sweep` from " << path << "\n" << root << "\n";
+  return out.str();
+}
+
+}  // namespace
+
+Sweep PlanSweep(const SweepSpec& spec, const data::StreamConfig& stream, int64_t vocab) {
+  TRAIL_CHECK(!spec.budgets.empty() && !spec.widths.empty(),
+              "a sweep needs at least one budget and one width");
+  const std::string text = ReadFileToString(spec.base_recipe);
+  const train::Recipe base = train::ParseRecipe(text, spec.base_recipe, vocab);
+  const model::ModelConfig& b = base.model;
+  Sweep out;
+  for (double budget : spec.budgets) {
+    TRAIL_CHECK(budget > 0 && std::isfinite(budget), "budget ", budget, " is not a positive FLOP count");
+    for (int64_t width : spec.widths) {
+      model::ModelConfig c = b;
+      c.d_model = width;
+      c.d_ff = std::max<int64_t>(1, std::llround(double(b.d_ff) * double(width) / double(b.d_model)));
+      TRAIL_CHECK(width % b.n_heads == 0 && (width / b.n_heads) % 2 == 0, "width ", width,
+                  " is not a multiple of 2 x ", b.n_heads, " heads (RoPE needs an even head size)");
+      const model::ModelCost cost = model::Cost(c, stream.seq_len);
+      SweepRun run;
+      run.name = RunName(budget, width);
+      run.budget = budget, run.d_model = width, run.d_ff = c.d_ff, run.parameters = cost.parameters;
+      constexpr int64_t kMaxSteps = 10 * 1000 * 1000;
+      const double wanted = budget / cost.flops_per_token;
+      std::tie(run.steps, run.tokens) = StepsFor(wanted, stream, kMaxSteps);
+      run.flops = run.tokens * cost.flops_per_token;
+      if (run.tokens < wanted) {
+        out.skipped.push_back(run.name + ": more than 10,000,000 steps");
+        continue;
+      }
+      if (run.steps < spec.min_steps) {
+        out.skipped.push_back(run.name + ": " + std::to_string(run.steps) + " steps (fewer than " +
+                              std::to_string(spec.min_steps) + "): the budget is too small for this width");
+        continue;
+      }
+      run.recipe_text = RecipeText(text, spec.base_recipe, base, run);
+      out.runs.push_back(std::move(run));
+    }
+  }
+  TRAIL_CHECK(!out.runs.empty(), "every (budget, width) of the sweep was left out: ",
+              out.skipped.front(), " (raise the budgets or lower the widths)");
+  return out;
+}
+
+}  // namespace trail::plan
