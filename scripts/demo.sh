@@ -12,6 +12,7 @@
 #   6. an audit: the last checkpointed segment replayed, landing on the same bits, against the
 #      run's trainer-signed attestation
 #   7. a training window traced back to its source document through the lineage
+#   8. the run's report: one self-contained HTML file (curves, alerts, data mixture, hashes)
 #   scripts/demo.sh BUILD
 set -euo pipefail
 build=${1:-build}
@@ -135,3 +136,5 @@ key=$("$trail" data inspect --manifest "$out/manifest.json" --window 1000 --json
       node -e 'let s = ""; process.stdin.on("data", d => s += d).on("end", () => console.log(JSON.parse(s).documents[0].key))')
 "$trail" corpus why --out "$out/corpus" "$key"
 echo; echo "run directory: $out/run (recipe.toml, run.json, trajectory.jsonl, metrics.jsonl, checkpoints/, traces/, attestation.json)"
+echo; echo "== 8. The run's report: curves, alerts, data mixture and hashes in one HTML file"
+echo "report: $("$trail" report "$out/run")"

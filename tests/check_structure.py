@@ -30,6 +30,7 @@ LAYERS = {
     "train": {"core", "repops", "model", "data", "dist", "train"},
     "audit": {"core", "repops", "model", "data", "dist", "train", "audit"},
     "plan": {"core", "repops", "model", "data", "dist", "train", "plan"},
+    "report": {"core", "repops", "model", "data", "dist", "train", "audit", "report"},
 }
 # The block-diagonal mask's functional test of packing runs packed batches through the real attention op.
 TEST_EXTRA = {"data": {"repops"}}

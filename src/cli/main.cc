@@ -11,6 +11,7 @@
 #include "cli/data_cmd.h"
 #include "cli/goldens_cmd.h"
 #include "cli/plan_cmd.h"
+#include "cli/report_cmd.h"
 #if TRAIL_WITH_CORPUS
 #include "cli/corpus_cmd.h"
 #endif
@@ -95,6 +96,8 @@ int main(int argc, char** argv) {
   trail::cli::AddAuditCommand(app, audit);
   trail::cli::PlanCommand plan;
   trail::cli::AddPlanCommand(app, plan);
+  trail::cli::ReportCommand report;
+  trail::cli::AddReportCommand(app, report);
 #if TRAIL_WITH_CORPUS
   trail::cli::CorpusCommand corpus;
   trail::cli::AddCorpusCommand(app, corpus);
@@ -135,6 +138,7 @@ int main(int argc, char** argv) {
       return rc;
     }
     if (*plan.plan) return trail::cli::RunPlanCommand(plan);
+    if (*report.report) return trail::cli::RunReportCommand(report);
 #if TRAIL_WITH_CORPUS
     if (*corpus.corpus) return trail::cli::RunCorpusCommand(corpus);
 #endif

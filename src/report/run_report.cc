@@ -1,0 +1,185 @@
+#include "report/run_report.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/hash.h"
+#include "data/inspect.h"
+#include "data/manifest.h"
+#include "data/stream.h"
+#include "report/run_metrics.h"
+#include "report/svg_chart.h"
+#include "train/run_dir.h"
+
+namespace trail::report {
+namespace {
+
+std::string Fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+std::string Row(const std::string& key, const std::string& value) {
+  return "<tr><th>" + EscapeHtml(key) + "</th><td>" + value + "</td></tr>";
+}
+
+std::string Code(const std::string& s) { return "<code>" + EscapeHtml(s) + "</code>"; }
+
+std::string JsonText(const nlohmann::json& j, const char* key) {
+  if (!j.contains(key)) return "—";
+  return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
+}
+
+std::string FactsSection(const train::RunDirectory& run, const train::RunInfo& info,
+                         const RunMetrics& m) {
+  const nlohmann::json& j = info.json;
+  std::string last_chain = "—";
+  const auto records = run.ReadTrajectory(info.genesis, /*drop_torn_tail=*/false);
+  if (!records.empty()) last_chain = ToHex(records.back().chain);
+  std::string s = "<section id=\"facts\"><h2>Run</h2><table class=\"facts\">";
+  s += Row("parameters", JsonText(j, "parameters"));
+  s += Row("FLOPs per token", JsonText(j, "flops_per_token"));
+  s += Row("mesh", EscapeHtml(JsonText(j, "mesh")));
+  s += Row("steps executed", std::to_string(m.step.size()) + " (trajectory: " +
+                                 std::to_string(records.size()) + " records)");
+  s += Row("tokens", m.tokens.empty() ? "0" : Fmt("%.0f", m.tokens.back()));
+  s += Row("recipe SHA-256", Code(JsonText(j, "recipe_sha256")));
+  s += Row("data manifest SHA-256", Code(JsonText(j, "manifest_sha256")));
+  s += Row("genesis H_0", Code(ToHex(info.genesis)));
+  s += Row("last chained hash", "<code id=\"last-chain\">" + last_chain + "</code>");
+  s += Row("kernels", EscapeHtml(JsonText(j, "repops")));
+  return s + "</table></section>";
+}
+
+Chart LossChart(const RunMetrics& m, const nlohmann::json& entropy) {
+  Chart c{"loss", "Loss against tokens", "tokens", "nats per token", false, {}, {}};
+  c.series.push_back({"training loss", m.tokens, m.loss, SeriesColor(0)});
+  size_t k = 1;
+  for (const auto& [domain, s] : m.val) {
+    const char* color = SeriesColor(k++);
+    c.series.push_back({"validation " + domain, s.tokens, s.values, color, s.values.size() == 1});
+    if (entropy.is_object() && entropy.contains(domain) && entropy[domain].is_number()) {
+      c.lines.push_back({"unigram entropy " + domain, entropy[domain].get<double>(), color});
+    }
+  }
+  return c;
+}
+
+Chart GradChart(const RunMetrics& m) {
+  Chart c{"grad-norm", "Gradient norm", "tokens", "global L2 norm", true, {}, {}};
+  c.series.push_back({"before clipping", m.tokens, m.grad_norm, SeriesColor(0)});
+  c.series.push_back({"after clipping", m.tokens, m.grad_norm_clipped, SeriesColor(1), false, true});
+  Series skipped{"skipped update", {}, {}, "#d62728", true};
+  for (size_t i = 0; i < m.step.size(); ++i) {
+    if (m.skipped[i].empty()) continue;
+    skipped.x.push_back(m.tokens[i]);
+    skipped.y.push_back(m.grad_norm[i]);
+  }
+  c.series.push_back(skipped);
+  return c;
+}
+
+Chart WeightChart(const RunMetrics& m) {
+  Chart c{"weight-norms", "Weight norms", "tokens", "L2 norm", true, {}, {}};
+  size_t k = 0;
+  for (const auto& [name, s] : m.weight_norms) c.series.push_back({name, s.tokens, s.values, SeriesColor(k++)});
+  return c;
+}
+
+std::string ChartsSection(const RunMetrics& m, const nlohmann::json& info) {
+  const nlohmann::json entropy = info.value("val_unigram_entropy", nlohmann::json::object());
+  std::string s = "<section id=\"charts\"><h2>Training</h2>";
+  s += RenderSvg(LossChart(m, entropy));
+  s += RenderSvg({"lr", "Learning rate", "tokens", "lr", false, {{"lr", m.tokens, m.lr, SeriesColor(0)}}, {}});
+  s += RenderSvg(GradChart(m));
+  s += RenderSvg({"throughput", "Throughput", "tokens", "tokens/s (since start)", false,
+                  {{"tokens/s", m.tokens, m.tok_s, SeriesColor(2)}}, {}});
+  s += RenderSvg(WeightChart(m));
+  return s + "</section>";
+}
+
+std::string EvalSection(const RunMetrics& m, const nlohmann::json& info) {
+  const nlohmann::json entropy = info.value("val_unigram_entropy", nlohmann::json::object());
+  std::string s = "<section id=\"validation\"><h2>Validation (last evaluation)</h2>";
+  if (m.val.empty()) return s + "<p>No evaluation step in metrics.jsonl.</p></section>";
+  s += "<table><tr><th>domain</th><th>step</th><th>loss</th><th>unigram entropy</th></tr>";
+  for (const auto& [domain, v] : m.val) {
+    const std::string h = entropy.contains(domain) ? Fmt("%.17g", entropy[domain].get<double>()) : "—";
+    s += "<tr class=\"val\" data-domain=\"" + EscapeHtml(domain) + "\"><td>" + EscapeHtml(domain) +
+         "</td><td>" + std::to_string(v.steps.back()) + "</td><td class=\"num\">" +
+         Fmt("%.17g", v.values.back()) + "</td><td class=\"num\">" + h + "</td></tr>";
+  }
+  return s + "</table></section>";
+}
+
+std::string AlertsSection(const RunMetrics& m) {
+  std::string s = "<section id=\"alerts\"><h2>Alerts</h2>";
+  size_t skipped = 0;
+  for (const std::string& why : m.skipped) skipped += !why.empty();
+  s += "<p>" + std::to_string(m.alerts.size()) + " spike-monitor alert(s); " +
+       std::to_string(skipped) + " skipped update(s).</p>";
+  if (m.alerts.empty()) return s + "</section>";
+  s += "<table><tr><th>step</th><th>kind</th><th>details</th></tr>";
+  for (const nlohmann::json& a : m.alerts) {
+    s += "<tr class=\"alert\"><td>" + JsonText(a, "step") + "</td><td>" + EscapeHtml(JsonText(a, "kind")) +
+         "</td><td>" + Code(a.dump()) + "</td></tr>";
+  }
+  return s + "</table></section>";
+}
+
+std::string MixtureSection(const std::string& manifest_path, int64_t steps) {
+  std::string s = "<section id=\"mixture\"><h2>Data mixture</h2>";
+  if (manifest_path.empty() || !std::filesystem::exists(manifest_path)) {
+    return s + "<p>The data manifest (" + EscapeHtml(manifest_path.empty() ? "none named" : manifest_path) +
+           ") is not here; give a copy with --data to see the mixture.</p></section>";
+  }
+  try {
+    data::CanonicalStream stream(data::LoadManifest(manifest_path));
+    const uint64_t windows = data::WindowsBeforeStep(stream.manifest(), steps);
+    const data::Json shares = data::SourceShares(stream, windows);
+    s += "<p>Shares of the tokens in the " + std::to_string(windows) + " windows of steps 0.." +
+         std::to_string(steps - 1) + ".</p><table><tr><th>source</th><th>target</th><th>scheduled</th>"
+         "<th>measured</th><th>tokens</th><th>epochs</th></tr>";
+    for (const auto& r : shares["sources"]) {
+      s += "<tr class=\"source\"><td>" + EscapeHtml(r["source"].get<std::string>()) + "</td><td class=\"num\">" +
+           Fmt("%.4f", r["target_share"].get<double>()) + "</td><td class=\"num\">" +
+           Fmt("%.4f", r["scheduled_share"].get<double>()) + "</td><td class=\"num\">" +
+           Fmt("%.4f", r["measured_share"].get<double>()) + "</td><td class=\"num\">" +
+           r["tokens"].dump() + "</td><td class=\"num\">" + Fmt("%.3f", r["epochs"].get<double>()) +
+           "</td></tr>";
+    }
+    return s + "</table></section>";
+  } catch (const Error& e) {
+    return s + "<p>The data manifest could not be opened: " + EscapeHtml(e.what()) + "</p></section>";
+  }
+}
+
+constexpr char kStyle[] =
+    "body{font-family:sans-serif;margin:24px;color:#222;max-width:980px}"
+    "table{border-collapse:collapse;margin:8px 0}th,td{border:1px solid #ddd;padding:3px 8px;"
+    "text-align:left;font-size:13px}td.num{text-align:right;font-family:monospace}"
+    "code{font-size:12px;word-break:break-all}svg.chart{display:block;margin:12px 0}";
+
+}  // namespace
+
+std::string RunReportHtml(const RunReportOptions& o) {
+  const train::RunDirectory run(o.run_dir);
+  const train::RunInfo info = run.ReadInfo();
+  const RunMetrics m = ReadRunMetrics(run.metrics_path());
+  const std::string name = std::filesystem::path(o.run_dir).filename().string();
+  std::string html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>trail run " +
+                     EscapeHtml(name) + "</title><style>" + kStyle + "</style></head><body>";
+  html += "<h1>trail run <code>" + EscapeHtml(o.run_dir) + "</code></h1>";
+  html += FactsSection(run, info, m);
+  html += ChartsSection(m, info.json);
+  html += EvalSection(m, info.json);
+  html += AlertsSection(m);
+  html += MixtureSection(o.data.empty() ? info.data_manifest : o.data, static_cast<int64_t>(m.step.size()));
+  return html + "</body></html>\n";
+}
+
+}  // namespace trail::report

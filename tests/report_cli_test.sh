@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# `trail report` opened in a real browser (Debian's chromium, headless): a tiny run on KJV bytes
+# with two validation domains, several evaluations and log steps; the report renders to a
+# screenshot, the page logs nothing to the console, every chart is in the DOM with non-empty
+# paths, and the numbers the DOM carries equal the run's metrics.jsonl and run.json.
+set -euo pipefail
+trail=$1; assets=$2
+dir=$(mktemp -d "${TMPDIR:-/tmp}/trail-report-XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+cd "$dir"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+export TRAIL_NUM_THREADS=1
+command -v chromium > /dev/null || fail "chromium is not installed (scripts/install-deps.sh installs it)"
+
+python3 - "$assets/text/kjv.txt" <<'PY'
+import json, sys
+lines = [l for l in open(sys.argv[1], encoding='utf-8') if l.strip()]
+def write(path, part):
+    with open(path, 'w') as f:
+        for i, d in enumerate(part):
+            f.write(json.dumps({'key': '%s-%04d' % (path, i), 'tokens': list(d.encode()), 'domain': 0}) + '\n')
+write('train.jsonl', lines[:3000])
+write('psalms.jsonl', lines[14000:14040])
+write('gospels.jsonl', lines[23200:23240])
+PY
+contract=$(printf 'ab%.0s' $(seq 32))
+for s in train psalms gospels; do
+  "$trail" data shard --input $s.jsonl --output $s.tshard --vocab-size 258 --contract "$contract" > $s.entry
+done
+cat > manifest.json <<JSON
+{"format": "trail.data-manifest.v1",
+ "tokenizer": {"contract": "$contract", "vocab_size": 258, "eos_id": 256, "pad_id": 257},
+ "sources": [{"name": "kjv", "target_share": 1.0, "shards": [$(cat train.entry)]}],
+ "validation": [{"domain": "psalms", "shards": [$(cat psalms.entry)]},
+                {"domain": "gospels", "shards": [$(cat gospels.entry)]}],
+ "stream": {"seed": 3, "seq_len": 32, "positions": "window", "batch_schedule": [{"from_step": 0, "windows": 4}]}}
+JSON
+cat > recipe.toml <<'TOML'
+[model]
+d_model = 32
+n_layers = 2
+n_heads = 2
+d_ff = 64
+max_seq_len = 32
+[optimizer]
+lr = 3e-3
+[schedule]
+decay = "cosine"
+warmup_tokens = 512
+total_tokens = 5120
+[train]
+steps = 40
+eval_every = 10
+eval_windows = 4
+log_every = 5
+TOML
+"$trail" train --recipe recipe.toml --data manifest.json --run run --quiet > /dev/null
+[ "$("$trail" report run)" = run/report.html ] || fail "report path"
+
+browse() {  # chromium, headless, as root in a container: no sandbox
+  chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run \
+    --enable-logging=stderr --v=0 "$@" "file://$dir/run/report.html"
+}
+browse --screenshot="$dir/shot.png" --window-size=1000,2600 2> screenshot.log > /dev/null ||
+  fail "chromium could not render the report: $(tail -5 screenshot.log)"
+[ -s shot.png ] || fail "no screenshot"
+browse --dump-dom 2> console.log > dom.html || fail "chromium --dump-dom: $(tail -5 console.log)"
+if grep -E "CONSOLE|Uncaught" console.log screenshot.log; then fail "the page logged to the console"; fi
+python3 - <<'PY' || fail "report DOM"
+import json
+from html.parser import HTMLParser
+
+class Dom(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.svgs, self.paths, self.current, self.cells, self.row, self.in_td = [], [], None, {}, None, False
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == 'svg':
+            self.current = a.get('id'); self.svgs.append(self.current)
+        if tag == 'path' and a.get('class') == 'series':
+            self.paths.append((self.current, a))
+        if tag == 'tr' and a.get('class') == 'val':
+            self.row = a['data-domain']; self.cells[self.row] = []
+        if tag == 'td' and self.row:
+            self.in_td = True
+    def handle_endtag(self, tag):
+        if tag == 'tr': self.row = None
+        if tag == 'td': self.in_td = False
+    def handle_data(self, data):
+        if self.in_td and self.row: self.cells[self.row].append(data)
+
+dom = Dom()
+dom.feed(open('dom.html').read())
+charts = ['chart-loss', 'chart-lr', 'chart-grad-norm', 'chart-throughput', 'chart-weight-norms']
+assert all(c in dom.svgs for c in charts), dom.svgs
+for chart, a in dom.paths:
+    assert a['d'].startswith('M') and len(a['d']) > 10, (chart, a['data-name'], a['d'][:40])
+for c in charts:
+    assert any(ch == c for ch, _ in dom.paths), 'no path in ' + c
+
+metrics = [json.loads(l) for l in open('run/metrics.jsonl')]
+info = json.load(open('run/run.json'))
+def series(chart, name):
+    a = [a for ch, a in dom.paths if ch == chart and a['data-name'] == name]
+    assert len(a) == 1, (chart, name)
+    return [float(v) for v in a[0]['data-x'].split()], [float(v) for v in a[0]['data-y'].split()]
+x, y = series('chart-loss', 'training loss')
+assert x == [float(m['tokens']) for m in metrics] and y == [m['loss'] for m in metrics]
+assert series('chart-lr', 'lr')[1] == [m['lr'] for m in metrics]
+assert series('chart-grad-norm', 'before clipping')[1] == [m['grad_norm'] for m in metrics]
+for domain in ['psalms', 'gospels']:
+    evals = [m for m in metrics if 'val' in m]
+    assert len(evals) == 4, len(evals)
+    x, y = series('chart-loss', 'validation ' + domain)
+    assert y == [m['val'][domain] for m in evals] and x == [float(m['tokens']) for m in evals]
+    cells = dom.cells[domain]
+    assert float(cells[2]) == evals[-1]['val'][domain] and float(cells[3]) == info['val_unigram_entropy'][domain], cells
+logged = [m for m in metrics if 'weight_norms' in m]
+assert series('chart-weight-norms', 'layers.1')[1] == [m['weight_norms']['layers.1'] for m in logged]
+PY
+grep -q "last-chain\">$(tail -1 run/trajectory.jsonl | python3 -c 'import json,sys; print(json.load(sys.stdin)["chain"])')" dom.html ||
+  fail "last chained hash"
+echo "report: rendered by chromium ($(stat -c %s shot.png) bytes of screenshot), no console output, numbers equal metrics.jsonl"
