@@ -111,6 +111,17 @@ void PrintShares(const Json& out) {
                 (unsigned long long)U(r["windows"]), (unsigned long long)U(r["tokens"]),
                 r["epochs"].get<double>(), r["ended"].get<bool>() ? "  (ended)" : "");
   }
+  if (!out.contains("mixture_phases")) return;
+  std::printf("mixture phases (target / measured window share of each phase's stretch):\n");
+  for (const Json& p : out["mixture_phases"]) {
+    std::printf("  from step %lld (window %llu, %llu windows):", (long long)p["from_step"].get<int64_t>(),
+                (unsigned long long)U(p["start_window"]), (unsigned long long)U(p["windows"]));
+    for (const auto& [name, target] : p["target_share"].items()) {
+      std::printf("  %s %.4f/%.4f", name.c_str(), target.get<double>(),
+                  p["measured_share"][name].get<double>());
+    }
+    std::printf("\n");
+  }
 }
 
 // A report as JSON (--json) or through its table printer.

@@ -134,6 +134,41 @@ uint64_t WindowsBeforeStep(const Manifest& m, int64_t steps) {
   return BatchSchedule(m.stream.schedule).StepWindows(steps).begin;
 }
 
+namespace {
+
+// Per mixture phase (phase 0: the target shares from step 0): where it starts, its normalized
+// target shares and the measured window shares of its stretch within [0, W).
+Json PhaseShares(CanonicalStream& s, uint64_t W) {
+  const Manifest& m = s.manifest();
+  const BatchSchedule schedule(m.stream.schedule);
+  std::vector<MixturePhase> phases = {{0, {}}};
+  for (const SourceSpec& src : m.sources) phases[0].shares.push_back({src.name, src.target_share});
+  phases.insert(phases.end(), m.stream.mixture_phases.begin(), m.stream.mixture_phases.end());
+  Json out = Json::array();
+  for (size_t i = 0; i < phases.size(); ++i) {
+    const uint64_t start = std::min(W, schedule.StepWindows(phases[i].from_step).begin);
+    const uint64_t end = i + 1 < phases.size()
+                             ? std::min(W, schedule.StepWindows(phases[i + 1].from_step).begin)
+                             : W;
+    const std::vector<uint64_t> a = s.mixture().CountsBefore(start), b = s.mixture().CountsBefore(end);
+    double total = 0;
+    for (const auto& [name, share] : phases[i].shares) total += share;
+    Json target = Json::object(), measured = Json::object();
+    for (size_t k = 0; k < m.sources.size(); ++k) {
+      double t = 0;
+      for (const auto& [name, share] : phases[i].shares) t += name == m.sources[k].name ? share : 0;
+      target[m.sources[k].name] = t / total;
+      measured[m.sources[k].name] = end > start ? double(b[k] - a[k]) / double(end - start) : 0.0;
+    }
+    out.push_back(Json{{"from_step", phases[i].from_step}, {"start_window", start},
+                       {"windows", end - start}, {"target_share", target},
+                       {"measured_share", measured}});
+  }
+  return out;
+}
+
+}  // namespace
+
 Json SourceShares(CanonicalStream& s, uint64_t W) {
   const Manifest& m = s.manifest();
   const int64_t L = s.seq_len();
@@ -168,12 +203,13 @@ Json SourceShares(CanonicalStream& s, uint64_t W) {
         {"epochs", epochs},
         {"ended", src.num_windows(L) != kUnlimited && counts[i] >= src.num_windows(L)}});
   }
-  const Json out{{"windows", W},
+  Json out{{"windows", W},
                  {"stream_windows", s.num_windows() == kUnlimited ? Json("unlimited")
                                                                   : Json(s.num_windows())},
                  {"seq_len", L},
                  {"tokens", total},
                  {"sources", rows}};
+  if (!m.stream.mixture_phases.empty()) out["mixture_phases"] = PhaseShares(s, W);
   return out;
 }
 

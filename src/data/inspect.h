@@ -33,7 +33,10 @@ Json InspectWindow(CanonicalStream& s, uint64_t w, const Decoder& decode);
 Json InspectStep(CanonicalStream& s, int64_t step, int64_t ranks, int64_t rank);
 // The windows that steps [0, steps) consume.
 uint64_t WindowsBeforeStep(const Manifest& m, int64_t steps);
-// W is capped at the stream's length.
+// Target, scheduled and measured shares of each source over the first `windows` windows (capped
+// at the stream's length). With mixture phases, also "mixture_phases": per phase its first step
+// and window, window count within the range, target shares (normalized) and measured window
+// shares of its stretch.
 Json SourceShares(CanonicalStream& s, uint64_t windows);
 
 // Printable text of some bytes: newlines and control characters escaped (\n, \xNN).

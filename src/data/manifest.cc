@@ -115,9 +115,30 @@ Json ShardsToJson(const std::vector<ShardRef>& shards) {
   return arr;
 }
 
+// "mixture_phases": [{"from_step": N, "shares": {"source": share, …}}, …]
+void ParseMixturePhases(const Reader& r, StreamConfig& c) {
+  const Json& arr = r.Array("mixture_phases");
+  for (size_t i = 0; i < arr.size(); ++i) {
+    Reader p(arr[i], r.Sub("mixture_phases[" + std::to_string(i) + "]"), r.file());
+    p.AllowOnly({"from_step", "shares"});
+    MixturePhase phase;
+    phase.from_step = static_cast<int64_t>(p.U64("from_step"));
+    const Json& shares = p.Get("shares");
+    TRAIL_CHECK(shares.is_object() && !shares.empty(), r.file(), ": stream.mixture_phases[", i,
+                "].shares must be an object of source names and shares");
+    for (auto it = shares.begin(); it != shares.end(); ++it) {
+      TRAIL_CHECK(it.value().is_number(), r.file(), ": stream.mixture_phases[", i, "].shares.",
+                  it.key(), " must be a number");
+      phase.shares.push_back({it.key(), it.value().get<double>()});
+    }
+    c.mixture_phases.push_back(std::move(phase));
+  }
+}
+
 void ParseStream(const Reader& r, StreamConfig& c) {
   r.AllowOnly({"seed", "seq_len", "append_eos", "chunking", "replacement_block_tokens",
-               "semantics", "positions", "batch_schedule", "micro_batch_windows"});
+               "semantics", "positions", "batch_schedule", "micro_batch_windows",
+               "mixture_phases"});
   c.seed = r.U64("seed");
   c.seq_len = static_cast<int64_t>(r.U64("seq_len"));
   TRAIL_CHECK(c.seq_len >= 1 && c.seq_len <= (1 << 24), r.file(), ": stream.seq_len ",
@@ -157,6 +178,7 @@ void ParseStream(const Reader& r, StreamConfig& c) {
     }
   }
   c.micro_batch_windows = static_cast<int64_t>(r.U64("micro_batch_windows", 1));
+  if (r.Has("mixture_phases")) ParseMixturePhases(r, c);
 }
 
 Json StreamToJson(const StreamConfig& c) {
@@ -179,6 +201,15 @@ Json StreamToJson(const StreamConfig& c) {
   j["positions"] = c.positions == PositionMode::kDocument ? "document" : "window";
   j["batch_schedule"] = sched;
   j["micro_batch_windows"] = c.micro_batch_windows;
+  if (!c.mixture_phases.empty()) {  // absent otherwise: manifests without phases keep their bytes
+    Json phases = Json::array();
+    for (const MixturePhase& p : c.mixture_phases) {
+      Json shares = Json::object();
+      for (const auto& [name, share] : p.shares) shares[name] = share;
+      phases.push_back(Json{{"from_step", p.from_step}, {"shares", shares}});
+    }
+    j["mixture_phases"] = phases;
+  }
   return j;
 }
 
@@ -192,6 +223,30 @@ void ValidateSchedule(const StreamConfig& c, const std::string& file) {
                 ": stream.batch_schedule steps must increase");
   }
   TRAIL_CHECK(c.micro_batch_windows >= 1, file, ": stream.micro_batch_windows must be >= 1");
+}
+
+// Phases start after step 0 at increasing steps; each names known sources, with finite shares
+// >= 0 of which one is positive.
+void ValidateMixturePhases(const Manifest& m, const std::string& file) {
+  const std::vector<MixturePhase>& phases = m.stream.mixture_phases;
+  for (size_t i = 0; i < phases.size(); ++i) {
+    const std::string where = "stream.mixture_phases[" + std::to_string(i) + "]";
+    TRAIL_CHECK(phases[i].from_step > (i == 0 ? 0 : phases[i - 1].from_step), file, ": ", where,
+                ".from_step must be > 0 and greater than the previous phase's (phase 0 is the "
+                "sources' target_share from step 0)");
+    double total = 0;
+    for (const auto& named : phases[i].shares) {
+      const std::string& name = named.first;
+      const double share = named.second;
+      bool known = false;
+      for (const SourceSpec& s : m.sources) known = known || s.name == name;
+      TRAIL_CHECK(known, file, ": ", where, ".shares names '", name, "', which is not a source");
+      TRAIL_CHECK(std::isfinite(share) && share >= 0, file, ": ", where, ".shares.", name,
+                  " must be a finite number >= 0");
+      total += share;
+    }
+    TRAIL_CHECK(total > 0, file, ": ", where, ".shares sum to zero");
+  }
 }
 
 }  // namespace
@@ -284,6 +339,7 @@ Manifest ParseManifest(const std::string& json_text, const std::string& file,
   }
   if (top.Has("stream")) ParseStream(Reader(top.Get("stream"), "stream", file), m.stream);
   ValidateSchedule(m.stream, file);
+  ValidateMixturePhases(m, file);
   TRAIL_CHECK(!m.stream.append_eos || m.tokenizer.eos_id >= 0, file,
               ": stream.append_eos needs tokenizer.eos_id");
   if (top.Has("lineage")) {

@@ -94,5 +94,33 @@ TEST(Manifest, BadManifestsAreClearErrors) {
             std::string::npos);
 }
 
+// Data annealing in the manifest: a mixture phase round-trips, starts at the first window of its
+// step (steps 0..9 take 4 windows, then 8: step 12 starts at window 56), and the windows of
+// each phase follow its shares; bad phases are refused naming the field.
+TEST(Manifest, MixturePhasesStartAtTheirStepsWindowAndFollowTheirShares) {
+  TempDir dir;
+  StreamConfig sc = SmallStream();
+  sc.mixture_phases = {{12, {{"code", 1.0}}}};
+  const Manifest m = MakeCorpus(dir.path(), {{"web", 0.7}, {"code", 0.3}}, sc);
+  EXPECT_EQ(ManifestToJson(ParseManifest(ManifestToJson(m), "x", dir.path())), ManifestToJson(m));
+  EXPECT_NE(ManifestToJson(m).find("\"mixture_phases\""), std::string::npos);
+  CanonicalStream s(LoadManifest(dir / "manifest.json"));
+  const std::vector<uint64_t> at = s.mixture().CountsBefore(56), later = s.mixture().CountsBefore(200);
+  EXPECT_EQ(at[0] + at[1], 56u);
+  EXPECT_NEAR(double(at[0]) / 56, 0.7, 3.0 / 56);  // within 1 + S windows
+  EXPECT_EQ(later[0], at[0]);                       // only code from window 56 on
+  EXPECT_EQ(later[1], at[1] + 144);
+  const MixturePhase bad_step{0, {{"code", 1.0}}}, unknown{3, {{"wiki", 1.0}}}, zero{3, {{"code", 0.0}}};
+  auto error = [&](const MixturePhase& p) {
+    return LoadEdited(dir, [&](nlohmann::ordered_json& j) {
+      j["stream"]["mixture_phases"] = nlohmann::ordered_json::array(
+          {{{"from_step", p.from_step}, {"shares", {{p.shares[0].first, p.shares[0].second}}}}});
+    });
+  };
+  EXPECT_NE(error(bad_step).find("mixture_phases[0].from_step must be > 0"), std::string::npos);
+  EXPECT_NE(error(unknown).find("names 'wiki', which is not a source"), std::string::npos);
+  EXPECT_NE(error(zero).find("shares sum to zero"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace trail::data

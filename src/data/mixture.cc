@@ -66,25 +66,53 @@ MixtureSchedule::Phase MixtureSchedule::BuildPhase(const std::vector<double>& sh
 }
 
 MixtureSchedule::MixtureSchedule(const std::vector<double>& shares,
-                                 const std::vector<uint64_t>& windows) {
-  const size_t S = shares.size();
-  TRAIL_CHECK(S >= 1 && S == windows.size() && S <= 65535, "mixture: bad source list");
-  std::vector<bool> active(S);
-  bool any = false;
+                                 const std::vector<uint64_t>& windows)
+    : MixtureSchedule(shares, windows, {}) {}
+
+namespace {
+
+void CheckShares(const std::vector<double>& shares, size_t S) {
+  TRAIL_CHECK(shares.size() == S, "mixture: ", shares.size(), " shares for ", S, " sources");
   for (size_t s = 0; s < S; ++s) {
     TRAIL_CHECK(std::isfinite(shares[s]) && shares[s] >= 0, "mixture: bad share for source ", s);
-    active[s] = shares[s] > 0 && windows[s] > 0;
-    any = any || active[s];
   }
-  TRAIL_CHECK(any, "mixture: no source has a positive share and data");
+}
+
+}  // namespace
+
+MixtureSchedule::MixtureSchedule(const std::vector<double>& first_shares,
+                                 const std::vector<uint64_t>& windows,
+                                 const std::vector<SharePhase>& later) {
+  const size_t S = first_shares.size();
+  TRAIL_CHECK(S >= 1 && S == windows.size() && S <= 65535, "mixture: bad source list");
+  std::vector<SharePhase> share_phases = {{0, first_shares}};
+  share_phases.insert(share_phases.end(), later.begin(), later.end());
+  for (size_t u = 0; u < share_phases.size(); ++u) {
+    CheckShares(share_phases[u].shares, S);
+    TRAIL_CHECK(u == 0 || share_phases[u].start > share_phases[u - 1].start,
+                "mixture: share phases must start at increasing windows");
+  }
+  std::vector<bool> has_data(S);  // the source still has windows
+  for (size_t s = 0; s < S; ++s) has_data[s] = windows[s] > 0;
   std::vector<uint64_t> used(S, 0);
   uint64_t start = 0;
-  while (true) {
+  for (size_t u = 0;;) {
+    const std::vector<double>& shares = share_phases[u].shares;
+    std::vector<bool> active(S);
+    bool any = false;
+    for (size_t s = 0; s < S; ++s) any |= (active[s] = has_data[s] && shares[s] > 0);
+    TRAIL_CHECK(any || start > 0, "mixture: no source has a positive share and data");
+    if (!any) {  // every source of this share phase has ended
+      end_ = start;
+      return;
+    }
     Phase ph = BuildPhase(shares, active);
     ph.start = start;
     ph.base = used;
-    // The phase ends right after the window that uses up the first finite source.
-    uint64_t len = kUnlimited;
+    // The phase ends at the next share phase, or right after the window that uses up the first
+    // finite source, whichever comes first.
+    const uint64_t next = u + 1 < share_phases.size() ? share_phases[u + 1].start : kUnlimited;
+    uint64_t len = next == kUnlimited ? kUnlimited : next - start;
     for (size_t s = 0; s < S; ++s) {
       if (ph.counts[s] == 0 || windows[s] == kUnlimited) continue;
       const uint64_t m = windows[s] - used[s] - 1;  // 0-based index of its last window
@@ -94,18 +122,13 @@ MixtureSchedule::MixtureSchedule(const std::vector<double>& shares,
     phases_.push_back(std::move(ph));
     if (len == kUnlimited) return;
     const Phase& done = phases_.back();
-    bool still = false;
     for (size_t s = 0; s < S; ++s) {
       if (done.counts[s] == 0) continue;
       used[s] += CountInPhase(done, static_cast<uint32_t>(s), len);
-      if (windows[s] != kUnlimited && used[s] >= windows[s]) active[s] = false;
-      still = still || active[s];
+      if (windows[s] != kUnlimited && used[s] >= windows[s]) has_data[s] = false;
     }
     start += len;
-    if (!still) {
-      end_ = start;
-      return;
-    }
+    if (start == next) ++u;
   }
 }
 
@@ -146,9 +169,11 @@ std::vector<uint64_t> MixtureSchedule::CountsBefore(uint64_t w) const {
   return out;
 }
 
-std::vector<double> MixtureSchedule::ScheduledShares() const {
+std::vector<double> MixtureSchedule::ScheduledShares() const { return ScheduledSharesAt(0); }
+
+std::vector<double> MixtureSchedule::ScheduledSharesAt(uint64_t w) const {
   std::vector<double> out;
-  for (uint32_t c : phases_[0].counts) out.push_back(static_cast<double>(c) / kMixturePeriod);
+  for (uint32_t c : PhaseOf(w).counts) out.push_back(static_cast<double>(c) / kMixturePeriod);
   return out;
 }
 

@@ -10,8 +10,10 @@
 // interleave): over any W windows a source's count differs from W*n_s/P by less than 1 + S.
 //
 // A source with finitely many windows drops out when they are used up; the schedule then
-// starts a new phase over the remaining sources with their shares renormalized. When every
-// source has ended the stream ends.
+// starts a new phase over the remaining sources with their shares renormalized. Share phases
+// (data annealing) start a new phase at a given global window with new shares; each source
+// continues with its next window. When no source with a positive share in the current share
+// phase has windows left, the stream ends.
 #pragma once
 
 #include <cstdint>
@@ -27,10 +29,19 @@ struct WindowOwner {
   uint64_t source_window = 0;  // index among this source's windows
 };
 
+// From global window `start` on, draw the sources with `shares` (per source, >= 0).
+struct SharePhase {
+  uint64_t start = 0;
+  std::vector<double> shares;
+};
+
 class MixtureSchedule {
  public:
   // shares: per source, >= 0 (normalized here); windows: per source, kUnlimited or a count.
   MixtureSchedule(const std::vector<double>& shares, const std::vector<uint64_t>& windows);
+  // The same with later share phases (starts ascending, > 0).
+  MixtureSchedule(const std::vector<double>& shares, const std::vector<uint64_t>& windows,
+                  const std::vector<SharePhase>& later);
 
   uint64_t num_windows() const { return end_; }  // kUnlimited for an endless stream
   WindowOwner Owner(uint64_t w) const;
@@ -38,6 +49,8 @@ class MixtureSchedule {
   std::vector<uint64_t> CountsBefore(uint64_t w) const;
   // Scheduled share of each source in the first phase (n_s / P).
   std::vector<double> ScheduledShares() const;
+  // The same in the phase that holds window w.
+  std::vector<double> ScheduledSharesAt(uint64_t w) const;
 
  private:
   struct Phase {

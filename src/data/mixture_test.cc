@@ -66,5 +66,44 @@ TEST(Mixture, FiniteSourcesDropOutAndTheStreamEnds) {
   EXPECT_THROW(closed.Owner(1000), Error);
 }
 
+// Data annealing: from window 10,000 the shares change. Each stretch keeps its own shares
+// (every prefix within 1 + S windows of its ideal count), and every source continues with its
+// next window: its windows are 0, 1, 2, … across the switch, none skipped or repeated.
+TEST(Mixture, SharePhasesSwitchTheSharesAndSourcesContinue) {
+  const std::vector<uint64_t> windows(3, kUnlimited);
+  const MixtureSchedule m({0.5, 0.3, 0.2}, windows, {{10000, {0.1, 0.0, 0.9}}});
+  const std::vector<double> before = m.ScheduledSharesAt(9999), after = m.ScheduledSharesAt(10000);
+  EXPECT_NEAR(before[0], 0.5, 1e-4);
+  EXPECT_NEAR(after[2], 0.9, 1e-4);
+  EXPECT_EQ(after[1], 0.0);
+  std::vector<uint64_t> next(3, 0);
+  for (uint64_t w = 0; w < 30000; ++w) {
+    const WindowOwner o = m.Owner(w);
+    ASSERT_EQ(o.source_window, next[o.source]) << "window " << w;
+    ++next[o.source];
+    const uint64_t end = w + 1;
+    const uint64_t start = end <= 10000 ? 0 : 10000;
+    const std::vector<double>& shares = end <= 10000 ? before : after;
+    const std::vector<uint64_t> a = m.CountsBefore(start), b = m.CountsBefore(end);
+    for (size_t s = 0; s < 3; ++s) {
+      ASSERT_LT(std::fabs(double(b[s] - a[s]) - double(end - start) * shares[s]), 1.0 + 3)
+          << "source " << s << " over windows " << start << ".." << end;
+    }
+  }
+  EXPECT_EQ(m.CountsBefore(30000)[1], m.CountsBefore(10000)[1]);  // share 0 after the switch
+}
+
+// A finite source with the only positive share of the last phase: the stream ends with it.
+TEST(Mixture, TheStreamEndsWhenTheSourcesOfTheCurrentPhaseEnd) {
+  const MixtureSchedule m({1.0, 1.0}, {5000, kUnlimited}, {{3000, {1.0, 0.0}}});
+  const uint64_t used = m.CountsBefore(3000)[0];
+  EXPECT_EQ(used, 1500u);
+  EXPECT_EQ(m.num_windows(), 3000 + (5000 - used));
+  EXPECT_EQ(m.Owner(m.num_windows() - 1).source_window, 4999u);
+  EXPECT_THROW(m.Owner(m.num_windows()), Error);
+  // Phases must start at increasing windows.
+  EXPECT_THROW(MixtureSchedule({1.0}, {kUnlimited}, {{5, {1.0}}, {5, {1.0}}}), Error);
+}
+
 }  // namespace
 }  // namespace trail::data

@@ -1,6 +1,7 @@
 #include "data/stream.h"
 
 #include "core/error.h"
+#include "data/batch_schedule.h"
 
 namespace trail::data {
 namespace {
@@ -13,7 +14,19 @@ MixtureSchedule BuildMixture(const Manifest& m,
     shares.push_back(m.sources[i].target_share);
     windows.push_back(sources[i]->num_windows(m.stream.seq_len));
   }
-  return MixtureSchedule(shares, windows);
+  // A mixture phase starts at the first window of its step, which the batch schedule fixes.
+  const BatchSchedule schedule(m.stream.schedule);
+  std::vector<SharePhase> later;
+  for (const MixturePhase& p : m.stream.mixture_phases) {
+    SharePhase sp{schedule.StepWindows(p.from_step).begin, std::vector<double>(m.sources.size(), 0.0)};
+    for (const auto& [name, share] : p.shares) {
+      for (size_t i = 0; i < m.sources.size(); ++i) {
+        if (m.sources[i].name == name) sp.shares[i] = share;
+      }
+    }
+    later.push_back(std::move(sp));
+  }
+  return MixtureSchedule(shares, windows, later);
 }
 
 std::vector<std::unique_ptr<SourceStream>> OpenSources(const Manifest& m,

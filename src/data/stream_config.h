@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace trail::data {
@@ -45,6 +47,14 @@ struct BatchPhase {
   int64_t windows = 1;
 };
 
+// A late-training change of the mixture (data annealing): from the first window of step
+// `from_step` on, the sources are drawn with these shares (sources not named: 0) instead of
+// their target_share. Phases apply in order of from_step.
+struct MixturePhase {
+  int64_t from_step = 0;
+  std::vector<std::pair<std::string, double>> shares;  // source name, share (≥ 0)
+};
+
 struct StreamConfig {
   uint64_t seed = 0;
   int64_t seq_len = 2048;  // L: a window holds L+1 tokens, giving L inputs and L labels
@@ -57,6 +67,7 @@ struct StreamConfig {
   PositionMode positions = PositionMode::kDocument;
   std::vector<BatchPhase> schedule{{0, 1}};
   int64_t micro_batch_windows = 1;  // windows per micro-batch on one logical rank
+  std::vector<MixturePhase> mixture_phases;  // after phase 0 (the sources' target shares)
 };
 
 }  // namespace trail::data

@@ -340,6 +340,35 @@ TEST(Resume, StopAndResumeEqualsAStraightRun) {
             ReadFileToString(CheckpointDir(straight->run, 12) + "/optim.safetensors"));
 }
 
+// Data annealing: two sources half and half, then from step 5 only "late". A run stopped after
+// step 7 (newest checkpoint 4, before the switch) resumes across the switch onto the straight
+// run's bits, and the windows of steps 5.. all come from "late".
+TEST(Resume, AcrossAMixturePhaseEqualsAStraightRun) {
+  auto make = [] {
+    auto f = MakeRun(10, 4);
+    data::StreamConfig sc;
+    sc.seed = 5, sc.seq_len = 16, sc.schedule = {{0, 4}}, sc.micro_batch_windows = 2;
+    sc.chunking.max_tokens = 24;
+    sc.mixture_phases = {{5, {{"late", 1.0}}}};
+    data::synthetic::MakeCorpus(f->dir.path(), {{"early", 0.5, 2, 40, 1, 30}, {"late", 0.5, 2, 40, 1, 30}},
+                                sc, 2, kVocab);
+    return f;
+  };
+  const auto straight = make();
+  const TrainSummary s = Train(*straight, false);
+  const auto split = make();
+  Train(*split, false, 7);
+  const TrainSummary r = Train(*split, true);
+  EXPECT_EQ(r.final_chain, s.final_chain);
+  EXPECT_EQ(ReadFileToString(split->run + "/trajectory.jsonl"),
+            ReadFileToString(straight->run + "/trajectory.jsonl"));
+  data::CanonicalStream stream(data::LoadManifest(straight->manifest));
+  std::set<uint32_t> before, after;
+  for (uint64_t w = 0; w < 40; ++w) (w < 20 ? before : after).insert(stream.mixture().Owner(w).source);
+  EXPECT_EQ(before, (std::set<uint32_t>{0, 1}));
+  EXPECT_EQ(after, (std::set<uint32_t>{1}));
+}
+
 // Parameter and optimizer state hashes are recorded where the recipe commits state: before
 // each checkpoint (every 4 steps here), every state_hash_every (default 10) steps and at the end.
 TEST(Trajectory, StateHashesAtCommitPointsGradientHashesEveryStep) {
