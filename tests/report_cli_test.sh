@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # `trail report` opened in a real browser (Debian's chromium, headless): a tiny run on KJV bytes
-# with two validation domains, several evaluations and log steps; the report renders to a
-# screenshot, the page logs nothing to the console, every chart is in the DOM with non-empty
-# paths, and the numbers the DOM carries equal the run's metrics.jsonl and run.json.
+# with two validation domains, several evaluations, log steps and a mixture phase at step 30;
+# the report renders to a screenshot, the page logs nothing to the console, every chart is in
+# the DOM with non-empty paths, the numbers the DOM carries equal the run's metrics.jsonl and
+# run.json, each mixture phase shows its target and measured shares, and two auditors'
+# attestations give the verdict "verified" and full coverage per step range.
 set -euo pipefail
 trail=$1; assets=$2
 dir=$(mktemp -d "${TMPDIR:-/tmp}/trail-report-XXXXXX")
@@ -30,10 +32,12 @@ done
 cat > manifest.json <<JSON
 {"format": "trail.data-manifest.v1",
  "tokenizer": {"contract": "$contract", "vocab_size": 258, "eos_id": 256, "pad_id": 257},
- "sources": [{"name": "kjv", "target_share": 1.0, "shards": [$(cat train.entry)]}],
+ "sources": [{"name": "kjv", "target_share": 1.0, "shards": [$(cat train.entry)]},
+             {"name": "again", "target_share": 1.0, "shards": [$(cat train.entry)]}],
  "validation": [{"domain": "psalms", "shards": [$(cat psalms.entry)]},
                 {"domain": "gospels", "shards": [$(cat gospels.entry)]}],
- "stream": {"seed": 3, "seq_len": 32, "positions": "window", "batch_schedule": [{"from_step": 0, "windows": 4}]}}
+ "stream": {"seed": 3, "seq_len": 32, "positions": "window", "batch_schedule": [{"from_step": 0, "windows": 4}],
+            "mixture_phases": [{"from_step": 30, "shares": {"again": 1}}]}}
 JSON
 cat > recipe.toml <<'TOML'
 [model]
@@ -55,7 +59,19 @@ eval_windows = 4
 log_every = 5
 TOML
 "$trail" train --recipe recipe.toml --data manifest.json --run run --quiet > /dev/null
-[ "$("$trail" report run)" = run/report.html ] || fail "report path"
+# Two auditors certify the run (redundancy 1); the report collects their attestations.
+mkdir trusted
+for i in 0 1; do
+  "$trail" audit keygen --out auditor$i > /dev/null
+  cp auditor$i.pub trusted/
+done
+"$trail" audit plan --run run --auditors 2 --redundancy 1 --out plan.json > /dev/null
+for i in 0 1; do
+  "$trail" audit certify --run run --plan plan.json --key auditor$i.key --auditor $i --out att$i.json \
+    --quiet > certify$i.out || fail "certify $i: $(cat certify$i.out)"
+done
+[ "$("$trail" report run --plan plan.json --keys trusted --attestation att0.json --attestation att1.json)" = \
+  run/report.html ] || fail "report path"
 
 browse() {  # chromium, headless, as root in a container: no sandbox
   chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run \
@@ -92,7 +108,8 @@ class Dom(HTMLParser):
 
 dom = Dom()
 dom.feed(open('dom.html').read())
-charts = ['chart-loss', 'chart-lr', 'chart-grad-norm', 'chart-throughput', 'chart-weight-norms']
+charts = ['chart-loss', 'chart-lr', 'chart-grad-norm', 'chart-throughput', 'chart-weight-norms',
+          'chart-audit-coverage']
 assert all(c in dom.svgs for c in charts), dom.svgs
 for chart, a in dom.paths:
     assert a['d'].startswith('M') and len(a['d']) > 10, (chart, a['data-name'], a['d'][:40])
@@ -118,6 +135,20 @@ for domain in ['psalms', 'gospels']:
     assert float(cells[2]) == evals[-1]['val'][domain] and float(cells[3]) == info['val_unigram_entropy'][domain], cells
 logged = [m for m in metrics if 'weight_norms' in m]
 assert series('chart-weight-norms', 'layers.1')[1] == [m['weight_norms']['layers.1'] for m in logged]
+PY
+grep -q 'audit-verdict">verified<' dom.html || fail "audit verdict"
+# The mixture phases: half and half over steps 0..29 (120 windows), then only "again" (40).
+python3 - <<'PY' || fail "mixture phase rows"
+import re
+rows = re.findall(r'<tr class="phase"><td>(\d+)</td><td class="num">(\d+)</td><td>(\w+)</td><td class="num">([\d.]+)</td><td class="num">([\d.]+)</td>', open('dom.html').read())
+assert rows == [('0', '120', 'kjv', '0.5000', '0.5000'), ('0', '120', 'again', '0.5000', '0.5000'),
+                ('30', '40', 'kjv', '0.0000', '0.0000'), ('30', '40', 'again', '1.0000', '1.0000')], rows
+PY
+python3 - <<'PY' || fail "audit coverage rows"
+import re
+rows = re.findall(r'<tr class="coverage"><td>[^<]*</td><td class="num">(\d+)</td><td class="num">(\d+)</td><td class="num">(\d+)</td>', open('dom.html').read())
+assert sum(int(p) for p, _, _ in rows) == 40 and sum(int(v) for _, v, _ in rows) == 40, rows
+assert all(d == '0' for _, _, d in rows), rows
 PY
 grep -q "last-chain\">$(tail -1 run/trajectory.jsonl | python3 -c 'import json,sys; print(json.load(sys.stdin)["chain"])')" dom.html ||
   fail "last chained hash"

@@ -1,8 +1,9 @@
-// `trail report RUN [--out FILE] [--data MANIFEST]`: the run's self-contained HTML report
-// (report/run_report.h); prints the path written.
+// `trail report RUN [--out FILE] [--data MANIFEST] [--plan P --keys DIR --attestation A…]`: the
+// run's self-contained HTML report (report/run_report.h); prints the path written.
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -12,7 +13,8 @@ namespace trail::cli {
 
 struct ReportCommand {
   CLI::App* report = nullptr;
-  std::string run, out, data;
+  std::string run, out, data, plan, keys;
+  std::vector<std::string> attestations;
 };
 void AddReportCommand(CLI::App& app, ReportCommand& cmd);
 int RunReportCommand(const ReportCommand& cmd);

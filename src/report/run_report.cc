@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "audit/collect.h"
 #include "core/error.h"
 #include "core/hash.h"
 #include "data/inspect.h"
@@ -131,6 +132,20 @@ std::string AlertsSection(const RunMetrics& m) {
   return s + "</table></section>";
 }
 
+std::string PhaseTable(const data::Json& phases) {
+  std::string s = "<h3>Mixture phases</h3><table><tr><th>from step</th><th>windows</th>"
+                  "<th>source</th><th>target</th><th>measured</th></tr>";
+  for (const auto& p : phases) {
+    for (const auto& [name, target] : p["target_share"].items()) {
+      s += "<tr class=\"phase\"><td>" + p["from_step"].dump() + "</td><td class=\"num\">" +
+           p["windows"].dump() + "</td><td>" + EscapeHtml(name) + "</td><td class=\"num\">" +
+           Fmt("%.4f", target.get<double>()) + "</td><td class=\"num\">" +
+           Fmt("%.4f", p["measured_share"][name].get<double>()) + "</td></tr>";
+    }
+  }
+  return s + "</table>";
+}
+
 std::string MixtureSection(const std::string& manifest_path, int64_t steps) {
   std::string s = "<section id=\"mixture\"><h2>Data mixture</h2>";
   if (manifest_path.empty() || !std::filesystem::exists(manifest_path)) {
@@ -152,10 +167,65 @@ std::string MixtureSection(const std::string& manifest_path, int64_t steps) {
            r["tokens"].dump() + "</td><td class=\"num\">" + Fmt("%.3f", r["epochs"].get<double>()) +
            "</td></tr>";
     }
-    return s + "</table></section>";
+    s += "</table>";
+    if (shares.contains("mixture_phases")) s += PhaseTable(shares["mixture_phases"]);
+    return s + "</section>";
   } catch (const Error& e) {
     return s + "<p>The data manifest could not be opened: " + EscapeHtml(e.what()) + "</p></section>";
   }
+}
+
+// Planned steps in ten ranges: how many, how many verified by r auditors, how many disputed.
+std::string CoverageTable(const audit::CollectReport& r) {
+  std::string s = "<table><tr><th>steps</th><th>planned</th><th>verified by &ge; " +
+                  std::to_string(r.plan.redundancy) + "</th><th>disagreements</th></tr>";
+  if (r.steps.empty()) return s + "</table>";
+  const int64_t first = r.steps.front().step, last = r.steps.back().step;
+  const int64_t width = std::max<int64_t>(1, (last - first + 10) / 10);
+  for (int64_t lo = first; lo <= last; lo += width) {
+    int64_t planned = 0, verified = 0, disputed = 0;
+    for (const audit::StepTally& t : r.steps) {
+      if (t.step < lo || t.step >= lo + width) continue;
+      ++planned;
+      verified += t.verified_by >= r.plan.redundancy;
+      disputed += t.disagreement;
+    }
+    if (planned == 0) continue;
+    s += "<tr class=\"coverage\"><td>" + std::to_string(lo) + ".." + std::to_string(lo + width - 1) +
+         "</td><td class=\"num\">" + std::to_string(planned) + "</td><td class=\"num\">" +
+         std::to_string(verified) + "</td><td class=\"num\">" + std::to_string(disputed) + "</td></tr>";
+  }
+  return s + "</table>";
+}
+
+std::string AuditSection(const RunReportOptions& o) {
+  std::string s = "<section id=\"audit\"><h2>Audit</h2>";
+  if (o.audit_plan.empty()) return s + "<p>No attestations given (--plan, --keys, --attestation).</p></section>";
+  const audit::CollectReport r = audit::Collect(o.run_dir, o.audit_plan, o.attestations, o.audit_keys);
+  s += "<p>Verdict: <strong id=\"audit-verdict\">" + EscapeHtml(r.verdict) + "</strong>; " +
+       std::to_string(r.accepted.size()) + " attestation(s) accepted, " +
+       std::to_string(r.rejected.size()) + " rejected; " + std::to_string(r.CoveredBy(r.plan.redundancy)) +
+       " of " + std::to_string(r.steps.size()) + " planned steps verified by at least " +
+       std::to_string(r.plan.redundancy) + " auditor(s).</p>";
+  Series verified{"verified by", {}, {}, SeriesColor(2), true}, disputed{"disagreement", {}, {}, "#d62728", true};
+  for (const audit::StepTally& t : r.steps) {
+    verified.x.push_back(double(t.step));
+    verified.y.push_back(double(t.verified_by));
+    if (t.disagreement) disputed.x.push_back(double(t.step)), disputed.y.push_back(double(t.votes.size()));
+  }
+  s += RenderSvg({"audit-coverage", "Audit coverage", "step", "auditors", false, {verified, disputed},
+                  {{"redundancy r", double(r.plan.redundancy)}}});
+  s += CoverageTable(r);
+  for (const audit::Rejection& j : r.rejected) {
+    s += "<p class=\"rejected\">rejected " + Code(j.path) + ": " + EscapeHtml(j.reason) + "</p>";
+  }
+  for (const audit::StepTally& t : r.steps) {
+    if (!t.disagreement) continue;
+    s += "<p class=\"disagreement\">step " + std::to_string(t.step) + ":";
+    for (const audit::StepVote& v : t.votes) s += " " + EscapeHtml(v.signer_name + " " + v.verdict);
+    s += "</p>";
+  }
+  return s + "</section>";
 }
 
 constexpr char kStyle[] =
@@ -179,6 +249,7 @@ std::string RunReportHtml(const RunReportOptions& o) {
   html += EvalSection(m, info.json);
   html += AlertsSection(m);
   html += MixtureSection(o.data.empty() ? info.data_manifest : o.data, static_cast<int64_t>(m.step.size()));
+  html += AuditSection(o);
   return html + "</body></html>\n";
 }
 
