@@ -66,6 +66,17 @@ assert cost['flops_per_token'] == info['flops_per_token'], (cost['flops_per_toke
 last = [json.loads(l) for l in open('run/metrics.jsonl')][-1]
 assert cost['tokens'] == last['tokens'], (cost['tokens'], last['tokens'])  # 6 steps x 4 windows x 32
 PY
+# --measure: a few real steps give a rate and the run's estimated time.
+"$trail" plan cost --recipe recipe.toml --data manifest.json --measure 3 --json 2> /dev/null > measured.json
+python3 - <<'PY' || fail "plan cost --measure"
+import json
+j = json.load(open('measured.json'))
+m = j['measured']
+assert m['steps'] == 2 and m['seconds_per_token'] > 0 and m['median_step_seconds'] > 0, m
+assert abs(m['estimated_seconds'] - m['seconds_per_token'] * j['tokens']) <= 1e-9 * m['estimated_seconds'], m
+PY
+"$trail" plan cost --recipe recipe.toml --vocab 258 --measure 3 2> err.txt && fail "--measure without --data"
+grep -q "requires --data" err.txt || fail "--measure message: $(cat err.txt)"
 # Every preset against PyTorch modules of the same architecture.
 /usr/bin/python3 "$here/plan/torch_param_count.py" 50257 > torch.json
 for preset in tiny open1b-style gpt2-small; do

@@ -57,6 +57,11 @@ void AddCost(CLI::App* plan, PlanCommand& c) {
                                    "Windows per micro-batch (without --data)")
                     ->check(CLI::PositiveNumber)->capture_default_str();
   for (auto* o : {vocab, seq, windows, micro}) data->excludes(o);
+  c.cost->add_option("--measure", c.measure,
+                     "Train this many real steps (in a temporary run, on this machine, one "
+                     "process) and estimate the run's time from the measured rate; needs --data")
+      ->check(CLI::Range(2, 100000))
+      ->needs(data);
   c.cost->add_flag("--json", c.json, "Print the cost as JSON");
 }
 
@@ -107,6 +112,28 @@ void PrintCost(const plan::RunCost& r) {
   }
 }
 
+void AddMeasurement(const PlanCommand& c, const plan::RunCost& cost, nlohmann::ordered_json* j) {
+  if (c.measure == 0) return;
+  std::fprintf(stderr, "measuring: training %lld steps of %s in a temporary run...\n",
+               (long long)c.measure, c.recipe.c_str());
+  const plan::StepRate r = plan::MeasureStepRate(c.recipe, c.data, c.measure);
+  const double seconds = r.seconds_per_token * cost.tokens;
+  if (j != nullptr) {
+    (*j)["measured"] = {{"steps", r.steps}, {"median_step_seconds", r.median_step_seconds},
+                        {"seconds_per_token", r.seconds_per_token},
+                        {"tokens_per_second", 1.0 / r.seconds_per_token},
+                        {"estimated_seconds", seconds}};
+    return;
+  }
+  const bool hours = seconds >= 7200, minutes = seconds >= 120;
+  std::printf("measured on this machine (one process, %lld steps after the first): median step "
+              "%.4g s, %.4g tokens/s -> %lld steps of %.4g tokens in about %.3g %s\n",
+              (long long)r.steps, r.median_step_seconds, 1.0 / r.seconds_per_token,
+              (long long)cost.steps, cost.tokens,
+              hours ? seconds / 3600 : minutes ? seconds / 60 : seconds,
+              hours ? "h" : minutes ? "min" : "s");
+}
+
 int RunCostCommand(const PlanCommand& c) {
   data::StreamConfig stream;
   int64_t vocab = c.vocab;
@@ -129,9 +156,12 @@ int RunCostCommand(const PlanCommand& c) {
   }
   const plan::RunCost cost = plan::EstimateRunCost(recipe, stream, c.processes);
   if (c.json) {
-    std::printf("%s\n", CostJson(cost).dump(2).c_str());
+    nlohmann::ordered_json j = CostJson(cost);
+    AddMeasurement(c, cost, &j);
+    std::printf("%s\n", j.dump(2).c_str());
   } else {
     PrintCost(cost);
+    AddMeasurement(c, cost, nullptr);
   }
   return 0;
 }

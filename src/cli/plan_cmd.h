@@ -25,6 +25,7 @@ struct PlanCommand {
   int64_t min_steps = 10;
   std::string recipe, data;
   int64_t processes = 1, vocab = 0, seq_len = 0, windows = 1, micro_batch_windows = 1;
+  int64_t measure = 0;  // plan cost: steps to train for a measured step rate (0: none)
   std::vector<std::string> runs, points;
   std::vector<double> budgets;
   int bootstrap = 200;

@@ -1,12 +1,16 @@
 #include "plan/run_cost.h"
 
 #include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "data/batch_schedule.h"
 #include "dist/mesh_reduce.h"
 #include "dist/reduction_tree.h"
+#include "core/file_util.h"
 #include "model/transformer.h"
+#include "train/trainer.h"
 
 namespace trail::plan {
 namespace {
@@ -22,6 +26,35 @@ int64_t ResidentPartials(const train::MeshConfig& mesh, int64_t p, int64_t proce
 }
 
 }  // namespace
+
+StepRate MeasureStepRate(const std::string& recipe_path, const std::string& manifest_path,
+                         int64_t steps) {
+  TRAIL_CHECK(steps >= 2, "measuring needs at least 2 steps (the first is left out)");
+  TempDir dir("trail-measure");
+  train::TrainOptions o;
+  o.recipe_path = recipe_path, o.manifest_path = manifest_path, o.run_dir = dir / "run";
+  o.stop_after = steps, o.quiet = true;
+  train::RunTraining(o);
+  std::ifstream in(dir / "run/metrics.jsonl");
+  std::vector<double> step_s, per_token;
+  double tokens_before = 0;
+  for (std::string line; std::getline(in, line);) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    const double tokens = j.at("tokens").get<double>();
+    if (j.at("step").get<int64_t>() > 0) {
+      step_s.push_back(j.at("step_s").get<double>());
+      per_token.push_back(step_s.back() / (tokens - tokens_before));
+    }
+    tokens_before = tokens;
+  }
+  TRAIL_CHECK(!step_s.empty(), "the measuring run recorded no step after the first");
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  };
+  return {static_cast<int64_t>(step_s.size()), median(step_s), median(per_token)};
+}
 
 RunCost EstimateRunCost(const train::Recipe& recipe, const data::StreamConfig& stream,
                         int64_t processes) {

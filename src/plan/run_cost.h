@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "data/stream_config.h"
@@ -30,6 +31,17 @@ struct RunCost {
   int64_t processes = 1;
   std::vector<ProcessMemory> memory;  // one per process
 };
+
+// A step rate measured by training: `steps` real steps of the recipe on its data, in a temporary
+// run directory removed afterwards. The first step (warm-up: allocation, caches) is left out.
+struct StepRate {
+  int64_t steps = 0;                 // measured (after the first)
+  double median_step_seconds = 0;    // of those steps (the step itself: no checkpoint, no eval)
+  double seconds_per_token = 0;      // median over those steps of step seconds / input tokens
+};
+// steps >= 2. Throws trail::Error when the recipe or data cannot train.
+StepRate MeasureStepRate(const std::string& recipe_path, const std::string& manifest_path,
+                         int64_t steps);
 
 // The recipe's model must have its vocabulary size. processes in 1..mesh ranks.
 RunCost EstimateRunCost(const train::Recipe& recipe, const data::StreamConfig& stream,
