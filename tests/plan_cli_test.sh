@@ -20,21 +20,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 export TRAIL_NUM_THREADS=1
 
 # A tiny run on KJV bytes with two validation domains (vocabulary 258: bytes, EOS, PAD).
-python3 - "$assets/text/kjv.txt" <<'PY'
-import json, sys
-lines = [l for l in open(sys.argv[1], encoding='utf-8') if l.strip()]
-def write(path, part):
-    with open(path, 'w') as f:
-        for i, d in enumerate(part):
-            f.write(json.dumps({'key': '%s-%04d' % (path, i), 'tokens': list(d.encode()), 'domain': 0}) + '\n')
-write('train.jsonl', lines[:2000])
-write('valA.jsonl', lines[2000:2040])
-write('valB.jsonl', lines[3000:3040])
-PY
+"$here/kjv_byte_shards.sh" "$trail" "$assets/text/kjv.txt" train=0:2000 valA=2000:2040 valB=3000:3040
 contract=$(printf 'ab%.0s' $(seq 32))
-for s in train valA valB; do
-  "$trail" data shard --input $s.jsonl --output $s.tshard --vocab-size 258 --contract "$contract" > $s.entry
-done
 cat > manifest.json <<JSON
 {"format": "trail.data-manifest.v1",
  "tokenizer": {"contract": "$contract", "vocab_size": 258, "eos_id": 256, "pad_id": 257},

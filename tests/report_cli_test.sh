@@ -7,6 +7,7 @@
 # attestations give the verdict "verified" and full coverage per step range.
 set -euo pipefail
 trail=$1; assets=$2
+here=$(cd "$(dirname "$0")" && pwd)
 dir=$(mktemp -d "${TMPDIR:-/tmp}/trail-report-XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 cd "$dir"
@@ -14,21 +15,9 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 export TRAIL_NUM_THREADS=1
 command -v chromium > /dev/null || fail "chromium is not installed (scripts/install-deps.sh installs it)"
 
-python3 - "$assets/text/kjv.txt" <<'PY'
-import json, sys
-lines = [l for l in open(sys.argv[1], encoding='utf-8') if l.strip()]
-def write(path, part):
-    with open(path, 'w') as f:
-        for i, d in enumerate(part):
-            f.write(json.dumps({'key': '%s-%04d' % (path, i), 'tokens': list(d.encode()), 'domain': 0}) + '\n')
-write('train.jsonl', lines[:3000])
-write('psalms.jsonl', lines[14000:14040])
-write('gospels.jsonl', lines[23200:23240])
-PY
+"$here/kjv_byte_shards.sh" "$trail" "$assets/text/kjv.txt" train=0:3000 psalms=14000:14040 \
+  gospels=23200:23240
 contract=$(printf 'ab%.0s' $(seq 32))
-for s in train psalms gospels; do
-  "$trail" data shard --input $s.jsonl --output $s.tshard --vocab-size 258 --contract "$contract" > $s.entry
-done
 cat > manifest.json <<JSON
 {"format": "trail.data-manifest.v1",
  "tokenizer": {"contract": "$contract", "vocab_size": 258, "eos_id": 256, "pad_id": 257},
