@@ -81,6 +81,9 @@ TEST(RunReport, AWholeReportFromARunDirectory) {
   EXPECT_NE(html.find("not here; give a copy with --data"), std::string::npos);
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_EQ(html.find("http://") , html.find("http://www.w3.org/2000/svg"));  // no links out
+  // A trajectory that does not chain is shown as such; the rest of the report is still written.
+  WriteFileAtomic(run + "/trajectory.jsonl", "{\"step\": 0, \"chain\": \"00\"}\n");
+  EXPECT_NE(RunReportHtml({run, ""}).find("the trajectory does not verify"), std::string::npos);
   WriteFileAtomic(run + "/metrics.jsonl", "{\"loss\": 1}\n");
   EXPECT_NE(ErrorOf([&] { RunReportHtml({run, ""}); }).find("metrics.jsonl:1: not a metrics record"),
             std::string::npos);

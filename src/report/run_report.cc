@@ -38,15 +38,22 @@ std::string JsonText(const nlohmann::json& j, const char* key) {
 std::string FactsSection(const train::RunDirectory& run, const train::RunInfo& info,
                          const RunMetrics& m) {
   const nlohmann::json& j = info.json;
+  // A trajectory that does not chain is reported, not fatal: the curves are still worth seeing.
   std::string last_chain = "—";
-  const auto records = run.ReadTrajectory(info.genesis, /*drop_torn_tail=*/false);
-  if (!records.empty()) last_chain = ToHex(records.back().chain);
+  size_t records = 0;
+  try {
+    const auto chain = run.ReadTrajectory(info.genesis, /*drop_torn_tail=*/false);
+    records = chain.size();
+    if (!chain.empty()) last_chain = ToHex(chain.back().chain);
+  } catch (const Error& e) {
+    last_chain = "the trajectory does not verify: " + EscapeHtml(e.what());
+  }
   std::string s = "<section id=\"facts\"><h2>Run</h2><table class=\"facts\">";
   s += Row("parameters", JsonText(j, "parameters"));
   s += Row("FLOPs per token", JsonText(j, "flops_per_token"));
   s += Row("mesh", EscapeHtml(JsonText(j, "mesh")));
   s += Row("steps executed", std::to_string(m.step.size()) + " (trajectory: " +
-                                 std::to_string(records.size()) + " records)");
+                                 std::to_string(records) + " records)");
   s += Row("tokens", m.tokens.empty() ? "0" : Fmt("%.0f", m.tokens.back()));
   s += Row("recipe SHA-256", Code(JsonText(j, "recipe_sha256")));
   s += Row("data manifest SHA-256", Code(JsonText(j, "manifest_sha256")));
