@@ -1,14 +1,18 @@
 #include "plan/run_points.h"
 
+#include <algorithm>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "core/error.h"
 #include "train/run_dir.h"
+#include "train/run_metrics.h"
 
 namespace trail::plan {
 namespace {
+
+using train::ReadRunMetrics;
+using train::RunMetrics;
 
 double ParseNumber(const std::string& text, const std::string& where) {
   size_t used = 0;
@@ -42,22 +46,23 @@ SourcedPoint LossPointOfRun(const std::string& run_dir) {
   TRAIL_CHECK(info.json.contains("parameters") && info.json["parameters"].is_number(),
               run.info_path(), ": no \"parameters\"");
   out.point.params = info.json["parameters"].get<double>();
-  std::ifstream in(run.metrics_path());
-  TRAIL_CHECK(in.good(), run.metrics_path(), ": cannot be read");
-  std::string line;
-  bool found = false;
-  while (std::getline(in, line)) {
-    if (line.find("\"val\"") == std::string::npos) continue;
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.contains("val") || !j["val"].is_object() || j["val"].empty()) continue;
-    double sum = 0;
-    for (const auto& [domain, loss] : j["val"].items()) sum += loss.get<double>();
-    out.point.loss = sum / double(j["val"].size());
-    out.point.tokens = j.value("tokens", 0.0);
-    found = true;
+  // The last evaluation: the latest step of any domain's samples (the trainer evaluates every
+  // domain on the same steps).
+  const RunMetrics m = ReadRunMetrics(run.metrics_path());
+  int64_t last = -1;
+  for (const auto& [domain, samples] : m.val) last = std::max(last, samples.steps.back());
+  TRAIL_CHECK(last >= 0, run.metrics_path(),
+              ": no step with validation losses yet (the last step always evaluates; set "
+              "[train] eval_every for earlier ones)");
+  double sum = 0;
+  int domains = 0;
+  for (const auto& [domain, samples] : m.val) {
+    if (samples.steps.back() != last) continue;
+    sum += samples.values.back();
+    out.point.tokens = samples.tokens.back();
+    ++domains;
   }
-  TRAIL_CHECK(found, run.metrics_path(),
-              ": no step with validation losses yet (set [eval] every in the recipe, or train on)");
+  out.point.loss = sum / domains;
   return out;
 }
 

@@ -6,7 +6,7 @@
 
 #include "core/file_util.h"
 #include "core/test_util.h"
-#include "report/run_metrics.h"
+#include "train/run_metrics.h"
 #include "report/run_report.h"
 #include "report/svg_chart.h"
 

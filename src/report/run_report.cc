@@ -11,12 +11,15 @@
 #include "data/inspect.h"
 #include "data/manifest.h"
 #include "data/stream.h"
-#include "report/run_metrics.h"
+#include "train/run_metrics.h"
 #include "report/svg_chart.h"
 #include "train/run_dir.h"
 
 namespace trail::report {
 namespace {
+
+using train::ReadRunMetrics;
+using train::RunMetrics;
 
 std::string Fmt(const char* format, double v) {
   char buf[64];

@@ -1,5 +1,6 @@
-// A run's metrics.jsonl as columns, for plotting (one entry per executed step, in file order;
-// a resumed run's file holds each step once, train/run_dir.h trims it on resume).
+// A run's metrics.jsonl (written by step_report.h) read back as columns, for the report's
+// charts and the planner's loss points: one entry per executed step, in file order (a resumed
+// run's file holds each step once; run_dir.h trims it on resume).
 #pragma once
 
 #include <cstdint>
@@ -8,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace trail::report {
+namespace trail::train {
 
 struct Samples {  // a quantity recorded on some steps only
   std::vector<double> tokens, values;
@@ -27,4 +28,4 @@ struct RunMetrics {
 // Throws trail::Error naming the file and line for a line that is not a metrics object.
 RunMetrics ReadRunMetrics(const std::string& path);
 
-}  // namespace trail::report
+}  // namespace trail::train

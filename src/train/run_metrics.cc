@@ -1,10 +1,10 @@
-#include "report/run_metrics.h"
+#include "train/run_metrics.h"
 
 #include <fstream>
 
 #include "core/error.h"
 
-namespace trail::report {
+namespace trail::train {
 namespace {
 
 double NumberOr(const nlohmann::json& j, const char* key, double fallback) {
@@ -56,4 +56,4 @@ RunMetrics ReadRunMetrics(const std::string& path) {
   return m;
 }
 
-}  // namespace trail::report
+}  // namespace trail::train
