@@ -27,6 +27,18 @@ db = sqlite3.connect(sys.argv[1])
 for line in db.iterdump(): print(line)' "$1/lineage.sqlite" | sha256sum
 }
 "$trail" corpus build --config corpus.toml --out straight --threads 2 --quiet > straight.json
+# The effective-data view of the lineage adds up to the build's own report.
+"$trail" plan data --lineage straight/lineage.sqlite --json > effective.json
+python3 - <<'PY' || fail "plan data vs the build report"
+import json
+report, view = json.load(open('straight.json')), json.load(open('effective.json'))['sources']
+assert sum(s['read']['documents'] for s in view) == report['documents'], (view, report['documents'])
+assert sum(s['kept']['documents'] for s in view) == report['kept']
+assert sum(s['read']['bytes'] for s in view) == report['bytes_in']
+for s in view:
+    parts = ['exact_dup', 'near_dup', 'filtered', 'kept']
+    assert sum(s[p]['documents'] for p in parts) == s['read']['documents'], s
+PY
 want=$(state straight)
 
 small="--memory-budget-mb 8"

@@ -5,10 +5,16 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "data/inspect.h"
 #include "data/manifest.h"
+#include "data/stream.h"
+#if TRAIL_WITH_CORPUS
+#include "corpus/effective_data.h"
+#endif
 #include "plan/run_cost.h"
 #include "plan/run_points.h"
 #include "core/file_util.h"
@@ -229,6 +235,67 @@ int RunSweepCommand(const PlanCommand& c) {
   return 0;
 }
 
+#if TRAIL_WITH_CORPUS
+void AddDataView(CLI::App* plan, PlanCommand& c) {
+  c.data_view = plan->add_subcommand(
+      "data", "Effective data: per source, documents and bytes read, dropped as exact or near "
+              "duplicates or by filters, kept, their tokens, and the epochs a run sees");
+  c.data_view->add_option("--lineage", c.lineage, "The corpus build's lineage.sqlite")->required();
+  auto* data = c.data_view->add_option("--data", c.data, "A data manifest over the corpus's shards");
+  c.data_view->add_option("--steps", c.steps, "Steps of the run (with --data): epochs per source")
+      ->check(CLI::PositiveNumber)
+      ->needs(data);
+  c.data_view->add_flag("--json", c.json, "Print JSON");
+}
+
+// Epochs per manifest source over the windows of `steps` steps (data::SourceShares).
+std::map<std::string, double> EpochsBySource(const std::string& manifest, int64_t steps) {
+  std::map<std::string, double> out;
+  if (manifest.empty() || steps == 0) return out;
+  data::CanonicalStream stream(data::LoadManifest(manifest));
+  const data::Json shares = data::SourceShares(stream, data::WindowsBeforeStep(stream.manifest(), steps));
+  for (const auto& r : shares["sources"]) out[r["source"].get<std::string>()] = r["epochs"].get<double>();
+  return out;
+}
+
+int RunDataView(const PlanCommand& c) {
+  const std::vector<corpus::SourceEffectiveData> sources = corpus::EffectiveData(c.lineage);
+  const std::map<std::string, double> epochs = EpochsBySource(c.data, c.steps);
+  nlohmann::ordered_json j;
+  j["format"] = "trail.plan.data.v1";
+  if (!c.json) {
+    std::printf("%-14s %9s %11s %9s %9s %9s %11s %12s %13s %7s %8s\n", "source", "docs read", "bytes read",
+                "exact dup", "near dup", "filtered", "kept bytes", "kept tokens", "nominal (est)",
+                "kept %", "epochs");
+  }
+  for (const corpus::SourceEffectiveData& s : sources) {
+    const auto e = epochs.find(s.source);
+    const double kept_share = s.read.bytes ? double(s.kept.bytes) / double(s.read.bytes) : 0.0;
+    if (c.json) {
+      auto db = [](const corpus::DocsBytes& d) {
+        return nlohmann::ordered_json{{"documents", d.documents}, {"bytes", d.bytes}};
+      };
+      nlohmann::ordered_json row = {{"source", s.source}, {"read", db(s.read)},
+                                    {"exact_dup", db(s.exact_dup)}, {"near_dup", db(s.near_dup)},
+                                    {"filtered", db(s.filtered)}, {"kept", db(s.kept)},
+                                    {"tokens", s.tokens}, {"kept_tokens", s.total_tokens()},
+                                    {"nominal_tokens_estimate", s.nominal_tokens()}};
+      if (e != epochs.end()) row["epochs"] = e->second;
+      j["sources"].push_back(row);
+      continue;
+    }
+    std::printf("%-14s %9lld %11lld %9lld %9lld %9lld %11lld %12lld %13.4g %6.1f%% %8s\n",
+                s.source.c_str(), (long long)s.read.documents, (long long)s.read.bytes,
+                (long long)s.exact_dup.bytes, (long long)s.near_dup.bytes, (long long)s.filtered.bytes,
+                (long long)s.kept.bytes, (long long)s.total_tokens(), s.nominal_tokens(),
+                100 * kept_share, e == epochs.end() ? "-" : std::to_string(e->second).substr(0, 6).c_str());
+  }
+  if (c.json) std::printf("%s\n", j.dump(2).c_str());
+  else std::printf("(dup and filter columns in bytes; nominal tokens: bytes read at the kept bytes per token)\n");
+  return 0;
+}
+#endif
+
 nlohmann::ordered_json IntervalJson(double value, const plan::Interval& i) {
   return {{"value", value}, {"low", i.low}, {"high", i.high}};
 }
@@ -323,12 +390,18 @@ void AddPlanCommand(CLI::App& app, PlanCommand& c) {
   c.plan->require_subcommand(1);
   AddCost(c.plan, c);
   AddSweep(c.plan, c);
+#if TRAIL_WITH_CORPUS
+  AddDataView(c.plan, c);
+#endif
   AddFit(c.plan, c);
 }
 
 int RunPlanCommand(const PlanCommand& c) {
   if (*c.cost) return RunCostCommand(c);
   if (*c.sweep) return RunSweepCommand(c);
+#if TRAIL_WITH_CORPUS
+  if (*c.data_view) return RunDataView(c);
+#endif
   if (*c.fit) return RunFit(c);
   return 2;
 }

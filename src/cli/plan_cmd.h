@@ -3,6 +3,8 @@
 //                                    process of a recipe before it runs
 //   plan sweep --recipe R --data M  the recipes of an IsoFLOP grid (budgets × widths) and a
 //                                    script that trains them and fits the result
+//   plan data --lineage DB [--data M --steps S]  read vs deduplicated vs kept per source, the
+//                                    kept tokens, and the epochs a run sees of each source
 //   plan fit RUN… [--points CSV]…    the Chinchilla law fitted to finished runs, with bootstrap
 //                                    intervals and the compute-optimal N*, D* for budgets
 #pragma once
@@ -19,7 +21,9 @@ namespace trail::cli {
 
 struct PlanCommand {
   CLI::App* plan = nullptr;
-  CLI::App *fit = nullptr, *cost = nullptr, *sweep = nullptr;
+  CLI::App *fit = nullptr, *cost = nullptr, *sweep = nullptr, *data_view = nullptr;
+  std::string lineage;
+  int64_t steps = 0;
   std::vector<int64_t> widths;
   std::string out;
   int64_t min_steps = 10;
