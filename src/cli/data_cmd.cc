@@ -74,6 +74,10 @@ void PrintWindow(const Json& r, bool decoded) {
               (unsigned long long)U(r["window"]), S(r["source"]).c_str(),
               (unsigned long long)U(r["source_window"]), (long long)r["real_tokens"].get<int64_t>(),
               (long long)r["seq_len"].get<int64_t>() + 1, (long long)r["targets"].get<int64_t>());
+  if (r.contains("mixture_phase_from_step")) {
+    std::printf("consumed by step %lld, in the mixture phase from step %lld\n",
+                (long long)r["step"].get<int64_t>(), (long long)r["mixture_phase_from_step"].get<int64_t>());
+  }
   PrintWindowDocuments(r);
   PrintWindowTokens(r, decoded);
 }

@@ -85,14 +85,22 @@ Json InspectWindow(CanonicalStream& s, uint64_t w, const Decoder& decode) {
     }
     tokens.push_back(t);
   }
-  const Json out{{"window", w},
-                 {"source", s.source(win.owner.source).name()},
-                 {"source_window", win.owner.source_window},
-                 {"seq_len", L},
-                 {"real_tokens", win.length},
-                 {"targets", b.target_tokens},
-                 {"documents", docs},
-                 {"tokens", tokens}};
+  Json out{{"window", w},
+            {"source", s.source(win.owner.source).name()},
+            {"source_window", win.owner.source_window},
+            {"seq_len", L},
+            {"real_tokens", win.length},
+            {"targets", b.target_tokens},
+            {"documents", docs},
+            {"tokens", tokens}};
+  const std::vector<MixturePhase>& phases = s.manifest().stream.mixture_phases;
+  if (!phases.empty()) {  // the step that consumes the window, and the mixture phase it is in
+    const int64_t step = BatchSchedule(s.manifest().stream.schedule).StepOfWindow(w);
+    int64_t from = 0;
+    for (const MixturePhase& p : phases) from = p.from_step <= step ? p.from_step : from;
+    out["step"] = step;
+    out["mixture_phase_from_step"] = from;
+  }
   return out;
 }
 

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/file_util.h"
+#include "data/inspect.h"
 #include "data/manifest.h"
 #include "data/stream.h"
 #include "data/synthetic_corpus.h"
@@ -110,6 +111,12 @@ TEST(Manifest, MixturePhasesStartAtTheirStepsWindowAndFollowTheirShares) {
   EXPECT_NEAR(double(at[0]) / 56, 0.7, 3.0 / 56);  // within 1 + S windows
   EXPECT_EQ(later[0], at[0]);                       // only code from window 56 on
   EXPECT_EQ(later[1], at[1] + 144);
+  // inspect names the step and the mixture phase of a window: window 55 is step 11's (phase 0),
+  // window 56 step 12's (the phase from step 12).
+  EXPECT_EQ(InspectWindow(s, 55, nullptr)["mixture_phase_from_step"], 0);
+  EXPECT_EQ(InspectWindow(s, 56, nullptr)["step"], 12);
+  EXPECT_EQ(InspectWindow(s, 56, nullptr)["mixture_phase_from_step"], 12);
+  EXPECT_EQ(InspectWindow(s, 56, nullptr)["source"], "code");
   const MixturePhase bad_step{0, {{"code", 1.0}}}, unknown{3, {{"wiki", 1.0}}}, zero{3, {{"code", 0.0}}};
   auto error = [&](const MixturePhase& p) {
     return LoadEdited(dir, [&](nlohmann::ordered_json& j) {
