@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "core/median.h"
+
 namespace trail::bench {
 
 // The benchmark configuration ("config B"): GPT-2 layout, 6 layers, d 384, 6 heads, vocabulary
@@ -25,11 +27,7 @@ inline double Seconds(const std::function<void()>& f) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-inline double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using trail::Median;
 
 // Runs a and b alternately `reps` times after one warm-up each; returns their median seconds.
 inline std::pair<double, double> InterleavedMedians(const std::function<void()>& a,

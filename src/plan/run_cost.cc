@@ -9,6 +9,7 @@
 #include "dist/mesh_reduce.h"
 #include "dist/reduction_tree.h"
 #include "core/file_util.h"
+#include "core/median.h"
 #include "model/transformer.h"
 #include "train/trainer.h"
 
@@ -48,12 +49,7 @@ StepRate MeasureStepRate(const std::string& recipe_path, const std::string& mani
     tokens_before = tokens;
   }
   TRAIL_CHECK(!step_s.empty(), "the measuring run recorded no step after the first");
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  };
-  return {static_cast<int64_t>(step_s.size()), median(step_s), median(per_token)};
+  return {static_cast<int64_t>(step_s.size()), Median(step_s), Median(per_token)};
 }
 
 RunCost EstimateRunCost(const train::Recipe& recipe, const data::StreamConfig& stream,

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -68,6 +69,16 @@ Sweep PlanSweep(const SweepSpec& spec, const data::StreamConfig& stream, int64_t
   const std::string text = ReadFileToString(spec.base_recipe);
   const train::Recipe base = train::ParseRecipe(text, spec.base_recipe, vocab);
   const model::ModelConfig& b = base.model;
+  // Runs are named by budget (two significant digits) and width: two that share a name would
+  // write the same directory.
+  std::set<std::string> names;
+  for (double budget : spec.budgets) {
+    for (int64_t width : spec.widths) {
+      TRAIL_CHECK(names.insert(RunName(budget, width)).second, "two runs of the sweep would both be ",
+                  RunName(budget, width), ": give each budget and width once, budgets differing in "
+                  "their first two digits");
+    }
+  }
   Sweep out;
   for (double budget : spec.budgets) {
     TRAIL_CHECK(budget > 0 && std::isfinite(budget), "budget ", budget, " is not a positive FLOP count");

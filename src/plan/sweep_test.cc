@@ -74,6 +74,14 @@ TEST(Sweep, LeavesOutTooShortRunsAndRefusesBadWidths) {
   EXPECT_NE(ErrorOf([&] { PlanSweep({dir / "base.toml", {1e10}, {18}, 10}, stream, 300); })
                 .find("not a multiple of 2 x 2 heads"),
             std::string::npos);
+  // Budgets that print alike (two significant digits) or a width given twice would share a run
+  // directory.
+  EXPECT_NE(ErrorOf([&] { PlanSweep({dir / "base.toml", {1.01e10, 1.04e10}, {16}, 10}, stream, 300); })
+                .find("would both be c1.0e+10-d16"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { PlanSweep({dir / "base.toml", {1e10}, {16, 16}, 10}, stream, 300); })
+                .find("give each budget and width once"),
+            std::string::npos);
   EXPECT_NE(ErrorOf([&] { PlanSweep({dir / "base.toml", {1e3}, {16}, 10}, stream, 300); })
                 .find("raise the budgets"),
             std::string::npos);

@@ -14,6 +14,7 @@
 #include "train/run_metrics.h"
 #include "report/svg_chart.h"
 #include "train/run_dir.h"
+#include "train/step_report.h"
 
 namespace trail::report {
 namespace {
@@ -21,11 +22,7 @@ namespace {
 using train::ReadRunMetrics;
 using train::RunMetrics;
 
-std::string Fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
+using train::FormatNumber;
 
 std::string Row(const std::string& key, const std::string& value) {
   return "<tr><th>" + EscapeHtml(key) + "</th><td>" + value + "</td></tr>";
@@ -57,7 +54,7 @@ std::string FactsSection(const train::RunDirectory& run, const train::RunInfo& i
   s += Row("mesh", EscapeHtml(JsonText(j, "mesh")));
   s += Row("steps executed", std::to_string(m.step.size()) + " (trajectory: " +
                                  std::to_string(records) + " records)");
-  s += Row("tokens", m.tokens.empty() ? "0" : Fmt("%.0f", m.tokens.back()));
+  s += Row("tokens", m.tokens.empty() ? "0" : FormatNumber("%.0f", m.tokens.back()));
   s += Row("recipe SHA-256", Code(JsonText(j, "recipe_sha256")));
   s += Row("data manifest SHA-256", Code(JsonText(j, "manifest_sha256")));
   s += Row("genesis H_0", Code(ToHex(info.genesis)));
@@ -119,10 +116,10 @@ std::string EvalSection(const RunMetrics& m, const nlohmann::json& info) {
   if (m.val.empty()) return s + "<p>No evaluation step in metrics.jsonl.</p></section>";
   s += "<table><tr><th>domain</th><th>step</th><th>loss</th><th>unigram entropy</th></tr>";
   for (const auto& [domain, v] : m.val) {
-    const std::string h = entropy.contains(domain) ? Fmt("%.17g", entropy[domain].get<double>()) : "—";
+    const std::string h = entropy.contains(domain) ? FormatNumber("%.17g", entropy[domain].get<double>()) : "—";
     s += "<tr class=\"val\" data-domain=\"" + EscapeHtml(domain) + "\"><td>" + EscapeHtml(domain) +
          "</td><td>" + std::to_string(v.steps.back()) + "</td><td class=\"num\">" +
-         Fmt("%.17g", v.values.back()) + "</td><td class=\"num\">" + h + "</td></tr>";
+         FormatNumber("%.17g", v.values.back()) + "</td><td class=\"num\">" + h + "</td></tr>";
   }
   return s + "</table></section>";
 }
@@ -149,8 +146,8 @@ std::string PhaseTable(const data::Json& phases) {
     for (const auto& [name, target] : p["target_share"].items()) {
       s += "<tr class=\"phase\"><td>" + p["from_step"].dump() + "</td><td class=\"num\">" +
            p["windows"].dump() + "</td><td>" + EscapeHtml(name) + "</td><td class=\"num\">" +
-           Fmt("%.4f", target.get<double>()) + "</td><td class=\"num\">" +
-           Fmt("%.4f", p["measured_share"][name].get<double>()) + "</td></tr>";
+           FormatNumber("%.4f", target.get<double>()) + "</td><td class=\"num\">" +
+           FormatNumber("%.4f", p["measured_share"][name].get<double>()) + "</td></tr>";
     }
   }
   return s + "</table>";
@@ -171,10 +168,10 @@ std::string MixtureSection(const std::string& manifest_path, int64_t steps) {
          "<th>measured</th><th>tokens</th><th>epochs</th></tr>";
     for (const auto& r : shares["sources"]) {
       s += "<tr class=\"source\"><td>" + EscapeHtml(r["source"].get<std::string>()) + "</td><td class=\"num\">" +
-           Fmt("%.4f", r["target_share"].get<double>()) + "</td><td class=\"num\">" +
-           Fmt("%.4f", r["scheduled_share"].get<double>()) + "</td><td class=\"num\">" +
-           Fmt("%.4f", r["measured_share"].get<double>()) + "</td><td class=\"num\">" +
-           r["tokens"].dump() + "</td><td class=\"num\">" + Fmt("%.3f", r["epochs"].get<double>()) +
+           FormatNumber("%.4f", r["target_share"].get<double>()) + "</td><td class=\"num\">" +
+           FormatNumber("%.4f", r["scheduled_share"].get<double>()) + "</td><td class=\"num\">" +
+           FormatNumber("%.4f", r["measured_share"].get<double>()) + "</td><td class=\"num\">" +
+           r["tokens"].dump() + "</td><td class=\"num\">" + FormatNumber("%.3f", r["epochs"].get<double>()) +
            "</td></tr>";
     }
     s += "</table>";

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/median.h"
 #include "core/json_read.h"
 
 namespace trail::train {
@@ -15,12 +16,6 @@ std::string Alert::ToJson() const {
                       {"scale", scale}, {"z", z}};
   if (!std::isfinite(value)) j["value"] = std::isnan(value) ? "nan" : (value > 0 ? "inf" : "-inf");
   return j.dump();
-}
-
-double SpikeMonitor::Median(std::vector<double> v) const {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 std::vector<Alert> SpikeMonitor::Observe(int64_t step, double x) {

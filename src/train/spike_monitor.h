@@ -43,7 +43,6 @@ class SpikeMonitor {
     Alert flag;
     std::vector<double> after;
   };
-  double Median(std::vector<double> v) const;
   MonitorConfig c_;
   std::deque<double> history_;
   std::optional<Pending> pending_;
