@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The corpus-to-shards path end to end: train a tokenizer, write its contract, tokenize dolma
 # JSONL (plain, .gz, .zst) into shards on 1 and 2 threads, stop and resume, build a manifest,
-# verify it and inspect a window as text.
+# verify it and inspect a window as text; a manifest with mixture and length phases from flags.
 set -euo pipefail
 trail=$1; assets=$2
 dir=$(mktemp -d "${TMPDIR:-/tmp}/trail-tokenize-XXXXXX")
@@ -52,6 +52,26 @@ shards=$(ls one/*.tshard | wc -l)
 out=$("$trail" data inspect --manifest manifest.json --window 7 --contract tokenizer.contract.json)
 grep -q "kjv-" <<<"$out" || fail "inspect shows no document key: $out"
 grep -Eq '"[^"]*[a-z]{3,}' <<<"$out" || fail "inspect shows no text: $out"
+
+# A lifecycle manifest from flags: L = 32 (8 windows a step) until step 3, then L = 64 (4 a step),
+# so step 4 starts after 3·8·32 + 4·64 = 1,024 tokens; only "again" from step 2.
+"$trail" data manifest --contract tokenizer.contract.json --source kjv=1=one/shard.shards.json \
+  --source again=1=one/shard.shards.json --seq-len 32 --seed 1 --batch-schedule 0:8,3:4 \
+  --seq-len-phases 3:64 --mixture-phase 2:again=1 --output lifecycle.json > /dev/null
+out=$("$trail" data inspect --manifest lifecycle.json --step 4)
+grep -q "windows \[28, 32) of L = 64, .* 1024 tokens consumed before it" <<<"$out" \
+  || fail "inspect --step after the switch: $out"
+out=$("$trail" data inspect --manifest lifecycle.json --window 24 --json)
+python3 -c 'import json,sys; w = json.load(sys.stdin)
+assert (w["seq_len"], w["step"], w["source"], w["mixture_phase_from_step"], w["seq_len_phase_from_step"]) == (64, 3, "again", 2, 3), w' <<<"$out" \
+  || fail "inspect --window at the switch: $out"
+out=$("$trail" data manifest --contract tokenizer.contract.json --source kjv=1=one/shard.shards.json \
+  --seq-len-phases 3 --output x.json 2>&1) && fail "a malformed --seq-len-phases was accepted"
+grep -q "is not FROM_STEP:L" <<<"$out" || fail "--seq-len-phases message: $out"
+out=$("$trail" data manifest --contract tokenizer.contract.json --source kjv=1=one/shard.shards.json \
+  --mixture-phase 2:wiki=1 --output x.json 2>&1) && fail "a phase naming no source was accepted"
+grep -q "names 'wiki', which is not a source" <<<"$out" || fail "--mixture-phase message: $out"
+[ ! -e x.json ] || fail "a refused manifest was written"
 
 # Bad input.
 sed 's/"sha256": "[0-9a-f]*"/"sha256": "0000000000000000000000000000000000000000000000000000000000000000"/' \

@@ -70,23 +70,35 @@ void PrintWindowTokens(const Json& r, bool decoded) {
 }
 
 void PrintWindow(const Json& r, bool decoded) {
-  std::printf("window %llu: source '%s' (its window %llu), %lld real tokens of %lld, %lld targets\n",
+  std::printf("window %llu: source '%s' (its window %llu, from its token %llu), %lld real tokens "
+              "of %lld, %lld targets\n",
               (unsigned long long)U(r["window"]), S(r["source"]).c_str(),
-              (unsigned long long)U(r["source_window"]), (long long)r["real_tokens"].get<int64_t>(),
-              (long long)r["seq_len"].get<int64_t>() + 1, (long long)r["targets"].get<int64_t>());
-  if (r.contains("mixture_phase_from_step")) {
-    std::printf("consumed by step %lld, in the mixture phase from step %lld\n",
-                (long long)r["step"].get<int64_t>(), (long long)r["mixture_phase_from_step"].get<int64_t>());
+              (unsigned long long)U(r["source_window"]), (unsigned long long)U(r["source_offset"]),
+              (long long)r["real_tokens"].get<int64_t>(), (long long)r["seq_len"].get<int64_t>() + 1,
+              (long long)r["targets"].get<int64_t>());
+  if (r.contains("step")) {
+    std::printf("consumed by step %lld", (long long)r["step"].get<int64_t>());
+    if (r.contains("mixture_phase_from_step")) {
+      std::printf(", in the mixture phase from step %lld",
+                  (long long)r["mixture_phase_from_step"].get<int64_t>());
+    }
+    if (r.contains("seq_len_phase_from_step")) {
+      std::printf(", in the length phase from step %lld",
+                  (long long)r["seq_len_phase_from_step"].get<int64_t>());
+    }
+    std::printf("\n");
   }
   PrintWindowDocuments(r);
   PrintWindowTokens(r, decoded);
 }
 
 void PrintStep(const Json& out, int64_t micro_batch_windows, bool one_rank) {
-  std::printf("step %lld: windows [%llu, %llu), %lld logical ranks, micro-batches of %lld windows\n",
+  std::printf("step %lld: windows [%llu, %llu) of L = %lld, %lld logical ranks, micro-batches of "
+              "%lld windows; %llu tokens consumed before it (the LR clock)\n",
               (long long)out["step"].get<int64_t>(), (unsigned long long)U(out["windows"][0]),
-              (unsigned long long)U(out["windows"][1]), (long long)out["logical_ranks"].get<int64_t>(),
-              (long long)micro_batch_windows);
+              (unsigned long long)U(out["windows"][1]), (long long)out["seq_len"].get<int64_t>(),
+              (long long)out["logical_ranks"].get<int64_t>(), (long long)micro_batch_windows,
+              (unsigned long long)U(out["tokens_before"]));
   for (const Json& rk : out["ranks"]) {
     for (size_t m = 0; m < rk["micro_batches"].size(); ++m) {
       const Json& mb = rk["micro_batches"][m];
@@ -102,7 +114,7 @@ void PrintStep(const Json& out, int64_t micro_batch_windows, bool one_rank) {
 
 void PrintShares(const Json& out) {
   const bool endless = out["stream_windows"].is_string();
-  std::printf("first %llu windows (L=%lld): %llu tokens; stream length: %s\n",
+  std::printf("first %llu windows (L=%lld from step 0): %llu tokens; stream length: %s\n",
               (unsigned long long)U(out["windows"]), (long long)out["seq_len"].get<int64_t>(),
               (unsigned long long)U(out["tokens"]),
               endless ? "unlimited" : (std::to_string(U(out["stream_windows"])) + " windows").c_str());
@@ -115,8 +127,17 @@ void PrintShares(const Json& out) {
                 (unsigned long long)U(r["windows"]), (unsigned long long)U(r["tokens"]),
                 r["epochs"].get<double>(), r["ended"].get<bool>() ? "  (ended)" : "");
   }
+  if (out.contains("seq_len_phases")) {
+    std::printf("sequence-length phases:\n");
+    for (const Json& p : out["seq_len_phases"]) {
+      std::printf("  from step %lld (window %llu): L = %lld, %llu windows, %llu tokens\n",
+                  (long long)p["from_step"].get<int64_t>(), (unsigned long long)U(p["start_window"]),
+                  (long long)p["seq_len"].get<int64_t>(), (unsigned long long)U(p["windows"]),
+                  (unsigned long long)U(p["tokens"]));
+    }
+  }
   if (!out.contains("mixture_phases")) return;
-  std::printf("mixture phases (target / measured window share of each phase's stretch):\n");
+  std::printf("mixture phases (target / measured token share of each phase's stretch):\n");
   for (const Json& p : out["mixture_phases"]) {
     std::printf("  from step %lld (window %llu, %llu windows):", (long long)p["from_step"].get<int64_t>(),
                 (unsigned long long)U(p["start_window"]), (unsigned long long)U(p["windows"]));
@@ -185,6 +206,8 @@ int RunManifest(const DataOptions& o) {
   spec.seq_len = o.seq_len;
   spec.seed = o.seed;
   spec.batch_schedule = o.batch_schedule;
+  spec.seq_len_phases = o.seq_len_phases;
+  spec.mixture_phases = o.mixture_phases;
   spec.micro_batch = o.micro_batch;
   spec.chunk_tokens = o.chunk_tokens;
   spec.positions = o.positions;
@@ -321,6 +344,12 @@ void AddDataCommand(CLI::App& app, DataCommand& cmd) {
                            "Frozen test set DOMAIN=path/to/PREFIX.shards.json (repeatable)");
   cmd.manifest->add_option("--batch-schedule", o.batch_schedule,
                            "Windows per step: N, or phases FROM_STEP:N,FROM_STEP:N,...");
+  cmd.manifest->add_option("--seq-len-phases", o.seq_len_phases,
+                           "Sequence-length curriculum: from step FROM_STEP on, windows of L "
+                           "tokens: FROM_STEP:L,FROM_STEP:L,...");
+  cmd.manifest->add_option("--mixture-phase", o.mixture_phases,
+                           "Data annealing: from step FROM_STEP on, these shares (sources not "
+                           "named: 0): FROM_STEP:NAME=SHARE,NAME=SHARE,... (repeatable)");
   cmd.manifest->add_option("--micro-batch", o.micro_batch,
                            "Windows per micro-batch on one logical rank")
       ->capture_default_str()

@@ -85,6 +85,11 @@ nlohmann::ordered_json CostJson(const plan::RunCost& r) {
   j["attention_flops_per_token"] = n.attention_flops_per_token;
   j["total_flops"] = r.total_flops;
   j["tokens_per_parameter"] = r.tokens_per_parameter;
+  j["lengths"] = nlohmann::ordered_json::array();
+  for (const train::LengthFlops& l : r.lengths) {
+    j["lengths"].push_back({{"seq_len", l.seq_len}, {"tokens", l.tokens},
+                            {"flops_per_token", l.flops_per_token}});
+  }
   j["processes"] = r.processes;
   for (const plan::ProcessMemory& m : r.memory) {
     j["memory_bytes"].push_back({{"parameters", m.parameters}, {"gradients", m.gradients},
@@ -105,6 +110,14 @@ void PrintCost(const plan::RunCost& r) {
   std::printf("FLOPs per token at T = %lld: %.4g (6N %.4g + attention %.4g)\n", (long long)r.seq_len,
               n.flops_per_token, n.flops_per_token - n.attention_flops_per_token,
               n.attention_flops_per_token);
+  if (r.lengths.size() > 1) {
+    std::printf("sequence-length curriculum:");
+    for (const train::LengthFlops& l : r.lengths) {
+      std::printf("  T = %lld: %.4g tokens at %.4g FLOPs/token;", (long long)l.seq_len, l.tokens,
+                  l.flops_per_token);
+    }
+    std::printf("\n");
+  }
   std::printf("%lld steps, %.4g tokens: %.4g FLOPs, %.2f tokens per parameter (Chinchilla's "
               "compute-optimal runs: about 20)\n", (long long)r.steps, r.tokens, r.total_flops,
               r.tokens_per_parameter);

@@ -52,4 +52,31 @@ std::vector<uint64_t> RankWindows(WindowRange step, int64_t rank, int64_t ranks)
   return out;
 }
 
+std::vector<LengthTokens> ScheduledTokensByLength(const StreamConfig& c, int64_t from,
+                                                 int64_t to) {
+  // Between consecutive batch or length phase starts, windows per step and L are constant: each
+  // such stretch adds (steps) · windows · L, so the cost is O(phases), not O(steps).
+  std::vector<int64_t> cuts = {from, to};
+  for (const BatchPhase& p : c.schedule) cuts.push_back(p.from_step);
+  for (const SeqLenPhase& p : c.seq_len_phases) cuts.push_back(p.from_step);
+  std::sort(cuts.begin(), cuts.end());
+  const BatchSchedule schedule(c.schedule);
+  std::vector<LengthTokens> out;
+  for (size_t i = 0; i + 1 < cuts.size(); ++i) {
+    const int64_t a = std::max(cuts[i], from), b = std::min(cuts[i + 1], to);
+    if (a >= b) continue;
+    const int64_t L = SeqLenAtStep(c, a);
+    auto it = std::find_if(out.begin(), out.end(), [&](const LengthTokens& t) { return t.seq_len == L; });
+    if (it == out.end()) it = out.insert(out.end(), LengthTokens{L, 0});
+    it->tokens += uint64_t(b - a) * schedule.WindowsAt(a) * static_cast<uint64_t>(L);
+  }
+  return out;
+}
+
+uint64_t ScheduledTokens(const StreamConfig& c, int64_t from, int64_t to) {
+  uint64_t n = 0;
+  for (const LengthTokens& t : ScheduledTokensByLength(c, from, to)) n += t.tokens;
+  return n;
+}
+
 }  // namespace trail::data

@@ -29,4 +29,13 @@ class BatchSchedule {
 
 std::vector<uint64_t> RankWindows(WindowRange step, int64_t rank, int64_t ranks);
 
+// Input positions the schedule gives steps [from, to): Σ windows(s) · L(s), per window length in
+// order of first use, and in all (B_input summed, padding windows at a stream's end included).
+struct LengthTokens {
+  int64_t seq_len = 0;
+  uint64_t tokens = 0;
+};
+std::vector<LengthTokens> ScheduledTokensByLength(const StreamConfig& c, int64_t from, int64_t to);
+uint64_t ScheduledTokens(const StreamConfig& c, int64_t from, int64_t to);
+
 }  // namespace trail::data

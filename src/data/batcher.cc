@@ -20,7 +20,7 @@ void Batcher::MicroBatch(int64_t step, int64_t rank, int64_t ranks, int64_t micr
   const int64_t mb = cfg.micro_batch_windows;
   TRAIL_CHECK(micro >= 0 && micro * mb < static_cast<int64_t>(mine.size()), "step ", step,
               " rank ", rank, "/", ranks, " has no micro-batch ", micro);
-  out.Resize(mb, cfg.seq_len);
+  out.Resize(mb, SeqLenAtStep(cfg, step));
   for (int64_t r = 0; r < mb; ++r) {
     const size_t i = static_cast<size_t>(micro * mb + r);
     if (i < mine.size()) {
@@ -37,7 +37,7 @@ StepCounts Batcher::CountStep(int64_t step) {
   const WindowRange range = schedule_.StepWindows(step);
   StepCounts c;
   PackedBatch row;
-  row.Resize(1, cfg.seq_len);
+  row.Resize(1, SeqLenAtStep(cfg, step));
   for (uint64_t w = range.begin; w < range.end; ++w) {
     row.input_tokens = row.real_tokens = row.target_tokens = 0;
     stream_.Window(w, scratch_);

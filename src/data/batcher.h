@@ -1,6 +1,6 @@
 // Micro-batches of a step for one logical rank: the rank's windows (RankWindows) in ascending
-// order, micro_batch_windows at a time; a last, partial micro-batch is completed with padding
-// rows (no targets).
+// order, micro_batch_windows at a time, each row L = the step's sequence length; a last, partial
+// micro-batch is completed with padding rows (no targets).
 #pragma once
 
 #include <cstdint>

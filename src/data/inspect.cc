@@ -55,7 +55,7 @@ std::string PrintableBytes(const std::string& bytes) {
 Json InspectWindow(CanonicalStream& s, uint64_t w, const Decoder& decode) {
   RawWindow win;
   s.Window(w, win);
-  const int64_t L = s.seq_len();
+  const int64_t L = win.owner.seq_len;
   PackedBatch b;
   b.Resize(1, L);
   PackRow(win, s.manifest().stream.semantics, b, 0);
@@ -88,18 +88,26 @@ Json InspectWindow(CanonicalStream& s, uint64_t w, const Decoder& decode) {
   Json out{{"window", w},
             {"source", s.source(win.owner.source).name()},
             {"source_window", win.owner.source_window},
+            {"source_offset", win.owner.token_offset},
             {"seq_len", L},
             {"real_tokens", win.length},
             {"targets", b.target_tokens},
             {"documents", docs},
             {"tokens", tokens}};
-  const std::vector<MixturePhase>& phases = s.manifest().stream.mixture_phases;
-  if (!phases.empty()) {  // the step that consumes the window, and the mixture phase it is in
-    const int64_t step = BatchSchedule(s.manifest().stream.schedule).StepOfWindow(w);
+  // With phases: the step that consumes the window, and the phases that step is in.
+  const StreamConfig& sc = s.manifest().stream;
+  if (sc.mixture_phases.empty() && sc.seq_len_phases.empty()) return out;
+  const int64_t step = BatchSchedule(sc.schedule).StepOfWindow(w);
+  out["step"] = step;
+  if (!sc.mixture_phases.empty()) {
     int64_t from = 0;
-    for (const MixturePhase& p : phases) from = p.from_step <= step ? p.from_step : from;
-    out["step"] = step;
+    for (const MixturePhase& p : sc.mixture_phases) from = p.from_step <= step ? p.from_step : from;
     out["mixture_phase_from_step"] = from;
+  }
+  if (!sc.seq_len_phases.empty()) {
+    int64_t from = 0;
+    for (const SeqLenPhase& p : sc.seq_len_phases) from = p.from_step <= step ? p.from_step : from;
+    out["seq_len_phase_from_step"] = from;
   }
   return out;
 }
@@ -132,9 +140,15 @@ Json InspectStep(CanonicalStream& s, int64_t step, int64_t K, int64_t rank) {
     }
     ranks.push_back(Json{{"rank", k}, {"micro_batches", micro}});
   }
-  const Json out{{"step", step},         {"windows", Json::array({r.begin, r.end})},
-                 {"logical_ranks", K},     {"B_input", step_input},
-                 {"B_target", step_targets}, {"ranks", ranks}};
+  const StreamConfig& sc = s.manifest().stream;
+  const Json out{{"step", step},
+                 {"windows", Json::array({r.begin, r.end})},
+                 {"seq_len", SeqLenAtStep(sc, step)},
+                 {"tokens_before", ScheduledTokens(sc, 0, step)},
+                 {"logical_ranks", K},
+                 {"B_input", step_input},
+                 {"B_target", step_targets},
+                 {"ranks", ranks}};
   return out;
 }
 
@@ -144,8 +158,21 @@ uint64_t WindowsBeforeStep(const Manifest& m, int64_t steps) {
 
 namespace {
 
+// Tokens read from each source by the windows [0, w): a source's windows cover its stream's
+// tokens [0, offset] (neighbours share one), and a finite source stops at its end.
+std::vector<uint64_t> TokensRead(const CanonicalStream& s, uint64_t w) {
+  const std::vector<uint64_t> counts = s.mixture().CountsBefore(w);
+  const std::vector<uint64_t> offsets = s.mixture().OffsetsBefore(w);
+  std::vector<uint64_t> out(counts.size(), 0);
+  for (size_t i = 0; i < counts.size(); ++i) {
+    const uint64_t T = s.source(i).total_tokens();
+    if (counts[i] > 0) out[i] = T == kUnlimited ? offsets[i] : std::min(offsets[i], T - 1);
+  }
+  return out;
+}
+
 // Per mixture phase (phase 0: the target shares from step 0): where it starts, its normalized
-// target shares and the measured window shares of its stretch within [0, W).
+// target shares and the measured token shares of its stretch within [0, W).
 Json PhaseShares(CanonicalStream& s, uint64_t W) {
   const Manifest& m = s.manifest();
   const BatchSchedule schedule(m.stream.schedule);
@@ -158,19 +185,40 @@ Json PhaseShares(CanonicalStream& s, uint64_t W) {
     const uint64_t end = i + 1 < phases.size()
                              ? std::min(W, schedule.StepWindows(phases[i + 1].from_step).begin)
                              : W;
-    const std::vector<uint64_t> a = s.mixture().CountsBefore(start), b = s.mixture().CountsBefore(end);
-    double total = 0;
+    const std::vector<uint64_t> a = TokensRead(s, start), b = TokensRead(s, end);
+    double total = 0, read = 0;
     for (const auto& [name, share] : phases[i].shares) total += share;
+    for (size_t k = 0; k < m.sources.size(); ++k) read += double(b[k] - a[k]);
     Json target = Json::object(), measured = Json::object();
     for (size_t k = 0; k < m.sources.size(); ++k) {
       double t = 0;
       for (const auto& [name, share] : phases[i].shares) t += name == m.sources[k].name ? share : 0;
       target[m.sources[k].name] = t / total;
-      measured[m.sources[k].name] = end > start ? double(b[k] - a[k]) / double(end - start) : 0.0;
+      measured[m.sources[k].name] = read > 0 ? double(b[k] - a[k]) / read : 0.0;
     }
     out.push_back(Json{{"from_step", phases[i].from_step}, {"start_window", start},
-                       {"windows", end - start}, {"target_share", target},
+                       {"windows", end - start}, {"tokens", read}, {"target_share", target},
                        {"measured_share", measured}});
+  }
+  return out;
+}
+
+// Per sequence-length phase (phase 0: stream.seq_len from step 0): its first step and window,
+// its length, and the windows and tokens of its stretch within [0, W).
+Json LengthPhases(const CanonicalStream& s, uint64_t W) {
+  const StreamConfig& sc = s.manifest().stream;
+  const BatchSchedule schedule(sc.schedule);
+  std::vector<SeqLenPhase> phases = {{0, sc.seq_len}};
+  phases.insert(phases.end(), sc.seq_len_phases.begin(), sc.seq_len_phases.end());
+  Json out = Json::array();
+  for (size_t i = 0; i < phases.size(); ++i) {
+    const uint64_t start = std::min(W, schedule.StepWindows(phases[i].from_step).begin);
+    const uint64_t end = i + 1 < phases.size()
+                             ? std::min(W, schedule.StepWindows(phases[i + 1].from_step).begin)
+                             : W;
+    out.push_back(Json{{"from_step", phases[i].from_step}, {"seq_len", phases[i].seq_len},
+                       {"start_window", start}, {"windows", end - start},
+                       {"tokens", (end - start) * static_cast<uint64_t>(phases[i].seq_len)}});
   }
   return out;
 }
@@ -179,21 +227,14 @@ Json PhaseShares(CanonicalStream& s, uint64_t W) {
 
 Json SourceShares(CanonicalStream& s, uint64_t W) {
   const Manifest& m = s.manifest();
-  const int64_t L = s.seq_len();
   if (s.num_windows() != kUnlimited) W = std::min(W, s.num_windows());
   const std::vector<uint64_t> counts = s.mixture().CountsBefore(W);
+  const std::vector<uint64_t> tokens = TokensRead(s, W);
   const std::vector<double> sched = s.mixture().ScheduledShares();
   double share_total = 0;
   for (const auto& src : m.sources) share_total += src.target_share;
-  std::vector<uint64_t> tokens(counts.size());
   uint64_t total = 0;
-  for (size_t i = 0; i < counts.size(); ++i) {
-    // Tokens read from the source: windows j < n cover source tokens [0, nL] (one shared
-    // between neighbours); a finite source stops at its end.
-    const uint64_t T = s.source(i).total_tokens();
-    tokens[i] = counts[i] == 0 ? 0 : std::min<uint64_t>(counts[i] * L, T == kUnlimited ? UINT64_MAX : T - 1);
-    total += tokens[i];
-  }
+  for (uint64_t t : tokens) total += t;
   Json rows = Json::array();
   for (size_t i = 0; i < counts.size(); ++i) {
     const SourceStream& src = s.source(i);
@@ -209,15 +250,16 @@ Json SourceShares(CanonicalStream& s, uint64_t W) {
         {"tokens", tokens[i]},
         {"epoch_tokens", src.epoch_tokens()},
         {"epochs", epochs},
-        {"ended", src.num_windows(L) != kUnlimited && counts[i] >= src.num_windows(L)}});
+        {"ended", s.mixture().EndedBefore(static_cast<uint32_t>(i), W)}});
   }
   Json out{{"windows", W},
                  {"stream_windows", s.num_windows() == kUnlimited ? Json("unlimited")
                                                                   : Json(s.num_windows())},
-                 {"seq_len", L},
+                 {"seq_len", m.stream.seq_len},
                  {"tokens", total},
                  {"sources", rows}};
   if (!m.stream.mixture_phases.empty()) out["mixture_phases"] = PhaseShares(s, W);
+  if (!m.stream.seq_len_phases.empty()) out["seq_len_phases"] = LengthPhases(s, W);
   return out;
 }
 

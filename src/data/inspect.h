@@ -1,7 +1,8 @@
 // Looking into the canonical stream, for `trail data inspect | stats | verify` and for anyone
 // tracing a training window back to its documents. Each report is a JSON object (the CLI prints
 // it as it is with --json, or as a table).
-//   InspectWindow: window w — its source and the source's window index, L, real tokens, targets;
+//   InspectWindow: window w — its source, the source's window index and the window's offset in
+//     the source's stream, L, real tokens, targets; with phases, the step and the phases it is in;
 //     "documents": per segment source, shard, document index and key, chunk, doc_offset (token
 //     offset in the document), piece_offset, tokens, ends_with_eos, epoch (permutation sources)
 //     or draw_block (sampling with replacement), window_offset, and "text" when decoding;
@@ -9,7 +10,7 @@
 //     and for the first L label, loss (mask), attn_doc, key_valid.
 //   InspectStep: the step's window range, and per logical rank (of `ranks`; only `rank` when
 //     >= 0) its micro-batches' windows (null for a padding row), B_input, real_tokens,
-//     B_target; the step's totals.
+//     B_target; the step's L, tokens consumed before it and totals.
 //   SourceShares: over the first W windows, per source its sampling, target share, scheduled
 //     share, measured token share, windows, tokens read, epoch tokens, epochs and whether it ended.
 #pragma once
@@ -35,8 +36,9 @@ Json InspectStep(CanonicalStream& s, int64_t step, int64_t ranks, int64_t rank);
 uint64_t WindowsBeforeStep(const Manifest& m, int64_t steps);
 // Target, scheduled and measured shares of each source over the first `windows` windows (capped
 // at the stream's length). With mixture phases, also "mixture_phases": per phase its first step
-// and window, window count within the range, target shares (normalized) and measured window
-// shares of its stretch.
+// and window, window and token counts within the range, target shares (normalized) and
+// measured token shares of its stretch; with length phases, "seq_len_phases": per phase its
+// first step and window, L, and its windows and tokens within the range.
 Json SourceShares(CanonicalStream& s, uint64_t windows);
 
 // Printable text of some bytes: newlines and control characters escaped (\n, \xNN).

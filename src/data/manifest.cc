@@ -135,10 +135,21 @@ void ParseMixturePhases(const Reader& r, StreamConfig& c) {
   }
 }
 
+// "seq_len_phases": [{"from_step": N, "seq_len": L}, …]
+void ParseSeqLenPhases(const Reader& r, StreamConfig& c) {
+  const Json& arr = r.Array("seq_len_phases");
+  for (size_t i = 0; i < arr.size(); ++i) {
+    Reader p(arr[i], r.Sub("seq_len_phases[" + std::to_string(i) + "]"), r.file());
+    p.AllowOnly({"from_step", "seq_len"});
+    c.seq_len_phases.push_back({static_cast<int64_t>(p.U64("from_step")),
+                                static_cast<int64_t>(p.U64("seq_len"))});
+  }
+}
+
 void ParseStream(const Reader& r, StreamConfig& c) {
   r.AllowOnly({"seed", "seq_len", "append_eos", "chunking", "replacement_block_tokens",
                "semantics", "positions", "batch_schedule", "micro_batch_windows",
-               "mixture_phases"});
+               "mixture_phases", "seq_len_phases"});
   c.seed = r.U64("seed");
   c.seq_len = static_cast<int64_t>(r.U64("seq_len"));
   TRAIL_CHECK(c.seq_len >= 1 && c.seq_len <= (1 << 24), r.file(), ": stream.seq_len ",
@@ -179,6 +190,7 @@ void ParseStream(const Reader& r, StreamConfig& c) {
   }
   c.micro_batch_windows = static_cast<int64_t>(r.U64("micro_batch_windows", 1));
   if (r.Has("mixture_phases")) ParseMixturePhases(r, c);
+  if (r.Has("seq_len_phases")) ParseSeqLenPhases(r, c);
 }
 
 Json StreamToJson(const StreamConfig& c) {
@@ -209,6 +221,13 @@ Json StreamToJson(const StreamConfig& c) {
       phases.push_back(Json{{"from_step", p.from_step}, {"shares", shares}});
     }
     j["mixture_phases"] = phases;
+  }
+  if (!c.seq_len_phases.empty()) {  // likewise
+    Json phases = Json::array();
+    for (const SeqLenPhase& p : c.seq_len_phases) {
+      phases.push_back(Json{{"from_step", p.from_step}, {"seq_len", p.seq_len}});
+    }
+    j["seq_len_phases"] = phases;
   }
   return j;
 }
@@ -246,6 +265,22 @@ void ValidateMixturePhases(const Manifest& m, const std::string& file) {
       total += share;
     }
     TRAIL_CHECK(total > 0, file, ": ", where, ".shares sum to zero");
+  }
+}
+
+// Length phases start after step 0 at increasing steps, each with a new length in range.
+void ValidateSeqLenPhases(const StreamConfig& c, const std::string& file) {
+  for (size_t i = 0; i < c.seq_len_phases.size(); ++i) {
+    const std::string where = "stream.seq_len_phases[" + std::to_string(i) + "]";
+    const SeqLenPhase& p = c.seq_len_phases[i];
+    TRAIL_CHECK(p.from_step > (i == 0 ? 0 : c.seq_len_phases[i - 1].from_step), file, ": ", where,
+                ".from_step must be > 0 and greater than the previous phase's (phase 0 is "
+                "stream.seq_len from step 0)");
+    TRAIL_CHECK(p.seq_len >= 1 && p.seq_len <= (1 << 24), file, ": ", where, ".seq_len ",
+                p.seq_len, " out of range");
+    const int64_t before = i == 0 ? c.seq_len : c.seq_len_phases[i - 1].seq_len;
+    TRAIL_CHECK(p.seq_len != before, file, ": ", where, ".seq_len is ", p.seq_len,
+                ", the length already in use: a phase must change the length");
   }
 }
 
@@ -340,6 +375,7 @@ Manifest ParseManifest(const std::string& json_text, const std::string& file,
   if (top.Has("stream")) ParseStream(Reader(top.Get("stream"), "stream", file), m.stream);
   ValidateSchedule(m.stream, file);
   ValidateMixturePhases(m, file);
+  ValidateSeqLenPhases(m.stream, file);
   TRAIL_CHECK(!m.stream.append_eos || m.tokenizer.eos_id >= 0, file,
               ": stream.append_eos needs tokenizer.eos_id");
   if (top.Has("lineage")) {

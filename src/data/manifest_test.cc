@@ -129,5 +129,44 @@ TEST(Manifest, MixturePhasesStartAtTheirStepsWindowAndFollowTheirShares) {
   EXPECT_NE(error(zero).find("shares sum to zero"), std::string::npos);
 }
 
+// The sequence-length curriculum in the manifest: a length phase round-trips, starts at the
+// first window of its step (window 56 for step 12), and every window from there on is of its
+// length, each source continuing where its last window ended; inspect shows the window's length,
+// its offset in the source and the phase, and the step report the new L and the LR clock
+// (steps 0..9: 4 windows of 16; steps 10, 11: 8 of 16; so step 12 starts after 896 tokens and
+// step 13 after 896 + 8·40). Bad phases are refused naming the field.
+TEST(Manifest, LengthPhasesStartAtTheirStepsWindow) {
+  TempDir dir;
+  StreamConfig sc = SmallStream();
+  sc.seq_len_phases = {{12, 40}};
+  const Manifest m = MakeCorpus(dir.path(), {{"web", 0.7}, {"code", 0.3}}, sc);
+  EXPECT_EQ(ManifestToJson(ParseManifest(ManifestToJson(m), "x", dir.path())), ManifestToJson(m));
+  EXPECT_NE(ManifestToJson(m).find("\"seq_len_phases\""), std::string::npos);
+  CanonicalStream s(LoadManifest(dir / "manifest.json"));
+  EXPECT_EQ(s.max_seq_len(), 40);
+  EXPECT_EQ(s.SeqLenAtStep(11), 16);
+  EXPECT_EQ(s.SeqLenAtStep(12), 40);
+  const std::vector<uint64_t> counts = s.mixture().CountsBefore(56), offsets = s.mixture().OffsetsBefore(56);
+  for (size_t k = 0; k < 2; ++k) EXPECT_EQ(offsets[k], counts[k] * 16);
+  const Json w = InspectWindow(s, 56, nullptr);
+  EXPECT_EQ(w["seq_len"], 40);
+  EXPECT_EQ(w["tokens"].size(), 41u);
+  EXPECT_EQ(w["seq_len_phase_from_step"], 12);
+  EXPECT_EQ(w["source_offset"], offsets[w["source"] == "web" ? 0 : 1]);
+  EXPECT_EQ(InspectWindow(s, 55, nullptr)["seq_len"], 16);
+  EXPECT_EQ(InspectStep(s, 12, 2, -1)["tokens_before"], 896);
+  EXPECT_EQ(InspectStep(s, 12, 2, -1)["B_input"], 8 * 40);
+  EXPECT_EQ(InspectStep(s, 13, 2, -1)["tokens_before"], 896 + 8 * 40);
+  auto error = [&](int64_t from, int64_t L) {
+    return LoadEdited(dir, [&](nlohmann::ordered_json& j) {
+      j["stream"]["seq_len_phases"] =
+          nlohmann::ordered_json::array({{{"from_step", from}, {"seq_len", L}}});
+    });
+  };
+  EXPECT_NE(error(0, 32).find("seq_len_phases[0].from_step must be > 0"), std::string::npos);
+  EXPECT_NE(error(5, 16).find("a phase must change the length"), std::string::npos);
+  EXPECT_NE(error(5, 0).find("seq_len_phases[0].seq_len 0 out of range"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace trail::data

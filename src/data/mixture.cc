@@ -65,10 +65,6 @@ MixtureSchedule::Phase MixtureSchedule::BuildPhase(const std::vector<double>& sh
   return ph;
 }
 
-MixtureSchedule::MixtureSchedule(const std::vector<double>& shares,
-                                 const std::vector<uint64_t>& windows)
-    : MixtureSchedule(shares, windows, {}) {}
-
 namespace {
 
 void CheckShares(const std::vector<double>& shares, size_t S) {
@@ -78,29 +74,53 @@ void CheckShares(const std::vector<double>& shares, size_t S) {
   }
 }
 
+void CheckPlan(const MixturePlan& plan) {
+  const size_t S = plan.shares.size();
+  TRAIL_CHECK(S >= 1 && S == plan.source_tokens.size() && S <= 65535, "mixture: bad source list");
+  CheckShares(plan.shares, S);
+  for (size_t u = 0; u < plan.later_shares.size(); ++u) {
+    CheckShares(plan.later_shares[u].shares, S);
+    TRAIL_CHECK(plan.later_shares[u].start > (u == 0 ? 0 : plan.later_shares[u - 1].start),
+                "mixture: share phases must start at increasing windows after window 0");
+  }
+  TRAIL_CHECK(!plan.lengths.empty() && plan.lengths[0].start == 0,
+              "mixture: the first length phase must start at window 0");
+  for (size_t v = 0; v < plan.lengths.size(); ++v) {
+    TRAIL_CHECK(plan.lengths[v].seq_len >= 1, "mixture: length phase ", v, " has no tokens");
+    TRAIL_CHECK(v == 0 || plan.lengths[v].start > plan.lengths[v - 1].start,
+                "mixture: length phases must start at increasing windows");
+  }
+}
+
 }  // namespace
 
-MixtureSchedule::MixtureSchedule(const std::vector<double>& first_shares,
-                                 const std::vector<uint64_t>& windows,
-                                 const std::vector<SharePhase>& later) {
-  const size_t S = first_shares.size();
-  TRAIL_CHECK(S >= 1 && S == windows.size() && S <= 65535, "mixture: bad source list");
-  std::vector<SharePhase> share_phases = {{0, first_shares}};
-  share_phases.insert(share_phases.end(), later.begin(), later.end());
-  for (size_t u = 0; u < share_phases.size(); ++u) {
-    CheckShares(share_phases[u].shares, S);
-    TRAIL_CHECK(u == 0 || share_phases[u].start > share_phases[u - 1].start,
-                "mixture: share phases must start at increasing windows");
-  }
-  std::vector<bool> has_data(S);  // the source still has windows
-  for (size_t s = 0; s < S; ++s) has_data[s] = windows[s] > 0;
-  std::vector<uint64_t> used(S, 0);
+uint64_t MixtureSchedule::WindowsLeft(uint32_t s, uint64_t used, uint64_t offset,
+                                      int64_t seq_len) const {
+  const uint64_t T = source_tokens_[s], L = static_cast<uint64_t>(seq_len);
+  if (T == kUnlimited) return kUnlimited;
+  if (T <= 1) return used == 0 ? 1 : 0;  // a one-token source still gives one (padded) window
+  return offset >= T - 1 ? 0 : (T - 1 - offset + L - 1) / L;
+}
+
+MixtureSchedule::MixtureSchedule(const MixturePlan& plan) : source_tokens_(plan.source_tokens) {
+  CheckPlan(plan);
+  const size_t S = plan.shares.size();
+  std::vector<SharePhase> share_phases = {{0, plan.shares}};
+  share_phases.insert(share_phases.end(), plan.later_shares.begin(), plan.later_shares.end());
+  std::vector<uint64_t> used(S, 0), offset(S, 0);
   uint64_t start = 0;
-  for (size_t u = 0;;) {
+  for (size_t u = 0, v = 0;;) {
+    while (u + 1 < share_phases.size() && share_phases[u + 1].start <= start) ++u;
+    while (v + 1 < plan.lengths.size() && plan.lengths[v + 1].start <= start) ++v;
     const std::vector<double>& shares = share_phases[u].shares;
+    const int64_t L = plan.lengths[v].seq_len;
     std::vector<bool> active(S);
+    std::vector<uint64_t> left(S);
     bool any = false;
-    for (size_t s = 0; s < S; ++s) any |= (active[s] = has_data[s] && shares[s] > 0);
+    for (size_t s = 0; s < S; ++s) {
+      left[s] = WindowsLeft(static_cast<uint32_t>(s), used[s], offset[s], L);
+      any |= (active[s] = left[s] > 0 && shares[s] > 0);
+    }
     TRAIL_CHECK(any || start > 0, "mixture: no source has a positive share and data");
     if (!any) {  // every source of this share phase has ended
       end_ = start;
@@ -108,27 +128,28 @@ MixtureSchedule::MixtureSchedule(const std::vector<double>& first_shares,
     }
     Phase ph = BuildPhase(shares, active);
     ph.start = start;
+    ph.seq_len = L;
     ph.base = used;
-    // The phase ends at the next share phase, or right after the window that uses up the first
-    // finite source, whichever comes first.
-    const uint64_t next = u + 1 < share_phases.size() ? share_phases[u + 1].start : kUnlimited;
-    uint64_t len = next == kUnlimited ? kUnlimited : next - start;
+    ph.offset = offset;
+    // The phase ends at the next share or length phase, or right after the window that uses up
+    // the first finite source, whichever comes first.
+    uint64_t len = kUnlimited;
+    if (u + 1 < share_phases.size()) len = share_phases[u + 1].start - start;
+    if (v + 1 < plan.lengths.size()) len = std::min(len, plan.lengths[v + 1].start - start);
     for (size_t s = 0; s < S; ++s) {
-      if (ph.counts[s] == 0 || windows[s] == kUnlimited) continue;
-      const uint64_t m = windows[s] - used[s] - 1;  // 0-based index of its last window
-      const uint64_t local = (m / ph.counts[s]) * kMixturePeriod + ph.slots[s][m % ph.counts[s]];
-      len = std::min(len, local + 1);
+      if (ph.counts[s] == 0 || left[s] == kUnlimited) continue;
+      const uint64_t m = left[s] - 1;  // 0-based index (in the phase) of its last window
+      len = std::min(len, (m / ph.counts[s]) * kMixturePeriod + ph.slots[s][m % ph.counts[s]] + 1);
     }
     phases_.push_back(std::move(ph));
     if (len == kUnlimited) return;
     const Phase& done = phases_.back();
     for (size_t s = 0; s < S; ++s) {
-      if (done.counts[s] == 0) continue;
-      used[s] += CountInPhase(done, static_cast<uint32_t>(s), len);
-      if (windows[s] != kUnlimited && used[s] >= windows[s]) has_data[s] = false;
+      const uint64_t n = CountInPhase(done, static_cast<uint32_t>(s), len);
+      used[s] += n;
+      offset[s] += n * static_cast<uint64_t>(L);
     }
     start += len;
-    if (start == next) ++u;
   }
 }
 
@@ -156,8 +177,13 @@ WindowOwner MixtureSchedule::Owner(uint64_t w) const {
   o.source = ph.slot_source[slot];
   o.source_window = ph.base[o.source] + (local / kMixturePeriod) * ph.counts[o.source] +
                     ph.slot_rank[slot];
+  o.token_offset = ph.offset[o.source] +
+                   (o.source_window - ph.base[o.source]) * static_cast<uint64_t>(ph.seq_len);
+  o.seq_len = ph.seq_len;
   return o;
 }
+
+int64_t MixtureSchedule::SeqLenAt(uint64_t w) const { return PhaseOf(w).seq_len; }
 
 std::vector<uint64_t> MixtureSchedule::CountsBefore(uint64_t w) const {
   const size_t S = phases_[0].counts.size();
@@ -167,6 +193,24 @@ std::vector<uint64_t> MixtureSchedule::CountsBefore(uint64_t w) const {
   std::vector<uint64_t> out = ph.base;
   for (size_t s = 0; s < S; ++s) out[s] += CountInPhase(ph, static_cast<uint32_t>(s), w - ph.start);
   return out;
+}
+
+std::vector<uint64_t> MixtureSchedule::OffsetsBefore(uint64_t w) const {
+  const size_t S = phases_[0].counts.size();
+  if (w == 0) return std::vector<uint64_t>(S, 0);
+  w = std::min(w, end_);
+  const Phase& ph = PhaseOf(w - 1);
+  std::vector<uint64_t> out = ph.offset;
+  for (size_t s = 0; s < S; ++s) {
+    out[s] += CountInPhase(ph, static_cast<uint32_t>(s), w - ph.start) *
+              static_cast<uint64_t>(ph.seq_len);
+  }
+  return out;
+}
+
+bool MixtureSchedule::EndedBefore(uint32_t s, uint64_t w) const {
+  const uint64_t used = CountsBefore(w)[s], offset = OffsetsBefore(w)[s];
+  return WindowsLeft(s, used, offset, 1) == 0;  // whether any tokens are left does not depend on L
 }
 
 std::vector<double> MixtureSchedule::ScheduledShares() const { return ScheduledSharesAt(0); }

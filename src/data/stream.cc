@@ -8,15 +8,14 @@ namespace {
 
 MixtureSchedule BuildMixture(const Manifest& m,
                              const std::vector<std::unique_ptr<SourceStream>>& sources) {
-  std::vector<double> shares;
-  std::vector<uint64_t> windows;
+  MixturePlan plan;
   for (size_t i = 0; i < sources.size(); ++i) {
-    shares.push_back(m.sources[i].target_share);
-    windows.push_back(sources[i]->num_windows(m.stream.seq_len));
+    plan.shares.push_back(m.sources[i].target_share);
+    plan.source_tokens.push_back(sources[i]->total_tokens());
   }
-  // A mixture phase starts at the first window of its step, which the batch schedule fixes.
+  // Mixture and length phases start at the first window of their step, which the batch
+  // schedule fixes.
   const BatchSchedule schedule(m.stream.schedule);
-  std::vector<SharePhase> later;
   for (const MixturePhase& p : m.stream.mixture_phases) {
     SharePhase sp{schedule.StepWindows(p.from_step).begin, std::vector<double>(m.sources.size(), 0.0)};
     for (const auto& [name, share] : p.shares) {
@@ -24,9 +23,13 @@ MixtureSchedule BuildMixture(const Manifest& m,
         if (m.sources[i].name == name) sp.shares[i] = share;
       }
     }
-    later.push_back(std::move(sp));
+    plan.later_shares.push_back(std::move(sp));
   }
-  return MixtureSchedule(shares, windows, later);
+  plan.lengths.push_back({0, m.stream.seq_len});
+  for (const SeqLenPhase& p : m.stream.seq_len_phases) {
+    plan.lengths.push_back({schedule.StepWindows(p.from_step).begin, p.seq_len});
+  }
+  return MixtureSchedule(plan);
 }
 
 std::vector<std::unique_ptr<SourceStream>> OpenSources(const Manifest& m,
@@ -73,12 +76,11 @@ CanonicalStream::CanonicalStream(Manifest manifest, const StreamOptions& opt)
 }
 
 void CanonicalStream::Window(uint64_t w, RawWindow& out) {
-  const int64_t L = seq_len();
+  out.owner = mixture_.Owner(w);
+  const int64_t L = out.owner.seq_len;
   out.Reset(L + 1);
   out.index = w;
-  out.owner = mixture_.Owner(w);
-  const uint64_t start = out.owner.source_window * static_cast<uint64_t>(L);
-  sources_[out.owner.source]->Fill(start, static_cast<uint64_t>(L + 1), out);
+  sources_[out.owner.source]->Fill(out.owner.token_offset, static_cast<uint64_t>(L + 1), out);
   // Padding: never a target; it continues the last document so no attention row is empty.
   const int32_t last_doc = out.length > 0 ? out.doc[out.length - 1] : 0;
   const int32_t last_pos = out.length > 0 ? out.positions[out.length - 1] : -1;

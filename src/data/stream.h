@@ -1,8 +1,8 @@
 // The canonical stream: window w (L+1 tokens) as a pure function of (manifest, stream seed, w).
-// MixtureSchedule says which source owns w and which of its windows it is (j); that window is
-// the source stream's tokens [jL, jL+L] (consecutive windows of a source share one token, so
-// every token is a target in exactly one window). Past the end of a finite source the window
-// is padded.
+// MixtureSchedule says which source owns w, its length L (the sequence-length phase of w's
+// step) and its offset o in the source's stream; the window is that stream's tokens [o, o+L]
+// (consecutive windows of a source share one token, so every token is a target in exactly one
+// window). Past the end of a finite source the window is padded.
 //
 // Not thread-safe (it caches orders); give each thread its own CanonicalStream.
 #pragma once
@@ -32,14 +32,16 @@ class CanonicalStream {
   explicit CanonicalStream(Manifest manifest, const StreamOptions& opt = {});
 
   const Manifest& manifest() const { return manifest_; }
-  int64_t seq_len() const { return manifest_.stream.seq_len; }
+  // L of the windows of step `step` (the sequence-length curriculum), and the longest of all.
+  int64_t SeqLenAtStep(int64_t step) const { return data::SeqLenAtStep(manifest_.stream, step); }
+  int64_t max_seq_len() const { return MaxSeqLen(manifest_.stream); }
   uint64_t num_windows() const { return mixture_.num_windows(); }  // kUnlimited if endless
   const MixtureSchedule& mixture() const { return mixture_; }
   size_t num_sources() const { return sources_.size(); }
   const SourceStream& source(size_t i) const { return *sources_[i]; }
 
   WindowOwner Owner(uint64_t w) const { return mixture_.Owner(w); }
-  // Fills `out` with window w: L+1 entries, out.length real tokens, then padding (token
+  // Fills `out` with window w: L+1 entries (L of w's step), out.length real tokens, then padding (token
   // pad_id, or eos_id without one, or 0; the last document id continued; never a target).
   void Window(uint64_t w, RawWindow& out);
 

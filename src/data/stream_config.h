@@ -55,6 +55,13 @@ struct MixturePhase {
   std::vector<std::pair<std::string, double>> shares;  // source name, share (≥ 0)
 };
 
+// The sequence-length curriculum: from the first window of step `from_step` on, windows hold
+// seq_len + 1 tokens. Phases apply in order of from_step.
+struct SeqLenPhase {
+  int64_t from_step = 0;
+  int64_t seq_len = 0;
+};
+
 struct StreamConfig {
   uint64_t seed = 0;
   int64_t seq_len = 2048;  // L: a window holds L+1 tokens, giving L inputs and L labels
@@ -68,6 +75,23 @@ struct StreamConfig {
   std::vector<BatchPhase> schedule{{0, 1}};
   int64_t micro_batch_windows = 1;  // windows per micro-batch on one logical rank
   std::vector<MixturePhase> mixture_phases;  // after phase 0 (the sources' target shares)
+  std::vector<SeqLenPhase> seq_len_phases;   // after phase 0 (seq_len from step 0)
 };
+
+// L of the windows of step `step`.
+inline int64_t SeqLenAtStep(const StreamConfig& c, int64_t step) {
+  int64_t L = c.seq_len;
+  for (const SeqLenPhase& p : c.seq_len_phases) {
+    if (p.from_step <= step) L = p.seq_len;
+  }
+  return L;
+}
+
+// The longest window any step reads: what activations and RoPE must hold.
+inline int64_t MaxSeqLen(const StreamConfig& c) {
+  int64_t L = c.seq_len;
+  for (const SeqLenPhase& p : c.seq_len_phases) L = p.seq_len > L ? p.seq_len : L;
+  return L;
+}
 
 }  // namespace trail::data

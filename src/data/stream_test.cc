@@ -140,6 +140,74 @@ TEST(Stream, WindowsOverlapByOneTokenSoEveryTokenIsATargetOnce) {
   EXPECT_THROW(s.Window(s.num_windows(), w), Error);
 }
 
+// The same across a sequence-length switch (one window per step, L = 8 for steps 0..4, then 13):
+// the first window of the new length starts on the last token of the source's previous window,
+// so nothing is skipped or read twice, and the finite source ends by tokens at the new length.
+TEST(Stream, ALengthSwitchNeitherSkipsNorRepeatsATarget) {
+  TempDir dir;
+  StreamConfig cfg = Config(8);
+  cfg.semantics = Semantics::kContinuous;
+  cfg.schedule = {{0, 1}};
+  cfg.seq_len_phases = {{5, 13}};
+  const Manifest m = MakeCorpus(dir.path(), {{"web", 1, 2, 6, 1, 20, Sampling::kPermutation, 1}},
+                                cfg);
+  CanonicalStream s(m);
+  uint64_t docs = 0, doc_tokens = 0;
+  for (const auto& sh : m.sources[0].shards) docs += sh.documents, doc_tokens += sh.tokens;
+  // T = doc_tokens + docs (an EOS each): 40 targets in windows of 8, the rest in windows of 13.
+  const uint64_t T = doc_tokens + docs;
+  ASSERT_GT(T - 1, 40u);
+  EXPECT_EQ(s.num_windows(), 5 + (T - 1 - 40 + 12) / 13);
+  std::map<Origin, int> as_target;
+  uint64_t eos_targets = 0;
+  RawWindow w, next;
+  for (uint64_t i = 0; i < s.num_windows(); ++i) {
+    s.Window(i, w);
+    const int64_t L = i < 5 ? 8 : 13;
+    ASSERT_EQ(w.owner.seq_len, L);
+    if (i + 1 < s.num_windows()) {
+      s.Window(i + 1, next);
+      EXPECT_EQ(w.tokens[L], next.tokens[0]) << "window " << i;
+    }
+    PackedBatch b;
+    b.Resize(1, L);
+    PackRow(w, cfg.semantics, b, 0);
+    for (int64_t j = 0; j < L; ++j) {
+      if (b.loss_mask[j] == 0) continue;
+      const Origin o = OriginOf(w, j + 1, cfg, s);
+      if (o.offset < 0) {
+        ++eos_targets;
+      } else {
+        ++as_target[o];
+      }
+    }
+  }
+  EXPECT_EQ(eos_targets, docs);
+  EXPECT_EQ(as_target.size() + 1, doc_tokens);
+  for (const auto& [o, n] : as_target) EXPECT_EQ(n, 1);
+}
+
+// The schedule's token sums in closed form equal step-by-step sums.
+TEST(Stream, ScheduledTokensSumEveryStepsWindowsTimesItsLength) {
+  StreamConfig cfg = Config(8);
+  cfg.schedule = {{0, 3}, {4, 5}, {9, 2}};
+  cfg.seq_len_phases = {{2, 16}, {9, 8}, {12, 32}};
+  const BatchSchedule schedule(cfg.schedule);
+  for (int64_t from = 0; from < 15; ++from) {
+    for (int64_t to = from; to < 16; ++to) {
+      std::map<int64_t, uint64_t> expect;
+      for (int64_t s = from; s < to; ++s) expect[SeqLenAtStep(cfg, s)] += schedule.WindowsAt(s) * SeqLenAtStep(cfg, s);
+      std::map<int64_t, uint64_t> got;
+      uint64_t total = 0;
+      for (const LengthTokens& t : ScheduledTokensByLength(cfg, from, to)) got[t.seq_len] += t.tokens, total += t.tokens;
+      ASSERT_EQ(got, expect) << from << ".." << to;
+      ASSERT_EQ(ScheduledTokens(cfg, from, to), total);
+    }
+  }
+  EXPECT_EQ(ScheduledTokensByLength(cfg, 0, 16).size(), 3u);  // 8, 16, 32 in order of first use
+  EXPECT_EQ(ScheduledTokensByLength(cfg, 0, 16)[0].seq_len, 8);
+}
+
 TEST(Stream, EachEpochIsADifferentPermutationOfAllDocuments) {
   TempDir dir;
   StreamConfig cfg = Config(4);

@@ -99,6 +99,27 @@ TEST(ManifestBuilder, BatchSchedulePhases) {
             std::string::npos);
 }
 
+TEST(ManifestBuilder, LengthAndMixturePhases) {
+  const auto L = ParseSeqLenPhases("100:512,900:2048", "--seq-len-phases");
+  ASSERT_EQ(L.size(), 2u);
+  EXPECT_EQ(L[1].from_step, 900);
+  EXPECT_EQ(L[1].seq_len, 2048);
+  EXPECT_NE(ErrorOf([] { ParseSeqLenPhases("512", "--seq-len-phases"); })
+                .find("'512' is not FROM_STEP:L"),
+            std::string::npos);
+  const auto m = ParseMixturePhase("800:books=0.7,code=0.3", "--mixture-phase");
+  EXPECT_EQ(m.from_step, 800);
+  ASSERT_EQ(m.shares.size(), 2u);
+  EXPECT_EQ(m.shares[0].first, "books");
+  EXPECT_EQ(m.shares[1].second, 0.3);
+  for (const char* bad : {"books=1", "8:books", "8:books=x", "8:=1", "8:", "8:books=1x"}) {
+    EXPECT_NE(ErrorOf([&] { ParseMixturePhase(bad, "--mixture-phase"); })
+                  .find("is not FROM_STEP:NAME=SHARE"),
+              std::string::npos)
+        << bad;
+  }
+}
+
 // A tokenizer trained on a few lines, its contract, and documents tokenized under it.
 struct Fixture {
   TempDir dir;

@@ -78,6 +78,45 @@ std::vector<data::BatchPhase> ParseBatchSchedule(const std::string& text, const 
   return phases;
 }
 
+std::vector<data::SeqLenPhase> ParseSeqLenPhases(const std::string& text, const std::string& flag) {
+  std::vector<data::SeqLenPhase> phases;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const size_t c = item.find(':');
+    try {
+      TRAIL_CHECK(c != std::string::npos, "");
+      phases.push_back({std::stoll(item.substr(0, c)), std::stoll(item.substr(c + 1))});
+    } catch (...) {
+      TRAIL_FAIL(flag, " '", text, "' is not FROM_STEP:L,FROM_STEP:L,...");
+    }
+  }
+  return phases;
+}
+
+data::MixturePhase ParseMixturePhase(const std::string& text, const std::string& flag) {
+  const size_t c = text.find(':');
+  data::MixturePhase phase;
+  try {
+    TRAIL_CHECK(c != std::string::npos, "");
+    phase.from_step = std::stoll(text.substr(0, c));
+    std::stringstream in(text.substr(c + 1));
+    std::string item;
+    while (std::getline(in, item, ',')) {
+      const size_t e = item.find('=');
+      TRAIL_CHECK(e != std::string::npos && e > 0, "");
+      size_t used = 0;
+      const double share = std::stod(item.substr(e + 1), &used);
+      TRAIL_CHECK(used == item.size() - e - 1, "");
+      phase.shares.push_back({item.substr(0, e), share});
+    }
+    TRAIL_CHECK(!phase.shares.empty(), "");
+  } catch (...) {
+    TRAIL_FAIL(flag, " '", text, "' is not FROM_STEP:NAME=SHARE,NAME=SHARE,...");
+  }
+  return phase;
+}
+
 BuiltManifest BuildManifest(const ManifestSpec& spec) {
   const tok::LoadedContract lc = tok::LoadContract(spec.contract);
   const std::string contract_hex = ToHex(lc.hash);
@@ -100,6 +139,12 @@ BuiltManifest BuildManifest(const ManifestSpec& spec) {
     }
   }
   if (!spec.batch_schedule.empty()) m.stream.schedule = ParseBatchSchedule(spec.batch_schedule, "--batch-schedule");
+  if (!spec.seq_len_phases.empty()) {
+    m.stream.seq_len_phases = ParseSeqLenPhases(spec.seq_len_phases, "--seq-len-phases");
+  }
+  for (const std::string& p : spec.mixture_phases) {
+    m.stream.mixture_phases.push_back(ParseMixturePhase(p, "--mixture-phase"));
+  }
   m.stream.micro_batch_windows = spec.micro_batch;
   m.stream.chunking.max_tokens = spec.chunk_tokens;
   TRAIL_CHECK(spec.positions == "document" || spec.positions == "window",

@@ -21,6 +21,8 @@ struct ManifestSpec {
   int64_t seq_len = 2048;
   uint64_t seed = 0;
   std::string batch_schedule;                  // "" (default), N, or FROM_STEP:N,FROM_STEP:N,...
+  std::string seq_len_phases;                  // "" or FROM_STEP:L,FROM_STEP:L,... (after step 0)
+  std::vector<std::string> mixture_phases;     // FROM_STEP:NAME=SHARE,NAME=SHARE,...
   int64_t micro_batch = 1;
   uint32_t chunk_tokens = 0;                   // 0: documents are never cut
   std::string positions = "document";          // document | window
@@ -36,5 +38,9 @@ BuiltManifest BuildManifest(const ManifestSpec& spec);
 
 // "FROM_STEP:N,..." (or "N") as batch phases; throws trail::Error naming `flag` when malformed.
 std::vector<data::BatchPhase> ParseBatchSchedule(const std::string& text, const std::string& flag);
+// "FROM_STEP:L,..." as sequence-length phases (the manifest's checks apply when it is written).
+std::vector<data::SeqLenPhase> ParseSeqLenPhases(const std::string& text, const std::string& flag);
+// "FROM_STEP:NAME=SHARE,NAME=SHARE,..." as one mixture phase.
+data::MixturePhase ParseMixturePhase(const std::string& text, const std::string& flag);
 
 }  // namespace trail::ingest

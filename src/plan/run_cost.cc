@@ -64,9 +64,11 @@ RunCost EstimateRunCost(const train::Recipe& recipe, const data::StreamConfig& s
   out.model = model::Cost(c, stream.seq_len);
   out.seq_len = stream.seq_len;
   out.steps = recipe.loop.steps;
-  const data::BatchSchedule schedule(stream.schedule);
-  for (int64_t s = 0; s < out.steps; ++s) out.tokens += double(schedule.WindowsAt(s)) * double(stream.seq_len);
-  out.total_flops = out.model.flops_per_token * out.tokens;
+  out.lengths = train::ScheduledFlops(c, stream, out.steps);
+  for (const train::LengthFlops& l : out.lengths) {
+    out.tokens += l.tokens;
+    out.total_flops += l.tokens * l.flops_per_token;
+  }
   out.tokens_per_parameter = out.tokens / double(out.model.parameters);
   out.processes = processes;
   const int64_t bytes = 4 * out.model.parameters;
@@ -78,7 +80,8 @@ RunCost EstimateRunCost(const train::Recipe& recipe, const data::StreamConfig& s
     // Moments: 2 floats per parameter of this process's range (ranges are cut at chunk
     // boundaries, so this is the even share to within a chunk).
     m.moments = 2 * ((bytes * (p + 1)) / processes - (bytes * p) / processes);
-    m.activations = model::Activations::PlannedBytes(c, stream.micro_batch_windows, stream.seq_len);
+    m.activations =
+        model::Activations::PlannedBytes(c, stream.micro_batch_windows, data::MaxSeqLen(stream));
     out.memory.push_back(m);
   }
   return out;

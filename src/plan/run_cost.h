@@ -10,6 +10,7 @@
 
 #include "data/stream_config.h"
 #include "train/recipe.h"
+#include "train/run_flops.h"
 
 namespace trail::plan {
 
@@ -18,15 +19,17 @@ struct ProcessMemory {
   int64_t gradients = 0;   // 4 bytes × total × (local-fold partial sums + 1 micro-batch gradient)
   int64_t gradient_buffers = 0;
   int64_t moments = 0;     // AdamW m and v of this process's range of the flat state
-  int64_t activations = 0; // model::Activations for one micro-batch of windows
+  int64_t activations = 0; // model::Activations for one micro-batch of the longest windows
   int64_t total() const { return parameters + gradients + moments + activations; }
 };
 
 struct RunCost {
   model::ModelCost model;  // parameters by kind, FLOPs per token (6N + attention) at seq_len
-  int64_t seq_len = 0, steps = 0;
-  double tokens = 0;                 // Σ over steps of windows(step) · seq_len (input positions)
-  double total_flops = 0;            // model.flops_per_token · tokens
+  int64_t seq_len = 0, steps = 0;  // seq_len: the stream's first length
+  // Per window length the steps use (one unless the stream has a sequence-length curriculum).
+  std::vector<train::LengthFlops> lengths;
+  double tokens = 0;                 // Σ over steps of windows(step) · L(step) (input positions)
+  double total_flops = 0;            // Σ over lengths of tokens · flops_per_token
   double tokens_per_parameter = 0;   // tokens / total parameters
   int64_t processes = 1;
   std::vector<ProcessMemory> memory;  // one per process

@@ -79,6 +79,32 @@ TEST(RunCost, Gpt2SmallPresetByHand) {
   EXPECT_EQ(c.model.attention_flops_per_token, 56678400.0);
 }
 
+// The sequence-length curriculum: T = 128 for steps 0..99 (8 windows), then T = 256 (16 windows
+// from step 100, 8 from step 110 — the same 2,048 tokens per step as 16 × 128).
+//   tokens at 128: 100·8·128 = 102,400; at 256: 10·16·256 + 10·8·256 = 40,960 + 20,480 = 61,440.
+// Attention at T = 256: 12·128·4·(257/2) = 789,504 FLOPs per token (mean keys per query 257/2).
+// Activations are planned for the longest windows.
+TEST(RunCost, ALengthCurriculumIsCostedPerPhase) {
+  train::Recipe r = PresetRecipe("tiny", 4096);
+  r.loop.steps = 120;
+  data::StreamConfig s = Stream(128, {{0, 8}, {100, 16}, {110, 8}});
+  s.seq_len_phases = {{100, 256}};
+  const RunCost c = EstimateRunCost(r, s, 1);
+  ASSERT_EQ(c.lengths.size(), 2u);
+  EXPECT_EQ(c.lengths[0].seq_len, 128);
+  EXPECT_EQ(c.lengths[0].tokens, 102400.0);
+  EXPECT_EQ(c.lengths[1].seq_len, 256);
+  EXPECT_EQ(c.lengths[1].tokens, 61440.0);
+  const double f128 = 6.0 * 1327104 + 396288, f256 = 6.0 * 1327104 + 789504;
+  EXPECT_EQ(c.lengths[0].flops_per_token, f128);
+  EXPECT_EQ(c.lengths[1].flops_per_token, f256);
+  EXPECT_EQ(c.tokens, 163840.0);
+  EXPECT_DOUBLE_EQ(c.total_flops, 102400 * f128 + 61440 * f256);
+  EXPECT_EQ(c.memory[0].activations, model::Activations::PlannedBytes(r.model, 1, 256));
+  EXPECT_DOUBLE_EQ(train::MeanFlopsPerToken(r.model, s, 120), c.total_flops / c.tokens);
+  EXPECT_EQ(train::MeanFlopsPerToken(r.model, s, 100), f128);  // the switch not reached
+}
+
 TEST(RunCost, MemoryPerProcessFollowsTheMeshAndTheActivationLayout) {
   train::Recipe r = PresetRecipe("tiny", 4096);
   r.mesh.replicas = 4;

@@ -2,9 +2,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <sstream>
-#include <tuple>
 
 #include "core/error.h"
 #include "core/file_util.h"
@@ -15,14 +15,26 @@
 namespace trail::plan {
 namespace {
 
-// The smallest step count whose windows hold at least `tokens` input positions, and those tokens.
-std::pair<int64_t, double> StepsFor(double tokens, const data::StreamConfig& stream,
-                                    int64_t max_steps) {
-  const data::BatchSchedule schedule(stream.schedule);
-  double got = 0;
+struct StepsAndCost {
   int64_t steps = 0;
-  while (got < tokens && steps < max_steps) got += double(schedule.WindowsAt(steps++)) * double(stream.seq_len);
-  return {steps, got};
+  double tokens = 0, flops = 0;
+};
+
+// The smallest step count whose windows cost at least `budget` FLOPs (FLOPs per token at each
+// step's window length), with their input positions and FLOPs.
+StepsAndCost StepsFor(double budget, const model::ModelConfig& c, const data::StreamConfig& stream,
+                      int64_t max_steps) {
+  const data::BatchSchedule schedule(stream.schedule);
+  std::map<int64_t, std::pair<double, double>> by_length;  // L -> (tokens, FLOPs per token)
+  StepsAndCost out;
+  while (out.flops < budget && out.steps < max_steps) {
+    const int64_t L = data::SeqLenAtStep(stream, out.steps);
+    if (!by_length.contains(L)) by_length[L] = {0.0, model::Cost(c, L).flops_per_token};
+    by_length[L].first += double(schedule.WindowsAt(out.steps++)) * double(L);
+    out.tokens = out.flops = 0;
+    for (const auto& [len, tf] : by_length) out.tokens += tf.first, out.flops += tf.first * tf.second;
+  }
+  return out;
 }
 
 std::string RunName(double budget, int64_t width) {
@@ -88,15 +100,14 @@ Sweep PlanSweep(const SweepSpec& spec, const data::StreamConfig& stream, int64_t
       c.d_ff = std::max<int64_t>(1, std::llround(double(b.d_ff) * double(width) / double(b.d_model)));
       TRAIL_CHECK(width % b.n_heads == 0 && (width / b.n_heads) % 2 == 0, "width ", width,
                   " is not a multiple of 2 x ", b.n_heads, " heads (RoPE needs an even head size)");
-      const model::ModelCost cost = model::Cost(c, stream.seq_len);
       SweepRun run;
       run.name = RunName(budget, width);
-      run.budget = budget, run.d_model = width, run.d_ff = c.d_ff, run.parameters = cost.parameters;
+      run.budget = budget, run.d_model = width, run.d_ff = c.d_ff;
+      run.parameters = model::Cost(c, stream.seq_len).parameters;
       constexpr int64_t kMaxSteps = 10 * 1000 * 1000;
-      const double wanted = budget / cost.flops_per_token;
-      std::tie(run.steps, run.tokens) = StepsFor(wanted, stream, kMaxSteps);
-      run.flops = run.tokens * cost.flops_per_token;
-      if (run.tokens < wanted) {
+      const StepsAndCost got = StepsFor(budget, c, stream, kMaxSteps);
+      run.steps = got.steps, run.tokens = got.tokens, run.flops = got.flops;
+      if (run.flops < budget) {
         out.skipped.push_back(run.name + ": more than 10,000,000 steps");
         continue;
       }

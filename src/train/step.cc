@@ -69,7 +69,7 @@ StepEngine::StepEngine(const Recipe& recipe, data::CanonicalStream& stream,
       comm_(comm),
       batcher_(stream),
       model_(recipe.model),
-      acts_(recipe.model, stream.manifest().stream.micro_batch_windows, stream.seq_len()),
+      acts_(recipe.model, stream.manifest().stream.micro_batch_windows, stream.max_seq_len()),
       micro_grad_(recipe.model),
       tree_(recipe.mesh.replicas, recipe.mesh.shards),
       flat_(SizesOf(micro_grad_, 1)),
@@ -86,8 +86,9 @@ StepEngine::StepEngine(const Recipe& recipe, data::CanonicalStream& stream,
   }
   chunk_bounds_ = flat_.layout().Split(comm.size());
   flat_bounds_ = ToFlat(flat_.layout(), chunk_bounds_);
-  TRAIL_CHECK(stream.seq_len() <= recipe.model.max_seq_len, "the data's windows of ",
-              stream.seq_len(), " tokens exceed the model's max_seq_len ",
+  TRAIL_CHECK(stream.max_seq_len() <= recipe.model.max_seq_len, "the data's ",
+              stream.manifest().stream.seq_len_phases.empty() ? "" : "longest ", "windows of ",
+              stream.max_seq_len(), " tokens exceed the model's max_seq_len ",
               recipe.model.max_seq_len);
   const data::StreamConfig& sc = stream.manifest().stream;
   TRAIL_CHECK(sc.positions == data::PositionMode::kWindow ||

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "data/batch_schedule.h"
 #include "repops/kernels.h"
 
 namespace trail::train {
@@ -90,10 +91,9 @@ double StepReporter::Record(const StepResult& r, const TrainState& st) {
   }
   metrics_.Line(m.dump());
   if (quiet_ || !(log_now || eval_now || !alert_text.empty())) return val_mean;
-  // Remaining windows over the rate so far (the batch schedule may still grow).
-  uint64_t left = 0;
-  for (int64_t s = st.step; s < last_step_; ++s) left += run_.engine.WindowsAt(s);
-  const double eta = double(left * run_.stream.seq_len()) / std::max(tok_s, 1e-9);
+  // Remaining input tokens over the rate so far (batches and windows may still grow).
+  const uint64_t left = data::ScheduledTokens(run_.stream.manifest().stream, st.step, last_step_);
+  const double eta = double(left) / std::max(tok_s, 1e-9);
   std::string s = "step " + std::to_string(st.step) + "/" + std::to_string(loop.steps) +
                   "  loss " + FormatNumber("%.4f", r.loss) + "  lr " + FormatNumber("%.2e", r.lr) + "  |g| " +
                   FormatNumber("%.3f", r.grad_norm) + "  " + FormatNumber("%.0f", tok_s) + " tok/s  ETA " +

@@ -9,6 +9,7 @@
 
 #include "core/file_util.h"
 #include "core/test_util.h"
+#include "data/inspect.h"
 #include "data/stream.h"
 #include "data/synthetic_corpus.h"
 #include "train/checkpoint.h"
@@ -340,33 +341,85 @@ TEST(Resume, StopAndResumeEqualsAStraightRun) {
             ReadFileToString(CheckpointDir(straight->run, 12) + "/optim.safetensors"));
 }
 
-// Data annealing: two sources half and half, then from step 5 only "late". A run stopped after
-// step 7 (newest checkpoint 4, before the switch) resumes across the switch onto the straight
-// run's bits, and the windows of steps 5.. all come from "late".
-TEST(Resume, AcrossAMixturePhaseEqualsAStraightRun) {
-  auto make = [] {
-    auto f = MakeRun(10, 4);
-    data::StreamConfig sc;
-    sc.seed = 5, sc.seq_len = 16, sc.schedule = {{0, 4}}, sc.micro_batch_windows = 2;
-    sc.chunking.max_tokens = 24;
-    sc.mixture_phases = {{5, {{"late", 1.0}}}};
-    data::synthetic::MakeCorpus(f->dir.path(), {{"early", 0.5, 2, 40, 1, 30}, {"late", 0.5, 2, 40, 1, 30}},
-                                sc, 2, kVocab);
-    return f;
-  };
-  const auto straight = make();
+// A run's lifecycle: two sources half and half, then from step 5 only "late" (data annealing);
+// windows of L = 8, four per step, then from step 6 windows of L = 24, two per step (the
+// sequence-length curriculum). Every document is 11 tokens + EOS, so the stream of either source
+// is periodic in pieces of 12 tokens and a window's targets can be counted by hand.
+std::unique_ptr<RunFiles> LifecycleRun() {
+  auto f = MakeRun(10, 4);
+  data::StreamConfig sc;
+  sc.seed = 5, sc.seq_len = 8, sc.schedule = {{0, 4}, {6, 2}}, sc.micro_batch_windows = 2;
+  sc.chunking.max_tokens = 24;  // never cuts an 11-token document; positions stay below 32
+  sc.mixture_phases = {{5, {{"late", 1.0}}}};
+  sc.seq_len_phases = {{6, 24}};
+  data::synthetic::MakeCorpus(f->dir.path(), {{"early", 0.5, 2, 40, 11, 11}, {"late", 0.5, 2, 40, 11, 11}},
+                              sc, 2, kVocab);
+  return f;
+}
+
+// A run stopped after step 7 (newest checkpoint 4, before both switches) resumes across the
+// mixture phase and the length switch onto the straight run's bits.
+TEST(Resume, AcrossAMixturePhaseAndALengthSwitchEqualsAStraightRun) {
+  const auto straight = LifecycleRun();
   const TrainSummary s = Train(*straight, false);
-  const auto split = make();
+  const auto split = LifecycleRun();
   Train(*split, false, 7);
   const TrainSummary r = Train(*split, true);
+  EXPECT_EQ(r.steps_verified_on_resume, 3);
   EXPECT_EQ(r.final_chain, s.final_chain);
   EXPECT_EQ(ReadFileToString(split->run + "/trajectory.jsonl"),
             ReadFileToString(straight->run + "/trajectory.jsonl"));
   data::CanonicalStream stream(data::LoadManifest(straight->manifest));
   std::set<uint32_t> before, after;
-  for (uint64_t w = 0; w < 40; ++w) (w < 20 ? before : after).insert(stream.mixture().Owner(w).source);
+  for (uint64_t w = 0; w < 28; ++w) (w < 20 ? before : after).insert(stream.mixture().Owner(w).source);
   EXPECT_EQ(before, (std::set<uint32_t>{0, 1}));
   EXPECT_EQ(after, (std::set<uint32_t>{1}));
+}
+
+// Both sides of the switch, counted by hand: step s reads windows of L(s) = 8 (s < 6) or 24,
+// four or two of them, so B_input = 32 or 48 and the consumed-token counter (the LR clock) after
+// step s is 32(s+1) for s < 6 and 192 + 48(s-5) after. A window at offset o of its source's
+// stream covers tokens [o, o+L]; label i is a target unless token i is an EOS (i ≡ 11 mod 12),
+// so it has L - (⌊(o+L)/12⌋ - ⌊o/12⌋) targets, and each source's next window starts at o + L.
+TEST(Lifecycle, BatchAccountingAndTheLrClockFollowTheLengthSwitch) {
+  const auto f = LifecycleRun();
+  Train(*f, false);
+  data::CanonicalStream stream(data::LoadManifest(f->manifest));
+  std::vector<uint64_t> offset(2, 0);
+  uint64_t w = 0;
+  int64_t tokens = 0;
+  const Recipe recipe = LoadRecipe(f->recipe, kVocab);
+  std::ifstream metrics(f->run + "/metrics.jsonl");
+  std::string line;
+  for (int64_t step = 0; step < 10; ++step) {
+    const int64_t L = step < 6 ? 8 : 24, windows = step < 6 ? 4 : 2;
+    int64_t targets = 0;
+    for (int64_t k = 0; k < windows; ++k, ++w) {
+      const data::WindowOwner o = stream.Owner(w);
+      ASSERT_EQ(o.seq_len, L) << "window " << w;
+      ASSERT_EQ(o.token_offset, offset[o.source]) << "window " << w;
+      const uint64_t a = offset[o.source], b = a + uint64_t(L);
+      targets += L - int64_t(b / 12 - a / 12);
+      offset[o.source] = b;
+    }
+    ASSERT_TRUE(std::getline(metrics, line));
+    const nlohmann::json m = nlohmann::json::parse(line);
+    EXPECT_EQ(m["step"].get<int64_t>(), step);
+    EXPECT_EQ(m["targets"].get<int64_t>(), targets) << "step " << step;  // B_target
+    EXPECT_EQ(m["lr"].get<float>(), recipe.schedule.At(tokens)) << "step " << step;
+    tokens += windows * L;  // B_input
+    EXPECT_EQ(m["tokens"].get<int64_t>(), step < 6 ? 32 * (step + 1) : 192 + 48 * (step - 5));
+    EXPECT_EQ(m["tokens"].get<int64_t>(), tokens);
+  }
+  // The per-phase report: token shares of each mixture phase against its targets, and the length
+  // phases' windows and tokens.
+  const data::Json shares = data::SourceShares(stream, w);
+  const data::Json& phases = shares["mixture_phases"];
+  EXPECT_NEAR(phases[0]["measured_share"]["early"].get<double>(), 0.5, 1.0 / 20);
+  EXPECT_EQ(phases[1]["measured_share"]["late"].get<double>(), 1.0);
+  EXPECT_EQ(shares["seq_len_phases"][0]["tokens"].get<uint64_t>(), 24u * 8u);
+  EXPECT_EQ(shares["seq_len_phases"][1]["tokens"].get<uint64_t>(), 8u * 24u);
+  EXPECT_EQ(shares["tokens"].get<uint64_t>(), offset[0] + offset[1]);
 }
 
 // Parameter and optimizer state hashes are recorded where the recipe commits state: before

@@ -15,6 +15,7 @@
 #include "train/loaded_run.h"
 #include "train/run_attestation.h"
 #include "train/run_dir.h"
+#include "train/run_flops.h"
 #include "train/spike_monitor.h"
 #include "train/step.h"
 #include "train/step_report.h"
@@ -56,7 +57,8 @@ void StartFresh(const TrainOptions& opt, const RunDirectory& rd, LoadedRun& run,
                 const std::map<std::string, double>& unigram, TrainState& st, bool lead,
                 std::optional<RunLock>& lock) {
   const Recipe& R = run.recipe;
-  const model::ModelCost cost = model::Cost(R.model, run.stream.seq_len());
+  const model::ModelCost cost = model::Cost(R.model, run.stream.max_seq_len());
+  const double flops_per_token = MeanFlopsPerToken(R.model, run.stream.manifest().stream, R.loop.steps);
   st.params.InitRandom(R.model);
   st.chain = GenesisHash(R.sha256, run.manifest_sha, st.params.StateHash());
   if (!lead) return;
@@ -68,7 +70,7 @@ void StartFresh(const TrainOptions& opt, const RunDirectory& rd, LoadedRun& run,
       {"manifest_sha256", run.manifest_sha},
       {"genesis", ToHex(st.chain)},
       {"parameters", cost.parameters},
-      {"flops_per_token", cost.flops_per_token},
+      {"flops_per_token", flops_per_token},
       {"repops", "repops v1"},
       {"mesh", {{"replicas", R.mesh.replicas}, {"shards", R.mesh.shards}}},
       {"val_unigram_entropy", unigram}};
@@ -113,9 +115,12 @@ std::vector<TrajectoryRecord> Resume(const TrainOptions& opt, const RunDirectory
 
 void SayModel(bool quiet, LoadedRun& run, const std::map<std::string, double>& unigram) {
   const Recipe& R = run.recipe;
-  const model::ModelCost cost = model::Cost(R.model, run.stream.seq_len());
+  const model::ModelCost cost = model::Cost(R.model, run.stream.max_seq_len());
+  const data::StreamConfig& sc = run.stream.manifest().stream;
   Say(quiet, "model: " + std::to_string(cost.parameters) + " parameters, " +
-                 FormatNumber("%.3g", cost.flops_per_token) + " FLOPs/token (6N + attention), " +
+                 FormatNumber("%.3g", MeanFlopsPerToken(R.model, sc, R.loop.steps)) +
+                 " FLOPs/token (6N + attention" +
+                 (sc.seq_len_phases.empty() ? "" : ", mean over the length phases") + "), " +
                  "activations " + FormatNumber("%.1f", run.engine.activation_bytes() / 1048576.0) +
                  " MiB; mesh " + std::to_string(R.mesh.replicas) + " replicas x " +
                  std::to_string(R.mesh.shards) + " shards on " +
