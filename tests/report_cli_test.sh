@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # `trail report` opened in a real browser (Debian's chromium, headless): a tiny run on KJV bytes
-# with two validation domains, several evaluations, log steps and a mixture phase at step 30;
+# with two validation domains, several evaluations, log steps, a mixture phase at step 30 and a
+# sequence-length switch (16 -> 32) at step 20;
 # the report renders to a screenshot, the page logs nothing to the console, every chart is in
 # the DOM with non-empty paths, the numbers the DOM carries equal the run's metrics.jsonl and
-# run.json, each mixture phase shows its target and measured shares, and two auditors'
+# run.json, each mixture and length phase shows its shares or windows and tokens, and two auditors'
 # attestations give the verdict "verified" and full coverage per step range.
 set -euo pipefail
 trail=$1; assets=$2
@@ -25,8 +26,9 @@ cat > manifest.json <<JSON
              {"name": "again", "target_share": 1.0, "shards": [$(cat train.entry)]}],
  "validation": [{"domain": "psalms", "shards": [$(cat psalms.entry)]},
                 {"domain": "gospels", "shards": [$(cat gospels.entry)]}],
- "stream": {"seed": 3, "seq_len": 32, "positions": "window", "batch_schedule": [{"from_step": 0, "windows": 4}],
-            "mixture_phases": [{"from_step": 30, "shares": {"again": 1}}]}}
+ "stream": {"seed": 3, "seq_len": 16, "positions": "window", "batch_schedule": [{"from_step": 0, "windows": 4}],
+            "mixture_phases": [{"from_step": 30, "shares": {"again": 1}}],
+            "seq_len_phases": [{"from_step": 20, "seq_len": 32}]}}
 JSON
 cat > recipe.toml <<'TOML'
 [model]
@@ -132,6 +134,12 @@ import re
 rows = re.findall(r'<tr class="phase"><td>(\d+)</td><td class="num">(\d+)</td><td>(\w+)</td><td class="num">([\d.]+)</td><td class="num">([\d.]+)</td>', open('dom.html').read())
 assert rows == [('0', '120', 'kjv', '0.5000', '0.5000'), ('0', '120', 'again', '0.5000', '0.5000'),
                 ('30', '40', 'kjv', '0.0000', '0.0000'), ('30', '40', 'again', '1.0000', '1.0000')], rows
+PY
+# The length phases: 80 windows of 16 tokens (steps 0..19), then 80 of 32.
+python3 - <<'PY' || fail "length phase rows"
+import re
+rows = re.findall(r'<tr class="length"><td>(\d+)</td><td class="num">(\d+)</td><td class="num">(\d+)</td><td class="num">(\d+)</td>', open('dom.html').read())
+assert rows == [('0', '16', '80', '1280'), ('20', '32', '80', '2560')], rows
 PY
 python3 - <<'PY' || fail "audit coverage rows"
 import re

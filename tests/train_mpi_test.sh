@@ -71,6 +71,8 @@ recipe 3 2 2 8 > r6.toml
 recipe 4 1 1 8 > r4.toml
 recipe 3 2 2 40 > long.toml
 
+verdicts() { python3 -c 'import json,sys; r = json.load(sys.stdin)
+print(r["verdict"], [(s["step"], s["verdict"], s["chain"]) for s in r["steps"]])'; }
 same_run() {  # reference run dir, other run dir, what
   cmp -s "$1/trajectory.jsonl" "$2/trajectory.jsonl" || fail "$3: trajectory differs"
   [ "$(cd "$1/checkpoints" && sha256sum */*.safetensors)" = "$(cd "$2/checkpoints" && sha256sum */*.safetensors)" ] \
@@ -92,6 +94,31 @@ for P in 1 2 4; do
 done
 echo "4x1x1 mesh: P = 1, 2, 4 and in-process identical"
 
+# A run's lifecycle on the 4x1 mesh: only source b from step 3 (data annealing), windows of 48
+# instead of 32 and 6 per step instead of 8 from step 5 (two logical ranks then hold a padding
+# row). In-process and P = 1, 2, 4 identical; stopped on P = 2 before both switches and resumed on
+# P = 3 (3 processes for 4 ranks) identical; replayed across both switches on P = 1 and 2.
+"$trail" data manifest --contract contract.json --source a=1=shards/train.shards.json \
+  --source b=1=shards/train.shards.json --validation kjv=shards/val.shards.json --seq-len 32 \
+  --chunk-tokens 60 --seed 7 --batch-schedule 0:8,5:6 --micro-batch 2 --seq-len-phases 5:48 \
+  --mixture-phase 3:b=1 --output mlc.json > /dev/null
+"$trail" data stats --manifest mlc.json --steps 8 | grep -q "from step 5 (window 40): L = 48, 18 windows, 864 tokens" \
+  || fail "data stats does not show the length phase: $("$trail" data stats --manifest mlc.json --steps 8)"
+"$trail" train --recipe r4.toml --data mlc.json --run lc_in --quiet > lc_in.out
+for P in 1 2 4; do
+  mpi $P train --recipe r4.toml --data mlc.json --run lc_$P --quiet > lc_$P.out
+  cmp -s lc_in.out lc_$P.out || fail "lifecycle run on $P processes: final hashes differ"
+  same_run lc_in lc_$P "lifecycle run on $P processes"
+done
+mpi 2 train --recipe r4.toml --data mlc.json --run lc_rs --stop-after 2 --quiet > /dev/null
+mpi 3 train --resume --run lc_rs --quiet > /dev/null
+same_run lc_in lc_rs "lifecycle run stopped on P = 2 before both switches, resumed on P = 3"
+"$trail" audit replay --run lc_in --steps 2:8 --json --quiet | verdicts > lc_audit1.out
+grep -q "^match " lc_audit1.out || fail "lifecycle replay in one process: $(cat lc_audit1.out)"
+mpi 2 audit replay --run lc_in --steps 2:8 --json --quiet | verdicts > lc_audit2.out
+cmp -s lc_audit1.out lc_audit2.out || fail "lifecycle replay on 2 processes: $(cat lc_audit2.out)"
+echo "lifecycle run (mixture phase, length switch): P = 1, 2, 4, resumed on P = 3, replayed on P = 1, 2: identical"
+
 if mpi 7 train --recipe r6.toml --data m6.json --run p7 --quiet > p7.out 2> p7.err; then
   fail "7 processes for 6 logical ranks ran"
 fi
@@ -108,8 +135,6 @@ echo "resume across process counts: identical"
 
 # The audit under mpirun: replay on P = 2 and 3 gives the same verdicts and replayed chains as in
 # one process; operation traces recorded by 3 processes equal those of one (entries in rank order).
-verdicts() { python3 -c 'import json,sys; r = json.load(sys.stdin)
-print(r["verdict"], [(s["step"], s["verdict"], s["chain"]) for s in r["steps"]])'; }
 "$trail" audit replay --run in6 --steps 2:8 --json --quiet | verdicts > audit1.out
 grep -q "^match " audit1.out || fail "audit replay in one process: $(cat audit1.out)"
 for P in 2 3; do

@@ -153,6 +153,17 @@ std::string PhaseTable(const data::Json& phases) {
   return s + "</table>";
 }
 
+std::string LengthTable(const data::Json& phases) {
+  std::string s = "<h3>Sequence-length phases</h3><table><tr><th>from step</th><th>L</th>"
+                  "<th>windows</th><th>tokens</th></tr>";
+  for (const auto& p : phases) {
+    s += "<tr class=\"length\"><td>" + p["from_step"].dump() + "</td><td class=\"num\">" +
+         p["seq_len"].dump() + "</td><td class=\"num\">" + p["windows"].dump() +
+         "</td><td class=\"num\">" + p["tokens"].dump() + "</td></tr>";
+  }
+  return s + "</table>";
+}
+
 std::string MixtureSection(const std::string& manifest_path, int64_t steps) {
   std::string s = "<section id=\"mixture\"><h2>Data mixture</h2>";
   if (manifest_path.empty() || !std::filesystem::exists(manifest_path)) {
@@ -176,6 +187,7 @@ std::string MixtureSection(const std::string& manifest_path, int64_t steps) {
     }
     s += "</table>";
     if (shares.contains("mixture_phases")) s += PhaseTable(shares["mixture_phases"]);
+    if (shares.contains("seq_len_phases")) s += LengthTable(shares["seq_len_phases"]);
     return s + "</section>";
   } catch (const Error& e) {
     return s + "<p>The data manifest could not be opened: " + EscapeHtml(e.what()) + "</p></section>";

@@ -14,13 +14,19 @@ namespace {
 struct CaseSpec {
   const char* name;
   int64_t windows_per_step, micro_batch_windows, steps;
+  bool lifecycle = false;  // the stream's phases below
 };
 
 // mesh_1x1x2: the Open-1B feature set (QK-norm, embedding norm, sliding window with full
 // attention every 2nd and the last layer, SwiGLU, tied head, z-loss), 1 replica × 1 shard ×
 // 2 micro-batches, clipping active. mesh_3x2x2: GELU, untied head, 3 replicas × 2 shards ×
 // 2 micro-batches (TreeFold over a non-power-of-two count), the spike protocol armed.
-const CaseSpec kCases[] = {{"mesh_1x1x2", 4, 2, 4}, {"mesh_3x2x2", 12, 1, 3}};
+// lifecycle_2x1x1: mesh_1x1x2's model on 2 replicas, and a stream that crosses a mixture phase
+// (only source "b" from step 2) and a length switch (L = 16 → 24 from step 3, the batch 4 → 3
+// windows, so one replica's micro-batch holds a padding row).
+const CaseSpec kCases[] = {{"mesh_1x1x2", 4, 2, 4},
+                           {"mesh_3x2x2", 12, 1, 3},
+                           {"lifecycle_2x1x1", 4, 2, 5, true}};
 
 const CaseSpec& Spec(const std::string& name) {
   for (const CaseSpec& c : kCases) {
@@ -42,7 +48,8 @@ d_ff = 48
 max_seq_len = 32
 init_seed = 7
 )";
-  if (name == "mesh_1x1x2") {
+  if (name == "mesh_1x1x2" || name == "lifecycle_2x1x1") {
+    const int64_t replicas = name == "mesh_1x1x2" ? 1 : 2;
     return "[model]\n" + common + R"(qk_norm = true
 embed_norm = true
 attention_window = 6
@@ -56,9 +63,9 @@ decay = "cosine"
 warmup_tokens = 64
 total_tokens = 512
 [mesh]
-replicas = 1
+replicas = )" + std::to_string(replicas) + R"(
 shards = 1
-micro_batches = 2
+micro_batches = )" + (replicas == 1 ? "2" : "1") + R"(
 [train]
 steps = )" + std::to_string(c.steps) + "\n";
   }
@@ -93,6 +100,11 @@ std::vector<GoldenRun> RunTrainingGolden() {
     sc.schedule = {{0, c.windows_per_step}};
     sc.micro_batch_windows = c.micro_batch_windows;
     sc.chunking.max_tokens = 24;  // document positions stay below max_seq_len
+    if (c.lifecycle) {
+      sc.schedule = {{0, c.windows_per_step}, {3, 3}};
+      sc.mixture_phases = {{2, {{"b", 1.0}}}};
+      sc.seq_len_phases = {{3, 24}};
+    }
     const data::Manifest m = data::synthetic::MakeCorpus(
         dir.path(), {{"a", 0.6, 2, 12, 3, 40}, {"b", 0.4, 1, 10, 5, 30}}, sc, 2, 96);
     data::CanonicalStream stream(m);
