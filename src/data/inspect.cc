@@ -171,6 +171,15 @@ std::vector<uint64_t> TokensRead(const CanonicalStream& s, uint64_t w) {
   return out;
 }
 
+// The windows within [0, W) of phase i of phases starting at steps `from` (ascending): from the
+// first window of step from[i] to that of step from[i + 1], or to W for the last phase.
+WindowRange Stretch(const BatchSchedule& schedule, const std::vector<int64_t>& from, size_t i,
+                    uint64_t W) {
+  const uint64_t start = std::min(W, schedule.StepWindows(from[i]).begin);
+  const uint64_t end = i + 1 < from.size() ? std::min(W, schedule.StepWindows(from[i + 1]).begin) : W;
+  return {start, end};
+}
+
 // Per mixture phase (phase 0: the target shares from step 0): where it starts, its normalized
 // target shares and the measured token shares of its stretch within [0, W).
 Json PhaseShares(CanonicalStream& s, uint64_t W) {
@@ -179,22 +188,22 @@ Json PhaseShares(CanonicalStream& s, uint64_t W) {
   std::vector<MixturePhase> phases = {{0, {}}};
   for (const SourceSpec& src : m.sources) phases[0].shares.push_back({src.name, src.target_share});
   phases.insert(phases.end(), m.stream.mixture_phases.begin(), m.stream.mixture_phases.end());
+  std::vector<int64_t> from;
+  for (const MixturePhase& p : phases) from.push_back(p.from_step);
   Json out = Json::array();
   for (size_t i = 0; i < phases.size(); ++i) {
-    const uint64_t start = std::min(W, schedule.StepWindows(phases[i].from_step).begin);
-    const uint64_t end = i + 1 < phases.size()
-                             ? std::min(W, schedule.StepWindows(phases[i + 1].from_step).begin)
-                             : W;
+    const auto [start, end] = Stretch(schedule, from, i, W);
     const std::vector<uint64_t> a = TokensRead(s, start), b = TokensRead(s, end);
-    double total = 0, read = 0;
+    double total = 0;
+    uint64_t read = 0;
     for (const auto& [name, share] : phases[i].shares) total += share;
-    for (size_t k = 0; k < m.sources.size(); ++k) read += double(b[k] - a[k]);
+    for (size_t k = 0; k < m.sources.size(); ++k) read += b[k] - a[k];
     Json target = Json::object(), measured = Json::object();
     for (size_t k = 0; k < m.sources.size(); ++k) {
       double t = 0;
       for (const auto& [name, share] : phases[i].shares) t += name == m.sources[k].name ? share : 0;
       target[m.sources[k].name] = t / total;
-      measured[m.sources[k].name] = read > 0 ? double(b[k] - a[k]) / read : 0.0;
+      measured[m.sources[k].name] = read > 0 ? double(b[k] - a[k]) / double(read) : 0.0;
     }
     out.push_back(Json{{"from_step", phases[i].from_step}, {"start_window", start},
                        {"windows", end - start}, {"tokens", read}, {"target_share", target},
@@ -210,12 +219,11 @@ Json LengthPhases(const CanonicalStream& s, uint64_t W) {
   const BatchSchedule schedule(sc.schedule);
   std::vector<SeqLenPhase> phases = {{0, sc.seq_len}};
   phases.insert(phases.end(), sc.seq_len_phases.begin(), sc.seq_len_phases.end());
+  std::vector<int64_t> from;
+  for (const SeqLenPhase& p : phases) from.push_back(p.from_step);
   Json out = Json::array();
   for (size_t i = 0; i < phases.size(); ++i) {
-    const uint64_t start = std::min(W, schedule.StepWindows(phases[i].from_step).begin);
-    const uint64_t end = i + 1 < phases.size()
-                             ? std::min(W, schedule.StepWindows(phases[i + 1].from_step).begin)
-                             : W;
+    const auto [start, end] = Stretch(schedule, from, i, W);
     out.push_back(Json{{"from_step", phases[i].from_step}, {"seq_len", phases[i].seq_len},
                        {"start_window", start}, {"windows", end - start},
                        {"tokens", (end - start) * static_cast<uint64_t>(phases[i].seq_len)}});

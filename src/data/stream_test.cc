@@ -99,6 +99,24 @@ TEST(Stream, ResumeFromACursorEqualsTheUninterruptedStream) {
   }
 }
 
+// Adds the origin of every target of window w (L positions) to as_target, or counts it in
+// eos_targets when it is an appended EOS.
+void CountTargets(const RawWindow& w, int64_t L, const StreamConfig& cfg, const CanonicalStream& s,
+                  std::map<Origin, int>& as_target, uint64_t& eos_targets) {
+  PackedBatch b;
+  b.Resize(1, L);
+  PackRow(w, cfg.semantics, b, 0);
+  for (int64_t j = 0; j < L; ++j) {
+    if (b.loss_mask[j] == 0) continue;
+    const Origin o = OriginOf(w, j + 1, cfg, s);
+    if (o.offset < 0) {
+      ++eos_targets;
+    } else {
+      ++as_target[o];
+    }
+  }
+}
+
 TEST(Stream, WindowsOverlapByOneTokenSoEveryTokenIsATargetOnce) {
   TempDir dir;
   StreamConfig cfg = Config(8);
@@ -120,18 +138,7 @@ TEST(Stream, WindowsOverlapByOneTokenSoEveryTokenIsATargetOnce) {
       s.Window(i + 1, next);
       EXPECT_EQ(w.tokens[8], next.tokens[0]);  // consecutive windows share one token
     }
-    PackedBatch b;
-    b.Resize(1, 8);
-    PackRow(w, cfg.semantics, b, 0);
-    for (int64_t j = 0; j < 8; ++j) {
-      if (b.loss_mask[j] == 0) continue;
-      const Origin o = OriginOf(w, j + 1, cfg, s);
-      if (o.offset < 0) {
-        ++eos_targets;
-      } else {
-        ++as_target[o];
-      }
-    }
+    CountTargets(w, 8, cfg, s, as_target, eos_targets);
   }
   // One epoch, continuous stream: every token but the very first is a target exactly once.
   EXPECT_EQ(eos_targets, docs);
@@ -169,18 +176,7 @@ TEST(Stream, ALengthSwitchNeitherSkipsNorRepeatsATarget) {
       s.Window(i + 1, next);
       EXPECT_EQ(w.tokens[L], next.tokens[0]) << "window " << i;
     }
-    PackedBatch b;
-    b.Resize(1, L);
-    PackRow(w, cfg.semantics, b, 0);
-    for (int64_t j = 0; j < L; ++j) {
-      if (b.loss_mask[j] == 0) continue;
-      const Origin o = OriginOf(w, j + 1, cfg, s);
-      if (o.offset < 0) {
-        ++eos_targets;
-      } else {
-        ++as_target[o];
-      }
-    }
+    CountTargets(w, L, cfg, s, as_target, eos_targets);
   }
   EXPECT_EQ(eos_targets, docs);
   EXPECT_EQ(as_target.size() + 1, doc_tokens);
