@@ -3,7 +3,8 @@
 # 20th chapter held out for validation):
 #   - a small model learns: validation loss ends well below the unigram entropy of that text;
 #   - killed with SIGKILL at random points (several trials), resumed runs end on the same
-#     trajectory hash as an uninterrupted run;
+#     trajectory hash as an uninterrupted run — a run whose data crosses a sequence-length switch
+#     (64 -> 128 at step 40) and a mixture phase (step 80), so kills land on both sides of each;
 #   - `audit replay` of the last segment is bit-identical; `train verify` checks the run's files and
 #     names a checkpoint whose weights lost one bit;
 #   - bad input (unknown recipe key, inconsistent shapes, a run directory already in use, a
@@ -30,6 +31,12 @@ awk 'function flush() { if (text != "") { gsub(/\\/, "\\\\", text); gsub(/"/, "\
 "$trail" data manifest --contract contract.json --source kjv=1=shards/train.shards.json \
   --validation kjv=shards/val.shards.json --seq-len 64 --chunk-tokens 120 --seed 7 \
   --batch-schedule 0:8,60:16 --micro-batch 4 --output manifest.json > /dev/null
+# The same text as a run's lifecycle: windows of 128 from step 40 (half as many: the same tokens
+# per step), and from step 80 only the source "late" (the same shards under another name).
+"$trail" data manifest --contract contract.json --source kjv=1=shards/train.shards.json \
+  --source late=1=shards/train.shards.json --validation kjv=shards/val.shards.json --seq-len 64 \
+  --chunk-tokens 120 --seed 7 --batch-schedule 0:8,40:4,60:8 --seq-len-phases 40:128 \
+  --mixture-phase 80:late=1 --micro-batch 4 --output lifecycle.json > /dev/null
 
 recipe() {  # steps
   cat <<TOML
@@ -104,19 +111,19 @@ kill_after() {  # pid, run directory, records: SIGKILL once the trajectory holds
   wait "$pid" 2>/dev/null || true
 }
 recipe $steps > kill.toml
-"$trail" train --recipe kill.toml --data manifest.json --run straight --quiet --threads 2 > straight.out
+"$trail" train --recipe kill.toml --data lifecycle.json --run straight --quiet --threads 2 > straight.out
 want=$(grep -o 'trajectory [0-9a-f]*' straight.out)
 for trial in $(seq 1 "$trials"); do
   rm -rf killed
-  first=$(draw "$trial" 1 $((steps - 40)))
-  "$trail" train --recipe kill.toml --data manifest.json --run killed --quiet --threads 2 > /dev/null &
+  first=$(draw "$trial" 1 $((steps - 40)))  # 1..80: either side of both switches
+  "$trail" train --recipe kill.toml --data lifecycle.json --run killed --quiet --threads 2 > /dev/null &
   kill_after $! killed "$first"
   done_steps=$(records killed)
   [ "$done_steps" -gt 0 ] && [ "$done_steps" -lt $steps ] \
     || fail "trial $trial: the kill did not land mid-run ($done_steps of $steps steps recorded)"
   # A second kill during the resume, some steps later, then resume again.
   second=$((done_steps + $(draw $((trial + 100)) 1 20)))
-  "$trail" train --data manifest.json --run killed --resume --quiet --threads 2 > /dev/null 2>&1 &
+  "$trail" train --data lifecycle.json --run killed --resume --quiet --threads 2 > /dev/null 2>&1 &
   kill_after $! killed "$second"
   again=$(records killed)
   [ "$again" -lt $steps ] || fail "trial $trial: the second kill did not land mid-run"
@@ -131,7 +138,7 @@ echo "-- SIGKILL while the run starts (run.json written, no trajectory yet): rer
 # The trajectory file is the start's commit point (written after checkpoint 0): killed before it,
 # the directory holds no run, so the same command starts it again; killed after, --resume does.
 rm -rf early
-"$trail" train --recipe kill.toml --data manifest.json --run early --quiet --threads 2 > /dev/null &
+"$trail" train --recipe kill.toml --data lifecycle.json --run early --quiet --threads 2 > /dev/null &
 pid=$!
 while kill -0 $pid 2>/dev/null && [ ! -e early/run.json ]; do sleep 0.001; done
 kill -9 $pid 2>/dev/null || true; wait $pid 2>/dev/null || true
@@ -142,13 +149,13 @@ else
   echo "killed before the start's commit point: the same command again"
   out=$("$trail" train --run early --resume --quiet 2>&1) && fail "resumed a run that never started"
   grep -q "holds no run to resume" <<<"$out" || fail "resume of an unstarted run: $out"
-  "$trail" train --recipe kill.toml --data manifest.json --run early --quiet --threads 2 > early.out
+  "$trail" train --recipe kill.toml --data lifecycle.json --run early --quiet --threads 2 > early.out
 fi
 [ "$(grep -o 'trajectory [0-9a-f]*' early.out)" = "$want" ] || fail "a run killed at its start ends elsewhere"
 # The state before the commit point, made exactly: every file but the trajectory.
 rm -rf unstarted; cp -r straight unstarted; rm unstarted/trajectory.jsonl
 find unstarted/checkpoints -mindepth 1 -maxdepth 1 ! -name step_00000000 -exec rm -rf {} +
-"$trail" train --recipe kill.toml --data manifest.json --run unstarted --quiet --threads 2 > unstarted.out
+"$trail" train --recipe kill.toml --data lifecycle.json --run unstarted --quiet --threads 2 > unstarted.out
 [ "$(grep -o 'trajectory [0-9a-f]*' unstarted.out)" = "$want" ] || fail "a rerun over an unstarted run ends elsewhere"
 
 echo "-- bad input: clear errors, nothing overwritten"
@@ -163,8 +170,8 @@ expect_error "unknown key 'learning_rate' in \[optimizer\]" "$trail" train --rec
 recipe 10 | sed 's/^n_heads = 2/n_heads = 3/' > shapes.toml
 expect_error "multiple of n_heads" "$trail" train --recipe shapes.toml --data manifest.json --run shapes
 before=$(sha256sum straight/trajectory.jsonl)
-expect_error "already holds a run" "$trail" train --recipe kill.toml --data manifest.json --run straight
+expect_error "already holds a run" "$trail" train --recipe kill.toml --data lifecycle.json --run straight
 recipe 121 > other.toml
-expect_error "differs from the run's recipe" "$trail" train --recipe other.toml --data manifest.json --run straight --resume
+expect_error "differs from the run's recipe" "$trail" train --recipe other.toml --data lifecycle.json --run straight --resume
 [ "$(sha256sum straight/trajectory.jsonl)" = "$before" ] || fail "a refused command changed the run"
 echo "PASS"
