@@ -6,7 +6,8 @@
 #      cluster
 #   3. a byte-level BPE tokenizer trained on the training split, frozen as a contract
 #   4. token shards per source and split (token shares measured next to document shares), a
-#      data manifest with per-domain validation sets
+#      data manifest with per-domain validation sets and the run's lifecycle (the mixture
+#      annealed toward the Bible and the context doubled for the last fifth of the steps)
 #   5. the `tiny` model trained for a few hundred steps (bit-reproducible), with per-domain
 #      validation, checkpoints and a chained trajectory hash
 #   6. an audit: the last checkpointed segment replayed, landing on the same bits, against the
@@ -84,20 +85,26 @@ echo; echo "== 3. Tokenizer: byte-level BPE (4096 ids) trained on the training s
 echo; echo "== 4. Token shards per source and split (token vs document shares), the data manifest"
 "$trail" corpus tokenize --out "$out/corpus" --contract "$out/tokenizer.contract.json" \
   --threads "$threads" > "$out/tokens-report.json"
-sets=()
-for s in kjv=0.4 fortunes-en=0.25 fortunes-de=0.15 go=0.2; do
-  name=${s%=*}
+sets=(); anneal=""
+for s in kjv=0.4:0.6 fortunes-en=0.25:0.2 fortunes-de=0.15:0.1 go=0.2:0.1; do  # name=share:late share
+  name=${s%=*}; shares=${s#*=}
   for split in train validation; do
     list="$out/corpus/tokens/$split/$name.shards.json"
     [ -e "$list" ] || continue
-    if [ $split = train ]; then sets+=(--source "$s=$list")
+    if [ $split = train ]; then sets+=(--source "$name=${shares%:*}=$list"); anneal+="${anneal:+,}$name=${shares#*:}"
     else sets+=(--validation "$name=$list"); fi
   done
 done
+# The run's lifecycle: for the last fifth of the steps the mixture is reweighted toward the Bible
+# (data annealing) and the context doubles to 256 tokens, with half the windows per step so the
+# tokens per step stay 2,048.
+late=$((steps * 4 / 5))
+[ "$late" -gt 100 ] || late=101
 "$trail" data manifest --contract "$out/tokenizer.contract.json" "${sets[@]}" \
-  --seq-len 128 --chunk-tokens 250 --seed 2026 --batch-schedule 0:8,100:16 --micro-batch 4 \
+  --seq-len 128 --chunk-tokens 250 --seed 2026 --batch-schedule 0:8,100:16,$late:8 --micro-batch 4 \
+  --seq-len-phases $late:256 --mixture-phase "$late:$anneal" \
   --output "$out/manifest.json"
-"$trail" data stats --manifest "$out/manifest.json" --windows 20000
+"$trail" data stats --manifest "$out/manifest.json" --steps "$steps"
 
 echo; echo "== 5. Train the tiny preset ($steps steps, 2 replicas x 1 shard, bit-reproducible)"
 cat > "$out/recipe.toml" <<TOML
