@@ -1,6 +1,7 @@
 // Language identification with fastText's lid.176 model (176 languages). The model file is
 // checked against its SHA-256 before loading. Text is scored as one line (newlines become
-// spaces), as the model was trained.
+// spaces), as the model was trained, by trail's native fastText inference
+// (corpus/fasttext_predict.h), which gives libfasttext's labels and scores bit for bit.
 #pragma once
 
 #include <memory>
@@ -8,11 +9,10 @@
 #include <string_view>
 #include <vector>
 
-namespace fasttext {
-class FastText;
-}
-
 namespace trail::corpus {
+namespace ft {
+class Predictor;
+}
 
 inline constexpr char kLid176Sha256[] =
     "8f3472cfe8738a7b6099e8e999c3cbfae0dcd15696aac7d7738a8039db603e83";
@@ -31,7 +31,7 @@ class LanguageIdentifier {
   std::vector<std::string> Languages() const;           // every label the model knows
 
  private:
-  std::unique_ptr<fasttext::FastText> model_;
+  std::unique_ptr<const ft::Predictor> model_;
 };
 
 }  // namespace trail::corpus

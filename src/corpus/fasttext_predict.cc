@@ -1,0 +1,262 @@
+#include "corpus/fasttext_predict.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace trail::corpus::ft {
+namespace {
+
+constexpr std::string_view kEos = "</s>";
+constexpr std::string_view kLabelPrefix = "__label__";
+
+// fastText's std_log: the argument widened to double for the + 1e-5 and the log.
+float StdLog(float x) { return static_cast<float>(std::log(double(x) + 1e-5)); }
+
+bool ComparePairs(const std::pair<float, int32_t>& l, const std::pair<float, int32_t>& r) {
+  return l.first > r.first;
+}
+
+// Adds (score, label) to the heap of the k best (a min-heap under ComparePairs), as fastText does.
+void PushBest(int32_t k, float score, int32_t label, std::vector<std::pair<float, int32_t>>& heap) {
+  heap.push_back({score, label});
+  std::push_heap(heap.begin(), heap.end(), ComparePairs);
+  if (int32_t(heap.size()) > k) {
+    std::pop_heap(heap.begin(), heap.end(), ComparePairs);
+    heap.pop_back();
+  }
+}
+
+bool IsDelimiter(char c) {
+  return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f' || c == '\0';
+}
+
+}  // namespace
+
+uint32_t FnvHash(std::string_view s) {
+  uint32_t h = 2166136261u;
+  for (char c : s) h = (h ^ uint32_t(int8_t(c))) * 16777619u;
+  return h;
+}
+
+Predictor::Predictor(Model model) : model_(std::move(model)) {
+  const int32_t size = model_.nwords + model_.nlabels;
+  size_t cap = 16;
+  while (cap < 2 * size_t(size)) cap *= 2;
+  slots_.assign(cap, -1);
+  for (int32_t i = 0; i < size; ++i) {
+    size_t s = FnvHash(model_.words[size_t(i)]) & (cap - 1);
+    while (slots_[s] != -1 && model_.words[size_t(slots_[s])] != model_.words[size_t(i)]) s = (s + 1) & (cap - 1);
+    if (slots_[s] == -1) slots_[s] = i;  // a repeated entry: the first one is found, as in fastText
+  }
+  if (model_.pruneidx_size > 0) {
+    const size_t words = (size_t(model_.args.bucket) + 63) / 64;
+    kept_bits_.assign(words, 0);
+    std::vector<std::pair<int32_t, int32_t>> kept(model_.pruneidx.begin(), model_.pruneidx.end());
+    std::sort(kept.begin(), kept.end());
+    for (const auto& [bucket, row] : kept) {
+      if (bucket < 0 || bucket >= model_.args.bucket) continue;  // no n-gram hashes there
+      kept_bits_[size_t(bucket) / 64] |= uint64_t(1) << (bucket % 64);
+      kept_rows_.push_back(row);
+    }
+    kept_before_.assign(words, 0);
+    for (size_t w = 1; w < words; ++w) {
+      kept_before_[w] = kept_before_[w - 1] + uint32_t(__builtin_popcountll(kept_bits_[w - 1]));
+    }
+  }
+  // Each word's rows: itself, then its n-grams (none for the end-of-sentence token).
+  for (int32_t i = 0; i < model_.nwords; ++i) {
+    subword_begin_.push_back(int64_t(subwords_.size()));
+    subwords_.push_back(i);
+    if (model_.words[size_t(i)] != kEos) AddSubwords(model_.words[size_t(i)], subwords_);
+  }
+  subword_begin_.push_back(int64_t(subwords_.size()));
+  if (model_.args.loss == LossKind::kHierarchicalSoftmax) {
+    // The Huffman tree over the label counts (labels are stored by descending count): leaves
+    // 0..L-1, inner nodes L..2L-2, each joining the two smallest remaining counts.
+    const int32_t L = model_.nlabels;
+    std::vector<int64_t> count(size_t(2 * L - 1), int64_t(1e15));
+    for (int32_t i = 0; i < L; ++i) count[size_t(i)] = model_.counts[size_t(model_.nwords + i)];
+    tree_.assign(size_t(2 * L - 1), Node{});
+    int32_t leaf = L - 1, node = L;
+    for (int32_t i = L; i < 2 * L - 1; ++i) {
+      int32_t mini[2] = {0, 0};
+      for (int32_t& m : mini) m = (leaf >= 0 && count[size_t(leaf)] < count[size_t(node)]) ? leaf-- : node++;
+      tree_[size_t(i)] = {mini[0], mini[1]};
+      count[size_t(i)] = count[size_t(mini[0])] + count[size_t(mini[1])];
+    }
+  }
+  log_threshold_ = StdLog(0.0f);
+}
+
+int32_t Predictor::WordId(std::string_view w, uint32_t h) const {
+  const size_t mask = slots_.size() - 1;
+  for (size_t s = h & mask;; s = (s + 1) & mask) {
+    if (slots_[s] == -1) return -1;
+    if (model_.words[size_t(slots_[s])] == w) return slots_[s];
+  }
+}
+
+void Predictor::PushHash(std::vector<int32_t>& out, int64_t bucket) const {
+  if (model_.pruneidx_size == 0 || bucket < 0) return;
+  if (model_.pruneidx_size > 0) {
+    const uint64_t bits = kept_bits_[size_t(bucket) / 64], below = (uint64_t(1) << (bucket % 64)) - 1;
+    if (!(bits >> (bucket % 64) & 1)) return;
+    bucket = kept_rows_[kept_before_[size_t(bucket) / 64] + uint32_t(__builtin_popcountll(bits & below))];
+  }
+  out.push_back(int32_t(model_.nwords + bucket));
+}
+
+// The character n-grams of "<" + token + ">": every run of minn..maxn code points, except the
+// lone "<" and ">"; the FNV hash is extended byte by byte from each start.
+void Predictor::AddSubwords(std::string_view token, std::vector<int32_t>& out) const {
+  const Args& a = model_.args;
+  if (a.maxn <= 0 || a.bucket <= 0) return;
+  const size_t len = token.size() + 2;
+  auto at = [&](size_t k) { return k == 0 ? '<' : k == len - 1 ? '>' : token[k - 1]; };
+  for (size_t i = 0; i < len; ++i) {
+    if ((at(i) & 0xC0) == 0x80) continue;
+    uint32_t h = 2166136261u;
+    size_t j = i;
+    for (int32_t n = 1; j < len && n <= a.maxn; ++n) {
+      h = (h ^ uint32_t(int8_t(at(j++)))) * 16777619u;
+      while (j < len && (at(j) & 0xC0) == 0x80) h = (h ^ uint32_t(int8_t(at(j++)))) * 16777619u;
+      if (n >= a.minn && !(n == 1 && (i == 0 || j == len))) {
+        PushHash(out, int32_t(h % uint32_t(a.bucket)));
+      }
+    }
+  }
+}
+
+std::vector<int32_t> Predictor::Features(std::string_view line) const {
+  std::vector<int32_t> rows, hashes;
+  rows.reserve(line.size() * 4 + 16);  // about maxn - minn + 1 n-grams per byte, and the words
+  size_t pos = 0;
+  for (bool last = false; !last;) {
+    while (pos < line.size() && IsDelimiter(line[pos]) && line[pos] != '\n') ++pos;
+    size_t end = pos;
+    while (end < line.size() && !IsDelimiter(line[end])) ++end;
+    std::string_view token = line.substr(pos, end - pos);
+    if (token.empty()) token = kEos, last = true;  // the newline (or the end) ends the line
+    pos = end;
+    const uint32_t h = FnvHash(token);
+    const int32_t wid = WordId(token, h);
+    const bool is_word = wid >= 0 ? wid < model_.nwords : token.substr(0, kLabelPrefix.size()) != kLabelPrefix;
+    if (is_word) {
+      if (wid >= 0 && model_.args.maxn <= 0) {
+        rows.push_back(wid);
+      } else if (wid >= 0) {
+        rows.insert(rows.end(), subwords_.begin() + subword_begin_[size_t(wid)],
+                    subwords_.begin() + subword_begin_[size_t(wid) + 1]);
+      } else if (token != kEos) {
+        AddSubwords(token, rows);
+      }
+      hashes.push_back(int32_t(h));
+    }
+    if (token == kEos) break;  // fastText ends the line at the first "</s>", even one in the text
+  }
+  const int32_t n = model_.args.word_ngrams;
+  for (size_t i = 0; i < hashes.size(); ++i) {
+    uint64_t h = uint64_t(int64_t(hashes[i]));  // sign-extended, as fastText widens int32 to uint64
+    for (size_t j = i + 1; j < hashes.size() && j < i + size_t(n); ++j) {
+      h = h * 116049371 + uint64_t(int64_t(hashes[j]));
+      PushHash(rows, int32_t(h % uint64_t(model_.args.bucket)));
+    }
+  }
+  return rows;
+}
+
+void Predictor::Hidden(const std::vector<int32_t>& rows, float* x) const {
+  const Matrix& M = model_.input;
+  const int64_t dim = M.n;
+  std::fill(x, x + dim, 0.0f);
+  std::vector<float> row(M.quantized ? size_t(dim) : 0);
+  for (int32_t r : rows) {
+    if (!M.quantized) {
+      const float* row = &M.dense[size_t(r) * size_t(dim)];
+      for (int64_t j = 0; j < dim; ++j) x[j] += row[j];
+      continue;
+    }
+    // The decoded row first, then x += alpha · row over all of it: per element the same
+    // multiply and add as fastText's loop over sub-vectors, in a loop the compiler vectorizes.
+    const float alpha = M.Norm(r);
+    const uint8_t* code = &M.codes[size_t(r) * size_t(M.pq.nsubq)];
+    for (int32_t m = 0; m < M.pq.nsubq; ++m) {
+      const int32_t d = m == M.pq.nsubq - 1 ? M.pq.lastdsub : M.pq.dsub;
+      const float* c = M.pq.Centroid(m, code[m]);
+      float* dst = row.data() + int64_t(m) * M.pq.dsub;
+      for (int32_t j = 0; j < d; ++j) dst[j] = c[j];
+    }
+    for (int64_t j = 0; j < dim; ++j) x[j] += alpha * row[size_t(j)];
+  }
+  const float scale = static_cast<float>(1.0 / double(rows.size()));
+  for (int64_t j = 0; j < dim; ++j) x[j] *= scale;
+}
+
+float Predictor::DotOutputRow(const float* x, int64_t row) const {
+  const Matrix& M = model_.output;
+  float res = 0.0f;
+  if (!M.quantized) {
+    const float* r = &M.dense[size_t(row) * size_t(M.n)];
+    for (int64_t j = 0; j < M.n; ++j) res += r[j] * x[j];
+    TRAIL_CHECK(!std::isnan(res), "fastText model: NaN in the output layer");
+    return res;
+  }
+  const uint8_t* code = &M.codes[size_t(row) * size_t(M.pq.nsubq)];
+  for (int32_t m = 0; m < M.pq.nsubq; ++m) {
+    const float* c = M.pq.Centroid(m, code[m]);
+    const int32_t d = m == M.pq.nsubq - 1 ? M.pq.lastdsub : M.pq.dsub;
+    const float* xm = x + int64_t(m) * M.pq.dsub;
+    for (int32_t j = 0; j < d; ++j) res += xm[j] * c[j];
+  }
+  return res * M.Norm(row);
+}
+
+void Predictor::Dfs(int32_t k, int32_t node, float score, const float* hidden,
+                    std::vector<std::pair<float, int32_t>>& heap) const {
+  if (score < log_threshold_) return;
+  if (int32_t(heap.size()) == k && score < heap.front().first) return;
+  const Node& t = tree_[size_t(node)];
+  if (t.left == -1 && t.right == -1) {
+    PushBest(k, score, node, heap);
+    return;
+  }
+  float f = DotOutputRow(hidden, node - model_.nlabels);
+  f = static_cast<float>(1. / (1.0f + std::exp(-f)));  // exp of a float, 1 + it in float
+  Dfs(k, t.left, score + StdLog(static_cast<float>(1.0 - double(f))), hidden, heap);
+  Dfs(k, t.right, score + StdLog(f), hidden, heap);
+}
+
+std::vector<Prediction> Predictor::Predict(std::string_view line, int32_t k) const {
+  TRAIL_CHECK(k >= 1, "fastText prediction: k must be at least 1");
+  const std::vector<int32_t> rows = Features(line);
+  if (rows.empty()) return {};
+  std::vector<float> hidden(size_t(model_.args.dim));
+  Hidden(rows, hidden.data());
+  std::vector<std::pair<float, int32_t>> heap;
+  heap.reserve(size_t(k) + 1);
+  if (model_.args.loss == LossKind::kHierarchicalSoftmax) {
+    Dfs(k, 2 * model_.nlabels - 2, 0.0f, hidden.data(), heap);
+  } else {
+    std::vector<float> out(size_t(model_.nlabels));
+    for (int32_t i = 0; i < model_.nlabels; ++i) out[size_t(i)] = DotOutputRow(hidden.data(), i);
+    float max = out[0], z = 0.0f;
+    for (float v : out) max = std::max(v, max);
+    for (float& v : out) z += (v = std::exp(v - max));
+    for (float& v : out) v /= z;
+    for (int32_t i = 0; i < model_.nlabels; ++i) {
+      const float p = out[size_t(i)];
+      if (p < 0.0f) continue;  // below the threshold 0
+      if (int32_t(heap.size()) == k && StdLog(p) < heap.front().first) continue;
+      PushBest(k, StdLog(p), i, heap);
+    }
+  }
+  std::sort_heap(heap.begin(), heap.end(), ComparePairs);
+  std::vector<Prediction> out;
+  for (const auto& [score, label] : heap) out.push_back({std::exp(score), label});
+  return out;
+}
+
+}  // namespace trail::corpus::ft

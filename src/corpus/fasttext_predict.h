@@ -1,0 +1,74 @@
+// Native inference for fastText supervised models (corpus/fasttext_model.h), giving the labels
+// and probabilities libfasttext's FastText::predictLine gives, bit for bit (same float operations
+// in the same order), without its per-line stream, string and hash-map work.
+//
+// The line is cut into tokens at ' ', '\t', '\v', '\f', '\r', '\0' (a newline ends it), followed
+// by the end-of-sentence token "</s>". A token that is a dictionary word contributes its row and
+// its character n-grams' rows as the dictionary lists them; another token contributes the
+// n-grams of "<" + token + ">" (UTF-8 code points of minn..maxn, hashed with 32-bit FNV-1a over
+// signed bytes, mod bucket, through the pruned index when the model is quantized); tokens that
+// start with "__label__" are dropped; word n-grams (wordNgrams > 1) hash the tokens' FNV values.
+// hidden = Σ rows (in that order, each row decoded from its product-quantizer codes times its
+// norm) × float(1.0 / count). Hierarchical softmax walks the Huffman tree of the label counts
+// depth first, pruning by the k-th best log-score; softmax scores every label. Scores are
+// exp(log(p + 1e-5)) as libfasttext reports them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "corpus/fasttext_model.h"
+
+namespace trail::corpus::ft {
+
+struct Prediction {
+  float score = 0;    // probability as libfasttext reports it
+  int32_t label = 0;  // index among the labels
+};
+
+class Predictor {
+ public:
+  explicit Predictor(Model model);
+
+  // The k best labels of one line (no newline inside), best first; none for a line with no
+  // features. Thread-safe.
+  std::vector<Prediction> Predict(std::string_view line, int32_t k) const;
+  // The feature rows of a line, in the order they are summed (for tests and inspection).
+  std::vector<int32_t> Features(std::string_view line) const;
+
+  const std::string& Label(int32_t i) const { return model_.words[size_t(model_.nwords + i)]; }
+  int32_t num_labels() const { return model_.nlabels; }
+  const Model& model() const { return model_; }
+
+ private:
+  struct Node {
+    int32_t left = -1, right = -1;
+  };
+  int32_t WordId(std::string_view w, uint32_t h) const;
+  void AddSubwords(std::string_view token, std::vector<int32_t>& out) const;
+  void PushHash(std::vector<int32_t>& out, int64_t bucket) const;
+  void Hidden(const std::vector<int32_t>& rows, float* hidden) const;
+  float DotOutputRow(const float* hidden, int64_t row) const;
+  void Dfs(int32_t k, int32_t node, float score, const float* hidden,
+           std::vector<std::pair<float, int32_t>>& heap) const;
+
+  Model model_;
+  std::vector<int32_t> slots_;                 // open addressing: word id or -1, by FNV hash
+  std::vector<int64_t> subword_begin_;         // per word: its rows in subwords_
+  std::vector<int32_t> subwords_;
+  // The pruned n-gram index (bucket -> row) as a bitmap of kept buckets with a running count
+  // per 64-bit word: row = rows_[rank of the bucket among kept ones]. ~0.5 MB for lid.176, so
+  // it stays in cache where a hash map or a dense 2M-entry table would not.
+  std::vector<uint64_t> kept_bits_;
+  std::vector<uint32_t> kept_before_;          // kept buckets in the words before each word
+  std::vector<int32_t> kept_rows_;
+  std::vector<Node> tree_;                     // hierarchical softmax
+  float log_threshold_ = 0;                    // std_log(0): the pruning floor of the walk
+};
+
+uint32_t FnvHash(std::string_view s);  // fastText's: FNV-1a over bytes read as signed chars
+
+}  // namespace trail::corpus::ft
