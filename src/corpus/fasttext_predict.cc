@@ -244,7 +244,7 @@ std::vector<Prediction> Predictor::Predict(std::string_view line, int32_t k) con
     for (int32_t i = 0; i < model_.nlabels; ++i) out[size_t(i)] = DotOutputRow(hidden.data(), i);
     float max = out[0], z = 0.0f;
     for (float v : out) max = std::max(v, max);
-    for (float& v : out) z += (v = std::exp(v - max));
+    for (float& v : out) z += (v = static_cast<float>(std::exp(double(v - max))));  // exp(double), as fastText calls it
     for (float& v : out) v /= z;
     for (int32_t i = 0; i < model_.nlabels; ++i) {
       const float p = out[size_t(i)];

@@ -116,8 +116,75 @@ void ExpectSameAsLibfasttext(const std::string& model_path, const std::vector<st
 TEST(FastTextNative, Lid176EqualsLibfasttextOnEveryDocument) {
   const std::vector<std::string> docs = Documents();
   ASSERT_GT(docs.size(), 10000u);
+  const Model lid = LoadModel(kLid);
+  std::printf("  lid.176: %s loss, input %s%s, output %s\n",
+              lid.args.loss == LossKind::kHierarchicalSoftmax ? "hierarchical softmax" : "softmax",
+              lid.input.quantized ? "quantized" : "dense", lid.input.qnorm ? " with norms" : "",
+              lid.output.quantized ? "quantized" : "dense");
   ExpectSameAsLibfasttext(kLid, docs, 1);
   ExpectSameAsLibfasttext(kLid, std::vector<std::string>(docs.begin(), docs.begin() + 2000), 5);
+}
+
+// Models trained here with libfasttext on labelled fortunes (German, English, Spanish, Russian),
+// so the other paths are checked too: softmax and hierarchical softmax, dense (.bin) and
+// product-quantized with norms (.ftz, cut to its 20,000 most important n-grams), word bigrams, no
+// subwords; and a 300-label model whose output layer is quantized too. Every other fortune is a
+// training line, and every third one a test document (trained on or not).
+TEST(FastTextNative, TrainedModelsEqualLibfasttextForEveryLossAndMatrixKind) {
+  TempDir dir;
+  const std::string root = "/usr/share/games/fortunes";
+  std::string train, many;  // many: 300 labels by position, so the output layer can be quantized
+  std::vector<std::string> docs, tests;
+  for (const auto& [label, files] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"en", {root + "/fortunes", root + "/literature"}}, {"de", FilesIn(root + "/de")},
+           {"es", FilesIn(root + "/es")}, {"ru", FilesIn(root + "/ru")}}) {
+    for (const std::string& f : files) {
+      if (f.find(".dat") != std::string::npos || f.find(".u8") != std::string::npos) continue;
+      std::string text;
+      try {
+        text = ReadFileToString(f);
+      } catch (const Error&) {
+        continue;
+      }
+      for (const FortuneRecord& r : FortuneRecords(text)) {
+        if (docs.size() % 2) train += "__label__" + label + " " + Line(std::string(r.text)) + "\n";
+        many += "__label__" + std::to_string(docs.size() % 300) + " " + Line(std::string(r.text)) + "\n";
+        if (docs.size() % 3 == 0) tests.push_back(std::string(r.text));
+        docs.push_back(std::string(r.text));
+      }
+    }
+  }
+  WriteFileAtomic(dir.path() + "/train.txt", train);
+  WriteFileAtomic(dir.path() + "/many.txt", many);
+  struct Variant {
+    const char* name;
+    fasttext::loss_name loss;
+    int word_ngrams, maxn;
+    bool quantize, many_labels;
+  };
+  for (const Variant& v : {Variant{"softmax.bin", fasttext::loss_name::softmax, 2, 4, false, false},
+                           Variant{"hs.bin", fasttext::loss_name::hs, 1, 0, false, false},
+                           Variant{"softmax.ftz", fasttext::loss_name::softmax, 1, 3, true, false},
+                           Variant{"hs.ftz", fasttext::loss_name::hs, 2, 4, true, false},
+                           Variant{"hs-qout.ftz", fasttext::loss_name::hs, 1, 4, true, true}}) {
+    fasttext::Args a;
+    a.input = dir.path() + (v.many_labels ? "/many.txt" : "/train.txt");
+    a.model = fasttext::model_name::sup;
+    a.loss = v.loss;
+    a.dim = 12, a.epoch = 3, a.lr = 0.5, a.wordNgrams = v.word_ngrams, a.minn = v.maxn ? 2 : 0;
+    a.maxn = v.maxn, a.bucket = 200000, a.minCount = 1, a.thread = 1, a.verbose = 0;
+    fasttext::FastText model;
+    model.train(a);
+    if (v.quantize) {
+      fasttext::Args q = a;
+      // A quantized output layer needs 256 rows or more: only the 300-label model has one.
+      q.qnorm = true, q.qout = v.many_labels, q.cutoff = 20000, q.retrain = false, q.dsub = 2;
+      model.quantize(q);
+    }
+    const std::string path = dir.path() + "/" + v.name;
+    model.saveModel(path);
+    ExpectSameAsLibfasttext(path, tests, 2);
+  }
 }
 
 TEST(FastTextNative, DamagedModelsAreClearErrors) {
