@@ -75,6 +75,35 @@ open('small.safetensors', 'wb').write(st([('w', 'F32', [2, 3], struct.pack('<6f'
                                          ('e', 'F32', [0, 4], b'')], {'format': 'pt'}))
 PY
 put safetensors small.safetensors small.safetensors
+python3 - <<'PY'
+# Two tiny fastText models in the file layout of corpus/fasttext_model.h: a pruned, quantized
+# (with norms) hierarchical-softmax model and a dense softmax one with word bigrams.
+import struct
+def args(dim, loss, wordngrams, bucket, minn, maxn):
+    return struct.pack('<12id', dim, 5, 5, 1, 5, wordngrams, loss, 3, bucket, minn, maxn, 100, 1e-4)
+def dictionary(words, labels, prune):
+    out = struct.pack('<iiiqq', len(words) + len(labels), len(words), len(labels), 1000, len(prune) if prune else -1)
+    for w, c in words: out += w.encode() + b'\0' + struct.pack('<qb', c, 0)
+    for w, c in labels: out += w.encode() + b'\0' + struct.pack('<qb', c, 1)
+    for b, r in prune or []: out += struct.pack('<ii', b, r)
+    return out
+def pq(dim, nsubq, dsub, lastdsub, seed):
+    return struct.pack('<4i', dim, nsubq, dsub, lastdsub) + struct.pack('<%df' % (dim * 256), *[((i * seed) % 97 - 48) / 50.0 for i in range(dim * 256)])
+def dense(m, n, seed):
+    return struct.pack('<qq', m, n) + struct.pack('<%df' % (m * n), *[((i * seed) % 31 - 15) / 20.0 for i in range(m * n)])
+head = struct.pack('<ii', 793712314, 12)
+words = [('</s>', 50), ('hello', 9), ('world', 7)]
+labels = [('__label__a', 30), ('__label__b', 20), ('__label__c', 10)]
+# Quantized: 3 words + 2 kept buckets = 5 input rows, dim 4 in 2 pieces of 2; dense output.
+quant = (head + args(4, 1, 1, 1000, 2, 3) + dictionary(words, labels, [(17, 0), (404, 1)]) + b'\1'
+         + struct.pack('<?qqi', True, 5, 4, 10) + bytes(range(10)) + pq(4, 2, 2, 2, 7)
+         + bytes([3, 1, 4, 1, 5]) + pq(1, 1, 1, 1, 3) + b'\0' + dense(3, 4, 5))
+open('hs_quantized.ftz', 'wb').write(quant)
+plain = head + args(4, 3, 2, 50, 2, 4) + dictionary(words, labels, None) + b'\0' + dense(3 + 50, 4, 3) + b'\0' + dense(3, 4, 11)
+open('softmax_dense.bin', 'wb').write(plain)
+PY
+put fasttext_model hs_quantized.ftz hs_quantized.ftz
+put fasttext_model softmax_dense.bin softmax_dense.bin
 TRAIL_FUZZ_WRITE_SEED="$work/meta.json" "$build/fuzz/checkpoint_meta_fuzz"
 put checkpoint_meta meta.json meta.json
 

@@ -69,9 +69,14 @@ Args ReadArgs(Reader& r) {
   TRAIL_CHECK(a.model == 3, r.path(), ": not a supervised (classification) model (model ", a.model, ")");
   TRAIL_CHECK(a.loss == LossKind::kHierarchicalSoftmax || a.loss == LossKind::kSoftmax, r.path(),
               ": loss ", int(a.loss), " is not supported for prediction (hierarchical softmax or softmax)");
-  TRAIL_CHECK(a.bucket >= 0 && a.minn >= 0 && a.maxn >= 0 && a.word_ngrams >= 1, r.path(),
-              ": bad n-gram arguments (bucket ", a.bucket, ", minn ", a.minn, ", maxn ", a.maxn,
-              ", wordNgrams ", a.word_ngrams, ")");
+  // Character n-grams of up to 32 code points and word n-grams of up to 16 words: far beyond
+  // any published model, and what keeps the work per token linear in its length.
+  TRAIL_CHECK(a.bucket >= 0 && a.minn >= 0 && a.maxn >= 0 && a.maxn <= 32 && a.word_ngrams >= 1 &&
+                  a.word_ngrams <= 16,
+              r.path(), ": n-gram arguments out of range (bucket ", a.bucket, ", minn ", a.minn,
+              ", maxn ", a.maxn, " (at most 32), wordNgrams ", a.word_ngrams, " (1..16))");
+  TRAIL_CHECK(a.bucket > 0 || (a.maxn == 0 && a.word_ngrams == 1), r.path(),
+              ": n-grams (maxn ", a.maxn, ", wordNgrams ", a.word_ngrams, ") need buckets, and bucket is 0");
   return a;
 }
 
@@ -87,10 +92,15 @@ void ReadDictionary(Reader& r, Model& m) {
   for (int32_t i = 0; i < size; ++i) {
     m.words.push_back(r.CString("a dictionary entry"));
     m.counts.push_back(r.Get<int64_t>("a dictionary count"));
+    // Counts build the label tree by addition; 2^40 each keeps every sum far from overflow.
+    TRAIL_CHECK(m.counts.back() >= 0 && m.counts.back() <= (int64_t(1) << 40), r.path(),
+                ": dictionary entry ", i, " has count ", m.counts.back());
     const int8_t type = r.Get<int8_t>("a dictionary entry type");
     TRAIL_CHECK(type == (i < m.nwords ? 0 : 1), r.path(), ": dictionary entry ", i,
                 " should be a ", i < m.nwords ? "word" : "label");
   }
+  TRAIL_CHECK(m.pruneidx_size >= -1 && m.pruneidx_size <= (int64_t(1) << 40), r.path(),
+              ": pruned index size ", m.pruneidx_size, " out of range");
   const std::vector<int32_t> pairs = r.Array<int32_t>(
       m.pruneidx_size > 0 ? 2 * m.pruneidx_size : 0, "the pruned n-gram index");
   for (size_t i = 0; i + 1 < pairs.size(); i += 2) m.pruneidx[pairs[i]] = pairs[i + 1];
@@ -116,8 +126,9 @@ Matrix ReadMatrix(Reader& r, bool quantized, int32_t dim, const char* which) {
   if (quantized) x.qnorm = r.Get<uint8_t>("qnorm") != 0;
   x.m = r.Get<int64_t>("matrix rows");
   x.n = r.Get<int64_t>("matrix columns");
-  TRAIL_CHECK(x.m >= 0 && x.n == dim, r.path(), ": the ", which, " matrix is ", x.m, " × ", x.n,
-              ", not of the model's dimension ", dim);
+  // Rows beyond 2^40 cannot fit any file; the bound keeps m · n and m · nsubq from overflowing.
+  TRAIL_CHECK(x.m >= 0 && x.m <= (int64_t(1) << 40) && x.n == dim, r.path(), ": the ", which,
+              " matrix is ", x.m, " × ", x.n, ", not of the model's dimension ", dim);
   if (!quantized) {
     x.dense = r.Array<float>(x.m * x.n, "dense matrix values");
     return x;

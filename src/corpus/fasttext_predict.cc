@@ -1,6 +1,7 @@
 #include "corpus/fasttext_predict.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 
@@ -29,6 +30,20 @@ void PushBest(int32_t k, float score, int32_t label, std::vector<std::pair<float
   }
 }
 
+// A per-thread cache of unknown tokens' n-gram rows. Entries carry the predictor's serial
+// number, so predictors never see each other's rows.
+struct UnknownWordCache {
+  static constexpr size_t kSlots = 1 << 13, kMaxToken = 48;
+  struct Slot {
+    uint64_t serial = 0;
+    std::string token;
+    std::vector<int32_t> rows;
+  };
+  std::vector<Slot> slots{kSlots};
+};
+
+std::atomic<uint64_t> next_serial{1};
+
 bool IsDelimiter(char c) {
   return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f' || c == '\0';
 }
@@ -41,7 +56,7 @@ uint32_t FnvHash(std::string_view s) {
   return h;
 }
 
-Predictor::Predictor(Model model) : model_(std::move(model)) {
+Predictor::Predictor(Model model) : model_(std::move(model)), serial_(next_serial++) {
   const int32_t size = model_.nwords + model_.nlabels;
   size_t cap = 16;
   while (cap < 2 * size_t(size)) cap *= 2;
@@ -51,21 +66,7 @@ Predictor::Predictor(Model model) : model_(std::move(model)) {
     while (slots_[s] != -1 && model_.words[size_t(slots_[s])] != model_.words[size_t(i)]) s = (s + 1) & (cap - 1);
     if (slots_[s] == -1) slots_[s] = i;  // a repeated entry: the first one is found, as in fastText
   }
-  if (model_.pruneidx_size > 0) {
-    const size_t words = (size_t(model_.args.bucket) + 63) / 64;
-    kept_bits_.assign(words, 0);
-    std::vector<std::pair<int32_t, int32_t>> kept(model_.pruneidx.begin(), model_.pruneidx.end());
-    std::sort(kept.begin(), kept.end());
-    for (const auto& [bucket, row] : kept) {
-      if (bucket < 0 || bucket >= model_.args.bucket) continue;  // no n-gram hashes there
-      kept_bits_[size_t(bucket) / 64] |= uint64_t(1) << (bucket % 64);
-      kept_rows_.push_back(row);
-    }
-    kept_before_.assign(words, 0);
-    for (size_t w = 1; w < words; ++w) {
-      kept_before_[w] = kept_before_[w - 1] + uint32_t(__builtin_popcountll(kept_bits_[w - 1]));
-    }
-  }
+  if (model_.pruneidx_size > 0) BuildKeptIndex();
   // Each word's rows: itself, then its n-grams (none for the end-of-sentence token).
   for (int32_t i = 0; i < model_.nwords; ++i) {
     subword_begin_.push_back(int64_t(subwords_.size()));
@@ -91,6 +92,29 @@ Predictor::Predictor(Model model) : model_(std::move(model)) {
   log_threshold_ = StdLog(0.0f);
 }
 
+// The pruned index as a bitmap over buckets [0, top) (top: one past the largest kept bucket
+// below `bucket`) with a running count per word. A file whose kept buckets are few and far apart
+// keeps the hash map instead: a bitmap over them would not be bounded by the file's size.
+void Predictor::BuildKeptIndex() {
+  std::vector<std::pair<int32_t, int32_t>> kept;
+  for (const auto& [bucket, row] : model_.pruneidx) {
+    if (bucket >= 0 && bucket < model_.args.bucket) kept.push_back({bucket, row});  // others never hit
+  }
+  std::sort(kept.begin(), kept.end());
+  const size_t words = kept.empty() ? 0 : (size_t(kept.back().first) + 64) / 64;
+  use_bitmap_ = words <= 64 * kept.size() + 65536;
+  if (!use_bitmap_) return;
+  kept_bits_.assign(words, 0);
+  for (const auto& [bucket, row] : kept) {
+    kept_bits_[size_t(bucket) / 64] |= uint64_t(1) << (bucket % 64);
+    kept_rows_.push_back(row);
+  }
+  kept_before_.assign(words, 0);
+  for (size_t w = 1; w < words; ++w) {
+    kept_before_[w] = kept_before_[w - 1] + uint32_t(__builtin_popcountll(kept_bits_[w - 1]));
+  }
+}
+
 int32_t Predictor::WordId(std::string_view w, uint32_t h) const {
   const size_t mask = slots_.size() - 1;
   for (size_t s = h & mask;; s = (s + 1) & mask) {
@@ -101,7 +125,12 @@ int32_t Predictor::WordId(std::string_view w, uint32_t h) const {
 
 void Predictor::PushHash(std::vector<int32_t>& out, int64_t bucket) const {
   if (model_.pruneidx_size == 0 || bucket < 0) return;
-  if (model_.pruneidx_size > 0) {
+  if (model_.pruneidx_size > 0 && !use_bitmap_) {
+    const auto it = model_.pruneidx.find(int32_t(bucket));
+    if (it == model_.pruneidx.end()) return;
+    bucket = it->second;
+  } else if (model_.pruneidx_size > 0) {
+    if (size_t(bucket) / 64 >= kept_bits_.size()) return;
     const uint64_t bits = kept_bits_[size_t(bucket) / 64], below = (uint64_t(1) << (bucket % 64)) - 1;
     if (!(bits >> (bucket % 64) & 1)) return;
     bucket = kept_rows_[kept_before_[size_t(bucket) / 64] + uint32_t(__builtin_popcountll(bits & below))];
@@ -130,6 +159,19 @@ void Predictor::AddSubwords(std::string_view token, std::vector<int32_t>& out) c
   }
 }
 
+void Predictor::AddUnknownWord(std::string_view token, uint32_t h, std::vector<int32_t>& out) const {
+  if (token.size() > UnknownWordCache::kMaxToken) return AddSubwords(token, out);
+  thread_local UnknownWordCache cache;
+  UnknownWordCache::Slot& slot = cache.slots[(h ^ (h >> 15)) & (UnknownWordCache::kSlots - 1)];
+  if (slot.serial != serial_ || slot.token != token) {
+    slot.serial = serial_;
+    slot.token.assign(token);
+    slot.rows.clear();
+    AddSubwords(token, slot.rows);
+  }
+  out.insert(out.end(), slot.rows.begin(), slot.rows.end());
+}
+
 std::vector<int32_t> Predictor::Features(std::string_view line) const {
   std::vector<int32_t> rows, hashes;
   rows.reserve(line.size() * 4 + 16);  // about maxn - minn + 1 n-grams per byte, and the words
@@ -151,7 +193,7 @@ std::vector<int32_t> Predictor::Features(std::string_view line) const {
         rows.insert(rows.end(), subwords_.begin() + subword_begin_[size_t(wid)],
                     subwords_.begin() + subword_begin_[size_t(wid) + 1]);
       } else if (token != kEos) {
-        AddSubwords(token, rows);
+        AddUnknownWord(token, h, rows);
       }
       hashes.push_back(int32_t(h));
     }
@@ -168,6 +210,43 @@ std::vector<int32_t> Predictor::Features(std::string_view line) const {
   return rows;
 }
 
+namespace {
+
+// x[j] += alpha · row[j] for j < n: per element one multiply, then one add (no fused
+// multiply-add: the build forbids contraction), four lanes at a time.
+void AddScaled(float* x, float alpha, const float* row, int64_t n) {
+  typedef float V4 __attribute__((vector_size(16)));
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    V4 a, r;
+    std::memcpy(&a, x + j, sizeof a);
+    std::memcpy(&r, row + j, sizeof r);
+    a = a + alpha * r;
+    std::memcpy(x + j, &a, sizeof a);
+  }
+  for (; j < n; ++j) x[j] += alpha * row[j];
+}
+
+// Row r of a product-quantized matrix, decoded (each sub-vector's centroid, unscaled).
+void DecodeRow(const Matrix& M, int64_t r, float* row) {
+  const ProductQuantizer& pq = M.pq;
+  const uint8_t* code = &M.codes[size_t(r) * size_t(pq.nsubq)];
+  if (pq.dsub == 2 && pq.lastdsub == 2) {  // lid.176's layout: 8-byte pieces
+    for (int32_t m = 0; m < pq.nsubq; ++m) std::memcpy(row + 2 * m, pq.Centroid(m, code[m]), 8);
+    return;
+  }
+  for (int32_t m = 0; m < pq.nsubq; ++m) {
+    const int32_t d = m == pq.nsubq - 1 ? pq.lastdsub : pq.dsub;
+    const float* c = pq.Centroid(m, code[m]);
+    float* dst = row + int64_t(m) * pq.dsub;
+    for (int32_t j = 0; j < d; ++j) dst[j] = c[j];
+  }
+}
+
+}  // namespace
+
+// fastText adds row by row, x[j] += alpha · c[j] (dense rows: x[j] += value); the decoded row
+// is the same c, so each element sees the same operations in the same order.
 void Predictor::Hidden(const std::vector<int32_t>& rows, float* x) const {
   const Matrix& M = model_.input;
   const int64_t dim = M.n;
@@ -175,21 +254,12 @@ void Predictor::Hidden(const std::vector<int32_t>& rows, float* x) const {
   std::vector<float> row(M.quantized ? size_t(dim) : 0);
   for (int32_t r : rows) {
     if (!M.quantized) {
-      const float* row = &M.dense[size_t(r) * size_t(dim)];
-      for (int64_t j = 0; j < dim; ++j) x[j] += row[j];
+      const float* d = &M.dense[size_t(r) * size_t(dim)];
+      for (int64_t j = 0; j < dim; ++j) x[j] += d[j];
       continue;
     }
-    // The decoded row first, then x += alpha · row over all of it: per element the same
-    // multiply and add as fastText's loop over sub-vectors, in a loop the compiler vectorizes.
-    const float alpha = M.Norm(r);
-    const uint8_t* code = &M.codes[size_t(r) * size_t(M.pq.nsubq)];
-    for (int32_t m = 0; m < M.pq.nsubq; ++m) {
-      const int32_t d = m == M.pq.nsubq - 1 ? M.pq.lastdsub : M.pq.dsub;
-      const float* c = M.pq.Centroid(m, code[m]);
-      float* dst = row.data() + int64_t(m) * M.pq.dsub;
-      for (int32_t j = 0; j < d; ++j) dst[j] = c[j];
-    }
-    for (int64_t j = 0; j < dim; ++j) x[j] += alpha * row[size_t(j)];
+    DecodeRow(M, r, row.data());
+    AddScaled(x, M.Norm(r), row.data(), dim);
   }
   const float scale = static_cast<float>(1.0 / double(rows.size()));
   for (int64_t j = 0; j < dim; ++j) x[j] *= scale;

@@ -47,7 +47,11 @@ class Predictor {
   struct Node {
     int32_t left = -1, right = -1;
   };
+  void BuildKeptIndex();
   int32_t WordId(std::string_view w, uint32_t h) const;
+  // The rows of a token that is not a dictionary word (its n-grams), through a per-thread
+  // direct-mapped cache: most tokens of a document are such words and they repeat.
+  void AddUnknownWord(std::string_view token, uint32_t h, std::vector<int32_t>& out) const;
   void AddSubwords(std::string_view token, std::vector<int32_t>& out) const;
   void PushHash(std::vector<int32_t>& out, int64_t bucket) const;
   void Hidden(const std::vector<int32_t>& rows, float* hidden) const;
@@ -65,8 +69,10 @@ class Predictor {
   std::vector<uint64_t> kept_bits_;
   std::vector<uint32_t> kept_before_;          // kept buckets in the words before each word
   std::vector<int32_t> kept_rows_;
+  bool use_bitmap_ = false;
   std::vector<Node> tree_;                     // hierarchical softmax
   float log_threshold_ = 0;                    // std_log(0): the pruning floor of the walk
+  uint64_t serial_ = 0;                        // tells this predictor's cache entries apart
 };
 
 uint32_t FnvHash(std::string_view s);  // fastText's: FNV-1a over bytes read as signed chars

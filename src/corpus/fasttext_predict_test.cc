@@ -187,6 +187,17 @@ TEST(FastTextNative, TrainedModelsEqualLibfasttextForEveryLossAndMatrixKind) {
   }
 }
 
+// The fuzzer's seed models, written byte by byte from the layout in fasttext_model.h (a pruned
+// quantized hierarchical-softmax model, a dense softmax one with word bigrams): libfasttext reads
+// them too, and both answer alike.
+TEST(FastTextNative, HandWrittenModelsEqualLibfasttext) {
+  const std::vector<std::string> docs = {"", "hello", "hello world", "world hello hello", "hellooo wor",
+                                         "some other words entirely", "</s> hello"};
+  for (const char* name : {"hs_quantized.ftz", "softmax_dense.bin"}) {
+    ExpectSameAsLibfasttext(std::string(TRAIL_SOURCE_DIR) + "/fuzz/seeds/fasttext_model/" + name, docs, 3);
+  }
+}
+
 TEST(FastTextNative, DamagedModelsAreClearErrors) {
   TempDir dir;
   const std::string good = ReadFileToString(kLid);

@@ -18,9 +18,13 @@ namespace trail::corpus {
 namespace {
 
 bool IsSpace(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
-// ASCII punctuation; any byte >= 0x80 counts as a letter (part of a UTF-8 letter or symbol).
-bool IsPunct(unsigned char c) { return c < 0x80 && std::ispunct(c); }
-bool IsAlpha(unsigned char c) { return c >= 0x80 || std::isalpha(c); }
+// ASCII punctuation as the "C" locale's ispunct (! through /, : through @, [ through `, { through
+// ~); any byte >= 0x80 counts as a letter (part of a UTF-8 letter or symbol). Inline tests, not
+// the locale calls: they run for every byte of every document.
+bool IsPunct(unsigned char c) {
+  return (c >= '!' && c <= '/') || (c >= ':' && c <= '@') || (c >= '[' && c <= '`') || (c >= '{' && c <= '~');
+}
+bool IsAlpha(unsigned char c) { return c >= 0x80 || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z'); }
 
 std::vector<std::string_view> Tokens(std::string_view s) {
   std::vector<std::string_view> out;
@@ -350,10 +354,14 @@ void GopherNgrams(const TextView& v, const QualityConfig& cfg, std::vector<RuleR
 
 void C4Document(const TextView& v, const QualityConfig& cfg, std::vector<RuleResult>& out) {
   const std::string_view text = v.text;
-  if (cfg.c4_lorem_ipsum) {
-    std::string lower(text);
-    for (char& c : lower) c = AsciiLower(c);
-    const bool lorem = lower.find("lorem ipsum") != std::string::npos;
+  if (cfg.c4_lorem_ipsum) {  // "lorem ipsum" in any ASCII case, without a lowered copy
+    constexpr std::string_view kLorem = "lorem ipsum";
+    bool lorem = false;
+    for (size_t i = 0; !lorem && i + kLorem.size() <= text.size(); ++i) {
+      if (AsciiLower(text[i]) != 'l') continue;
+      lorem = std::equal(kLorem.begin(), kLorem.end(), text.begin() + i,
+                         [](char want, char c) { return AsciiLower(c) == want; });
+    }
     Add(out, "c4.lorem_ipsum", lorem, 0, !lorem);
   }
   if (cfg.c4_curly_bracket) {
