@@ -140,27 +140,25 @@ class GramCounter {
       stamp_ = 1;
     }
   }
-  void Add(uint64_t h, uint32_t pos) {
+  // Counts h; returns its slot, so the caller can read the entry back without probing again.
+  uint32_t Add(uint64_t h, uint32_t pos) {
     for (size_t i = h & mask_;; i = (i + 1) & mask_) {
       Entry& e = slots_[i];
       if (e.stamp != stamp_) {
         e = Entry{h, 1, pos, stamp_};
-        return;
+        return static_cast<uint32_t>(i);
       }
       if (e.hash == h) {
         ++e.count;
-        return;
+        return static_cast<uint32_t>(i);
       }
     }
   }
+  const Entry& At(uint32_t slot) const { return slots_[slot]; }
   void Trim() {
     if (slots_.size() > kKeptSlots) std::vector<Entry>().swap(slots_);
   }
-  const Entry& Find(uint64_t h) const {  // h must have been added
-    for (size_t i = h & mask_;; i = (i + 1) & mask_) {
-      if (slots_[i].hash == h && slots_[i].stamp == stamp_) return slots_[i];
-    }
-  }
+
 
  private:
   std::vector<Entry> slots_;
@@ -298,13 +296,16 @@ class WordGrams {
     }
   }
   // Counts the n-grams (gram(0 .. m-1)) in a flat hash table reused per thread; returns m.
+  // slot(i) is then n-gram i's entry in the counter.
   size_t Count(size_t n, GramCounter& counter) {
     Extend(n);
     const size_t m = word_hash_.size() >= n ? word_hash_.size() - n + 1 : 0;
     counter.Reset(m);
-    for (size_t i = 0; i < m; ++i) counter.Add(gram_[i], static_cast<uint32_t>(i));
+    slot_.resize(m);
+    for (size_t i = 0; i < m; ++i) slot_[i] = counter.Add(gram_[i], static_cast<uint32_t>(i));
     return m;
   }
+  uint32_t slot(size_t i) const { return slot_[i]; }
   uint64_t gram(size_t i) const { return gram_[i]; }
   size_t chars(size_t i, size_t n) const { return len_prefix_[i + n] - len_prefix_[i] + (n - 1); }
 
@@ -320,6 +321,7 @@ class WordGrams {
     }
   }
   std::vector<uint64_t> word_hash_, gram_;
+  std::vector<uint32_t> slot_;
   std::vector<size_t> len_prefix_;
   size_t gram_n_ = 0;
 };
@@ -333,7 +335,7 @@ void GopherNgrams(const TextView& v, const QualityConfig& cfg, std::vector<RuleR
     // characters are those of its first occurrence.
     double top = 0;
     for (size_t i = 0; i < m; ++i) {
-      const GramCounter::Entry& e = counter.Find(grams.gram(i));
+      const GramCounter::Entry& e = counter.At(grams.slot(i));
       if (e.count < 2 || e.first != i) continue;
       top = std::max(top, static_cast<double>(grams.chars(i, n) * e.count));
     }
@@ -343,7 +345,7 @@ void GopherNgrams(const TextView& v, const QualityConfig& cfg, std::vector<RuleR
     const size_t m = grams.Count(static_cast<size_t>(n), counter);
     std::vector<uint8_t> covered(v.words.size(), 0);
     for (size_t i = 0; i < m; ++i) {
-      if (counter.Find(grams.gram(i)).count > 1) std::fill_n(covered.begin() + i, n, 1);
+      if (counter.At(grams.slot(i)).count > 1) std::fill_n(covered.begin() + i, n, 1);
     }
     double dup = 0;
     for (size_t i = 0; i < v.words.size(); ++i) dup += covered[i] ? v.words[i].size() : 0;
