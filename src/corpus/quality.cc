@@ -5,6 +5,7 @@
 #include "core/mix.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <map>
 #include <memory>
@@ -166,8 +167,28 @@ class GramCounter {
   uint32_t stamp_ = 0;
 };
 
-// "gopher.<kind>_<n>gram_char_frac", made once per (kind, n) and kept for the process.
+std::string_view GramRuleNameSlow(const char* kind, int n);
+
+// "gopher.<kind>_<n>gram_char_frac", made once per (kind, n) and kept for the process; the
+// common sizes from a table built once (no lock per document), others through a locked map.
 std::string_view GramRuleName(const char* kind, int n) {
+  using Names = std::array<std::string, 33>;
+  auto make = [](const char* k) {
+    Names names;
+    for (int i = 0; i < int(names.size()); ++i) {
+      names[size_t(i)] = "gopher." + std::string(k) + "_" + std::to_string(i) + "gram_char_frac";
+    }
+    return names;
+  };
+  static const Names top = make("top"), dup = make("dup");
+  if (n >= 0 && n < int(top.size())) {
+    if (std::string_view(kind) == "top") return top[size_t(n)];
+    if (std::string_view(kind) == "dup") return dup[size_t(n)];
+  }
+  return GramRuleNameSlow(kind, n);
+}
+
+std::string_view GramRuleNameSlow(const char* kind, int n) {
   static std::mutex mu;
   static std::map<std::pair<std::string, int>, std::unique_ptr<const std::string>> names;
   const std::lock_guard<std::mutex> lock(mu);
