@@ -36,18 +36,16 @@ class Predictor {
   // The k best labels of one line (no newline inside), best first; none for a line with no
   // features. Thread-safe.
   std::vector<Prediction> Predict(std::string_view line, int32_t k) const;
-  // The feature rows of a line, in the order they are summed (for tests and inspection).
-  std::vector<int32_t> Features(std::string_view line) const;
-
   const std::string& Label(int32_t i) const { return model_.words[size_t(model_.nwords + i)]; }
   int32_t num_labels() const { return model_.nlabels; }
-  const Model& model() const { return model_; }
 
  private:
   struct Node {
     int32_t left = -1, right = -1;
   };
   void BuildKeptIndex();
+  // The feature rows of a line, in the order they are summed.
+  std::vector<int32_t> Features(std::string_view line) const;
   int32_t WordId(std::string_view w, uint32_t h) const;
   // The rows of a token that is not a dictionary word (its n-grams), through a per-thread
   // direct-mapped cache: most tokens of a document are such words and they repeat.
