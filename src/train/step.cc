@@ -45,6 +45,16 @@ std::vector<int64_t> SizesOf(const model::ParameterSet& p, int copies) {
   return sizes;
 }
 
+// The longest window the data gives, checked against the model's RoPE table before anything is
+// planned for it.
+int64_t CheckedMaxSeqLen(const Recipe& recipe, const data::CanonicalStream& stream) {
+  TRAIL_CHECK(stream.max_seq_len() <= recipe.model.max_seq_len, "the data's ",
+              stream.manifest().stream.seq_len_phases.empty() ? "" : "longest ", "windows of ",
+              stream.max_seq_len(), " tokens exceed the model's max_seq_len ",
+              recipe.model.max_seq_len);
+  return stream.max_seq_len();
+}
+
 }  // namespace
 
 model::BatchView ViewOf(const data::PackedBatch& b) {
@@ -69,7 +79,8 @@ StepEngine::StepEngine(const Recipe& recipe, data::CanonicalStream& stream,
       comm_(comm),
       batcher_(stream),
       model_(recipe.model),
-      acts_(recipe.model, stream.manifest().stream.micro_batch_windows, stream.max_seq_len()),
+      acts_(recipe.model, stream.manifest().stream.micro_batch_windows,
+            CheckedMaxSeqLen(recipe, stream)),
       micro_grad_(recipe.model),
       tree_(recipe.mesh.replicas, recipe.mesh.shards),
       flat_(SizesOf(micro_grad_, 1)),
@@ -86,10 +97,6 @@ StepEngine::StepEngine(const Recipe& recipe, data::CanonicalStream& stream,
   }
   chunk_bounds_ = flat_.layout().Split(comm.size());
   flat_bounds_ = ToFlat(flat_.layout(), chunk_bounds_);
-  TRAIL_CHECK(stream.max_seq_len() <= recipe.model.max_seq_len, "the data's ",
-              stream.manifest().stream.seq_len_phases.empty() ? "" : "longest ", "windows of ",
-              stream.max_seq_len(), " tokens exceed the model's max_seq_len ",
-              recipe.model.max_seq_len);
   const data::StreamConfig& sc = stream.manifest().stream;
   TRAIL_CHECK(sc.positions == data::PositionMode::kWindow ||
                   (sc.chunking.max_tokens > 0 &&

@@ -422,6 +422,21 @@ TEST(Lifecycle, BatchAccountingAndTheLrClockFollowTheLengthSwitch) {
   EXPECT_EQ(shares["tokens"].get<uint64_t>(), offset[0] + offset[1]);
 }
 
+// A length phase beyond the model's RoPE table is refused before any step, naming both lengths.
+TEST(Lifecycle, ALengthPhaseLongerThanTheModelIsAClearError) {
+  const auto f = MakeRun(4, 4);
+  data::StreamConfig sc;
+  sc.seed = 5, sc.seq_len = 16, sc.schedule = {{0, 4}}, sc.micro_batch_windows = 2;
+  sc.positions = data::PositionMode::kWindow;
+  sc.seq_len_phases = {{2, 48}};  // the small recipe's max_seq_len is 32
+  data::synthetic::MakeCorpus(f->dir.path(), {{"a", 1.0, 2, 40, 1, 30}}, sc, 2, kVocab);
+  const std::string err = ErrorOf([&] { Train(*f, false); });
+  EXPECT_NE(err.find("the data's longest windows of 48 tokens exceed the model's max_seq_len 32"),
+            std::string::npos)
+      << err;
+  EXPECT_FALSE(fs::exists(f->run + "/trajectory.jsonl"));
+}
+
 // Parameter and optimizer state hashes are recorded where the recipe commits state: before
 // each checkpoint (every 4 steps here), every state_hash_every (default 10) steps and at the end.
 TEST(Trajectory, StateHashesAtCommitPointsGradientHashesEveryStep) {
