@@ -185,32 +185,37 @@ WindowOwner MixtureSchedule::Owner(uint64_t w) const {
 
 int64_t MixtureSchedule::SeqLenAt(uint64_t w) const { return PhaseOf(w).seq_len; }
 
-std::vector<uint64_t> MixtureSchedule::CountsBefore(uint64_t w) const {
+void MixtureSchedule::Before(uint64_t w, std::vector<uint64_t>& counts,
+                             std::vector<uint64_t>& offsets) const {
   const size_t S = phases_[0].counts.size();
-  if (w == 0) return std::vector<uint64_t>(S, 0);
+  counts.assign(S, 0);
+  offsets.assign(S, 0);
+  if (w == 0) return;
   w = std::min(w, end_);
   const Phase& ph = PhaseOf(w - 1);
-  std::vector<uint64_t> out = ph.base;
-  for (size_t s = 0; s < S; ++s) out[s] += CountInPhase(ph, static_cast<uint32_t>(s), w - ph.start);
-  return out;
+  for (size_t s = 0; s < S; ++s) {
+    const uint64_t n = CountInPhase(ph, static_cast<uint32_t>(s), w - ph.start);
+    counts[s] = ph.base[s] + n;
+    offsets[s] = ph.offset[s] + n * static_cast<uint64_t>(ph.seq_len);
+  }
+}
+
+std::vector<uint64_t> MixtureSchedule::CountsBefore(uint64_t w) const {
+  std::vector<uint64_t> counts, offsets;
+  Before(w, counts, offsets);
+  return counts;
 }
 
 std::vector<uint64_t> MixtureSchedule::OffsetsBefore(uint64_t w) const {
-  const size_t S = phases_[0].counts.size();
-  if (w == 0) return std::vector<uint64_t>(S, 0);
-  w = std::min(w, end_);
-  const Phase& ph = PhaseOf(w - 1);
-  std::vector<uint64_t> out = ph.offset;
-  for (size_t s = 0; s < S; ++s) {
-    out[s] += CountInPhase(ph, static_cast<uint32_t>(s), w - ph.start) *
-              static_cast<uint64_t>(ph.seq_len);
-  }
-  return out;
+  std::vector<uint64_t> counts, offsets;
+  Before(w, counts, offsets);
+  return offsets;
 }
 
 bool MixtureSchedule::EndedBefore(uint32_t s, uint64_t w) const {
-  const uint64_t used = CountsBefore(w)[s], offset = OffsetsBefore(w)[s];
-  return WindowsLeft(s, used, offset, 1) == 0;  // whether any tokens are left does not depend on L
+  std::vector<uint64_t> counts, offsets;
+  Before(w, counts, offsets);
+  return WindowsLeft(s, counts[s], offsets[s], 1) == 0;  // whether tokens are left does not depend on L
 }
 
 std::vector<double> MixtureSchedule::ScheduledShares() const { return ScheduledSharesAt(0); }

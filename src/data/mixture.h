@@ -89,6 +89,8 @@ class MixtureSchedule {
   uint64_t CountInPhase(const Phase& ph, uint32_t s, uint64_t local) const;
   const Phase& PhaseOf(uint64_t w) const;
   uint64_t WindowsLeft(uint32_t s, uint64_t used, uint64_t offset, int64_t seq_len) const;
+  // Per source, its windows among [0, w) and the stream offset they advanced it to.
+  void Before(uint64_t w, std::vector<uint64_t>& counts, std::vector<uint64_t>& offsets) const;
 
   std::vector<uint64_t> source_tokens_;
   std::vector<Phase> phases_;
