@@ -198,6 +198,26 @@ TEST(FastTextNative, HandWrittenModelsEqualLibfasttext) {
   }
 }
 
+// A pruned model whose kept buckets are few and far apart (bucket = 2^31 - 1) keeps its pruned
+// index as a hash map instead of a bitmap; the two kept buckets are those of n-grams of "hello",
+// so the lookups hit. libfasttext reads the patched file and answers alike.
+TEST(FastTextNative, SparsePrunedIndexEqualsLibfasttext) {
+  TempDir dir;
+  std::string bytes = ReadFileToString(std::string(TRAIL_SOURCE_DIR) + "/fuzz/seeds/fasttext_model/hs_quantized.ftz");
+  const int32_t bucket = 2147483647;
+  std::memcpy(&bytes[8 + 8 * 4], &bucket, 4);  // args.bucket
+  auto patch_pair = [&](int32_t old_bucket, int32_t row, uint32_t new_bucket) {
+    int32_t pair[2] = {old_bucket, row};
+    const size_t at = bytes.find(std::string(reinterpret_cast<const char*>(pair), 8));
+    ASSERT_NE(at, std::string::npos);
+    std::memcpy(&bytes[at], &new_bucket, 4);
+  };
+  patch_pair(17, 0, FnvHash("<he") % uint32_t(bucket));
+  patch_pair(404, 1, FnvHash("llo") % uint32_t(bucket));
+  WriteFileAtomic(dir.path() + "/sparse.ftz", bytes);
+  ExpectSameAsLibfasttext(dir.path() + "/sparse.ftz", {"hello", "hello world", "yellow hellos", "nothing"}, 3);
+}
+
 TEST(FastTextNative, DamagedModelsAreClearErrors) {
   TempDir dir;
   const std::string good = ReadFileToString(kLid);
