@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <string>
 
+#include "core/error.h"
 #include "corpus/config.h"
 #include "corpus/pipeline.h"
 #include "corpus/tokens.h"
@@ -59,6 +60,16 @@ void AddCorpusCommand(CLI::App& app, CorpusCommand& cmd) {
   cmd.build->add_option("--memory-budget-mb", cmd.memory_budget_mb,
                         "Working memory in MiB (overrides the config's memory_budget_mb)")
       ->check(CLI::Range(corpus::kMinMemoryBudgetMb, int64_t{1} << 30));
+  cmd.build->add_option("--tasks", cmd.tasks,
+                        "Build in this many read tasks plus a final phase (any scheduler runs "
+                        "them; docs/corpus.md, \"A build in tasks\")")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  cmd.build->add_option("--task", cmd.task, "The read task to run, 0 .. tasks-1 (with --tasks)")
+      ->check(CLI::Range(int64_t{0}, (int64_t{1} << 20) - 1));
+  cmd.build->add_option("--phase", cmd.phase,
+                        "read (one task: needs --task) or final (after every read task); "
+                        "default: read with --task, final without")
+      ->check(CLI::IsMember({"read", "final"}));
   cmd.tokenize = cmd.corpus->add_subcommand(
       "tokenize", "Tokenize a build's shards per split and source, add token shards and ranges to "
                   "the lineage, and measure each source's token share next to its document share");
@@ -72,14 +83,48 @@ void AddCorpusCommand(CLI::App& app, CorpusCommand& cmd) {
   cmd.why->add_option("key", cmd.key, "Document key")->required();
 }
 
+namespace {
+
+// One read task of a build in tasks: prints what it did (or that it was already complete).
+int RunReadTaskCommand(const CorpusCommand& cmd, const corpus::BuildOptions& opt) {
+  TRAIL_CHECK(cmd.task >= 0 && cmd.task < cmd.tasks, "--task ", cmd.task, " is not a task of --tasks ",
+              cmd.tasks, ": tasks are numbered 0 to ", cmd.tasks - 1);
+  const corpus::ReadTaskSummary s =
+      corpus::RunReadTask(corpus::LoadCorpusConfig(cmd.config), cmd.out,
+                          static_cast<uint32_t>(cmd.task), static_cast<uint32_t>(cmd.tasks), opt);
+  const std::string what = "read task " + std::to_string(cmd.task) + " of " + std::to_string(cmd.tasks);
+  if (s.already_complete) {
+    std::fprintf(stderr, "corpus: %s was already complete -> %s\n", what.c_str(), s.dir.c_str());
+    return 0;
+  }
+  std::fprintf(stderr, "corpus: %s: input files %u..%u (%.1f MB), %llu document runs (%llu "
+               "reused), %llu records quarantined -> %s\n",
+               what.c_str(), s.first_file, s.end_file, s.bytes / 1e6,
+               (unsigned long long)s.runs, (unsigned long long)s.resumed_runs,
+               (unsigned long long)s.quarantined, s.dir.c_str());
+  return 0;
+}
+
+}  // namespace
+
 int RunCorpusCommand(const CorpusCommand& cmd) {
   if (*cmd.build) {
     corpus::BuildOptions opt;
     opt.threads = cmd.threads;
     opt.progress = !cmd.quiet;
     opt.memory_budget_bytes = static_cast<uint64_t>(cmd.memory_budget_mb) << 20;
+    const std::string phase = !cmd.phase.empty() ? cmd.phase : cmd.task >= 0 ? "read" : "final";
+    TRAIL_CHECK(cmd.tasks > 0 || (cmd.task < 0 && cmd.phase.empty()),
+                "--task and --phase belong to a build in tasks: give --tasks N too");
+    if (cmd.tasks > 0 && phase == "read") {
+      TRAIL_CHECK(cmd.task >= 0, "the read phase runs one task: give --task I (0 .. ", cmd.tasks - 1, ")");
+      return RunReadTaskCommand(cmd, opt);
+    }
+    TRAIL_CHECK(cmd.task < 0, "--task belongs to the read phase; the final phase is one task");
+    const corpus::CorpusConfig cfg = corpus::LoadCorpusConfig(cmd.config);
     const corpus::BuildSummary s =
-        corpus::BuildCorpus(corpus::LoadCorpusConfig(cmd.config), cmd.out, opt);
+        cmd.tasks > 0 ? corpus::BuildCorpusFromTasks(cfg, cmd.out, static_cast<uint32_t>(cmd.tasks), opt)
+                      : corpus::BuildCorpus(cfg, cmd.out, opt);
     std::printf("%s", s.report_json.c_str());
     PrintSummaryTable(s.report_json);
     std::fprintf(stderr, "corpus: %llu documents in, %llu kept, %llu shards, %llu records "

@@ -57,6 +57,7 @@ std::string BuildReport::ToJson(const BuildSummary& sum) const {
                      std::to_string(resumed_runs) + " of " + std::to_string(document_runs) +
                      " document runs from .work/";
   }
+  if (read_tasks > 0) rep["read_tasks"] = read_tasks;
   rep["checkpoint_seconds"] = checkpoint_seconds;
   rep["stages"] = StageTable(*this, sum.documents);
   rep["lineage_seconds"] = lineage_seconds;

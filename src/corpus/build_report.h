@@ -31,6 +31,7 @@ struct BuildReport {
   uint64_t reader_quarantined = 0;       // how many of `quarantined` the reader gave
   uint64_t warc_skipped = 0;
   size_t document_runs = 0, resumed_runs = 0;
+  size_t read_tasks = 0;  // > 0: a build in tasks; stage times are summed over them
   double checkpoint_seconds = 0, lineage_seconds = 0;
   uint64_t candidate_pairs = 0, verified_pairs = 0, spilled_sort_bytes = 0;
   uint64_t budget_bytes = 0, peak_anon_bytes = 0;

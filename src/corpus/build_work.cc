@@ -45,6 +45,11 @@ std::string PrepareWorkDirectory(const std::string& out_dir, const std::string& 
   for (const char* split : {"train", "validation", "test"}) fs::remove_all(out_dir + "/" + split);
   fs::remove(out_dir + "/quarantine.jsonl");
   const std::string work = out_dir + "/.work";
+  PrepareRunDirectory(work, fingerprint);
+  return work;
+}
+
+void PrepareRunDirectory(const std::string& work, const std::string& fingerprint) {
   if (ReadOr(work + "/fingerprint", "") != fingerprint) fs::remove_all(work);
   fs::create_directories(work);
   WriteFileAtomic(work + "/fingerprint", fingerprint);
@@ -55,7 +60,6 @@ std::string PrepareWorkDirectory(const std::string& out_dir, const std::string& 
     if (name != "fingerprint" && !run) scratch.push_back(e.path());
   }
   for (const fs::path& p : scratch) fs::remove_all(p);
-  return work;
 }
 
 std::string DocRunPath(const std::string& work, size_t chunk) {

@@ -92,4 +92,30 @@ DocRecord DecodeDocRecord(std::string_view bytes) {
   return d;
 }
 
+void EncodeQuarantined(const Quarantined& q, std::string* out) {
+  PutStr(out, q.file);
+  PutInt(out, q.offset);
+  PutInt(out, q.line);
+  PutInt(out, q.bytes);
+  PutStr(out, q.reason);
+  PutStr(out, q.detail);
+  PutStr(out, q.sample);
+  PutStr(out, q.sha256);
+}
+
+Quarantined DecodeQuarantined(std::string_view bytes) {
+  Cursor c(bytes);
+  Quarantined q;
+  q.file = c.Str();
+  q.offset = c.Int();
+  q.line = c.Int();
+  q.bytes = c.Int();
+  q.reason = c.Str();
+  q.detail = c.Str();
+  q.sample = c.Str();
+  q.sha256 = c.Str();
+  TRAIL_CHECK(c.done(), "quarantine record: trailing bytes");
+  return q;
+}
+
 }  // namespace trail::corpus

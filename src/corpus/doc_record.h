@@ -9,6 +9,7 @@
 
 #include "corpus/langid.h"
 #include "corpus/normalize.h"
+#include "corpus/reader.h"
 
 namespace trail::corpus {
 
@@ -31,5 +32,10 @@ struct DocRecord {
 void EncodeDocRecord(const DocRecord& d, std::string* out);
 // Throws trail::Error on a record that does not decode exactly.
 DocRecord DecodeDocRecord(std::string_view bytes);
+
+// A quarantined record in the same encoding (a read task's quarantine.bin): every byte of its
+// strings kept, so the final phase lists it exactly as a one-process build would.
+void EncodeQuarantined(const Quarantined& q, std::string* out);
+Quarantined DecodeQuarantined(std::string_view bytes);
 
 }  // namespace trail::corpus

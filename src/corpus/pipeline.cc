@@ -11,6 +11,7 @@
 #include "core/timing.h"
 #include "corpus/build_budget.h"
 #include "corpus/build_report.h"
+#include "corpus/build_tasks.h"
 #include "corpus/build_work.h"
 #include "corpus/exact_phase.h"
 #include "corpus/final_pass.h"
@@ -67,32 +68,13 @@ void WriteLineageHeader(const CorpusConfig& cfg, LineageWriter& lineage) {
   lineage.AddQualityRules(QualityRules("", cfg.quality_cfg));
 }
 
-}  // namespace
-
-BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir, int threads) {
-  BuildOptions opt;
-  opt.threads = threads;
-  return BuildCorpus(cfg, out_dir, opt);
-}
-
-BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir,
-                         const BuildOptions& opt) {
-  const Budget budget{opt.memory_budget_bytes ? opt.memory_budget_bytes : cfg.memory_budget_bytes};
-  fs::create_directories(out_dir);
-  // Large blocks (texts, buffers) straight from and back to the kernel: glibc would otherwise
-  // raise its mmap threshold after the first large free and keep such blocks in its heaps.
-  mallopt(M_MMAP_THRESHOLD, 256 << 10);
-  const MemoryWatch memory;
-  ThreadPool pool(static_cast<size_t>(std::max(1, opt.threads)));
-  BuildReport report;
-  report.budget_bytes = budget.total;
-  const std::string fingerprint = InputFingerprint(cfg, budget.total);
-  const std::string work = PrepareWorkDirectory(out_dir, fingerprint);
+// What every build does after its read phase: merge, exact and near dedup, the final pass,
+// shards and report, on the document runs in read order.
+BuildSummary CrossDocumentPhases(const CorpusConfig& cfg, const std::string& out_dir,
+                                 const Budget& budget, const std::string& work,
+                                 std::vector<std::string> runs, const BuildOptions& opt,
+                                 ThreadPool& pool, const MemoryWatch& memory, BuildReport& report) {
   const std::vector<std::string> files = BuildFileList(cfg);
-
-  // 1. Read, normalize, language, quality: chunk by chunk into document runs.
-  std::vector<std::string> runs =
-      ReadIntoDocRuns(cfg, budget, work, fingerprint, pool, opt.progress, report);
   // 2. Merge by key: ordinals, repeated keys, exact dedup.
   auto t = Clock::now();
   runs = MergeDocRunGroups(std::move(runs), budget, work);
@@ -136,6 +118,113 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir,
   sum.report_json = report.ToJson(sum);
   WriteFileAtomic(out_dir + "/report.json", sum.report_json);
   fs::remove_all(work);  // the build is complete: nothing left to resume
+  return sum;
+}
+
+Budget BudgetOf(const CorpusConfig& cfg, const BuildOptions& opt) {
+  return Budget{opt.memory_budget_bytes ? opt.memory_budget_bytes : cfg.memory_budget_bytes};
+}
+
+// Large blocks (texts, buffers) straight from and back to the kernel: glibc would otherwise
+// raise its mmap threshold after the first large free and keep such blocks in its heaps.
+void ReturnLargeBlocksToTheKernel() { mallopt(M_MMAP_THRESHOLD, 256 << 10); }
+
+// The read tasks' records as the one-process read phase would have left them in the report.
+void AddReadTasks(std::vector<ReadTaskRecord>& tasks, BuildReport& report,
+                  std::vector<std::string>& runs) {
+  report.read_tasks = tasks.size();
+  for (ReadTaskRecord& t : tasks) {
+    runs.insert(runs.end(), t.runs.begin(), t.runs.end());
+    for (Quarantined& q : t.quarantined) report.quarantined.push_back(std::move(q));
+    report.warc_skipped += t.warc_skipped;
+    report.resumed_runs += t.resumed_runs;
+    report.checkpoint_seconds += t.checkpoint_seconds;
+    for (const auto& [stage, s] : t.seconds) report.seconds[stage] += s;
+  }
+  report.document_runs = runs.size();
+  for (const Quarantined& q : report.quarantined) ++report.dropped["read"]["quarantine." + q.reason];
+  report.reader_quarantined = report.quarantined.size();
+}
+
+}  // namespace
+
+BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir, int threads) {
+  BuildOptions opt;
+  opt.threads = threads;
+  return BuildCorpus(cfg, out_dir, opt);
+}
+
+BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir,
+                         const BuildOptions& opt) {
+  const Budget budget = BudgetOf(cfg, opt);
+  fs::create_directories(out_dir);
+  ReturnLargeBlocksToTheKernel();
+  const MemoryWatch memory;
+  ThreadPool pool(static_cast<size_t>(std::max(1, opt.threads)));
+  BuildReport report;
+  report.budget_bytes = budget.total;
+  const std::string fingerprint = InputFingerprint(cfg, budget.total);
+  const std::string work = PrepareWorkDirectory(out_dir, fingerprint);
+  // 1. Read, normalize, language, quality: chunk by chunk into document runs.
+  std::vector<std::string> runs =
+      ReadIntoDocRuns(cfg, budget, work, fingerprint, pool, opt.progress, report);
+  return CrossDocumentPhases(cfg, out_dir, budget, work, std::move(runs), opt, pool, memory,
+                             report);
+}
+
+ReadTaskSummary RunReadTask(const CorpusConfig& cfg, const std::string& out_dir, uint32_t task,
+                            uint32_t tasks, const BuildOptions& opt) {
+  const Budget budget = BudgetOf(cfg, opt);
+  fs::create_directories(ReadTasksDirectory(out_dir, tasks));
+  const TaskLock lock(ReadTaskDirectory(out_dir, task, tasks) + ".lock");
+  const ReadTaskPlan plan = PlanReadTask(cfg, out_dir, task, tasks, budget.total);
+  ReadTaskSummary sum;
+  sum.dir = plan.dir;
+  sum.first_file = plan.files.begin;
+  sum.end_file = plan.files.end;
+  for (uint32_t f = plan.files.begin; f < plan.files.end; ++f) sum.bytes += plan.bytes[f];
+  if (ReadTaskIsComplete(cfg, plan)) {
+    sum.already_complete = true;
+    return sum;
+  }
+  ReturnLargeBlocksToTheKernel();
+  ThreadPool pool(static_cast<size_t>(std::max(1, opt.threads)));
+  PrepareReadTaskDirectory(plan);
+  BuildReport report;
+  ReadTaskRecord record;
+  record.runs = ReadIntoDocRuns(cfg, budget, plan.dir, plan.fingerprint, pool, opt.progress,
+                                report, plan.files);
+  record.quarantined = std::move(report.quarantined);
+  record.warc_skipped = report.warc_skipped;
+  record.resumed_runs = report.resumed_runs;
+  record.checkpoint_seconds = report.checkpoint_seconds;
+  for (const auto& [stage, s] : report.seconds) record.seconds.push_back({stage, s});
+  WriteReadTaskManifest(cfg, plan, record);
+  sum.runs = record.runs.size();
+  sum.resumed_runs = record.resumed_runs;
+  sum.quarantined = record.quarantined.size();
+  return sum;
+}
+
+BuildSummary BuildCorpusFromTasks(const CorpusConfig& cfg, const std::string& out_dir,
+                                  uint32_t tasks, const BuildOptions& opt) {
+  const Budget budget = BudgetOf(cfg, opt);
+  // Verified before anything in out_dir is touched: a refused final phase loses nothing.
+  std::string fingerprint;
+  std::vector<ReadTaskRecord> records = VerifyReadTasks(cfg, out_dir, tasks, &fingerprint);
+  ReturnLargeBlocksToTheKernel();
+  const MemoryWatch memory;
+  ThreadPool pool(static_cast<size_t>(std::max(1, opt.threads)));
+  BuildReport report;
+  report.budget_bytes = budget.total;
+  std::vector<std::string> runs;
+  AddReadTasks(records, report, runs);
+  const std::string work = PrepareWorkDirectory(out_dir, fingerprint);
+  BuildSummary sum = CrossDocumentPhases(cfg, out_dir, budget, work, std::move(runs), opt, pool,
+                                         memory, report);
+  fs::remove_all(ReadTasksDirectory(out_dir, tasks));  // complete: the tasks' runs are spent
+  std::error_code ignored;  // .tasks itself goes when no other task count's outputs remain
+  fs::remove(out_dir + "/.tasks", ignored);
   return sum;
 }
 

@@ -36,6 +36,23 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir,
                          const BuildOptions& opt);
 BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir, int threads);
 
+// The same build in tasks (build_tasks.h): read task `task` of `tasks` runs the per-document
+// stages on its slice of the inputs; once all are complete, BuildCorpusFromTasks verifies them
+// and runs the cross-document phases, writing the shards and lineage a one-process build
+// writes, byte for byte, and removing the tasks' directory. A task that is already complete
+// does nothing (already_complete); BuildCorpusFromTasks refuses, before touching anything, while
+// any task is incomplete or damaged, naming each.
+struct ReadTaskSummary {
+  bool already_complete = false;
+  std::string dir;
+  uint32_t first_file = 0, end_file = 0;  // build file indices [first, end)
+  uint64_t bytes = 0, runs = 0, resumed_runs = 0, quarantined = 0;
+};
+ReadTaskSummary RunReadTask(const CorpusConfig& cfg, const std::string& out_dir, uint32_t task,
+                            uint32_t tasks, const BuildOptions& opt);
+BuildSummary BuildCorpusFromTasks(const CorpusConfig& cfg, const std::string& out_dir,
+                                  uint32_t tasks, const BuildOptions& opt);
+
 // A human-readable account of one document from a lineage database ("" if unknown key).
 std::string ExplainDocument(const std::string& lineage_db, const std::string& key);
 

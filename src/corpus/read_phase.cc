@@ -85,10 +85,13 @@ std::vector<std::string> BuildFileList(const CorpusConfig& cfg) {
 std::vector<std::string> ReadIntoDocRuns(const CorpusConfig& cfg, const Budget& budget,
                                          const std::string& work, const std::string& fingerprint,
                                          ThreadPool& pool, bool show_progress,
-                                         BuildReport& report) {
+                                         BuildReport& report, FileRange range) {
   const auto start = Clock::now();
   uint64_t input_bytes = 0;
-  for (const std::string& f : BuildFileList(cfg)) input_bytes += std::filesystem::file_size(f);
+  const std::vector<std::string> files = BuildFileList(cfg);
+  for (uint32_t f = 0; f < files.size(); ++f) {
+    if (range.contains(f)) input_bytes += std::filesystem::file_size(files[f]);
+  }
   std::unique_ptr<LanguageIdentifier> lid;
   if (cfg.language) lid = std::make_unique<LanguageIdentifier>(cfg.language_model);
   const std::vector<std::unique_ptr<DocStage>> stages = PerDocumentStages(cfg, lid.get());
@@ -98,7 +101,7 @@ std::vector<std::string> ReadIntoDocRuns(const CorpusConfig& cfg, const Budget& 
   uint32_t first_file = 0;
   for (size_t i = 0; i < cfg.sources.size(); ++i) {
     ReadSource(
-        cfg, i, first_file,
+        cfg, i, first_file, range,
         [&](RawDoc&& r) {
           const uint64_t offset = r.offset;
           if (chunks.Add(std::move(r), static_cast<uint32_t>(i))) progress.Update(files_done + offset);

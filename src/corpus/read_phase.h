@@ -13,16 +13,19 @@
 #include "corpus/build_budget.h"
 #include "corpus/build_report.h"
 #include "corpus/config.h"
+#include "corpus/source_reader.h"
 
 namespace trail::corpus {
 
 // Every source's files in config order: the build's file indices.
 std::vector<std::string> BuildFileList(const CorpusConfig& cfg);
 
-// Returns the document runs' paths in chunk order. Fills the report's read and per-stage
-// times, reader quarantine (also counted as read-stage drops), WARC skips, runs and resumes.
+// Reads the files in `range` (a read task's slice; every file by default) and returns the
+// document runs' paths in chunk order. Fills the report's read and per-stage times, reader
+// quarantine (also counted as read-stage drops), WARC skips, runs and resumes.
 std::vector<std::string> ReadIntoDocRuns(const CorpusConfig& cfg, const Budget& budget,
                                          const std::string& work, const std::string& fingerprint,
-                                         ThreadPool& pool, bool progress, BuildReport& report);
+                                         ThreadPool& pool, bool progress, BuildReport& report,
+                                         FileRange range = {});
 
 }  // namespace trail::corpus

@@ -35,7 +35,7 @@ std::string Padded(uint64_t i) {
   return buf;
 }
 
-void ReadSource(const CorpusConfig& cfg, size_t index, uint32_t first_file,
+void ReadSource(const CorpusConfig& cfg, size_t index, uint32_t first_file, FileRange range,
                 const std::function<void(RawDoc&&)>& on_doc, const QuarantineFn& on_bad,
                 uint64_t& warc_skipped, const std::function<void(uint64_t)>& on_file_done) {
   const SourceConfig& s = cfg.sources[index];
@@ -43,6 +43,7 @@ void ReadSource(const CorpusConfig& cfg, size_t index, uint32_t first_file,
   for (size_t f = 0; f < s.paths.size(); ++f) {
     const std::string& path = s.paths[f];
     const uint32_t file_index = first_file + static_cast<uint32_t>(f);
+    if (!range.contains(file_index)) continue;
     TRAIL_CHECK(fs::exists(path), s.name, ": input file ", path, " does not exist");
     const std::string base = fs::path(path).lexically_relative(common).string();
     auto keep = [&](RawRecord&& r) {

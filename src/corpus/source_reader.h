@@ -21,9 +21,16 @@ struct RawDoc {
   std::string raw;
 };
 
-// Reads source `index` (whose first file has build file index `first_file`). on_file_done gets
-// each file's size after its last record; warc_skipped counts WARC records of other types.
-void ReadSource(const CorpusConfig& cfg, size_t index, uint32_t first_file,
+// A range of build file indices [begin, end): the files one read task reads.
+struct FileRange {
+  uint32_t begin = 0, end = UINT32_MAX;
+  bool contains(uint32_t i) const { return i >= begin && i < end; }
+};
+
+// Reads the files of source `index` (whose first file has build file index `first_file`) that
+// lie in `range`; keys are the same as when every file is read. on_file_done gets each file's
+// size after its last record; warc_skipped counts WARC records of other types.
+void ReadSource(const CorpusConfig& cfg, size_t index, uint32_t first_file, FileRange range,
                 const std::function<void(RawDoc&&)>& on_doc, const QuarantineFn& on_bad,
                 uint64_t& warc_skipped, const std::function<void(uint64_t)>& on_file_done);
 
