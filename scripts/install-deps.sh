@@ -19,6 +19,7 @@ native_pkgs=(
 # b3sum and python3-cryptography: independent BLAKE3 and Ed25519 for the audit tests' forgeries.
 # python3-torch (Debian's) is the float64 reference for the model's gradients and the training benchmark.
 # chromium (headless) opens the HTML run report in the tests: rendering, console, DOM numbers.
+# slurm-wlm and munge: a one-node Slurm that the tests start to run the corpus build's job arrays.
 # Real text for the tokenizer's differential tests and benchmarks, and the reference encoder's
 # runtime (node; the npm packages are pinned in assets/ and fetched by scripts/fetch-assets.sh).
 data_pkgs=(
@@ -27,7 +28,7 @@ data_pkgs=(
   zstd gzip bc time bsdgames fortunes-eo-ascii fortunes-eo-iso3 b3sum python3-cryptography
   python3-torch python3-numpy libopenblas0-openmp
   golang-1.19-src golang-golang-x-net-dev golang-golang-x-crypto-dev
-  chromium
+  chromium slurm-wlm munge
 )
 # A machine that already has node and npm (e.g. from NodeSource) keeps them.
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then data_pkgs+=(nodejs npm); fi
