@@ -1,9 +1,5 @@
 #include "corpus/build_tasks.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
@@ -32,31 +28,12 @@ std::string ConfigSha(const CorpusConfig& cfg) {
   return ToHex(Sha256({reinterpret_cast<const uint8_t*>(cfg.text.data()), cfg.text.size()}));
 }
 
-std::string Sha(const Json& j) {
-  const std::string s = j.dump();
-  return ToHex(Sha256({reinterpret_cast<const uint8_t*>(s.data()), s.size()}));
-}
-
 Json FilesJson(const ReadTaskPlan& p) {
   Json files = Json::array();
   for (uint32_t f = p.files.begin; f < p.files.end; ++f) {
     files.push_back(Json{{"index", f}, {"path", p.paths[f]}, {"bytes", p.bytes[f]}});
   }
   return files;
-}
-
-// The manifest if it parses and its self-hash holds; null otherwise.
-Json LoadManifest(const std::string& dir) {
-  const std::string path = dir + "/task.json";
-  try {
-    if (!fs::exists(path) || fs::file_size(path) > kMaxManifestBytes) return nullptr;
-    Json m = Json::parse(ReadFileToString(path));
-    const std::string claimed = m.at("manifest_sha256");
-    m.erase("manifest_sha256");
-    return Sha(m) == claimed ? m : Json(nullptr);
-  } catch (const std::exception&) {
-    return nullptr;
-  }
 }
 
 std::vector<Quarantined> ReadQuarantine(const std::string& path) {
@@ -79,7 +56,7 @@ std::string CheckTask(const Json& expect_files, const std::string& config_sha,
                       const std::string& dir, uint32_t task, uint32_t tasks,
                       ReadTaskRecord* record, std::string* manifest_sha) {
   if (!fs::exists(dir + "/task.json")) return "not complete (no task.json)";
-  const Json m = LoadManifest(dir);
+  const Json m = ReadSealedManifest(dir + "/task.json", kMaxManifestBytes);
   if (m.is_null()) return "task.json is damaged (it does not parse or its manifest_sha256 differs)";
   try {
     if (m.at("format") != kFormat || m.at("task") != task || m.at("tasks") != tasks) {
@@ -89,7 +66,7 @@ std::string CheckTask(const Json& expect_files, const std::string& config_sha,
       return "ran with another config or trail version";
     }
     if (m.at("files") != expect_files) return "ran on other input files (they changed since)";
-    *manifest_sha = Sha(m);
+    *manifest_sha = JsonSha256(m);
     for (const Json& r : m.at("runs")) {
       const std::string name = r.at("name");
       const std::string path = dir + "/" + name;
@@ -129,33 +106,12 @@ std::vector<uint64_t> FileSizes(const std::vector<std::string>& paths) {
 
 }  // namespace
 
-FileRange ReadTaskSlice(const std::vector<uint64_t>& file_bytes, uint32_t task, uint32_t tasks) {
-  TRAIL_CHECK(tasks > 0 && task < tasks, "task ", task, " of ", tasks, ": need 0 <= task < tasks");
-  unsigned __int128 total = 0;
-  for (uint64_t b : file_bytes) total += b;
-  const size_t n = file_bytes.size();
-  FileRange r{0, 0};
-  unsigned __int128 before = 0;
-  for (size_t j = 0; j < n; ++j) {
-    // Owner of file j: the midpoint's share, 2·before + bytes over 2·total (monotone in j).
-    const uint32_t owner =
-        total == 0 ? static_cast<uint32_t>(j * tasks / n)
-                   : static_cast<uint32_t>(std::min<unsigned __int128>(
-                         tasks - 1, (2 * before + file_bytes[j]) * tasks / (2 * total)));
-    before += file_bytes[j];
-    if (owner < task) r.begin = static_cast<uint32_t>(j + 1);
-    if (owner <= task) r.end = static_cast<uint32_t>(j + 1);
-  }
-  r.end = std::max(r.begin, r.end);
-  return r;
-}
-
 std::string ReadTasksDirectory(const std::string& out_dir, uint32_t tasks) {
   return out_dir + "/.tasks/read-" + Num5(tasks);
 }
 
 std::string ReadTaskDirectory(const std::string& out_dir, uint32_t task, uint32_t tasks) {
-  return ReadTasksDirectory(out_dir, tasks) + "/task-" + Num5(task);
+  return ReadTasksDirectory(out_dir, tasks) + "/" + TaskName(task);
 }
 
 ReadTaskPlan PlanReadTask(const CorpusConfig& cfg, const std::string& out_dir, uint32_t task,
@@ -165,7 +121,7 @@ ReadTaskPlan PlanReadTask(const CorpusConfig& cfg, const std::string& out_dir, u
   p.tasks = tasks;
   p.paths = BuildFileList(cfg);
   p.bytes = FileSizes(p.paths);
-  p.files = ReadTaskSlice(p.bytes, task, tasks);
+  p.files = TaskSlice(p.bytes, task, tasks);
   p.dir = ReadTaskDirectory(out_dir, task, tasks);
   Sha256Hasher h;
   h.Update(cfg.text.data(), cfg.text.size());
@@ -183,7 +139,7 @@ ReadTaskPlan PlanReadTask(const CorpusConfig& cfg, const std::string& out_dir, u
 }
 
 bool ReadTaskIsComplete(const CorpusConfig& cfg, const ReadTaskPlan& plan) {
-  const Json m = LoadManifest(plan.dir);
+  const Json m = ReadSealedManifest(plan.dir + "/task.json", kMaxManifestBytes);
   if (m.is_null() || m.value("fingerprint", "") != plan.fingerprint) return false;
   ReadTaskRecord unused;
   std::string sha;
@@ -235,23 +191,7 @@ void WriteReadTaskManifest(const CorpusConfig& cfg, const ReadTaskPlan& plan,
          {"resumed_runs", record.resumed_runs},
          {"seconds", seconds},
          {"checkpoint_seconds", record.checkpoint_seconds}};
-  m["manifest_sha256"] = Sha(m);
-  WriteFileAtomic(plan.dir + "/task.json", m.dump(2) + "\n");
-}
-
-TaskLock::TaskLock(const std::string& path) {
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  TRAIL_CHECK(fd_ >= 0, path, ": cannot open the task's lock file: ", std::strerror(errno));
-  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-    ::close(fd_);
-    fd_ = -1;
-    TRAIL_FAIL("this task is running in another process (", path,
-               " is locked); wait for it to end, or end it, then run the task again");
-  }
-}
-
-TaskLock::~TaskLock() {
-  if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+  WriteSealedManifest(plan.dir + "/task.json", std::move(m));
 }
 
 std::vector<ReadTaskRecord> VerifyReadTasks(const CorpusConfig& cfg, const std::string& out_dir,
@@ -267,7 +207,7 @@ std::vector<ReadTaskRecord> VerifyReadTasks(const CorpusConfig& cfg, const std::
   Sha256Hasher all;
   for (uint32_t t = 0; t < tasks; ++t) {
     plan.task = t;
-    plan.files = ReadTaskSlice(plan.bytes, t, tasks);
+    plan.files = TaskSlice(plan.bytes, t, tasks);
     std::string sha;
     const std::string why = CheckTask(FilesJson(plan), config_sha,
                                       ReadTaskDirectory(out_dir, t, tasks), t, tasks, &records[t],

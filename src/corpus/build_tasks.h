@@ -6,21 +6,21 @@
 //   final phase, one task, once every read task is complete:
 //     trail corpus build --config C --out DIR --tasks N
 //
-// Read task i reads a contiguous slice of the build's input files (ReadTaskSlice), runs the
+// Read task i reads a contiguous slice of the build's input files (core/task_files.h), runs the
 // per-document stages on it (normalize, language, quality) and leaves under its directory
 // DIR/.tasks/read-NNNNN/task-IIIII/ the document runs (as a one-process build leaves them in
 // .work), quarantine.bin (the reader's quarantined records, in read order) and, written last,
 // task.json — the manifest: format "trail.corpus-read-task.v1", task, tasks, config_sha256,
 // stage_versions, fingerprint, the files read (index, path, bytes), every run (name,
 // documents, sha256), the quarantine file's record count and sha256, warc_skipped, the stage
-// times, and manifest_sha256 (SHA-256 of the manifest's compact JSON without that field).
+// times, and the seal manifest_sha256 (core/task_files.h).
 //
 // A task is idempotent: one whose manifest and files verify does nothing; otherwise it redoes
 // what does not verify, reusing every intact document run of an interrupted attempt
 // (build_work.h). Its directory belongs to a fingerprint — config text, stage versions,
 // memory budget, task, tasks and its files' paths and SHA-256 — and any other clears it.
-// A task holds an exclusive lock (flock on task-IIIII.lock) while it runs: a second copy of the
-// same task refuses to start.
+// A task holds a TaskLock on task-IIIII.lock while it runs: a second copy of the same task
+// refuses to start.
 //
 // The final phase verifies every manifest, run and quarantine file (VerifyReadTasks) before it
 // touches anything, naming each task that is missing, damaged or from another config or
@@ -35,16 +35,12 @@
 #include <string>
 #include <vector>
 
+#include "core/task_files.h"
 #include "corpus/config.h"
 #include "corpus/reader.h"
 #include "corpus/source_reader.h"
 
 namespace trail::corpus {
-
-// The files of read task `task` of `tasks`: each file goes to the task whose equal share of the
-// input bytes holds the file's midpoint (by count when every file is empty), so slices are
-// contiguous, balanced by bytes, and some are empty when there are more tasks than files.
-FileRange ReadTaskSlice(const std::vector<uint64_t>& file_bytes, uint32_t task, uint32_t tasks);
 
 std::string ReadTasksDirectory(const std::string& out_dir, uint32_t tasks);
 std::string ReadTaskDirectory(const std::string& out_dir, uint32_t task, uint32_t tasks);
@@ -77,18 +73,6 @@ void PrepareReadTaskDirectory(const ReadTaskPlan& plan);
 // quarantine.bin, then task.json (fsynced, renamed): the task is complete from here on.
 void WriteReadTaskManifest(const CorpusConfig& cfg, const ReadTaskPlan& plan,
                            const ReadTaskRecord& record);
-
-// An exclusive lock on a task, released when destroyed; throws when another process holds it.
-class TaskLock {
- public:
-  explicit TaskLock(const std::string& path);
-  ~TaskLock();
-  TaskLock(const TaskLock&) = delete;
-  TaskLock& operator=(const TaskLock&) = delete;
-
- private:
-  int fd_ = -1;
-};
 
 // Every read task's record, in task order, after verifying each against the config and the
 // current input files' sizes; throws trail::Error naming every task that is incomplete,

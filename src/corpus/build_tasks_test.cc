@@ -11,41 +11,13 @@
 #include <random>
 
 #include "core/file_util.h"
+#include "core/task_files.h"
 #include "core/test_util.h"
 #include "corpus/pipeline.h"
 
 namespace trail::corpus {
 namespace {
 namespace fs = std::filesystem;
-
-TEST(ReadTaskSlice, ContiguousCoveringAndBalancedByBytes) {
-  const std::vector<uint64_t> bytes = {100, 0, 5, 900, 40, 40, 0, 300, 1, 1, 2000, 7};
-  const uint64_t total = std::accumulate(bytes.begin(), bytes.end(), uint64_t{0});
-  for (uint32_t n : {1u, 2u, 3u, 7u, 12u, 40u}) {
-    uint32_t next = 0;
-    for (uint32_t t = 0; t < n; ++t) {
-      const FileRange r = ReadTaskSlice(bytes, t, n);
-      EXPECT_EQ(r.begin, next) << "task " << t << " of " << n;  // contiguous, in order
-      EXPECT_LE(r.begin, r.end);
-      uint64_t mine = 0;
-      for (uint32_t f = r.begin; f < r.end; ++f) mine += bytes[f];
-      // A task holds at most its share plus the one file that straddles each of its edges.
-      uint64_t largest = 0;
-      for (uint32_t f = r.begin; f < r.end; ++f) largest = std::max(largest, bytes[f]);
-      EXPECT_LE(mine, total / n + 2 * largest + 1) << "task " << t << " of " << n;
-      next = r.end;
-    }
-    EXPECT_EQ(next, bytes.size()) << n << " tasks cover every file";
-  }
-  // The 2000-byte file is more than half of the bytes: with 2 tasks it makes task 1 alone.
-  EXPECT_EQ(ReadTaskSlice(bytes, 1, 2).begin, 10u);
-  // More tasks than files: some are empty; all-empty files go by count.
-  const std::vector<uint64_t> empty(3, 0);
-  EXPECT_EQ(ReadTaskSlice(empty, 0, 3).end, 1u);
-  EXPECT_EQ(ReadTaskSlice(empty, 2, 3).begin, 2u);
-  EXPECT_EQ(ReadTaskSlice(empty, 1, 6).begin, ReadTaskSlice(empty, 1, 6).end);
-  EXPECT_NE(ErrorOf([&] { ReadTaskSlice(bytes, 3, 3); }), "");
-}
 
 std::string Line(const std::string& id, const std::string& text) {
   return "{\"id\": \"" + id + "\", \"text\": \"" + text + "\"}\n";
@@ -184,7 +156,7 @@ TEST(CorpusBuildInTasks, AnyTaskCountGivesTheOneProcessBuildsBytes) {
   }
   auto task_of = [&](uint32_t file, uint32_t n) {
     for (uint32_t t = 0; t < n; ++t) {
-      if (ReadTaskSlice(bytes, t, n).contains(file)) return t;
+      if (TaskSlice(bytes, t, n).contains(file)) return t;
     }
     return n;
   };
@@ -240,7 +212,9 @@ TEST(CorpusBuildInTasks, DamagedOrMissingTaskOutputIsNamedAndRepairedByRerunning
   for (uint32_t t : {0u, 1u, 2u}) {
     const ReadTaskSummary s = RunReadTask(cfg, out, t, 3, opt);
     EXPECT_FALSE(s.already_complete);
-    if (t == 1) EXPECT_EQ(s.resumed_runs, s.runs - 1);
+    if (t == 1) {
+      EXPECT_EQ(s.resumed_runs, s.runs - 1);
+    }
   }
   BuildCorpusFromTasks(cfg, out, 3, opt);
   EXPECT_TRUE(State(out) == want);

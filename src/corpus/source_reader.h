@@ -9,6 +9,7 @@
 #include <functional>
 #include <string>
 
+#include "core/task_files.h"
 #include "corpus/config.h"
 #include "corpus/reader.h"
 
@@ -19,12 +20,6 @@ struct RawDoc {
   uint32_t file_index;  // into the build's list of every source's files, in config order
   uint64_t offset;      // of the record in its file
   std::string raw;
-};
-
-// A range of build file indices [begin, end): the files one read task reads.
-struct FileRange {
-  uint32_t begin = 0, end = UINT32_MAX;
-  bool contains(uint32_t i) const { return i >= begin && i < end; }
 };
 
 // Reads the files of source `index` (whose first file has build file index `first_file`) that
