@@ -14,6 +14,7 @@
 #include "ingest/manifest_builder.h"
 #include "ingest/token_import.h"
 #include "ingest/tokenize_job.h"
+#include "ingest/tokenize_tasks.h"
 #include "tokenizer/contract.h"
 
 namespace trail::cli {
@@ -173,6 +174,27 @@ int RunShard(const DataOptions& o) {
   return 0;
 }
 
+void PrintTokenizeProgress(const ingest::TokenizeProgress& p) {
+  std::fprintf(stderr, "tokenize: %llu documents, %.1f MB, %llu tokens, %.1f MB/s\n",
+               (unsigned long long)p.documents, p.bytes / 1e6, (unsigned long long)p.tokens,
+               p.bytes / 1e6 / p.seconds);
+}
+
+// One encode task of a tokenize job in tasks.
+int RunTokenizeTask(const DataOptions& o, const ingest::TokenizeOptions& t) {
+  TRAIL_CHECK(o.task < o.tasks, "--task ", o.task, " is not a task of --tasks ", o.tasks,
+              ": tasks are numbered 0 to ", o.tasks - 1);
+  const ingest::TokenizeTaskSummary s = ingest::RunTokenizeTask(
+      t, static_cast<uint32_t>(o.task), static_cast<uint32_t>(o.tasks));
+  std::fprintf(stderr, "tokenize: encode task %lld of %lld %s: inputs %u..%u (%.1f MB), %llu "
+               "documents, %llu tokens -> %s\n",
+               (long long)o.task, (long long)o.tasks,
+               s.already_complete ? "was already complete" : "done", s.first_file, s.end_file,
+               s.bytes / 1e6, (unsigned long long)s.documents, (unsigned long long)s.tokens,
+               s.dir.c_str());
+  return 0;
+}
+
 int RunTokenize(const DataOptions& o) {
   ingest::TokenizeOptions t;
   t.contract = o.contract;
@@ -183,11 +205,11 @@ int RunTokenize(const DataOptions& o) {
   t.domain = o.domain;
   t.threads = o.threads;
   t.max_shards = o.max_shards;
-  const ingest::TokenizeResult r = ingest::RunTokenize(t, [](const ingest::TokenizeProgress& p) {
-    std::fprintf(stderr, "tokenize: %llu documents, %.1f MB, %llu tokens, %.1f MB/s\n",
-                 (unsigned long long)p.documents, p.bytes / 1e6, (unsigned long long)p.tokens,
-                 p.bytes / 1e6 / p.seconds);
-  });
+  TRAIL_CHECK(o.task < 0 || o.tasks > 0, "--task belongs to a job in tasks: give --tasks N too");
+  if (o.task >= 0) return RunTokenizeTask(o, t);
+  const ingest::TokenizeResult r =
+      o.tasks > 0 ? ingest::RunTokenizeFromTasks(t, static_cast<uint32_t>(o.tasks))
+                  : ingest::RunTokenize(t, PrintTokenizeProgress);
   ingest::WriteShardList(r, o.output_dir + "/" + o.prefix + ".shards.json");
   std::fprintf(stderr, "tokenize: %s: %zu shards (%d verified from an earlier run), %llu documents "
                "(%llu empty, skipped), %llu tokens, %.2f bytes/token\n",
@@ -329,6 +351,14 @@ void AddDataCommand(CLI::App& app, DataCommand& cmd) {
   cmd.tokenize->add_option("--threads", o.threads, "Encoding threads")->check(CLI::Range(1, 1024));
   cmd.tokenize->add_option("--max-shards", o.max_shards,
                            "Stop after writing this many shards (rerun to continue)");
+  cmd.tokenize->add_option("--tasks", o.tasks,
+                           "Tokenize in this many encode tasks plus a final phase (any scheduler "
+                           "runs them; docs/data.md, \"Tokenizing in tasks\")")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  cmd.tokenize->add_option("--task", o.task,
+                           "The encode task to run, 0 .. tasks-1 (with --tasks); without it, "
+                           "the final phase")
+      ->check(CLI::Range(int64_t{0}, (int64_t{1} << 20) - 1));
 
   cmd.manifest = cmd.data->add_subcommand(
       "manifest", "Write a data manifest from tokenize outputs (checked by opening its stream)");

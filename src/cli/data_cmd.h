@@ -30,6 +30,7 @@ struct DataOptions {
   uint32_t domain = 0;
   int threads = 1;
   int64_t max_shards = -1;
+  int64_t task = -1, tasks = 0;  // tokenize in tasks (ingest/tokenize_tasks.h)
   // manifest
   std::vector<std::string> sources;  // NAME=SHARE=SHARDS_JSON
   std::vector<std::string> validation, test;  // DOMAIN=SHARDS_JSON
