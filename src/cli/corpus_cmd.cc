@@ -78,6 +78,13 @@ void AddCorpusCommand(CLI::App& app, CorpusCommand& cmd) {
   cmd.tokenize->add_option("--threads", cmd.threads, "Encoding threads")->check(CLI::Range(1, 1024));
   cmd.tokenize->add_option("--shard-tokens", cmd.shard_tokens, "Close a token shard at this many tokens")
       ->capture_default_str();
+  cmd.tokenize->add_option("--tasks", cmd.tasks,
+                           "Tokenize in this many encode tasks plus a final phase (docs/corpus.md)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  cmd.tokenize->add_option("--task", cmd.task,
+                           "The encode task to run, 0 .. tasks-1 (with --tasks); without it, the "
+                           "final phase")
+      ->check(CLI::Range(int64_t{0}, (int64_t{1} << 20) - 1));
   cmd.why = cmd.corpus->add_subcommand("why", "Why a document was kept or dropped");
   cmd.why->add_option("--out", cmd.out, "The build's output directory")->required();
   cmd.why->add_option("key", cmd.key, "Document key")->required();
@@ -102,6 +109,42 @@ int RunReadTaskCommand(const CorpusCommand& cmd, const corpus::BuildOptions& opt
                what.c_str(), s.first_file, s.end_file, s.bytes / 1e6,
                (unsigned long long)s.runs, (unsigned long long)s.resumed_runs,
                (unsigned long long)s.quarantined, s.dir.c_str());
+  return 0;
+}
+
+// `corpus tokenize`, in one process or as one task or the final phase of a job in tasks.
+int RunCorpusTokenize(const CorpusCommand& cmd) {
+  corpus::CorpusTokenizeOptions opt;
+  opt.contract = cmd.contract;
+  opt.threads = cmd.threads;
+  opt.shard_tokens = cmd.shard_tokens;
+  TRAIL_CHECK(cmd.task < 0 || cmd.tasks > 0, "--task belongs to a job in tasks: give --tasks N too");
+  if (cmd.task >= 0) {
+    TRAIL_CHECK(cmd.task < cmd.tasks, "--task ", cmd.task, " is not a task of --tasks ", cmd.tasks,
+                ": tasks are numbered 0 to ", cmd.tasks - 1);
+    const ingest::TokenizeTaskSummary s = corpus::TokenizeCorpusTask(
+        cmd.out, opt, static_cast<uint32_t>(cmd.task), static_cast<uint32_t>(cmd.tasks));
+    std::fprintf(stderr, "corpus tokenize: encode task %lld of %lld %s: shards %u..%u (%.1f MB), "
+                 "%llu documents, %llu tokens -> %s\n",
+                 (long long)cmd.task, (long long)cmd.tasks,
+                 s.already_complete ? "was already complete" : "done", s.first_file, s.end_file,
+                 s.bytes / 1e6, (unsigned long long)s.documents, (unsigned long long)s.tokens,
+                 s.dir.c_str());
+    return 0;
+  }
+  const corpus::CorpusTokens t =
+      cmd.tasks > 0 ? corpus::TokenizeCorpusFromTasks(cmd.out, opt, static_cast<uint32_t>(cmd.tasks))
+                    : corpus::TokenizeCorpus(cmd.out, opt);
+  std::printf("%s", t.report_json.c_str());
+  std::fprintf(stderr, "  %-11s %-20s %10s %12s %10s %10s\n", "split", "source", "documents",
+               "tokens", "doc share", "tok share");
+  for (const corpus::TokenShare& r : t.shares) {
+    std::fprintf(stderr, "  %-11s %-20s %10llu %12llu %10.4f %10.4f\n", r.split.c_str(),
+                 r.source.c_str(), (unsigned long long)r.documents,
+                 (unsigned long long)r.tokens, r.document_share, r.token_share);
+  }
+  std::fprintf(stderr, "token shards and <source>.shards.json lists in %s/tokens/<split>/\n",
+               cmd.out.c_str());
   return 0;
 }
 
@@ -134,21 +177,7 @@ int RunCorpusCommand(const CorpusCommand& cmd) {
                  cmd.out.c_str());
     return 0;
   }
-  if (*cmd.tokenize) {
-    const corpus::CorpusTokens t =
-        corpus::TokenizeCorpus(cmd.out, cmd.contract, cmd.threads, cmd.shard_tokens);
-    std::printf("%s", t.report_json.c_str());
-    std::fprintf(stderr, "  %-11s %-20s %10s %12s %10s %10s\n", "split", "source", "documents",
-                 "tokens", "doc share", "tok share");
-    for (const corpus::TokenShare& r : t.shares) {
-      std::fprintf(stderr, "  %-11s %-20s %10llu %12llu %10.4f %10.4f\n", r.split.c_str(),
-                   r.source.c_str(), (unsigned long long)r.documents,
-                   (unsigned long long)r.tokens, r.document_share, r.token_share);
-    }
-    std::fprintf(stderr, "token shards and <source>.shards.json lists in %s/tokens/<split>/\n",
-                 cmd.out.c_str());
-    return 0;
-  }
+  if (*cmd.tokenize) return RunCorpusTokenize(cmd);
   const std::string text = corpus::ExplainDocument(cmd.out + "/lineage.sqlite", cmd.key);
   if (text.empty()) {
     std::fprintf(stderr, "trail: no document '%s' in %s/lineage.sqlite\n", cmd.key.c_str(),

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "ingest/tokenize_tasks.h"
+
 namespace trail::corpus {
 
 struct TokenShare {
@@ -23,7 +25,23 @@ struct CorpusTokens {
   std::string report_json;         // also written to <out>/tokens/report.json
 };
 
-CorpusTokens TokenizeCorpus(const std::string& out_dir, const std::string& contract, int threads,
-                            uint64_t shard_tokens = 100'000'000);
+struct CorpusTokenizeOptions {
+  std::string contract;  // tokenizer.contract.json
+  int threads = 1;
+  uint64_t shard_tokens = 100'000'000;
+};
+
+CorpusTokens TokenizeCorpus(const std::string& out_dir, const CorpusTokenizeOptions& opt);
+
+// The same in tasks (ingest/tokenize_tasks.h): encode task i of N takes a byte-balanced slice of
+// all the build's shards — the (split, source) groups' files as one list, in group order — into
+// <out>/tokens/.tasks/corpus-NNNNN/task-IIIII/; the final phase verifies every task and replays
+// the documents into each group's shard writer in turn, so token shards, shard lists, the
+// lineage's tokens table and the report are a one-process run's bytes for any N.
+ingest::TokenizeTaskSummary TokenizeCorpusTask(const std::string& out_dir,
+                                               const CorpusTokenizeOptions& opt, uint32_t task,
+                                               uint32_t tasks);
+CorpusTokens TokenizeCorpusFromTasks(const std::string& out_dir, const CorpusTokenizeOptions& opt,
+                                     uint32_t tasks);
 
 }  // namespace trail::corpus

@@ -41,7 +41,13 @@ TEST(CorpusTokens, EveryKeptDocumentGetsItsTokenRangeAndSharesAreMeasuredOnToken
   const tok::TokenizerContract c = tok::MakeContract(d + "/cl100k_base.tiktoken", d, "",
                                                      "<|endoftext|>", "<|endoftext|>", "");
   WriteFileAtomic(d + "/contract.json", tok::ContractToJson(c));
-  const CorpusTokens t = TokenizeCorpus(d + "/out", d + "/contract.json", 2);
+  // A pristine copy of the build for the same tokenization in tasks, below.
+  fs::copy(d + "/out", d + "/in-tasks", fs::copy_options::recursive);
+  CorpusTokenizeOptions opt;
+  opt.contract = d + "/contract.json";
+  opt.threads = 2;
+  opt.shard_tokens = 8000;  // several token shards per group
+  const CorpusTokens t = TokenizeCorpus(d + "/out", opt);
 
   double doc_sum = 0, tok_sum = 0;
   const TokenShare* kjv_train = nullptr;
@@ -82,6 +88,45 @@ TEST(CorpusTokens, EveryKeptDocumentGetsItsTokenRangeAndSharesAreMeasuredOnToken
   // The shard lists are ready for a data manifest.
   const auto list = nlohmann::json::parse(ReadFileToString(d + "/out/tokens/train/kjv.shards.json"));
   EXPECT_TRUE(list.value("complete", false));
+  EXPECT_GE(list["shards"].size(), 3u);
+
+  // In 4 encode tasks (run in shuffled order; a task spans the end of one (split, source) and
+  // the start of the next) and a final phase: the same token shards, lists, lineage and report.
+  for (uint32_t task : {2u, 0u, 3u, 1u}) TokenizeCorpusTask(d + "/in-tasks", opt, task, 4);
+  const CorpusTokens in_tasks = TokenizeCorpusFromTasks(d + "/in-tasks", opt, 4);
+  EXPECT_EQ(in_tasks.report_json, t.report_json);
+  size_t files = 0;
+  for (const auto& e : fs::recursive_directory_iterator(d + "/out/tokens")) {
+    if (!e.is_regular_file()) continue;
+    const std::string rel = fs::relative(e.path(), d + "/out").string();
+    std::string want = ReadFileToString(e.path());
+    // The journals name their inputs: the build's shards, here under another directory.
+    for (size_t at; (at = want.find(d + "/out/")) != std::string::npos;) {
+      want.replace(at, d.size() + 5, d + "/in-tasks/");
+    }
+    EXPECT_EQ(want, ReadFileToString(d + "/in-tasks/" + rel)) << rel;
+    ++files;
+  }
+  EXPECT_GE(files, 10u);
+  EXPECT_FALSE(fs::exists(d + "/in-tasks/tokens/.tasks"));
+  auto tokens_table = [](const std::string& db_path) {
+    sqlite3* db = nullptr;
+    sqlite3_open(db_path.c_str(), &db);
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(db, "SELECT * FROM tokens ORDER BY key", -1, &st, nullptr);
+    std::string all;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      for (int i = 0; i < 6; ++i) {
+        const unsigned char* v = sqlite3_column_text(st, i);
+        all += (v ? reinterpret_cast<const char*>(v) : "NULL") + std::string("|");
+      }
+      all += "\n";
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return all;
+  };
+  EXPECT_EQ(tokens_table(d + "/out/lineage.sqlite"), tokens_table(d + "/in-tasks/lineage.sqlite"));
 }
 
 }  // namespace

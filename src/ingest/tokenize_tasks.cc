@@ -146,21 +146,18 @@ TokenizeTaskSummary RunTokenizeTask(const TokenizeOptions& o, uint32_t task, uin
   return sum;
 }
 
-TokenizeResult RunTokenizeFromTasks(const TokenizeOptions& o, uint32_t tasks) {
-  TRAIL_CHECK(!o.inputs.empty(), "tokenize: no input files");
-  TRAIL_CHECK(o.shard_tokens > 0, "tokenize: shard_tokens must be positive");
-  TRAIL_CHECK(o.max_shards < 0, "--max-shards stops a one-process job, not the final phase");
+TokenRuns VerifyTokenizeTasks(const TokenizeOptions& o, uint32_t tasks) {
+  TRAIL_CHECK(tasks > 0, "--tasks must be at least 1");
   const tok::LoadedContract lc = tok::LoadContract(o.contract);
-  fs::create_directories(o.output_dir);
-  ShardSink sink(o, lc);
-  const InputPosition pos = sink.Resume();
-  if (sink.res().complete) return sink.res();
   const Json header = TokenizeJournalHeader(o, ToHex(lc.hash));
   const std::vector<uint64_t> bytes = FileSizes(o.inputs);
+  TokenRuns runs;
   std::vector<std::string> problems;
   for (uint32_t t = 0; t < tasks; ++t) {
+    runs.slices.push_back(TaskSlice(bytes, t, tasks));
+    runs.paths.push_back(TaskDirectory(o, t, tasks) + "/tokens.run");
     const std::string why = CheckTask(TaskDirectory(o, t, tasks), t, tasks, header,
-                                      FilesJson(o, bytes, TaskSlice(bytes, t, tasks)), "");
+                                      FilesJson(o, bytes, runs.slices.back()), "");
     if (!why.empty()) problems.push_back("task " + std::to_string(t) + ": " + why);
   }
   if (!problems.empty()) {
@@ -172,28 +169,51 @@ TokenizeResult RunTokenizeFromTasks(const TokenizeOptions& o, uint32_t tasks) {
                "\nRun each of these tasks again (the same command with --task I --tasks ", tasks,
                "; each alone repairs itself), then this phase again.");
   }
-  // Replayed in task order; what an interrupted final phase already wrote is skipped.
-  TokenBatch batch;
+  return runs;
+}
+
+void ReplayTokenRuns(const TokenRuns& runs, const std::function<void(TokenDoc&&)>& fn) {
   std::string rec;
-  for (uint32_t t = 0; t < tasks; ++t) {
-    const FileRange slice = TaskSlice(bytes, t, tasks);
-    SpillReader run(TaskDirectory(o, t, tasks) + "/tokens.run", 1 << 20);
-    for (bool more = true; more;) {
-      batch.clear();
-      while (batch.size() < 2048 && (more = run.ReadRecord(rec))) {
-        TokenDoc d = DecodeTokenDoc(rec);
-        TRAIL_CHECK(d.input < UINT32_MAX && slice.contains(static_cast<uint32_t>(d.input)),
-                    "task ", t, ": tokens.run names input ", d.input, ", not one of its files");
-        if (d.input < pos.input || (d.input == pos.input && d.line <= pos.line)) continue;
-        batch.push_back(std::move(d));
-      }
-      sink.Write(batch);
+  for (size_t t = 0; t < runs.paths.size(); ++t) {
+    SpillReader run(runs.paths[t], 1 << 20);
+    while (run.ReadRecord(rec)) {
+      TokenDoc d = DecodeTokenDoc(rec);
+      TRAIL_CHECK(d.input < UINT32_MAX && runs.slices[t].contains(static_cast<uint32_t>(d.input)),
+                  "task ", t, ": tokens.run names input ", d.input, ", not one of its files");
+      fn(std::move(d));
     }
   }
-  sink.Complete();
+}
+
+void RemoveTokenizeTasks(const TokenizeOptions& o, uint32_t tasks) {
   fs::remove_all(TasksDirectory(o, tasks));
   std::error_code ignored;  // .tasks itself goes when nothing else is in it
   fs::remove(o.output_dir + "/.tasks", ignored);
+}
+
+TokenizeResult RunTokenizeFromTasks(const TokenizeOptions& o, uint32_t tasks) {
+  TRAIL_CHECK(!o.inputs.empty(), "tokenize: no input files");
+  TRAIL_CHECK(o.shard_tokens > 0, "tokenize: shard_tokens must be positive");
+  TRAIL_CHECK(o.max_shards < 0, "--max-shards stops a one-process job, not the final phase");
+  const tok::LoadedContract lc = tok::LoadContract(o.contract);
+  fs::create_directories(o.output_dir);
+  ShardSink sink(o, lc);
+  const InputPosition pos = sink.Resume();
+  if (sink.res().complete) return sink.res();
+  const TokenRuns runs = VerifyTokenizeTasks(o, tasks);  // before anything is written
+  // Replayed in task order; what an interrupted final phase already wrote is skipped.
+  TokenBatch batch;
+  ReplayTokenRuns(runs, [&](TokenDoc&& d) {
+    if (d.input < pos.input || (d.input == pos.input && d.line <= pos.line)) return;
+    batch.push_back(std::move(d));
+    if (batch.size() == 2048) {
+      sink.Write(batch);
+      batch.clear();
+    }
+  });
+  sink.Write(batch);
+  sink.Complete();
+  RemoveTokenizeTasks(o, tasks);
   return sink.res();
 }
 

@@ -23,6 +23,11 @@
 #include <cstdint>
 #include <string>
 
+#include <functional>
+#include <vector>
+
+#include "core/task_files.h"
+#include "ingest/token_batches.h"
 #include "ingest/tokenize_job.h"
 
 namespace trail::ingest {
@@ -35,5 +40,17 @@ struct TokenizeTaskSummary {
 };
 TokenizeTaskSummary RunTokenizeTask(const TokenizeOptions& opt, uint32_t task, uint32_t tasks);
 TokenizeResult RunTokenizeFromTasks(const TokenizeOptions& opt, uint32_t tasks);
+
+// The final phase's parts, for jobs that write through several sinks (corpus tokenize):
+// every encode task verified — throws naming each one that is missing, damaged, or from other
+// parameters or inputs — then their documents in task order, each checked to name an input
+// of its task's slice; the tasks' directory removed once the job is complete.
+struct TokenRuns {
+  std::vector<std::string> paths;  // tokens.run of each task, in task order
+  std::vector<FileRange> slices;
+};
+TokenRuns VerifyTokenizeTasks(const TokenizeOptions& opt, uint32_t tasks);
+void ReplayTokenRuns(const TokenRuns& runs, const std::function<void(TokenDoc&&)>& fn);
+void RemoveTokenizeTasks(const TokenizeOptions& opt, uint32_t tasks);
 
 }  // namespace trail::ingest
