@@ -16,8 +16,10 @@
 namespace trail::corpus {
 
 // The versions of the stages' behaviour, recorded in the lineage; a change invalidates resumes.
+// read2: HTML is extracted on the workers, so chunks (cut by raw bytes) end elsewhere than
+// read1's; the documents' verdicts and texts are unchanged.
 inline constexpr const char* kStageVersions =
-    "read1 trail-html-1 normalize1 language1 quality1 exact1 near1 pii1 decontam1 split1";
+    "read2 trail-html-1 normalize1 language1 quality1 exact1 near1 pii1 decontam1 split1";
 
 std::string InputFingerprint(const CorpusConfig& cfg, uint64_t budget_bytes);
 

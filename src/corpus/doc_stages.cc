@@ -6,12 +6,26 @@
 #include <cmath>
 
 #include "core/hash.h"
+#include "corpus/extract.h"
 #include "corpus/normalize.h"
 #include "corpus/quality.h"
 #include "corpus/reader.h"
 
 namespace trail::corpus {
 namespace {
+
+// HTML (an html file, a WARC response's body) -> its main text, on the workers rather than the
+// thread that reads the sources. Part of the read stage: its time counts there, and the raw
+// bytes the lineage records (size, SHA-256, sample) are the extracted text's, as always.
+class ExtractStage : public DocStage {
+ public:
+  const char* name() const override { return "read"; }
+  void Apply(PendingDoc& p) const override {
+    if (!p.html) return;
+    p.raw = ExtractHtml(p.raw).text;
+    p.html = false;
+  }
+};
 
 // Raw bytes -> normalized text (encoding repair, NFC), with the raw bytes' hash and sample
 // kept for the lineage; a document with only white space left is dropped.
@@ -83,6 +97,10 @@ class QualityStage : public DocStage {
 std::vector<std::unique_ptr<DocStage>> PerDocumentStages(const CorpusConfig& cfg,
                                                          const LanguageIdentifier* lid) {
   std::vector<std::unique_ptr<DocStage>> stages;
+  const bool html = std::any_of(cfg.sources.begin(), cfg.sources.end(), [](const SourceConfig& s) {
+    return s.format == "html" || s.format == "warc";
+  });
+  if (html) stages.push_back(std::make_unique<ExtractStage>());
   stages.push_back(std::make_unique<NormalizeStage>(cfg));
   if (lid != nullptr) stages.push_back(std::make_unique<LanguageStage>(cfg, *lid));
   if (cfg.quality) stages.push_back(std::make_unique<QualityStage>(cfg));

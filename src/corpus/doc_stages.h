@@ -22,6 +22,7 @@ namespace trail::corpus {
 struct PendingDoc {
   DocRecord rec;
   std::string raw;
+  bool html = false;  // raw is HTML (html and warc sources): its text is extracted first
 };
 
 class DocStage {
@@ -32,8 +33,9 @@ class DocStage {
   virtual void Apply(PendingDoc& doc) const = 0;
 };
 
-// The stages the config enables, in their order. `lid` (may be null when the config has no
-// language stage) must outlive them.
+// The stages the config enables, in their order: HTML extraction (named "read", the stage it
+// belongs to) when a source is html or warc, normalize, language, quality. `lid` (may be null
+// when the config has no language stage) must outlive them.
 std::vector<std::unique_ptr<DocStage>> PerDocumentStages(const CorpusConfig& cfg,
                                                          const LanguageIdentifier* lid);
 

@@ -289,7 +289,8 @@ HttpBody HtmlOfResponse(const std::string& block) {
 }  // namespace
 
 void ReadWarcRecords(const std::string& path, uint64_t max_record_bytes,
-                     const RecordFn& on_record, const QuarantineFn& on_bad, uint64_t* skipped) {
+                     const RecordFn& on_record, const QuarantineFn& on_bad, uint64_t* skipped,
+                     bool extract_html) {
   Stream in(path);
   constexpr uint64_t kMaxHeaderLine = 1 << 16;
   std::string line, pending, block;
@@ -382,13 +383,13 @@ void ReadWarcRecords(const std::string& path, uint64_t max_record_bytes,
       on_bad(Bad(path, offset, 0, headers.size() + n, http.reason, http.detail, block, digest));
       continue;
     }
-    const std::string body = std::move(http.body);
+    std::string body = std::move(http.body);
     RawRecord rec;
     rec.offset = offset;
     std::string id = h.count("warc-record-id") ? h["warc-record-id"] : "";
     if (id.size() >= 2 && id.front() == '<' && id.back() == '>') id = id.substr(1, id.size() - 2);
     rec.id = !id.empty() ? id : (h.count("warc-target-uri") ? h["warc-target-uri"] : "");
-    rec.text = ExtractHtml(body).text;
+    rec.text = extract_html ? ExtractHtml(body).text : std::move(body);
     on_record(std::move(rec));
   }
 }

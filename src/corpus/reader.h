@@ -37,10 +37,11 @@ void ReadJsonlRecords(const std::string& path, uint64_t max_record_bytes, const 
                       const QuarantineFn& on_bad);
 
 // WARC/1.0 and 1.1: "response" records whose block is an HTTP response with an HTML body become
-// documents (text extracted as for html sources); other record types are skipped and counted in
-// *skipped. A corrupt record is quarantined and reading resumes at the next "WARC/" line.
+// documents (text extracted as for html sources, or the HTML itself with extract_html false,
+// for the caller to extract on its worker threads); other record types are skipped and counted
+// in *skipped. A corrupt record is quarantined and reading resumes at the next "WARC/" line.
 void ReadWarcRecords(const std::string& path, uint64_t max_record_bytes, const RecordFn& on_record,
-                     const QuarantineFn& on_bad, uint64_t* skipped);
+                     const QuarantineFn& on_bad, uint64_t* skipped, bool extract_html = true);
 
 // Printable sample of bytes: valid UTF-8 kept, other bytes as \xNN, at most max_bytes input.
 std::string SampleBytes(const std::string& bytes, size_t max_bytes = 160);

@@ -6,7 +6,6 @@
 
 #include "core/error.h"
 #include "core/file_util.h"
-#include "corpus/extract.h"
 #include "corpus/fortune.h"
 
 namespace trail::corpus {
@@ -47,16 +46,16 @@ void ReadSource(const CorpusConfig& cfg, size_t index, uint32_t first_file, File
     TRAIL_CHECK(fs::exists(path), s.name, ": input file ", path, " does not exist");
     const std::string base = fs::path(path).lexically_relative(common).string();
     auto keep = [&](RawRecord&& r) {
-      on_doc(RawDoc{s.name + "/" + r.id, file_index, r.offset, std::move(r.text)});
+      on_doc(RawDoc{s.name + "/" + r.id, file_index, r.offset, std::move(r.text), s.format == "warc"});
     };
     if (s.format == "jsonl") {
       ReadJsonlRecords(path, cfg.max_record_bytes, keep, on_bad);
     } else if (s.format == "warc") {
-      ReadWarcRecords(path, cfg.max_record_bytes, keep, on_bad, &warc_skipped);
+      ReadWarcRecords(path, cfg.max_record_bytes, keep, on_bad, &warc_skipped, /*extract_html=*/false);
     } else {
       std::string all = ReadFileToString(path);
       if (s.format == "html") {
-        on_doc(RawDoc{s.name + "/" + base, file_index, 0, ExtractHtml(all).text});
+        on_doc(RawDoc{s.name + "/" + base, file_index, 0, std::move(all), /*html=*/true});
       } else if (s.format == "text") {
         on_doc(RawDoc{s.name + "/" + base, file_index, 0, std::move(all)});
       } else {
