@@ -17,9 +17,10 @@ namespace trail::corpus {
 
 // The versions of the stages' behaviour, recorded in the lineage; a change invalidates resumes.
 // read2: HTML is extracted on the workers, so chunks (cut by raw bytes) end elsewhere than
-// read1's; the documents' verdicts and texts are unchanged.
+// read1's; near2: band hashes are computed per document and kept in the document runs. The
+// documents' verdicts and texts are unchanged.
 inline constexpr const char* kStageVersions =
-    "read2 trail-html-1 normalize1 language1 quality1 exact1 near1 pii1 decontam1 split1";
+    "read2 trail-html-1 normalize1 language1 quality1 exact1 near2 pii1 decontam1 split1";
 
 std::string InputFingerprint(const CorpusConfig& cfg, uint64_t budget_bytes);
 

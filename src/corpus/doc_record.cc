@@ -64,6 +64,8 @@ void EncodeDocRecord(const DocRecord& d, std::string* out) {
   std::memcpy(&score_bits, &d.lang.score, 8);
   PutInt(out, score_bits);
   PutStr(out, d.rules_json);
+  PutInt(out, d.bands.size());
+  for (uint64_t b : d.bands) PutInt(out, b);
 }
 
 DocRecord DecodeDocRecord(std::string_view bytes) {
@@ -88,6 +90,10 @@ DocRecord DecodeDocRecord(std::string_view bytes) {
   const uint64_t score_bits = c.Int();
   std::memcpy(&d.lang.score, &score_bits, 8);
   d.rules_json = c.Str();
+  const uint64_t bands = c.Int();
+  TRAIL_CHECK(bands <= 4096, "document record: ", bands, " band hashes");
+  d.bands.resize(bands);
+  for (uint64_t& b : d.bands) b = c.Int();
   TRAIL_CHECK(c.done(), "document record: trailing bytes");
   return d;
 }

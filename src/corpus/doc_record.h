@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "corpus/langid.h"
 #include "corpus/normalize.h"
@@ -26,6 +27,7 @@ struct DocRecord {
   NormalizeStats norm;
   LanguageGuess lang;
   std::string rules_json;           // the quality rules' [[value, pass], ...] ("" if not run)
+  std::vector<uint64_t> bands;      // LSH band hashes of a kept text (near_dedup.h), else empty
 };
 
 // Appends the record's encoding to *out.

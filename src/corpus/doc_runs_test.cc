@@ -33,6 +33,7 @@ DocRecord Sample(const std::string& key, uint32_t file) {
   d.lang.language = "eo";
   d.lang.score = 0.1 + 0.2;
   d.rules_json = "[[1.5,1]]";
+  d.bands = {1, 0xffffffffffffffffull, 42};
   return d;
 }
 
@@ -46,6 +47,7 @@ TEST(DocRecord, EncodingRoundTripsEveryFieldAndRejectsDamage) {
   EXPECT_EQ(again, bytes);
   EXPECT_EQ(e.lang.score, d.lang.score);
   EXPECT_EQ(e.text, d.text);
+  EXPECT_EQ(e.bands, d.bands);
   EXPECT_THROW(DecodeDocRecord(std::string_view(bytes).substr(0, bytes.size() - 1)), Error);
   EXPECT_THROW(DecodeDocRecord(bytes + "x"), Error);
 }

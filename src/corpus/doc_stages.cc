@@ -7,6 +7,8 @@
 
 #include "core/hash.h"
 #include "corpus/extract.h"
+#include "corpus/minhash.h"
+#include "corpus/near_dedup.h"
 #include "corpus/normalize.h"
 #include "corpus/quality.h"
 #include "corpus/reader.h"
@@ -92,6 +94,23 @@ class QualityStage : public DocStage {
   const CorpusConfig& cfg_;
 };
 
+// The near-dedup signature of a document still kept: shingles → MinHash → LSH band hashes, here
+// on the workers (and in each read task) rather than in the cross-document phase, which only
+// sorts them. Its time counts in the near_dedup stage; it drops nothing.
+class SignatureStage : public DocStage {
+ public:
+  explicit SignatureStage(const CorpusConfig& cfg)
+      : cfg_(cfg), hasher_(cfg.bands * cfg.rows, cfg.seed) {}
+  const char* name() const override { return "near_dedup"; }
+  void Apply(PendingDoc& p) const override {
+    p.rec.bands = DocumentBands(p.rec.text, cfg_.ngram, hasher_, cfg_.bands, cfg_.rows);
+  }
+
+ private:
+  const CorpusConfig& cfg_;
+  const MinHasher hasher_;
+};
+
 }  // namespace
 
 std::vector<std::unique_ptr<DocStage>> PerDocumentStages(const CorpusConfig& cfg,
@@ -104,6 +123,7 @@ std::vector<std::unique_ptr<DocStage>> PerDocumentStages(const CorpusConfig& cfg
   stages.push_back(std::make_unique<NormalizeStage>(cfg));
   if (lid != nullptr) stages.push_back(std::make_unique<LanguageStage>(cfg, *lid));
   if (cfg.quality) stages.push_back(std::make_unique<QualityStage>(cfg));
+  stages.push_back(std::make_unique<SignatureStage>(cfg));
   return stages;
 }
 

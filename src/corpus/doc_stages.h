@@ -34,8 +34,9 @@ class DocStage {
 };
 
 // The stages the config enables, in their order: HTML extraction (named "read", the stage it
-// belongs to) when a source is html or warc, normalize, language, quality. `lid` (may be null
-// when the config has no language stage) must outlive them.
+// belongs to) when a source is html or warc, normalize, language, quality, and the near-dedup
+// signature (band hashes; named "near_dedup"). `lid` (may be null when the config has no
+// language stage) must outlive them.
 std::vector<std::unique_ptr<DocStage>> PerDocumentStages(const CorpusConfig& cfg,
                                                          const LanguageIdentifier* lid);
 

@@ -17,6 +17,23 @@ uint64_t StringKey(const std::string& s) { return StreamIdForName(s.c_str()); }
 
 }  // namespace
 
+uint64_t BandHash(const uint32_t* signature, int band, int rows) {
+  uint64_t h = Mix64(static_cast<uint64_t>(band) + 1);
+  for (int r = 0; r < rows; ++r) h = Mix64(h ^ signature[band * rows + r]);
+  return h;
+}
+
+std::vector<uint64_t> DocumentBands(std::string_view text, int ngram, const MinHasher& hasher,
+                                    int bands, int rows) {
+  const std::vector<uint64_t> sh = Shingles(text, ngram);
+  if (sh.empty()) return {};
+  std::vector<uint32_t> sig(static_cast<size_t>(bands) * static_cast<size_t>(rows));
+  hasher.Signature(sh.data(), sh.size(), sig.data());
+  std::vector<uint64_t> out(static_cast<size_t>(bands));
+  for (int b = 0; b < bands; ++b) out[static_cast<size_t>(b)] = BandHash(sig.data(), b, rows);
+  return out;
+}
+
 NearDedupResult NearDedup(const std::vector<std::string>& keys,
                           const std::vector<std::vector<uint64_t>>& shingles,
                           const NearDedupConfig& cfg) {
@@ -41,9 +58,7 @@ NearDedupResult NearDedup(const std::vector<std::string>& keys,
     size_t m = 0;
     for (uint32_t i = 0; i < n; ++i) {
       if (shingles[i].empty()) continue;
-      uint64_t h = Mix64(static_cast<uint64_t>(b) + 1);
-      for (int r = 0; r < cfg.rows; ++r) h = Mix64(h ^ sig[i * k + b * cfg.rows + r]);
-      bucket[m++] = {h, i};
+      bucket[m++] = {BandHash(sig.data() + i * k, b, cfg.rows), i};
     }
     std::sort(bucket.begin(), bucket.begin() + m);
     for (size_t s = 0; s < m;) {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -30,6 +31,17 @@ struct NearDedupResult {
 NearDedupResult NearDedup(const std::vector<std::string>& keys,
                           const std::vector<std::vector<uint64_t>>& shingles,
                           const NearDedupConfig& cfg);
+
+// LSH band b's hash of a MinHash signature of bands × rows values: Mix64(b + 1) folded with its
+// rows' values, each through Mix64 (h = Mix64(h ^ value)).
+uint64_t BandHash(const uint32_t* signature, int band, int rows);
+
+class MinHasher;
+// A document's band hashes, one per band, from its text: word `ngram`-gram shingles, their
+// MinHash signature (hasher: bands × rows hashes), BandHash per band. Empty when the text has
+// no shingle (such a document takes no part in near dedup).
+std::vector<uint64_t> DocumentBands(std::string_view text, int ngram, const MinHasher& hasher,
+                                    int bands, int rows);
 
 enum class Split { kTrain, kValidation, kTest };
 const char* SplitName(Split s);

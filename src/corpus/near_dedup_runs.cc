@@ -4,9 +4,8 @@
 #include <memory>
 #include <unordered_map>
 
-#include "core/mix.h"
+#include "core/error.h"
 #include "corpus/doc_runs.h"
-#include "corpus/minhash.h"
 #include "corpus/progress.h"
 #include "corpus/shingles.h"
 #include "core/spill.h"
@@ -53,36 +52,10 @@ class SparseUnionFind {
   std::unordered_map<uint32_t, uint32_t> parent_;
 };
 
-// Pass 1: every exact survivor still kept -> shingles -> MinHash -> one (band hash, band,
-// ordinal) per band into the sorter. Texts are batched up to batch_budget bytes.
-void AddBands(const NearDedupRunsInput& in, ThreadPool& pool, ExternalSorter<BandEntry>& bands) {
-  const int k = in.bands * in.rows;
-  const MinHasher hasher(k, in.seed);
+// Pass 1: every exact survivor still kept -> its band hashes (computed by the per-document
+// stages) as one (band hash, band, ordinal) per band into the sorter.
+void AddBands(const NearDedupRunsInput& in, ExternalSorter<BandEntry>& bands) {
   StageProgress progress("near_dedup", in.documents, in.bytes_in, in.progress);
-  std::vector<std::pair<uint32_t, std::string>> batch;  // (ordinal, text)
-  uint64_t batch_bytes = 0;
-  std::vector<std::vector<uint64_t>> band_hashes;
-  auto flush = [&] {
-    band_hashes.assign(batch.size(), {});
-    pool.ParallelFor(batch.size(), [&](size_t i) {
-      const std::vector<uint64_t> sh = Shingles(batch[i].second, in.ngram);
-      if (sh.empty()) return;  // an empty document takes no part
-      std::vector<uint32_t> sig(static_cast<size_t>(k));
-      hasher.Signature(sh.data(), sh.size(), sig.data());
-      for (int b = 0; b < in.bands; ++b) {
-        uint64_t h = Mix64(static_cast<uint64_t>(b) + 1);
-        for (int r = 0; r < in.rows; ++r) h = Mix64(h ^ sig[static_cast<size_t>(b * in.rows + r)]);
-        band_hashes[i].push_back(h);
-      }
-    });
-    for (size_t i = 0; i < batch.size(); ++i) {
-      for (size_t b = 0; b < band_hashes[i].size(); ++b) {
-        bands.Add({band_hashes[i][b], static_cast<uint32_t>(b), batch[i].first});
-      }
-    }
-    batch.clear();
-    batch_bytes = 0;
-  };
   SpillReader exact(in.exact_dups, 1 << 16);
   ExactDup next_dup{UINT32_MAX, 0};
   if (!exact.Read(&next_dup, sizeof next_dup)) next_dup.ord = UINT32_MAX;
@@ -93,14 +66,16 @@ void AddBands(const NearDedupRunsInput& in, ThreadPool& pool, ExternalSorter<Ban
     const bool dup = next_dup.ord == ord;
     if (dup && !exact.Read(&next_dup, sizeof next_dup)) next_dup.ord = UINT32_MAX;
     if (it.doc.drop.empty() && !dup) {
-      batch_bytes += it.doc.text.size();
-      batch.emplace_back(ord, std::move(it.doc.text));
-      if (batch_bytes >= in.batch_budget) flush();
+      TRAIL_CHECK(it.doc.bands.empty() || it.doc.bands.size() == static_cast<size_t>(in.bands),
+                  "document run: ", it.doc.key, " has ", it.doc.bands.size(), " band hashes, not ",
+                  in.bands);
+      for (size_t b = 0; b < it.doc.bands.size(); ++b) {
+        bands.Add({it.doc.bands[b], static_cast<uint32_t>(b), ord});
+      }
     }
     ++ord;
     progress.Tick();
   }
-  flush();
   progress.Finish();
 }
 
@@ -196,7 +171,7 @@ NearDedupRunsResult NearDedupRuns(const NearDedupRunsInput& in, ThreadPool& pool
   NearDedupRunsResult res;
   {
     ExternalSorter<BandEntry> bands(in.work, "bands", in.sort_budget);
-    AddBands(in, pool, bands);
+    AddBands(in, bands);
     ExternalSorter<uint64_t> pairs(in.work, "pairs", in.sort_budget);
     AddCandidatePairs(bands, pairs);
     res.spilled_bytes += bands.spilled_bytes();

@@ -1,5 +1,6 @@
-// Near dedup over a corpus build's document runs, out of core: the exact survivors' shingles
-// → MinHash → LSH band hashes go through an external sort by (band, hash); documents sharing a
+// Near dedup over a corpus build's document runs, out of core: the exact survivors' LSH band
+// hashes (computed by the per-document stages: doc_stages.h) go through an external sort by
+// (band, hash); documents sharing a
 // bucket become candidate pairs (another external sort, each pair once); every candidate is
 // verified by exact Jaccard in batches whose texts fit the budget, re-read by position from the
 // runs; union-find keeps only documents of verified pairs. Decisions are the whole-corpus ones
@@ -22,10 +23,9 @@ struct NearDedupRunsInput {
   std::string exact_dups;         // ExactDup records sorted by ordinal: these take no part
   std::string locations;          // Location records by ordinal
   uint64_t documents = 0, bytes_in = 0;  // for progress
-  int ngram = 5, bands = 20, rows = 5;
+  int ngram = 5, bands = 20, rows = 5;  // ngram: the shingles verification compares
   double threshold = 0.8;
-  uint64_t seed = 0;
-  uint64_t sort_budget = 0, batch_budget = 0, verify_budget = 0;  // bytes
+  uint64_t sort_budget = 0, verify_budget = 0;  // bytes
   bool progress = false;
 };
 

@@ -43,9 +43,7 @@ NearDedupRunsResult RunNearDedup(const CorpusConfig& cfg, const Budget& budget,
   nd.bands = cfg.bands;
   nd.rows = cfg.rows;
   nd.threshold = cfg.near_threshold;
-  nd.seed = cfg.seed;
   nd.sort_budget = budget.sort();
-  nd.batch_budget = budget.batch();
   nd.verify_budget = budget.verify_batch();
   nd.progress = progress;
   return NearDedupRuns(nd, pool);
@@ -89,7 +87,7 @@ BuildSummary CrossDocumentPhases(const CorpusConfig& cfg, const std::string& out
   report.spilled_sort_bytes += near.spilled_bytes;
   report.candidate_pairs = near.candidates;
   report.verified_pairs = near.verified;
-  report.seconds["near_dedup"] = SecondsSince(t);
+  report.seconds["near_dedup"] += SecondsSince(t);  // after the signatures' time
   malloc_trim(0);
   // 4. PII, decontamination, split, quota, shard lines and lineage, in key order.
   BuildSummary sum;
