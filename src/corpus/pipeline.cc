@@ -41,7 +41,6 @@ NearDedupRunsResult RunNearDedup(const CorpusConfig& cfg, const Budget& budget,
   nd.bytes_in = exact.bytes_in;
   nd.ngram = cfg.ngram;
   nd.bands = cfg.bands;
-  nd.rows = cfg.rows;
   nd.threshold = cfg.near_threshold;
   nd.sort_budget = budget.sort();
   nd.verify_budget = budget.verify_batch();
