@@ -64,12 +64,18 @@ void AddCorpusCommand(CLI::App& app, CorpusCommand& cmd) {
                         "Build in this many read tasks plus a final phase (any scheduler runs "
                         "them; docs/corpus.md, \"A build in tasks\")")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
-  cmd.build->add_option("--task", cmd.task, "The read task to run, 0 .. tasks-1 (with --tasks)")
+  cmd.build->add_option("--near-tasks", cmd.near_tasks,
+                        "Near dedup in this many hash-partitioned tasks (phases index and near) "
+                        "instead of inside the final phase")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  cmd.build->add_option("--task", cmd.task,
+                        "The task to run: a read task 0 .. tasks-1, or with --phase near a near "
+                        "task 0 .. near-tasks-1")
       ->check(CLI::Range(int64_t{0}, (int64_t{1} << 20) - 1));
   cmd.build->add_option("--phase", cmd.phase,
-                        "read (one task: needs --task) or final (after every read task); "
-                        "default: read with --task, final without")
-      ->check(CLI::IsMember({"read", "final"}));
+                        "read (a task: needs --task), index and near (with --near-tasks; near "
+                        "needs --task) or final; default: read with --task, final without")
+      ->check(CLI::IsMember({"read", "index", "near", "final"}));
   cmd.tokenize = cmd.corpus->add_subcommand(
       "tokenize", "Tokenize a build's shards per split and source, add token shards and ranges to "
                   "the lineage, and measure each source's token share next to its document share");
@@ -109,6 +115,33 @@ int RunReadTaskCommand(const CorpusCommand& cmd, const corpus::BuildOptions& opt
                what.c_str(), s.first_file, s.end_file, s.bytes / 1e6,
                (unsigned long long)s.runs, (unsigned long long)s.resumed_runs,
                (unsigned long long)s.quarantined, s.dir.c_str());
+  return 0;
+}
+
+// The index phase or one near task of a build in tasks.
+int RunNearPhaseCommand(const CorpusCommand& cmd, const std::string& phase,
+                        const corpus::BuildOptions& opt) {
+  TRAIL_CHECK(cmd.near_tasks > 0, "the ", phase, " phase needs --near-tasks M");
+  const corpus::CorpusConfig cfg = corpus::LoadCorpusConfig(cmd.config);
+  const auto tasks = static_cast<uint32_t>(cmd.tasks), near = static_cast<uint32_t>(cmd.near_tasks);
+  if (phase == "index") {
+    TRAIL_CHECK(cmd.task < 0, "the index phase is one task: no --task");
+    const corpus::PhaseSummary s = corpus::RunIndexPhase(cfg, cmd.out, tasks, near, opt);
+    std::fprintf(stderr, "corpus: index for %u near tasks %s: %llu documents -> %s\n", near,
+                 s.already_complete ? "was already complete" : "done",
+                 (unsigned long long)s.documents, s.dir.c_str());
+    return 0;
+  }
+  TRAIL_CHECK(cmd.task >= 0, "the near phase runs one task: give --task P (0 .. ", near - 1, ")");
+  const corpus::PhaseSummary s =
+      corpus::RunNearTask(cfg, cmd.out, static_cast<uint32_t>(cmd.task), tasks, near, opt);
+  if (s.already_complete) {
+    std::fprintf(stderr, "corpus: near task %lld of %u was already complete -> %s\n",
+                 (long long)cmd.task, near, s.dir.c_str());
+  } else {
+    std::fprintf(stderr, "corpus: near task %lld of %u: %llu candidate pairs verified -> %s\n",
+                 (long long)cmd.task, near, (unsigned long long)s.documents, s.dir.c_str());
+  }
   return 0;
 }
 
@@ -157,16 +190,18 @@ int RunCorpusCommand(const CorpusCommand& cmd) {
     opt.progress = !cmd.quiet;
     opt.memory_budget_bytes = static_cast<uint64_t>(cmd.memory_budget_mb) << 20;
     const std::string phase = !cmd.phase.empty() ? cmd.phase : cmd.task >= 0 ? "read" : "final";
-    TRAIL_CHECK(cmd.tasks > 0 || (cmd.task < 0 && cmd.phase.empty()),
-                "--task and --phase belong to a build in tasks: give --tasks N too");
+    TRAIL_CHECK(cmd.tasks > 0 || (cmd.task < 0 && cmd.phase.empty() && cmd.near_tasks == 0),
+                "--task, --phase and --near-tasks belong to a build in tasks: give --tasks N too");
     if (cmd.tasks > 0 && phase == "read") {
       TRAIL_CHECK(cmd.task >= 0, "the read phase runs one task: give --task I (0 .. ", cmd.tasks - 1, ")");
       return RunReadTaskCommand(cmd, opt);
     }
-    TRAIL_CHECK(cmd.task < 0, "--task belongs to the read phase; the final phase is one task");
+    if (phase == "index" || phase == "near") return RunNearPhaseCommand(cmd, phase, opt);
+    TRAIL_CHECK(cmd.task < 0, "--task belongs to the read and near phases; the final phase is one task");
     const corpus::CorpusConfig cfg = corpus::LoadCorpusConfig(cmd.config);
     const corpus::BuildSummary s =
-        cmd.tasks > 0 ? corpus::BuildCorpusFromTasks(cfg, cmd.out, static_cast<uint32_t>(cmd.tasks), opt)
+        cmd.tasks > 0 ? corpus::BuildCorpusFromTasks(cfg, cmd.out, static_cast<uint32_t>(cmd.tasks),
+                                                     opt, static_cast<uint32_t>(cmd.near_tasks))
                       : corpus::BuildCorpus(cfg, cmd.out, opt);
     std::printf("%s", s.report_json.c_str());
     PrintSummaryTable(s.report_json);

@@ -18,6 +18,7 @@ struct CorpusCommand {
   bool quiet = false;
   int64_t task = -1;   // a read task's number (with tasks)
   int64_t tasks = 0;   // > 0: a build in tasks (corpus/build_tasks.h)
+  int64_t near_tasks = 0;  // > 0: near dedup in hash-partitioned tasks (corpus/near_tasks.h)
   std::string phase;   // "read" or "final"; default: read with --task, final without
 };
 void AddCorpusCommand(CLI::App& app, CorpusCommand& cmd);

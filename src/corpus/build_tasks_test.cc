@@ -13,6 +13,7 @@
 #include "core/file_util.h"
 #include "core/task_files.h"
 #include "core/test_util.h"
+#include "corpus/near_tasks.h"
 #include "corpus/pipeline.h"
 
 namespace trail::corpus {
@@ -173,6 +174,73 @@ TEST(CorpusBuildInTasks, AnyTaskCountGivesTheOneProcessBuildsBytes) {
     EXPECT_FALSE(fs::exists(out + "/.tasks")) << "a finished build keeps no task outputs";
     EXPECT_FALSE(fs::exists(out + "/.work"));
   }
+}
+
+TEST(CorpusBuildInTasks, NearDedupInHashPartitionedTasksGivesTheSameBytes) {
+  TempDir dir;
+  WriteFileAtomic(dir / "corpus.toml", ReferenceConfig(dir.path()));
+  const CorpusConfig cfg = LoadCorpusConfig(dir / "corpus.toml");
+  const BuildSummary whole = BuildCorpus(cfg, dir / "whole", 2);
+  const std::string want = State(dir / "whole");
+  const auto near = nlohmann::json::parse(whole.report_json)["near_dedup"];
+  for (uint32_t m : {1u, 2u, 5u}) {
+    const std::string out = dir / ("near" + std::to_string(m));
+    BuildOptions opt;
+    opt.memory_budget_bytes = 1 << 20;  // many runs: the index merges them in groups
+    RunTasksShuffled(cfg, out, 3, m);
+    EXPECT_FALSE(RunIndexPhase(cfg, out, 3, m, opt).already_complete);
+    EXPECT_TRUE(RunIndexPhase(cfg, out, 3, m, opt).already_complete);
+    std::vector<uint32_t> order(m);
+    std::iota(order.begin(), order.end(), 0u);
+    std::shuffle(order.begin(), order.end(), std::mt19937(m));
+    for (uint32_t p : order) EXPECT_FALSE(RunNearTask(cfg, out, p, 3, m, opt).already_complete);
+    EXPECT_TRUE(RunNearTask(cfg, out, 0, 3, m, opt).already_complete);
+    const BuildSummary s = BuildCorpusFromTasks(cfg, out, 3, opt, m);
+    const auto rep = nlohmann::json::parse(s.report_json);
+    EXPECT_EQ(rep["near_dedup"], near) << m << " near tasks: each pair counted once";
+    EXPECT_TRUE(State(out) == want) << m << " near tasks differ from the one-process build";
+    EXPECT_FALSE(fs::exists(out + "/.tasks"));
+  }
+}
+
+TEST(CorpusBuildInTasks, AStaleIndexOrADamagedNearTaskIsNamedAndRepairedByRerunning) {
+  TempDir dir;
+  WriteFileAtomic(dir / "corpus.toml", ReferenceConfig(dir.path()));
+  const CorpusConfig cfg = LoadCorpusConfig(dir / "corpus.toml");
+  BuildCorpus(cfg, dir / "whole", 2);
+  const std::string want = State(dir / "whole");
+  const std::string out = dir / "out";
+  BuildOptions opt;
+  for (uint32_t t = 0; t < 2; ++t) RunReadTask(cfg, out, t, 2, opt);
+  // Near tasks before their index, or the final phase before the near tasks: refused.
+  EXPECT_NE(ErrorOf([&] { RunNearTask(cfg, out, 0, 2, 3, opt); }).find("index phase's output is not complete"),
+            std::string::npos);
+  RunIndexPhase(cfg, out, 2, 3, opt);
+  for (uint32_t p = 0; p < 3; ++p) RunNearTask(cfg, out, p, 2, 3, opt);
+  // A flipped byte in one near task's pairs.
+  const std::string pairs = NearTaskDirectory(out, 1, 3) + "/pairs.bin";
+  ASSERT_GT(fs::file_size(pairs), 0u);
+  {
+    std::fstream f(pairs, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(0);
+    f.put('\x5a');
+  }
+  std::string err = ErrorOf([&] { BuildCorpusFromTasks(cfg, out, 2, opt, 3); });
+  EXPECT_NE(err.find("near task 1: pairs.bin is damaged"), std::string::npos) << err;
+  EXPECT_EQ(err.find("near task 0"), std::string::npos) << err;
+  // A read task run again (its manifest gone) after the index: the index is stale, then the
+  // near tasks are.
+  fs::remove(ReadTaskDirectory(out, 0, 2) + "/task.json");
+  RunReadTask(cfg, out, 0, 2, opt);
+  err = ErrorOf([&] { BuildCorpusFromTasks(cfg, out, 2, opt, 3); });
+  EXPECT_NE(err.find("was made from other read tasks' outputs"), std::string::npos) << err;
+  EXPECT_FALSE(RunIndexPhase(cfg, out, 2, 3, opt).already_complete);
+  err = ErrorOf([&] { BuildCorpusFromTasks(cfg, out, 2, opt, 3); });
+  EXPECT_NE(err.find("near task 0: ran on another index"), std::string::npos) << err;
+  EXPECT_NE(err.find("near task 2: ran on another index"), std::string::npos) << err;
+  for (uint32_t p = 0; p < 3; ++p) EXPECT_FALSE(RunNearTask(cfg, out, p, 2, 3, opt).already_complete);
+  BuildCorpusFromTasks(cfg, out, 2, opt, 3);
+  EXPECT_TRUE(State(out) == want);
 }
 
 TEST(CorpusBuildInTasks, DamagedOrMissingTaskOutputIsNamedAndRepairedByRerunningItAlone) {

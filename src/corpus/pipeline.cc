@@ -10,6 +10,7 @@
 #include "core/thread_pool.h"
 #include "core/timing.h"
 #include "corpus/build_budget.h"
+#include "corpus/build_phases.h"
 #include "corpus/build_report.h"
 #include "corpus/build_tasks.h"
 #include "corpus/build_work.h"
@@ -26,27 +27,6 @@ namespace trail::corpus {
 namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-NearDedupRunsResult RunNearDedup(const CorpusConfig& cfg, const Budget& budget,
-                                 const std::string& work, const std::vector<std::string>& runs,
-                                 size_t run_buffer, const ExactDedupResult& exact, bool progress,
-                                 ThreadPool& pool) {
-  NearDedupRunsInput nd;
-  nd.runs = runs;
-  nd.run_buffer = run_buffer;
-  nd.work = work;
-  nd.exact_dups = work + "/exact.bin";
-  nd.locations = work + "/locations.bin";
-  nd.documents = exact.documents;
-  nd.bytes_in = exact.bytes_in;
-  nd.ngram = cfg.ngram;
-  nd.bands = cfg.bands;
-  nd.threshold = cfg.near_threshold;
-  nd.sort_budget = budget.sort();
-  nd.verify_budget = budget.verify_batch();
-  nd.progress = progress;
-  return NearDedupRuns(nd, pool);
-}
 
 std::vector<std::string> SourceNames(const CorpusConfig& cfg) {
   std::vector<std::string> names;
@@ -65,12 +45,40 @@ void WriteLineageHeader(const CorpusConfig& cfg, LineageWriter& lineage) {
   lineage.AddQualityRules(QualityRules("", cfg.quality_cfg));
 }
 
-// What every build does after its read phase: merge, exact and near dedup, the final pass,
-// shards and report, on the document runs in read order.
+}  // namespace
+
+Budget BudgetOf(const CorpusConfig& cfg, const BuildOptions& opt) {
+  return Budget{opt.memory_budget_bytes ? opt.memory_budget_bytes : cfg.memory_budget_bytes};
+}
+
+void ReturnLargeBlocksToTheKernel() { mallopt(M_MMAP_THRESHOLD, 256 << 10); }
+
+NearDedupRunsInput NearDedupInput(const CorpusConfig& cfg, const Budget& budget,
+                                  const std::string& work, const std::vector<std::string>& runs,
+                                  size_t run_buffer, uint64_t documents, uint64_t bytes_in,
+                                  bool progress) {
+  NearDedupRunsInput nd;
+  nd.runs = runs;
+  nd.run_buffer = run_buffer;
+  nd.work = work;
+  nd.exact_dups = work + "/exact.bin";
+  nd.locations = work + "/locations.bin";
+  nd.documents = documents;
+  nd.bytes_in = bytes_in;
+  nd.ngram = cfg.ngram;
+  nd.bands = cfg.bands;
+  nd.threshold = cfg.near_threshold;
+  nd.sort_budget = budget.sort();
+  nd.verify_budget = budget.verify_batch();
+  nd.progress = progress;
+  return nd;
+}
+
 BuildSummary CrossDocumentPhases(const CorpusConfig& cfg, const std::string& out_dir,
                                  const Budget& budget, const std::string& work,
                                  std::vector<std::string> runs, const BuildOptions& opt,
-                                 ThreadPool& pool, const MemoryWatch& memory, BuildReport& report) {
+                                 ThreadPool& pool, const MemoryWatch& memory, BuildReport& report,
+                                 const std::vector<std::string>& near_pairs) {
   const std::vector<std::string> files = BuildFileList(cfg);
   // 2. Merge by key: ordinals, repeated keys, exact dedup.
   auto t = Clock::now();
@@ -82,7 +90,11 @@ BuildSummary CrossDocumentPhases(const CorpusConfig& cfg, const std::string& out
   // 3. Near dedup over the exact survivors still alive, in key order.
   t = Clock::now();
   NearDedupRunsResult near =
-      RunNearDedup(cfg, budget, work, runs, run_buffer, exact, opt.progress, pool);
+      near_pairs.empty()
+          ? NearDedupRuns(NearDedupInput(cfg, budget, work, runs, run_buffer, exact.documents,
+                                         exact.bytes_in, opt.progress),
+                          pool)
+          : ClustersFromPairs(near_pairs);
   report.spilled_sort_bytes += near.spilled_bytes;
   report.candidate_pairs = near.candidates;
   report.verified_pairs = near.verified;
@@ -118,33 +130,6 @@ BuildSummary CrossDocumentPhases(const CorpusConfig& cfg, const std::string& out
   return sum;
 }
 
-Budget BudgetOf(const CorpusConfig& cfg, const BuildOptions& opt) {
-  return Budget{opt.memory_budget_bytes ? opt.memory_budget_bytes : cfg.memory_budget_bytes};
-}
-
-// Large blocks (texts, buffers) straight from and back to the kernel: glibc would otherwise
-// raise its mmap threshold after the first large free and keep such blocks in its heaps.
-void ReturnLargeBlocksToTheKernel() { mallopt(M_MMAP_THRESHOLD, 256 << 10); }
-
-// The read tasks' records as the one-process read phase would have left them in the report.
-void AddReadTasks(std::vector<ReadTaskRecord>& tasks, BuildReport& report,
-                  std::vector<std::string>& runs) {
-  report.read_tasks = tasks.size();
-  for (ReadTaskRecord& t : tasks) {
-    runs.insert(runs.end(), t.runs.begin(), t.runs.end());
-    for (Quarantined& q : t.quarantined) report.quarantined.push_back(std::move(q));
-    report.warc_skipped += t.warc_skipped;
-    report.resumed_runs += t.resumed_runs;
-    report.checkpoint_seconds += t.checkpoint_seconds;
-    for (const auto& [stage, s] : t.seconds) report.seconds[stage] += s;
-  }
-  report.document_runs = runs.size();
-  for (const Quarantined& q : report.quarantined) ++report.dropped["read"]["quarantine." + q.reason];
-  report.reader_quarantined = report.quarantined.size();
-}
-
-}  // namespace
-
 BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir, int threads) {
   BuildOptions opt;
   opt.threads = threads;
@@ -167,62 +152,6 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir,
       ReadIntoDocRuns(cfg, budget, work, fingerprint, pool, opt.progress, report);
   return CrossDocumentPhases(cfg, out_dir, budget, work, std::move(runs), opt, pool, memory,
                              report);
-}
-
-ReadTaskSummary RunReadTask(const CorpusConfig& cfg, const std::string& out_dir, uint32_t task,
-                            uint32_t tasks, const BuildOptions& opt) {
-  const Budget budget = BudgetOf(cfg, opt);
-  fs::create_directories(ReadTasksDirectory(out_dir, tasks));
-  const TaskLock lock(ReadTaskDirectory(out_dir, task, tasks) + ".lock");
-  const ReadTaskPlan plan = PlanReadTask(cfg, out_dir, task, tasks, budget.total);
-  ReadTaskSummary sum;
-  sum.dir = plan.dir;
-  sum.first_file = plan.files.begin;
-  sum.end_file = plan.files.end;
-  for (uint32_t f = plan.files.begin; f < plan.files.end; ++f) sum.bytes += plan.bytes[f];
-  if (ReadTaskIsComplete(cfg, plan)) {
-    sum.already_complete = true;
-    return sum;
-  }
-  ReturnLargeBlocksToTheKernel();
-  ThreadPool pool(static_cast<size_t>(std::max(1, opt.threads)));
-  PrepareReadTaskDirectory(plan);
-  BuildReport report;
-  ReadTaskRecord record;
-  record.runs = ReadIntoDocRuns(cfg, budget, plan.dir, plan.fingerprint, pool, opt.progress,
-                                report, plan.files);
-  record.quarantined = std::move(report.quarantined);
-  record.warc_skipped = report.warc_skipped;
-  record.resumed_runs = report.resumed_runs;
-  record.checkpoint_seconds = report.checkpoint_seconds;
-  for (const auto& [stage, s] : report.seconds) record.seconds.push_back({stage, s});
-  WriteReadTaskManifest(cfg, plan, record);
-  sum.runs = record.runs.size();
-  sum.resumed_runs = record.resumed_runs;
-  sum.quarantined = record.quarantined.size();
-  return sum;
-}
-
-BuildSummary BuildCorpusFromTasks(const CorpusConfig& cfg, const std::string& out_dir,
-                                  uint32_t tasks, const BuildOptions& opt) {
-  const Budget budget = BudgetOf(cfg, opt);
-  // Verified before anything in out_dir is touched: a refused final phase loses nothing.
-  std::string fingerprint;
-  std::vector<ReadTaskRecord> records = VerifyReadTasks(cfg, out_dir, tasks, &fingerprint);
-  ReturnLargeBlocksToTheKernel();
-  const MemoryWatch memory;
-  ThreadPool pool(static_cast<size_t>(std::max(1, opt.threads)));
-  BuildReport report;
-  report.budget_bytes = budget.total;
-  std::vector<std::string> runs;
-  AddReadTasks(records, report, runs);
-  const std::string work = PrepareWorkDirectory(out_dir, fingerprint);
-  BuildSummary sum = CrossDocumentPhases(cfg, out_dir, budget, work, std::move(runs), opt, pool,
-                                         memory, report);
-  fs::remove_all(ReadTasksDirectory(out_dir, tasks));  // complete: the tasks' runs are spent
-  std::error_code ignored;  // .tasks itself goes when no other task count's outputs remain
-  fs::remove(out_dir + "/.tasks", ignored);
-  return sum;
 }
 
 }  // namespace trail::corpus

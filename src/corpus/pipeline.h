@@ -36,12 +36,14 @@ BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir,
                          const BuildOptions& opt);
 BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir, int threads);
 
-// The same build in tasks (build_tasks.h): read task `task` of `tasks` runs the per-document
-// stages on its slice of the inputs; once all are complete, BuildCorpusFromTasks verifies them
-// and runs the cross-document phases, writing the shards and lineage a one-process build
-// writes, byte for byte, and removing the tasks' directory. A task that is already complete
-// does nothing (already_complete); BuildCorpusFromTasks refuses, before touching anything, while
-// any task is incomplete or damaged, naming each.
+// The same build in tasks (build_tasks.h, near_tasks.h): read task `task` of `tasks` runs the
+// per-document stages on its slice of the inputs; optionally, with near_tasks = M > 0, the index
+// phase and M near tasks do near dedup in hash partitions; then BuildCorpusFromTasks verifies
+// every task and runs the cross-document phases (taking the clusters from the near tasks when
+// there are any), writing the shards and lineage a one-process build writes, byte for byte, and
+// removing the tasks' directories. A task that is already complete does nothing
+// (already_complete); a phase refuses, before touching anything, while a task it needs is
+// incomplete or damaged, naming each.
 struct ReadTaskSummary {
   bool already_complete = false;
   std::string dir;
@@ -50,8 +52,18 @@ struct ReadTaskSummary {
 };
 ReadTaskSummary RunReadTask(const CorpusConfig& cfg, const std::string& out_dir, uint32_t task,
                             uint32_t tasks, const BuildOptions& opt);
+struct PhaseSummary {
+  bool already_complete = false;
+  std::string dir;
+  uint64_t documents = 0;  // index: documents with an ordinal; near task: candidate pairs
+};
+PhaseSummary RunIndexPhase(const CorpusConfig& cfg, const std::string& out_dir, uint32_t tasks,
+                           uint32_t near_tasks, const BuildOptions& opt);
+PhaseSummary RunNearTask(const CorpusConfig& cfg, const std::string& out_dir, uint32_t task,
+                         uint32_t tasks, uint32_t near_tasks, const BuildOptions& opt);
 BuildSummary BuildCorpusFromTasks(const CorpusConfig& cfg, const std::string& out_dir,
-                                  uint32_t tasks, const BuildOptions& opt);
+                                  uint32_t tasks, const BuildOptions& opt,
+                                  uint32_t near_tasks = 0);
 
 // A human-readable account of one document from a lineage database ("" if unknown key).
 std::string ExplainDocument(const std::string& lineage_db, const std::string& key);
