@@ -12,7 +12,6 @@
 #include "corpus/build_budget.h"
 #include "corpus/build_phases.h"
 #include "corpus/build_report.h"
-#include "corpus/build_tasks.h"
 #include "corpus/build_work.h"
 #include "corpus/exact_phase.h"
 #include "corpus/final_pass.h"
