@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The corpus build in tasks on a real Slurm: a one-node cluster (munged, slurmctld, slurmd from
 # Debian's slurm-wlm, private ports and state under a temporary directory) runs
-# examples/slurm/submit-corpus-build.sh — the read phase as a job array, the final phase as a
-# job that depends on it — and the result equals the one-process build. Then an array element
+# examples/slurm/submit-corpus-build.sh — the read phase as a job array, the index job, the near
+# phase as a job array and the final job, each depending on the one before — and the result
+# equals the one-process build. Then an array element
 # is cancelled: the final job never starts; the element resubmitted alone and the final job
 # again complete the build with the same bytes.
 set -euo pipefail
@@ -82,10 +83,11 @@ for line in db.iterdump(): print(line)' "$1/lineage.sqlite" | sha256sum
 "$trail" corpus build --config corpus.toml --out straight --threads 2 --quiet > /dev/null 2>&1
 want=$(state straight)
 # Slurm's cpus-per-task and memory requests sized for this node.
-sed -e 's/cpus-per-task=[0-9]*/cpus-per-task=1/' -e 's/--mem=[0-9]*G/--mem=500M/' \
-  -e 's/--memory-budget-mb 8192/--memory-budget-mb 64/' "$here"/../examples/slurm/corpus-read.sbatch > corpus-read.sbatch
-sed -e 's/cpus-per-task=[0-9]*/cpus-per-task=1/' -e 's/--mem=[0-9]*G/--mem=500M/' \
-  -e 's/--memory-budget-mb 8192/--memory-budget-mb 64/' "$here"/../examples/slurm/corpus-final.sbatch > corpus-final.sbatch
+for phase in read index near final; do
+  sed -e 's/cpus-per-task=[0-9]*/cpus-per-task=1/' -e 's/--mem=[0-9]*G/--mem=500M/' \
+    -e 's/--memory-budget-mb [0-9]*/--memory-budget-mb 64/' \
+    "$here"/../examples/slurm/corpus-$phase.sbatch > corpus-$phase.sbatch
+done
 cp "$here"/../examples/slurm/submit-corpus-build.sh .
 chmod +x ./*.sbatch ./*.sh
 wait_for() {  # job id, seconds: until the job has left the queue
@@ -95,14 +97,15 @@ wait_for() {  # job id, seconds: until the job has left the queue
   done
   return 1
 }
-final=$(./submit-corpus-build.sh "$trail" "$dir/corpus.toml" "$dir/out" 5 2>&1 | tail -1)
-wait_for "$final" 240 || fail "the Slurm build did not finish in 240 s"
+final=$(./submit-corpus-build.sh "$trail" "$dir/corpus.toml" "$dir/out" 5 3 2>&1 | tail -1)
+wait_for "$final" 300 || fail "the Slurm build did not finish in 300 s"
 [ -e out/report.json ] || fail "the final job wrote no report: $(cat out/.slurm-final-*.log)"
 grep -q '"read_tasks": 5' out/report.json || fail "report.json does not say 5 read tasks"
 [ "$(state out)" = "$want" ] || fail "the build on Slurm differs from the one-process build"
-echo "ok: a 5-element job array and a dependent final job on Slurm"
+echo "ok: on Slurm, a 5-element read array, the index job, a 3-element near array, the final job"
 
 # A failed element: cancelled while the array runs. The final job's dependency is never met.
+unset NEAR_TASKS
 export TRAIL=$trail CONFIG=$dir/corpus.toml OUT=$dir/again TASKS=4
 mkdir -p again
 array=$(sbatch --parsable --export=ALL --array=0-3 --output="$dir/again/.read-%a.log" \

@@ -3,8 +3,9 @@
 # read tasks, started in shuffled order, some SIGKILLed at a random moment and rerun, the final
 # phase once killed too, the result equals the one-process build's shards and lineage. A
 # damaged task output makes the final phase refuse and name the task; rerunning that task alone
-# repairs the build. The shipped runners (scripts/corpus-tasks.sh with xargs, and the Slurm
-# scripts' commands under a local array loop) give the same bytes.
+# repairs the build. Near dedup in 4 hash-partitioned tasks after an index phase gives the same
+# bytes, and so do the shipped runners (scripts/corpus-tasks.sh with xargs, and the Slurm
+# scripts' commands under a local array loop).
 set -euo pipefail
 trail=$1; assets=$2
 here=$(cd "$(dirname "$0")" && pwd)
@@ -92,12 +93,44 @@ build --out dmg --task 2 --tasks 3 2> /dev/null
 build --out dmg --tasks 3 > /dev/null
 [ "$(state dmg)" = "$want" ] || fail "the repaired build differs"
 
-# The shipped runners: xargs, and the Slurm scripts' commands under a local array loop.
-"$here/../scripts/corpus-tasks.sh" "$trail" corpus.toml viaxargs 5 2 -- --memory-budget-mb 8 \
+# Near dedup in tasks: 3 read tasks, the index, 4 near tasks (shuffled, some killed), final.
+for t in 2 0 1; do build --out near --task $t --tasks 3 2> /dev/null; done
+build --out near --tasks 3 --near-tasks 4 --phase index 2> /dev/null
+for p in $(seq 0 3 | shuf); do
+  if [ $((RANDOM % 2)) = 0 ]; then
+    "$trail" corpus build "${small[@]}" --out near --tasks 3 --near-tasks 4 --phase near --task $p \
+      > /dev/null 2>&1 &
+    pid=$!
+    sleep 0.0$((RANDOM % 10))
+    kill -9 $pid 2>/dev/null || true
+    wait $pid 2>/dev/null || true
+  fi
+done
+rm -f near/.tasks/near-00004/task-00003/task.json  # near task 3 never finished
+if build --out near --tasks 3 --near-tasks 4 > /dev/null 2> refused.txt; then
+  fail "the final phase ran with a near task missing"; fi
+grep -q "near task 3: not complete" refused.txt || fail "the missing near task is not named: $(cat refused.txt)"
+seq 0 3 | xargs -P 2 -I{} "$trail" corpus build "${small[@]}" --out near --tasks 3 --near-tasks 4 \
+  --phase near --task {} 2> near.log || fail "near tasks: $(cat near.log)"
+build --out near --tasks 3 --near-tasks 4 > near.json
+grep -q '"read_tasks": 3' near.json || fail "report.json does not say 3 read tasks"
+[ "$(state near)" = "$want" ] || fail "near dedup in 4 tasks differs from the one-process build"
+[ ! -e near/.tasks ] || fail "a finished build with near tasks left its tasks' directories"
+echo "ok: 3 read tasks, index, 4 near tasks"
+
+# The shipped runners: xargs (with near tasks), and the Slurm scripts' commands under a local
+# array loop (without, then with).
+"$here/../scripts/corpus-tasks.sh" "$trail" corpus.toml viaxargs 5 2 3 -- --memory-budget-mb 8 \
   > /dev/null 2>&1 || fail "scripts/corpus-tasks.sh failed"
 [ "$(state viaxargs)" = "$want" ] || fail "scripts/corpus-tasks.sh differs"
 export TRAIL=$trail CONFIG=corpus.toml OUT=viaslurm TASKS=4
 for i in 3 1 0 2; do SLURM_ARRAY_TASK_ID=$i bash "$here/../examples/slurm/corpus-read.sbatch" 2> /dev/null; done
 bash "$here/../examples/slurm/corpus-final.sbatch" > /dev/null 2>&1 || fail "the Slurm final phase failed"
 [ "$(state viaslurm)" = "$want" ] || fail "the Slurm scripts' build differs"
+export OUT=viaslurm2 NEAR_TASKS=2
+for i in 0 2 3 1; do SLURM_ARRAY_TASK_ID=$i bash "$here/../examples/slurm/corpus-read.sbatch" 2> /dev/null; done
+bash "$here/../examples/slurm/corpus-index.sbatch" 2> /dev/null
+for i in 1 0; do SLURM_ARRAY_TASK_ID=$i bash "$here/../examples/slurm/corpus-near.sbatch" 2> /dev/null; done
+bash "$here/../examples/slurm/corpus-final.sbatch" > /dev/null 2>&1 || fail "the Slurm final phase (near tasks) failed"
+[ "$(state viaslurm2)" = "$want" ] || fail "the Slurm scripts' build with near tasks differs"
 echo "PASS"
