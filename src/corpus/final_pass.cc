@@ -37,6 +37,8 @@ std::unique_ptr<ContaminationIndex> LoadContaminationIndex(const CorpusConfig& c
 struct FinalDoc {
   DocRecord d;
   std::string exact_survivor, cluster, contaminated_by;
+  std::string line;         // the shard line of a document still kept after cleaning
+  uint64_t text_bytes = 0;  // of the cleaned text (the line holds it; the text is freed)
   ShardPlace place;
   PiiCounts pii;
   Split split = Split::kTrain;
@@ -75,7 +77,8 @@ class FinalPass {
   double shard_seconds() const { return shard_seconds_; }
 
  private:
-  // PII redaction, then decontamination (drop, or cut the contaminated spans out).
+  // PII redaction, then decontamination (drop, or cut the contaminated spans out), then the
+  // shard line (JSON) of a document still kept: on the workers, not in the ordered pass.
   void Clean(FinalDoc& f) const {
     if (!f.d.drop.empty()) return;
     if (cfg_.pii) {
@@ -92,6 +95,13 @@ class FinalPass {
         f.d.text = std::move(o.text);
       }
     }
+    if (!f.d.drop.empty()) return;
+    const DocRecord& d = f.d;
+    f.line = Json{{"id", d.key}, {"text", d.text}, {"source", cfg_.sources[d.source_index].name},
+                  {"metadata", Json{{"language", d.lang.language}, {"cluster", f.cluster}}}}
+                 .dump() + "\n";
+    f.text_bytes = d.text.size();
+    std::string().swap(f.d.text);
   }
 
   // Split by cluster, then the source's quota, then the document's shard line.
@@ -107,13 +117,9 @@ class FinalPass {
       return;
     }
     ++kept_per_source_[d.source_index];
-    const std::string& source = cfg_.sources[d.source_index].name;
-    const std::string line =
-        Json{{"id", d.key}, {"text", d.text}, {"source", source},
-             {"metadata", Json{{"language", d.lang.language}, {"cluster", f.cluster}}}}
-            .dump() + "\n";
-    f.place = shards_.Append(f.split, d.source_index, line);
-    sum_.bytes_out += d.text.size();
+    f.place = shards_.Append(f.split, d.source_index, f.line);
+    std::string().swap(f.line);
+    sum_.bytes_out += f.text_bytes;
     ++sum_.kept;
   }
 

@@ -118,7 +118,7 @@ BuildSummary CrossDocumentPhases(const CorpusConfig& cfg, const std::string& out
   malloc_trim(0);
   // 5. Shards, quarantine file, report.
   t = Clock::now();
-  sum.shards = shards.Compress(out_dir);
+  sum.shards = shards.Compress(out_dir, pool);
   report.seconds["shards"] += SecondsSince(t);
   WriteQuarantineFile(report.quarantined, out_dir + "/quarantine.jsonl");
   sum.quarantined = report.quarantined.size();

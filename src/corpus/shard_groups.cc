@@ -11,8 +11,9 @@
 namespace trail::corpus {
 namespace {
 
-// Compresses `bytes` bytes read from `in` into one zstd frame at `path` (atomically).
-void CompressInto(SpillReader& in, uint64_t bytes, const std::string& path, ZSTD_CCtx* cctx) {
+// Compresses `bytes` bytes of `in` from `offset` into one zstd frame at `path` (atomically).
+void CompressInto(const PositionalReader& in, uint64_t offset, uint64_t bytes,
+                  const std::string& path, ZSTD_CCtx* cctx) {
   ZSTD_CCtx_reset(cctx, ZSTD_reset_session_only);
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 3);
   // A fixed 1 MiB window (level 3 would take 2 MiB for large shards): the compressor's memory
@@ -24,7 +25,8 @@ void CompressInto(SpillReader& in, uint64_t bytes, const std::string& path, ZSTD
   uint64_t left = bytes;
   for (;;) {
     const size_t n = static_cast<size_t>(std::min<uint64_t>(src.size(), left));
-    if (n > 0) TRAIL_CHECK(in.Read(src.data(), n), path, ": group file ended early");
+    if (n > 0) in.ReadAt(offset, src.data(), n);
+    offset += n;
     left -= n;
     const ZSTD_EndDirective mode = left == 0 ? ZSTD_e_end : ZSTD_e_continue;
     ZSTD_inBuffer ib{src.data(), n, 0};
@@ -71,20 +73,33 @@ ShardPlace ShardGroups::Append(Split split, uint32_t source, const std::string& 
   return place;
 }
 
-uint64_t ShardGroups::Compress(const std::string& out_dir) {
-  std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> cctx(ZSTD_createCCtx(), ZSTD_freeCCtx);
-  uint64_t shards = 0;
+uint64_t ShardGroups::Compress(const std::string& out_dir, ThreadPool& pool) {
+  struct Job {
+    const PositionalReader* in;
+    uint64_t offset, bytes;
+    std::string path;
+  };
+  std::vector<std::unique_ptr<PositionalReader>> files;
+  std::vector<Job> jobs;
   for (auto& [key, group] : groups_) {
     const auto [split, source] = key;
     std::filesystem::create_directories(out_dir + "/" + SplitName(static_cast<Split>(split)));
     group.file->Close();
-    SpillReader in(GroupPath(split, source), 1 << 16);
+    files.push_back(std::make_unique<PositionalReader>(GroupPath(split, source)));
+    uint64_t offset = 0;
     for (size_t s = 0; s < group.shard_bytes.size(); ++s) {
-      CompressInto(in, group.shard_bytes[s], out_dir + "/" + ShardName(split, source, s), cctx.get());
-      ++shards;
+      jobs.push_back({files.back().get(), offset, group.shard_bytes[s],
+                      out_dir + "/" + ShardName(split, source, s)});
+      offset += group.shard_bytes[s];
     }
   }
-  return shards;
+  pool.ParallelFor(jobs.size(), [&](size_t j) {
+    // One compression context per thread (a few MiB), freed when the thread ends.
+    thread_local std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> cctx(ZSTD_createCCtx(),
+                                                                           ZSTD_freeCCtx);
+    CompressInto(*jobs[j].in, jobs[j].offset, jobs[j].bytes, jobs[j].path, cctx.get());
+  });
+  return jobs.size();
 }
 
 }  // namespace trail::corpus

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/spill.h"
+#include "core/thread_pool.h"
 #include "corpus/near_dedup.h"
 
 namespace trail::corpus {
@@ -30,8 +31,9 @@ class ShardGroups {
 
   // Appends a kept document's line (with its newline) to its group; says where it will be.
   ShardPlace Append(Split split, uint32_t source, const std::string& line);
-  // Compresses every group into its shards under out_dir; returns how many were written.
-  uint64_t Compress(const std::string& out_dir);
+  // Compresses every group into its shards under out_dir, each shard an independent frame of
+  // its byte range of the group file, on the pool; returns how many were written.
+  uint64_t Compress(const std::string& out_dir, ThreadPool& pool);
 
  private:
   struct Group {
