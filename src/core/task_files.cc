@@ -44,6 +44,22 @@ std::string TaskName(uint32_t task) {
   return buf;
 }
 
+std::vector<uint64_t> InputFileSizes(const std::vector<std::string>& paths) {
+  std::vector<uint64_t> bytes;
+  for (const std::string& p : paths) {
+    TRAIL_CHECK(std::filesystem::exists(p), "input file ", p, " does not exist");
+    bytes.push_back(std::filesystem::file_size(p));
+  }
+  return bytes;
+}
+
+std::string ProblemLines(const std::vector<std::string>& problems) {
+  std::string lines;
+  for (size_t i = 0; i < problems.size() && i < 20; ++i) lines += "\n  " + problems[i];
+  if (problems.size() > 20) lines += "\n  ... and " + std::to_string(problems.size() - 20) + " more";
+  return lines;
+}
+
 TaskLock::TaskLock(const std::string& path) {
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   TRAIL_CHECK(fd_ >= 0, path, ": cannot open the task's lock file: ", std::strerror(errno));

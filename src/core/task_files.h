@@ -31,6 +31,13 @@ FileRange TaskSlice(const std::vector<uint64_t>& file_bytes, uint32_t task, uint
 // "task-00003": a task's directory name (five digits, more when needed).
 std::string TaskName(uint32_t task);
 
+// The sizes of a job's input files (what TaskSlice divides); throws naming a missing one.
+std::vector<uint64_t> InputFileSizes(const std::vector<std::string>& paths);
+
+// Problems found in a phase's tasks as the lines of an error: each on its own indented line,
+// the first 20, then how many more.
+std::string ProblemLines(const std::vector<std::string>& problems);
+
 // An exclusive lock (flock) on `path`, created if missing, released when destroyed; throws,
 // saying another process runs the task, when it is held.
 class TaskLock {

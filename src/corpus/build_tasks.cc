@@ -95,14 +95,6 @@ std::string CheckTask(const Json& expect_files, const std::string& config_sha,
   return "";
 }
 
-std::vector<uint64_t> FileSizes(const std::vector<std::string>& paths) {
-  std::vector<uint64_t> bytes;
-  for (const std::string& p : paths) {
-    TRAIL_CHECK(fs::exists(p), "input file ", p, " does not exist");
-    bytes.push_back(fs::file_size(p));
-  }
-  return bytes;
-}
 
 }  // namespace
 
@@ -120,7 +112,7 @@ ReadTaskPlan PlanReadTask(const CorpusConfig& cfg, const std::string& out_dir, u
   p.task = task;
   p.tasks = tasks;
   p.paths = BuildFileList(cfg);
-  p.bytes = FileSizes(p.paths);
+  p.bytes = InputFileSizes(p.paths);
   p.files = TaskSlice(p.bytes, task, tasks);
   p.dir = ReadTaskDirectory(out_dir, task, tasks);
   Sha256Hasher h;
@@ -199,7 +191,7 @@ std::vector<ReadTaskRecord> VerifyReadTasks(const CorpusConfig& cfg, const std::
   TRAIL_CHECK(tasks > 0, "--tasks must be at least 1");
   ReadTaskPlan plan;  // the expected slices, without hashing the inputs again
   plan.paths = BuildFileList(cfg);
-  plan.bytes = FileSizes(plan.paths);
+  plan.bytes = InputFileSizes(plan.paths);
   plan.tasks = tasks;
   const std::string config_sha = ConfigSha(cfg);
   std::vector<ReadTaskRecord> records(tasks);
@@ -216,14 +208,11 @@ std::vector<ReadTaskRecord> VerifyReadTasks(const CorpusConfig& cfg, const std::
     all.Update(sha.data(), sha.size());
   }
   if (!problems.empty()) {
-    std::string list;
-    for (size_t i = 0; i < problems.size() && i < 20; ++i) list += "\n  " + problems[i];
-    if (problems.size() > 20) list += "\n  ... and " + std::to_string(problems.size() - 20) + " more";
     TRAIL_FAIL("the final phase needs all ", tasks, " read tasks complete and intact; ",
                problems.size(), " of them are not (in ", ReadTasksDirectory(out_dir, tasks), "):",
-               list, "\nRun each of these tasks again (`trail corpus build --config ... --out ",
-               out_dir, " --task I --tasks ", tasks,
-               "`; each alone repairs itself), then this phase again.");
+               ProblemLines(problems),
+               "\nRun each of these tasks again (`trail corpus build --config ... --out ", out_dir,
+               " --task I --tasks ", tasks, "`; each alone repairs itself), then this phase again.");
   }
   *fingerprint = ToHex(all.Finish());
   return records;

@@ -131,12 +131,26 @@ void RunTasksShuffled(const CorpusConfig& cfg, const std::string& out, uint32_t 
   for (uint32_t t : order) EXPECT_FALSE(RunReadTask(cfg, out, t, n, opt).already_complete);
 }
 
-TEST(CorpusBuildInTasks, AnyTaskCountGivesTheOneProcessBuildsBytes) {
+// The reference corpus in a fresh directory; Whole() builds it in one process.
+class CorpusBuildInTasks : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    WriteFileAtomic(dir / "corpus.toml", ReferenceConfig(dir.path()));
+    cfg = LoadCorpusConfig(dir / "corpus.toml");
+  }
+  // The one-process build; `want` becomes its state.
+  BuildSummary Whole() {
+    const BuildSummary s = BuildCorpus(cfg, dir / "whole", 2);
+    want = State(dir / "whole");
+    return s;
+  }
   TempDir dir;
-  WriteFileAtomic(dir / "corpus.toml", ReferenceConfig(dir.path()));
-  const CorpusConfig cfg = LoadCorpusConfig(dir / "corpus.toml");
-  const BuildSummary whole = BuildCorpus(cfg, dir / "whole", 2);
-  const std::string want = State(dir / "whole");
+  CorpusConfig cfg;
+  std::string want;
+};
+
+TEST_F(CorpusBuildInTasks, AnyTaskCountGivesTheOneProcessBuildsBytes) {
+  const BuildSummary whole = Whole();
   // The reference exercises what the merge across tasks must get right.
   const auto rep = nlohmann::json::parse(whole.report_json);
   EXPECT_EQ(rep["quarantine_reasons"].value("duplicate_id", 0), 2) << rep["quarantine_reasons"];
@@ -176,12 +190,8 @@ TEST(CorpusBuildInTasks, AnyTaskCountGivesTheOneProcessBuildsBytes) {
   }
 }
 
-TEST(CorpusBuildInTasks, NearDedupInHashPartitionedTasksGivesTheSameBytes) {
-  TempDir dir;
-  WriteFileAtomic(dir / "corpus.toml", ReferenceConfig(dir.path()));
-  const CorpusConfig cfg = LoadCorpusConfig(dir / "corpus.toml");
-  const BuildSummary whole = BuildCorpus(cfg, dir / "whole", 2);
-  const std::string want = State(dir / "whole");
+TEST_F(CorpusBuildInTasks, NearDedupInHashPartitionedTasksGivesTheSameBytes) {
+  const BuildSummary whole = Whole();
   const auto near = nlohmann::json::parse(whole.report_json)["near_dedup"];
   for (uint32_t m : {1u, 2u, 5u}) {
     const std::string out = dir / ("near" + std::to_string(m));
@@ -203,12 +213,8 @@ TEST(CorpusBuildInTasks, NearDedupInHashPartitionedTasksGivesTheSameBytes) {
   }
 }
 
-TEST(CorpusBuildInTasks, AStaleIndexOrADamagedNearTaskIsNamedAndRepairedByRerunning) {
-  TempDir dir;
-  WriteFileAtomic(dir / "corpus.toml", ReferenceConfig(dir.path()));
-  const CorpusConfig cfg = LoadCorpusConfig(dir / "corpus.toml");
-  BuildCorpus(cfg, dir / "whole", 2);
-  const std::string want = State(dir / "whole");
+TEST_F(CorpusBuildInTasks, AStaleIndexOrADamagedNearTaskIsNamedAndRepairedByRerunning) {
+  Whole();
   const std::string out = dir / "out";
   BuildOptions opt;
   for (uint32_t t = 0; t < 2; ++t) RunReadTask(cfg, out, t, 2, opt);
@@ -243,12 +249,8 @@ TEST(CorpusBuildInTasks, AStaleIndexOrADamagedNearTaskIsNamedAndRepairedByRerunn
   EXPECT_TRUE(State(out) == want);
 }
 
-TEST(CorpusBuildInTasks, DamagedOrMissingTaskOutputIsNamedAndRepairedByRerunningItAlone) {
-  TempDir dir;
-  WriteFileAtomic(dir / "corpus.toml", ReferenceConfig(dir.path()));
-  const CorpusConfig cfg = LoadCorpusConfig(dir / "corpus.toml");
-  BuildCorpus(cfg, dir / "whole", 2);
-  const std::string want = State(dir / "whole");
+TEST_F(CorpusBuildInTasks, DamagedOrMissingTaskOutputIsNamedAndRepairedByRerunningItAlone) {
+  Whole();
   const std::string out = dir / "out";
   BuildOptions opt;
   opt.memory_budget_bytes = 1 << 20;  // several runs per task
@@ -288,10 +290,7 @@ TEST(CorpusBuildInTasks, DamagedOrMissingTaskOutputIsNamedAndRepairedByRerunning
   EXPECT_TRUE(State(out) == want);
 }
 
-TEST(CorpusBuildInTasks, TasksFromOtherInputsOrAnotherTaskCountAreRefused) {
-  TempDir dir;
-  WriteFileAtomic(dir / "corpus.toml", ReferenceConfig(dir.path()));
-  const CorpusConfig cfg = LoadCorpusConfig(dir / "corpus.toml");
+TEST_F(CorpusBuildInTasks, TasksFromOtherInputsOrAnotherTaskCountAreRefused) {
   const std::string out = dir / "out";
   BuildOptions opt;
   for (uint32_t t = 0; t < 2; ++t) RunReadTask(cfg, out, t, 2, opt);

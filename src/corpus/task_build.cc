@@ -47,13 +47,10 @@ std::vector<std::string> VerifiedNearPairs(const CorpusConfig& cfg, const std::s
     pairs.push_back(NearTaskDirectory(out_dir, p, near_tasks) + "/pairs.bin");
   }
   if (!problems.empty()) {
-    std::string list;
-    for (size_t i = 0; i < problems.size() && i < 20; ++i) list += "\n  " + problems[i];
-    if (problems.size() > 20) list += "\n  ... and " + std::to_string(problems.size() - 20) + " more";
     TRAIL_FAIL("the final phase needs all ", near_tasks, " near tasks complete and intact; ",
                problems.size(), " of them are not (in ", NearTasksDirectory(out_dir, near_tasks),
-               "):", list, "\nRun each of these again (--tasks ", tasks, " --near-tasks ",
-               near_tasks, " --phase near --task P), then this phase again.");
+               "):", ProblemLines(problems), "\nRun each of these again (--tasks ", tasks,
+               " --near-tasks ", near_tasks, " --phase near --task P), then this phase again.");
   }
   return pairs;
 }

@@ -71,7 +71,8 @@ void EncodeTokenDoc(const TokenDoc& d, std::string* out) {
   PutInt(out, d.ids.size());
   const size_t at = out->size();
   out->resize(at + 4 * d.ids.size());
-  for (size_t i = 0; i < d.ids.size(); ++i) PutU32(reinterpret_cast<uint8_t*>(out->data() + at + 4 * i), d.ids[i]);
+  auto* ids = reinterpret_cast<uint8_t*>(out->data() + at);
+  for (size_t i = 0; i < d.ids.size(); ++i) PutU32(ids + 4 * i, d.ids[i]);
 }
 
 TokenDoc DecodeTokenDoc(std::string_view b) {
@@ -84,9 +85,11 @@ TokenDoc DecodeTokenDoc(std::string_view b) {
   d.id.assign(b.substr(0, id_len));
   b.remove_prefix(id_len);
   const uint64_t n = TakeInt(b);
-  TRAIL_CHECK(n == b.size() / 4 && b.size() % 4 == 0, "token run: the token count does not match its record");
+  TRAIL_CHECK(n == b.size() / 4 && b.size() % 4 == 0,
+              "token run: the token count does not match its record");
   d.ids.resize(n);
-  for (uint64_t i = 0; i < n; ++i) d.ids[i] = GetU32(reinterpret_cast<const uint8_t*>(b.data() + 4 * i));
+  const auto* ids = reinterpret_cast<const uint8_t*>(b.data());
+  for (uint64_t i = 0; i < n; ++i) d.ids[i] = GetU32(ids + 4 * i);
   return d;
 }
 

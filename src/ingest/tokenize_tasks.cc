@@ -29,14 +29,6 @@ std::string TaskDirectory(const TokenizeOptions& o, uint32_t task, uint32_t task
   return TasksDirectory(o, tasks) + "/" + TaskName(task);
 }
 
-std::vector<uint64_t> FileSizes(const std::vector<std::string>& paths) {
-  std::vector<uint64_t> bytes;
-  for (const std::string& p : paths) {
-    TRAIL_CHECK(fs::exists(p), "input file ", p, " does not exist");
-    bytes.push_back(fs::file_size(p));
-  }
-  return bytes;
-}
 
 Json FilesJson(const TokenizeOptions& o, const std::vector<uint64_t>& bytes, FileRange r) {
   Json files = Json::array();
@@ -56,7 +48,9 @@ std::string CheckTask(const std::string& dir, uint32_t task, uint32_t tasks, con
     if (m.at("format") != kFormat || m.at("task") != task || m.at("tasks") != tasks) {
       return "task.json belongs to another task or format";
     }
-    if (m.at("header") != header) return "ran with other parameters (contract, inputs, prefix, shard_tokens or domain)";
+    if (m.at("header") != header) {
+      return "ran with other parameters (contract, inputs, prefix, shard_tokens or domain)";
+    }
     if (m.at("files") != files) return "ran on other input files (they changed since)";
     if (!fingerprint.empty() && m.at("fingerprint") != fingerprint) return "ran on other input bytes";
     const std::string run = dir + "/tokens.run";
@@ -112,10 +106,11 @@ void EncodeSlice(const TokenizeOptions& o, const tok::LoadedContract& lc, FileRa
 
 TokenizeTaskSummary RunTokenizeTask(const TokenizeOptions& o, uint32_t task, uint32_t tasks) {
   TRAIL_CHECK(!o.inputs.empty(), "tokenize: no input files");
-  TRAIL_CHECK(o.max_shards < 0, "--max-shards stops a one-process job; a task always finishes its slice");
+  TRAIL_CHECK(o.max_shards < 0,
+              "--max-shards stops a one-process job; a task always finishes its slice");
   const tok::LoadedContract lc = tok::LoadContract(o.contract);
   const Json header = TokenizeJournalHeader(o, ToHex(lc.hash));
-  const std::vector<uint64_t> bytes = FileSizes(o.inputs);
+  const std::vector<uint64_t> bytes = InputFileSizes(o.inputs);
   const FileRange r = TaskSlice(bytes, task, tasks);
   TokenizeTaskSummary sum;
   sum.dir = TaskDirectory(o, task, tasks);
@@ -150,7 +145,7 @@ TokenRuns VerifyTokenizeTasks(const TokenizeOptions& o, uint32_t tasks) {
   TRAIL_CHECK(tasks > 0, "--tasks must be at least 1");
   const tok::LoadedContract lc = tok::LoadContract(o.contract);
   const Json header = TokenizeJournalHeader(o, ToHex(lc.hash));
-  const std::vector<uint64_t> bytes = FileSizes(o.inputs);
+  const std::vector<uint64_t> bytes = InputFileSizes(o.inputs);
   TokenRuns runs;
   std::vector<std::string> problems;
   for (uint32_t t = 0; t < tasks; ++t) {
@@ -161,11 +156,9 @@ TokenRuns VerifyTokenizeTasks(const TokenizeOptions& o, uint32_t tasks) {
     if (!why.empty()) problems.push_back("task " + std::to_string(t) + ": " + why);
   }
   if (!problems.empty()) {
-    std::string list;
-    for (size_t i = 0; i < problems.size() && i < 20; ++i) list += "\n  " + problems[i];
-    if (problems.size() > 20) list += "\n  ... and " + std::to_string(problems.size() - 20) + " more";
     TRAIL_FAIL("the final phase needs all ", tasks, " encode tasks complete and intact; ",
-               problems.size(), " of them are not (in ", TasksDirectory(o, tasks), "):", list,
+               problems.size(), " of them are not (in ", TasksDirectory(o, tasks), "):",
+               ProblemLines(problems),
                "\nRun each of these tasks again (the same command with --task I --tasks ", tasks,
                "; each alone repairs itself), then this phase again.");
   }
