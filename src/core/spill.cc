@@ -1,6 +1,7 @@
 #include "core/spill.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,6 +14,12 @@ namespace trail {
 namespace {
 
 std::string Errno() { return std::strerror(errno); }
+
+uint64_t FileSize(int fd, const std::string& path) {
+  struct stat st;
+  TRAIL_CHECK(::fstat(fd, &st) == 0, path, ": cannot stat: ", Errno());
+  return static_cast<uint64_t>(st.st_size);
+}
 
 }  // namespace
 
@@ -70,6 +77,7 @@ SpillReader::SpillReader(const std::string& path, size_t buffer_bytes)
   buf_.reset(new char[cap_]);
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   TRAIL_CHECK(fd_ >= 0, path, ": cannot open: ", Errno());
+  size_ = FileSize(fd_, path);
 }
 
 SpillReader::~SpillReader() {
@@ -110,7 +118,8 @@ bool SpillReader::ReadRecord(std::string& record) {
   uint8_t len[8];
   if (!Read(len, 8)) return false;
   const uint64_t n = GetU64(len);
-  TRAIL_CHECK(n < (1ull << 40), path_, ": implausible record length at byte ", offset_ - 8);
+  TRAIL_CHECK(n <= size_ - std::min(size_, offset_), path_, ": a record of ", n, " bytes at byte ",
+              offset_ - 8, " runs past the end of the file (", size_, " bytes)");
   record.resize(n);
   TRAIL_CHECK(n == 0 || Read(record.data(), n), path_, ": ends inside a record");
   return true;
@@ -119,6 +128,7 @@ bool SpillReader::ReadRecord(std::string& record) {
 PositionalReader::PositionalReader(const std::string& path) : path_(path) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   TRAIL_CHECK(fd_ >= 0, path, ": cannot open: ", Errno());
+  size_ = FileSize(fd_, path);
 }
 
 PositionalReader::~PositionalReader() {
@@ -139,7 +149,10 @@ void PositionalReader::ReadAt(uint64_t offset, void* out, size_t n) const {
 std::string PositionalReader::ReadRecordAt(uint64_t offset) const {
   uint8_t len[8];
   ReadAt(offset, len, 8);
-  std::string r(GetU64(len), '\0');
+  const uint64_t n = GetU64(len);
+  TRAIL_CHECK(size_ >= 8 && offset <= size_ - 8 && n <= size_ - 8 - offset, path_, ": a record of ", n,
+              " bytes at byte ", offset, " runs past the end of the file (", size_, " bytes)");
+  std::string r(n, '\0');
   if (!r.empty()) ReadAt(offset + 8, r.data(), r.size());
   return r;
 }

@@ -49,6 +49,8 @@ class SpillReader {
 
   // Exactly n bytes, or false at a clean end of file (a partial read is an error).
   bool Read(void* out, size_t n);
+  // A record's length is checked against the bytes left in the file before anything is
+  // allocated: a damaged or forged length is an error, never a huge allocation.
   bool ReadRecord(std::string& record);
   uint64_t offset() const { return offset_; }
 
@@ -58,7 +60,7 @@ class SpillReader {
   int fd_ = -1;
   std::unique_ptr<char[]> buf_;  // not zeroed: filled before it is read
   size_t cap_, pos_ = 0, end_ = 0;
-  uint64_t offset_ = 0;
+  uint64_t offset_ = 0, size_ = 0;  // size_: the file's, when opened
 };
 
 // Positioned reads (pread), safe from several threads at once.
@@ -69,11 +71,13 @@ class PositionalReader {
   PositionalReader(const PositionalReader&) = delete;
   PositionalReader& operator=(const PositionalReader&) = delete;
   void ReadAt(uint64_t offset, void* out, size_t n) const;
+  // The record there; its length is checked against the file's size first.
   std::string ReadRecordAt(uint64_t offset) const;
 
  private:
   std::string path_;
   int fd_ = -1;
+  uint64_t size_ = 0;  // the file's, when opened
 };
 
 // Sorts trivially copyable records by `Less` holding at most `budget_bytes` of them: a full

@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 #include "core/error.h"
 #include "core/file_util.h"
+#include "core/test_util.h"
 
 namespace trail {
 namespace {
@@ -75,6 +77,22 @@ TEST(SpillFiles, RecordsRoundTripSequentiallyAndByPositionAndATornFileIsAnError)
   SpillReader torn(path, 4096);
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(torn.ReadRecord(got));
   EXPECT_THROW(torn.ReadRecord(got), Error);
+  // A forged length (2^39 bytes) is refused before anything is allocated, read in sequence or
+  // by position.
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(offsets[2]));
+    const uint64_t huge = 1ull << 39;
+    f.write(reinterpret_cast<const char*>(&huge), 8);
+  }
+  SpillReader forged(path, 4096);
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(forged.ReadRecord(got));
+  EXPECT_NE(ErrorOf([&] { forged.ReadRecord(got); }).find("runs past the end of the file"),
+            std::string::npos);
+  const PositionalReader q(path);
+  EXPECT_NE(ErrorOf([&] { q.ReadRecordAt(offsets[2]); }).find("runs past the end of the file"),
+            std::string::npos);
+  EXPECT_THROW(q.ReadRecordAt(fs::file_size(path) - 3), Error);
 }
 
 }  // namespace
