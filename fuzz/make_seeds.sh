@@ -188,4 +188,42 @@ min_doc_words = 5
 EOF2
 sed "s#$work/##" corpus.toml > corpus.seed.toml
 put corpus_config corpus.seed.toml corpus.toml
+
+# The files a build and a tokenize job in tasks exchange: fortunes and a JSONL file with a bad
+# record and a repeated id, as 2 read tasks, the index and 2 near tasks; KJV verses as one
+# encode task. Runs are cut to their first 12 records.
+f=/usr/share/games/fortunes
+{ printf '{"id": "a", "text": "In the beginning was the word, and the word was with the river."}\n'
+  printf '{"id": "broken", "text": \n{"id": "a", "text": "a repeated id"}\n'; } > web2.jsonl
+{ echo "seed = 5"; . "$here/../scripts/corpus-inputs.sh"
+  toml_source fortunes fortune $f/fortunes $f/literature $f/riddles
+  toml_source web jsonl "$work/web2.jsonl"; toml_language "$assets"
+  printf '[quality]\nmin_doc_words = 5\nc4_min_sentences = 1\nmin_stop_words = 0\n'; } > tasks.toml
+for t in 0 1; do "$trail" corpus build --config tasks.toml --out o --task $t --tasks 2 --quiet 2> /dev/null; done
+"$trail" corpus build --config tasks.toml --out o --tasks 2 --near-tasks 2 --phase index 2> /dev/null
+for p in 0 1; do
+  "$trail" corpus build --config tasks.toml --out o --tasks 2 --near-tasks 2 --phase near --task $p 2> /dev/null
+done
+head -300 "$assets/text/kjv.txt" > verses.txt
+"$trail" tokenizer train --input verses.txt --vocab-size 600 --special '<|endoftext|>' --output tok.json 2> /dev/null
+"$trail" tokenizer contract --tokenizer tok.json --eos '<|endoftext|>' --pad '<|endoftext|>' \
+  --output tok.contract.json > /dev/null
+awk 'NF > 0 && n < 40 { gsub(/"/, ""); printf "{\"id\": \"v%d\", \"text\": \"%s\"}\n", n++, $0 }' verses.txt > verses.jsonl
+"$trail" data tokenize --contract tok.contract.json --input verses.jsonl --output-dir tk --task 0 --tasks 1 2> /dev/null
+first_records() {  # the first $3 length-prefixed records of $1 into $2
+  python3 -c 'import struct, sys
+b = open(sys.argv[1], "rb").read(); at = 0
+for _ in range(int(sys.argv[3])):
+    if at + 8 > len(b): break
+    at += 8 + struct.unpack("<Q", b[at:at + 8])[0]
+open(sys.argv[2], "wb").write(b[:at])' "$@"
+}
+first_records o/.tasks/read-00002/task-00001/docs-00000.run document.run 12
+first_records tk/.tasks/shard-00001/task-00000/tokens.run tokens.run 12
+put task_records document.run document.run; put task_records tokens.run tokens.run
+put task_records o/.tasks/read-00002/task-00001/quarantine.bin quarantine.bin
+put task_records o/.tasks/near-00002/task-00000/pairs.bin pairs.bin
+put task_records o/.tasks/read-00002/task-00001/task.json read-task.json
+put task_records o/.tasks/near-00002/index/task.json index-task.json
+put task_records o/.tasks/near-00002/task-00000/task.json near-task.json
 echo "seeds written to $seeds"
