@@ -156,6 +156,10 @@ class GramCounter {
     }
   }
   const Entry& At(uint32_t slot) const { return slots_[slot]; }
+  void PrefetchSlot(uint32_t slot) const { __builtin_prefetch(&slots_[slot]); }
+  // Hints that h's home slot is needed soon: a long document's table is far larger than the
+  // caches, and fetching a few grams ahead hides most of each probe's miss.
+  void Prefetch(uint64_t h) const { __builtin_prefetch(&slots_[h & mask_]); }
   void Trim() {
     if (slots_.size() > kKeptSlots) std::vector<Entry>().swap(slots_);
   }
@@ -323,7 +327,11 @@ class WordGrams {
     const size_t m = word_hash_.size() >= n ? word_hash_.size() - n + 1 : 0;
     counter.Reset(m);
     slot_.resize(m);
-    for (size_t i = 0; i < m; ++i) slot_[i] = counter.Add(gram_[i], static_cast<uint32_t>(i));
+    constexpr size_t kAhead = 16;
+    for (size_t i = 0; i < m; ++i) {
+      if (i + kAhead < m) counter.Prefetch(gram_[i + kAhead]);
+      slot_[i] = counter.Add(gram_[i], static_cast<uint32_t>(i));
+    }
     return m;
   }
   uint32_t slot(size_t i) const { return slot_[i]; }
@@ -356,6 +364,7 @@ void GopherNgrams(const TextView& v, const QualityConfig& cfg, std::vector<RuleR
     // characters are those of its first occurrence.
     double top = 0;
     for (size_t i = 0; i < m; ++i) {
+      if (i + 16 < m) counter.PrefetchSlot(grams.slot(i + 16));
       const GramCounter::Entry& e = counter.At(grams.slot(i));
       if (e.count < 2 || e.first != i) continue;
       top = std::max(top, static_cast<double>(grams.chars(i, n) * e.count));
@@ -366,6 +375,7 @@ void GopherNgrams(const TextView& v, const QualityConfig& cfg, std::vector<RuleR
     const size_t m = grams.Count(static_cast<size_t>(n), counter);
     std::vector<uint8_t> covered(v.words.size(), 0);
     for (size_t i = 0; i < m; ++i) {
+      if (i + 16 < m) counter.PrefetchSlot(grams.slot(i + 16));
       if (counter.At(grams.slot(i)).count > 1) std::fill_n(covered.begin() + i, n, 1);
     }
     double dup = 0;
