@@ -65,11 +65,27 @@ void XSystem(icu::UnicodeString& s) {
 
 }  // namespace
 
-std::string NormalizeText(std::string_view raw, const NormalizeConfig& cfg, NormalizeStats* stats) {
-  NormalizeStats st;
+namespace {
+
+const icu::Normalizer2& Nfc() {
+  UErrorCode e = U_ZERO_ERROR;
+  const icu::Normalizer2* nfc = icu::Normalizer2::getNFCInstance(e);
+  TRAIL_CHECK(U_SUCCESS(e), "ICU NFC unavailable");
+  return *nfc;
+}
+
+// The text as UTF-8, decoded (or detected and converted), x-system replaced and NFC-normalized.
+// Valid UTF-8 that is already NFC (most text) is returned as it is, without the round trip
+// through UTF-16: that round trip is the identity on it.
+std::string NormalizedUtf8(std::string_view raw, const NormalizeConfig& cfg, NormalizeStats& st) {
   icu::UnicodeString u;
   if (IsValidUtf8(raw)) {
     st.encoding = "UTF-8";
+    if (!cfg.esperanto_x_system) {
+      UErrorCode e = U_ZERO_ERROR;
+      const icu::StringPiece piece(raw.data(), static_cast<int32_t>(raw.size()));
+      if (!cfg.nfc || (Nfc().isNormalizedUTF8(piece, e) && U_SUCCESS(e))) return std::string(raw);
+    }
     u = icu::UnicodeString::fromUTF8(icu::StringPiece(raw.data(), static_cast<int32_t>(raw.size())));
   } else {
     st.encoding = cfg.declared_encoding.empty() ? Detect(raw) : cfg.declared_encoding;
@@ -79,30 +95,57 @@ std::string NormalizeText(std::string_view raw, const NormalizeConfig& cfg, Norm
   if (cfg.esperanto_x_system) XSystem(u);
   if (cfg.nfc) {
     UErrorCode e = U_ZERO_ERROR;
-    const icu::Normalizer2* nfc = icu::Normalizer2::getNFCInstance(e);
-    TRAIL_CHECK(U_SUCCESS(e), "ICU NFC unavailable");
-    u = nfc->normalize(u, e);
+    u = Nfc().normalize(u, e);
     TRAIL_CHECK(U_SUCCESS(e), "NFC failed: ", u_errorName(e));
   }
   std::string utf8;
   u.toUTF8String(utf8);
+  return utf8;
+}
+
+// Whether byte c needs a look in RemoveControls (CR, C0 and C1 controls other than LF and tab).
+bool Special(unsigned char c) { return c < 0x20 || c == 0x7F || c == 0xC2; }
+
+// CRLF and CR to LF; C0 controls but LF and tab, DEL and C1 controls (U+0080..U+009F)
+// removed and counted. Runs of ordinary bytes are copied whole.
+std::string RemoveControls(const std::string& utf8, uint64_t* removed) {
   std::string out;
   out.reserve(utf8.size());
-  for (size_t i = 0; i < utf8.size(); ++i) {
-    const unsigned char c = utf8[i];
+  size_t i = 0;
+  while (i < utf8.size()) {
+    size_t j = i;
+    while (j < utf8.size() && (!Special(static_cast<unsigned char>(utf8[j])) || utf8[j] == '\n' ||
+                               utf8[j] == '\t')) {
+      ++j;
+    }
+    out.append(utf8, i, j - i);
+    if (j == utf8.size()) break;
+    const unsigned char c = utf8[j];
+    i = j + 1;
     if (c == '\r') {
       out += '\n';
-      if (i + 1 < utf8.size() && utf8[i + 1] == '\n') ++i;
-    } else if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F) {
-      ++st.controls_removed;
-    } else if (c == 0xC2 && i + 1 < utf8.size() && static_cast<unsigned char>(utf8[i + 1]) >= 0x80 &&
-               static_cast<unsigned char>(utf8[i + 1]) <= 0x9F) {
-      ++st.controls_removed;  // C1 controls U+0080..U+009F
-      ++i;
+      if (i < utf8.size() && utf8[i] == '\n') ++i;
+    } else if (c == 0xC2) {
+      const unsigned char next = i < utf8.size() ? utf8[i] : 0;
+      if (next >= 0x80 && next <= 0x9F) {
+        ++*removed;  // C1 controls U+0080..U+009F
+        ++i;
+      } else {
+        out += static_cast<char>(c);
+      }
     } else {
-      out += static_cast<char>(c);
+      ++*removed;
     }
   }
+  return out;
+}
+
+}  // namespace
+
+std::string NormalizeText(std::string_view raw, const NormalizeConfig& cfg, NormalizeStats* stats) {
+  NormalizeStats st;
+  const std::string utf8 = NormalizedUtf8(raw, cfg, st);
+  std::string out = RemoveControls(utf8, &st.controls_removed);
   if (stats != nullptr) *stats = st;
   return out;
 }
