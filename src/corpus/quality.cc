@@ -27,8 +27,9 @@ bool IsPunct(unsigned char c) {
 }
 bool IsAlpha(unsigned char c) { return c >= 0x80 || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z'); }
 
-std::vector<std::string_view> Tokens(std::string_view s) {
-  std::vector<std::string_view> out;
+// Calls fn with every token: a run of punctuation or a run of other non-space bytes.
+template <class Fn>
+void ForEachToken(std::string_view s, Fn&& fn) {
   size_t i = 0;
   while (i < s.size()) {
     while (i < s.size() && IsSpace(s[i])) ++i;
@@ -36,10 +37,9 @@ std::vector<std::string_view> Tokens(std::string_view s) {
     const bool punct = IsPunct(s[i]);
     size_t j = i + 1;
     while (j < s.size() && !IsSpace(s[j]) && IsPunct(s[j]) == punct) ++j;
-    out.push_back(s.substr(i, j - i));
+    fn(s.substr(i, j - i));
     i = j;
   }
-  return out;
 }
 
 // std::tolower in the "C" locale, without the locale call.
@@ -217,9 +217,12 @@ namespace {
 // lines and the denominators, each clamped to at least 1.
 struct TextView {
   explicit TextView(std::string_view t) : text(t), lines(SplitLines(t)) {
-    for (std::string_view tok : Tokens(t)) {
+    // About one word per 6 bytes of prose: a short text's words without regrowth (capped, so a
+    // long one without spaces does not reserve what it never uses).
+    words.reserve(std::min<size_t>(t.size() / 6 + 1, 1 << 16));
+    ForEachToken(t, [&](std::string_view tok) {
       if (!AllPunct(tok)) words.push_back(tok);
-    }
+    });
     n_words = static_cast<double>(words.size());
     safe_words = std::max(1.0, n_words);
     n_lines = std::max<double>(1, lines.size());
@@ -371,9 +374,10 @@ void GopherNgrams(const TextView& v, const QualityConfig& cfg, std::vector<RuleR
     }
     out.push_back({GramRuleName("top", n), top / v.n_chars, frac, top / v.n_chars <= frac});
   }
+  std::vector<uint8_t> covered;
   for (const auto& [n, frac] : cfg.dup_ngram_char_frac) {
     const size_t m = grams.Count(static_cast<size_t>(n), counter);
-    std::vector<uint8_t> covered(v.words.size(), 0);
+    covered.assign(v.words.size(), 0);
     for (size_t i = 0; i < m; ++i) {
       if (i + 16 < m) counter.PrefetchSlot(grams.slot(i + 16));
       if (counter.At(grams.slot(i)).count > 1) std::fill_n(covered.begin() + i, n, 1);
@@ -412,6 +416,7 @@ void C4Document(const TextView& v, const QualityConfig& cfg, std::vector<RuleRes
 void FineWeb(const TextView& v, const QualityConfig& cfg, std::vector<RuleResult>& out) {
   double punct_end = 0, short_lines = 0, nonempty = 0;
   std::vector<std::string_view> stripped;
+  stripped.reserve(v.lines.size());
   for (std::string_view l : v.lines) {
     const std::string_view t = Trim(l);
     if (t.empty()) continue;
@@ -442,6 +447,7 @@ void FineWeb(const TextView& v, const QualityConfig& cfg, std::vector<RuleResult
 
 std::vector<RuleResult> QualityRules(std::string_view text, const QualityConfig& cfg) {
   std::vector<RuleResult> out;
+  out.reserve(48);  // every rule's result: no regrowth
   const TextView v(text);
   GopherQuality(v, cfg, out);
   if (cfg.repetition) {
