@@ -42,6 +42,11 @@ class Stmt {
     sqlite3_bind_text(st_, i, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
     return *this;
   }
+  // The string must stay unchanged until Run(): SQLite reads it there instead of copying it.
+  Stmt& TextUntilRun(int i, const std::string& s) {
+    sqlite3_bind_text(st_, i, s.data(), static_cast<int>(s.size()), SQLITE_STATIC);
+    return *this;
+  }
   Stmt& Int(int i, int64_t v) {
     sqlite3_bind_int64(st_, i, v);
     return *this;

@@ -11,7 +11,7 @@ LineageWriter::LineageWriter(const std::string& path, int64_t cache_kib)
     : path_(path), tmp_(path + ".tmp") {
   fs::remove(tmp_);
   db_ = std::make_unique<Db>(tmp_);
-  db_->Exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-" +
+  db_->Exec("PRAGMA page_size=16384; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-" +
             std::to_string(cache_kib) + "; PRAGMA temp_store=FILE;");
   CreateLineageTables(*db_);
   db_->Exec("BEGIN;");
@@ -44,17 +44,17 @@ void LineageWriter::AddQualityRules(const std::vector<RuleResult>& rules) {
 void LineageWriter::AddDocument(const LineageRow& r) {
   auto i64 = [](uint64_t v) { return static_cast<int64_t>(v); };
   Stmt& s = *doc_;
-  s.Text(1, r.key).Text(2, r.source).Text(3, r.file).Int(4, i64(r.offset)).Int(5, i64(r.bytes));
-  s.Text(6, r.encoding).Int(7, r.encoding_detected).Int(8, i64(r.replaced));
-  s.Int(9, i64(r.controls_removed)).Text(10, r.content_hash).Text(11, r.language);
-  s.Real(12, r.language_score).Text(13, r.exact_survivor).Text(14, r.cluster);
+  s.TextUntilRun(1, r.key).TextUntilRun(2, r.source).TextUntilRun(3, r.file).Int(4, i64(r.offset)).Int(5, i64(r.bytes));
+  s.TextUntilRun(6, r.encoding).Int(7, r.encoding_detected).Int(8, i64(r.replaced));
+  s.Int(9, i64(r.controls_removed)).TextUntilRun(10, r.content_hash).TextUntilRun(11, r.language);
+  s.Real(12, r.language_score).TextUntilRun(13, r.exact_survivor).TextUntilRun(14, r.cluster);
   s.Int(15, i64(r.pii_email)).Int(16, i64(r.pii_phone)).Int(17, i64(r.pii_ip));
-  s.Int(18, i64(r.pii_secret)).Text(19, r.contamination).Text(20, r.split).Int(21, r.kept);
-  s.Text(22, r.drop_reason).Text(23, r.shard).Int(24, i64(r.shard_line));
+  s.Int(18, i64(r.pii_secret)).TextUntilRun(19, r.contamination).TextUntilRun(20, r.split).Int(21, r.kept);
+  s.TextUntilRun(22, r.drop_reason).TextUntilRun(23, r.shard).Int(24, i64(r.shard_line));
   if (r.rules.empty()) {
     sqlite3_bind_null(s.get(), 25);
   } else {
-    s.Text(25, r.rules);
+    s.TextUntilRun(25, r.rules);
   }
   s.Run();
 }
