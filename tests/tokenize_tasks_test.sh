@@ -63,6 +63,9 @@ for n in 1 2 3 7; do
   "$trail" data tokenize "${job[@]}" --output-dir $out --tasks $n 2> final.log
   [ "$(state $out)" = "$want" ] || fail "$n tasks differ from the one-process job"
   [ ! -e $out/.tasks ] || fail "a finished job in $n tasks left its tasks' directory"
+  "$trail" data tokenize "${job[@]}" --output-dir $out --tasks $n 2> /dev/null ||
+    fail "the final phase run again after it completed failed"
+  [ "$(state $out)" = "$want" ] || fail "the final phase run again changed the output"
   echo "ok: $n tasks ($(grep -o '[0-9]* verified from an earlier run' final.log))"
 done
 

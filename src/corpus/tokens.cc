@@ -194,6 +194,18 @@ class GroupReplay {
   ingest::TokenBatch batch_;
 };
 
+// Whether every group's journal says its shards are complete.
+bool AllGroupsComplete(const std::string& out_dir, const std::vector<TokenGroup>& groups,
+                       const CorpusTokenizeOptions& o, const tok::LoadedContract& lc) {
+  for (const TokenGroup& g : groups) {
+    const ingest::TokenizeOptions t = GroupOptions(out_dir, g, o);
+    ingest::ShardSink sink(t, lc);
+    sink.Resume();
+    if (!sink.res().complete) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 CorpusTokens TokenizeCorpus(const std::string& out_dir, const CorpusTokenizeOptions& o) {
@@ -220,13 +232,18 @@ CorpusTokens TokenizeCorpusFromTasks(const std::string& out_dir, const CorpusTok
   const std::vector<TokenGroup> groups = TokenGroups(out_dir);
   TRAIL_CHECK(!groups.empty(), out_dir, " has no shards to tokenize");
   const ingest::TokenizeOptions flat = FlatOptions(out_dir, groups, o);
-  const ingest::TokenRuns runs = ingest::VerifyTokenizeTasks(flat, tasks);
   const tok::LoadedContract lc = tok::LoadContract(o.contract);
   GroupReplay replay(out_dir, groups, o, lc);
-  ingest::ReplayTokenRuns(runs, [&](ingest::TokenDoc&& d) { replay.Add(std::move(d)); });
+  // A final phase that ended after every group's shards (before or while recording them) has
+  // nothing to replay, and its tasks may be gone: only an incomplete one needs them verified.
+  if (!AllGroupsComplete(out_dir, groups, o, lc)) {
+    const ingest::TokenRuns runs = ingest::VerifyTokenizeTasks(flat, tasks);
+    ingest::ReplayTokenRuns(runs, [&](ingest::TokenDoc&& d) { replay.Add(std::move(d)); });
+  }
   const std::vector<ingest::TokenizeResult> results = replay.Finish();
-  ingest::RemoveTokenizeTasks(flat, tasks);
-  return RecordTokens(out_dir, o.contract, groups, results);
+  CorpusTokens tokens = RecordTokens(out_dir, o.contract, groups, results);
+  ingest::RemoveTokenizeTasks(flat, tasks);  // last: until here a rerun can replay them
+  return tokens;
 }
 
 }  // namespace trail::corpus

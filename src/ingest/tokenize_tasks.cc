@@ -192,7 +192,10 @@ TokenizeResult RunTokenizeFromTasks(const TokenizeOptions& o, uint32_t tasks) {
   fs::create_directories(o.output_dir);
   ShardSink sink(o, lc);
   const InputPosition pos = sink.Resume();
-  if (sink.res().complete) return sink.res();
+  if (sink.res().complete) {  // a final phase that ended before removing its tasks
+    RemoveTokenizeTasks(o, tasks);
+    return sink.res();
+  }
   const TokenRuns runs = VerifyTokenizeTasks(o, tasks);  // before anything is written
   // Replayed in task order; what an interrupted final phase already wrote is skipped.
   TokenBatch batch;
