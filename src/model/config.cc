@@ -31,6 +31,12 @@ void ModelConfig::Validate() const {
 }
 
 const char* MlpName(MlpKind k) { return k == MlpKind::kSwiGlu ? "swiglu" : "gelu"; }
+const char* LinearQuantName(LinearQuant q) {
+  return q == LinearQuant::kInt8Lsq ? "int8-lsq" : "none";
+}
+const char* QuantBackwardName(repops::Int8Backward b) {
+  return b == repops::Int8Backward::kInt8 ? "int8" : "fp32";
+}
 
 std::vector<std::string> PresetNames() { return {"tiny", "open1b-style", "gpt2-small"}; }
 

@@ -5,9 +5,15 @@
 #include <string>
 #include <vector>
 
+#include "repops/int8_linear.h"
+
 namespace trail::model {
 
 enum class MlpKind { kSwiGlu, kGelu };
+
+// How the block matrices (q, k, v, o and the MLP's) multiply: fp32, or int8 quantization-aware
+// training (repops/int8_linear.h). Embedding, LM head, norms and attention stay fp32.
+enum class LinearQuant { kNone, kInt8Lsq };
 
 struct ModelConfig {
   int64_t vocab_size = 0;
@@ -30,6 +36,10 @@ struct ModelConfig {
   int64_t attention_window = 0;
   int64_t full_attention_every = 0;
   bool full_attention_last = true;
+  LinearQuant linear_quant = LinearQuant::kNone;
+  // With int8 QAT: the backward GEMMs in int8 (gradients quantized per token for dX, per output
+  // channel for dW) or in fp32 on the quantized operands.
+  repops::Int8Backward quant_backward = repops::Int8Backward::kInt8;
   float init_std = 0.02f;      // N(0, init_std); output projections scaled by 1/sqrt(2 n_layers)
   uint64_t init_seed = 0;
 
@@ -47,6 +57,8 @@ ModelConfig Preset(const std::string& name);
 std::vector<std::string> PresetNames();
 
 const char* MlpName(MlpKind k);
+const char* LinearQuantName(LinearQuant q);           // "none", "int8-lsq"
+const char* QuantBackwardName(repops::Int8Backward b);  // "int8", "fp32"
 
 // Parameter count and the FLOPs of one training token at sequence length T: 6N over the
 // matrices that multiply every token (embedding lookup excluded, LM head included) plus the

@@ -53,7 +53,7 @@ float* MutData(Tensor* t) { return t ? t->data<float>() : nullptr; }
 }  // namespace
 
 Activations::Activations(const ModelConfig& c, int64_t max_rows, int64_t max_seq)
-    : max_rows_(max_rows), max_seq_(max_seq) {
+    : max_rows_(max_rows), max_seq_(max_seq), linear(c, max_rows * max_seq) {
   c.Validate();
   TRAIL_CHECK(max_rows > 0 && max_seq > 0 && max_seq <= c.max_seq_len, "activations for ",
               max_rows, " rows of ", max_seq, " positions: the model accepts 1..",
@@ -93,7 +93,7 @@ int64_t Activations::bytes() const {
                         &dtmp, &dq, &dk, &dv, &dh, &da, &db}) {
     n += v->size();
   }
-  return static_cast<int64_t>((n + pos_heads.size()) * sizeof(float));
+  return static_cast<int64_t>((n + pos_heads.size()) * sizeof(float)) + linear.bytes();
 }
 
 int64_t Activations::PlannedBytes(const ModelConfig& c, int64_t max_rows, int64_t max_seq) {
@@ -104,7 +104,8 @@ int64_t Activations::PlannedBytes(const ModelConfig& c, int64_t max_rows, int64_
   int64_t global = N * (2 * d + 2) + N * c.vocab_size + N * H  // x_final, hf, rstd_f, lse, logits, pos
                    + 7 * N * d + mlp_buffers * N * ff;         // backward scratch
   if (c.embed_norm) global += N * (d + 1);
-  return (c.n_layers * per_layer + global) * static_cast<int64_t>(sizeof(float));
+  return (c.n_layers * per_layer + global) * static_cast<int64_t>(sizeof(float)) +
+         LinearLayers::PlannedBytes(c, N);
 }
 
 Transformer::Transformer(const ModelConfig& c)
@@ -128,6 +129,7 @@ repops::CrossEntropySums Transformer::Forward(const ParameterSet& p, const Batch
       for (int64_t h = 0; h < H; ++h) A.pos_heads[(r * H + h) * T + t] = pos;
     }
   }
+  A.linear.BeginForward(p);
   float* x0 = A.layers_[0].x_in.data();
   if (c_.embed_norm) {
     repops::EmbeddingForward(Data(p.embed), V, d, b.inputs, N, A.emb.data());
@@ -146,11 +148,13 @@ repops::CrossEntropySums Transformer::Forward(const ParameterSet& p, const Batch
     repops::RmsNormForward(L.x_in.data(), Data(P.attn_norm), c_.norm_eps, N, d, L.h1.data(),
                            L.rstd1.data());
     Note("rmsnorm", l, "h1", L.h1.data(), {N, d});
-    MatMul(L.h1.data(), Data(P.wq), A.dq.data(), N, d, d);
+    LinearLayers& lin = A.linear;
+    lin.SetInput(l, LayerInput::kH1, L.h1.data(), N, d);
+    lin.Forward(l, Matrix::kQ, LayerInput::kH1, L.h1.data(), Data(P.wq), A.dq.data(), N, d, d);
     Note("matmul", l, "q_proj", A.dq.data(), {N, d});
-    MatMul(L.h1.data(), Data(P.wk), A.dk.data(), N, d, d);
+    lin.Forward(l, Matrix::kK, LayerInput::kH1, L.h1.data(), Data(P.wk), A.dk.data(), N, d, d);
     Note("matmul", l, "k_proj", A.dk.data(), {N, d});
-    MatMul(L.h1.data(), Data(P.wv), A.dv.data(), N, d, d);
+    lin.Forward(l, Matrix::kV, LayerInput::kH1, L.h1.data(), Data(P.wv), A.dv.data(), N, d, d);
     Note("matmul", l, "v_proj", A.dv.data(), {N, d});
     if (c_.qk_norm) {
       SplitHeads(A.dq.data(), L.q_raw.data(), rows, T, H, hd);
@@ -175,7 +179,9 @@ repops::CrossEntropySums Transformer::Forward(const ParameterSet& p, const Batch
                              L.probs.data());
     Note("attention", l, "attn_out", A.dtmp.data(), {rows, H, T, hd});
     MergeHeads(A.dtmp.data(), L.att.data(), rows, T, H, hd);
-    MatMul(L.att.data(), Data(P.wo), L.x_mid.data(), N, d, d);
+    lin.SetInput(l, LayerInput::kAtt, L.att.data(), N, d);
+    lin.Forward(l, Matrix::kO, LayerInput::kAtt, L.att.data(), Data(P.wo), L.x_mid.data(), N, d,
+                d);
     Note("matmul", l, "o_proj", L.x_mid.data(), {N, d});
     AddInto(L.x_mid.data(), L.x_in.data(), N * d);
     Note("add", l, "x_mid", L.x_mid.data(), {N, d});
@@ -183,10 +189,13 @@ repops::CrossEntropySums Transformer::Forward(const ParameterSet& p, const Batch
     repops::RmsNormForward(L.x_mid.data(), Data(P.mlp_norm), c_.norm_eps, N, d, L.h2.data(),
                            L.rstd2.data());
     Note("rmsnorm", l, "h2", L.h2.data(), {N, d});
-    MatMul(L.h2.data(), Data(P.w_gate), L.a.data(), N, d, ff);
+    lin.SetInput(l, LayerInput::kH2, L.h2.data(), N, d);
+    lin.Forward(l, Matrix::kGate, LayerInput::kH2, L.h2.data(), Data(P.w_gate), L.a.data(), N,
+                d, ff);
     Note("matmul", l, "gate", L.a.data(), {N, ff});
     if (c_.mlp == MlpKind::kSwiGlu) {
-      MatMul(L.h2.data(), Data(P.w_up), L.b.data(), N, d, ff);
+      lin.Forward(l, Matrix::kUp, LayerInput::kH2, L.h2.data(), Data(P.w_up), L.b.data(), N, d,
+                  ff);
       Note("matmul", l, "up", L.b.data(), {N, ff});
       repops::SwiGluForward(L.a.data(), L.b.data(), N * ff, L.act.data());
       Note("swiglu", l, "act", L.act.data(), {N, ff});
@@ -195,7 +204,9 @@ repops::CrossEntropySums Transformer::Forward(const ParameterSet& p, const Batch
       Note("gelu", l, "act", L.act.data(), {N, ff});
     }
     float* x_out = l + 1 < c_.n_layers ? A.layers_[l + 1].x_in.data() : A.x_final.data();
-    MatMul(L.act.data(), Data(P.w_down), x_out, N, ff, d);
+    lin.SetInput(l, LayerInput::kAct, L.act.data(), N, ff);
+    lin.Forward(l, Matrix::kDown, LayerInput::kAct, L.act.data(), Data(P.w_down), x_out, N, ff,
+                d);
     Note("matmul", l, "down", x_out, {N, d});
     AddInto(x_out, L.x_mid.data(), N * d);
     Note("add", l, "x_out", x_out, {N, d});
@@ -276,28 +287,34 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
   const LayerParams& P = p.layers[l];
   LayerParams& G = g.layers[l];
   float* dx = A.dx.data();
+  LinearLayers& lin = A.linear;
   // MLP block: x_out = x_mid + act·Wd.
-  MatMulBT(dx, Data(P.w_down), A.dh.data(), N, d, ff);
+  lin.BackwardInput(l, Matrix::kDown, dx, Data(P.w_down), A.dh.data(), N, ff, d);
   Note("matmul", l, "d_act", A.dh.data(), {N, ff});
-  MatMulAT(L.act.data(), dx, MutData(G.w_down), ff, N, d);
+  lin.BackwardWeight(l, Matrix::kDown, LayerInput::kAct, L.act.data(), dx, Data(P.w_down),
+                     MutData(G.w_down), N, ff, d);
   Note("matmul", l, "g.w_down", Data(G.w_down), {ff, d});
   if (c_.mlp == MlpKind::kSwiGlu) {
     repops::SwiGluBackward(A.dh.data(), L.a.data(), L.b.data(), N * ff, A.da.data(),
                            A.db.data());
     Note("swiglu_bwd", l, "d_gate", A.da.data(), {N, ff});
     Note("swiglu_bwd", l, "d_up", A.db.data(), {N, ff});
-    MatMulAT(L.h2.data(), A.da.data(), MutData(G.w_gate), d, N, ff);
+    lin.BackwardWeight(l, Matrix::kGate, LayerInput::kH2, L.h2.data(), A.da.data(),
+                       Data(P.w_gate), MutData(G.w_gate), N, d, ff);
     Note("matmul", l, "g.w_gate", Data(G.w_gate), {d, ff});
-    MatMulAT(L.h2.data(), A.db.data(), MutData(G.w_up), d, N, ff);
+    lin.BackwardWeight(l, Matrix::kUp, LayerInput::kH2, L.h2.data(), A.db.data(), Data(P.w_up),
+                       MutData(G.w_up), N, d, ff);
     Note("matmul", l, "g.w_up", Data(G.w_up), {d, ff});
-    MatMulBT(A.da.data(), Data(P.w_gate), A.dx2.data(), N, ff, d);
-    MatMulBT(A.db.data(), Data(P.w_up), A.dx2.data(), N, ff, d, /*accumulate=*/true);
+    lin.BackwardInput(l, Matrix::kGate, A.da.data(), Data(P.w_gate), A.dx2.data(), N, d, ff);
+    lin.BackwardInput(l, Matrix::kUp, A.db.data(), Data(P.w_up), A.dx2.data(), N, d, ff,
+                      /*accumulate=*/true);
   } else {
     repops::GeluBackward(A.dh.data(), L.a.data(), N * ff, A.da.data());
     Note("gelu_bwd", l, "d_gate", A.da.data(), {N, ff});
-    MatMulAT(L.h2.data(), A.da.data(), MutData(G.w_gate), d, N, ff);
+    lin.BackwardWeight(l, Matrix::kGate, LayerInput::kH2, L.h2.data(), A.da.data(),
+                       Data(P.w_gate), MutData(G.w_gate), N, d, ff);
     Note("matmul", l, "g.w_gate", Data(G.w_gate), {d, ff});
-    MatMulBT(A.da.data(), Data(P.w_gate), A.dx2.data(), N, ff, d);
+    lin.BackwardInput(l, Matrix::kGate, A.da.data(), Data(P.w_gate), A.dx2.data(), N, d, ff);
   }
   Note("matmul", l, "d_h2", A.dx2.data(), {N, d});
   repops::RmsNormBackward(A.dx2.data(), L.x_mid.data(), Data(P.mlp_norm), L.rstd2.data(), N, d,
@@ -307,9 +324,10 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
   AddInto(dx, A.dtmp.data(), N * d);  // now d loss / d x_mid
   Note("add", l, "d_x_mid", dx, {N, d});
   // Attention block: x_mid = x_in + att·Wo.
-  MatMulBT(dx, Data(P.wo), A.dx2.data(), N, d, d);
+  lin.BackwardInput(l, Matrix::kO, dx, Data(P.wo), A.dx2.data(), N, d, d);
   Note("matmul", l, "d_att", A.dx2.data(), {N, d});
-  MatMulAT(L.att.data(), dx, MutData(G.wo), d, N, d);
+  lin.BackwardWeight(l, Matrix::kO, LayerInput::kAtt, L.att.data(), dx, Data(P.wo),
+                     MutData(G.wo), N, d, d);
   Note("matmul", l, "g.wo", Data(G.wo), {d, d});
   SplitHeads(A.dx2.data(), A.dtmp.data(), rows, T, H, hd);
   const repops::AttentionShape s{rows, H, T, hd, c_.LayerWindow(l), b.doc_ids, b.key_valid};
@@ -325,13 +343,13 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
   // Each projection's gradient in turn: heads -> [N, d] in dx2, its weight gradient, and its
   // share of d loss / d h1, summed in the order q, k, v.
   struct Proj {
-    float* dheads; const float* raw; const float* rstd; const Tensor* w; Tensor* gw;
+    Matrix m; float* dheads; const float* raw; const float* rstd; const Tensor* w; Tensor* gw;
     const char *norm_name, *grad_name;
   };
   const Proj projs[3] = {
-      {A.dq.data(), L.q_raw.data(), L.rstd_q.data(), P.wq, G.wq, "dQ_norm", "g.wq"},
-      {A.dk.data(), L.k_raw.data(), L.rstd_k.data(), P.wk, G.wk, "dK_norm", "g.wk"},
-      {A.dv.data(), nullptr, nullptr, P.wv, G.wv, nullptr, "g.wv"}};
+      {Matrix::kQ, A.dq.data(), L.q_raw.data(), L.rstd_q.data(), P.wq, G.wq, "dQ_norm", "g.wq"},
+      {Matrix::kK, A.dk.data(), L.k_raw.data(), L.rstd_k.data(), P.wk, G.wk, "dK_norm", "g.wk"},
+      {Matrix::kV, A.dv.data(), nullptr, nullptr, P.wv, G.wv, nullptr, "g.wv"}};
   for (int i = 0; i < 3; ++i) {
     const Proj& pr = projs[i];
     const float* heads = pr.dheads;
@@ -342,9 +360,11 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
       heads = A.dtmp.data();
     }
     MergeHeads(heads, A.dx2.data(), rows, T, H, hd);
-    MatMulAT(L.h1.data(), A.dx2.data(), MutData(pr.gw), d, N, d);
+    lin.BackwardWeight(l, pr.m, LayerInput::kH1, L.h1.data(), A.dx2.data(), Data(pr.w),
+                       MutData(pr.gw), N, d, d);
     Note("matmul", l, pr.grad_name, Data(pr.gw), {d, d});
-    MatMulBT(A.dx2.data(), Data(pr.w), A.dh1.data(), N, d, d, /*accumulate=*/i > 0);
+    lin.BackwardInput(l, pr.m, A.dx2.data(), Data(pr.w), A.dh1.data(), N, d, d,
+                      /*accumulate=*/i > 0);
   }
   Note("matmul", l, "d_h1", A.dh1.data(), {N, d});
   repops::RmsNormBackward(A.dh1.data(), L.x_in.data(), Data(P.attn_norm), L.rstd1.data(), N, d,

@@ -5,6 +5,8 @@
 //   per layer l:
 //     h1 = RMSNorm(x, g_attn)                [N, d]
 //     q,k,v = h1·Wq, h1·Wk, h1·Wv            [N, d] -> heads [rows, H, T, hd]
+//                                             (every block matrix product fp32 or int8 QAT:
+//                                              model/linear_layers.h)
 //     q,k = RMSNorm_hd(q), RMSNorm_hd(k)      (qk_norm, no gain)
 //     q,k = RoPE(q), RoPE(k)                  (positions from the batch)
 //     a  = Attention(q, k, v)                 (causal, window of layer l, document and padding masks)
@@ -22,6 +24,7 @@
 #include <vector>
 
 #include "model/config.h"
+#include "model/linear_layers.h"
 #include "model/op_observer.h"
 #include "model/params.h"
 #include "repops/cross_entropy.h"
@@ -58,6 +61,7 @@ class Activations {
   std::vector<Layer> layers_;
   std::vector<float> emb, rstd_e, x_final, rstd_f, hf, logits, lse;
   std::vector<int32_t> pos_heads;  // RoPE position of each [rows, H, T] row
+  LinearLayers linear;             // the block matrices' products (int8: quantized operands)
   // Backward scratch.
   std::vector<float> dx, dx2, dh1, dtmp, dq, dk, dv, dh, da, db;
 };

@@ -201,6 +201,25 @@ void ReadMonitor(const Reader& rd, const toml::table& root, const std::string& p
               path, ": [monitor] needs window >= min_history >= 2, threshold > 0, confirm >= 1");
 }
 
+// [quant]: int8 quantization-aware training of the block matrices (the model reads it).
+void ReadQuant(const Reader& rd, const toml::table& root, const std::string& path, Recipe& r) {
+  const toml::table* q = rd.Section(root, "quant");
+  rd.AllowOnly(q, {"linear", "backward"}, "[quant]");
+  model::ModelConfig& c = r.model;
+  std::string linear = model::LinearQuantName(c.linear_quant);
+  std::string backward = model::QuantBackwardName(c.quant_backward);
+  rd.Get(q, "linear", "quant", linear);
+  rd.Get(q, "backward", "quant", backward);
+  TRAIL_CHECK(linear == "none" || linear == "int8-lsq", path,
+              ": [quant] linear must be \"none\" or \"int8-lsq\", got \"", linear, "\"");
+  TRAIL_CHECK(backward == "int8" || backward == "fp32", path,
+              ": [quant] backward must be \"int8\" or \"fp32\", got \"", backward, "\"");
+  TRAIL_CHECK(q == nullptr || q->contains("linear") || !q->contains("backward"), path,
+              ": [quant] backward is set but linear is not; add linear = \"int8-lsq\"");
+  c.linear_quant = linear == "int8-lsq" ? model::LinearQuant::kInt8Lsq : model::LinearQuant::kNone;
+  c.quant_backward = backward == "int8" ? repops::Int8Backward::kInt8 : repops::Int8Backward::kFp32;
+}
+
 }  // namespace
 
 Recipe ParseRecipe(const std::string& text, const std::string& path, int64_t data_vocab) {
@@ -210,9 +229,10 @@ Recipe ParseRecipe(const std::string& text, const std::string& path, int64_t dat
   r.sha256 = ToHex(Sha256({reinterpret_cast<const uint8_t*>(text.data()), text.size()}));
   const toml::table root = ParseTomlText(text, path);
   const Reader rd(path);
-  rd.AllowOnly(&root, {"model", "optimizer", "schedule", "mesh", "train", "monitor"},
+  rd.AllowOnly(&root, {"model", "quant", "optimizer", "schedule", "mesh", "train", "monitor"},
                "the top level");
   ReadModel(rd, root, path, data_vocab, r);
+  ReadQuant(rd, root, path, r);
   ReadOptimizer(rd, root, path, r);
   ReadSchedule(rd, root, path, r);
   ReadMesh(rd, root, path, r);

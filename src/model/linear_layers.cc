@@ -1,0 +1,130 @@
+#include "model/linear_layers.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "repops/gemm.h"
+
+namespace trail::model {
+namespace {
+
+using repops::Int8Backward;
+
+
+const Tensor* MatrixOf(const LayerParams& P, Matrix m) {
+  switch (m) {
+    case Matrix::kQ: return P.wq;
+    case Matrix::kK: return P.wk;
+    case Matrix::kV: return P.wv;
+    case Matrix::kO: return P.wo;
+    case Matrix::kGate: return P.w_gate;
+    case Matrix::kUp: return P.w_up;
+    case Matrix::kDown: return P.w_down;
+  }
+  return nullptr;
+}
+
+// The bytes of one layer's quantized matrices and inputs, and of the shared scratch.
+struct Sizes {
+  int64_t layer = 0, scratch = 0;
+};
+
+Sizes SizesOf(const ModelConfig& c, int64_t M) {
+  const int64_t d = c.d_model, ff = c.d_ff, wide = std::max(d, ff);
+  const int64_t mlp_in = c.mlp == MlpKind::kSwiGlu ? 2 : 1;
+  const int64_t weights = 4 * d * d + (mlp_in + 1) * d * ff;
+  const int64_t outputs = 4 * d + mlp_in * ff + d;  // step sizes
+  // int8 backward keeps qw twice (qt and q); fp32 keeps qt and the dequantized float copy.
+  const int64_t copy = c.quant_backward == Int8Backward::kInt8 ? 1 : 4;
+  Sizes s;
+  s.layer = weights * (1 + copy) + outputs * 4 + M * (3 * d + ff) + 4 * M * 4;
+  s.scratch = 4 * std::max(M * wide, d * ff) + 4 * M * wide + 2 * M * wide +
+              4 * std::max(M, wide);
+  return s;
+}
+
+}  // namespace
+
+LinearLayers::LinearLayers(const ModelConfig& c, int64_t max_tokens)
+    : quant_(c.linear_quant == LinearQuant::kInt8Lsq), backward_(c.quant_backward) {
+  if (!quant_) return;
+  const int64_t d = c.d_model, ff = c.d_ff, M = max_tokens, wide = std::max(d, ff);
+  layers_.resize(c.n_layers);
+  const int64_t shapes[kMatrices][2] = {{d, d}, {d, d}, {d, d}, {d, d}, {d, ff}, {d, ff}, {ff, d}};
+  const int64_t widths[kLayerInputs] = {d, d, d, ff};
+  for (Layer& L : layers_) {
+    for (int m = 0; m < kMatrices; ++m) {
+      if (m == static_cast<int>(Matrix::kUp) && c.mlp != MlpKind::kSwiGlu) continue;
+      const int64_t K = shapes[m][0], N = shapes[m][1];
+      repops::QuantizedWeight& w = L.w[m];
+      w.step.resize(N), w.qt.resize(K * N);
+      if (backward_ == Int8Backward::kInt8) w.q.resize(K * N); else w.dequant.resize(K * N);
+    }
+    for (int i = 0; i < kLayerInputs; ++i) {
+      L.in[i].q.resize(M * widths[i]), L.in[i].scale.resize(M);
+    }
+  }
+  scratch_.acc.resize(std::max(M * wide, d * ff));
+  scratch_.f.resize(M * wide), scratch_.a.resize(M * wide), scratch_.b.resize(M * wide);
+  scratch_.scale.resize(std::max(M, wide));
+}
+
+int64_t LinearLayers::bytes() const {
+  size_t n = 0;
+  for (const Layer& L : layers_) {
+    for (const auto& w : L.w) {
+      n += w.qt.size() + w.q.size() + 4 * (w.step.size() + w.dequant.size());
+    }
+    for (const auto& in : L.in) n += in.q.size() + 4 * in.scale.size();
+  }
+  n += 4 * (scratch_.acc.size() + scratch_.f.size() + scratch_.scale.size()) +
+       scratch_.a.size() + scratch_.b.size();
+  return static_cast<int64_t>(n);
+}
+
+int64_t LinearLayers::PlannedBytes(const ModelConfig& c, int64_t max_tokens) {
+  if (c.linear_quant != LinearQuant::kInt8Lsq) return 0;
+  const Sizes s = SizesOf(c, max_tokens);
+  return c.n_layers * s.layer + s.scratch;
+}
+
+void LinearLayers::BeginForward(const ParameterSet& p) {
+  if (!quant_) return;
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    for (int m = 0; m < kMatrices; ++m) {
+      const Tensor* t = MatrixOf(p.layers[l], static_cast<Matrix>(m));
+      if (t == nullptr) continue;
+      repops::QuantizeWeight(t->data<float>(), t->shape()[0], t->shape()[1], backward_,
+                             layers_[l].w[m]);
+    }
+  }
+}
+
+void LinearLayers::SetInput(int64_t l, LayerInput in, const float* x, int64_t M, int64_t K) {
+  if (quant_) repops::QuantizeInput(x, M, K, layers_[l].in[static_cast<int>(in)]);
+}
+
+void LinearLayers::Forward(int64_t l, Matrix m, LayerInput in, const float* x, const float* w,
+                           float* y, int64_t M, int64_t K, int64_t N) {
+  if (!quant_) return repops::MatMul(x, w, y, M, K, N);
+  const repops::QuantizedInput& qx = layers_[l].in[static_cast<int>(in)];
+  TRAIL_CHECK(qx.M == M && qx.K == K, "int8 linear: layer ", l, "'s input was not set");
+  repops::Int8LinearForward(qx, layers_[l].w[static_cast<int>(m)], scratch_, y);
+}
+
+void LinearLayers::BackwardInput(int64_t l, Matrix m, const float* dy, const float* w, float* dx,
+                                 int64_t M, int64_t K, int64_t N, bool accumulate) {
+  if (!quant_) return repops::MatMulBT(dy, w, dx, M, N, K, accumulate);
+  repops::Int8LinearBackwardInput(dy, M, layers_[l].w[static_cast<int>(m)], backward_, scratch_,
+                                  dx, accumulate);
+}
+
+void LinearLayers::BackwardWeight(int64_t l, Matrix m, LayerInput in, const float* x,
+                                  const float* dy, const float* w, float* dw, int64_t M,
+                                  int64_t K, int64_t N) {
+  if (!quant_) return repops::MatMulAT(x, dy, dw, K, M, N);
+  repops::Int8LinearBackwardWeight(layers_[l].in[static_cast<int>(in)], dy, w,
+                                   layers_[l].w[static_cast<int>(m)], backward_, scratch_, dw);
+}
+
+}  // namespace trail::model

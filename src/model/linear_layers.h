@@ -1,0 +1,57 @@
+// The block matrices' products, fp32 or int8 QAT (ModelConfig::linear_quant), behind one
+// interface so the transformer's forward and backward read the same either way.
+//
+// fp32: Forward is MatMul, BackwardInput MatMulBT, BackwardWeight MatMulAT (repops/gemm.h),
+// exactly the calls the transformer made before int8 existed, so fp32 bits do not change.
+// int8: BeginForward quantizes every block matrix from the current weights (the per-step
+// step-size recompute); SetInput quantizes a layer input once for all matrices that read it;
+// the products are repops/int8_linear.h's.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/config.h"
+#include "model/params.h"
+#include "repops/int8_linear.h"
+
+namespace trail::model {
+
+// The matrices of one layer, and the inputs they multiply.
+enum class Matrix { kQ, kK, kV, kO, kGate, kUp, kDown };
+enum class LayerInput { kH1, kAtt, kH2, kAct };  // h1: q,k,v  att: o  h2: gate,up  act: down
+inline constexpr int kMatrices = 7, kLayerInputs = 4;
+
+class LinearLayers {
+ public:
+  LinearLayers(const ModelConfig& c, int64_t max_tokens);
+  bool quantized() const { return quant_; }
+  int64_t bytes() const;  // what the constructor allocated
+  static int64_t PlannedBytes(const ModelConfig& c, int64_t max_tokens);
+
+  // int8: quantizes every layer's matrices of p. fp32: nothing.
+  void BeginForward(const ParameterSet& p);
+  // int8: quantizes x [M, K], the input `in` of layer l. fp32: nothing.
+  void SetInput(int64_t l, LayerInput in, const float* x, int64_t M, int64_t K);
+  // y [M, N] = x [M, K] · W [K, N], W = m of layer l, x its input `in`.
+  void Forward(int64_t l, Matrix m, LayerInput in, const float* x, const float* w, float* y,
+               int64_t M, int64_t K, int64_t N);
+  // dx [M, K] (+)= dy [M, N] · Wᵀ.
+  void BackwardInput(int64_t l, Matrix m, const float* dy, const float* w, float* dx, int64_t M,
+                     int64_t K, int64_t N, bool accumulate = false);
+  // dw [K, N] = xᵀ · dy.
+  void BackwardWeight(int64_t l, Matrix m, LayerInput in, const float* x, const float* dy,
+                      const float* w, float* dw, int64_t M, int64_t K, int64_t N);
+
+ private:
+  struct Layer {
+    repops::QuantizedWeight w[kMatrices];
+    repops::QuantizedInput in[kLayerInputs];
+  };
+  bool quant_;
+  repops::Int8Backward backward_;
+  std::vector<Layer> layers_;
+  repops::Int8Scratch scratch_;
+};
+
+}  // namespace trail::model

@@ -1,0 +1,76 @@
+// int8 linear layers for quantization-aware training (docs/repops.md, "int8 linear layers").
+//
+//   forward:  Y = Q(X)·Q(W)                X [M,K] (tokens × inputs), W [K,N] (inputs × outputs)
+//     Q(W)[p,j] = qw[j,p]·s[j]             per output channel j: s[j] = 2·mean_p |W[p,j]| / √127,
+//                                          recomputed from the current weights at every call
+//     Q(X)[t,p] = qx[t,p]·r[t]             per token t: r[t] = max_p |X[t,p]| / 127 (absmax)
+//     Y[t,j]    = (float(Σ_p qx[t,p]·qw[j,p]) · r[t]) · s[j]     exact int32 sum, then two products
+//   backward: straight-through estimator; no gradient where a weight was clipped (|W/s| > 127).
+//     kFp32:  dX = dY·Q(W)ᵀ, dW = Q(X)ᵀ·dY in the fp32 GEMM's canonical order.
+//     kInt8:  the scale that varies along the reduced index is folded into the gradient before
+//             it is quantized, so each product is one exact int8 GEMM:
+//             dX[t,p] = float(Σ_j qg[t,j]·qw[j,p]) · u[t]       g = dY·diag(s), absmax per token
+//             dW[p,j] = float(Σ_t qx[t,p]·qh[j,t]) · v[j]       h = diag(r)·dY, absmax per column
+//
+// Rounding is to nearest, ties to even; a quantized value is clamped to [-127, 127]; a NaN
+// quotient (a zero or non-finite scale) quantizes to 0. Every step is elementwise or an exact
+// integer sum, except the fp32 backward's GEMMs, so results are the same on every backend.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace trail::repops {
+
+inline constexpr int kInt8QMax = 127;
+
+enum class Int8Backward { kFp32, kInt8 };
+
+// W [K, N] quantized for one step.
+struct QuantizedWeight {
+  int64_t K = 0, N = 0;
+  std::vector<float> step;     // [N]    s
+  std::vector<int8_t> qt;      // [N, K] qw (the forward GEMM's Bᵀ)
+  std::vector<int8_t> q;       // [K, N] qw transposed (int8 backward: dX's Bᵀ)
+  std::vector<float> dequant;  // [K, N] Q(W) (fp32 backward)
+};
+
+// X [M, K] quantized per row.
+struct QuantizedInput {
+  int64_t M = 0, K = 0;
+  std::vector<int8_t> q;     // [M, K]
+  std::vector<float> scale;  // [M]    r
+};
+
+// Buffers the GEMMs reuse across calls (they only grow).
+struct Int8Scratch {
+  std::vector<int32_t> acc;
+  std::vector<float> f;
+  std::vector<int8_t> a, b;
+  std::vector<float> scale;
+};
+
+// s[j] = (2·m) / float(√127) with m = Sum(|W[0..K-1, j]|) / K, Sum the canonical reduction
+// (docs/repops.md §2). Exposed for the hand-computed example in the tests.
+void WeightStepSizes(const float* w, int64_t K, int64_t N, float* step);
+// q = clamp(RoundHalfEven(x / scale), -127, 127), 0 when x / scale is NaN.
+int8_t QuantizeValue(float x, float scale);
+// Per row i of x [M, K]: scale[i] = Max(|x[i,:]|) / 127 and q[i,:] = QuantizeValue(x, scale).
+void QuantizeRowsAbsmax(const float* x, int64_t M, int64_t K, int8_t* q, float* scale);
+
+void QuantizeWeight(const float* w, int64_t K, int64_t N, Int8Backward backward,
+                    QuantizedWeight& out);
+void QuantizeInput(const float* x, int64_t M, int64_t K, QuantizedInput& out);
+
+// y [M, N] = Q(X)·Q(W).
+void Int8LinearForward(const QuantizedInput& x, const QuantizedWeight& w, Int8Scratch& s,
+                       float* y);
+// dx [M, K] = dY·Q(W)ᵀ, or dx + that with accumulate (the sum of several layers' shares).
+void Int8LinearBackwardInput(const float* dy, int64_t M, const QuantizedWeight& w,
+                             Int8Backward backward, Int8Scratch& s, float* dx, bool accumulate);
+// dw [K, N] = Q(X)ᵀ·dY, +0 where W was clipped; w is the unquantized weight the forward used.
+void Int8LinearBackwardWeight(const QuantizedInput& x, const float* dy, const float* w,
+                              const QuantizedWeight& qw, Int8Backward backward, Int8Scratch& s,
+                              float* dw);
+
+}  // namespace trail::repops
