@@ -13,6 +13,7 @@
 #include "repops/cross_entropy.h"
 #include "repops/embedding.h"
 #include "repops/gemm.h"
+#include "repops/int8_linear.h"
 #include "repops/kernels.h"
 #include "repops/math.h"
 #include "repops/norm.h"
@@ -94,6 +95,28 @@ void GemmCases(std::vector<std::pair<std::string, CaseFn>>& cases) {
     std::vector<int32_t> am(M);
     ArgmaxRows(y.data(), M, N, am.data());
     h.AddI32("argmax", am.data(), M);
+  }});
+  cases.push_back({"int8_linear", [](CaseHasher& h) {
+    // M, K, N off every tile size; a zero token row and a zero weight column (step 0).
+    const int64_t M = 19, K = 70, N = 45;
+    Vec x = Rand(M * K, 15), w = Rand(K * N, 16, 0.08f), dy = Rand(M * N, 17);
+    for (int64_t p = 0; p < K; ++p) x[5 * K + p] = 0.0f, w[p * N + 7] = 0.0f;
+    w[2 * N + 4] = 5.0f;  // clipped
+    QuantizedInput qx;
+    QuantizeInput(x.data(), M, K, qx);
+    Int8Scratch s;
+    for (Int8Backward mode : {Int8Backward::kInt8, Int8Backward::kFp32}) {
+      QuantizedWeight qw;
+      QuantizeWeight(w.data(), K, N, mode, qw);
+      Vec y(M * N), dx(M * K), dw(K * N);
+      Int8LinearForward(qx, qw, s, y.data());
+      Int8LinearBackwardInput(dy.data(), M, qw, mode, s, dx.data(), false);
+      Int8LinearBackwardWeight(qx, dy.data(), w.data(), qw, mode, s, dw.data());
+      h.Add("step", qw.step);
+      h.Add("y", y);
+      h.Add("dx", dx);
+      h.Add("dw", dw);
+    }
   }});
 }
 

@@ -159,6 +159,27 @@ TEST(Recipe, UnknownKeysAndInconsistentShapesAreClearErrors) {
             std::string::npos);
 }
 
+TEST(Recipe, QuantSectionSelectsInt8TrainingOfTheBlockMatrices) {
+  const std::string base = "[model]\npreset = \"tiny\"\n";
+  EXPECT_EQ(ParseRecipe(base, "r.toml", 64).model.linear_quant, model::LinearQuant::kNone);
+  const Recipe q = ParseRecipe(base + "[quant]\nlinear = \"int8-lsq\"\n", "r.toml", 64);
+  EXPECT_EQ(q.model.linear_quant, model::LinearQuant::kInt8Lsq);
+  EXPECT_EQ(q.model.quant_backward, repops::Int8Backward::kInt8);
+  const Recipe f = ParseRecipe(base + "[quant]\nlinear = \"int8-lsq\"\nbackward = \"fp32\"\n",
+                               "r.toml", 64);
+  EXPECT_EQ(f.model.quant_backward, repops::Int8Backward::kFp32);
+  EXPECT_NE(ErrorOf([&] { ParseRecipe(base + "[quant]\nlinear = \"int4\"\n", "r.toml", 64); })
+                .find("[quant] linear must be \"none\" or \"int8-lsq\", got \"int4\""),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { ParseRecipe(base + "[quant]\nbackward = \"fp32\"\n", "r.toml", 64); })
+                .find("add linear = \"int8-lsq\""),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { ParseRecipe(base + "[quant]\nlinear = \"int8-lsq\"\nstep = 1\n",
+                                      "r.toml", 64); })
+                .find("unknown key 'step' in [quant]"),
+            std::string::npos);
+}
+
 // ---------------------------------------------------------------- the step
 
 // ||a - b|| / ||b|| over every gradient tensor.
