@@ -3,7 +3,7 @@
 // the step spent hashing state (gradients, parameters, optimizer), peak memory, and the
 // logical-mesh overhead (the same 8 windows as 2 replicas × 2 shards). Prints one JSON object;
 // bench/run_train_bench.sh runs it beside PyTorch and prints ratios.
-//   train_bench [steps] [threads]
+//   train_bench [steps] [threads] [fp32|int8|int8-fp32bw]   (the block matrices' arithmetic)
 #include <sys/resource.h>
 
 #include <cstdio>
@@ -28,7 +28,8 @@ struct Timing {
   double median = 0, hash = 0;
 };
 
-Timing TimeSteps(const std::string& dir, int micro, int replicas, int shards, int steps) {
+Timing TimeSteps(const std::string& dir, int micro, int replicas, int shards, int steps,
+                 const std::string& quant) {
   data::StreamConfig sc;
   sc.seed = 1;
   sc.seq_len = 256;
@@ -39,7 +40,7 @@ Timing TimeSteps(const std::string& dir, int micro, int replicas, int shards, in
       dir, {{"web", 1.0, 2, 400, 50, 2000}}, sc, 2, 16384);
   data::CanonicalStream stream(m);
   const train::Recipe r =
-      train::ParseRecipe(bench::ConfigBRecipe(replicas, shards), "bench", 16384);
+      train::ParseRecipe(bench::ConfigBRecipe(replicas, shards, quant), "bench", 16384);
   train::StepEngine engine(r, stream);
   train::TrainState st(r.model);
   st.params.InitRandom(r.model);
@@ -58,19 +59,27 @@ Timing TimeSteps(const std::string& dir, int micro, int replicas, int shards, in
 int main(int argc, char** argv) {
   const int steps = argc > 1 ? std::atoi(argv[1]) : 5;
   const int threads = argc > 2 ? std::atoi(argv[2]) : 2;
+  const std::string mode = argc > 3 ? argv[3] : "fp32";
+  if (mode != "fp32" && mode != "int8" && mode != "int8-fp32bw") {
+    std::fprintf(stderr, "train_bench: the arithmetic must be fp32, int8 or int8-fp32bw\n");
+    return 2;
+  }
+  const std::string quant = mode == "fp32" ? ""
+                            : mode == "int8" ? "linear = \"int8-lsq\"\n"
+                                             : "linear = \"int8-lsq\"\nbackward = \"fp32\"\n";
   SetKernelThreads(static_cast<size_t>(threads));
   repops::UseDefaultBackend();
   TempDir a, b;
-  const Timing flat = TimeSteps(a.path(), 8, 1, 1, steps);
+  const Timing flat = TimeSteps(a.path(), 8, 1, 1, steps, quant);
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   const double peak_mb = double(ru.ru_maxrss) / 1024.0;
-  const Timing mesh = TimeSteps(b.path(), 2, 2, 2, steps);
+  const Timing mesh = TimeSteps(b.path(), 2, 2, 2, steps, quant);
   const double tokens = 8 * 256;
-  std::printf("{\"backend\": \"%s\", \"threads\": %d, \"step_s\": %.4f, \"tok_s\": %.1f, "
+  std::printf("{\"arithmetic\": \"%s\", \"backend\": \"%s\", \"threads\": %d, \"step_s\": %.4f, \"tok_s\": %.1f, "
               "\"hash_s\": %.4f, \"hash_share\": %.4f, \"peak_rss_mb\": %.1f, "
               "\"mesh_2x2_step_s\": %.4f, \"mesh_overhead\": %.4f}\n",
-              repops::ActiveKernels().name, threads, flat.median, tokens / flat.median,
+              mode.c_str(), repops::ActiveKernels().name, threads, flat.median, tokens / flat.median,
               flat.hash, flat.hash / flat.median, peak_mb, mesh.median,
               mesh.median / flat.median - 1.0);
   ShutdownKernelPool();

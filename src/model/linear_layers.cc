@@ -37,9 +37,10 @@ Sizes SizesOf(const ModelConfig& c, int64_t M) {
   // int8 backward keeps qw twice (qt and q); fp32 keeps qt and the dequantized float copy.
   const int64_t copy = c.quant_backward == Int8Backward::kInt8 ? 1 : 4;
   Sizes s;
-  s.layer = weights * (1 + copy) + outputs * 4 + M * (3 * d + ff) + 4 * M * 4;
-  s.scratch = 4 * std::max(M * wide, d * ff) + 4 * M * wide + 2 * M * wide +
-              4 * std::max(M, wide);
+  // Inputs: q, and with int8 backward its transpose; a scale per token.
+  const int64_t input_copies = c.quant_backward == Int8Backward::kInt8 ? 2 : 1;
+  s.layer = weights * (1 + copy) + outputs * 4 + input_copies * M * (3 * d + ff) + 4 * M * 4;
+  s.scratch = 4 * std::max(M * wide, d * ff) + 4 * M * wide + M * wide + 4 * std::max(M, wide);
   return s;
 }
 
@@ -62,10 +63,11 @@ LinearLayers::LinearLayers(const ModelConfig& c, int64_t max_tokens)
     }
     for (int i = 0; i < kLayerInputs; ++i) {
       L.in[i].q.resize(M * widths[i]), L.in[i].scale.resize(M);
+      if (backward_ == Int8Backward::kInt8) L.in[i].qt.resize(M * widths[i]);
     }
   }
   scratch_.acc.resize(std::max(M * wide, d * ff));
-  scratch_.f.resize(M * wide), scratch_.a.resize(M * wide), scratch_.b.resize(M * wide);
+  scratch_.f.resize(M * wide), scratch_.a.resize(M * wide);
   scratch_.scale.resize(std::max(M, wide));
 }
 
@@ -75,10 +77,10 @@ int64_t LinearLayers::bytes() const {
     for (const auto& w : L.w) {
       n += w.qt.size() + w.q.size() + 4 * (w.step.size() + w.dequant.size());
     }
-    for (const auto& in : L.in) n += in.q.size() + 4 * in.scale.size();
+    for (const auto& in : L.in) n += in.q.size() + in.qt.size() + 4 * in.scale.size();
   }
   n += 4 * (scratch_.acc.size() + scratch_.f.size() + scratch_.scale.size()) +
-       scratch_.a.size() + scratch_.b.size();
+       scratch_.a.size();
   return static_cast<int64_t>(n);
 }
 
@@ -120,10 +122,10 @@ void LinearLayers::BackwardInput(int64_t l, Matrix m, const float* dy, const flo
 }
 
 void LinearLayers::BackwardWeight(int64_t l, Matrix m, LayerInput in, const float* x,
-                                  const float* dy, const float* w, float* dw, int64_t M,
+                                  const float* dy, float* dw, int64_t M,
                                   int64_t K, int64_t N) {
   if (!quant_) return repops::MatMulAT(x, dy, dw, K, M, N);
-  repops::Int8LinearBackwardWeight(layers_[l].in[static_cast<int>(in)], dy, w,
+  repops::Int8LinearBackwardWeight(layers_[l].in[static_cast<int>(in)], dy,
                                    layers_[l].w[static_cast<int>(m)], backward_, scratch_, dw);
 }
 

@@ -41,7 +41,7 @@ class LinearLayers {
                      int64_t K, int64_t N, bool accumulate = false);
   // dw [K, N] = xᵀ · dy.
   void BackwardWeight(int64_t l, Matrix m, LayerInput in, const float* x, const float* dy,
-                      const float* w, float* dw, int64_t M, int64_t K, int64_t N);
+                      float* dw, int64_t M, int64_t K, int64_t N);
 
  private:
   struct Layer {

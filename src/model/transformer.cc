@@ -291,7 +291,7 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
   // MLP block: x_out = x_mid + act·Wd.
   lin.BackwardInput(l, Matrix::kDown, dx, Data(P.w_down), A.dh.data(), N, ff, d);
   Note("matmul", l, "d_act", A.dh.data(), {N, ff});
-  lin.BackwardWeight(l, Matrix::kDown, LayerInput::kAct, L.act.data(), dx, Data(P.w_down),
+  lin.BackwardWeight(l, Matrix::kDown, LayerInput::kAct, L.act.data(), dx,
                      MutData(G.w_down), N, ff, d);
   Note("matmul", l, "g.w_down", Data(G.w_down), {ff, d});
   if (c_.mlp == MlpKind::kSwiGlu) {
@@ -300,9 +300,9 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
     Note("swiglu_bwd", l, "d_gate", A.da.data(), {N, ff});
     Note("swiglu_bwd", l, "d_up", A.db.data(), {N, ff});
     lin.BackwardWeight(l, Matrix::kGate, LayerInput::kH2, L.h2.data(), A.da.data(),
-                       Data(P.w_gate), MutData(G.w_gate), N, d, ff);
+                       MutData(G.w_gate), N, d, ff);
     Note("matmul", l, "g.w_gate", Data(G.w_gate), {d, ff});
-    lin.BackwardWeight(l, Matrix::kUp, LayerInput::kH2, L.h2.data(), A.db.data(), Data(P.w_up),
+    lin.BackwardWeight(l, Matrix::kUp, LayerInput::kH2, L.h2.data(), A.db.data(),
                        MutData(G.w_up), N, d, ff);
     Note("matmul", l, "g.w_up", Data(G.w_up), {d, ff});
     lin.BackwardInput(l, Matrix::kGate, A.da.data(), Data(P.w_gate), A.dx2.data(), N, d, ff);
@@ -312,7 +312,7 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
     repops::GeluBackward(A.dh.data(), L.a.data(), N * ff, A.da.data());
     Note("gelu_bwd", l, "d_gate", A.da.data(), {N, ff});
     lin.BackwardWeight(l, Matrix::kGate, LayerInput::kH2, L.h2.data(), A.da.data(),
-                       Data(P.w_gate), MutData(G.w_gate), N, d, ff);
+                       MutData(G.w_gate), N, d, ff);
     Note("matmul", l, "g.w_gate", Data(G.w_gate), {d, ff});
     lin.BackwardInput(l, Matrix::kGate, A.da.data(), Data(P.w_gate), A.dx2.data(), N, d, ff);
   }
@@ -326,7 +326,7 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
   // Attention block: x_mid = x_in + att·Wo.
   lin.BackwardInput(l, Matrix::kO, dx, Data(P.wo), A.dx2.data(), N, d, d);
   Note("matmul", l, "d_att", A.dx2.data(), {N, d});
-  lin.BackwardWeight(l, Matrix::kO, LayerInput::kAtt, L.att.data(), dx, Data(P.wo),
+  lin.BackwardWeight(l, Matrix::kO, LayerInput::kAtt, L.att.data(), dx,
                      MutData(G.wo), N, d, d);
   Note("matmul", l, "g.wo", Data(G.wo), {d, d});
   SplitHeads(A.dx2.data(), A.dtmp.data(), rows, T, H, hd);
@@ -360,7 +360,7 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
       heads = A.dtmp.data();
     }
     MergeHeads(heads, A.dx2.data(), rows, T, H, hd);
-    lin.BackwardWeight(l, pr.m, LayerInput::kH1, L.h1.data(), A.dx2.data(), Data(pr.w),
+    lin.BackwardWeight(l, pr.m, LayerInput::kH1, L.h1.data(), A.dx2.data(),
                        MutData(pr.gw), N, d, d);
     Note("matmul", l, pr.grad_name, Data(pr.gw), {d, d});
     lin.BackwardInput(l, pr.m, A.dx2.data(), Data(pr.w), A.dh1.data(), N, d, d,

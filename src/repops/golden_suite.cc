@@ -111,7 +111,7 @@ void GemmCases(std::vector<std::pair<std::string, CaseFn>>& cases) {
       Vec y(M * N), dx(M * K), dw(K * N);
       Int8LinearForward(qx, qw, s, y.data());
       Int8LinearBackwardInput(dy.data(), M, qw, mode, s, dx.data(), false);
-      Int8LinearBackwardWeight(qx, dy.data(), w.data(), qw, mode, s, dw.data());
+      Int8LinearBackwardWeight(qx, dy.data(), qw, mode, s, dw.data());
       h.Add("step", qw.step);
       h.Add("y", y);
       h.Add("dx", dx);

@@ -1,5 +1,6 @@
 #include "repops/int8_linear.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -44,21 +45,38 @@ bool Clipped(float w, float step) {
   return std::fabs(v) > static_cast<float>(kInt8QMax);  // false for NaN
 }
 
-// out [cols, rows] = in [rows, cols] transposed.
+// out [cols, rows] = in [rows, cols] transposed, in 64 × 64 blocks (each task a band of out).
 void TransposeI8(const int8_t* in, int64_t rows, int64_t cols, int8_t* out) {
-  ForEachRow(cols, [&](int64_t c) {
-    for (int64_t r = 0; r < rows; ++r) out[c * rows + r] = in[r * cols + c];
+  constexpr int64_t kB = 64;
+  ForEachRow((cols + kB - 1) / kB, [&](int64_t cb) {
+    const int64_t c0 = cb * kB, c1 = std::min(cols, c0 + kB);
+    for (int64_t r0 = 0; r0 < rows; r0 += kB) {
+      const int64_t r1 = std::min(rows, r0 + kB);
+      for (int64_t c = c0; c < c1; ++c)
+        for (int64_t r = r0; r < r1; ++r) out[c * rows + r] = in[r * cols + c];
+    }
   });
+}
+
+// The weights whose quotient was clamped: only a ±127 can be one, so the division is
+// repeated for those alone.
+std::vector<int64_t> ClippedWeights(const float* w, const QuantizedWeight& q) {
+  std::vector<int64_t> out;
+  for (int64_t p = 0; p < q.K; ++p)
+    for (int64_t j = 0; j < q.N; ++j) {
+      const int8_t v = q.qt[j * q.K + p];
+      if ((v == kInt8QMax || v == -kInt8QMax) && Clipped(w[p * q.N + j], q.step[j]))
+        out.push_back(p * q.N + j);
+    }
+  return out;
 }
 
 }  // namespace
 
 int8_t QuantizeValue(float x, float scale) {
-  const float v = x / scale;
-  if (v != v) return 0;
-  const float r = std::nearbyint(v);  // the contract's rounding mode: nearest, ties to even
-  const float lim = static_cast<float>(kInt8QMax);
-  return static_cast<int8_t>(r > lim ? lim : (r < -lim ? -lim : r));
+  int8_t q;
+  ActiveKernels().quantize_i8(&x, 1, scale, &q);
+  return q;
 }
 
 void WeightStepSizes(const float* w, int64_t K, int64_t N, float* step) {
@@ -70,13 +88,11 @@ void WeightStepSizes(const float* w, int64_t K, int64_t N, float* step) {
 }
 
 void QuantizeRowsAbsmax(const float* x, int64_t M, int64_t K, int8_t* q, float* scale) {
+  const Kernels& k = ActiveKernels();
   ForEachRow(M, [&](int64_t i) {
-    const float* xi = x + i * K;
-    float m = 0.0f;
-    for (int64_t p = 0; p < K; ++p) m = Max2(m, std::fabs(xi[p]));
-    const float s = m / static_cast<float>(kInt8QMax);
+    const float s = k.abs_max(x + i * K, static_cast<size_t>(K)) / static_cast<float>(kInt8QMax);
     scale[i] = s;
-    for (int64_t p = 0; p < K; ++p) q[i * K + p] = QuantizeValue(xi[p], s);
+    k.quantize_i8(x + i * K, static_cast<size_t>(K), s, q + i * K);
   });
 }
 
@@ -90,8 +106,9 @@ void QuantizeWeight(const float* w, int64_t K, int64_t N, Int8Backward backward,
     float* c = Grow(col, K);
     const float s = GatherColumnStep(w, K, N, j, c, Grow(abs_col, K));
     out.step[j] = s;
-    for (int64_t p = 0; p < K; ++p) out.qt[j * K + p] = QuantizeValue(c[p], s);
+    ActiveKernels().quantize_i8(c, static_cast<size_t>(K), s, out.qt.data() + j * K);
   });
+  out.clipped = ClippedWeights(w, out);
   if (backward == Int8Backward::kInt8) {
     out.q.resize(K * N);
     TransposeI8(out.qt.data(), N, K, out.q.data());
@@ -105,7 +122,7 @@ void QuantizeWeight(const float* w, int64_t K, int64_t N, Int8Backward backward,
 }
 
 void QuantizeInput(const float* x, int64_t M, int64_t K, QuantizedInput& out) {
-  out.M = M, out.K = K;
+  out.M = M, out.K = K, out.qt_ready = false;
   Grow(out.q, M * K), Grow(out.scale, M);
   QuantizeRowsAbsmax(x, M, K, out.q.data(), out.scale.data());
 }
@@ -145,9 +162,8 @@ void Int8LinearBackwardInput(const float* dy, int64_t M, const QuantizedWeight& 
   });
 }
 
-void Int8LinearBackwardWeight(const QuantizedInput& x, const float* dy, const float* w,
-                              const QuantizedWeight& qw, Int8Backward backward, Int8Scratch& s,
-                              float* dw) {
+void Int8LinearBackwardWeight(QuantizedInput& x, const float* dy, const QuantizedWeight& qw,
+                              Int8Backward backward, Int8Scratch& s, float* dw) {
   const int64_t M = x.M, K = qw.K, N = qw.N;
   TRAIL_CHECK(x.K == K, "int8 linear: input width ", x.K, " against weight rows ", K);
   if (backward == Int8Backward::kFp32) {
@@ -161,24 +177,29 @@ void Int8LinearBackwardWeight(const QuantizedInput& x, const float* dy, const fl
     // hᵀ [N, M] = (diag(r)·dY)ᵀ, quantized per row (= per column of h); qxᵀ [K, M].
     CheckReduction(M);
     float* ht = Grow(s.f, N * M);
-    ForEachRow(N, [&](int64_t j) {
-      for (int64_t t = 0; t < M; ++t) ht[j * M + t] = x.scale[t] * dy[t * N + j];
+    constexpr int64_t kB = 64;  // 64 × 64 blocks: both sides stay in cache
+    ForEachRow((N + kB - 1) / kB, [&](int64_t jb) {
+      const int64_t j0 = jb * kB, j1 = std::min(N, j0 + kB);
+      for (int64_t t0 = 0; t0 < M; t0 += kB) {
+        const int64_t t1 = std::min(M, t0 + kB);
+        for (int64_t j = j0; j < j1; ++j)
+          for (int64_t t = t0; t < t1; ++t) ht[j * M + t] = x.scale[t] * dy[t * N + j];
+      }
     });
     int8_t* qh = Grow(s.a, N * M);
     float* v = Grow(s.scale, N);
     QuantizeRowsAbsmax(ht, N, M, qh, v);
-    int8_t* qxt = Grow(s.b, K * M);
-    TransposeI8(x.q.data(), M, K, qxt);
+    if (!x.qt_ready) {  // the layers that share this input (q, k, v; gate, up) reuse it
+      TransposeI8(x.q.data(), M, K, Grow(x.qt, K * M));
+      x.qt_ready = true;
+    }
     int32_t* acc = Grow(s.acc, K * N);
-    ActiveKernels().gemm_i8({K, N, M, qxt, qh, acc});
+    ActiveKernels().gemm_i8({K, N, M, x.qt.data(), qh, acc});
     ForEachRow(K, [&](int64_t p) {
       for (int64_t j = 0; j < N; ++j) dw[p * N + j] = static_cast<float>(acc[p * N + j]) * v[j];
     });
   }
-  ForEachRow(K, [&](int64_t p) {
-    for (int64_t j = 0; j < N; ++j)
-      if (Clipped(w[p * N + j], qw.step[j])) dw[p * N + j] = 0.0f;
-  });
+  for (int64_t i : qw.clipped) dw[i] = 0.0f;
 }
 
 }  // namespace trail::repops

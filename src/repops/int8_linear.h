@@ -33,6 +33,7 @@ struct QuantizedWeight {
   std::vector<int8_t> qt;      // [N, K] qw (the forward GEMM's Bᵀ)
   std::vector<int8_t> q;       // [K, N] qw transposed (int8 backward: dX's Bᵀ)
   std::vector<float> dequant;  // [K, N] Q(W) (fp32 backward)
+  std::vector<int64_t> clipped;  // p·N + j of each clipped weight (|W/s| > 127), ascending
 };
 
 // X [M, K] quantized per row.
@@ -40,13 +41,15 @@ struct QuantizedInput {
   int64_t M = 0, K = 0;
   std::vector<int8_t> q;     // [M, K]
   std::vector<float> scale;  // [M]    r
+  std::vector<int8_t> qt;    // [K, M] q transposed (int8 dW), made by the first backward use
+  bool qt_ready = false;
 };
 
 // Buffers the GEMMs reuse across calls (they only grow).
 struct Int8Scratch {
   std::vector<int32_t> acc;
   std::vector<float> f;
-  std::vector<int8_t> a, b;
+  std::vector<int8_t> a;
   std::vector<float> scale;
 };
 
@@ -55,7 +58,8 @@ struct Int8Scratch {
 void WeightStepSizes(const float* w, int64_t K, int64_t N, float* step);
 // q = clamp(RoundHalfEven(x / scale), -127, 127), 0 when x / scale is NaN.
 int8_t QuantizeValue(float x, float scale);
-// Per row i of x [M, K]: scale[i] = Max(|x[i,:]|) / 127 and q[i,:] = QuantizeValue(x, scale).
+// Per row i of x [M, K]: scale[i] = AbsMax(x[i,:]) / 127 and q[i,:] = QuantizeValue(x, scale)
+// (kernels.h: abs_max, quantize_i8).
 void QuantizeRowsAbsmax(const float* x, int64_t M, int64_t K, int8_t* q, float* scale);
 
 void QuantizeWeight(const float* w, int64_t K, int64_t N, Int8Backward backward,
@@ -68,9 +72,9 @@ void Int8LinearForward(const QuantizedInput& x, const QuantizedWeight& w, Int8Sc
 // dx [M, K] = dY·Q(W)ᵀ, or dx + that with accumulate (the sum of several layers' shares).
 void Int8LinearBackwardInput(const float* dy, int64_t M, const QuantizedWeight& w,
                              Int8Backward backward, Int8Scratch& s, float* dx, bool accumulate);
-// dw [K, N] = Q(X)ᵀ·dY, +0 where W was clipped; w is the unquantized weight the forward used.
-void Int8LinearBackwardWeight(const QuantizedInput& x, const float* dy, const float* w,
-                              const QuantizedWeight& qw, Int8Backward backward, Int8Scratch& s,
-                              float* dw);
+// dw [K, N] = Q(X)ᵀ·dY, +0 where W was clipped. x is not const: the int8 backward keeps its
+// transpose for the next layer that reads the same input.
+void Int8LinearBackwardWeight(QuantizedInput& x, const float* dy, const QuantizedWeight& qw,
+                              Int8Backward backward, Int8Scratch& s, float* dw);
 
 }  // namespace trail::repops

@@ -54,6 +54,41 @@ TEST(Int8Quantize, RoundsHalfToEvenClampsAndZeroesNaN) {
   EXPECT_EQ(q[2], 64);  // 63.5 rounds to even
 }
 
+TEST(Int8Quantize, EdgeValuesGiveTheSameBytesOnEveryBackend) {
+  // Ties at every half-integer of both signs, values beyond the clamp, ±0, ±inf, NaN, and
+  // subnormals, in a buffer long enough for the vector body and an odd tail.
+  std::vector<float> x;
+  for (int i = -260; i <= 260; ++i) x.push_back(0.5f * static_cast<float>(i));
+  for (float v : {0.0f, -0.0f, INFINITY, -INFINITY, 1e-40f, -1e-40f, 126.5f, 127.49f, -127.5f})
+    x.push_back(v);
+  std::vector<float> with_nan = x;
+  with_nan[100] = std::numeric_limits<float>::quiet_NaN();
+  const auto results = testing::OnEveryBackend<std::vector<float>>([&] {
+    const Kernels& k = ActiveKernels();
+    std::vector<int8_t> q(x.size()), qn(x.size());
+    k.quantize_i8(x.data(), x.size(), 1.0f, q.data());
+    k.quantize_i8(with_nan.data(), with_nan.size(), 0.5f, qn.data());
+    std::vector<float> out(q.begin(), q.end());
+    out.insert(out.end(), qn.begin(), qn.end());
+    out.push_back(k.abs_max(x.data(), 521));           // the half-integers: 130
+    out.push_back(k.abs_max(x.data(), x.size()));      // with ±inf
+    out.push_back(k.abs_max(with_nan.data(), with_nan.size()));
+    out.push_back(k.abs_max(x.data(), 0));
+    return out;
+  });
+  const std::vector<float>& ref = results[0].second;
+  EXPECT_EQ(ref[ref.size() - 4], 130.0f);
+  EXPECT_EQ(ref[ref.size() - 3], INFINITY);
+  EXPECT_TRUE(std::isnan(ref[ref.size() - 2]));
+  EXPECT_EQ(ref[ref.size() - 1], 0.0f);
+  EXPECT_EQ(ref[260 + 5], 2.0f);   // 2.5 -> 2
+  EXPECT_EQ(ref[260 + 7], 4.0f);   // 3.5 -> 4
+  EXPECT_EQ(ref[260 - 5], -2.0f);  // -2.5 -> -2
+  EXPECT_EQ(ref[x.size() + 100], 0.0f);  // NaN -> 0
+  for (const auto& [label, v] : results)
+    EXPECT_EQ(testing::HashOf(v), testing::HashOf(ref)) << label;
+}
+
 // Inputs with the edge cases a training run meets: a heavy token row, an all-zero row, an
 // all-zero weight column, and one weight so far from its column's mean that it is clipped.
 struct Problem {
@@ -88,13 +123,13 @@ Results RunLayer(const Problem& pr) {
   Int8LinearForward(r.x, r.w8, s, r.y.data());
   r.acc.assign(s.acc.begin(), s.acc.begin() + M * N);
   Int8LinearBackwardInput(pr.dy.data(), M, r.w32, Int8Backward::kFp32, s, r.dx32.data(), false);
-  Int8LinearBackwardWeight(r.x, pr.dy.data(), pr.w.data(), r.w32, Int8Backward::kFp32, s,
+  Int8LinearBackwardWeight(r.x, pr.dy.data(), r.w32, Int8Backward::kFp32, s,
                            r.dw32.data());
   Int8LinearBackwardInput(pr.dy.data(), M, r.w8, Int8Backward::kInt8, s, r.dx8.data(), false);
   r.acc_dx.assign(s.acc.begin(), s.acc.begin() + M * K);
   r.qg.assign(s.a.begin(), s.a.begin() + M * N);
   r.u.assign(s.scale.begin(), s.scale.begin() + M);
-  Int8LinearBackwardWeight(r.x, pr.dy.data(), pr.w.data(), r.w8, Int8Backward::kInt8, s,
+  Int8LinearBackwardWeight(r.x, pr.dy.data(), r.w8, Int8Backward::kInt8, s,
                            r.dw8.data());
   r.acc_dw.assign(s.acc.begin(), s.acc.begin() + K * N);
   r.qh.assign(s.a.begin(), s.a.begin() + N * M);

@@ -6,7 +6,9 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #if HWY_ARCH_X86
@@ -140,6 +142,48 @@ void ExpSubImpl(const float* x, float shift, float* y, size_t n) {
   const HwyOps<DF> o{};
   const auto vs = hn::Set(DF(), shift);
   MapVectors(x, y, n, [&](DF, hn::Vec<DF> v) HWY_ATTR { return ExpT(o, hn::Sub(v, vs)); });
+}
+
+// ---------------------------------------------------------------------------------------------
+// int8 quantization (kernels.h): elementwise, so any lane layout gives the reference's bits.
+
+float AbsMaxImpl(const float* HWY_RESTRICT x, size_t n) {
+  const D16 d;
+  constexpr size_t N = hn::MaxLanes(D16());
+  auto m = hn::Zero(d);
+  auto nan = hn::Lt(m, m);  // all false
+  size_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto v = hn::LoadU(d, x + i);
+    nan = hn::Or(nan, hn::IsNaN(v));
+    m = hn::Max(m, hn::Abs(v));
+  }
+  float r = hn::GetLane(hn::MaxOfLanes(d, m));
+  bool any_nan = !hn::AllFalse(d, nan);
+  for (; i < n; ++i) {
+    any_nan |= x[i] != x[i];
+    r = std::max(r, std::fabs(x[i]));
+  }
+  return any_nan ? std::numeric_limits<float>::quiet_NaN() : r;
+}
+
+void QuantizeI8Impl(const float* HWY_RESTRICT x, size_t n, float scale, int8_t* HWY_RESTRICT q) {
+  const D16 d;
+  const hn::Rebind<int32_t, D16> di;
+  const hn::Rebind<int8_t, D16> d8;
+  constexpr size_t N = hn::MaxLanes(D16());
+  const auto vs = hn::Set(d, scale), hi = hn::Set(d, 127.0f), lo = hn::Set(d, -127.0f);
+  size_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto v = hn::Div(hn::LoadU(d, x + i), vs);
+    const auto r = hn::Round(hn::Min(hn::Max(v, lo), hi));  // nearest, ties to even
+    const auto z = hn::IfThenZeroElse(hn::IsNaN(v), r);
+    hn::StoreU(hn::DemoteTo(d8, hn::ConvertTo(di, z)), d8, q + i);
+  }
+  for (; i < n; ++i) {
+    const float v = x[i] / scale;
+    q[i] = v != v ? 0 : static_cast<int8_t>(std::nearbyint(std::clamp(v, -127.0f, 127.0f)));
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -346,17 +390,25 @@ void GemmI8Impl(const GemmI8Args& g) {
     const size_t ip_end = std::min(mpanels, (task / splits + 1) * 8);
     for (size_t ip = (task / splits) * 8; ip < ip_end; ++ip) {
       // A rows as little-endian groups of 4 bytes, biased to unsigned; padding is 0x80 (value 0).
-      for (size_t p = 0; p < k4; ++p)
-        for (size_t r = 0; r < kI8MR; ++r) {
-          const size_t i = ip * kI8MR + r;
+      for (size_t r = 0; r < kI8MR; ++r) {
+        const size_t i = ip * kI8MR + r;
+        const size_t full = i < M ? K / 4 : 0;  // whole groups of 4 inside the row
+        const int8_t* row = g.a + i * K;
+        for (size_t p = 0; p < full; ++p) {
+          uint32_t word;
+          std::memcpy(&word, row + 4 * p, 4);
+          apack[p * kI8MR + r] = static_cast<int32_t>(word ^ 0x80808080u);
+        }
+        for (size_t p = full; p < k4; ++p) {
           uint32_t word = 0;
           for (size_t q = 0; q < 4; ++q) {
             const size_t kk = p * 4 + q;
-            const uint32_t byte = (i < M && kk < K) ? (static_cast<uint8_t>(g.a[i * K + kk]) ^ 0x80u) : 0x80u;
+            const uint32_t byte = (i < M && kk < K) ? (static_cast<uint8_t>(row[kk]) ^ 0x80u) : 0x80u;
             word |= byte << (8 * q);
           }
           apack[p * kI8MR + r] = static_cast<int32_t>(word);
         }
+      }
       const size_t rows = std::min(kI8MR, M - ip * kI8MR);
       for (size_t jp = jp0; jp < jp1; ++jp) {
         const size_t cols = std::min(kI8NR, N - jp * kI8NR);
@@ -389,7 +441,8 @@ void GemmI8Impl(const GemmI8Args& g) {
 
 const Kernels* GetKernelTable() {
   static const Kernels k = {hwy::TargetName(HWY_TARGET), &SumImpl, &SumSqImpl, &DotImpl, &MaxImpl,
-                            &AxpyImpl, &MapImpl, &ExpSubImpl, &GemmImpl, &GemmI8Impl};
+                            &AxpyImpl, &MapImpl, &ExpSubImpl, &GemmImpl, &GemmI8Impl,
+                            &AbsMaxImpl, &QuantizeI8Impl};
   return &k;
 }
 

@@ -48,6 +48,12 @@ struct Kernels {
   void (*exp_sub)(const float* x, float shift, float* y, size_t n);  // y = Exp(x - shift)
   void (*gemm)(const GemmArgs& args);       // multi-threaded over output tiles
   void (*gemm_i8)(const GemmI8Args& args);  // multi-threaded over output tiles
+  // The largest |x[i]| (+0 for n = 0; exact, so order-free); the default quiet NaN when any
+  // x[i] is NaN.
+  float (*abs_max)(const float* x, size_t n);
+  // q[i] = clamp(RoundHalfEven(x[i] / scale), -127, 127) with the float32 quotient; 0 where the
+  // quotient is NaN.
+  void (*quantize_i8)(const float* x, size_t n, float scale, int8_t* q);
 };
 
 // Max2(a, b) = (b > a or b is NaN) ? b : a — NaN propagates, ties keep the left operand.

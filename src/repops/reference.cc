@@ -3,6 +3,7 @@
 // reproduce, and it is a backend in its own right (TRAIL_BACKEND=reference).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "core/thread_pool.h"
@@ -78,11 +79,28 @@ void GemmI8(const GemmI8Args& g) {
     }
 }
 
+float AbsMax(const float* x, size_t n) {
+  float m = 0.0f;
+  for (size_t i = 0; i < n; ++i) {
+    if (x[i] != x[i]) return std::numeric_limits<float>::quiet_NaN();
+    m = std::max(m, std::fabs(x[i]));
+  }
+  return m;
+}
+
+void QuantizeI8(const float* x, size_t n, float scale, int8_t* q) {
+  for (size_t i = 0; i < n; ++i) {
+    const float v = x[i] / scale;
+    q[i] = v != v ? 0 : static_cast<int8_t>(std::nearbyint(std::clamp(v, -127.0f, 127.0f)));
+  }
+}
+
 }  // namespace
 
 const Kernels& ReferenceKernels() {
-  static const Kernels k = {"reference", &Sum, &SumSq, &Dot, &Max, &Axpy,
-                            &MapAll,     &ExpSub, &Gemm, &GemmI8};
+  static const Kernels k = {"reference", &Sum,   &SumSq,  &Dot,    &Max,
+                            &Axpy,       &MapAll, &ExpSub, &Gemm,   &GemmI8,
+                            &AbsMax,     &QuantizeI8};
   return k;
 }
 
