@@ -3,7 +3,8 @@
 # 6 heads, vocab 16384, T=256, B=8; bench/train_bench.cc, bench/train_bench_torch.py), 2 threads
 # each, run alternately three times; prints medians and the ratio. PyTorch is set up at its
 # best here: the OpenMP build of OpenBLAS with its SkylakeX kernels, and
-# torch.set_num_threads(2).
+# torch.set_num_threads(2). trail also runs the same model with int8 quantization-aware training
+# of the block matrices (int8 backward GEMMs, and fp32 backward GEMMs), compared with its fp32 step.
 #   bench/run_train_bench.sh [BUILD] [STEPS]
 set -euo pipefail
 build=${1:-build}
@@ -17,8 +18,12 @@ trap 'rm -rf "$out"' EXIT
 for round in 1 2 3; do
   "$build/bench/train_bench" "$steps" 2 >> "$out/trail.jsonl"
   env "${torch_env[@]}" /usr/bin/python3 "$here/train_bench_torch.py" "$steps" 2 >> "$out/torch.jsonl"
+  "$build/bench/train_bench" "$steps" 2 int8 >> "$out/int8.jsonl"
+  "$build/bench/train_bench" "$steps" 2 int8-fp32bw >> "$out/int8-fp32bw.jsonl"
   echo "round $round: trail $(tail -1 "$out/trail.jsonl")"
   echo "         torch $(tail -1 "$out/torch.jsonl")"
+  echo "         int8  $(tail -1 "$out/int8.jsonl")"
+  echo "   int8-fp32bw $(tail -1 "$out/int8-fp32bw.jsonl")"
 done
 node -e '
 const fs = require("fs");
@@ -33,4 +38,8 @@ console.log(`  trail / PyTorch tokens/s: ${(ps / ts).toFixed(2)}x`);
 console.log(`  state hashing: ${(100 * med(t.map(r => r.hash_share))).toFixed(1)}% of the step (${med(t.map(r => r.hash_s)).toFixed(3)} s)`);
 console.log(`  peak memory: trail ${med(t.map(r => r.peak_rss_mb)).toFixed(0)} MB, PyTorch ${med(p.map(r => r.peak_rss_mb)).toFixed(0)} MB`);
 console.log(`  logical mesh 2 replicas x 2 shards vs 1 x 1 on the same windows: +${(100 * med(t.map(r => r.mesh_overhead))).toFixed(1)}% step time`);
-' "$out/trail.jsonl" "$out/torch.jsonl" "$steps"
+for (const arm of ["int8", "int8-fp32bw"]) {
+  const q = read(process.argv[4] + "/" + arm + ".jsonl"), qs = med(q.map(r => r.step_s));
+  console.log(`  trail ${arm} QAT ${qs.toFixed(3)} s/step: ${(ts / qs).toFixed(2)}x trail fp32, ${(ps / qs).toFixed(2)}x PyTorch fp32`);
+}
+' "$out/trail.jsonl" "$out/torch.jsonl" "$steps" "$out"

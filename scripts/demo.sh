@@ -14,7 +14,7 @@
 #      run's trainer-signed attestation
 #   7. a training window traced back to its source document through the lineage
 #   8. the run's report: one self-contained HTML file (curves, alerts, data mixture, hashes)
-#   scripts/demo.sh BUILD
+#   scripts/demo.sh BUILD   (TRAIL_DEMO_LINEAR=int8-lsq trains the block matrices in int8 QAT)
 set -euo pipefail
 build=${1:-build}
 trail=$build/src/cli/trail
@@ -111,6 +111,8 @@ cat > "$out/recipe.toml" <<TOML
 [model]
 preset = "tiny"
 init_seed = 2026
+[quant]
+linear = "${TRAIL_DEMO_LINEAR:-none}"  # "int8-lsq": int8 quantization-aware training
 [optimizer]
 lr = 3e-3
 weight_decay = 0.1
