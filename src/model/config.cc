@@ -28,12 +28,15 @@ void ModelConfig::Validate() const {
   TRAIL_CHECK(attention_window >= 0 && full_attention_every >= 0,
               "model: attention_window and full_attention_every must be >= 0");
   TRAIL_CHECK(init_std > 0, "model: init_std must be > 0");
+  TRAIL_CHECK(!quant_step_learned || linear_quant == LinearQuant::kInt8Lsq,
+              "model: learned step sizes need int8 quantization of the linear layers");
 }
 
 const char* MlpName(MlpKind k) { return k == MlpKind::kSwiGlu ? "swiglu" : "gelu"; }
 const char* LinearQuantName(LinearQuant q) {
   return q == LinearQuant::kInt8Lsq ? "int8-lsq" : "none";
 }
+const char* QuantStepName(bool learned) { return learned ? "learned" : "recompute"; }
 const char* QuantBackwardName(repops::Int8Backward b) {
   return b == repops::Int8Backward::kInt8 ? "int8" : "fp32";
 }
@@ -72,7 +75,9 @@ ModelCost Cost(const ModelConfig& c, int64_t seq_len) {
   out.lm_head = c.tied_embeddings ? 0 : V * d;
   out.norm_gains = gains;
   out.matmul_parameters = out.blocks + V * d;  // the LM head multiplies every token
-  out.parameters = out.embedding + out.blocks + out.lm_head + gains;
+  const int64_t mlp_out = (c.mlp == MlpKind::kSwiGlu ? 2 : 1) * c.d_ff;
+  out.quant_steps = c.quant_step_learned ? L * (5 * d + mlp_out) : 0;  // q k v o down, gate (up)
+  out.parameters = out.embedding + out.blocks + out.lm_head + gains + out.quant_steps;
   double attended = 0;  // mean number of keys per query, summed over layers
   for (int64_t l = 0; l < L; ++l) {
     const int64_t w = c.LayerWindow(l);

@@ -40,6 +40,10 @@ struct ModelConfig {
   // With int8 QAT: the backward GEMMs in int8 (gradients quantized per token for dX, per output
   // channel for dW) or in fp32 on the quantized operands.
   repops::Int8Backward quant_backward = repops::Int8Backward::kInt8;
+  // The weight quantizers' step sizes: recomputed from the weights at every forward (the
+  // paper's fix), or learned LSQ parameters initialized by the same formula and trained by the
+  // optimizer (the paper's original recipe, which drifts: kept as an ablation).
+  bool quant_step_learned = false;
   float init_std = 0.02f;      // N(0, init_std); output projections scaled by 1/sqrt(2 n_layers)
   uint64_t init_seed = 0;
 
@@ -59,16 +63,18 @@ std::vector<std::string> PresetNames();
 const char* MlpName(MlpKind k);
 const char* LinearQuantName(LinearQuant q);           // "none", "int8-lsq"
 const char* QuantBackwardName(repops::Int8Backward b);  // "int8", "fp32"
+const char* QuantStepName(bool learned);                // "recompute", "learned"
 
 // Parameter count and the FLOPs of one training token at sequence length T: 6N over the
 // matrices that multiply every token (embedding lookup excluded, LM head included) plus the
 // attention term 6 · n_layers · d_model · (mean keys attended per query) · 2 (scores and values).
 struct ModelCost {
-  int64_t parameters = 0;         // every trained parameter: the sum of the four below
+  int64_t parameters = 0;         // every trained parameter: the sum of the five below
   int64_t embedding = 0;          // V·d: looked up, not multiplied
   int64_t blocks = 0;             // L·(4d² + MLP): attention and MLP matrices
   int64_t lm_head = 0;            // V·d when untied; 0 when the head is the embedding transposed
   int64_t norm_gains = 0;
+  int64_t quant_steps = 0;        // learned int8 step sizes (one per output channel), else 0
   int64_t matmul_parameters = 0;  // what multiplies every token: blocks + the head's V·d
   double flops_per_token = 0;
   double attention_flops_per_token = 0;  // the attention term of flops_per_token

@@ -11,19 +11,6 @@ namespace {
 using repops::Int8Backward;
 
 
-const Tensor* MatrixOf(const LayerParams& P, Matrix m) {
-  switch (m) {
-    case Matrix::kQ: return P.wq;
-    case Matrix::kK: return P.wk;
-    case Matrix::kV: return P.wv;
-    case Matrix::kO: return P.wo;
-    case Matrix::kGate: return P.w_gate;
-    case Matrix::kUp: return P.w_up;
-    case Matrix::kDown: return P.w_down;
-  }
-  return nullptr;
-}
-
 // The bytes of one layer's quantized matrices and inputs, and of the shared scratch.
 struct Sizes {
   int64_t layer = 0, scratch = 0;
@@ -47,7 +34,9 @@ Sizes SizesOf(const ModelConfig& c, int64_t M) {
 }  // namespace
 
 LinearLayers::LinearLayers(const ModelConfig& c, int64_t max_tokens)
-    : quant_(c.linear_quant == LinearQuant::kInt8Lsq), backward_(c.quant_backward) {
+    : quant_(c.linear_quant == LinearQuant::kInt8Lsq),
+      learned_(c.quant_step_learned),
+      backward_(c.quant_backward) {
   if (!quant_) return;
   const int64_t d = c.d_model, ff = c.d_ff, M = max_tokens, wide = std::max(d, ff);
   layers_.resize(c.n_layers);
@@ -92,14 +81,20 @@ int64_t LinearLayers::PlannedBytes(const ModelConfig& c, int64_t max_tokens) {
 
 void LinearLayers::BeginForward(const ParameterSet& p) {
   if (!quant_) return;
+  params_ = &p;
   for (size_t l = 0; l < layers_.size(); ++l) {
     for (int m = 0; m < kMatrices; ++m) {
-      const Tensor* t = MatrixOf(p.layers[l], static_cast<Matrix>(m));
+      const Tensor* t = p.layers[l].matrix(static_cast<Matrix>(m));
       if (t == nullptr) continue;
-      repops::QuantizeWeight(t->data<float>(), t->shape()[0], t->shape()[1], backward_,
-                             layers_[l].w[m]);
+      const Tensor* step = p.layers[l].step[m];
+      repops::QuantizeWeight(t->data<float>(), t->dim(0), t->dim(1), backward_, layers_[l].w[m],
+                             learned_ ? step->data<float>() : nullptr);
     }
   }
+}
+
+void LinearLayers::BeginBackward(ParameterSet& g) {
+  if (learned_) grads_ = &g;
 }
 
 void LinearLayers::SetInput(int64_t l, LayerInput in, const float* x, int64_t M, int64_t K) {
@@ -125,8 +120,11 @@ void LinearLayers::BackwardWeight(int64_t l, Matrix m, LayerInput in, const floa
                                   const float* dy, float* dw, int64_t M,
                                   int64_t K, int64_t N) {
   if (!quant_) return repops::MatMulAT(x, dy, dw, K, M, N);
-  repops::Int8LinearBackwardWeight(layers_[l].in[static_cast<int>(in)], dy,
-                                   layers_[l].w[static_cast<int>(m)], backward_, scratch_, dw);
+  const int mi = static_cast<int>(m);
+  const float* w = learned_ ? params_->layers[l].matrix(m)->data<float>() : nullptr;
+  float* dstep = learned_ ? grads_->layers[l].step[mi]->data<float>() : nullptr;
+  repops::Int8LinearBackwardWeight(layers_[l].in[static_cast<int>(in)], dy, layers_[l].w[mi],
+                                   backward_, scratch_, dw, w, dstep);
 }
 
 }  // namespace trail::model

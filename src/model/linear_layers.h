@@ -17,10 +17,9 @@
 
 namespace trail::model {
 
-// The matrices of one layer, and the inputs they multiply.
-enum class Matrix { kQ, kK, kV, kO, kGate, kUp, kDown };
+// The inputs the matrices (params.h, Matrix) multiply.
 enum class LayerInput { kH1, kAtt, kH2, kAct };  // h1: q,k,v  att: o  h2: gate,up  act: down
-inline constexpr int kMatrices = 7, kLayerInputs = 4;
+inline constexpr int kLayerInputs = 4;
 
 class LinearLayers {
  public:
@@ -29,8 +28,10 @@ class LinearLayers {
   int64_t bytes() const;  // what the constructor allocated
   static int64_t PlannedBytes(const ModelConfig& c, int64_t max_tokens);
 
-  // int8: quantizes every layer's matrices of p. fp32: nothing.
+  // int8: quantizes every layer's matrices of p (which must outlive the backward). fp32: nothing.
   void BeginForward(const ParameterSet& p);
+  // Learned step sizes: their gradients go to g's step tensors. Otherwise nothing.
+  void BeginBackward(ParameterSet& g);
   // int8: quantizes x [M, K], the input `in` of layer l. fp32: nothing.
   void SetInput(int64_t l, LayerInput in, const float* x, int64_t M, int64_t K);
   // y [M, N] = x [M, K] · W [K, N], W = m of layer l, x its input `in`.
@@ -39,7 +40,7 @@ class LinearLayers {
   // dx [M, K] (+)= dy [M, N] · Wᵀ.
   void BackwardInput(int64_t l, Matrix m, const float* dy, const float* w, float* dx, int64_t M,
                      int64_t K, int64_t N, bool accumulate = false);
-  // dw [K, N] = xᵀ · dy.
+  // dw [K, N] = xᵀ · dy (and, with learned step sizes, the steps' gradient).
   void BackwardWeight(int64_t l, Matrix m, LayerInput in, const float* x, const float* dy,
                       float* dw, int64_t M, int64_t K, int64_t N);
 
@@ -48,8 +49,10 @@ class LinearLayers {
     repops::QuantizedWeight w[kMatrices];
     repops::QuantizedInput in[kLayerInputs];
   };
-  bool quant_;
+  bool quant_, learned_;
   repops::Int8Backward backward_;
+  const ParameterSet* params_ = nullptr;
+  ParameterSet* grads_ = nullptr;
   std::vector<Layer> layers_;
   repops::Int8Scratch scratch_;
 };

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/state_hash.h"
 #include "repops/parallel.h"
+#include "repops/int8_linear.h"
 #include "repops/random.h"
 
 namespace trail::model {
@@ -16,7 +17,7 @@ ParameterSet::ParameterSet(const ModelConfig& c, const std::string& prefix) : pr
   c.Validate();
   const int64_t d = c.d_model, V = c.vocab_size, ff = c.d_ff;
   // Reserve first: the role pointers below point into the vector.
-  tensors_.reserve(4 + 9 * static_cast<size_t>(c.n_layers));
+  tensors_.reserve(4 + 16 * static_cast<size_t>(c.n_layers));
   auto add = [&](const std::string& name, std::vector<int64_t> shape) {
     tensors_.push_back(Tensor::Of<float>(prefix + name, std::move(shape)));
     tensors_.back().Zero();
@@ -37,6 +38,12 @@ ParameterSet::ParameterSet(const ModelConfig& c, const std::string& prefix) : pr
     L.w_gate = add(p + (c.mlp == MlpKind::kSwiGlu ? "mlp.w_gate" : "mlp.w_in"), {d, ff});
     if (c.mlp == MlpKind::kSwiGlu) L.w_up = add(p + "mlp.w_up", {d, ff});
     L.w_down = add(p + "mlp.w_down", {ff, d});
+    if (c.quant_step_learned) {
+      for (int m = 0; m < kMatrices; ++m) {
+        const Tensor* w = L.matrix(static_cast<Matrix>(m));
+        if (w != nullptr) L.step[m] = add(w->name().substr(prefix.size()) + ".step", {w->dim(1)});
+      }
+    }
   }
   if (c.norm_gain) final_norm = add("final_norm.gain", {d});
   if (!c.tied_embeddings) lm_head = add("lm_head", {d, V});
@@ -51,10 +58,29 @@ void ParameterSet::InitRandom(const ModelConfig& c) {
       for (int64_t i = 0; i < t.numel(); ++i) x[i] = 1.0f;
       continue;
     }
+    if (name.ends_with(".step")) {  // a learned step size: the formula on its (earlier) matrix
+      const Tensor* w = Find(name.substr(0, name.size() - 5));
+      TRAIL_CHECK(w != nullptr, "no matrix for the step sizes ", name);
+      repops::WeightStepSizes(w->data<float>(), w->dim(0), w->dim(1), x);
+      continue;
+    }
     const bool output_proj = name.ends_with("attn.wo") || name.ends_with("mlp.w_down");
     repops::FillNormal(x, t.numel(), c.init_seed, StreamIdForName(name.c_str()), 0.0f,
                        output_proj ? out_std : c.init_std);
   }
+}
+
+const Tensor* LayerParams::matrix(Matrix m) const {
+  switch (m) {
+    case Matrix::kQ: return wq;
+    case Matrix::kK: return wk;
+    case Matrix::kV: return wv;
+    case Matrix::kO: return wo;
+    case Matrix::kGate: return w_gate;
+    case Matrix::kUp: return w_up;
+    case Matrix::kDown: return w_down;
+  }
+  return nullptr;
 }
 
 void ParameterSet::Zero() {

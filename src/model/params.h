@@ -12,6 +12,10 @@
 
 namespace trail::model {
 
+// The matrices of one layer, in the order their learned step sizes are listed.
+enum class Matrix { kQ, kK, kV, kO, kGate, kUp, kDown };
+inline constexpr int kMatrices = 7;
+
 struct LayerParams {
   Tensor* attn_norm = nullptr;  // [d] (nullptr without gains)
   Tensor* wq = nullptr;         // [d, d]  (input × output)
@@ -22,6 +26,10 @@ struct LayerParams {
   Tensor* w_gate = nullptr;     // [d, ff]: SwiGLU gate, or GELU's input projection
   Tensor* w_up = nullptr;       // [d, ff]: SwiGLU only
   Tensor* w_down = nullptr;     // [ff, d]
+  // Learned LSQ step sizes (int8 QAT with quant_step_learned), one [out] tensor per matrix,
+  // indexed by Matrix, named "<matrix>.step"; nullptr otherwise.
+  Tensor* step[kMatrices] = {};
+  const Tensor* matrix(Matrix m) const;
 };
 
 class ParameterSet {

@@ -243,6 +243,7 @@ void Transformer::Backward(const ParameterSet& p, const BatchView& b, float grad
   for (Tensor& t : g.tensors()) {
     if (t.rank() == 1 || (&t == g.embed && !c_.tied_embeddings)) t.Zero();
   }
+  A.linear.BeginBackward(g);  // learned step sizes: overwritten by their layer's backward
   // Loss -> logits (in place: the logits are not needed after this).
   float* dlogits = A.logits.data();
   repops::CrossEntropyBackward(A.logits.data(), b.labels, A.lse.data(), N, V, kIgnoreLabel,

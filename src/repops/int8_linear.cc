@@ -71,6 +71,24 @@ std::vector<int64_t> ClippedWeights(const float* w, const QuantizedWeight& q) {
   return out;
 }
 
+// dstep[j] = (Σ_p dŴ[p,j]·e[p,j]) · (1/√(K·127)), p ascending (int8_linear.h).
+void LsqStepGradient(const float* dw, const float* w, const QuantizedWeight& qw, float* dstep) {
+  const int64_t K = qw.K, N = qw.N;
+  const float lim = static_cast<float>(kInt8QMax);
+  const float g = static_cast<float>(1.0 / std::sqrt(static_cast<double>(K) * kInt8QMax));
+  ForEachRow(N, [&](int64_t j) {
+    const float s = qw.step[j];
+    float acc = 0.0f;
+    for (int64_t p = 0; p < K; ++p) {
+      const float q = static_cast<float>(qw.qt[j * K + p]);
+      const float v = w[p * N + j] / s;
+      const float e = std::fabs(v) > lim ? q : (v != v ? 0.0f : q - v);
+      acc = acc + dw[p * N + j] * e;
+    }
+    dstep[j] = acc * g;
+  });
+}
+
 }  // namespace
 
 int8_t QuantizeValue(float x, float scale) {
@@ -97,14 +115,15 @@ void QuantizeRowsAbsmax(const float* x, int64_t M, int64_t K, int8_t* q, float* 
 }
 
 void QuantizeWeight(const float* w, int64_t K, int64_t N, Int8Backward backward,
-                    QuantizedWeight& out) {
+                    QuantizedWeight& out, const float* learned_step) {
   TRAIL_CHECK(K > 0 && N > 0, "int8 quantization of a ", K, "x", N, " weight");
   out.K = K, out.N = N;
   out.step.resize(N), out.qt.resize(K * N);
   ForEachRow(N, [&](int64_t j) {
     thread_local std::vector<float> col, abs_col;
     float* c = Grow(col, K);
-    const float s = GatherColumnStep(w, K, N, j, c, Grow(abs_col, K));
+    const float formula = GatherColumnStep(w, K, N, j, c, Grow(abs_col, K));
+    const float s = learned_step != nullptr ? learned_step[j] : formula;
     out.step[j] = s;
     ActiveKernels().quantize_i8(c, static_cast<size_t>(K), s, out.qt.data() + j * K);
   });
@@ -163,7 +182,8 @@ void Int8LinearBackwardInput(const float* dy, int64_t M, const QuantizedWeight& 
 }
 
 void Int8LinearBackwardWeight(QuantizedInput& x, const float* dy, const QuantizedWeight& qw,
-                              Int8Backward backward, Int8Scratch& s, float* dw) {
+                              Int8Backward backward, Int8Scratch& s, float* dw, const float* w,
+                              float* dstep) {
   const int64_t M = x.M, K = qw.K, N = qw.N;
   TRAIL_CHECK(x.K == K, "int8 linear: input width ", x.K, " against weight rows ", K);
   if (backward == Int8Backward::kFp32) {
@@ -198,6 +218,10 @@ void Int8LinearBackwardWeight(QuantizedInput& x, const float* dy, const Quantize
     ForEachRow(K, [&](int64_t p) {
       for (int64_t j = 0; j < N; ++j) dw[p * N + j] = static_cast<float>(acc[p * N + j]) * v[j];
     });
+  }
+  if (dstep != nullptr) {
+    TRAIL_CHECK(w != nullptr, "int8 linear: the step-size gradient needs the weight");
+    LsqStepGradient(dw, w, qw, dstep);
   }
   for (int64_t i : qw.clipped) dw[i] = 0.0f;
 }

@@ -62,8 +62,10 @@ int8_t QuantizeValue(float x, float scale);
 // (kernels.h: abs_max, quantize_i8).
 void QuantizeRowsAbsmax(const float* x, int64_t M, int64_t K, int8_t* q, float* scale);
 
+// With learned_step (N values), the step sizes are those instead of the formula's: learned LSQ
+// step sizes, an ablation of the per-step recompute.
 void QuantizeWeight(const float* w, int64_t K, int64_t N, Int8Backward backward,
-                    QuantizedWeight& out);
+                    QuantizedWeight& out, const float* learned_step = nullptr);
 void QuantizeInput(const float* x, int64_t M, int64_t K, QuantizedInput& out);
 
 // y [M, N] = Q(X)·Q(W).
@@ -74,7 +76,13 @@ void Int8LinearBackwardInput(const float* dy, int64_t M, const QuantizedWeight& 
                              Int8Backward backward, Int8Scratch& s, float* dx, bool accumulate);
 // dw [K, N] = Q(X)ᵀ·dY, +0 where W was clipped. x is not const: the int8 backward keeps its
 // transpose for the next layer that reads the same input.
+//
+// With dstep (learned step sizes), also the LSQ gradient of each step size, from dŴ = the
+// gradient before the clip mask and v = W/s: dstep[j] = (Σ_p dŴ[p,j]·e[p,j]) · (1/√(K·127)),
+// e = q - v inside the range, q (= ±127) where clipped; the sum runs over p ascending, one
+// rounded product and one rounded addition per term. w is the unquantized weight.
 void Int8LinearBackwardWeight(QuantizedInput& x, const float* dy, const QuantizedWeight& qw,
-                              Int8Backward backward, Int8Scratch& s, float* dw);
+                              Int8Backward backward, Int8Scratch& s, float* dw,
+                              const float* w = nullptr, float* dstep = nullptr);
 
 }  // namespace trail::repops

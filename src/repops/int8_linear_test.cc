@@ -105,7 +105,7 @@ struct Problem {
 struct Results {
   QuantizedWeight w8, w32;
   QuantizedInput x;
-  std::vector<float> y, dx32, dw32, dx8, dw8;
+  std::vector<float> y, dx32, dw32, dx8, dw8, dstep32, dstep8;  // dstep: learned step sizes
   std::vector<int32_t> acc, acc_dx, acc_dw;    // the int8 GEMMs' sums, read from the scratch
   std::vector<int8_t> qg, qh;                  // the int8 backward's quantized gradients
   std::vector<float> u, v;                     // and their scales
@@ -119,18 +119,18 @@ Results RunLayer(const Problem& pr) {
   QuantizeWeight(pr.w.data(), K, N, Int8Backward::kFp32, r.w32);
   QuantizeInput(pr.x.data(), M, K, r.x);
   r.y.resize(M * N), r.dx32.resize(M * K), r.dx8.resize(M * K), r.dw32.resize(K * N),
-      r.dw8.resize(K * N);
+      r.dw8.resize(K * N), r.dstep32.resize(N), r.dstep8.resize(N);
   Int8LinearForward(r.x, r.w8, s, r.y.data());
   r.acc.assign(s.acc.begin(), s.acc.begin() + M * N);
   Int8LinearBackwardInput(pr.dy.data(), M, r.w32, Int8Backward::kFp32, s, r.dx32.data(), false);
-  Int8LinearBackwardWeight(r.x, pr.dy.data(), r.w32, Int8Backward::kFp32, s,
-                           r.dw32.data());
+  Int8LinearBackwardWeight(r.x, pr.dy.data(), r.w32, Int8Backward::kFp32, s, r.dw32.data(),
+                           pr.w.data(), r.dstep32.data());
   Int8LinearBackwardInput(pr.dy.data(), M, r.w8, Int8Backward::kInt8, s, r.dx8.data(), false);
   r.acc_dx.assign(s.acc.begin(), s.acc.begin() + M * K);
   r.qg.assign(s.a.begin(), s.a.begin() + M * N);
   r.u.assign(s.scale.begin(), s.scale.begin() + M);
-  Int8LinearBackwardWeight(r.x, pr.dy.data(), r.w8, Int8Backward::kInt8, s,
-                           r.dw8.data());
+  Int8LinearBackwardWeight(r.x, pr.dy.data(), r.w8, Int8Backward::kInt8, s, r.dw8.data(),
+                           pr.w.data(), r.dstep8.data());
   r.acc_dw.assign(s.acc.begin(), s.acc.begin() + K * N);
   r.qh.assign(s.a.begin(), s.a.begin() + N * M);
   r.v.assign(s.scale.begin(), s.scale.begin() + N);
@@ -230,6 +230,11 @@ TEST(Int8Linear, ForwardAndBothBackwardsMatchTheFloat64Reference) {
   // (the unquantized W or X, a missing scale) is off by 1e-3 or more.
   EXPECT_LT(MaxRel(r.dx32, ref.Find("fp32.dx")), 1e-5);
   EXPECT_LT(MaxRel(r.dw32, ref.Find("fp32.dw")), 1e-5);
+  // Learned step sizes' LSQ gradient: a float32 sum of K = 70 products of the above: 1e-5 of
+  // the largest, as for the GEMMs; it includes the clipped weight's q·dŴ term, which the
+  // masked dW no longer holds (a gradient taken after the mask is off by far more).
+  EXPECT_LT(MaxRel(r.dstep32, ref.Find("fp32.dstep")), 1e-5);
+  EXPECT_LT(MaxRel(r.dstep8, ref.Find("int8.dstep")), 1e-5);
   // The clipped weight gets no gradient in either mode.
   EXPECT_EQ(r.dw32[2 * N + 4], 0.0f);
   EXPECT_EQ(r.dw8[2 * N + 4], 0.0f);
@@ -246,7 +251,8 @@ TEST(Int8Linear, SameBitsOnEveryBackendAndThreadCount) {
   const auto results = testing::OnEveryBackend<std::vector<float>>([&] {
     const Results r = RunLayer(pr);
     std::vector<float> all;
-    for (const auto* v : {&r.w8.step, &r.y, &r.dx32, &r.dw32, &r.dx8, &r.dw8})
+    for (const auto* v : {&r.w8.step, &r.y, &r.dx32, &r.dw32, &r.dx8, &r.dw8, &r.dstep32,
+                          &r.dstep8})
       all.insert(all.end(), v->begin(), v->end());
     return all;
   });

@@ -204,20 +204,28 @@ void ReadMonitor(const Reader& rd, const toml::table& root, const std::string& p
 // [quant]: int8 quantization-aware training of the block matrices (the model reads it).
 void ReadQuant(const Reader& rd, const toml::table& root, const std::string& path, Recipe& r) {
   const toml::table* q = rd.Section(root, "quant");
-  rd.AllowOnly(q, {"linear", "backward"}, "[quant]");
+  rd.AllowOnly(q, {"linear", "backward", "step_size"}, "[quant]");
   model::ModelConfig& c = r.model;
   std::string linear = model::LinearQuantName(c.linear_quant);
   std::string backward = model::QuantBackwardName(c.quant_backward);
   rd.Get(q, "linear", "quant", linear);
   rd.Get(q, "backward", "quant", backward);
+  std::string step = model::QuantStepName(c.quant_step_learned);
+  rd.Get(q, "step_size", "quant", step);
+  TRAIL_CHECK(step == "recompute" || step == "learned", path,
+              ": [quant] step_size must be \"recompute\" or \"learned\", got \"", step, "\"");
   TRAIL_CHECK(linear == "none" || linear == "int8-lsq", path,
               ": [quant] linear must be \"none\" or \"int8-lsq\", got \"", linear, "\"");
   TRAIL_CHECK(backward == "int8" || backward == "fp32", path,
               ": [quant] backward must be \"int8\" or \"fp32\", got \"", backward, "\"");
-  TRAIL_CHECK(q == nullptr || q->contains("linear") || !q->contains("backward"), path,
-              ": [quant] backward is set but linear is not; add linear = \"int8-lsq\"");
+  TRAIL_CHECK(q == nullptr || q->contains("linear") ||
+                  (!q->contains("backward") && !q->contains("step_size")),
+              path, ": [quant] backward or step_size is set but linear is not; add linear = \"int8-lsq\"");
   c.linear_quant = linear == "int8-lsq" ? model::LinearQuant::kInt8Lsq : model::LinearQuant::kNone;
   c.quant_backward = backward == "int8" ? repops::Int8Backward::kInt8 : repops::Int8Backward::kFp32;
+  c.quant_step_learned = step == "learned";
+  TRAIL_CHECK(!c.quant_step_learned || c.linear_quant == model::LinearQuant::kInt8Lsq, path,
+              ": [quant] step_size = \"learned\" needs linear = \"int8-lsq\"");
 }
 
 }  // namespace

@@ -25,12 +25,14 @@ struct CaseSpec {
 // (only source "b" from step 2) and a length switch (L = 16 → 24 from step 3, the batch 4 → 3
 // windows, so one replica's micro-batch holds a padding row).
 // int8_1x1x2 and int8_fp32bw_3x2x2: those two recipes with int8 QAT of the block matrices,
-// the backward GEMMs in int8 and in fp32 respectively.
+// the backward GEMMs in int8 and in fp32 respectively; int8_learned_1x1x2 the first with learned
+// LSQ step sizes (the drift ablation).
 const CaseSpec kCases[] = {{"mesh_1x1x2", 4, 2, 4},
                            {"mesh_3x2x2", 12, 1, 3},
                            {"lifecycle_2x1x1", 4, 2, 5, true},
                            {"int8_1x1x2", 4, 2, 4},
-                           {"int8_fp32bw_3x2x2", 12, 1, 3}};
+                           {"int8_fp32bw_3x2x2", 12, 1, 3},
+                           {"int8_learned_1x1x2", 4, 2, 4}};
 
 const CaseSpec& Spec(const std::string& name) {
   for (const CaseSpec& c : kCases) {
@@ -45,6 +47,9 @@ const CaseSpec& Spec(const std::string& name) {
 std::string GoldenRecipeText(const std::string& name) {
   if (name == "int8_1x1x2") {
     return GoldenRecipeText("mesh_1x1x2") + "[quant]\nlinear = \"int8-lsq\"\n";
+  }
+  if (name == "int8_learned_1x1x2") {
+    return GoldenRecipeText("int8_1x1x2") + "step_size = \"learned\"\n";
   }
   if (name == "int8_fp32bw_3x2x2") {
     return GoldenRecipeText("mesh_3x2x2") +

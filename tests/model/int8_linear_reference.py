@@ -13,6 +13,8 @@ OUT receives, as float64:
   fp32.dx, fp32.dw       dY·Q(W)ᵀ and Q(X)ᵀ·dY (+0 where |w/step| > 127), float64
   int8.qg, int8.u, int8.acc_dx, int8.dx    the int8 backward's gradient quantization per token
   int8.qh, int8.v, int8.acc_dw, int8.dw    ... and per output channel, their exact sums, results
+  fp32.dstep, int8.dstep  the LSQ gradient of learned step sizes, from each mode's dŴ before
+                          the clip mask: Σ_p dŴ·e / √(K·127), e = q - w/s inside, q clipped
 Every quantization decision (a scale, a quotient, its rounding) is made in float32 arithmetic,
 as trail makes it: a float64 operation on float32 operands rounded once to float32 gives the
 correctly rounded float32 result for ×, ÷, so the integer grids must agree exactly. Everything
@@ -58,7 +60,12 @@ def main():
     clipped = f32(w / step[None, :]).abs() > QMAX
     Wq, Xq = qw * step[None, :], qx * rx[:, None]
     out["fp32.dx"] = dy @ Wq.t()
-    out["fp32.dw"] = torch.where(clipped, torch.zeros_like(w), Xq.t() @ dy)
+    dw_fp32 = Xq.t() @ dy
+    out["fp32.dw"] = torch.where(clipped, torch.zeros_like(w), dw_fp32)
+    v_w = f32(w / step[None, :])
+    e = torch.where(clipped, qw, qw - v_w)
+    lsq_scale = 1.0 / math.sqrt(w.shape[0] * QMAX)
+    out["fp32.dstep"] = (dw_fp32 * e).sum(dim=0) * lsq_scale
 
     g = f32(dy * f32(step)[None, :])         # fold the channel scale into the gradient
     qg, u = absmax_rows(g)
@@ -68,8 +75,10 @@ def main():
     h = f32(rx[:, None] * dy)                 # fold the token scale into the gradient
     qh_t, v = absmax_rows(h.t())              # per output channel: rows of hᵀ
     acc_dw = qx.t() @ qh_t.t()
+    dw_int8 = acc_dw * v[None, :]
     out.update({"int8.qh": qh_t, "int8.v": v, "int8.acc_dw": acc_dw,
-                "int8.dw": torch.where(clipped, torch.zeros_like(w), acc_dw * v[None, :])})
+                "int8.dw": torch.where(clipped, torch.zeros_like(w), dw_int8),
+                "int8.dstep": (dw_int8 * e).sum(dim=0) * lsq_scale})
     write_safetensors(sys.argv[2], {k: v.numpy() for k, v in out.items()})
 
 
