@@ -3,10 +3,15 @@
 // the step spent hashing state (gradients, parameters, optimizer), peak memory, and the
 // logical-mesh overhead (the same 8 windows as 2 replicas × 2 shards). Prints one JSON object;
 // bench/run_train_bench.sh runs it beside PyTorch and prints ratios.
-//   train_bench [steps] [threads] [fp32|int8|int8-fp32bw]   (the block matrices' arithmetic)
+//   train_bench [steps] [threads] [fp32|int8|int8-fp32bw] [profile]
+// The third argument is the block matrices' arithmetic; with `profile`, a table of where the
+// step's time goes (by operation and output, summed over layers) is printed to stderr.
 #include <sys/resource.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <map>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -28,8 +33,42 @@ struct Timing {
   double median = 0, hash = 0;
 };
 
+// Times each operation as the interval since the previous one's output (or the micro-batch's
+// start): what the transformer did to produce this output, glue (head split, residual add)
+// included. Summed by "op tensor" over layers and steps.
+class OpClock : public train::StepObserver {
+ public:
+  void BeginMicroBatch(int64_t, int64_t, const Digest&) override { last_ = Now(); }
+  void Output(const char* op, int64_t, const char* tensor, const float*,
+              std::initializer_list<int64_t>) override {
+    const double t = Now();
+    seconds_[std::string(op) + " " + tensor] += t - last_;
+    last_ = t;
+  }
+  void Print(double step_seconds, int steps) const {
+    std::vector<std::pair<double, std::string>> rows;
+    double total = 0;
+    for (const auto& [k, v] : seconds_) rows.push_back({v / steps, k}), total += v / steps;
+    std::sort(rows.rbegin(), rows.rend());
+    std::fprintf(stderr, "%-32s %9s %6s\n", "operation output", "s/step", "share");
+    for (const auto& [v, k] : rows)
+      if (v >= 0.002 * step_seconds)
+        std::fprintf(stderr, "%-32s %9.4f %5.1f%%\n", k.c_str(), v, 100 * v / step_seconds);
+    std::fprintf(stderr, "%-32s %9.4f %5.1f%%  (the rest: reduction, clipping, AdamW, hashing)\n",
+                 "forward + backward", total, 100 * total / step_seconds);
+  }
+
+ private:
+  static double Now() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+  double last_ = 0;
+  std::map<std::string, double> seconds_;
+};
+
 Timing TimeSteps(const std::string& dir, int micro, int replicas, int shards, int steps,
-                 const std::string& quant) {
+                 const std::string& quant, OpClock* clock = nullptr) {
   data::StreamConfig sc;
   sc.seed = 1;
   sc.seq_len = 256;
@@ -45,6 +84,7 @@ Timing TimeSteps(const std::string& dir, int micro, int replicas, int shards, in
   train::TrainState st(r.model);
   st.params.InitRandom(r.model);
   engine.Run(st);  // warm-up: first touch of every buffer
+  engine.set_observer(clock);
   std::vector<double> t, h;
   for (int s = 0; s < steps; ++s) {
     const train::StepResult res = engine.Run(st);
@@ -70,7 +110,10 @@ int main(int argc, char** argv) {
   SetKernelThreads(static_cast<size_t>(threads));
   repops::UseDefaultBackend();
   TempDir a, b;
-  const Timing flat = TimeSteps(a.path(), 8, 1, 1, steps, quant);
+  const bool profile = argc > 4 && std::string(argv[4]) == "profile";
+  OpClock clock;
+  const Timing flat = TimeSteps(a.path(), 8, 1, 1, steps, quant, profile ? &clock : nullptr);
+  if (profile) clock.Print(flat.median, steps);
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   const double peak_mb = double(ru.ru_maxrss) / 1024.0;

@@ -51,6 +51,25 @@ int64_t ScoreBlock(const Kernels& k, const float* a, const float* b, int64_t hd,
 
 constexpr int64_t kQueryBlock = 64;
 
+bool AllFinite(const float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    if (!std::isfinite(x[i])) return false;
+  return true;
+}
+
+// c[rows, hd] = (chain over the full index range of fma(A, B, acc), from +0) + (+0), as the
+// spec writes every attention product (docs/repops.md §5): A(i, u) = a[i*a_rs + u*a_cs] is zero
+// outside [u0, u1) for every row, so with a finite B the terms outside are left out (a term
+// +0·b changes at most the sign of a zero accumulator, which the final + (+0) erases); with a
+// non-finite B they are kept, so its NaN reaches the result exactly as the full chain has it.
+void ZeroOutsideProduct(const Kernels& k, int64_t rows, int64_t hd, const float* a, int64_t a_rs,
+                        int64_t a_cs, const float* b, int64_t full, int64_t u0, int64_t u1,
+                        bool b_finite, float* c) {
+  if (!b_finite) u0 = 0, u1 = full;
+  k.gemm({rows, hd, u1 - u0, a + u0 * a_cs, a_rs, a_cs, b + u0 * hd, hd, 1, c, hd, false});
+  for (int64_t i = 0; i < rows * hd; ++i) c[i] = c[i] + 0.0f;
+}
+
 }  // namespace
 
 void AttentionForward(const AttentionShape& s, const float* q, const float* k, const float* v,
@@ -59,72 +78,73 @@ void AttentionForward(const AttentionShape& s, const float* q, const float* k, c
   const Kernels& kern = ActiveKernels();
   ForEachHead(s, [&](const HeadView& hv, size_t bh, size_t off, float scale) {
     std::vector<float> S;
-    int64_t t0 = 0, t1 = 0, klo = 0, n = 0;
-    for (int64_t t = 0; t < T; ++t) {
-      if (t == t1) {  // scores of the next block of queries
-        t0 = t, t1 = std::min(T, t + kQueryBlock), klo = hv.Lo(t0);
-        n = ScoreBlock(kern, q + off, k + off, hd, t0, t1, klo, S);
-      }
-      float* p = probs + (bh * T + t) * T;
-      float* o = out + off + t * hd;
-      std::fill(p, p + T, 0.0f);
-      std::fill(o, o + hd, 0.0f);
-      const int64_t lo = hv.Lo(t), len = t - lo + 1;
-      float* row = p + lo;
-      std::copy_n(S.data() + (t - t0) * n + (lo - klo), len, row);
-      bool any = false;
-      for (int64_t j = lo; j <= t; ++j) {
-        if (hv.Allowed(t, j)) {
-          row[j - lo] = row[j - lo] * scale;
-          any = true;
-        } else {
-          row[j - lo] = -HUGE_VALF;
+    const bool v_finite = AllFinite(v + off, T * hd);
+    for (int64_t t0 = 0; t0 < T; t0 += kQueryBlock) {
+      const int64_t t1 = std::min(T, t0 + kQueryBlock), klo = hv.Lo(t0);
+      const int64_t n = ScoreBlock(kern, q + off, k + off, hd, t0, t1, klo, S);
+      for (int64_t t = t0; t < t1; ++t) {
+        float* p = probs + (bh * T + t) * T;
+        std::fill(p, p + T, 0.0f);
+        const int64_t lo = hv.Lo(t), len = t - lo + 1;
+        float* row = p + lo;
+        std::copy_n(S.data() + (t - t0) * n + (lo - klo), len, row);
+        bool any = false;
+        for (int64_t j = lo; j <= t; ++j) {
+          if (hv.Allowed(t, j)) {
+            row[j - lo] = row[j - lo] * scale;
+            any = true;
+          } else {
+            row[j - lo] = -HUGE_VALF;
+          }
         }
+        if (!any) {
+          std::fill(row, row + len, 0.0f);
+          continue;
+        }
+        kern.exp_sub(row, kern.max(row, len), row, len);  // disallowed keys: Exp(-inf) = +0
+        const float inv = 1.0f / kern.sum(row, len);
+        for (int64_t j = 0; j < len; ++j) row[j] = row[j] * inv;
       }
-      if (!any) {
-        std::fill(row, row + len, 0.0f);
-        continue;
-      }
-      kern.exp_sub(row, kern.max(row, len), row, len);  // disallowed keys: Exp(-inf) = +0
-      const float inv = 1.0f / kern.sum(row, len);
-      for (int64_t j = 0; j < len; ++j) row[j] = row[j] * inv;
-      for (int64_t j = lo; j <= t; ++j)
-        if (hv.Allowed(t, j)) kern.axpy(row[j - lo], v + off + j * hd, o, hd);
+      // out = P·V over the keys the block's queries can see.
+      ZeroOutsideProduct(kern, t1 - t0, hd, probs + (bh * T + t0) * T, T, 1, v + off, T, klo, t1,
+                         v_finite, out + off + t0 * hd);
     }
   });
 }
 
 void AttentionBackward(const AttentionShape& s, const float* q, const float* k, const float* v,
                        const float* probs, const float* dout, float* dq, float* dk, float* dv) {
-  const int64_t T = s.seq, hd = s.head_dim;
+  const int64_t T = s.seq, hd = s.head_dim, W = s.window > 0 ? s.window : T;
   const Kernels& kern = ActiveKernels();
   ForEachHead(s, [&](const HeadView& hv, size_t bh, size_t off, float scale) {
-    std::vector<float> S, dp(T);
-    int64_t t0 = 0, t1 = 0, klo = 0, n = 0;
-    std::fill(dk + off, dk + off + T * hd, 0.0f);
-    std::fill(dv + off, dv + off + T * hd, 0.0f);
-    for (int64_t t = 0; t < T; ++t) {
-      if (t == t1) {  // dP of the next block of queries
-        t0 = t, t1 = std::min(T, t + kQueryBlock), klo = hv.Lo(t0);
-        n = ScoreBlock(kern, dout + off, v + off, hd, t0, t1, klo, S);
+    std::vector<float> S, dS(static_cast<size_t>(T * T), 0.0f);  // dS [T, T], +0 off A(t)
+    const float* P = probs + bh * T * T;
+    const bool k_finite = AllFinite(k + off, T * hd), q_finite = AllFinite(q + off, T * hd),
+               dout_finite = AllFinite(dout + off, T * hd);
+    for (int64_t t0 = 0; t0 < T; t0 += kQueryBlock) {
+      const int64_t t1 = std::min(T, t0 + kQueryBlock), klo = hv.Lo(t0);
+      const int64_t n = ScoreBlock(kern, dout + off, v + off, hd, t0, t1, klo, S);  // dP
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t lo = hv.Lo(t), len = t - lo + 1;
+        float* dp = S.data() + (t - t0) * n + (lo - klo);
+        for (int64_t j = lo; j <= t; ++j)
+          if (!hv.Allowed(t, j)) dp[j - lo] = 0.0f;
+        const float D = kern.dot(P + t * T + lo, dp, len);
+        float* ds = dS.data() + t * T;
+        for (int64_t j = lo; j <= t; ++j)
+          if (hv.Allowed(t, j)) ds[j] = (P[t * T + j] * (dp[j - lo] - D)) * scale;
       }
-      const float* p = probs + (bh * T + t) * T;
-      const float* go = dout + off + t * hd;
-      float* gq = dq + off + t * hd;
-      std::fill(gq, gq + hd, 0.0f);
-      const int64_t lo = hv.Lo(t), len = t - lo + 1;
-      std::copy_n(S.data() + (t - t0) * n + (lo - klo), len, dp.data());
-      for (int64_t j = lo; j <= t; ++j)
-        if (!hv.Allowed(t, j)) dp[j - lo] = 0.0f;
-      const float D = kern.dot(p + lo, dp.data(), len);
-      for (int64_t j = lo; j <= t; ++j) {
-        if (!hv.Allowed(t, j)) continue;
-        const float pj = p[j];
-        const float ds = (pj * (dp[j - lo] - D)) * scale;
-        kern.axpy(ds, k + off + j * hd, gq, hd);
-        kern.axpy(ds, q + off + t * hd, dk + off + j * hd, hd);
-        kern.axpy(pj, go, dv + off + j * hd, hd);
-      }
+      // dq = dS·K over the keys the block's queries can see.
+      ZeroOutsideProduct(kern, t1 - t0, hd, dS.data() + t0 * T, T, 1, k + off, T, klo, t1,
+                         k_finite, dq + off + t0 * hd);
+    }
+    // dk = dSᵀ·Q and dv = Pᵀ·dout, chains over the queries t that can see each key block.
+    for (int64_t j0 = 0; j0 < T; j0 += kQueryBlock) {
+      const int64_t j1 = std::min(T, j0 + kQueryBlock), t_hi = std::min(T, j1 - 1 + W);
+      ZeroOutsideProduct(kern, j1 - j0, hd, dS.data() + j0, 1, T, q + off, T, j0, t_hi, q_finite,
+                         dk + off + j0 * hd);
+      ZeroOutsideProduct(kern, j1 - j0, hd, P + j0, 1, T, dout + off, T, j0, t_hi, dout_finite,
+                         dv + off + j0 * hd);
     }
   });
 }

@@ -16,14 +16,16 @@ struct AttentionShape {
 // For query t, the allowed keys A(t) are j <= t within the window, same document, valid.
 // Scores s_j = (Σ_d q[t,d] k[j,d], one FMA chain over d from +0) * (1/sqrt(hd)) over
 // j in [lo(t), t], with disallowed keys set to -inf; p = softmax over that range (Max, ExpSub,
-// Sum, reciprocal multiply); out[t,:] = FMA chain over j in A(t) ascending of p_j * v[j,:].
-// A query with no allowed key gets p = 0 and out = 0.
+// Sum, reciprocal multiply), +0 outside A(t); out[t,:] = (FMA chain over j = 0..T-1 of
+// p_j * v[j,:]) + (+0) — a GEMM, computed on tiles that skip the keys no query of the tile can
+// see (docs/repops.md §5 says why that gives the full chain's bits). A query with no allowed
+// key gets p = 0 and out = +0.
 void AttentionForward(const AttentionShape& s, const float* q, const float* k, const float* v,
                       float* out, float* probs);
 
 // dP_j = Σ_d dout[t,d] v[j,d] (FMA chain over d); D = Dot(p[t, lo..t], dP[lo..t]);
-// dS_j = (p_j * (dP_j - D)) * (1/sqrt(hd)); dq[t,:] = chain over j in A(t) of dS_j k[j,:];
-// dk[j,:] and dv[j,:] chain over t ascending of dS_tj q[t,:] and p_tj dout[t,:]. Outputs are
+// dS_j = (p_j * (dP_j - D)) * (1/sqrt(hd)) on A(t), +0 elsewhere; dq = dS·K, dk = dSᵀ·Q,
+// dv = Pᵀ·dout, each a full-length FMA chain plus +0 like the forward's. Outputs are
 // overwritten.
 void AttentionBackward(const AttentionShape& s, const float* q, const float* k, const float* v,
                        const float* probs, const float* dout, float* dq, float* dk, float* dv);

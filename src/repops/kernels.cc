@@ -250,7 +250,7 @@ void GemmImpl(const GemmArgs& g) {
   }
   ThreadPool& pool = KernelPool();
   const size_t nc_max = std::min(kNC, (Ncols + NR - 1) / NR * NR);
-  auto bpack = hwy::AllocateAligned<float>(kKC * nc_max);
+  auto bpack = hwy::AllocateAligned<float>(std::min(kKC, K) * nc_max);
 
   for (size_t jc = 0; jc < Ncols; jc += kNC) {
     const size_t nc = std::min(kNC, Ncols - jc);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 
 #include "core/philox.h"
@@ -283,6 +284,63 @@ TEST(Attention, MasksForwardAndBackward) {
                       w, dk, 65, "attn dk");
     ExpectDirectional([&](const std::vector<double>& x) { return Attention64(s, q64, k64, x); }, v,
                       w, dv, 66, "attn dv");
+  }
+}
+
+// The spec's products, written as full-length chains: c[i, :] = (chain over u of
+// fma(A(i, u), B[u, :], acc), from +0) + (+0), A(i, u) = a[i*a_rs + u*a_cs].
+std::vector<float> FullChain(const float* a, int64_t a_rs, int64_t a_cs, const float* b,
+                             int64_t rows, int64_t len, int64_t hd) {
+  std::vector<float> c(rows * hd);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t d = 0; d < hd; ++d) {
+      float acc = 0.0f;
+      for (int64_t u = 0; u < len; ++u) acc = std::fma(a[i * a_rs + u * a_cs], b[u * hd + d], acc);
+      c[i * hd + d] = acc + 0.0f;
+    }
+  return c;
+}
+
+// The tiled products that skip masked blocks end on the full chains' bits, on every backend —
+// also when a masked key's value is non-finite (then nothing may be skipped: its NaN reaches
+// the outputs as the full chain has it). T = 150 spans several 64-query tiles and a window.
+TEST(Attention, TiledProductsEqualTheFullChainsOfTheSpec) {
+  AttentionShape s;
+  s.batch = 1, s.heads = 2, s.seq = 150, s.head_dim = 16, s.window = 70;
+  const int64_t T = s.seq, hd = s.head_dim, n = s.heads * T * hd;
+  std::vector<int32_t> docs(T);
+  for (int64_t t = 0; t < T; ++t) docs[t] = static_cast<int32_t>(t / 40);
+  s.doc_ids = docs.data();
+  for (bool poison : {false, true}) {
+    auto q = Rand(n, 90, 2.0f), k = Rand(n, 91, 2.0f), v = Rand(n, 92), w = Rand(n, 93);
+    if (poison) v[5 * hd + 3] = INFINITY;  // key 5 of head 0: masked for every query >= 40
+    const auto results = testing::OnEveryBackend<std::vector<float>>([&] {
+      std::vector<float> out(n), probs(s.heads * T * T), dq(n), dk(n), dv(n);
+      AttentionForward(s, q.data(), k.data(), v.data(), out.data(), probs.data());
+      AttentionBackward(s, q.data(), k.data(), v.data(), probs.data(), w.data(), dq.data(),
+                        dk.data(), dv.data());
+      std::vector<float> all = out;
+      for (const auto* x : {&probs, &dq, &dk, &dv}) all.insert(all.end(), x->begin(), x->end());
+      return all;
+    });
+    const std::vector<float>& r = results[0].second;
+    for (const auto& [label, x] : results)
+      EXPECT_EQ(testing::HashOf(x), testing::HashOf(r)) << label << (poison ? " poisoned" : "");
+    const float* probs = r.data() + n;
+    for (int64_t h = 0; h < s.heads; ++h) {
+      const int64_t off = h * T * hd;
+      const float* P = probs + h * T * T;
+      const auto out = FullChain(P, T, 1, v.data() + off, T, T, hd);
+      EXPECT_EQ(std::memcmp(out.data(), r.data() + off, T * hd * 4), 0) << "out, head " << h;
+      // dS from the outputs: dq = dS·K must hold for the dS the spec defines; check dv = Pᵀ·w.
+      const auto dv_full = FullChain(P, 1, T, w.data() + off, T, T, hd);
+      const float* dv_got = r.data() + n + s.heads * T * T + 2 * n + off;
+      EXPECT_EQ(std::memcmp(dv_full.data(), dv_got, T * hd * 4), 0) << "dv, head " << h;
+    }
+    if (poison) {  // out[t] for t >= 40 never attends key 5, yet the full chain carries its NaN
+      EXPECT_TRUE(std::isnan(r[100 * hd + 3]));
+      EXPECT_FALSE(std::isnan(r[100 * hd + 2]));
+    }
   }
 }
 
