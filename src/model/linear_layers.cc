@@ -21,8 +21,8 @@ Sizes SizesOf(const ModelConfig& c, int64_t M) {
   const int64_t mlp_in = c.mlp == MlpKind::kSwiGlu ? 2 : 1;
   const int64_t weights = 4 * d * d + (mlp_in + 1) * d * ff;
   const int64_t outputs = 4 * d + mlp_in * ff + d;  // step sizes
-  // int8 backward keeps qw twice (qt and q); fp32 keeps qt and the dequantized float copy.
-  const int64_t copy = c.quant_backward == Int8Backward::kInt8 ? 1 : 4;
+  // qw, and with the fp32 backward the dequantized float copy.
+  const int64_t copy = c.quant_backward == Int8Backward::kInt8 ? 0 : 4;
   Sizes s;
   // Inputs: q, and with int8 backward its transpose; a scale per token.
   const int64_t input_copies = c.quant_backward == Int8Backward::kInt8 ? 2 : 1;
@@ -47,8 +47,8 @@ LinearLayers::LinearLayers(const ModelConfig& c, int64_t max_tokens)
       if (m == static_cast<int>(Matrix::kUp) && c.mlp != MlpKind::kSwiGlu) continue;
       const int64_t K = shapes[m][0], N = shapes[m][1];
       repops::QuantizedWeight& w = L.w[m];
-      w.step.resize(N), w.qt.resize(K * N);
-      if (backward_ == Int8Backward::kInt8) w.q.resize(K * N); else w.dequant.resize(K * N);
+      w.step.resize(N), w.q.resize(K * N);
+      if (backward_ == Int8Backward::kFp32) w.dequant.resize(K * N);
     }
     for (int i = 0; i < kLayerInputs; ++i) {
       L.in[i].q.resize(M * widths[i]), L.in[i].scale.resize(M);
@@ -64,7 +64,7 @@ int64_t LinearLayers::bytes() const {
   size_t n = 0;
   for (const Layer& L : layers_) {
     for (const auto& w : L.w) {
-      n += w.qt.size() + w.q.size() + 4 * (w.step.size() + w.dequant.size());
+      n += w.q.size() + 4 * (w.step.size() + w.dequant.size());
     }
     for (const auto& in : L.in) n += in.q.size() + in.qt.size() + 4 * in.scale.size();
   }

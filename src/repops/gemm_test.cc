@@ -114,16 +114,24 @@ TEST(GemmI8, ExactAgainstInt64) {
   for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<int8_t>(PhiloxWord(1, 0, i));
   for (size_t i = 0; i < bt.size(); ++i) bt[i] = static_cast<int8_t>(PhiloxWord(1, 1, i));
   a[0] = -128, bt[0] = -128;
+  std::vector<int8_t> b(K * N);  // the same B as [K, N]
+  for (int64_t j = 0; j < N; ++j)
+    for (int64_t p = 0; p < K; ++p) b[p * N + j] = bt[j * K + p];
   const auto results = testing::OnEveryBackend<std::vector<int32_t>>([&] {
-    std::vector<int32_t> c(M * N);
+    std::vector<int32_t> c(M * N), cb(M * N);
     ActiveKernels().gemm_i8({M, N, K, a.data(), bt.data(), c.data()});
+    ActiveKernels().gemm_i8({M, N, K, a.data(), nullptr, cb.data(), b.data()});
+    c.insert(c.end(), cb.begin(), cb.end());
     return c;
   });
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
       int64_t ref = 0;
       for (int64_t p = 0; p < K; ++p) ref += int64_t{a[i * K + p]} * bt[j * K + p];
-      for (const auto& [label, c] : results) ASSERT_EQ(c[i * N + j], ref) << label;
+      for (const auto& [label, c] : results) {
+        ASSERT_EQ(c[i * N + j], ref) << label;
+        ASSERT_EQ(c[M * N + i * N + j], ref) << label << ", B as [K, N]";
+      }
     }
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "core/error.h"
 #include "repops/gemm.h"
@@ -22,15 +23,58 @@ T* Grow(std::vector<T>& v, int64_t n) {
   return v.data();
 }
 
-// Column j of w [K, N] into col [K], and its step size.
-float GatherColumnStep(const float* w, int64_t K, int64_t N, int64_t j, float* col,
-                       float* abs_col) {
-  for (int64_t p = 0; p < K; ++p) {
-    col[p] = w[p * N + j];
-    abs_col[p] = std::fabs(col[p]);
+// m[j] = AbsMax over t of r[t]·dy[t, j] (the largest magnitude, or the default quiet NaN when
+// any product is NaN), for 64 columns at a time over contiguous stretches of the rows.
+// One row's update of 64 (or, at the edge, n) column maxima. The full width is a constant
+// trip count, which the compiler vectorizes.
+inline void AbsMaxRow(const float* row, float r, int64_t n, float* mx) {
+  auto step = [&](int64_t j) {  // Max2: a NaN, once taken, stays
+    const float a = std::fabs(r * row[j]);
+    mx[j] = (a > mx[j] || a != a) ? a : mx[j];
+  };
+  if (n == 64) {
+    for (int64_t j = 0; j < 64; ++j) step(j);
+  } else {
+    for (int64_t j = 0; j < n; ++j) step(j);
   }
-  const float mean = ActiveKernels().sum(abs_col, static_cast<size_t>(K)) / static_cast<float>(K);
-  return (mean + mean) / kSqrtQMax;
+}
+
+void ColumnAbsMaxOfScaledRows(const float* dy, const float* r, int64_t M, int64_t N, float* m) {
+  constexpr int64_t kCols = 64;
+  ForEachRow((N + kCols - 1) / kCols, [&](int64_t b) {
+    const int64_t j0 = b * kCols, n = std::min(kCols, N - j0);
+    float mx[kCols] = {};
+    for (int64_t t = 0; t < M; ++t) AbsMaxRow(dy + t * N + j0, r[t], n, mx);
+    for (int64_t j = 0; j < n; ++j)
+      m[j0 + j] = mx[j] != mx[j] ? std::numeric_limits<float>::quiet_NaN() : mx[j];
+  });
+}
+
+// s[j] for the columns of w [K, N]: the canonical Sum of |w[:, j]| (16 lane-strided partials,
+// then the fixed tree; docs/repops.md §2), computed for 64 columns at once so every read is a
+// contiguous stretch of a row.
+void ColumnStepSizes(const float* w, int64_t K, int64_t N, float* step) {
+  constexpr int64_t kCols = 64, kLanes = 16;
+  ForEachRow((N + kCols - 1) / kCols, [&](int64_t b) {
+    const int64_t j0 = b * kCols, n = std::min(kCols, N - j0);
+    float part[kLanes][kCols] = {};
+    for (int64_t i = 0; i < K; ++i) {
+      float* pr = part[i % kLanes];
+      const float* row = w + i * N + j0;
+      if (n == kCols) {  // a constant trip count: vectorized
+        for (int64_t j = 0; j < kCols; ++j) pr[j] = pr[j] + std::fabs(row[j]);
+      } else {
+        for (int64_t j = 0; j < n; ++j) pr[j] = pr[j] + std::fabs(row[j]);
+      }
+    }
+    for (int64_t width = kLanes / 2; width >= 1; width /= 2)
+      for (int64_t l = 0; l < width; ++l)
+        for (int64_t j = 0; j < n; ++j) part[l][j] = part[l][j] + part[l + width][j];
+    for (int64_t j = 0; j < n; ++j) {
+      const float mean = part[0][j] / static_cast<float>(K);
+      step[j0 + j] = (mean + mean) / kSqrtQMax;
+    }
+  });
 }
 
 // An int8 GEMM's int32 sums cannot overflow: |Σ| <= n·127².
@@ -45,14 +89,43 @@ bool Clipped(float w, float step) {
   return std::fabs(v) > static_cast<float>(kInt8QMax);  // false for NaN
 }
 
-// out [cols, rows] = in [rows, cols] transposed, in 64 × 64 blocks (each task a band of out).
+// The 8 × 8 bytes at in (row stride in_rs) transposed to out (row stride out_rs): eight rows as
+// 64-bit words, then three rounds that swap 1-, 2- and 4-byte blocks between row pairs.
+inline void Transpose8x8(const int8_t* in, int64_t in_rs, int8_t* out, int64_t out_rs) {
+  uint64_t r[8];
+  for (int i = 0; i < 8; ++i) std::memcpy(&r[i], in + i * in_rs, 8);
+  constexpr uint64_t kMask[3] = {0x00FF00FF00FF00FFull, 0x0000FFFF0000FFFFull,
+                                 0x00000000FFFFFFFFull};
+  for (int round = 0, step = 1; round < 3; ++round, step *= 2) {
+    const int shift = 8 * step;
+    for (int i = 0; i < 8; ++i) {
+      if (i & step) continue;
+      uint64_t& a = r[i];
+      uint64_t& b = r[i + step];
+      const uint64_t t = ((a >> shift) ^ b) & kMask[round];
+      b ^= t;
+      a ^= t << shift;
+    }
+  }
+  for (int i = 0; i < 8; ++i) std::memcpy(out + i * out_rs, &r[i], 8);
+}
+
+// out [cols, rows] = in [rows, cols] transposed, in 64 × 64 blocks of 8 × 8 tiles (each task a
+// band of out); the edges that do not fill a tile element by element.
 void TransposeI8(const int8_t* in, int64_t rows, int64_t cols, int8_t* out) {
   constexpr int64_t kB = 64;
   ForEachRow((cols + kB - 1) / kB, [&](int64_t cb) {
     const int64_t c0 = cb * kB, c1 = std::min(cols, c0 + kB);
     for (int64_t r0 = 0; r0 < rows; r0 += kB) {
       const int64_t r1 = std::min(rows, r0 + kB);
-      for (int64_t c = c0; c < c1; ++c)
+      int64_t c = c0;
+      for (; c + 8 <= c1; c += 8) {
+        int64_t r = r0;
+        for (; r + 8 <= r1; r += 8) Transpose8x8(in + r * cols + c, cols, out + c * rows + r, rows);
+        for (; r < r1; ++r)
+          for (int64_t cc = c; cc < c + 8; ++cc) out[cc * rows + r] = in[r * cols + cc];
+      }
+      for (; c < c1; ++c)
         for (int64_t r = r0; r < r1; ++r) out[c * rows + r] = in[r * cols + c];
     }
   });
@@ -64,7 +137,7 @@ std::vector<int64_t> ClippedWeights(const float* w, const QuantizedWeight& q) {
   std::vector<int64_t> out;
   for (int64_t p = 0; p < q.K; ++p)
     for (int64_t j = 0; j < q.N; ++j) {
-      const int8_t v = q.qt[j * q.K + p];
+      const int8_t v = q.q[p * q.N + j];
       if ((v == kInt8QMax || v == -kInt8QMax) && Clipped(w[p * q.N + j], q.step[j]))
         out.push_back(p * q.N + j);
     }
@@ -80,7 +153,7 @@ void LsqStepGradient(const float* dw, const float* w, const QuantizedWeight& qw,
     const float s = qw.step[j];
     float acc = 0.0f;
     for (int64_t p = 0; p < K; ++p) {
-      const float q = static_cast<float>(qw.qt[j * K + p]);
+      const float q = static_cast<float>(qw.q[p * N + j]);
       const float v = w[p * N + j] / s;
       const float e = std::fabs(v) > lim ? q : (v != v ? 0.0f : q - v);
       acc = acc + dw[p * N + j] * e;
@@ -93,16 +166,13 @@ void LsqStepGradient(const float* dw, const float* w, const QuantizedWeight& qw,
 
 int8_t QuantizeValue(float x, float scale) {
   int8_t q;
-  ActiveKernels().quantize_i8(&x, 1, scale, &q);
+  ActiveKernels().quantize_i8(&x, &scale, 0, 1, &q);
   return q;
 }
 
 void WeightStepSizes(const float* w, int64_t K, int64_t N, float* step) {
   TRAIL_CHECK(K > 0 && N >= 0, "int8 step sizes of a ", K, "x", N, " weight");
-  ForEachRow(N, [&](int64_t j) {
-    thread_local std::vector<float> col, abs_col;
-    step[j] = GatherColumnStep(w, K, N, j, Grow(col, K), Grow(abs_col, K));
-  });
+  ColumnStepSizes(w, K, N, step);
 }
 
 void QuantizeRowsAbsmax(const float* x, int64_t M, int64_t K, int8_t* q, float* scale) {
@@ -110,7 +180,7 @@ void QuantizeRowsAbsmax(const float* x, int64_t M, int64_t K, int8_t* q, float* 
   ForEachRow(M, [&](int64_t i) {
     const float s = k.abs_max(x + i * K, static_cast<size_t>(K)) / static_cast<float>(kInt8QMax);
     scale[i] = s;
-    k.quantize_i8(x + i * K, static_cast<size_t>(K), s, q + i * K);
+    k.quantize_i8(x + i * K, &s, 0, static_cast<size_t>(K), q + i * K);
   });
 }
 
@@ -118,24 +188,24 @@ void QuantizeWeight(const float* w, int64_t K, int64_t N, Int8Backward backward,
                     QuantizedWeight& out, const float* learned_step) {
   TRAIL_CHECK(K > 0 && N > 0, "int8 quantization of a ", K, "x", N, " weight");
   out.K = K, out.N = N;
-  out.step.resize(N), out.qt.resize(K * N);
-  ForEachRow(N, [&](int64_t j) {
-    thread_local std::vector<float> col, abs_col;
-    float* c = Grow(col, K);
-    const float formula = GatherColumnStep(w, K, N, j, c, Grow(abs_col, K));
-    const float s = learned_step != nullptr ? learned_step[j] : formula;
-    out.step[j] = s;
-    ActiveKernels().quantize_i8(c, static_cast<size_t>(K), s, out.qt.data() + j * K);
+  out.step.resize(N), out.q.resize(K * N);
+  if (learned_step != nullptr) {
+    std::copy(learned_step, learned_step + N, out.step.begin());
+  } else {
+    ColumnStepSizes(w, K, N, out.step.data());
+  }
+  // Row by row into q [K, N], the layout every product reads it in.
+  const float* s = out.step.data();
+  const Kernels& k = ActiveKernels();
+  ForEachRow(K, [&](int64_t p) {
+    k.quantize_i8(w + p * N, s, 1, static_cast<size_t>(N), out.q.data() + p * N);
   });
   out.clipped = ClippedWeights(w, out);
-  if (backward == Int8Backward::kInt8) {
-    out.q.resize(K * N);
-    TransposeI8(out.qt.data(), N, K, out.q.data());
-  } else {
+  if (backward == Int8Backward::kFp32) {
     out.dequant.resize(K * N);
     ForEachRow(K, [&](int64_t p) {
       for (int64_t j = 0; j < N; ++j)
-        out.dequant[p * N + j] = static_cast<float>(out.qt[j * K + p]) * out.step[j];
+        out.dequant[p * N + j] = static_cast<float>(out.q[p * N + j]) * s[j];
     });
   }
 }
@@ -151,7 +221,7 @@ void Int8LinearForward(const QuantizedInput& x, const QuantizedWeight& w, Int8Sc
   TRAIL_CHECK(x.K == w.K, "int8 linear: input width ", x.K, " against weight rows ", w.K);
   CheckReduction(w.K);
   int32_t* acc = Grow(s.acc, x.M * w.N);
-  ActiveKernels().gemm_i8({x.M, w.N, w.K, x.q.data(), w.qt.data(), acc});
+  ActiveKernels().gemm_i8({x.M, w.N, w.K, x.q.data(), nullptr, acc, w.q.data()});
   DequantizeI32(acc, x.scale.data(), w.step.data(), x.M, w.N, y);
 }
 
@@ -194,27 +264,26 @@ void Int8LinearBackwardWeight(QuantizedInput& x, const float* dy, const Quantize
     });
     MatMulAT(xd, dy, dw, K, M, N);
   } else {
-    // hᵀ [N, M] = (diag(r)·dY)ᵀ, quantized per row (= per column of h); qxᵀ [K, M].
+    // h = diag(r)·dY, quantized per column: the scales from column maxima taken over whole
+    // rows, then h row by row. (Computed twice, h[t, j] is the same rounded product.)
     CheckReduction(M);
-    float* ht = Grow(s.f, N * M);
-    constexpr int64_t kB = 64;  // 64 × 64 blocks: both sides stay in cache
-    ForEachRow((N + kB - 1) / kB, [&](int64_t jb) {
-      const int64_t j0 = jb * kB, j1 = std::min(N, j0 + kB);
-      for (int64_t t0 = 0; t0 < M; t0 += kB) {
-        const int64_t t1 = std::min(M, t0 + kB);
-        for (int64_t j = j0; j < j1; ++j)
-          for (int64_t t = t0; t < t1; ++t) ht[j * M + t] = x.scale[t] * dy[t * N + j];
-      }
-    });
-    int8_t* qh = Grow(s.a, N * M);
     float* v = Grow(s.scale, N);
-    QuantizeRowsAbsmax(ht, N, M, qh, v);
+    ColumnAbsMaxOfScaledRows(dy, x.scale.data(), M, N, v);
+    for (int64_t j = 0; j < N; ++j) v[j] = v[j] / static_cast<float>(kInt8QMax);
+    int8_t* qh = Grow(s.a, M * N);  // [M, N]: the GEMM reads B as is
+    const Kernels& k = ActiveKernels();
+    ForEachRow(M, [&](int64_t t) {
+      thread_local std::vector<float> h;
+      float* ht = Grow(h, N);
+      for (int64_t j = 0; j < N; ++j) ht[j] = x.scale[t] * dy[t * N + j];
+      k.quantize_i8(ht, v, 1, static_cast<size_t>(N), qh + t * N);
+    });
     if (!x.qt_ready) {  // the layers that share this input (q, k, v; gate, up) reuse it
       TransposeI8(x.q.data(), M, K, Grow(x.qt, K * M));
       x.qt_ready = true;
     }
     int32_t* acc = Grow(s.acc, K * N);
-    ActiveKernels().gemm_i8({K, N, M, x.qt.data(), qh, acc});
+    ActiveKernels().gemm_i8({K, N, M, x.qt.data(), nullptr, acc, qh});
     ForEachRow(K, [&](int64_t p) {
       for (int64_t j = 0; j < N; ++j) dw[p * N + j] = static_cast<float>(acc[p * N + j]) * v[j];
     });

@@ -1,15 +1,15 @@
 // int8 linear layers for quantization-aware training (docs/repops.md, "int8 linear layers").
 //
 //   forward:  Y = Q(X)·Q(W)                X [M,K] (tokens × inputs), W [K,N] (inputs × outputs)
-//     Q(W)[p,j] = qw[j,p]·s[j]             per output channel j: s[j] = 2·mean_p |W[p,j]| / √127,
+//     Q(W)[p,j] = qw[p,j]·s[j]             per output channel j: s[j] = 2·mean_p |W[p,j]| / √127,
 //                                          recomputed from the current weights at every call
 //     Q(X)[t,p] = qx[t,p]·r[t]             per token t: r[t] = max_p |X[t,p]| / 127 (absmax)
-//     Y[t,j]    = (float(Σ_p qx[t,p]·qw[j,p]) · r[t]) · s[j]     exact int32 sum, then two products
+//     Y[t,j]    = (float(Σ_p qx[t,p]·qw[p,j]) · r[t]) · s[j]     exact int32 sum, then two products
 //   backward: straight-through estimator; no gradient where a weight was clipped (|W/s| > 127).
 //     kFp32:  dX = dY·Q(W)ᵀ, dW = Q(X)ᵀ·dY in the fp32 GEMM's canonical order.
 //     kInt8:  the scale that varies along the reduced index is folded into the gradient before
 //             it is quantized, so each product is one exact int8 GEMM:
-//             dX[t,p] = float(Σ_j qg[t,j]·qw[j,p]) · u[t]       g = dY·diag(s), absmax per token
+//             dX[t,p] = float(Σ_j qg[t,j]·qw[p,j]) · u[t]       g = dY·diag(s), absmax per token
 //             dW[p,j] = float(Σ_t qx[t,p]·qh[j,t]) · v[j]       h = diag(r)·dY, absmax per column
 //
 // Rounding is to nearest, ties to even; a quantized value is clamped to [-127, 127]; a NaN
@@ -30,8 +30,7 @@ enum class Int8Backward { kFp32, kInt8 };
 struct QuantizedWeight {
   int64_t K = 0, N = 0;
   std::vector<float> step;     // [N]    s
-  std::vector<int8_t> qt;      // [N, K] qw (the forward GEMM's Bᵀ)
-  std::vector<int8_t> q;       // [K, N] qw transposed (int8 backward: dX's Bᵀ)
+  std::vector<int8_t> q;       // [K, N] qw in W's layout (B of the forward, Bᵀ of dX's)
   std::vector<float> dequant;  // [K, N] Q(W) (fp32 backward)
   std::vector<int64_t> clipped;  // p·N + j of each clipped weight (|W/s| > 127), ascending
 };

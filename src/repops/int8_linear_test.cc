@@ -29,9 +29,8 @@ TEST(Int8Quantize, StepSizeIsTwiceTheMeanMagnitudeOverRootQmax) {
   EXPECT_EQ(step[1], 0.0f);
   QuantizedWeight q;
   QuantizeWeight(w, 4, 2, Int8Backward::kInt8, q);
-  EXPECT_EQ(std::vector<int8_t>(q.qt.begin(), q.qt.begin() + 4), (std::vector<int8_t>{2, -5, 7, -9}));
-  EXPECT_EQ(std::vector<int8_t>(q.qt.begin() + 4, q.qt.end()), (std::vector<int8_t>(4, 0)));
-  EXPECT_EQ(q.q, (std::vector<int8_t>{2, 0, -5, 0, 7, 0, -9, 0}));  // the transposed copy
+  // q [K, N] in W's layout: column 0 is (2, -5, 7, -9), column 1 all 0.
+  EXPECT_EQ(q.q, (std::vector<int8_t>{2, 0, -5, 0, 7, 0, -9, 0}));
 }
 
 TEST(Int8Quantize, RoundsHalfToEvenClampsAndZeroesNaN) {
@@ -66,8 +65,10 @@ TEST(Int8Quantize, EdgeValuesGiveTheSameBytesOnEveryBackend) {
   const auto results = testing::OnEveryBackend<std::vector<float>>([&] {
     const Kernels& k = ActiveKernels();
     std::vector<int8_t> q(x.size()), qn(x.size());
-    k.quantize_i8(x.data(), x.size(), 1.0f, q.data());
-    k.quantize_i8(with_nan.data(), with_nan.size(), 0.5f, qn.data());
+    const float one = 1.0f;
+    std::vector<float> halves(x.size(), 0.5f);
+    k.quantize_i8(x.data(), &one, 0, x.size(), q.data());
+    k.quantize_i8(with_nan.data(), halves.data(), 1, with_nan.size(), qn.data());
     std::vector<float> out(q.begin(), q.end());
     out.insert(out.end(), qn.begin(), qn.end());
     out.push_back(k.abs_max(x.data(), 521));           // the half-integers: 130
@@ -132,7 +133,7 @@ Results RunLayer(const Problem& pr) {
   Int8LinearBackwardWeight(r.x, pr.dy.data(), r.w8, Int8Backward::kInt8, s, r.dw8.data(),
                            pr.w.data(), r.dstep8.data());
   r.acc_dw.assign(s.acc.begin(), s.acc.begin() + K * N);
-  r.qh.assign(s.a.begin(), s.a.begin() + N * M);
+  r.qh.assign(s.a.begin(), s.a.begin() + M * N);
   r.v.assign(s.scale.begin(), s.scale.begin() + N);
   return r;
 }
@@ -207,11 +208,7 @@ TEST(Int8Linear, ForwardAndBothBackwardsMatchTheFloat64Reference) {
   // operation in both, and int32 sums of at most 70·127² cannot overflow.
   ExpectExact(r.x.q, ref.Find("qx"), "qx");
   ExpectExact(r.x.scale, ref.Find("rx"), "rx");
-  std::vector<int8_t> qw(K * N);
-  for (int64_t p = 0; p < K; ++p)
-    for (int64_t j = 0; j < N; ++j) qw[p * N + j] = r.w8.qt[j * K + p];
-  ExpectExact(qw, ref.Find("qw"), "qw");
-  EXPECT_EQ(r.w8.q, qw) << "the transposed copy";
+  ExpectExact(r.w8.q, ref.Find("qw"), "qw");
   ExpectExact(r.acc, ref.Find("acc"), "forward int32 sums");
   ExpectExact(r.qg, ref.Find("int8.qg"), "int8 dX gradient grid");
   ExpectExact(r.u, ref.Find("int8.u"), "int8 dX gradient scales");
@@ -264,7 +261,7 @@ TEST(Int8Linear, AReductionThatCouldOverflowIsRefused) {
   QuantizedInput x;
   x.M = 1, x.K = 140000, x.q.assign(x.K, 1), x.scale = {1.0f};
   QuantizedWeight w;
-  w.K = x.K, w.N = 1, w.qt.assign(x.K, 1), w.step = {1.0f};
+  w.K = x.K, w.N = 1, w.q.assign(x.K, 1), w.step = {1.0f};
   Int8Scratch s;
   float y;
   EXPECT_THROW(Int8LinearForward(x, w, s, &y), Error);

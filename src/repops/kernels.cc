@@ -167,22 +167,34 @@ float AbsMaxImpl(const float* HWY_RESTRICT x, size_t n) {
   return any_nan ? std::numeric_limits<float>::quiet_NaN() : r;
 }
 
-void QuantizeI8Impl(const float* HWY_RESTRICT x, size_t n, float scale, int8_t* HWY_RESTRICT q) {
+template <bool kPerElement>
+HWY_INLINE void QuantizeI8T(const float* HWY_RESTRICT x, const float* HWY_RESTRICT scale,
+                            size_t n, int8_t* HWY_RESTRICT q) {
   const D16 d;
   const hn::Rebind<int32_t, D16> di;
   const hn::Rebind<int8_t, D16> d8;
   constexpr size_t N = hn::MaxLanes(D16());
-  const auto vs = hn::Set(d, scale), hi = hn::Set(d, 127.0f), lo = hn::Set(d, -127.0f);
+  const auto one = hn::Set(d, scale[0]), hi = hn::Set(d, 127.0f), lo = hn::Set(d, -127.0f);
   size_t i = 0;
   for (; i + N <= n; i += N) {
+    const auto vs = kPerElement ? hn::LoadU(d, scale + i) : one;
     const auto v = hn::Div(hn::LoadU(d, x + i), vs);
     const auto r = hn::Round(hn::Min(hn::Max(v, lo), hi));  // nearest, ties to even
     const auto z = hn::IfThenZeroElse(hn::IsNaN(v), r);
     hn::StoreU(hn::DemoteTo(d8, hn::ConvertTo(di, z)), d8, q + i);
   }
   for (; i < n; ++i) {
-    const float v = x[i] / scale;
+    const float v = x[i] / scale[kPerElement ? i : 0];
     q[i] = v != v ? 0 : static_cast<int8_t>(std::nearbyint(std::clamp(v, -127.0f, 127.0f)));
+  }
+}
+
+void QuantizeI8Impl(const float* HWY_RESTRICT x, const float* HWY_RESTRICT scale,
+                    size_t scale_step, size_t n, int8_t* HWY_RESTRICT q) {
+  if (scale_step == 0) {
+    QuantizeI8T<false>(x, scale, n, q);
+  } else {
+    QuantizeI8T<true>(x, scale, n, q);
   }
 }
 
@@ -369,14 +381,42 @@ void GemmI8Impl(const GemmI8Args& g) {
   std::vector<int32_t> bias(panels * kI8NR, 0);
   pool.ParallelFor(panels, [&](size_t jp) {
     uint8_t* panel = bpack.data() + jp * k4 * kI8NR * 4;
+    if (g.b != nullptr) {  // B as [K, N]: interleave 4 rows' stretches of the panel's columns
+      const size_t cols = std::min(kI8NR, N - jp * kI8NR);
+      int32_t sum[kI8NR] = {};
+      size_t p = 0;
+      if (cols == kI8NR) {  // four rows into one word per column: constant trip counts
+        for (; p + 4 <= K; p += 4) {
+          const int8_t* s0 = g.b + p * N + jp * kI8NR;
+          uint32_t* dst = reinterpret_cast<uint32_t*>(panel + (p >> 2) * kI8NR * 4);
+          for (size_t c = 0; c < kI8NR; ++c) {
+            const int8_t b0 = s0[c], b1 = s0[N + c], b2 = s0[2 * N + c], b3 = s0[3 * N + c];
+            dst[c] = uint32_t{static_cast<uint8_t>(b0)} | uint32_t{static_cast<uint8_t>(b1)} << 8 |
+                     uint32_t{static_cast<uint8_t>(b2)} << 16 | uint32_t{static_cast<uint8_t>(b3)} << 24;
+            sum[c] += (b0 + b1) + (b2 + b3);
+          }
+        }
+      }
+      for (; p < K; ++p) {
+        const int8_t* src = g.b + p * N + jp * kI8NR;
+        uint8_t* dst = panel + (p >> 2) * kI8NR * 4 + (p & 3);
+        for (size_t c = 0; c < cols; ++c) {
+          dst[c * 4] = static_cast<uint8_t>(src[c]);
+          sum[c] += src[c];
+        }
+      }
+      for (size_t c = 0; c < cols; ++c) bias[jp * kI8NR + c] = 128 * sum[c];
+      return;
+    }
     for (size_t c = 0; c < kI8NR && jp * kI8NR + c < N; ++c) {
       const size_t j = jp * kI8NR + c;
       const int8_t* src = g.bt + j * K;
       int32_t sum = 0;
-      for (size_t p = 0; p < K; ++p) {
+      for (size_t p = 0; p < K; ++p) sum += src[p];
+      for (size_t p4 = 0; p4 < K / 4; ++p4)  // whole groups of 4 as one word
+        std::memcpy(panel + (p4 * kI8NR + c) * 4, src + 4 * p4, 4);
+      for (size_t p = K / 4 * 4; p < K; ++p)
         panel[((p >> 2) * kI8NR + c) * 4 + (p & 3)] = static_cast<uint8_t>(src[p]);
-        sum += src[p];
-      }
       bias[j] = 128 * sum;
     }
   });
@@ -385,10 +425,14 @@ void GemmI8Impl(const GemmI8Args& g) {
   const size_t splits = std::max<size_t>(1, std::min(panels, (2 * pool.num_threads() + mgroups - 1) / mgroups));
   pool.ParallelFor(mgroups * splits, [&](size_t task) {
     const size_t jp0 = panels * (task % splits) / splits, jp1 = panels * (task % splits + 1) / splits;
-    std::vector<int32_t> apack(k4 * kI8MR);
+    // The task's row panels are packed first, then each B panel is used by all of them while
+    // it is in cache (with a long reduction the whole B is megabytes: streaming it once per
+    // row panel made the kernel memory-bound).
+    const size_t ip0 = (task / splits) * 8, ip_end = std::min(mpanels, ip0 + 8);
+    std::vector<int32_t> apack((ip_end - ip0) * k4 * kI8MR);
     alignas(64) int32_t tile[kI8MR * kI8NR];
-    const size_t ip_end = std::min(mpanels, (task / splits + 1) * 8);
-    for (size_t ip = (task / splits) * 8; ip < ip_end; ++ip) {
+    for (size_t ip = ip0; ip < ip_end; ++ip) {
+      int32_t* ap = apack.data() + (ip - ip0) * k4 * kI8MR;
       // A rows as little-endian groups of 4 bytes, biased to unsigned; padding is 0x80 (value 0).
       for (size_t r = 0; r < kI8MR; ++r) {
         const size_t i = ip * kI8MR + r;
@@ -397,7 +441,7 @@ void GemmI8Impl(const GemmI8Args& g) {
         for (size_t p = 0; p < full; ++p) {
           uint32_t word;
           std::memcpy(&word, row + 4 * p, 4);
-          apack[p * kI8MR + r] = static_cast<int32_t>(word ^ 0x80808080u);
+          ap[p * kI8MR + r] = static_cast<int32_t>(word ^ 0x80808080u);
         }
         for (size_t p = full; p < k4; ++p) {
           uint32_t word = 0;
@@ -406,18 +450,21 @@ void GemmI8Impl(const GemmI8Args& g) {
             const uint32_t byte = (i < M && kk < K) ? (static_cast<uint8_t>(row[kk]) ^ 0x80u) : 0x80u;
             word |= byte << (8 * q);
           }
-          apack[p * kI8MR + r] = static_cast<int32_t>(word);
+          ap[p * kI8MR + r] = static_cast<int32_t>(word);
         }
       }
-      const size_t rows = std::min(kI8MR, M - ip * kI8MR);
-      for (size_t jp = jp0; jp < jp1; ++jp) {
-        const size_t cols = std::min(kI8NR, N - jp * kI8NR);
-        const uint8_t* bp = bpack.data() + jp * k4 * kI8NR * 4;
+    }
+    for (size_t jp = jp0; jp < jp1; ++jp) {
+      const size_t cols = std::min(kI8NR, N - jp * kI8NR);
+      const uint8_t* bp = bpack.data() + jp * k4 * kI8NR * 4;
+      for (size_t ip = ip0; ip < ip_end; ++ip) {
+        const size_t rows = std::min(kI8MR, M - ip * kI8MR);
+        const int32_t* ap = apack.data() + (ip - ip0) * k4 * kI8MR;
         int32_t* c = g.c + ip * kI8MR * N + jp * kI8NR;
         if (rows == kI8MR && cols == kI8NR) {
-          I8MicroKernel(k4, apack.data(), bp, bias.data() + jp * kI8NR, c, N);
+          I8MicroKernel(k4, ap, bp, bias.data() + jp * kI8NR, c, N);
         } else {
-          I8MicroKernel(k4, apack.data(), bp, bias.data() + jp * kI8NR, tile, kI8NR);
+          I8MicroKernel(k4, ap, bp, bias.data() + jp * kI8NR, tile, kI8NR);
           for (size_t r = 0; r < rows; ++r) std::memcpy(c + r * N, tile + r * kI8NR, cols * 4);
         }
       }
@@ -425,15 +472,26 @@ void GemmI8Impl(const GemmI8Args& g) {
   });
 }
 #else
-// Portable path: one exact int32 dot product per output.
+// Portable path: one exact int32 dot product per output (integer sums are exact, so the order
+// each is summed in does not matter).
 void GemmI8Impl(const GemmI8Args& g) {
   KernelPool().ParallelFor(static_cast<size_t>(g.M), [&](size_t i) {
     const int8_t* a = g.a + i * g.K;
+    int32_t* c = g.c + i * g.N;
+    if (g.b != nullptr) {  // B as [K, N]: row i of C accumulates a[p] times row p of B
+      std::fill(c, c + g.N, 0);
+      for (int64_t p = 0; p < g.K; ++p) {
+        const int32_t ap = a[p];
+        const int8_t* b = g.b + p * g.N;
+        for (int64_t j = 0; j < g.N; ++j) c[j] += ap * int32_t{b[j]};
+      }
+      return;
+    }
     for (int64_t j = 0; j < g.N; ++j) {
       const int8_t* b = g.bt + j * g.K;
       int32_t acc = 0;
       for (int64_t p = 0; p < g.K; ++p) acc += int32_t{a[p]} * int32_t{b[p]};
-      g.c[i * g.N + j] = acc;
+      c[j] = acc;
     }
   });
 }

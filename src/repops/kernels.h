@@ -26,13 +26,16 @@ struct GemmArgs {
   bool accumulate = false;
 };
 
-// int8 GEMM with exact int32 accumulation: C[M,N] = Σ_p A[i,p]·B[p,j]; A row-major [M,K],
-// B given transposed, row-major [N,K] (the layout a quantized weight is stored in).
+// int8 GEMM with exact int32 accumulation: C[M,N] = Σ_p A[i,p]·B[p,j]; A row-major [M,K];
+// B given either transposed, row-major [N,K] (bt), or as is, row-major [K,N] (b): exactly one
+// of the two is set.
 struct GemmI8Args {
   int64_t M = 0, N = 0, K = 0;
   const int8_t* a = nullptr;   // [M, K]
   const int8_t* bt = nullptr;  // [N, K]
   int32_t* c = nullptr;        // [M, N]
+  const int8_t* b = nullptr;   // [K, N], instead of bt
+  int8_t B(int64_t p, int64_t j) const { return bt ? bt[j * K + p] : b[p * N + j]; }
 };
 
 struct Kernels {
@@ -51,9 +54,9 @@ struct Kernels {
   // The largest |x[i]| (+0 for n = 0; exact, so order-free); the default quiet NaN when any
   // x[i] is NaN.
   float (*abs_max)(const float* x, size_t n);
-  // q[i] = clamp(RoundHalfEven(x[i] / scale), -127, 127) with the float32 quotient; 0 where the
-  // quotient is NaN.
-  void (*quantize_i8)(const float* x, size_t n, float scale, int8_t* q);
+  // q[i] = clamp(RoundHalfEven(x[i] / s_i), -127, 127) with the float32 quotient, 0 where the
+  // quotient is NaN; s_i = scale[0] when scale_step is 0 (one scale), scale[i] when it is 1.
+  void (*quantize_i8)(const float* x, const float* scale, size_t scale_step, size_t n, int8_t* q);
 };
 
 // Max2(a, b) = (b > a or b is NaN) ? b : a — NaN propagates, ties keep the left operand.

@@ -74,7 +74,7 @@ void GemmI8(const GemmI8Args& g) {
   for (int64_t i = 0; i < g.M; ++i)
     for (int64_t j = 0; j < g.N; ++j) {
       int32_t acc = 0;
-      for (int64_t p = 0; p < g.K; ++p) acc += int32_t{g.a[i * g.K + p]} * int32_t{g.bt[j * g.K + p]};
+      for (int64_t p = 0; p < g.K; ++p) acc += int32_t{g.a[i * g.K + p]} * int32_t{g.B(p, j)};
       g.c[i * g.N + j] = acc;
     }
 }
@@ -88,9 +88,9 @@ float AbsMax(const float* x, size_t n) {
   return m;
 }
 
-void QuantizeI8(const float* x, size_t n, float scale, int8_t* q) {
+void QuantizeI8(const float* x, const float* scale, size_t scale_step, size_t n, int8_t* q) {
   for (size_t i = 0; i < n; ++i) {
-    const float v = x[i] / scale;
+    const float v = x[i] / scale[i * scale_step];
     q[i] = v != v ? 0 : static_cast<int8_t>(std::nearbyint(std::clamp(v, -127.0f, 127.0f)));
   }
 }

@@ -75,8 +75,9 @@ def main():
     h = f32(rx[:, None] * dy)                 # fold the token scale into the gradient
     qh_t, v = absmax_rows(h.t())              # per output channel: rows of hᵀ
     acc_dw = qx.t() @ qh_t.t()
+    qh = qh_t.t()                             # [M, N], the layout trail keeps it in
     dw_int8 = acc_dw * v[None, :]
-    out.update({"int8.qh": qh_t, "int8.v": v, "int8.acc_dw": acc_dw,
+    out.update({"int8.qh": qh, "int8.v": v, "int8.acc_dw": acc_dw,
                 "int8.dw": torch.where(clipped, torch.zeros_like(w), dw_int8),
                 "int8.dstep": (dw_int8 * e).sum(dim=0) * lsq_scale})
     write_safetensors(sys.argv[2], {k: v.numpy() for k, v in out.items()})
