@@ -3,9 +3,11 @@
 // the step spent hashing state (gradients, parameters, optimizer), peak memory, and the
 // logical-mesh overhead (the same 8 windows as 2 replicas × 2 shards). Prints one JSON object;
 // bench/run_train_bench.sh runs it beside PyTorch and prints ratios.
-//   train_bench [steps] [threads] [fp32|int8|int8-fp32bw] [profile]
+//   train_bench [steps] [threads] [fp32|int8|int8-fp32bw] [profile|-] [B|gpt2-small]
 // The third argument is the block matrices' arithmetic; with `profile`, a table of where the
-// step's time goes (by operation and output, summed over layers) is printed to stderr.
+// step's time goes (by operation and output, summed over layers) is printed to stderr. The
+// last picks the model: configuration B above, or the gpt2-small preset (12 × 768, vocabulary
+// 50257) at T = 128, B = 8 (then without the mesh measurement).
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -67,19 +69,37 @@ class OpClock : public train::StepObserver {
   std::map<std::string, double> seconds_;
 };
 
+struct BenchModel {
+  std::string recipe;  // [model] section
+  int64_t vocab, seq_len;
+};
+
+BenchModel ModelOf(const std::string& name, int replicas, int shards, const std::string& quant) {
+  if (name == "gpt2-small") {
+    return {(quant.empty() ? "" : "[quant]\n" + quant) +
+                "[model]\npreset = \"gpt2-small\"\nvocab_size = 50257\nmax_seq_len = 128\n"
+                "[optimizer]\nlr = 1e-3\nweight_decay = 0.1\nclip_norm = 1.0\n"
+                "[mesh]\nreplicas = " + std::to_string(replicas) + "\nshards = " +
+                std::to_string(shards) + "\n",
+            50257, 128};
+  }
+  return {bench::ConfigBRecipe(replicas, shards, quant), 16384, 256};
+}
+
 Timing TimeSteps(const std::string& dir, int micro, int replicas, int shards, int steps,
-                 const std::string& quant, OpClock* clock = nullptr) {
+                 const std::string& quant, const std::string& model, OpClock* clock = nullptr) {
+  const BenchModel bm = ModelOf(model, replicas, shards, quant);
   data::StreamConfig sc;
   sc.seed = 1;
-  sc.seq_len = 256;
+  sc.seq_len = bm.seq_len;
   sc.schedule = {{0, 8}};
   sc.micro_batch_windows = micro;
   sc.positions = data::PositionMode::kWindow;
   const data::Manifest m = data::synthetic::MakeCorpus(
-      dir, {{"web", 1.0, 2, 400, 50, 2000}}, sc, 2, 16384);
+      dir, {{"web", 1.0, 2, 400, 50, 2000}}, sc, 2, static_cast<uint32_t>(bm.vocab));
   data::CanonicalStream stream(m);
   const train::Recipe r =
-      train::ParseRecipe(bench::ConfigBRecipe(replicas, shards, quant), "bench", 16384);
+      train::ParseRecipe(bm.recipe, "bench", bm.vocab);
   train::StepEngine engine(r, stream);
   train::TrainState st(r.model);
   st.params.InitRandom(r.model);
@@ -111,18 +131,25 @@ int main(int argc, char** argv) {
   repops::UseDefaultBackend();
   TempDir a, b;
   const bool profile = argc > 4 && std::string(argv[4]) == "profile";
+  const std::string model = argc > 5 ? argv[5] : "B";
+  if (model != "B" && model != "gpt2-small") {
+    std::fprintf(stderr, "train_bench: the model must be B or gpt2-small\n");
+    return 2;
+  }
   OpClock clock;
-  const Timing flat = TimeSteps(a.path(), 8, 1, 1, steps, quant, profile ? &clock : nullptr);
+  const Timing flat =
+      TimeSteps(a.path(), 8, 1, 1, steps, quant, model, profile ? &clock : nullptr);
   if (profile) clock.Print(flat.median, steps);
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   const double peak_mb = double(ru.ru_maxrss) / 1024.0;
-  const Timing mesh = TimeSteps(b.path(), 2, 2, 2, steps, quant);
-  const double tokens = 8 * 256;
-  std::printf("{\"arithmetic\": \"%s\", \"backend\": \"%s\", \"threads\": %d, \"step_s\": %.4f, \"tok_s\": %.1f, "
+  const Timing mesh =
+      model == "B" ? TimeSteps(b.path(), 2, 2, 2, steps, quant, model) : Timing{flat.median, 0};
+  const double tokens = 8.0 * ModelOf(model, 1, 1, "").seq_len;
+  std::printf("{\"model\": \"%s\", \"arithmetic\": \"%s\", \"backend\": \"%s\", \"threads\": %d, \"step_s\": %.4f, \"tok_s\": %.1f, "
               "\"hash_s\": %.4f, \"hash_share\": %.4f, \"peak_rss_mb\": %.1f, "
               "\"mesh_2x2_step_s\": %.4f, \"mesh_overhead\": %.4f}\n",
-              mode.c_str(), repops::ActiveKernels().name, threads, flat.median, tokens / flat.median,
+              model.c_str(), mode.c_str(), repops::ActiveKernels().name, threads, flat.median, tokens / flat.median,
               flat.hash, flat.hash / flat.median, peak_mb, mesh.median,
               mesh.median / flat.median - 1.0);
   ShutdownKernelPool();
