@@ -82,6 +82,8 @@ int64_t LinearLayers::PlannedBytes(const ModelConfig& c, int64_t max_tokens) {
 void LinearLayers::BeginForward(const ParameterSet& p) {
   if (!quant_) return;
   params_ = &p;
+  if (hold_ && held_ == &p) return;
+  held_ = hold_ ? &p : nullptr;
   for (size_t l = 0; l < layers_.size(); ++l) {
     for (int m = 0; m < kMatrices; ++m) {
       const Tensor* t = p.layers[l].matrix(static_cast<Matrix>(m));

@@ -29,7 +29,15 @@ class LinearLayers {
   static int64_t PlannedBytes(const ModelConfig& c, int64_t max_tokens);
 
   // int8: quantizes every layer's matrices of p (which must outlive the backward). fp32: nothing.
+  // While weights are held (HoldWeights), a second forward on the same set reuses them.
   void BeginForward(const ParameterSet& p);
+  // The caller promises that the parameter set the next forwards read does not change until
+  // HoldWeights(false): a step's micro-batches quantize the weights once (the same bits, since
+  // quantizing is deterministic). Releasing forgets the quantized set.
+  void HoldWeights(bool hold) {
+    hold_ = hold;
+    if (!hold) held_ = nullptr;
+  }
   // Learned step sizes: their gradients go to g's step tensors. Otherwise nothing.
   void BeginBackward(ParameterSet& g);
   // int8: quantizes x [M, K], the input `in` of layer l. fp32: nothing.
@@ -52,6 +60,8 @@ class LinearLayers {
   bool quant_, learned_;
   repops::Int8Backward backward_;
   const ParameterSet* params_ = nullptr;
+  bool hold_ = false;
+  const ParameterSet* held_ = nullptr;  // the set quantized while held
   ParameterSet* grads_ = nullptr;
   std::vector<Layer> layers_;
   repops::Int8Scratch scratch_;

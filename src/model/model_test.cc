@@ -212,6 +212,26 @@ TEST_P(ModelVsTorch, Int8QatFollowsTheFp32Model) {
   }
 }
 
+// Held weights are quantized by the first forward and reused until released (a step's
+// micro-batches); shown here by changing the weights while held, which the contract forbids.
+TEST(Int8Qat, HeldWeightsAreQuantizedOnceUntilReleased) {
+  ModelConfig c = Small();
+  c.linear_quant = LinearQuant::kInt8Lsq;
+  ParameterSet params(c);
+  params.InitRandom(c);
+  const Batch b = MakeBatch(c.vocab_size);
+  Transformer model(c);
+  Activations acts(c, b.rows, b.T);
+  const double fresh = model.Forward(params, b.View(), acts).nll_sum;
+  acts.HoldQuantizedWeights(true);
+  EXPECT_EQ(model.Forward(params, b.View(), acts).nll_sum, fresh);
+  float* wq = params.layers[0].wq->data<float>();
+  for (int64_t i = 0; i < params.layers[0].wq->numel(); ++i) wq[i] = -wq[i];
+  EXPECT_EQ(model.Forward(params, b.View(), acts).nll_sum, fresh) << "held: not re-quantized";
+  acts.HoldQuantizedWeights(false);
+  EXPECT_NE(model.Forward(params, b.View(), acts).nll_sum, fresh) << "released: re-quantized";
+}
+
 TEST(ModelPresets, EachRunsAForwardAndBackwardWithTheLossOfAnUntrainedModel) {
   for (const std::string& name : PresetNames()) {
     ModelConfig c = Preset(name);

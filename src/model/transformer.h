@@ -51,6 +51,9 @@ class Activations {
   // What the constructor would allocate, without allocating (for planning; model_test checks
   // that the two agree).
   static int64_t PlannedBytes(const ModelConfig& c, int64_t max_rows, int64_t max_seq);
+  // int8 QAT: while held, forwards on one unchanged parameter set quantize its weights once
+  // (LinearLayers::HoldWeights).
+  void HoldQuantizedWeights(bool hold) { linear.HoldWeights(hold); }
  private:
   friend class Transformer;
   struct Layer {

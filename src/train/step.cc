@@ -129,6 +129,13 @@ std::vector<MicroRecord> StepEngine::RunLocalRanks(const TrainState& st, float s
   dist::LocalFold<Buf> fold(tree_, own_, [](Buf& l, Buf& r) { model::AddParameterSets(*l, *r); });
   auto recycle = [this](Buf&& b) { free_.push_back(std::move(b)); };
   std::vector<MicroRecord> recs;
+  // st.params do not change until the update: every micro-batch of the step multiplies the
+  // same int8-quantized weights, quantized once.
+  struct Hold {
+    model::Activations& a;
+    explicit Hold(model::Activations& acts) : a(acts) { a.HoldQuantizedWeights(true); }
+    ~Hold() { a.HoldQuantizedWeights(false); }
+  } hold(acts_);
   for (int64_t rank = own_.begin; rank < own_.end; ++rank) {
     const int64_t M = batcher_.NumMicroBatches(st.step, rank, K);
     TRAIL_CHECK(mesh.micro_batches == 0 || M == mesh.micro_batches, "step ", st.step,
