@@ -23,8 +23,6 @@ T* Grow(std::vector<T>& v, int64_t n) {
   return v.data();
 }
 
-// m[j] = AbsMax over t of r[t]·dy[t, j] (the largest magnitude, or the default quiet NaN when
-// any product is NaN), for 64 columns at a time over contiguous stretches of the rows.
 // One row's update of 64 (or, at the edge, n) column maxima. The full width is a constant
 // trip count, which the compiler vectorizes.
 inline void AbsMaxRow(const float* row, float r, int64_t n, float* mx) {
@@ -39,6 +37,8 @@ inline void AbsMaxRow(const float* row, float r, int64_t n, float* mx) {
   }
 }
 
+// m[j] = AbsMax over t of r[t]·dy[t, j] (the largest magnitude, or the default quiet NaN when
+// any product is NaN), for 64 columns at a time over contiguous stretches of the rows.
 void ColumnAbsMaxOfScaledRows(const float* dy, const float* r, int64_t M, int64_t N, float* m) {
   constexpr int64_t kCols = 64;
   ForEachRow((N + kCols - 1) / kCols, [&](int64_t b) {

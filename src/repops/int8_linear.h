@@ -10,7 +10,7 @@
 //     kInt8:  the scale that varies along the reduced index is folded into the gradient before
 //             it is quantized, so each product is one exact int8 GEMM:
 //             dX[t,p] = float(Σ_j qg[t,j]·qw[p,j]) · u[t]       g = dY·diag(s), absmax per token
-//             dW[p,j] = float(Σ_t qx[t,p]·qh[j,t]) · v[j]       h = diag(r)·dY, absmax per column
+//             dW[p,j] = float(Σ_t qx[t,p]·qh[t,j]) · v[j]       h = diag(r)·dY, absmax per column
 //
 // Rounding is to nearest, ties to even; a quantized value is clamped to [-127, 127]; a NaN
 // quotient (a zero or non-finite scale) quantizes to 0. Every step is elementwise or an exact
@@ -53,7 +53,7 @@ struct Int8Scratch {
 };
 
 // s[j] = (2·m) / float(√127) with m = Sum(|W[0..K-1, j]|) / K, Sum the canonical reduction
-// (docs/repops.md §2). Exposed for the hand-computed example in the tests.
+// (docs/repops.md §2). Also the initial value of learned step sizes (model/params.cc).
 void WeightStepSizes(const float* w, int64_t K, int64_t N, float* step);
 // q = clamp(RoundHalfEven(x / scale), -127, 127), 0 when x / scale is NaN.
 int8_t QuantizeValue(float x, float scale);
