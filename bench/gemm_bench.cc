@@ -47,6 +47,9 @@ int main(int argc, char** argv) {
       {"dX          dY·Wᵀ ", 2048, 1536, 384, 'T'},
       {"dW          Xᵀ·dY ", 384, 2048, 1536, 'A'},
       {"lm-head     X·W   ", 2048, 384, 16384, 'N'},
+      {"logits      X·Eᵀ  ", 2048, 384, 16384, 'T'},
+      {"lm-head dX  dL·E  ", 2048, 16384, 384, 'N'},
+      {"lm-head dE  dLᵀ·X ", 16384, 2048, 384, 'A'},
   };
   std::printf("%-20s %5s %5s %6s %3s %10s %10s %7s %10s %7s\n", "shape", "M", "K", "N", "thr",
               "trail GF/s", "BLAS GF/s", "ratio", "i8 GOP/s", "i8/f32");

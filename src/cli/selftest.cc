@@ -40,16 +40,16 @@ void PrintText(const train::SelftestReport& r) {
   std::printf("trail selftest on %s: %zu golden cases + %zu training runs\n", Arch(),
               r.golden_cases, r.training_runs);
   for (const auto& o : r.runs) {
-    std::printf("  %-10s threads=%d  %s  (%.2fs)\n", o.backend.c_str(), o.threads,
+    std::printf("  %-12s threads=%d  %s  (%.2fs)\n", o.backend.c_str(), o.threads,
                 o.ok() ? "reproduces the reference bits" : "DIFFERS", o.seconds);
     for (const auto& n : o.mismatched) std::printf("      differs: %s\n", n.c_str());
     for (const auto& n : o.missing) std::printf("      not in the golden file: %s\n", n.c_str());
   }
   for (const auto& n : r.not_runnable) {
-    std::printf("  %-10s            not run: compiled in, but this CPU lacks its instructions\n",
+    std::printf("  %-12s            not run: compiled in, but this CPU lacks its instructions\n",
                 n.c_str());
   }
-  std::printf("  %-10s            %s  (%.2fs)\n", "stream",
+  std::printf("  %-12s            %s  (%.2fs)\n", "stream",
               r.stream_ok ? "reproduces the canonical data stream" : "DIFFERS", r.stream_seconds);
   if (!r.stream_ok) std::printf("      stream digest %s\n", r.stream_digest.c_str());
   std::printf("%s%s\n",

@@ -1,4 +1,5 @@
 #include "repops/gemm.h"
+#include "repops/gemm_i8_amx.h"
 
 #include <gtest/gtest.h>
 
@@ -133,6 +134,41 @@ TEST(GemmI8, ExactAgainstInt64) {
         ASSERT_EQ(c[M * N + i * N + j], ref) << label << ", B as [K, N]";
       }
     }
+}
+
+// The AMX path against an int64 reference and the VNNI/portable path of the same backend, on
+// shapes that leave every kind of edge: depths not a multiple of 4 or 64, rows not a multiple
+// of 16 or 32, columns not a multiple of 16 or 32, one row, one column, one depth.
+TEST(GemmI8, AmxTilesGiveTheExactSums) {
+  if (!AmxInt8Available()) GTEST_SKIP() << "this CPU or OS offers no AMX-INT8";
+  struct Shape { int64_t M, K, N; };
+  for (const Shape s : {Shape{1, 1, 1}, Shape{37, 1000, 19}, Shape{32, 64, 32}, Shape{33, 65, 33},
+                        Shape{200, 130, 70}, Shape{129, 384, 1536}, Shape{5, 2048, 100}}) {
+    const int64_t M = s.M, K = s.K, N = s.N;
+    std::vector<int8_t> a(M * K), bt(N * K), b(K * N);
+    for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<int8_t>(PhiloxWord(2, 0, i));
+    for (size_t i = 0; i < bt.size(); ++i) bt[i] = static_cast<int8_t>(PhiloxWord(2, 1, i));
+    a[0] = -128, bt[0] = -128;
+    for (int64_t j = 0; j < N; ++j)
+      for (int64_t p = 0; p < K; ++p) b[p * N + j] = bt[j * K + p];
+    std::vector<int32_t> amx(M * N, -1), amx_b(M * N, -1), other(M * N, -2);
+    GemmI8Amx({M, N, K, a.data(), bt.data(), amx.data()});
+    GemmI8Amx({M, N, K, a.data(), nullptr, amx_b.data(), b.data()});
+    AllowAmx(false);
+    ActiveKernels().gemm_i8({M, N, K, a.data(), bt.data(), other.data()});
+    AllowAmx(true);
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        int64_t ref = 0;
+        for (int64_t p = 0; p < K; ++p) ref += int64_t{a[i * K + p]} * bt[j * K + p];
+        const std::string at = "M=" + std::to_string(M) + " K=" + std::to_string(K) +
+                               " N=" + std::to_string(N) + " at " + std::to_string(i) + "," +
+                               std::to_string(j);
+        ASSERT_EQ(amx[i * N + j], ref) << at;
+        ASSERT_EQ(amx_b[i * N + j], ref) << at << ", B as [K, N]";
+        ASSERT_EQ(other[i * N + j], ref) << at << ", without AMX";
+      }
+  }
 }
 
 }  // namespace

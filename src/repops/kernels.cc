@@ -18,6 +18,7 @@
 #include "core/thread_pool.h"
 #include "hwy/aligned_allocator.h"
 #include "hwy/highway.h"
+#include "repops/gemm_i8_amx.h"
 #include "repops/hwy_ops-inl.h"
 #include "repops/kernels.h"
 #include "repops/math-inl.h"
@@ -372,6 +373,7 @@ __attribute__((target("avx512vnni"))) void I8MicroKernel(size_t k4, const int32_
 }
 
 void GemmI8Impl(const GemmI8Args& g) {
+  if (AmxInt8InUse()) return GemmI8Amx(g);  // the same exact sums on AMX tiles
   const size_t M = g.M, N = g.N, K = g.K;
   if (M == 0 || N == 0) return;
   const size_t k4 = (K + 3) / 4, panels = (N + kI8NR - 1) / kI8NR;
