@@ -145,6 +145,30 @@ void ExpSubImpl(const float* x, float shift, float* y, size_t n) {
   MapVectors(x, y, n, [&](DF, hn::Vec<DF> v) HWY_ATTR { return ExpT(o, hn::Sub(v, vs)); });
 }
 
+void GeluImpl(const float* x, float* y, size_t n) {
+  using DF = hn::ScalableTag<float>;
+  const HwyOps<DF> o{};
+  MapVectors(x, y, n, [&](DF, hn::Vec<DF> v) HWY_ATTR { return GeluT(o, v); });
+}
+
+void GeluBackwardImpl(const float* HWY_RESTRICT dy, const float* HWY_RESTRICT x,
+                      float* HWY_RESTRICT dx, size_t n) {
+  using DF = hn::ScalableTag<float>;
+  const DF d;
+  const HwyOps<DF> o{};
+  const size_t N = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + N <= n; i += N)
+    hn::StoreU(hn::Mul(hn::LoadU(d, dy + i), GeluGradT(o, hn::LoadU(d, x + i))), d, dx + i);
+  if (i < n) {  // the tail on zero-padded vectors, as MapVectors does
+    HWY_ALIGN float tx[hn::MaxLanes(d)] = {}, tdy[hn::MaxLanes(d)] = {};
+    std::memcpy(tx, x + i, (n - i) * sizeof(float));
+    std::memcpy(tdy, dy + i, (n - i) * sizeof(float));
+    hn::Store(hn::Mul(hn::Load(d, tdy), GeluGradT(o, hn::Load(d, tx))), d, tx);
+    std::memcpy(dx + i, tx, (n - i) * sizeof(float));
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // int8 quantization (kernels.h): elementwise, so any lane layout gives the reference's bits.
 
@@ -502,7 +526,7 @@ void GemmI8Impl(const GemmI8Args& g) {
 const Kernels* GetKernelTable() {
   static const Kernels k = {hwy::TargetName(HWY_TARGET), &SumImpl, &SumSqImpl, &DotImpl, &MaxImpl,
                             &AxpyImpl, &MapImpl, &ExpSubImpl, &GemmImpl, &GemmI8Impl,
-                            &AbsMaxImpl, &QuantizeI8Impl};
+                            &AbsMaxImpl, &QuantizeI8Impl, &GeluImpl, &GeluBackwardImpl};
   return &k;
 }
 

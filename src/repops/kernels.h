@@ -57,6 +57,10 @@ struct Kernels {
   // q[i] = clamp(RoundHalfEven(x[i] / s_i), -127, 127) with the float32 quotient, 0 where the
   // quotient is NaN; s_i = scale[0] when scale_step is 0 (one scale), scale[i] when it is 1.
   void (*quantize_i8)(const float* x, const float* scale, size_t scale_step, size_t n, int8_t* q);
+  // GELU (tanh form) and its backward, elementwise: y = Gelu(x), dx = dy · GeluGrad(x), as
+  // math-inl.h writes them (GeluT, GeluGradT).
+  void (*gelu)(const float* x, float* y, size_t n);
+  void (*gelu_backward)(const float* dy, const float* x, float* dx, size_t n);
 };
 
 // Max2(a, b) = (b > a or b is NaN) ? b : a — NaN propagates, ties keep the left operand.

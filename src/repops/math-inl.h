@@ -113,6 +113,27 @@ HWY_INLINE typename O::V SigmoidT(const O& o, typename O::V x) {
   return o.Div(o.Set(1.0f), o.Add(o.Set(1.0f), ExpT(o, o.Neg(x))));
 }
 
+// GELU, tanh form: t = Tanh(c·(x + a·((x·x)·x))), y = (0.5·x)·(1 + t), with c = 0.7978845608
+// (√(2/π) in binary32) and a = 0.044715, each operation rounded on its own.
+template <class O>
+HWY_INLINE typename O::V GeluTanhArgT(const O& o, typename O::V x) {
+  const auto x3 = o.Mul(o.Mul(x, x), x);
+  return o.Mul(o.Set(0.7978845608f), o.Add(x, o.Mul(o.Set(0.044715f), x3)));
+}
+template <class O>
+HWY_INLINE typename O::V GeluT(const O& o, typename O::V x) {
+  const auto t = TanhT(o, GeluTanhArgT(o, x));
+  return o.Mul(o.Mul(o.Set(0.5f), x), o.Add(o.Set(1.0f), t));
+}
+// Its derivative: 0.5·(1 + t) + (0.5·x)·((1 − t·t)·(c·(1 + 3a·(x·x)))), 3a = 0.134145.
+template <class O>
+HWY_INLINE typename O::V GeluGradT(const O& o, typename O::V x) {
+  const auto t = TanhT(o, GeluTanhArgT(o, x));
+  const auto one = o.Set(1.0f), half = o.Set(0.5f);
+  const auto inner = o.Mul(o.Set(0.7978845608f), o.Add(one, o.Mul(o.Set(0.134145f), o.Mul(x, x))));
+  return o.Add(o.Mul(half, o.Add(one, t)), o.Mul(o.Mul(half, x), o.Mul(o.Sub(one, o.Mul(t, t)), inner)));
+}
+
 // Sin and cos share the reduction x = q*pi/2 + r, q = rne(x * 2/pi), with a four-part pi/2
 // (the first two parts have short significands, so q*p1 and q*p2 are exact for |q| < 2^13 and
 // the subtractions exact by Sterbenz where r is small; the last two enter through FMAs);

@@ -12,6 +12,8 @@ float ScalarExp(float x) { return ExpT(ScalarOps{}, x); }
 float ScalarLog(float x) { return LogT(ScalarOps{}, x); }
 float ScalarTanh(float x) { return TanhT(ScalarOps{}, x); }
 float ScalarSigmoid(float x) { return SigmoidT(ScalarOps{}, x); }
+float ScalarGelu(float x) { return GeluT(ScalarOps{}, x); }
+float ScalarGeluGrad(float x) { return GeluGradT(ScalarOps{}, x); }
 void ScalarSinCos(float x, float* s, float* c) { SinCosT(ScalarOps{}, x, s, c); }
 }  // namespace trail::repops::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
@@ -24,6 +26,8 @@ float Exp(float x) { return impl::ScalarExp(x); }
 float Log(float x) { return impl::ScalarLog(x); }
 float Tanh(float x) { return impl::ScalarTanh(x); }
 float Sigmoid(float x) { return impl::ScalarSigmoid(x); }
+float Gelu(float x) { return impl::ScalarGelu(x); }
+float GeluGrad(float x) { return impl::ScalarGeluGrad(x); }
 float Sin(float x) {
   float s, c;
   impl::ScalarSinCos(x, &s, &c);

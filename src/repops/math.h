@@ -15,6 +15,9 @@ float Tanh(float x);
 float Sigmoid(float x);
 float Sin(float x);
 float Cos(float x);
+// GELU, tanh form, and its derivative (math-inl.h: GeluT, GeluGradT).
+float Gelu(float x);
+float GeluGrad(float x);
 
 inline void Map(MathFn fn, const float* x, float* y, size_t n) { ActiveKernels().map(fn, x, y, n); }
 

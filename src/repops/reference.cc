@@ -95,12 +95,19 @@ void QuantizeI8(const float* x, const float* scale, size_t scale_step, size_t n,
   }
 }
 
+void GeluAll(const float* x, float* y, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] = Gelu(x[i]);
+}
+void GeluBackwardAll(const float* dy, const float* x, float* dx, size_t n) {
+  for (size_t i = 0; i < n; ++i) dx[i] = dy[i] * GeluGrad(x[i]);
+}
+
 }  // namespace
 
 const Kernels& ReferenceKernels() {
   static const Kernels k = {"reference", &Sum,   &SumSq,  &Dot,    &Max,
                             &Axpy,       &MapAll, &ExpSub, &Gemm,   &GemmI8,
-                            &AbsMax,     &QuantizeI8};
+                            &AbsMax,     &QuantizeI8, &GeluAll, &GeluBackwardAll};
   return k;
 }
 
