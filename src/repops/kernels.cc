@@ -96,6 +96,17 @@ void AxpyImpl(float a, const float* HWY_RESTRICT x, float* HWY_RESTRICT y, size_
   for (; i < n; ++i) y[i] = std::fma(a, x[i], y[i]);
 }
 
+void MulAddImpl(const float* HWY_RESTRICT a, const float* HWY_RESTRICT b, float* HWY_RESTRICT y,
+                size_t n) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + N <= n; i += N)
+    hn::StoreU(FusedMulAdd(d, hn::LoadU(d, a + i), hn::LoadU(d, b + i), hn::LoadU(d, y + i)), d,
+               y + i);
+  for (; i < n; ++i) y[i] = std::fma(a[i], b[i], y[i]);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Elementwise math: the same template as the scalar reference, on full vectors; the tail runs
 // on a zero-padded vector so that every element goes through identical operations.
@@ -318,13 +329,23 @@ void GemmImpl(const GemmArgs& g) {
         apack_storage.resize(kMC * kKC + 16);
         float* apack = apack_storage.data();
         const size_t mpanels = (mc + kMR - 1) / kMR;
-        for (size_t ip = 0; ip < mpanels; ++ip) {
-          float* dst = apack + ip * kc * kMR;
-          for (size_t p = 0; p < kc; ++p)
-            for (size_t r = 0; r < kMR; ++r) {
-              const size_t i = ic + ip * kMR + r;
-              dst[p * kMR + r] = i < ic + mc ? g.a[i * g.a_rs + (pc + p) * g.a_cs] : 0.0f;
-            }
+        if (g.a_rs == 1 && mc == mpanels * kMR) {
+          // Aᵀ stored [K, M]: read each depth's mc values as one contiguous run (walking the
+          // panels first touched one far-apart row per value, a TLB miss each).
+          for (size_t p = 0; p < kc; ++p) {
+            const float* src = g.a + (pc + p) * g.a_cs + ic;
+            for (size_t ip = 0; ip < mpanels; ++ip)
+              for (size_t r = 0; r < kMR; ++r) apack[ip * kc * kMR + p * kMR + r] = src[ip * kMR + r];
+          }
+        } else {
+          for (size_t ip = 0; ip < mpanels; ++ip) {
+            float* dst = apack + ip * kc * kMR;
+            for (size_t p = 0; p < kc; ++p)
+              for (size_t r = 0; r < kMR; ++r) {
+                const size_t i = ic + ip * kMR + r;
+                dst[p * kMR + r] = i < ic + mc ? g.a[i * g.a_rs + (pc + p) * g.a_cs] : 0.0f;
+              }
+          }
         }
         for (size_t jp = jp_begin; jp < jp_end; ++jp) {
           const size_t j0 = jc + jp * NR;
@@ -526,7 +547,8 @@ void GemmI8Impl(const GemmI8Args& g) {
 const Kernels* GetKernelTable() {
   static const Kernels k = {hwy::TargetName(HWY_TARGET), &SumImpl, &SumSqImpl, &DotImpl, &MaxImpl,
                             &AxpyImpl, &MapImpl, &ExpSubImpl, &GemmImpl, &GemmI8Impl,
-                            &AbsMaxImpl, &QuantizeI8Impl, &GeluImpl, &GeluBackwardImpl};
+                            &AbsMaxImpl, &QuantizeI8Impl, &GeluImpl, &GeluBackwardImpl,
+                            &MulAddImpl};
   return &k;
 }
 

@@ -61,6 +61,7 @@ struct Kernels {
   // math-inl.h writes them (GeluT, GeluGradT).
   void (*gelu)(const float* x, float* y, size_t n);
   void (*gelu_backward)(const float* dy, const float* x, float* dx, size_t n);
+  void (*mul_add)(const float* a, const float* b, float* y, size_t n);  // y = fma(a, b, y)
 };
 
 // Max2(a, b) = (b > a or b is NaN) ? b : a — NaN propagates, ties keep the left operand.

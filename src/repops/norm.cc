@@ -30,7 +30,8 @@ void RmsNormBackward(const float* dy, const float* x, const float* gain, const f
   const float inv_d = 1.0f / static_cast<float>(d);
   const Kernels& k = ActiveKernels();
   ForEachRow(rows, [&](int64_t r) {
-    std::vector<float> g(d), xhat(d);
+    thread_local std::vector<float> g, xhat;
+    g.resize(d), xhat.resize(d);
     const float* dyr = dy + r * d;
     const float* xr = x + r * d;
     const float s = rstd[r];
@@ -44,12 +45,14 @@ void RmsNormBackward(const float* dy, const float* x, const float* gain, const f
   });
   if (dgain) {
     // Columns are independent; each column's chain runs over rows in ascending order.
-    const int64_t chunk = 64;
-    ForEachRow((d + chunk - 1) / chunk, [&](int64_t cb) {
-      const int64_t i0 = cb * chunk, i1 = std::min(d, i0 + chunk);
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t i = i0; i < i1; ++i)
-          dgain[i] = std::fma(dy[r * d + i], x[r * d + i] * rstd[r], dgain[i]);
+    constexpr int64_t kChunk = 64;
+    ForEachRow((d + kChunk - 1) / kChunk, [&](int64_t cb) {
+      const int64_t i0 = cb * kChunk, n = std::min(d, i0 + kChunk) - i0;
+      float xhat[kChunk];
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t i = 0; i < n; ++i) xhat[i] = x[r * d + i0 + i] * rstd[r];
+        k.mul_add(dy + r * d + i0, xhat, dgain + i0, n);  // fma(dy, x·rstd, dgain)
+      }
     });
   }
 }

@@ -95,6 +95,9 @@ void QuantizeI8(const float* x, const float* scale, size_t scale_step, size_t n,
   }
 }
 
+void MulAdd(const float* a, const float* b, float* y, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] = std::fma(a[i], b[i], y[i]);
+}
 void GeluAll(const float* x, float* y, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] = Gelu(x[i]);
 }
@@ -107,7 +110,8 @@ void GeluBackwardAll(const float* dy, const float* x, float* dx, size_t n) {
 const Kernels& ReferenceKernels() {
   static const Kernels k = {"reference", &Sum,   &SumSq,  &Dot,    &Max,
                             &Axpy,       &MapAll, &ExpSub, &Gemm,   &GemmI8,
-                            &AbsMax,     &QuantizeI8, &GeluAll, &GeluBackwardAll};
+                            &AbsMax,     &QuantizeI8, &GeluAll, &GeluBackwardAll,
+                            &MulAdd};
   return k;
 }
 
