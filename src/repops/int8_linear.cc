@@ -220,9 +220,10 @@ void Int8LinearForward(const QuantizedInput& x, const QuantizedWeight& w, Int8Sc
                        float* y) {
   TRAIL_CHECK(x.K == w.K, "int8 linear: input width ", x.K, " against weight rows ", w.K);
   CheckReduction(w.K);
-  int32_t* acc = Grow(s.acc, x.M * w.N);
-  ActiveKernels().gemm_i8({x.M, w.N, w.K, x.q.data(), nullptr, acc, w.q.data()});
-  DequantizeI32(acc, x.scale.data(), w.step.data(), x.M, w.N, y);
+  // y = (float(acc)·r_t)·s_j, applied by the GEMM as each output tile is finished.
+  ActiveKernels().gemm_i8({.M = x.M, .N = w.N, .K = w.K, .a = x.q.data(),
+                           .c = Grow(s.acc, x.M * w.N), .b = w.q.data(), .out = y,
+                           .row_scale = x.scale.data(), .col_scale = w.step.data()});
 }
 
 void Int8LinearBackwardInput(const float* dy, int64_t M, const QuantizedWeight& w,
@@ -241,14 +242,10 @@ void Int8LinearBackwardInput(const float* dy, int64_t M, const QuantizedWeight& 
   int8_t* qg = Grow(s.a, M * N);
   float* u = Grow(s.scale, M);
   QuantizeRowsAbsmax(g, M, N, qg, u);
-  int32_t* acc = Grow(s.acc, M * K);
-  ActiveKernels().gemm_i8({M, K, N, qg, w.q.data(), acc});
-  ForEachRow(M, [&](int64_t t) {
-    for (int64_t p = 0; p < K; ++p) {
-      const float v = static_cast<float>(acc[t * K + p]) * u[t];
-      dx[t * K + p] = accumulate ? dx[t * K + p] + v : v;
-    }
-  });
+  // dx = float(acc)·u_t (added to dx with accumulate), applied by the GEMM per output tile.
+  ActiveKernels().gemm_i8({.M = M, .N = K, .K = N, .a = qg, .bt = w.q.data(),
+                           .c = Grow(s.acc, M * K), .out = dx, .row_scale = u,
+                           .accumulate = accumulate});
 }
 
 void Int8LinearBackwardWeight(QuantizedInput& x, const float* dy, const QuantizedWeight& qw,
@@ -282,11 +279,9 @@ void Int8LinearBackwardWeight(QuantizedInput& x, const float* dy, const Quantize
       TransposeI8(x.q.data(), M, K, Grow(x.qt, K * M));
       x.qt_ready = true;
     }
-    int32_t* acc = Grow(s.acc, K * N);
-    ActiveKernels().gemm_i8({K, N, M, x.qt.data(), nullptr, acc, qh});
-    ForEachRow(K, [&](int64_t p) {
-      for (int64_t j = 0; j < N; ++j) dw[p * N + j] = static_cast<float>(acc[p * N + j]) * v[j];
-    });
+    // dw = float(acc)·v_j, applied by the GEMM per output tile.
+    ActiveKernels().gemm_i8({.M = K, .N = N, .K = M, .a = x.qt.data(), .c = Grow(s.acc, K * N),
+                             .b = qh, .out = dw, .col_scale = v});
   }
   if (dstep != nullptr) {
     TRAIL_CHECK(w != nullptr, "int8 linear: the step-size gradient needs the weight");

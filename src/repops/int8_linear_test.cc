@@ -107,10 +107,21 @@ struct Results {
   QuantizedWeight w8, w32;
   QuantizedInput x;
   std::vector<float> y, dx32, dw32, dx8, dw8, dstep32, dstep8;  // dstep: learned step sizes
-  std::vector<int32_t> acc, acc_dx, acc_dw;    // the int8 GEMMs' sums, read from the scratch
+  std::vector<int32_t> acc, acc_dx, acc_dw;    // the int8 GEMMs' sums
   std::vector<int8_t> qg, qh;                  // the int8 backward's quantized gradients
   std::vector<float> u, v;                     // and their scales
 };
+
+// The int32 sums of an int8 product (the layer's GEMMs apply their float epilogue per tile, so
+// the sums are recomputed here from the quantized operands the layer used).
+std::vector<int32_t> Int32Sums(const int8_t* a, const int8_t* b, int64_t M, int64_t K, int64_t N,
+                               bool b_transposed) {
+  std::vector<int32_t> c(M * N);
+  GemmI8Args g{.M = M, .N = N, .K = K, .a = a, .c = c.data()};
+  (b_transposed ? g.bt : g.b) = b;
+  ActiveKernels().gemm_i8(g);
+  return c;
+}
 
 Results RunLayer(const Problem& pr) {
   const int64_t M = pr.M, K = pr.K, N = pr.N;
@@ -122,18 +133,18 @@ Results RunLayer(const Problem& pr) {
   r.y.resize(M * N), r.dx32.resize(M * K), r.dx8.resize(M * K), r.dw32.resize(K * N),
       r.dw8.resize(K * N), r.dstep32.resize(N), r.dstep8.resize(N);
   Int8LinearForward(r.x, r.w8, s, r.y.data());
-  r.acc.assign(s.acc.begin(), s.acc.begin() + M * N);
+  r.acc = Int32Sums(r.x.q.data(), r.w8.q.data(), M, K, N, false);
   Int8LinearBackwardInput(pr.dy.data(), M, r.w32, Int8Backward::kFp32, s, r.dx32.data(), false);
   Int8LinearBackwardWeight(r.x, pr.dy.data(), r.w32, Int8Backward::kFp32, s, r.dw32.data(),
                            pr.w.data(), r.dstep32.data());
   Int8LinearBackwardInput(pr.dy.data(), M, r.w8, Int8Backward::kInt8, s, r.dx8.data(), false);
-  r.acc_dx.assign(s.acc.begin(), s.acc.begin() + M * K);
   r.qg.assign(s.a.begin(), s.a.begin() + M * N);
+  r.acc_dx = Int32Sums(r.qg.data(), r.w8.q.data(), M, N, K, true);
   r.u.assign(s.scale.begin(), s.scale.begin() + M);
   Int8LinearBackwardWeight(r.x, pr.dy.data(), r.w8, Int8Backward::kInt8, s, r.dw8.data(),
                            pr.w.data(), r.dstep8.data());
-  r.acc_dw.assign(s.acc.begin(), s.acc.begin() + K * N);
   r.qh.assign(s.a.begin(), s.a.begin() + M * N);
+  r.acc_dw = Int32Sums(r.x.qt.data(), r.qh.data(), K, M, N, false);
   r.v.assign(s.scale.begin(), s.scale.begin() + N);
   return r;
 }

@@ -419,6 +419,7 @@ __attribute__((target("avx512vnni"))) void I8MicroKernel(size_t k4, const int32_
 
 void GemmI8Impl(const GemmI8Args& g) {
   if (AmxInt8InUse()) return GemmI8Amx(g);  // the same exact sums on AMX tiles
+  if (g.out != nullptr) return GemmI8ThroughScratch(g, &GemmI8Impl);
   const size_t M = g.M, N = g.N, K = g.K;
   if (M == 0 || N == 0) return;
   const size_t k4 = (K + 3) / 4, panels = (N + kI8NR - 1) / kI8NR;
@@ -522,6 +523,7 @@ void GemmI8Impl(const GemmI8Args& g) {
 // Portable path: one exact int32 dot product per output (integer sums are exact, so the order
 // each is summed in does not matter).
 void GemmI8Impl(const GemmI8Args& g) {
+  if (g.out != nullptr) return GemmI8ThroughScratch(g, &GemmI8Impl);
   KernelPool().ParallelFor(static_cast<size_t>(g.M), [&](size_t i) {
     const int8_t* a = g.a + i * g.K;
     int32_t* c = g.c + i * g.N;

@@ -33,10 +33,26 @@ struct GemmI8Args {
   int64_t M = 0, N = 0, K = 0;
   const int8_t* a = nullptr;   // [M, K]
   const int8_t* bt = nullptr;  // [N, K]
-  int32_t* c = nullptr;        // [M, N]
+  int32_t* c = nullptr;        // [M, N]; with out, optional int32 scratch
   const int8_t* b = nullptr;   // [K, N], instead of bt
+  // Optional float epilogue instead of the int32 output: out[i, j] = (float(c)·row_scale[i])·
+  // col_scale[j], float(c) rounded to nearest-even, a null scale leaving its multiply out (the
+  // same bits as multiplying by 1); with accumulate, out[i, j] + that value. Elementwise IEEE
+  // operations in this written order, so a kernel may apply it per tile.
+  float* out = nullptr;  // [M, N]
+  const float* row_scale = nullptr;
+  const float* col_scale = nullptr;
+  bool accumulate = false;
   int8_t B(int64_t p, int64_t j) const { return bt ? bt[j * K + p] : b[p * N + j]; }
 };
+
+// The epilogue of GemmI8Args for the block c[rows, cols] (row stride ldc) of output rows
+// [i0, i0 + rows) and columns [j0, j0 + cols).
+void ApplyI8Epilogue(const GemmI8Args& g, const int32_t* c, int64_t ldc, int64_t i0, int64_t rows,
+                     int64_t j0, int64_t cols);
+// For kernels without a fused epilogue: runs gemm into g.c (or, when null, a temporary int32
+// buffer), then the epilogue.
+void GemmI8ThroughScratch(const GemmI8Args& g, void (*gemm)(const GemmI8Args&));
 
 struct Kernels {
   const char* name;

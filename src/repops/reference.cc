@@ -71,6 +71,7 @@ void Gemm(const GemmArgs& g) {
 }
 
 void GemmI8(const GemmI8Args& g) {
+  if (g.out != nullptr) return GemmI8ThroughScratch(g, &GemmI8);
   for (int64_t i = 0; i < g.M; ++i)
     for (int64_t j = 0; j < g.N; ++j) {
       int32_t acc = 0;
