@@ -309,6 +309,31 @@ void GemmImpl(const GemmArgs& g) {
       // Pack B(pc:pc+kc, jc:jc+nc) into NR-wide panels, zero-padded at the right edge.
       pool.ParallelFor(panels, [&](size_t jp) {
         float* dst = bpack.get() + jp * kc * NR;
+        if (g.b_rs == 1) {
+          // Bᵀ stored [N, K] (scores, logits): each column is a contiguous run of depths, so
+          // 16 depths of every column go at once; reads and writes both stay within a few lines.
+          for (size_t p0 = 0; p0 < kc; p0 += 16) {
+            const size_t pn = std::min<size_t>(16, kc - p0);
+            for (size_t r = 0; r < NR; ++r) {
+              const size_t j = jc + jp * NR + r;
+              if (j >= jc + nc) {  // zero padding at the right edge
+                for (size_t p = 0; p < pn; ++p) dst[(p0 + p) * NR + r] = 0.0f;
+                continue;
+              }
+              const float* src = g.b + j * g.b_cs + pc + p0;
+              for (size_t p = 0; p < pn; ++p) dst[(p0 + p) * NR + r] = src[p];
+            }
+          }
+          return;
+        }
+        if (g.b_cs == 1) {  // B stored [K, N]: each depth's NR columns are one contiguous run
+          const size_t j0 = jc + jp * NR, cols = std::min(NR, jc + nc - j0);
+          for (size_t p = 0; p < kc; ++p) {
+            std::memcpy(dst + p * NR, g.b + (pc + p) * g.b_rs + j0, cols * sizeof(float));
+            std::fill(dst + p * NR + cols, dst + (p + 1) * NR, 0.0f);
+          }
+          return;
+        }
         for (size_t p = 0; p < kc; ++p) {
           const float* src = g.b + (pc + p) * g.b_rs;
           for (size_t r = 0; r < NR; ++r) {
