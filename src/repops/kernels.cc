@@ -362,6 +362,18 @@ void GemmImpl(const GemmArgs& g) {
             for (size_t ip = 0; ip < mpanels; ++ip)
               for (size_t r = 0; r < kMR; ++r) apack[ip * kc * kMR + p * kMR + r] = src[ip * kMR + r];
           }
+        } else if (g.a_cs == 1 && mc == mpanels * kMR) {
+          // A stored [M, K]: kMR contiguous rows interleaved depth by depth, with the row
+          // pointers held locally (through g they were reloaded for every value).
+          const float* const a = g.a;
+          const size_t a_rs = g.a_rs;
+          for (size_t ip = 0; ip < mpanels; ++ip) {
+            const float* rows[kMR];
+            for (size_t r = 0; r < kMR; ++r) rows[r] = a + (ic + ip * kMR + r) * a_rs + pc;
+            float* dst = apack + ip * kc * kMR;
+            for (size_t p = 0; p < kc; ++p)
+              for (size_t r = 0; r < kMR; ++r) dst[p * kMR + r] = rows[r][p];
+          }
         } else {
           for (size_t ip = 0; ip < mpanels; ++ip) {
             float* dst = apack + ip * kc * kMR;
