@@ -110,14 +110,14 @@ std::vector<int8_t> PackB(const GemmI8Args& g, size_t Kp, size_t panels, ThreadP
 // The float epilogue of GemmI8Args (kernels.h) for one block, 16 columns per vector: the same
 // elementwise operations as ApplyI8Epilogue, in AVX-512 (every AMX CPU has it).
 __attribute__((target("avx512f"))) void BlockEpilogue(const GemmI8Args& g, const int32_t* c,
-                                                      size_t i0, size_t rows, size_t j0,
-                                                      size_t cols) {
+                                                      size_t ldc, size_t i0, size_t rows,
+                                                      size_t j0, size_t cols) {
   for (size_t r = 0; r < rows; ++r) {
     float* out = g.out + (i0 + r) * g.N + j0;
     const __m512 rs = _mm512_set1_ps(g.row_scale ? g.row_scale[i0 + r] : 1.0f);
     for (size_t j = 0; j < cols; j += 16) {
       const __mmask16 m = cols - j >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (cols - j)) - 1);
-      __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(c + r * kPairCols + j)), rs);
+      __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(c + r * ldc + j)), rs);
       if (g.col_scale) v = _mm512_mul_ps(v, _mm512_maskz_loadu_ps(m, g.col_scale + j0 + j));
       if (g.accumulate) v = _mm512_add_ps(_mm512_maskz_loadu_ps(m, out + j), v);
       _mm512_mask_storeu_ps(out + j, m, v);
@@ -209,31 +209,42 @@ void GemmI8Amx(const GemmI8Args& g) {
     _tile_loadconfig(&cfg);
     alignas(64) int32_t edge[kBlockRows * kPairCols];
     // Depth slices keep a block's A (32 × kDepthSlice bytes) in L1 while the B panels of the
-    // task stream past it from L2; C carries the exact partial sums from slice to slice.
-    // With a float epilogue a block is finished in one pass (its int32 sums live only in
-    // `edge`), so the whole depth is one slice.
-    const size_t slice = g.out != nullptr ? Kp : kDepthSlice;
-    for (size_t k0 = 0; k0 < Kp; k0 += slice) {
-      const size_t depth = std::min(slice, Kp - k0);
+    // task stream past it from L2; C carries the exact partial sums from slice to slice. With a
+    // float epilogue and more than one slice, the partial sums wait in a task buffer instead,
+    // and each block's epilogue runs after its last slice.
+    const bool epilogue = g.out != nullptr, buffered = epilogue && Kp > kDepthSlice;
+    const size_t task_cols = (pair_end - pair_begin) * kPairCols;
+    thread_local std::vector<int32_t> partial;
+    if (buffered) partial.resize(blocks * kBlockRows * task_cols);
+    for (size_t k0 = 0; k0 < Kp; k0 += kDepthSlice) {
+      const size_t depth = std::min(kDepthSlice, Kp - k0);
+      const bool first = k0 == 0, last = k0 + depth == Kp;
       for (size_t blk = 0; blk < blocks; ++blk) {
         const size_t i0 = i_begin + blk * kBlockRows, rows = std::min(kBlockRows, i_end - i0);
         const int8_t* a = apack.data() + blk * kBlockRows * Kp + k0;
         for (size_t pair = pair_begin; pair < pair_end; ++pair) {
           const int8_t* b0 = bpack.data() + 2 * pair * panel_bytes + k0 * kTileRows;
+          const int8_t* b1 = b0 + panel_bytes;
           const size_t j0 = pair * kPairCols, cols = std::min(kPairCols, N - j0);
-          if (g.out != nullptr) {
-            BlockProduct(a, Kp, b0, b0 + panel_bytes, depth, edge, kPairCols * 4, true);
-            BlockEpilogue(g, edge, i0, rows, j0, cols);
+          if (epilogue) {
+            int32_t* c = edge;
+            size_t ldc = kPairCols;
+            if (buffered) {
+              ldc = task_cols;
+              c = partial.data() + blk * kBlockRows * ldc + (pair - pair_begin) * kPairCols;
+            }
+            BlockProduct(a, Kp, b0, b1, depth, c, ldc * 4, first);
+            if (last) BlockEpilogue(g, c, ldc, i0, rows, j0, cols);
             continue;
           }
           int32_t* c = g.c + i0 * N + j0;
           if (rows == kBlockRows && cols == kPairCols) {
-            BlockProduct(a, Kp, b0, b0 + panel_bytes, depth, c, N * 4, k0 == 0);
+            BlockProduct(a, Kp, b0, b1, depth, c, N * 4, first);
             continue;
           }
-          for (size_t r = 0; r < rows && k0 > 0; ++r)
+          for (size_t r = 0; r < rows && !first; ++r)
             std::memcpy(edge + r * kPairCols, c + r * N, cols * 4);
-          BlockProduct(a, Kp, b0, b0 + panel_bytes, depth, edge, kPairCols * 4, k0 == 0);
+          BlockProduct(a, Kp, b0, b1, depth, edge, kPairCols * 4, first);
           for (size_t r = 0; r < rows; ++r) std::memcpy(c + r * N, edge + r * kPairCols, cols * 4);
         }
       }

@@ -171,5 +171,54 @@ TEST(GemmI8, AmxTilesGiveTheExactSums) {
   }
 }
 
+// The float epilogue against the int32 sums dequantized by the formula, bit for bit: row and
+// column scales, each alone, and accumulation into existing values; on every backend (with and
+// without AMX where the CPU has it), including a reduction long enough to be done in slices.
+TEST(GemmI8, FloatEpilogueEqualsTheDequantizedSums) {
+  struct Shape { int64_t M, K, N; };
+  for (const Shape sh : {Shape{37, 100, 19}, Shape{130, 2100, 70}}) {
+    const int64_t M = sh.M, K = sh.K, N = sh.N;
+    std::vector<int8_t> a(M * K), bt(N * K);
+    for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<int8_t>(PhiloxWord(4, 0, i));
+    for (size_t i = 0; i < bt.size(); ++i) bt[i] = static_cast<int8_t>(PhiloxWord(4, 1, i));
+    std::vector<float> rs(M), cs(N), base(M * N);
+    for (int64_t i = 0; i < M; ++i) rs[i] = 1e-3f * static_cast<float>(1 + i % 7);
+    for (int64_t j = 0; j < N; ++j) cs[j] = 3e-2f / static_cast<float>(1 + j % 5);
+    for (int64_t i = 0; i < M * N; ++i) base[i] = 0.25f * static_cast<float>(i % 11) - 1.0f;
+    std::vector<int32_t> sums(M * N);
+    ReferenceKernels().gemm_i8({.M = M, .N = N, .K = K, .a = a.data(), .bt = bt.data(),
+                                .c = sums.data()});
+    for (int form = 0; form < 4; ++form) {  // both scales; row only; column only; accumulate
+      const float* row = form != 2 ? rs.data() : nullptr;
+      const float* col = form != 1 ? cs.data() : nullptr;
+      const bool acc = form == 3;
+      std::vector<float> want = base;
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) {
+          float v = static_cast<float>(sums[i * N + j]);
+          if (row) v = v * row[i];
+          if (col) v = v * col[j];
+          want[i * N + j] = acc ? base[i * N + j] + v : v;
+        }
+      auto run = [&] {
+        std::vector<float> out = base;
+        ActiveKernels().gemm_i8({.M = M, .N = N, .K = K, .a = a.data(), .bt = bt.data(),
+                                 .out = out.data(), .row_scale = row, .col_scale = col,
+                                 .accumulate = acc});
+        return out;
+      };
+      for (const auto& [label, out] : testing::OnEveryBackend<std::vector<float>>(run))
+        ASSERT_EQ(std::memcmp(out.data(), want.data(), want.size() * 4), 0)
+            << label << " form " << form << " K=" << K;
+      if (AmxInt8Available()) {
+        AllowAmx(false);
+        const std::vector<float> vnni = run();
+        AllowAmx(true);
+        ASSERT_EQ(std::memcmp(vnni.data(), want.data(), want.size() * 4), 0) << "without AMX";
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace trail::repops
