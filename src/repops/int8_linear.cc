@@ -23,28 +23,15 @@ T* Grow(std::vector<T>& v, int64_t n) {
   return v.data();
 }
 
-// One row's update of 64 (or, at the edge, n) column maxima. The full width is a constant
-// trip count, which the compiler vectorizes.
-inline void AbsMaxRow(const float* row, float r, int64_t n, float* mx) {
-  auto step = [&](int64_t j) {  // Max2: a NaN, once taken, stays
-    const float a = std::fabs(r * row[j]);
-    mx[j] = (a > mx[j] || a != a) ? a : mx[j];
-  };
-  if (n == 64) {
-    for (int64_t j = 0; j < 64; ++j) step(j);
-  } else {
-    for (int64_t j = 0; j < n; ++j) step(j);
-  }
-}
-
 // m[j] = AbsMax over t of r[t]·dy[t, j] (the largest magnitude, or the default quiet NaN when
-// any product is NaN), for 64 columns at a time over contiguous stretches of the rows.
+// any product is NaN), for 256 columns at a time over contiguous stretches of the rows.
 void ColumnAbsMaxOfScaledRows(const float* dy, const float* r, int64_t M, int64_t N, float* m) {
-  constexpr int64_t kCols = 64;
+  constexpr int64_t kCols = 256;
+  const Kernels& k = ActiveKernels();
   ForEachRow((N + kCols - 1) / kCols, [&](int64_t b) {
     const int64_t j0 = b * kCols, n = std::min(kCols, N - j0);
     float mx[kCols] = {};
-    for (int64_t t = 0; t < M; ++t) AbsMaxRow(dy + t * N + j0, r[t], n, mx);
+    for (int64_t t = 0; t < M; ++t) k.abs_max_update(dy + t * N + j0, r[t], mx, n);
     for (int64_t j = 0; j < n; ++j)
       m[j0 + j] = mx[j] != mx[j] ? std::numeric_limits<float>::quiet_NaN() : mx[j];
   });

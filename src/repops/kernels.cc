@@ -107,6 +107,22 @@ void MulAddImpl(const float* HWY_RESTRICT a, const float* HWY_RESTRICT b, float*
   for (; i < n; ++i) y[i] = std::fma(a[i], b[i], y[i]);
 }
 
+void AbsMaxUpdateImpl(const float* HWY_RESTRICT x, float r, float* HWY_RESTRICT m, size_t n) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const auto vr = hn::Set(d, r);
+  size_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto a = hn::Abs(hn::Mul(vr, hn::LoadU(d, x + i)));
+    const auto mi = hn::LoadU(d, m + i);
+    hn::StoreU(hn::IfThenElse(hn::Or(hn::Gt(a, mi), hn::IsNaN(a)), a, mi), d, m + i);
+  }
+  for (; i < n; ++i) {
+    const float a = std::fabs(r * x[i]);
+    if (a > m[i] || a != a) m[i] = a;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Elementwise math: the same template as the scalar reference, on full vectors; the tail runs
 // on a zero-padded vector so that every element goes through identical operations.
@@ -587,7 +603,7 @@ const Kernels* GetKernelTable() {
   static const Kernels k = {hwy::TargetName(HWY_TARGET), &SumImpl, &SumSqImpl, &DotImpl, &MaxImpl,
                             &AxpyImpl, &MapImpl, &ExpSubImpl, &GemmImpl, &GemmI8Impl,
                             &AbsMaxImpl, &QuantizeI8Impl, &GeluImpl, &GeluBackwardImpl,
-                            &MulAddImpl};
+                            &MulAddImpl, &AbsMaxUpdateImpl};
   return &k;
 }
 

@@ -78,6 +78,9 @@ struct Kernels {
   void (*gelu)(const float* x, float* y, size_t n);
   void (*gelu_backward)(const float* dy, const float* x, float* dx, size_t n);
   void (*mul_add)(const float* a, const float* b, float* y, size_t n);  // y = fma(a, b, y)
+  // m[j] = a when a > m[j] or a is NaN, a = |r·x[j]| (the rounded product): a running maximum
+  // in which a NaN, once taken, stays.
+  void (*abs_max_update)(const float* x, float r, float* m, size_t n);
 };
 
 // Max2(a, b) = (b > a or b is NaN) ? b : a — NaN propagates, ties keep the left operand.

@@ -99,6 +99,12 @@ void QuantizeI8(const float* x, const float* scale, size_t scale_step, size_t n,
 void MulAdd(const float* a, const float* b, float* y, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] = std::fma(a[i], b[i], y[i]);
 }
+void AbsMaxUpdate(const float* x, float r, float* m, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const float a = std::fabs(r * x[i]);
+    if (a > m[i] || a != a) m[i] = a;
+  }
+}
 void GeluAll(const float* x, float* y, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] = Gelu(x[i]);
 }
@@ -112,7 +118,7 @@ const Kernels& ReferenceKernels() {
   static const Kernels k = {"reference", &Sum,   &SumSq,  &Dot,    &Max,
                             &Axpy,       &MapAll, &ExpSub, &Gemm,   &GemmI8,
                             &AbsMax,     &QuantizeI8, &GeluAll, &GeluBackwardAll,
-                            &MulAdd};
+                            &MulAdd,     &AbsMaxUpdate};
   return k;
 }
 
