@@ -223,12 +223,15 @@ void Int8LinearBackwardInput(const float* dy, int64_t M, const QuantizedWeight& 
   // g = dY·diag(s), quantized per token; dX = u ⊙ (qg·qwᵀ).
   CheckReduction(N);
   float* g = Grow(s.f, M * N);
-  ForEachRow(M, [&](int64_t t) {
-    for (int64_t j = 0; j < N; ++j) g[t * N + j] = dy[t * N + j] * w.step[j];
-  });
   int8_t* qg = Grow(s.a, M * N);
   float* u = Grow(s.scale, M);
-  QuantizeRowsAbsmax(g, M, N, qg, u);
+  const Kernels& k = ActiveKernels();
+  ForEachRow(M, [&](int64_t t) {  // each row quantized while it is still in cache
+    float* gt = g + t * N;
+    for (int64_t j = 0; j < N; ++j) gt[j] = dy[t * N + j] * w.step[j];
+    u[t] = k.abs_max(gt, static_cast<size_t>(N)) / static_cast<float>(kInt8QMax);
+    k.quantize_i8(gt, u + t, 0, static_cast<size_t>(N), qg + t * N);
+  });
   // dx = float(acc)·u_t (added to dx with accumulate), applied by the GEMM per output tile.
   ActiveKernels().gemm_i8({.M = M, .N = K, .K = N, .a = qg, .bt = w.q.data(),
                            .c = Grow(s.acc, M * K), .out = dx, .row_scale = u,
