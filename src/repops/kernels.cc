@@ -301,6 +301,44 @@ HWY_INLINE void MicroKernel(D d, size_t kc, const float* HWY_RESTRICT ap,
   }
 }
 
+// Rows [ic, ic + mc) and depths [pc, pc + kc) of A into kMR-row panels, each [kc][kMR], with zero
+// rows past mc. Both stored layouts are read in contiguous runs, with the operand's pointer and
+// strides held locally (through g they were reloaded for every value: the stores may alias it).
+void PackA(const GemmArgs& g, size_t ic, size_t mc, size_t pc, size_t kc, float* HWY_RESTRICT apack) {
+  const size_t mpanels = (mc + kMR - 1) / kMR, full = mc / kMR;
+  const float* const a = g.a;
+  const size_t a_rs = g.a_rs, a_cs = g.a_cs;
+  if (a_rs == 1) {  // Aᵀ stored [K, M]: each depth's mc values are one run
+    for (size_t p = 0; p < kc; ++p) {
+      const float* src = a + (pc + p) * a_cs + ic;
+      for (size_t ip = 0; ip < full; ++ip)
+        for (size_t r = 0; r < kMR; ++r) apack[(ip * kc + p) * kMR + r] = src[ip * kMR + r];
+      for (size_t r = 0; full < mpanels && r < kMR; ++r) {
+        const size_t i = full * kMR + r;
+        apack[(full * kc + p) * kMR + r] = i < mc ? src[i] : 0.0f;
+      }
+    }
+    return;
+  }
+  static const float kZeros[kKC] = {};
+  for (size_t ip = 0; ip < mpanels; ++ip) {
+    float* dst = apack + ip * kc * kMR;
+    const float* rows[kMR];  // A[i, pc + p] = rows[r][p * a_cs]
+    for (size_t r = 0; r < kMR; ++r) {
+      const size_t i = ip * kMR + r;
+      rows[r] = i < mc ? a + (ic + i) * a_rs + pc * a_cs : kZeros;
+    }
+    if (a_cs == 1) {  // A stored [M, K]: kMR rows interleaved depth by depth
+      for (size_t p = 0; p < kc; ++p)
+        for (size_t r = 0; r < kMR; ++r) dst[p * kMR + r] = rows[r][p];
+    } else {
+      for (size_t p = 0; p < kc; ++p)
+        for (size_t r = 0; r < kMR; ++r)
+          dst[p * kMR + r] = ip * kMR + r < mc ? rows[r][p * a_cs] : 0.0f;
+    }
+  }
+}
+
 void GemmImpl(const GemmArgs& g) {
   using D = hn::ScalableTag<float>;
   const D d;
@@ -315,7 +353,17 @@ void GemmImpl(const GemmArgs& g) {
   }
   ThreadPool& pool = KernelPool();
   const size_t nc_max = std::min(kNC, (Ncols + NR - 1) / NR * NR);
-  auto bpack = hwy::AllocateAligned<float>(std::min(kKC, K) * nc_max);
+  // The calling thread's buffer (nested calls run inline on their own thread): attention makes
+  // thousands of small products a step, and a fresh allocation each was a visible share.
+  // (The tasks below run on other threads: they see the buffer through `bpack`, a plain pointer,
+  // never through the thread_local itself.)
+  thread_local hwy::AlignedFreeUniquePtr<float[]> bpack_storage;
+  thread_local size_t bpack_size = 0;
+  if (bpack_size < std::min(kKC, K) * nc_max) {
+    bpack_size = std::min(kKC, K) * nc_max;
+    bpack_storage = hwy::AllocateAligned<float>(bpack_size);
+  }
+  float* const bpack = bpack_storage.get();
 
   for (size_t jc = 0; jc < Ncols; jc += kNC) {
     const size_t nc = std::min(kNC, Ncols - jc);
@@ -325,7 +373,7 @@ void GemmImpl(const GemmArgs& g) {
       const bool load = g.accumulate || pc > 0;
       // Pack B(pc:pc+kc, jc:jc+nc) into NR-wide panels, zero-padded at the right edge.
       pool.ParallelFor(panels, [&](size_t jp) {
-        float* dst = bpack.get() + jp * kc * NR;
+        float* dst = bpack + jp * kc * NR;
         if (g.b_rs == 1) {
           // Bᵀ stored [N, K] (scores, logits): each column is a contiguous run of depths, so
           // 16 depths of every column go at once; reads and writes both stay within a few lines.
@@ -371,36 +419,7 @@ void GemmImpl(const GemmArgs& g) {
         apack_storage.resize(kMC * kKC + 16);
         float* apack = apack_storage.data();
         const size_t mpanels = (mc + kMR - 1) / kMR;
-        if (g.a_rs == 1 && mc == mpanels * kMR) {
-          // Aᵀ stored [K, M]: read each depth's mc values as one contiguous run (walking the
-          // panels first touched one far-apart row per value, a TLB miss each).
-          for (size_t p = 0; p < kc; ++p) {
-            const float* src = g.a + (pc + p) * g.a_cs + ic;
-            for (size_t ip = 0; ip < mpanels; ++ip)
-              for (size_t r = 0; r < kMR; ++r) apack[ip * kc * kMR + p * kMR + r] = src[ip * kMR + r];
-          }
-        } else if (g.a_cs == 1 && mc == mpanels * kMR) {
-          // A stored [M, K]: kMR contiguous rows interleaved depth by depth, with the row
-          // pointers held locally (through g they were reloaded for every value).
-          const float* const a = g.a;
-          const size_t a_rs = g.a_rs;
-          for (size_t ip = 0; ip < mpanels; ++ip) {
-            const float* rows[kMR];
-            for (size_t r = 0; r < kMR; ++r) rows[r] = a + (ic + ip * kMR + r) * a_rs + pc;
-            float* dst = apack + ip * kc * kMR;
-            for (size_t p = 0; p < kc; ++p)
-              for (size_t r = 0; r < kMR; ++r) dst[p * kMR + r] = rows[r][p];
-          }
-        } else {
-          for (size_t ip = 0; ip < mpanels; ++ip) {
-            float* dst = apack + ip * kc * kMR;
-            for (size_t p = 0; p < kc; ++p)
-              for (size_t r = 0; r < kMR; ++r) {
-                const size_t i = ic + ip * kMR + r;
-                dst[p * kMR + r] = i < ic + mc ? g.a[i * g.a_rs + (pc + p) * g.a_cs] : 0.0f;
-              }
-          }
-        }
+        PackA(g, ic, mc, pc, kc, apack);
         for (size_t jp = jp_begin; jp < jp_end; ++jp) {
           const size_t j0 = jc + jp * NR;
           const size_t nr = std::min(NR, jc + nc - j0);
@@ -409,7 +428,7 @@ void GemmImpl(const GemmArgs& g) {
             const size_t mr = std::min(kMR, ic + mc - i0);
             float* cp = g.c + i0 * g.ldc + j0;
             const float* ap = apack + ip * kc * kMR;
-            const float* bp = bpack.get() + jp * kc * NR;
+            const float* bp = bpack + jp * kc * NR;
             if (mr == kMR && nr == NR) {
               MicroKernel(d, kc, ap, bp, cp, g.ldc, load);
             } else {
