@@ -1,0 +1,205 @@
+// The int8 GEMM kernels of kernels.cc, one set per Highway target: AMX tiles or AVX-512 VNNI on
+// AVX3_DL, plain exact integer loops elsewhere. Included by kernels.cc inside its per-target
+// namespace; integer sums are exact, so every path gives the same int32 values.
+//
+// Per-target include (Highway's pattern): no include guard of the usual kind.
+#if defined(TRAIL_REPOPS_GEMM_I8_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef TRAIL_REPOPS_GEMM_I8_INL_H_
+#undef TRAIL_REPOPS_GEMM_I8_INL_H_
+#else
+#define TRAIL_REPOPS_GEMM_I8_INL_H_
+#endif
+
+#include <cstring>
+#include <vector>
+
+#if HWY_ARCH_X86
+#include <immintrin.h>
+#endif
+
+#include "core/thread_pool.h"
+#include "hwy/highway.h"
+#include "repops/gemm_i8_amx.h"
+#include "repops/kernels.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace trail::repops::HWY_NAMESPACE {
+
+// int8 GEMM: exact, so any order gives the same bits.
+#if HWY_TARGET == HWY_AVX3_DL
+// AVX-512 VNNI: vpdpbusd multiplies 4 unsigned by 4 signed bytes and adds them to an int32 lane.
+// A is made unsigned by adding 128 (xor 0x80); the bias 128·Σ_p B[j,p] is subtracted at the end.
+// B is packed as [k/4][column][4 bytes], so one 64-byte load holds 16 columns × 4 depths.
+constexpr size_t kI8MR = 6, kI8NV = 4, kI8NR = 16 * kI8NV;
+
+// acc += dot4(a_u8, b_s8) in place. Inline asm because GCC 12 copies every accumulator through
+// the stack around the _mm512_dpbusd_epi32 intrinsic (measured: 2x slower kernel).
+__attribute__((target("avx512vnni"))) HWY_INLINE void DpBusd(__m512i& acc, __m512i a, __m512i b) {
+  asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
+}
+
+// Writes C[r, c] = acc - bias[c] for an MR x NR tile straight from registers.
+__attribute__((target("avx512vnni"))) void I8MicroKernel(size_t k4, const int32_t* ap,
+                                                          const uint8_t* bp, const int32_t* bias,
+                                                          int32_t* c, size_t ldc) {
+  __m512i acc[kI8MR][kI8NV];
+  HWY_UNROLL(8)
+  for (size_t r = 0; r < kI8MR; ++r) {
+    HWY_UNROLL(4)
+    for (size_t v = 0; v < kI8NV; ++v) acc[r][v] = _mm512_setzero_si512();
+  }
+  for (size_t p = 0; p < k4; ++p) {
+    __m512i b[kI8NV];
+    HWY_UNROLL(4)
+    for (size_t v = 0; v < kI8NV; ++v)
+      b[v] = _mm512_loadu_si512(reinterpret_cast<const void*>(bp + (p * kI8NR + v * 16) * 4));
+    HWY_UNROLL(8)
+    for (size_t r = 0; r < kI8MR; ++r) {
+      const __m512i a = _mm512_set1_epi32(ap[p * kI8MR + r]);
+      HWY_UNROLL(4)
+      for (size_t v = 0; v < kI8NV; ++v) DpBusd(acc[r][v], a, b[v]);
+    }
+  }
+  HWY_UNROLL(4)
+  for (size_t v = 0; v < kI8NV; ++v) {
+    const __m512i bv = _mm512_loadu_si512(reinterpret_cast<const void*>(bias + v * 16));
+    HWY_UNROLL(8)
+    for (size_t r = 0; r < kI8MR; ++r)
+      _mm512_storeu_si512(reinterpret_cast<void*>(c + r * ldc + v * 16),
+                          _mm512_sub_epi32(acc[r][v], bv));
+  }
+}
+
+void GemmI8Impl(const GemmI8Args& g) {
+  if (AmxInt8InUse()) return GemmI8Amx(g);  // the same exact sums on AMX tiles
+  if (g.out != nullptr) return GemmI8ThroughScratch(g, &GemmI8Impl);
+  const size_t M = g.M, N = g.N, K = g.K;
+  if (M == 0 || N == 0) return;
+  const size_t k4 = (K + 3) / 4, panels = (N + kI8NR - 1) / kI8NR;
+  ThreadPool& pool = KernelPool();
+  // Pack Bᵀ into VNNI panels (zero-padded); bias[j] = 128 * Σ_p B[j,p] undoes A's +128.
+  std::vector<uint8_t> bpack(panels * k4 * kI8NR * 4, 0);
+  std::vector<int32_t> bias(panels * kI8NR, 0);
+  pool.ParallelFor(panels, [&](size_t jp) {
+    uint8_t* panel = bpack.data() + jp * k4 * kI8NR * 4;
+    if (g.b != nullptr) {  // B as [K, N]: interleave 4 rows' stretches of the panel's columns
+      const size_t cols = std::min(kI8NR, N - jp * kI8NR);
+      int32_t sum[kI8NR] = {};
+      size_t p = 0;
+      if (cols == kI8NR) {  // four rows into one word per column: constant trip counts
+        for (; p + 4 <= K; p += 4) {
+          const int8_t* s0 = g.b + p * N + jp * kI8NR;
+          uint32_t* dst = reinterpret_cast<uint32_t*>(panel + (p >> 2) * kI8NR * 4);
+          for (size_t c = 0; c < kI8NR; ++c) {
+            const int8_t b0 = s0[c], b1 = s0[N + c], b2 = s0[2 * N + c], b3 = s0[3 * N + c];
+            dst[c] = uint32_t{static_cast<uint8_t>(b0)} | uint32_t{static_cast<uint8_t>(b1)} << 8 |
+                     uint32_t{static_cast<uint8_t>(b2)} << 16 | uint32_t{static_cast<uint8_t>(b3)} << 24;
+            sum[c] += (b0 + b1) + (b2 + b3);
+          }
+        }
+      }
+      for (; p < K; ++p) {
+        const int8_t* src = g.b + p * N + jp * kI8NR;
+        uint8_t* dst = panel + (p >> 2) * kI8NR * 4 + (p & 3);
+        for (size_t c = 0; c < cols; ++c) {
+          dst[c * 4] = static_cast<uint8_t>(src[c]);
+          sum[c] += src[c];
+        }
+      }
+      for (size_t c = 0; c < cols; ++c) bias[jp * kI8NR + c] = 128 * sum[c];
+      return;
+    }
+    for (size_t c = 0; c < kI8NR && jp * kI8NR + c < N; ++c) {
+      const size_t j = jp * kI8NR + c;
+      const int8_t* src = g.bt + j * K;
+      int32_t sum = 0;
+      for (size_t p = 0; p < K; ++p) sum += src[p];
+      for (size_t p4 = 0; p4 < K / 4; ++p4)  // whole groups of 4 as one word
+        std::memcpy(panel + (p4 * kI8NR + c) * 4, src + 4 * p4, 4);
+      for (size_t p = K / 4 * 4; p < K; ++p)
+        panel[((p >> 2) * kI8NR + c) * 4 + (p & 3)] = static_cast<uint8_t>(src[p]);
+      bias[j] = 128 * sum;
+    }
+  });
+  const size_t mpanels = (M + kI8MR - 1) / kI8MR;
+  const size_t mgroups = (mpanels + 7) / 8;  // 8 row panels (48 rows) per task
+  const size_t splits = std::max<size_t>(1, std::min(panels, (2 * pool.num_threads() + mgroups - 1) / mgroups));
+  pool.ParallelFor(mgroups * splits, [&](size_t task) {
+    const size_t jp0 = panels * (task % splits) / splits, jp1 = panels * (task % splits + 1) / splits;
+    // The task's row panels are packed first, then each B panel is used by all of them while
+    // it is in cache (with a long reduction the whole B is megabytes: streaming it once per
+    // row panel made the kernel memory-bound).
+    const size_t ip0 = (task / splits) * 8, ip_end = std::min(mpanels, ip0 + 8);
+    std::vector<int32_t> apack((ip_end - ip0) * k4 * kI8MR);
+    alignas(64) int32_t tile[kI8MR * kI8NR];
+    for (size_t ip = ip0; ip < ip_end; ++ip) {
+      int32_t* ap = apack.data() + (ip - ip0) * k4 * kI8MR;
+      // A rows as little-endian groups of 4 bytes, biased to unsigned; padding is 0x80 (value 0).
+      for (size_t r = 0; r < kI8MR; ++r) {
+        const size_t i = ip * kI8MR + r;
+        const size_t full = i < M ? K / 4 : 0;  // whole groups of 4 inside the row
+        const int8_t* row = g.a + i * K;
+        for (size_t p = 0; p < full; ++p) {
+          uint32_t word;
+          std::memcpy(&word, row + 4 * p, 4);
+          ap[p * kI8MR + r] = static_cast<int32_t>(word ^ 0x80808080u);
+        }
+        for (size_t p = full; p < k4; ++p) {
+          uint32_t word = 0;
+          for (size_t q = 0; q < 4; ++q) {
+            const size_t kk = p * 4 + q;
+            const uint32_t byte = (i < M && kk < K) ? (static_cast<uint8_t>(row[kk]) ^ 0x80u) : 0x80u;
+            word |= byte << (8 * q);
+          }
+          ap[p * kI8MR + r] = static_cast<int32_t>(word);
+        }
+      }
+    }
+    for (size_t jp = jp0; jp < jp1; ++jp) {
+      const size_t cols = std::min(kI8NR, N - jp * kI8NR);
+      const uint8_t* bp = bpack.data() + jp * k4 * kI8NR * 4;
+      for (size_t ip = ip0; ip < ip_end; ++ip) {
+        const size_t rows = std::min(kI8MR, M - ip * kI8MR);
+        const int32_t* ap = apack.data() + (ip - ip0) * k4 * kI8MR;
+        int32_t* c = g.c + ip * kI8MR * N + jp * kI8NR;
+        if (rows == kI8MR && cols == kI8NR) {
+          I8MicroKernel(k4, ap, bp, bias.data() + jp * kI8NR, c, N);
+        } else {
+          I8MicroKernel(k4, ap, bp, bias.data() + jp * kI8NR, tile, kI8NR);
+          for (size_t r = 0; r < rows; ++r) std::memcpy(c + r * N, tile + r * kI8NR, cols * 4);
+        }
+      }
+    }
+  });
+}
+#else
+// Portable path: one exact int32 dot product per output (integer sums are exact, so the order
+// each is summed in does not matter).
+void GemmI8Impl(const GemmI8Args& g) {
+  if (g.out != nullptr) return GemmI8ThroughScratch(g, &GemmI8Impl);
+  KernelPool().ParallelFor(static_cast<size_t>(g.M), [&](size_t i) {
+    const int8_t* a = g.a + i * g.K;
+    int32_t* c = g.c + i * g.N;
+    if (g.b != nullptr) {  // B as [K, N]: row i of C accumulates a[p] times row p of B
+      std::fill(c, c + g.N, 0);
+      for (int64_t p = 0; p < g.K; ++p) {
+        const int32_t ap = a[p];
+        const int8_t* b = g.b + p * g.N;
+        for (int64_t j = 0; j < g.N; ++j) c[j] += ap * int32_t{b[j]};
+      }
+      return;
+    }
+    for (int64_t j = 0; j < g.N; ++j) {
+      const int8_t* b = g.bt + j * g.K;
+      int32_t acc = 0;
+      for (int64_t p = 0; p < g.K; ++p) acc += int32_t{a[p]} * int32_t{b[p]};
+      c[j] = acc;
+    }
+  });
+}
+#endif
+
+}  // namespace trail::repops::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // TRAIL_REPOPS_GEMM_I8_INL_H_
