@@ -54,11 +54,18 @@ void CrossEntropyBackward(const float* logits, const int32_t* targets, const flo
       std::fill(d, d + vocab, 0.0f);
       return;
     }
-    k.exp_sub(logits + r * vocab, lse[r], d, vocab);
     const float coef = 1.0f + z2 * lse[r];
-    for (int64_t j = 0; j < vocab; ++j) {
-      const float onehot = j == targets[r] ? 1.0f : 0.0f;
-      d[j] = (d[j] * coef - onehot) * grad_scale;
+    const int64_t target = targets[r];
+    // In L1-sized stretches, so each is scaled while its exponentials are still in cache. Off
+    // the target, (e·coef − 0)·g is (e·coef)·g exactly (subtracting +0 changes nothing).
+    constexpr int64_t kStretch = 2048;
+    for (int64_t j0 = 0; j0 < vocab; j0 += kStretch) {
+      const int64_t n = std::min(kStretch, vocab - j0);
+      float* dj = d + j0;
+      k.exp_sub(logits + r * vocab + j0, lse[r], dj, n);
+      const float e_target = target >= j0 && target < j0 + n ? dj[target - j0] : 0.0f;
+      for (int64_t j = 0; j < n; ++j) dj[j] = (dj[j] * coef) * grad_scale;
+      if (target >= j0 && target < j0 + n) dj[target - j0] = (e_target * coef - 1.0f) * grad_scale;
     }
   });
 }
