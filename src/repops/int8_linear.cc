@@ -120,14 +120,31 @@ void TransposeI8(const int8_t* in, int64_t rows, int64_t cols, int8_t* out) {
 
 // The weights whose quotient was clamped: only a ±127 can be one, so the division is
 // repeated for those alone.
+// Whether any of the 8 bytes at q is +127 (0x7F) or -127 (0x81): a byte of x ^ pattern is zero
+// exactly there, and (v - 0x01..) & ~v & 0x80.. is non-zero iff some byte of v is zero.
+bool HasByte127(const int8_t* q) {
+  uint64_t x;
+  std::memcpy(&x, q, 8);
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  auto has_zero = [&](uint64_t v) { return ((v - kOnes) & ~v & kHigh) != 0; };
+  return has_zero(x ^ (kOnes * 0x7F)) || has_zero(x ^ (kOnes * 0x81));
+}
+
 std::vector<int64_t> ClippedWeights(const float* w, const QuantizedWeight& q) {
-  std::vector<int64_t> out;
-  for (int64_t p = 0; p < q.K; ++p)
-    for (int64_t j = 0; j < q.N; ++j) {
-      const int8_t v = q.q[p * q.N + j];
-      if ((v == kInt8QMax || v == -kInt8QMax) && Clipped(w[p * q.N + j], q.step[j]))
-        out.push_back(p * q.N + j);
+  // Rows in parallel (a clipped weight is rare: most rows list none), joined in row order.
+  std::vector<std::vector<int64_t>> per_row(static_cast<size_t>(q.K));
+  ForEachRow(q.K, [&](int64_t p) {
+    const int8_t* row = q.q.data() + p * q.N;
+    for (int64_t j0 = 0; j0 < q.N; j0 += 8) {
+      const int64_t n = std::min<int64_t>(8, q.N - j0);
+      if (n == 8 && !HasByte127(row + j0)) continue;  // most words: no ±127 at all
+      for (int64_t j = j0; j < j0 + n; ++j)
+        if ((row[j] == kInt8QMax || row[j] == -kInt8QMax) && Clipped(w[p * q.N + j], q.step[j]))
+          per_row[p].push_back(p * q.N + j);
     }
+  });
+  std::vector<int64_t> out;
+  for (const auto& r : per_row) out.insert(out.end(), r.begin(), r.end());
   return out;
 }
 
