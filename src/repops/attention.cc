@@ -77,7 +77,7 @@ void AttentionForward(const AttentionShape& s, const float* q, const float* k, c
   const int64_t T = s.seq, hd = s.head_dim;
   const Kernels& kern = ActiveKernels();
   ForEachHead(s, [&](const HeadView& hv, size_t bh, size_t off, float scale) {
-    std::vector<float> S;
+    thread_local std::vector<float> S;
     const bool v_finite = AllFinite(v + off, T * hd);
     for (int64_t t0 = 0; t0 < T; t0 += kQueryBlock) {
       const int64_t t1 = std::min(T, t0 + kQueryBlock), klo = hv.Lo(t0);
@@ -117,7 +117,10 @@ void AttentionBackward(const AttentionShape& s, const float* q, const float* k, 
   const int64_t T = s.seq, hd = s.head_dim, W = s.window > 0 ? s.window : T;
   const Kernels& kern = ActiveKernels();
   ForEachHead(s, [&](const HeadView& hv, size_t bh, size_t off, float scale) {
-    std::vector<float> S, dS(static_cast<size_t>(T * T), 0.0f);  // dS [T, T], +0 off A(t)
+    // dS [T, T], +0 off A(t). Reused per thread: a fresh 256 KB block a head (T = 256) was
+    // mapped and faulted in anew every time.
+    thread_local std::vector<float> S, dS;
+    dS.assign(static_cast<size_t>(T * T), 0.0f);
     const float* P = probs + bh * T * T;
     const bool k_finite = AllFinite(k + off, T * hd), q_finite = AllFinite(q + off, T * hd),
                dout_finite = AllFinite(dout + off, T * hd);
