@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #if HWY_ARCH_X86
@@ -309,10 +310,14 @@ void PackA(const GemmArgs& g, size_t ic, size_t mc, size_t pc, size_t kc, float*
   const float* const a = g.a;
   const size_t a_rs = g.a_rs, a_cs = g.a_cs;
   if (a_rs == 1) {  // Aᵀ stored [K, M]: each depth's mc values are one run
+    // kMR straight-line copies: as a loop, the compiler made each 24-byte copy a memmove call.
+    const auto copy_panel = [&]<size_t... R>(float* d, const float* s, std::index_sequence<R...>) {
+      ((d[R] = s[R]), ...);
+    };
     for (size_t p = 0; p < kc; ++p) {
       const float* src = a + (pc + p) * a_cs + ic;
       for (size_t ip = 0; ip < full; ++ip)
-        for (size_t r = 0; r < kMR; ++r) apack[(ip * kc + p) * kMR + r] = src[ip * kMR + r];
+        copy_panel(apack + (ip * kc + p) * kMR, src + ip * kMR, std::make_index_sequence<kMR>());
       for (size_t r = 0; full < mpanels && r < kMR; ++r) {
         const size_t i = full * kMR + r;
         apack[(full * kc + p) * kMR + r] = i < mc ? src[i] : 0.0f;
@@ -393,8 +398,16 @@ void GemmImpl(const GemmArgs& g) {
         }
         if (g.b_cs == 1) {  // B stored [K, N]: each depth's NR columns are one contiguous run
           const size_t j0 = jc + jp * NR, cols = std::min(NR, jc + nc - j0);
+          const float* src = g.b + pc * g.b_rs + j0;
+          const size_t b_rs = g.b_rs;
+          if (cols == NR) {  // whole panels as vectors (a memcpy call per depth cost as much)
+            for (size_t p = 0; p < kc; ++p)
+              for (size_t v = 0; v < kNV; ++v)
+                hn::Store(hn::LoadU(d, src + p * b_rs + v * N), d, dst + p * NR + v * N);
+            return;
+          }
           for (size_t p = 0; p < kc; ++p) {
-            std::memcpy(dst + p * NR, g.b + (pc + p) * g.b_rs + j0, cols * sizeof(float));
+            std::memcpy(dst + p * NR, src + p * b_rs, cols * sizeof(float));
             std::fill(dst + p * NR + cols, dst + (p + 1) * NR, 0.0f);
           }
           return;
