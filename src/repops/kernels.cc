@@ -316,6 +316,10 @@ void PackA(const GemmArgs& g, size_t ic, size_t mc, size_t pc, size_t kc, float*
     };
     for (size_t p = 0; p < kc; ++p) {
       const float* src = a + (pc + p) * a_cs + ic;
+      // Each depth is a far-apart row (dE's dLogitsᵀ: 64 KB apart), beyond the hardware
+      // prefetcher's reach: ask for the row 8 depths ahead.
+      if (p + 8 < kc)
+        for (size_t i = 0; i < mc; i += 16) __builtin_prefetch(src + 8 * a_cs + i);
       for (size_t ip = 0; ip < full; ++ip)
         copy_panel(apack + (ip * kc + p) * kMR, src + ip * kMR, std::make_index_sequence<kMR>());
       for (size_t r = 0; full < mpanels && r < kMR; ++r) {
@@ -333,9 +337,11 @@ void PackA(const GemmArgs& g, size_t ic, size_t mc, size_t pc, size_t kc, float*
       const size_t i = ip * kMR + r;
       rows[r] = i < mc ? a + (ic + i) * a_rs + pc * a_cs : kZeros;
     }
-    if (a_cs == 1) {  // A stored [M, K]: kMR rows interleaved depth by depth
-      for (size_t p = 0; p < kc; ++p)
-        for (size_t r = 0; r < kMR; ++r) dst[p * kMR + r] = rows[r][p];
+    if (a_cs == 1) {  // A stored [M, K]: kMR rows interleaved depth by depth, straight-line
+      [&]<size_t... R>(std::index_sequence<R...>) {
+        const float* const row[kMR] = {rows[R]...};
+        for (size_t p = 0; p < kc; ++p) ((dst[p * kMR + R] = row[R][p]), ...);
+      }(std::make_index_sequence<kMR>());
     } else {
       for (size_t p = 0; p < kc; ++p)
         for (size_t r = 0; r < kMR; ++r)
