@@ -78,8 +78,14 @@ void GemmI8Impl(const GemmI8Args& g) {
   const size_t k4 = (K + 3) / 4, panels = (N + kI8NR - 1) / kI8NR;
   ThreadPool& pool = KernelPool();
   // Pack Bᵀ into VNNI panels (zero-padded); bias[j] = 128 * Σ_p B[j,p] undoes A's +128.
-  std::vector<uint8_t> bpack(panels * k4 * kI8NR * 4, 0);
-  std::vector<int32_t> bias(panels * kI8NR, 0);
+  // Reused per calling thread (a fresh buffer per call was mapped and faulted in anew); tasks
+  // on other threads reach them through these references.
+  thread_local std::vector<uint8_t> bpack_storage;
+  thread_local std::vector<int32_t> bias_storage;
+  bpack_storage.assign(panels * k4 * kI8NR * 4, 0);
+  bias_storage.assign(panels * kI8NR, 0);
+  std::vector<uint8_t>& bpack = bpack_storage;
+  std::vector<int32_t>& bias = bias_storage;
   pool.ParallelFor(panels, [&](size_t jp) {
     uint8_t* panel = bpack.data() + jp * k4 * kI8NR * 4;
     if (g.b != nullptr) {  // B as [K, N]: interleave 4 rows' stretches of the panel's columns

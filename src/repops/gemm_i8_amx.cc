@@ -69,9 +69,10 @@ TileConfig BlockConfig() {
 
 // B packed for TDPBSSD: panels of 16 columns, each [Kp/4][16 columns][4 depths] bytes, zero in
 // the padding (depths ≥ K, columns ≥ N). The panel count is even, so panels go in pairs.
-std::vector<int8_t> PackB(const GemmI8Args& g, size_t Kp, size_t panels, ThreadPool& pool) {
+void PackB(const GemmI8Args& g, size_t Kp, size_t panels, ThreadPool& pool,
+           std::vector<int8_t>& packed) {
   const size_t K = g.K, N = g.N, panel_bytes = Kp * kTileRows;
-  std::vector<int8_t> packed(panels * panel_bytes, 0);
+  packed.assign(panels * panel_bytes, 0);
   pool.ParallelFor(panels, [&](size_t jp) {
     int8_t* panel = packed.data() + jp * panel_bytes;
     const size_t j0 = jp * kTileRows, cols = j0 < N ? std::min(kTileRows, N - j0) : 0;
@@ -104,7 +105,6 @@ std::vector<int8_t> PackB(const GemmI8Args& g, size_t Kp, size_t panels, ThreadP
       for (size_t c = 0; c < cols; ++c)
         panel[(p / 4) * kTileBytes + c * 4 + p % 4] = g.b[p * N + j0 + c];
   });
-  return packed;
 }
 
 // The float epilogue of GemmI8Args (kernels.h) for one block, 16 columns per vector: the same
@@ -191,7 +191,11 @@ void GemmI8Amx(const GemmI8Args& g) {
   ThreadPool& pool = KernelPool();
   const size_t Kp = std::max<size_t>(kTileBytes, (K + kTileBytes - 1) / kTileBytes * kTileBytes);
   const size_t pairs = (N + kPairCols - 1) / kPairCols, panel_bytes = Kp * kTileRows;
-  const std::vector<int8_t> bpack = PackB(g, Kp, 2 * pairs, pool);
+  // The calling thread's buffer, reused: a fresh one per call (megabytes for a dW product) was
+  // mapped and faulted in anew each time. Tasks on other threads reach it through the reference.
+  thread_local std::vector<int8_t> bpack_storage;
+  PackB(g, Kp, 2 * pairs, pool, bpack_storage);
+  const std::vector<int8_t>& bpack = bpack_storage;
   const size_t groups = (M + kGroupRows - 1) / kGroupRows;
   const size_t splits =
       std::max<size_t>(1, std::min(pairs, (2 * pool.num_threads() + groups - 1) / groups));
