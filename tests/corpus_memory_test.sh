@@ -39,9 +39,11 @@ largest=$( { go_files /usr/share/go-1.19/src /usr/share/gocode; ls "$assets"/nod
   | xargs stat -c '%s %n' | sort -n | tail -n 2 | cut -d' ' -f2-)
 { echo "seed = 11"; toml_source two text $largest; echo "$code_off"; toml_language "$assets"; echo "$quality"; } > two.toml
 # The peaks are sampled (every 5 ms), and the baseline build is short enough for a sample to
-# miss its largest document's transient peak: its maximum over three runs.
+# miss its largest document's transient peak: its maximum over five runs (on a 2-core machine
+# three runs still read 10 MiB where the peak is 13 about one time in three, enough to fail a
+# build that is within its budget).
 base=0
-for i in 1 2 3; do
+for i in 1 2 3 4 5; do
   kb=$(peak_kb two.toml two$i)
   [ "$kb" -gt "$base" ] && base=$kb
 done
@@ -49,7 +51,7 @@ done
 read -r bytes_in runs spilled documents anon base_anon < <(/usr/bin/python3 -c '
 import json, sys; r = json.load(open(sys.argv[1])); m = r["memory"]
 print(r["bytes_in"], m["document_runs"], m["spilled_sort_bytes"], r["documents"], m["peak_anon_bytes"],
-      max(json.load(open(f))["memory"]["peak_anon_bytes"] for f in sys.argv[2:]))' big.json two1.json two2.json two3.json)
+      max(json.load(open(f))["memory"]["peak_anon_bytes"] for f in sys.argv[2:]))' big.json two[1-5].json)
 mib() { echo $(( $1 / 1048576 )); }
 echo "input $((bytes_in / 1000000)) MB in $documents documents; budget $budget MiB; $runs document runs, $((spilled / 1000000)) MB of sort runs spilled"
 echo "peak anonymous memory $(mib "$anon") MiB vs $(mib "$base_anon") MiB for the two largest documents alone ($(echo $largest | xargs -n1 basename | tr '\n' ' '))"
