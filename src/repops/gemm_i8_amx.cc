@@ -53,7 +53,6 @@ bool DetectAmxInt8() {
 constexpr size_t kTileRows = 16, kTileBytes = 64, kBlockRows = 32, kPairCols = 32;
 constexpr size_t kGroupRows = 128;   // rows of A one task packs
 constexpr size_t kDepthSlice = 1024;  // depths of one pass (a multiple of 64)
-constexpr size_t kPrefetchAhead = 128;
 
 struct alignas(64) TileConfig {
   uint8_t palette = 1, start_row = 0, reserved[14] = {};
@@ -142,13 +141,6 @@ void BlockProduct(const int8_t* a, size_t lda, const int8_t* b0, const int8_t* b
     _tile_loadd(3, out + kTileRows * ldc_bytes + kTileRows * 4, ldc_bytes);
   }
   for (size_t k = 0; k < depth; k += kTileBytes) {
-    // Tile loads that miss L1 stall the tile unit: bring B's next tiles in ahead of use.
-    const int8_t* n0 = b0 + (k + kPrefetchAhead) * kTileRows;
-    const int8_t* n1 = b1 + (k + kPrefetchAhead) * kTileRows;
-    for (size_t line = 0; line < kTileRows * kTileBytes; line += 64) {
-      _mm_prefetch(reinterpret_cast<const char*>(n0 + line), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(n1 + line), _MM_HINT_T0);
-    }
     _tile_loadd(4, a + k, lda);
     _tile_loadd(5, a + kTileRows * lda + k, lda);
     _tile_loadd(6, b0 + k * kTileRows, kTileBytes);
