@@ -90,6 +90,37 @@ TEST(Int8Quantize, EdgeValuesGiveTheSameBytesOnEveryBackend) {
     EXPECT_EQ(testing::HashOf(v), testing::HashOf(ref)) << label;
 }
 
+// abs_max_update, which sets the int8 dW gradient's column scales: m = |r·x| where larger, a
+// NaN product taken and then kept; the same bytes on every backend, an odd tail included.
+TEST(Int8Quantize, RunningColumnMaximaKeepANaNAndMatchOnEveryBackend) {
+  const size_t n = 37;
+  std::vector<float> rows[3] = {testing::Rand(n, 60), testing::Rand(n, 61), testing::Rand(n, 62)};
+  rows[0][2] = std::numeric_limits<float>::quiet_NaN();  // column 2: NaN first, then finite
+  rows[1][33] = INFINITY;                                 // column 33 (the tail): inf
+  rows[2][34] = std::numeric_limits<float>::quiet_NaN();  // column 34: NaN last
+  rows[1][5] = -0.0f, rows[0][5] = 0.0f, rows[2][5] = -0.0f;
+  const float r[3] = {0.5f, -2.0f, 1.0f};
+  const auto results = testing::OnEveryBackend<std::vector<float>>([&] {
+    std::vector<float> m(n, 0.0f);
+    for (int t = 0; t < 3; ++t) ActiveKernels().abs_max_update(rows[t].data(), r[t], m.data(), n);
+    return m;
+  });
+  const std::vector<float>& m = results[0].second;
+  EXPECT_TRUE(std::isnan(m[2]));
+  EXPECT_TRUE(std::isnan(m[34]));
+  EXPECT_EQ(m[33], INFINITY);
+  EXPECT_EQ(m[5], 0.0f);
+  EXPECT_FALSE(std::signbit(m[5]));
+  for (size_t j = 0; j < n; ++j) {
+    if (j == 2 || j == 5 || j == 33 || j == 34) continue;
+    float want = 0.0f;
+    for (int t = 0; t < 3; ++t) want = std::max(want, std::fabs(r[t] * rows[t][j]));
+    EXPECT_EQ(m[j], want) << "column " << j;
+  }
+  for (const auto& [label, v] : results)
+    EXPECT_EQ(testing::HashOf(v), testing::HashOf(m)) << label;
+}
+
 // Inputs with the edge cases a training run meets: a heavy token row, an all-zero row, an
 // all-zero weight column, and one weight so far from its column's mean that it is clipped.
 struct Problem {

@@ -14,6 +14,7 @@
 #include "repops/attention.h"
 #include "repops/cross_entropy.h"
 #include "repops/embedding.h"
+#include "repops/kernels.h"
 #include "repops/math.h"
 #include "repops/norm.h"
 #include "repops/optim.h"
@@ -107,6 +108,40 @@ TEST(Softmax, ForwardAndBackward) {
 }
 
 double Sig(double a) { return 1 / (1 + std::exp(-a)); }
+
+// The elementwise primitives gelu, gelu_backward and mul_add give the scalar reference's bits on
+// every backend, for edge inputs (±0, ±inf, NaN, subnormals, huge values) and an odd tail, and
+// mul_add is one fused operation: (1 + 2^-12)·(1 - 2^-12) + (-1) is -2^-24 fused, +0 rounded.
+TEST(Activations, ElementwisePrimitivesGiveTheReferenceBitsOnEveryBackend) {
+  std::vector<float> x = Rand(517, 95, 8.0f);
+  const float edge[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e-40f, -1e-40f, 1e30f, -1e30f,
+                        9.0f, -9.0f, 0.5625f, -0.5625f};
+  std::copy(std::begin(edge), std::end(edge), x.begin() + 3);
+  const std::vector<float> dy = Rand(x.size(), 96), b = Rand(x.size(), 97);
+  const auto results = testing::OnEveryBackend<std::vector<float>>([&] {
+    const Kernels& k = ActiveKernels();
+    std::vector<float> y(x.size()), dx(x.size()), acc = dy;
+    k.gelu(x.data(), y.data(), x.size());
+    k.gelu_backward(dy.data(), x.data(), dx.data(), x.size());
+    k.mul_add(x.data(), b.data(), acc.data(), x.size());
+    std::vector<float> fused(1, -1.0f);
+    const float u = 1.0f + 0x1p-12f, v = 1.0f - 0x1p-12f;
+    k.mul_add(&u, &v, fused.data(), 1);
+    for (const auto* part : {&dx, &acc, &fused}) y.insert(y.end(), part->begin(), part->end());
+    return y;
+  });
+  const std::vector<float>& ref = results[0].second;
+  const size_t n = x.size();
+  for (size_t i = 0; i < n; ++i) {  // the reference backend is the scalar forms
+    const auto same = [](float a, float e) { return std::memcmp(&a, &e, 4) == 0; };
+    ASSERT_TRUE(same(ref[i], Gelu(x[i]))) << "gelu at " << x[i];
+    ASSERT_TRUE(same(ref[n + i], dy[i] * GeluGrad(x[i]))) << "gelu_backward at " << x[i];
+    ASSERT_TRUE(same(ref[2 * n + i], std::fma(x[i], b[i], dy[i]))) << "mul_add at " << i;
+  }
+  EXPECT_EQ(ref[3 * n], -0x1p-24f);
+  for (const auto& [label, v] : results)
+    EXPECT_EQ(testing::HashOf(v), testing::HashOf(ref)) << label;
+}
 
 TEST(Activations, SwiGluAndGelu) {
   for (int64_t n : {1, 3, 17, 255, 1000, 10007}) {  // 10007 spans several parallel chunks
