@@ -350,6 +350,50 @@ void PackA(const GemmArgs& g, size_t ic, size_t mc, size_t pc, size_t kc, float*
   }
 }
 
+// Columns [j0, j0 + NR) and depths [pc, pc + kc) of B into one NR-wide panel [kc][NR], zero at
+// and past column j_end. Each stored layout is read in contiguous runs.
+void PackBPanel(const GemmArgs& g, size_t j0, size_t j_end, size_t pc, size_t kc,
+                float* HWY_RESTRICT dst) {
+  using D = hn::ScalableTag<float>;
+  const D d;
+  constexpr size_t N = hn::MaxLanes(D());
+  constexpr size_t NR = kNV * N;
+  const size_t cols = std::min(NR, j_end - j0);
+  if (g.b_rs == 1) {
+    // Bᵀ stored [N, K] (scores, logits): each column is a contiguous run of depths, so 16
+    // depths of every column go at once; reads and writes both stay within a few lines.
+    for (size_t p0 = 0; p0 < kc; p0 += 16) {
+      const size_t pn = std::min<size_t>(16, kc - p0);
+      for (size_t r = 0; r < cols; ++r) {
+        const float* src = g.b + (j0 + r) * g.b_cs + pc + p0;
+        for (size_t p = 0; p < pn; ++p) dst[(p0 + p) * NR + r] = src[p];
+      }
+      for (size_t r = cols; r < NR; ++r)  // zero padding at the right edge
+        for (size_t p = 0; p < pn; ++p) dst[(p0 + p) * NR + r] = 0.0f;
+    }
+    return;
+  }
+  if (g.b_cs == 1) {  // B stored [K, N]: each depth's NR columns are one contiguous run
+    const float* src = g.b + pc * g.b_rs + j0;
+    const size_t b_rs = g.b_rs;
+    if (cols == NR) {  // whole panels as vectors (a memcpy call per depth cost as much)
+      for (size_t p = 0; p < kc; ++p)
+        for (size_t v = 0; v < kNV; ++v)
+          hn::Store(hn::LoadU(d, src + p * b_rs + v * N), d, dst + p * NR + v * N);
+      return;
+    }
+    for (size_t p = 0; p < kc; ++p) {
+      std::memcpy(dst + p * NR, src + p * b_rs, cols * sizeof(float));
+      std::fill(dst + p * NR + cols, dst + (p + 1) * NR, 0.0f);
+    }
+    return;
+  }
+  for (size_t p = 0; p < kc; ++p) {
+    const float* src = g.b + (pc + p) * g.b_rs;
+    for (size_t r = 0; r < NR; ++r) dst[p * NR + r] = r < cols ? src[(j0 + r) * g.b_cs] : 0.0f;
+  }
+}
+
 void GemmImpl(const GemmArgs& g) {
   using D = hn::ScalableTag<float>;
   const D d;
@@ -384,47 +428,7 @@ void GemmImpl(const GemmArgs& g) {
       const bool load = g.accumulate || pc > 0;
       // Pack B(pc:pc+kc, jc:jc+nc) into NR-wide panels, zero-padded at the right edge.
       pool.ParallelFor(panels, [&](size_t jp) {
-        float* dst = bpack + jp * kc * NR;
-        if (g.b_rs == 1) {
-          // Bᵀ stored [N, K] (scores, logits): each column is a contiguous run of depths, so
-          // 16 depths of every column go at once; reads and writes both stay within a few lines.
-          for (size_t p0 = 0; p0 < kc; p0 += 16) {
-            const size_t pn = std::min<size_t>(16, kc - p0);
-            for (size_t r = 0; r < NR; ++r) {
-              const size_t j = jc + jp * NR + r;
-              if (j >= jc + nc) {  // zero padding at the right edge
-                for (size_t p = 0; p < pn; ++p) dst[(p0 + p) * NR + r] = 0.0f;
-                continue;
-              }
-              const float* src = g.b + j * g.b_cs + pc + p0;
-              for (size_t p = 0; p < pn; ++p) dst[(p0 + p) * NR + r] = src[p];
-            }
-          }
-          return;
-        }
-        if (g.b_cs == 1) {  // B stored [K, N]: each depth's NR columns are one contiguous run
-          const size_t j0 = jc + jp * NR, cols = std::min(NR, jc + nc - j0);
-          const float* src = g.b + pc * g.b_rs + j0;
-          const size_t b_rs = g.b_rs;
-          if (cols == NR) {  // whole panels as vectors (a memcpy call per depth cost as much)
-            for (size_t p = 0; p < kc; ++p)
-              for (size_t v = 0; v < kNV; ++v)
-                hn::Store(hn::LoadU(d, src + p * b_rs + v * N), d, dst + p * NR + v * N);
-            return;
-          }
-          for (size_t p = 0; p < kc; ++p) {
-            std::memcpy(dst + p * NR, src + p * b_rs, cols * sizeof(float));
-            std::fill(dst + p * NR + cols, dst + (p + 1) * NR, 0.0f);
-          }
-          return;
-        }
-        for (size_t p = 0; p < kc; ++p) {
-          const float* src = g.b + (pc + p) * g.b_rs;
-          for (size_t r = 0; r < NR; ++r) {
-            const size_t j = jc + jp * NR + r;
-            dst[p * NR + r] = j < jc + nc ? src[j * g.b_cs] : 0.0f;
-          }
-        }
+        PackBPanel(g, jc + jp * NR, jc + nc, pc, kc, bpack + jp * kc * NR);
       });
       const size_t mblocks = (M + kMC - 1) / kMC;
       const size_t splits = std::max<size_t>(
