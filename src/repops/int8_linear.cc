@@ -64,6 +64,13 @@ void ColumnStepSizes(const float* w, int64_t K, int64_t N, float* step) {
   });
 }
 
+// One row: *scale = AbsMax(x) / 127, q = Q(x, *scale).
+void QuantizeRowAbsmax(const float* x, int64_t n, int8_t* q, float* scale) {
+  const Kernels& k = ActiveKernels();
+  *scale = k.abs_max(x, static_cast<size_t>(n)) / static_cast<float>(kInt8QMax);
+  k.quantize_i8(x, scale, 0, static_cast<size_t>(n), q);
+}
+
 // An int8 GEMM's int32 sums cannot overflow: |Σ| <= n·127².
 void CheckReduction(int64_t n) {
   TRAIL_CHECK(n <= (int64_t{1} << 31) / (kInt8QMax * kInt8QMax), "int8 linear: a reduction over ",
@@ -180,12 +187,7 @@ void WeightStepSizes(const float* w, int64_t K, int64_t N, float* step) {
 }
 
 void QuantizeRowsAbsmax(const float* x, int64_t M, int64_t K, int8_t* q, float* scale) {
-  const Kernels& k = ActiveKernels();
-  ForEachRow(M, [&](int64_t i) {
-    const float s = k.abs_max(x + i * K, static_cast<size_t>(K)) / static_cast<float>(kInt8QMax);
-    scale[i] = s;
-    k.quantize_i8(x + i * K, &s, 0, static_cast<size_t>(K), q + i * K);
-  });
+  ForEachRow(M, [&](int64_t i) { QuantizeRowAbsmax(x + i * K, K, q + i * K, scale + i); });
 }
 
 void QuantizeWeight(const float* w, int64_t K, int64_t N, Int8Backward backward,
@@ -242,12 +244,10 @@ void Int8LinearBackwardInput(const float* dy, int64_t M, const QuantizedWeight& 
   float* g = Grow(s.f, M * N);
   int8_t* qg = Grow(s.a, M * N);
   float* u = Grow(s.scale, M);
-  const Kernels& k = ActiveKernels();
   ForEachRow(M, [&](int64_t t) {  // each row quantized while it is still in cache
     float* gt = g + t * N;
     for (int64_t j = 0; j < N; ++j) gt[j] = dy[t * N + j] * w.step[j];
-    u[t] = k.abs_max(gt, static_cast<size_t>(N)) / static_cast<float>(kInt8QMax);
-    k.quantize_i8(gt, u + t, 0, static_cast<size_t>(N), qg + t * N);
+    QuantizeRowAbsmax(gt, N, qg + t * N, u + t);
   });
   // dx = float(acc)·u_t (added to dx with accumulate), applied by the GEMM per output tile.
   ActiveKernels().gemm_i8({.M = M, .N = K, .K = N, .a = qg, .bt = w.q.data(),
