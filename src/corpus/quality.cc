@@ -49,8 +49,7 @@ bool AllPunct(std::string_view w) {
   return std::all_of(w.begin(), w.end(), [](unsigned char c) { return IsPunct(c); });
 }
 
-std::vector<std::string_view> SplitLines(std::string_view s) {
-  std::vector<std::string_view> out;
+void SplitLines(std::string_view s, std::vector<std::string_view>& out) {
   size_t start = 0;
   while (start <= s.size()) {
     size_t e = s.find('\n', start);
@@ -60,7 +59,6 @@ std::vector<std::string_view> SplitLines(std::string_view s) {
     start = e + 1;
   }
   if (!out.empty() && out.back().empty() && s.size() > 0) out.pop_back();
-  return out;
 }
 
 std::string_view Trim(std::string_view s) {
@@ -78,6 +76,19 @@ size_t Count(std::string_view s, std::string_view what) {
 // The per-thread tables below: one grown for a long document is not kept once it is done, so
 // between documents a worker holds at most this many slots per table (~400 KB).
 constexpr size_t kKeptSlots = 16384;
+
+// Per-thread vectors reused from document to document (a fresh one per document cost a
+// malloc and free each); one grown past 16 KiB for a long document is released, so a worker
+// keeps about 128 KiB of them between documents (the memory-budget test counts it).
+template <class T>
+std::vector<T>& Reused(std::vector<T>& v) {
+  v.clear();
+  return v;
+}
+template <class T>
+void Release(std::vector<T>& v) {
+  if (v.capacity() * sizeof(T) > (size_t{16} << 10)) std::vector<T>().swap(v);
+}
 
 // (duplicate elements, their characters): every occurrence after the first counts. Exact
 // string equality, through a flat table of the views reused per thread (no node per element).
@@ -213,10 +224,22 @@ void Add(std::vector<RuleResult>& out, const char* rule, double value, double th
 
 namespace {
 
+std::vector<std::string_view>& ThreadWords() {
+  thread_local std::vector<std::string_view> v;
+  return v;
+}
+std::vector<std::string_view>& ThreadLines() {
+  thread_local std::vector<std::string_view> v;
+  return v;
+}
+
 // What several rule families read: the text's words (tokens that are not all punctuation), its
-// lines and the denominators, each clamped to at least 1.
+// lines and the denominators, each clamped to at least 1. The word and line lists are the
+// thread's, reused: one TextView per thread at a time.
 struct TextView {
-  explicit TextView(std::string_view t) : text(t), lines(SplitLines(t)) {
+  explicit TextView(std::string_view t)
+      : text(t), words(Reused(ThreadWords())), lines(Reused(ThreadLines())) {
+    SplitLines(t, lines);
     // About one word per 6 bytes of prose: a short text's words without regrowth (capped, so a
     // long one without spaces does not reserve what it never uses).
     words.reserve(std::min<size_t>(t.size() / 6 + 1, 1 << 16));
@@ -228,8 +251,12 @@ struct TextView {
     n_lines = std::max<double>(1, lines.size());
     n_chars = std::max<double>(1, t.size());
   }
+  ~TextView() { Release(words), Release(lines); }
+  TextView(const TextView&) = delete;
+  TextView& operator=(const TextView&) = delete;
   std::string_view text;
-  std::vector<std::string_view> words, lines;
+  std::vector<std::string_view>& words;
+  std::vector<std::string_view>& lines;
   double n_words, safe_words, n_lines, n_chars;
 };
 
@@ -244,9 +271,11 @@ void GopherQuality(const TextView& v, const QualityConfig& cfg, std::vector<Rule
   const std::string_view text = v.text;
   Add(out, "gopher.min_doc_words", v.n_words, cfg.min_doc_words, v.n_words >= cfg.min_doc_words);
   Add(out, "gopher.max_doc_words", v.n_words, cfg.max_doc_words, v.n_words <= cfg.max_doc_words);
-  double len_sum = 0;
-  for (std::string_view w : v.words) len_sum += static_cast<double>(w.size());
-  const double avg = v.words.empty() ? 0 : len_sum / v.n_words;
+  // Counts and lengths summed as integers: the same values as double sums (exact below 2^53),
+  // without a floating-point add's latency chained through every word.
+  size_t len_sum = 0;
+  for (std::string_view w : v.words) len_sum += w.size();
+  const double avg = v.words.empty() ? 0 : static_cast<double>(len_sum) / v.n_words;
   Add(out, "gopher.min_avg_word_length", avg, cfg.min_avg_word_length, avg >= cfg.min_avg_word_length);
   Add(out, "gopher.max_avg_word_length", avg, cfg.max_avg_word_length, avg <= cfg.max_avg_word_length);
   const double hashes = static_cast<double>(Count(text, "#")) / v.safe_words;
@@ -268,22 +297,22 @@ void GopherQuality(const TextView& v, const QualityConfig& cfg, std::vector<Rule
       bullets / v.n_lines <= cfg.max_bullet_lines_ratio);
   Add(out, "gopher.ellipsis_lines_ratio", end_ellipsis / v.n_lines, cfg.max_ellipsis_lines_ratio,
       end_ellipsis / v.n_lines <= cfg.max_ellipsis_lines_ratio);
-  double alpha = 0, stops = 0;
-  size_t longest_stop = 0;
+  size_t alpha = 0, stops = 0, longest_stop = 0;
   for (const std::string& sw : cfg.stop_words) longest_stop = std::max(longest_stop, sw.size());
   for (std::string_view w : v.words) {
     alpha += std::any_of(w.begin(), w.end(), [](unsigned char c) { return IsAlpha(c); }) ? 1 : 0;
     if (w.size() > longest_stop) continue;  // (a word longer than every stop word is none)
     stops += IsStopWord(w, cfg.stop_words) ? 1 : 0;
   }
-  Add(out, "gopher.alpha_words_ratio", alpha / v.safe_words, cfg.min_alpha_words_ratio,
-      alpha / v.safe_words >= cfg.min_alpha_words_ratio);
-  Add(out, "gopher.stop_words", stops, cfg.min_stop_words, stops >= cfg.min_stop_words);
+  const double alpha_ratio = static_cast<double>(alpha) / v.safe_words;
+  Add(out, "gopher.alpha_words_ratio", alpha_ratio, cfg.min_alpha_words_ratio,
+      alpha_ratio >= cfg.min_alpha_words_ratio);
+  const double stop_count = static_cast<double>(stops);
+  Add(out, "gopher.stop_words", stop_count, cfg.min_stop_words, stop_count >= cfg.min_stop_words);
 }
 
 // Paragraphs: the trimmed text split at runs of two or more newlines.
-std::vector<std::string_view> Paragraphs(std::string_view text) {
-  std::vector<std::string_view> paras;
+void Paragraphs(std::string_view text, std::vector<std::string_view>& paras) {
   const std::string_view t = Trim(text);
   size_t start = 0;
   while (start <= t.size()) {
@@ -294,14 +323,16 @@ std::vector<std::string_view> Paragraphs(std::string_view text) {
     start = e;
     while (start < t.size() && t[start] == '\n') ++start;
   }
-  return paras;
 }
 
 void GopherDuplicateLines(const TextView& v, const QualityConfig& cfg, std::vector<RuleResult>& out) {
-  const std::vector<std::string_view> paras = Paragraphs(v.text);
+  thread_local std::vector<std::string_view> paras;
+  Paragraphs(v.text, Reused(paras));
   const auto [dup_para, dup_para_chars] = Duplicates(paras);
-  Add(out, "gopher.dup_para_frac", dup_para / std::max<double>(1, paras.size()), cfg.dup_para_frac,
-      dup_para / std::max<double>(1, paras.size()) <= cfg.dup_para_frac);
+  const double n_paras = std::max<double>(1, paras.size());
+  Release(paras);
+  Add(out, "gopher.dup_para_frac", dup_para / n_paras, cfg.dup_para_frac,
+      dup_para / n_paras <= cfg.dup_para_frac);
   Add(out, "gopher.dup_para_char_frac", dup_para_chars / v.n_chars, cfg.dup_para_char_frac,
       dup_para_chars / v.n_chars <= cfg.dup_para_char_frac);
   const auto [dup_lines, dup_line_chars] = Duplicates(v.lines);
@@ -314,15 +345,22 @@ void GopherDuplicateLines(const TextView& v, const QualityConfig& cfg, std::vect
 // The n-grams of a text's words, n growing: NgramHash is a left fold, so the hashes of n-grams
 // extend those of (n-1)-grams by one word. N-grams are compared by hash (64 bits: collisions are
 // negligible at document sizes); the character length of "w1 w2 ... wn" is carried along.
+// Its arrays are the thread's, reused: one WordGrams per thread at a time.
 class WordGrams {
  public:
   explicit WordGrams(const std::vector<std::string_view>& words)
-      : word_hash_(words.size()), len_prefix_(words.size() + 1, 0) {
+      : word_hash_(Reused(Arrays().word_hash)), gram_(Reused(Arrays().gram)),
+        slot_(Reused(Arrays().slot)), len_prefix_(Reused(Arrays().len_prefix)) {
+    word_hash_.resize(words.size());
+    len_prefix_.assign(words.size() + 1, 0);
     for (size_t i = 0; i < words.size(); ++i) {
       word_hash_[i] = BytesHash(words[i]);
       len_prefix_[i + 1] = len_prefix_[i] + words[i].size();
     }
   }
+  ~WordGrams() { Release(word_hash_), Release(gram_), Release(slot_), Release(len_prefix_); }
+  WordGrams(const WordGrams&) = delete;
+  WordGrams& operator=(const WordGrams&) = delete;
   // Counts the n-grams (gram(0 .. m-1)) in a flat hash table reused per thread; returns m.
   // slot(i) is then n-gram i's entry in the counter.
   size_t Count(size_t n, GramCounter& counter) {
@@ -352,9 +390,19 @@ class WordGrams {
       for (size_t i = 0; i + gram_n_ < word_hash_.size(); ++i) gram_[i] = Mix64(gram_[i] ^ word_hash_[i + gram_n_]);
     }
   }
-  std::vector<uint64_t> word_hash_, gram_;
-  std::vector<uint32_t> slot_;
-  std::vector<size_t> len_prefix_;
+  struct ThreadArrays {
+    std::vector<uint64_t> word_hash, gram;
+    std::vector<uint32_t> slot;
+    std::vector<size_t> len_prefix;
+  };
+  static ThreadArrays& Arrays() {
+    thread_local ThreadArrays a;
+    return a;
+  }
+  std::vector<uint64_t>& word_hash_;
+  std::vector<uint64_t>& gram_;
+  std::vector<uint32_t>& slot_;
+  std::vector<size_t>& len_prefix_;
   size_t gram_n_ = 0;
 };
 
@@ -365,25 +413,29 @@ void GopherNgrams(const TextView& v, const QualityConfig& cfg, std::vector<RuleR
     const size_t m = grams.Count(static_cast<size_t>(n), counter);
     // Only a repeated n-gram counts (a text of unique n-grams has no "top" repetition); its
     // characters are those of its first occurrence.
-    double top = 0;
+    size_t top_chars = 0;
     for (size_t i = 0; i < m; ++i) {
       if (i + 16 < m) counter.PrefetchSlot(grams.slot(i + 16));
       const GramCounter::Entry& e = counter.At(grams.slot(i));
       if (e.count < 2 || e.first != i) continue;
-      top = std::max(top, static_cast<double>(grams.chars(i, n) * e.count));
+      top_chars = std::max(top_chars, grams.chars(i, n) * e.count);
     }
+    const double top = static_cast<double>(top_chars);
     out.push_back({GramRuleName("top", n), top / v.n_chars, frac, top / v.n_chars <= frac});
   }
-  std::vector<uint8_t> covered;
   for (const auto& [n, frac] : cfg.dup_ngram_char_frac) {
     const size_t m = grams.Count(static_cast<size_t>(n), counter);
-    covered.assign(v.words.size(), 0);
-    for (size_t i = 0; i < m; ++i) {
-      if (i + 16 < m) counter.PrefetchSlot(grams.slot(i + 16));
-      if (counter.At(grams.slot(i)).count > 1) std::fill_n(covered.begin() + i, n, 1);
+    // Word i is covered when a repeated n-gram starting at some j <= i reaches past it, i.e.
+    // when i is below the end of the last repeated n-gram started so far.
+    size_t dup_chars = 0, covered_end = 0;
+    for (size_t i = 0; i < v.words.size(); ++i) {
+      if (i < m) {
+        if (i + 16 < m) counter.PrefetchSlot(grams.slot(i + 16));
+        if (counter.At(grams.slot(i)).count > 1) covered_end = i + static_cast<size_t>(n);
+      }
+      if (i < covered_end) dup_chars += v.words[i].size();
     }
-    double dup = 0;
-    for (size_t i = 0; i < v.words.size(); ++i) dup += covered[i] ? v.words[i].size() : 0;
+    const double dup = static_cast<double>(dup_chars);
     out.push_back({GramRuleName("dup", n), dup / v.n_chars, frac, dup / v.n_chars <= frac});
   }
   counter.Trim();
@@ -405,37 +457,44 @@ void C4Document(const TextView& v, const QualityConfig& cfg, std::vector<RuleRes
     const bool curly = text.find('{') != std::string_view::npos;
     Add(out, "c4.curly_bracket", curly, 0, !curly);
   }
-  double sentences = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if ((c == '.' || c == '!' || c == '?') && (i + 1 == text.size() || IsSpace(text[i + 1]))) ++sentences;
+  // A sentence ends at '.', '!' or '?' followed by white space or the end of the text; counted
+  // without a branch per byte.
+  auto ends_sentence = [](unsigned char c) { return c == '.' || c == '!' || c == '?'; };
+  size_t ends = 0;
+  const size_t n = text.size();
+  for (size_t i = 0; i + 1 < n; ++i) {
+    ends += static_cast<size_t>(ends_sentence(text[i]) & IsSpace(text[i + 1]));
   }
+  if (n > 0) ends += static_cast<size_t>(ends_sentence(text[n - 1]));
+  const double sentences = static_cast<double>(ends);
   Add(out, "c4.min_sentences", sentences, cfg.c4_min_sentences, sentences >= cfg.c4_min_sentences);
 }
 
 void FineWeb(const TextView& v, const QualityConfig& cfg, std::vector<RuleResult>& out) {
-  double punct_end = 0, short_lines = 0, nonempty = 0;
-  std::vector<std::string_view> stripped;
-  stripped.reserve(v.lines.size());
+  size_t punct_lines = 0, short_count = 0;
+  thread_local std::vector<std::string_view> stripped;
+  Reused(stripped);
   for (std::string_view l : v.lines) {
     const std::string_view t = Trim(l);
     if (t.empty()) continue;
-    ++nonempty;
     stripped.push_back(t);
     const char last = t.back();
-    punct_end += (last == '.' || last == '!' || last == '?' || last == '"' || last == '\'') ? 1 : 0;
-    short_lines += t.size() <= static_cast<size_t>(cfg.fineweb_short_line_length) ? 1 : 0;
+    punct_lines += (last == '.' || last == '!' || last == '?' || last == '"' || last == '\'') ? 1 : 0;
+    short_count += t.size() <= static_cast<size_t>(cfg.fineweb_short_line_length) ? 1 : 0;
   }
-  const double ne = std::max(1.0, nonempty);
+  const double punct_end = static_cast<double>(punct_lines);
+  const double short_lines = static_cast<double>(short_count);
+  const double ne = std::max<double>(1, stripped.size());
   Add(out, "fineweb.line_punct_ratio", punct_end / ne, cfg.fineweb_line_punct_ratio,
       punct_end / ne >= cfg.fineweb_line_punct_ratio);
   Add(out, "fineweb.short_line_ratio", short_lines / ne, cfg.fineweb_short_line_ratio,
       short_lines / ne <= cfg.fineweb_short_line_ratio);
   const auto [dup_l, dup_c] = Duplicates(stripped);
   (void)dup_l;
-  double total_line_chars = 0;
-  for (std::string_view t : stripped) total_line_chars += static_cast<double>(t.size());
-  const double char_dup = dup_c / std::max(1.0, total_line_chars);
+  size_t line_chars = 0;
+  for (std::string_view t : stripped) line_chars += t.size();
+  Release(stripped);
+  const double char_dup = dup_c / std::max<double>(1, line_chars);
   Add(out, "fineweb.char_dup_ratio", char_dup, cfg.fineweb_char_dup_ratio,
       char_dup <= cfg.fineweb_char_dup_ratio);
   const double newline_ratio = static_cast<double>(Count(v.text, "\n")) / v.safe_words;
