@@ -111,22 +111,19 @@ void LinearLayers::Forward(int64_t l, Matrix m, LayerInput in, const float* x, c
   repops::Int8LinearForward(qx, layers_[l].w[static_cast<int>(m)], scratch_, y);
 }
 
-void LinearLayers::BackwardInput(int64_t l, Matrix m, const float* dy, const float* w, float* dx,
-                                 int64_t M, int64_t K, int64_t N, bool accumulate) {
-  if (!quant_) return repops::MatMulBT(dy, w, dx, M, N, K, accumulate);
-  repops::Int8LinearBackwardInput(dy, M, layers_[l].w[static_cast<int>(m)], backward_, scratch_,
-                                  dx, accumulate);
-}
-
-void LinearLayers::BackwardWeight(int64_t l, Matrix m, LayerInput in, const float* x,
-                                  const float* dy, float* dw, int64_t M,
-                                  int64_t K, int64_t N) {
-  if (!quant_) return repops::MatMulAT(x, dy, dw, K, M, N);
+void LinearLayers::Backward(int64_t l, Matrix m, LayerInput in, const float* x, const float* dy,
+                            const float* w, float* dx, float* dw, int64_t M, int64_t K,
+                            int64_t N, bool accumulate) {
+  if (!quant_) {
+    repops::MatMulBT(dy, w, dx, M, N, K, accumulate);
+    repops::MatMulAT(x, dy, dw, K, M, N);
+    return;
+  }
   const int mi = static_cast<int>(m);
-  const float* w = learned_ ? params_->layers[l].matrix(m)->data<float>() : nullptr;
+  const float* w_unq = learned_ ? params_->layers[l].matrix(m)->data<float>() : nullptr;
   float* dstep = learned_ ? grads_->layers[l].step[mi]->data<float>() : nullptr;
-  repops::Int8LinearBackwardWeight(layers_[l].in[static_cast<int>(in)], dy, layers_[l].w[mi],
-                                   backward_, scratch_, dw, w, dstep);
+  repops::Int8LinearBackward(layers_[l].in[static_cast<int>(in)], dy, layers_[l].w[mi],
+                             backward_, scratch_, dx, accumulate, dw, w_unq, dstep);
 }
 
 }  // namespace trail::model

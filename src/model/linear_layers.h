@@ -45,12 +45,11 @@ class LinearLayers {
   // y [M, N] = x [M, K] · W [K, N], W = m of layer l, x its input `in`.
   void Forward(int64_t l, Matrix m, LayerInput in, const float* x, const float* w, float* y,
                int64_t M, int64_t K, int64_t N);
-  // dx [M, K] (+)= dy [M, N] · Wᵀ.
-  void BackwardInput(int64_t l, Matrix m, const float* dy, const float* w, float* dx, int64_t M,
-                     int64_t K, int64_t N, bool accumulate = false);
-  // dw [K, N] = xᵀ · dy (and, with learned step sizes, the steps' gradient).
-  void BackwardWeight(int64_t l, Matrix m, LayerInput in, const float* x, const float* dy,
-                      float* dw, int64_t M, int64_t K, int64_t N);
+  // dx [M, K] (+)= dy [M, N] · Wᵀ and dw [K, N] = xᵀ · dy (and, with learned step sizes, the
+  // steps' gradient); int8 reads dy once for both gradients' quantizations.
+  void Backward(int64_t l, Matrix m, LayerInput in, const float* x, const float* dy,
+                const float* w, float* dx, float* dw, int64_t M, int64_t K, int64_t N,
+                bool accumulate = false);
 
  private:
   struct Layer {

@@ -290,32 +290,27 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
   float* dx = A.dx.data();
   LinearLayers& lin = A.linear;
   // MLP block: x_out = x_mid + act·Wd.
-  lin.BackwardInput(l, Matrix::kDown, dx, Data(P.w_down), A.dh.data(), N, ff, d);
+  lin.Backward(l, Matrix::kDown, LayerInput::kAct, L.act.data(), dx, Data(P.w_down),
+               A.dh.data(), MutData(G.w_down), N, ff, d);
   Note("matmul", l, "d_act", A.dh.data(), {N, ff});
-  lin.BackwardWeight(l, Matrix::kDown, LayerInput::kAct, L.act.data(), dx,
-                     MutData(G.w_down), N, ff, d);
   Note("matmul", l, "g.w_down", Data(G.w_down), {ff, d});
   if (c_.mlp == MlpKind::kSwiGlu) {
     repops::SwiGluBackward(A.dh.data(), L.a.data(), L.b.data(), N * ff, A.da.data(),
                            A.db.data());
     Note("swiglu_bwd", l, "d_gate", A.da.data(), {N, ff});
     Note("swiglu_bwd", l, "d_up", A.db.data(), {N, ff});
-    lin.BackwardWeight(l, Matrix::kGate, LayerInput::kH2, L.h2.data(), A.da.data(),
-                       MutData(G.w_gate), N, d, ff);
+    lin.Backward(l, Matrix::kGate, LayerInput::kH2, L.h2.data(), A.da.data(), Data(P.w_gate),
+                 A.dx2.data(), MutData(G.w_gate), N, d, ff);
     Note("matmul", l, "g.w_gate", Data(G.w_gate), {d, ff});
-    lin.BackwardWeight(l, Matrix::kUp, LayerInput::kH2, L.h2.data(), A.db.data(),
-                       MutData(G.w_up), N, d, ff);
+    lin.Backward(l, Matrix::kUp, LayerInput::kH2, L.h2.data(), A.db.data(), Data(P.w_up),
+                 A.dx2.data(), MutData(G.w_up), N, d, ff, /*accumulate=*/true);
     Note("matmul", l, "g.w_up", Data(G.w_up), {d, ff});
-    lin.BackwardInput(l, Matrix::kGate, A.da.data(), Data(P.w_gate), A.dx2.data(), N, d, ff);
-    lin.BackwardInput(l, Matrix::kUp, A.db.data(), Data(P.w_up), A.dx2.data(), N, d, ff,
-                      /*accumulate=*/true);
   } else {
     repops::GeluBackward(A.dh.data(), L.a.data(), N * ff, A.da.data());
     Note("gelu_bwd", l, "d_gate", A.da.data(), {N, ff});
-    lin.BackwardWeight(l, Matrix::kGate, LayerInput::kH2, L.h2.data(), A.da.data(),
-                       MutData(G.w_gate), N, d, ff);
+    lin.Backward(l, Matrix::kGate, LayerInput::kH2, L.h2.data(), A.da.data(), Data(P.w_gate),
+                 A.dx2.data(), MutData(G.w_gate), N, d, ff);
     Note("matmul", l, "g.w_gate", Data(G.w_gate), {d, ff});
-    lin.BackwardInput(l, Matrix::kGate, A.da.data(), Data(P.w_gate), A.dx2.data(), N, d, ff);
   }
   Note("matmul", l, "d_h2", A.dx2.data(), {N, d});
   repops::RmsNormBackward(A.dx2.data(), L.x_mid.data(), Data(P.mlp_norm), L.rstd2.data(), N, d,
@@ -325,10 +320,9 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
   AddInto(dx, A.dtmp.data(), N * d);  // now d loss / d x_mid
   Note("add", l, "d_x_mid", dx, {N, d});
   // Attention block: x_mid = x_in + att·Wo.
-  lin.BackwardInput(l, Matrix::kO, dx, Data(P.wo), A.dx2.data(), N, d, d);
+  lin.Backward(l, Matrix::kO, LayerInput::kAtt, L.att.data(), dx, Data(P.wo), A.dx2.data(),
+               MutData(G.wo), N, d, d);
   Note("matmul", l, "d_att", A.dx2.data(), {N, d});
-  lin.BackwardWeight(l, Matrix::kO, LayerInput::kAtt, L.att.data(), dx,
-                     MutData(G.wo), N, d, d);
   Note("matmul", l, "g.wo", Data(G.wo), {d, d});
   SplitHeads(A.dx2.data(), A.dtmp.data(), rows, T, H, hd);
   const repops::AttentionShape s{rows, H, T, hd, c_.LayerWindow(l), b.doc_ids, b.key_valid};
@@ -361,11 +355,9 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
       heads = A.dtmp.data();
     }
     MergeHeads(heads, A.dx2.data(), rows, T, H, hd);
-    lin.BackwardWeight(l, pr.m, LayerInput::kH1, L.h1.data(), A.dx2.data(),
-                       MutData(pr.gw), N, d, d);
+    lin.Backward(l, pr.m, LayerInput::kH1, L.h1.data(), A.dx2.data(), Data(pr.w), A.dh1.data(),
+                 MutData(pr.gw), N, d, d, /*accumulate=*/i > 0);
     Note("matmul", l, pr.grad_name, Data(pr.gw), {d, d});
-    lin.BackwardInput(l, pr.m, A.dx2.data(), Data(pr.w), A.dh1.data(), N, d, d,
-                      /*accumulate=*/i > 0);
   }
   Note("matmul", l, "d_h1", A.dh1.data(), {N, d});
   repops::RmsNormBackward(A.dh1.data(), L.x_in.data(), Data(P.attn_norm), L.rstd1.data(), N, d,

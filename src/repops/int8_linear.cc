@@ -23,18 +23,45 @@ T* Grow(std::vector<T>& v, int64_t n) {
   return v.data();
 }
 
-// m[j] = AbsMax over t of r[t]·dy[t, j] (the largest magnitude, or the default quiet NaN when
-// any product is NaN), for 256 columns at a time over contiguous stretches of the rows.
-void ColumnAbsMaxOfScaledRows(const float* dy, const float* r, int64_t M, int64_t N, float* m) {
-  constexpr int64_t kCols = 256;
+// A row of n floats for the calling thread: a row quantized while it is in L1.
+float* RowBuffer(int64_t n) {
+  thread_local std::vector<float> row;
+  return Grow(row, n);
+}
+
+// One row's share of the int8 dX: g = dy_row·diag(s), quantized by its absmax (qg_row, *u).
+void QuantizeGradientRow(const float* dy_row, const float* step, int64_t N, int8_t* qg_row,
+                         float* u);
+
+// Returns v, v[j] = AbsMax over t of r[t]·dy[t, j] / 127 (the default quiet NaN when any
+// product is NaN), in partial's first N floats. Each task keeps running maxima over a
+// contiguous stretch of rows (partial: tasks × N floats), merged in task order; a maximum is
+// exact, so the split does not change the result. With qg and u, each row's dX share is
+// quantized in the same pass (QuantizeGradientRow).
+const float* ColumnScalesOfScaledRows(const float* dy, const float* r, int64_t M, int64_t N,
+                                      std::vector<float>& partial, const float* step = nullptr,
+                                      int8_t* qg = nullptr, float* u = nullptr) {
   const Kernels& k = ActiveKernels();
-  ForEachRow((N + kCols - 1) / kCols, [&](int64_t b) {
-    const int64_t j0 = b * kCols, n = std::min(kCols, N - j0);
-    float mx[kCols] = {};
-    for (int64_t t = 0; t < M; ++t) k.abs_max_update(dy + t * N + j0, r[t], mx, n);
-    for (int64_t j = 0; j < n; ++j)
-      m[j0 + j] = mx[j] != mx[j] ? std::numeric_limits<float>::quiet_NaN() : mx[j];
+  ThreadPool& pool = KernelPool();
+  const int64_t tasks = std::clamp<int64_t>(2 * static_cast<int64_t>(pool.num_threads()), 1, M);
+  partial.assign(static_cast<size_t>(tasks * N), 0.0f);
+  float* parts = partial.data();
+  pool.ParallelFor(static_cast<size_t>(tasks), [&](size_t task) {
+    float* mx = parts + static_cast<int64_t>(task) * N;
+    const int64_t t0 = M * static_cast<int64_t>(task) / tasks;
+    const int64_t t1 = M * (static_cast<int64_t>(task) + 1) / tasks;
+    for (int64_t t = t0; t < t1; ++t) {
+      if (qg != nullptr) QuantizeGradientRow(dy + t * N, step, N, qg + t * N, u + t);
+      k.abs_max_update(dy + t * N, r[t], mx, static_cast<size_t>(N));
+    }
   });
+  for (int64_t task = 1; task < tasks; ++task)
+    k.abs_max_update(parts + task * N, 1.0f, parts, static_cast<size_t>(N));  // |1·m| = m
+  for (int64_t j = 0; j < N; ++j) {
+    const float m = parts[j] != parts[j] ? std::numeric_limits<float>::quiet_NaN() : parts[j];
+    parts[j] = m / static_cast<float>(kInt8QMax);
+  }
+  return parts;
 }
 
 // s[j] for the columns of w [K, N]: the canonical Sum of |w[:, j]| (16 lane-strided partials,
@@ -68,7 +95,32 @@ void ColumnStepSizes(const float* w, int64_t K, int64_t N, float* step) {
 void QuantizeRowAbsmax(const float* x, int64_t n, int8_t* q, float* scale) {
   const Kernels& k = ActiveKernels();
   *scale = k.abs_max(x, static_cast<size_t>(n)) / static_cast<float>(kInt8QMax);
-  k.quantize_i8(x, scale, 0, static_cast<size_t>(n), q);
+  k.quantize_i8(x, scale, nullptr, 0, static_cast<size_t>(n), q);
+}
+
+void QuantizeGradientRow(const float* dy_row, const float* step, int64_t N, int8_t* qg_row,
+                         float* u) {
+  float* g = RowBuffer(N);
+  ActiveKernels().mul(dy_row, step, 1, g, static_cast<size_t>(N));
+  QuantizeRowAbsmax(g, N, qg_row, u);
+}
+
+// One row's share of the int8 dW: h = r·dy_row, quantized with the column scales v (inv_v
+// their reciprocals).
+void QuantizeScaledRow(const float* dy_row, float r, const float* v, const float* inv_v,
+                       int64_t N, int8_t* qh_row) {
+  const Kernels& k = ActiveKernels();
+  float* h = RowBuffer(N);
+  k.mul(dy_row, &r, 0, h, static_cast<size_t>(N));
+  k.quantize_i8(h, v, inv_v, 1, static_cast<size_t>(N), qh_row);
+}
+
+// inv[j] = 1 / s[j] rounded: what quantize_i8 may multiply by instead of dividing.
+std::vector<float>& Reciprocals(const float* s, int64_t n) {
+  thread_local std::vector<float> inv;
+  inv.resize(static_cast<size_t>(n));
+  for (int64_t j = 0; j < n; ++j) inv[j] = 1.0f / s[j];
+  return inv;
 }
 
 // An int8 GEMM's int32 sums cannot overflow: |Σ| <= n·127².
@@ -177,7 +229,7 @@ void LsqStepGradient(const float* dw, const float* w, const QuantizedWeight& qw,
 
 int8_t QuantizeValue(float x, float scale) {
   int8_t q;
-  ActiveKernels().quantize_i8(&x, &scale, 0, 1, &q);
+  ActiveKernels().quantize_i8(&x, &scale, nullptr, 0, 1, &q);
   return q;
 }
 
@@ -202,9 +254,10 @@ void QuantizeWeight(const float* w, int64_t K, int64_t N, Int8Backward backward,
   }
   // Row by row into q [K, N], the layout every product reads it in.
   const float* s = out.step.data();
+  const float* inv_s = Reciprocals(s, N).data();
   const Kernels& k = ActiveKernels();
   ForEachRow(K, [&](int64_t p) {
-    k.quantize_i8(w + p * N, s, 1, static_cast<size_t>(N), out.q.data() + p * N);
+    k.quantize_i8(w + p * N, s, inv_s, 1, static_cast<size_t>(N), out.q.data() + p * N);
   });
   out.clipped = ClippedWeights(w, out);
   if (backward == Int8Backward::kFp32) {
@@ -232,6 +285,61 @@ void Int8LinearForward(const QuantizedInput& x, const QuantizedWeight& w, Int8Sc
                            .row_scale = x.scale.data(), .col_scale = w.step.data()});
 }
 
+// The int8 products of the backward, their operands quantized (int8_linear.h).
+namespace {
+
+// dx = float(qg·qwᵀ)·u_t (added to dx with accumulate), applied by the GEMM per output tile.
+void GradientInputProduct(const int8_t* qg, const float* u, int64_t M, const QuantizedWeight& w,
+                          Int8Scratch& s, float* dx, bool accumulate) {
+  ActiveKernels().gemm_i8({.M = M, .N = w.K, .K = w.N, .a = qg, .bt = w.q.data(),
+                           .c = Grow(s.acc, M * w.K), .out = dx, .row_scale = u,
+                           .accumulate = accumulate});
+}
+
+// qh [M, N] = every row's QuantizeScaledRow, then dw = float(qxᵀ·qh)·v_j, applied by the GEMM
+// per output tile. The input's transpose is made once for the layers that share it. The scales
+// stay in s.scale (and qh in s.a) after the call.
+void GradientWeightProduct(QuantizedInput& x, const float* dy, const float* column_scales,
+                           int64_t N, Int8Scratch& s, float* dw) {
+  const int64_t M = x.M, K = x.K;
+  float* v = Grow(s.scale, N);
+  std::copy(column_scales, column_scales + N, v);
+  int8_t* qh = Grow(s.a, M * N);  // [M, N]: the GEMM reads B as is
+  const float* inv_v = Reciprocals(v, N).data();
+  ForEachRow(M, [&](int64_t t) {
+    QuantizeScaledRow(dy + t * N, x.scale[t], v, inv_v, N, qh + t * N);
+  });
+  if (!x.qt_ready) {  // the layers that share this input (q, k, v; gate, up) reuse it
+    TransposeI8(x.q.data(), M, K, Grow(x.qt, K * M));
+    x.qt_ready = true;
+  }
+  ActiveKernels().gemm_i8({.M = K, .N = N, .K = M, .a = x.qt.data(), .c = Grow(s.acc, K * N),
+                           .b = qh, .out = dw, .col_scale = v});
+}
+
+// The fp32 backward's dW = Q(X)ᵀ·dY.
+void Fp32WeightGradient(const QuantizedInput& x, const float* dy, int64_t N, Int8Scratch& s,
+                        float* dw) {
+  const int64_t M = x.M, K = x.K;
+  float* xd = Grow(s.f, M * K);  // Q(X)
+  ForEachRow(M, [&](int64_t t) {
+    for (int64_t p = 0; p < K; ++p)
+      xd[t * K + p] = static_cast<float>(x.q[t * K + p]) * x.scale[t];
+  });
+  MatMulAT(xd, dy, dw, K, M, N);
+}
+
+// The step-size gradient where learned, then +0 where W was clipped.
+void FinishWeightGradient(const QuantizedWeight& qw, float* dw, const float* w, float* dstep) {
+  if (dstep != nullptr) {
+    TRAIL_CHECK(w != nullptr, "int8 linear: the step-size gradient needs the weight");
+    LsqStepGradient(dw, w, qw, dstep);
+  }
+  for (int64_t i : qw.clipped) dw[i] = 0.0f;
+}
+
+}  // namespace
+
 void Int8LinearBackwardInput(const float* dy, int64_t M, const QuantizedWeight& w,
                              Int8Backward backward, Int8Scratch& s, float* dx, bool accumulate) {
   const int64_t K = w.K, N = w.N;
@@ -239,20 +347,12 @@ void Int8LinearBackwardInput(const float* dy, int64_t M, const QuantizedWeight& 
     MatMulBT(dy, w.dequant.data(), dx, M, N, K, accumulate);
     return;
   }
-  // g = dY·diag(s), quantized per token; dX = u ⊙ (qg·qwᵀ).
+  // g = dY·diag(s), quantized per token, each row while it is in cache; dX = u ⊙ (qg·qwᵀ).
   CheckReduction(N);
-  float* g = Grow(s.f, M * N);
   int8_t* qg = Grow(s.a, M * N);
   float* u = Grow(s.scale, M);
-  ForEachRow(M, [&](int64_t t) {  // each row quantized while it is still in cache
-    float* gt = g + t * N;
-    for (int64_t j = 0; j < N; ++j) gt[j] = dy[t * N + j] * w.step[j];
-    QuantizeRowAbsmax(gt, N, qg + t * N, u + t);
-  });
-  // dx = float(acc)·u_t (added to dx with accumulate), applied by the GEMM per output tile.
-  ActiveKernels().gemm_i8({.M = M, .N = K, .K = N, .a = qg, .bt = w.q.data(),
-                           .c = Grow(s.acc, M * K), .out = dx, .row_scale = u,
-                           .accumulate = accumulate});
+  ForEachRow(M, [&](int64_t t) { QuantizeGradientRow(dy + t * N, w.step.data(), N, qg + t * N, u + t); });
+  GradientInputProduct(qg, u, M, w, s, dx, accumulate);
 }
 
 void Int8LinearBackwardWeight(QuantizedInput& x, const float* dy, const QuantizedWeight& qw,
@@ -261,40 +361,40 @@ void Int8LinearBackwardWeight(QuantizedInput& x, const float* dy, const Quantize
   const int64_t M = x.M, K = qw.K, N = qw.N;
   TRAIL_CHECK(x.K == K, "int8 linear: input width ", x.K, " against weight rows ", K);
   if (backward == Int8Backward::kFp32) {
-    float* xd = Grow(s.f, M * K);  // Q(X)
-    ForEachRow(M, [&](int64_t t) {
-      for (int64_t p = 0; p < K; ++p)
-        xd[t * K + p] = static_cast<float>(x.q[t * K + p]) * x.scale[t];
-    });
-    MatMulAT(xd, dy, dw, K, M, N);
+    Fp32WeightGradient(x, dy, N, s, dw);
   } else {
     // h = diag(r)·dY, quantized per column: the scales from column maxima taken over whole
     // rows, then h row by row. (Computed twice, h[t, j] is the same rounded product.)
     CheckReduction(M);
-    float* v = Grow(s.scale, N);
-    ColumnAbsMaxOfScaledRows(dy, x.scale.data(), M, N, v);
-    for (int64_t j = 0; j < N; ++j) v[j] = v[j] / static_cast<float>(kInt8QMax);
-    int8_t* qh = Grow(s.a, M * N);  // [M, N]: the GEMM reads B as is
-    const Kernels& k = ActiveKernels();
-    ForEachRow(M, [&](int64_t t) {
-      thread_local std::vector<float> h;
-      float* ht = Grow(h, N);
-      for (int64_t j = 0; j < N; ++j) ht[j] = x.scale[t] * dy[t * N + j];
-      k.quantize_i8(ht, v, 1, static_cast<size_t>(N), qh + t * N);
-    });
-    if (!x.qt_ready) {  // the layers that share this input (q, k, v; gate, up) reuse it
-      TransposeI8(x.q.data(), M, K, Grow(x.qt, K * M));
-      x.qt_ready = true;
-    }
-    // dw = float(acc)·v_j, applied by the GEMM per output tile.
-    ActiveKernels().gemm_i8({.M = K, .N = N, .K = M, .a = x.qt.data(), .c = Grow(s.acc, K * N),
-                             .b = qh, .out = dw, .col_scale = v});
+    thread_local std::vector<float> partial;
+    const float* v = ColumnScalesOfScaledRows(dy, x.scale.data(), M, N, partial);
+    GradientWeightProduct(x, dy, v, N, s, dw);
   }
-  if (dstep != nullptr) {
-    TRAIL_CHECK(w != nullptr, "int8 linear: the step-size gradient needs the weight");
-    LsqStepGradient(dw, w, qw, dstep);
+  FinishWeightGradient(qw, dw, w, dstep);
+}
+
+void Int8LinearBackward(QuantizedInput& x, const float* dy, const QuantizedWeight& qw,
+                        Int8Backward backward, Int8Scratch& s, float* dx, bool accumulate,
+                        float* dw, const float* w, float* dstep) {
+  const int64_t M = x.M, K = qw.K, N = qw.N;
+  TRAIL_CHECK(x.K == K, "int8 linear: input width ", x.K, " against weight rows ", K);
+  if (backward == Int8Backward::kFp32) {
+    Int8LinearBackwardInput(dy, M, qw, backward, s, dx, accumulate);
+    Int8LinearBackwardWeight(x, dy, qw, backward, s, dw, w, dstep);
+    return;
   }
-  for (int64_t i : qw.clipped) dw[i] = 0.0f;
+  CheckReduction(N);
+  CheckReduction(M);
+  // One pass over dY quantizes every row's g and takes the column maxima of diag(r)·dY; the dX
+  // product runs before qh takes qg's buffer.
+  int8_t* qg = Grow(s.a, M * N);
+  float* u = Grow(s.scale, M);
+  thread_local std::vector<float> partial;
+  const float* v =
+      ColumnScalesOfScaledRows(dy, x.scale.data(), M, N, partial, qw.step.data(), qg, u);
+  GradientInputProduct(qg, u, M, qw, s, dx, accumulate);
+  GradientWeightProduct(x, dy, v, N, s, dw);
+  FinishWeightGradient(qw, dw, w, dstep);
 }
 
 }  // namespace trail::repops

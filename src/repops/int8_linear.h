@@ -83,5 +83,10 @@ void Int8LinearBackwardInput(const float* dy, int64_t M, const QuantizedWeight& 
 void Int8LinearBackwardWeight(QuantizedInput& x, const float* dy, const QuantizedWeight& qw,
                               Int8Backward backward, Int8Scratch& s, float* dw,
                               const float* w = nullptr, float* dstep = nullptr);
+// Both: the same dx and dw (and dstep) bits as the two calls above, the int8 backward taking
+// one pass over dY for g's quantization and the column maxima of diag(r)·dY.
+void Int8LinearBackward(QuantizedInput& x, const float* dy, const QuantizedWeight& qw,
+                        Int8Backward backward, Int8Scratch& s, float* dx, bool accumulate,
+                        float* dw, const float* w = nullptr, float* dstep = nullptr);
 
 }  // namespace trail::repops

@@ -67,8 +67,8 @@ TEST(Int8Quantize, EdgeValuesGiveTheSameBytesOnEveryBackend) {
     std::vector<int8_t> q(x.size()), qn(x.size());
     const float one = 1.0f;
     std::vector<float> halves(x.size(), 0.5f);
-    k.quantize_i8(x.data(), &one, 0, x.size(), q.data());
-    k.quantize_i8(with_nan.data(), halves.data(), 1, with_nan.size(), qn.data());
+    k.quantize_i8(x.data(), &one, nullptr, 0, x.size(), q.data());
+    k.quantize_i8(with_nan.data(), halves.data(), nullptr, 1, with_nan.size(), qn.data());
     std::vector<float> out(q.begin(), q.end());
     out.insert(out.end(), qn.begin(), qn.end());
     out.push_back(k.abs_max(x.data(), 521));           // the half-integers: 130
@@ -88,6 +88,62 @@ TEST(Int8Quantize, EdgeValuesGiveTheSameBytesOnEveryBackend) {
   EXPECT_EQ(ref[x.size() + 100], 0.0f);  // NaN -> 0
   for (const auto& [label, v] : results)
     EXPECT_EQ(testing::HashOf(v), testing::HashOf(ref)) << label;
+}
+
+// The quantizer's definition divides; a kernel may decide a lane by x·(1/s) instead where that
+// provably rounds the same (kernels.h). Quotients within a few ulps of every half-integer from
+// -130.5 to 130.5, for scales whose reciprocal is inexact, and scales at the edges (subnormal,
+// 2^±126, the largest float, ±0, ±inf, NaN, negative), by one scale and per element with and
+// without reciprocals: every backend gives the quotient's bytes.
+TEST(Int8Quantize, ReciprocalShortcutRoundsExactlyAsTheQuotient) {
+  const float scales[] = {0.1f, 3.0f, 1.0f / 3.0f, 7.3e-3f, 0.0123f, 1.7e-5f, -0.37f, 1e-40f,
+                          0x1p-126f, 0x1p126f, 0x1p-127f, 3.4e38f, 0.0f, -0.0f, INFINITY,
+                          -INFINITY, std::numeric_limits<float>::quiet_NaN()};
+  std::vector<float> x, s;
+  for (float sc : scales) {
+    for (int h = -261; h <= 261; h += 2) {  // (h / 2)·s: the half-integers from -130.5 to 130.5
+      const float at = static_cast<float>(0.5 * h * static_cast<double>(sc));
+      float lo = at, hi = at;
+      for (int ulp = 0; ulp < 4; ++ulp) {
+        x.push_back(lo), s.push_back(sc), x.push_back(hi), s.push_back(sc);
+        lo = std::nextafter(lo, -INFINITY), hi = std::nextafter(hi, INFINITY);
+      }
+    }
+    for (float v : {0.0f, -0.0f, 1e-45f, 1.0f, -1.0f, 3e38f, INFINITY, -INFINITY})
+      x.push_back(v), s.push_back(sc);
+  }
+  auto expected = [](float xv, float sv) {
+    const float v = xv / sv;
+    return v != v ? 0 : static_cast<int>(std::nearbyint(std::clamp(v, -127.0f, 127.0f)));
+  };
+  std::vector<float> inv(s.size());
+  for (size_t i = 0; i < s.size(); ++i) inv[i] = 1.0f / s[i];
+  const auto results = testing::OnEveryBackend<std::vector<float>>([&] {
+    const Kernels& k = ActiveKernels();
+    const size_t n = x.size();
+    std::vector<int8_t> per(n), with_inv(n), one(n);
+    k.quantize_i8(x.data(), s.data(), nullptr, 1, n, per.data());
+    k.quantize_i8(x.data(), s.data(), inv.data(), 1, n, with_inv.data());
+    for (size_t i = 0; i < n;) {  // each scale's run by one scale
+      size_t e = i;
+      while (e < n && testing::Bits(s[e]) == testing::Bits(s[i])) ++e;
+      k.quantize_i8(x.data() + i, &s[i], nullptr, 0, e - i, one.data() + i);
+      i = e;
+    }
+    std::vector<float> out(per.begin(), per.end());
+    out.insert(out.end(), with_inv.begin(), with_inv.end());
+    out.insert(out.end(), one.begin(), one.end());
+    return out;
+  });
+  for (const auto& [label, out] : results) {
+    const size_t n = x.size();
+    for (size_t i = 0; i < n; ++i) {
+      const int want = expected(x[i], s[i]);
+      ASSERT_EQ(out[i], want) << label << " per element: " << x[i] << " / " << s[i];
+      ASSERT_EQ(out[n + i], want) << label << " with reciprocals: " << x[i] << " / " << s[i];
+      ASSERT_EQ(out[2 * n + i], want) << label << " one scale: " << x[i] << " / " << s[i];
+    }
+  }
 }
 
 // abs_max_update, which sets the int8 dW gradient's column scales: m = |r·x| where larger, a
@@ -297,6 +353,41 @@ TEST(Int8Linear, SameBitsOnEveryBackendAndThreadCount) {
   });
   for (const auto& [label, v] : results)
     EXPECT_EQ(testing::HashOf(v), testing::HashOf(results[0].second)) << label;
+}
+
+// Int8LinearBackward (one pass over dY for both gradients) gives the two separate calls' bits:
+// dx added to what it held, dw and the learned step sizes' gradient, both backward modes, on
+// every backend and thread count.
+TEST(Int8Linear, BothGradientsAtOnceEqualTheSeparateCalls) {
+  const Problem pr;
+  const int64_t M = pr.M, K = pr.K, N = pr.N;
+  const std::vector<float> dx0 = testing::Rand(M * K, 9);
+  for (Int8Backward mode : {Int8Backward::kInt8, Int8Backward::kFp32}) {
+    const auto results = testing::OnEveryBackend<std::vector<float>>([&] {
+      QuantizedWeight qw;
+      QuantizedInput x_sep, x_both;
+      QuantizeWeight(pr.w.data(), K, N, mode, qw);
+      QuantizeInput(pr.x.data(), M, K, x_sep);
+      QuantizeInput(pr.x.data(), M, K, x_both);
+      Int8Scratch s;
+      std::vector<float> dx_sep = dx0, dx_both = dx0, dw_sep(K * N), dw_both(K * N),
+                         dstep_sep(N), dstep_both(N);
+      Int8LinearBackwardInput(pr.dy.data(), M, qw, mode, s, dx_sep.data(), true);
+      Int8LinearBackwardWeight(x_sep, pr.dy.data(), qw, mode, s, dw_sep.data(), pr.w.data(),
+                               dstep_sep.data());
+      Int8LinearBackward(x_both, pr.dy.data(), qw, mode, s, dx_both.data(), true, dw_both.data(),
+                         pr.w.data(), dstep_both.data());
+      EXPECT_EQ(testing::HashOf(dx_both), testing::HashOf(dx_sep)) << "dx";
+      EXPECT_EQ(testing::HashOf(dw_both), testing::HashOf(dw_sep)) << "dw";
+      EXPECT_EQ(testing::HashOf(dstep_both), testing::HashOf(dstep_sep)) << "dstep";
+      std::vector<float> all = dx_both;
+      all.insert(all.end(), dw_both.begin(), dw_both.end());
+      all.insert(all.end(), dstep_both.begin(), dstep_both.end());
+      return all;
+    });
+    for (const auto& [label, v] : results)
+      EXPECT_EQ(testing::HashOf(v), testing::HashOf(results[0].second)) << label;
+  }
 }
 
 TEST(Int8Linear, AReductionThatCouldOverflowIsRefused) {

@@ -108,6 +108,21 @@ void MulAddImpl(const float* HWY_RESTRICT a, const float* HWY_RESTRICT b, float*
   for (; i < n; ++i) y[i] = std::fma(a[i], b[i], y[i]);
 }
 
+void MulImpl(const float* HWY_RESTRICT a, const float* HWY_RESTRICT b, size_t b_step,
+             float* HWY_RESTRICT y, size_t n) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  size_t i = 0;
+  if (b_step == 0) {
+    const auto vb = hn::Set(d, b[0]);
+    for (; i + N <= n; i += N) hn::StoreU(hn::Mul(hn::LoadU(d, a + i), vb), d, y + i);
+  } else {
+    for (; i + N <= n; i += N)
+      hn::StoreU(hn::Mul(hn::LoadU(d, a + i), hn::LoadU(d, b + i)), d, y + i);
+  }
+  for (; i < n; ++i) y[i] = a[i] * b[i * b_step];
+}
+
 void AbsMaxUpdateImpl(const float* HWY_RESTRICT x, float r, float* HWY_RESTRICT m, size_t n) {
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
@@ -220,21 +235,67 @@ float AbsMaxImpl(const float* HWY_RESTRICT x, size_t n) {
   return any_nan ? std::numeric_limits<float>::quiet_NaN() : r;
 }
 
+// Lanes of x / s rounded to an integer and clamped to [-127, 127] (a NaN quotient to 0), exactly
+// as the division defines them.
+template <class D, class V>
+HWY_INLINE V QuantizeByDivision(D d, V vx, V vs) {
+  const auto v = hn::Div(vx, vs);
+  const auto r = hn::Round(hn::Min(hn::Max(v, hn::Set(d, -127.0f)), hn::Set(d, 127.0f)));
+  return hn::IfThenZeroElse(hn::IsNaN(v), r);  // nearest, ties to even; NaN -> 0
+}
+
+// The same lanes, decided where possible by y = x·inv (inv = 1/s rounded): a multiply instead
+// of a division. With inv within half an ulp of 1/s and normal, |y - x/s| <= |x/s|·2^-22: for
+// |x/s| < 256 the rounded quotient and y lie within 2^-13 of each other, so they round to the
+// same integer unless y is within 2^-12 of a half-integer; beyond, both clamp to the same ±127
+// (rounding and clamping to integer bounds commute). A vector with a lane near a half-integer or
+// a y that is not finite (|y - Round(y)| is then NaN, which fails the test) is divided instead;
+// so is one whose inv lies below 2^-125 (a subnormal 1/s has fewer bits), which the caller
+// checks once for one scale (check_inv false) and this for per-element scales.
+template <bool kCheckInv, class D, class V>
+HWY_INLINE V QuantizeByInverse(D d, V vx, V vs, V inv) {
+  const auto y = hn::Mul(vx, inv);
+  const auto r = hn::Round(y);
+  auto slow = hn::Not(hn::Le(hn::Abs(hn::Sub(y, r)), hn::Set(d, 0.5f - 0x1p-12f)));
+  if (kCheckInv) slow = hn::Or(slow, hn::Lt(hn::Abs(inv), hn::Set(d, 0x1p-125f)));
+  if (!hn::AllFalse(d, slow)) return QuantizeByDivision(d, vx, vs);
+  return hn::Min(hn::Max(r, hn::Set(d, -127.0f)), hn::Set(d, 127.0f));
+}
+
+// Stores the integral lanes z (in [-127, 127]) as int8.
+template <class D, class V>
+HWY_INLINE void StoreI8(D d, V z, int8_t* HWY_RESTRICT q) {
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  (void)d;  // one narrowing instruction instead of the generic demotion's packs and permute
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(q), _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(z.raw)));
+#else
+  const hn::Rebind<int32_t, D> di;
+  const hn::Rebind<int8_t, D> d8;
+  hn::StoreU(hn::DemoteTo(d8, hn::ConvertTo(di, z)), d8, q);
+#endif
+}
+
 template <bool kPerElement>
 HWY_INLINE void QuantizeI8T(const float* HWY_RESTRICT x, const float* HWY_RESTRICT scale,
-                            size_t n, int8_t* HWY_RESTRICT q) {
+                            const float* HWY_RESTRICT inv_scale, size_t n,
+                            int8_t* HWY_RESTRICT q) {
   const D16 d;
-  const hn::Rebind<int32_t, D16> di;
-  const hn::Rebind<int8_t, D16> d8;
   constexpr size_t N = hn::MaxLanes(D16());
-  const auto one = hn::Set(d, scale[0]), hi = hn::Set(d, 127.0f), lo = hn::Set(d, -127.0f);
+  const float inv0 = 1.0f / scale[0];
+  const auto one = hn::Set(d, scale[0]), inv_one = hn::Set(d, inv0);
+  const bool by_inverse =
+      kPerElement ? inv_scale != nullptr : std::fabs(inv0) >= 0x1p-125f;  // false for NaN
   size_t i = 0;
   for (; i + N <= n; i += N) {
+    const auto vx = hn::LoadU(d, x + i);
     const auto vs = kPerElement ? hn::LoadU(d, scale + i) : one;
-    const auto v = hn::Div(hn::LoadU(d, x + i), vs);
-    const auto r = hn::Round(hn::Min(hn::Max(v, lo), hi));  // nearest, ties to even
-    const auto z = hn::IfThenZeroElse(hn::IsNaN(v), r);
-    hn::StoreU(hn::DemoteTo(d8, hn::ConvertTo(di, z)), d8, q + i);
+    if (!by_inverse) {
+      StoreI8(d, QuantizeByDivision(d, vx, vs), q + i);
+    } else if (kPerElement) {
+      StoreI8(d, QuantizeByInverse<true>(d, vx, vs, hn::LoadU(d, inv_scale + i)), q + i);
+    } else {
+      StoreI8(d, QuantizeByInverse<false>(d, vx, vs, inv_one), q + i);
+    }
   }
   for (; i < n; ++i) {
     const float v = x[i] / scale[kPerElement ? i : 0];
@@ -243,11 +304,12 @@ HWY_INLINE void QuantizeI8T(const float* HWY_RESTRICT x, const float* HWY_RESTRI
 }
 
 void QuantizeI8Impl(const float* HWY_RESTRICT x, const float* HWY_RESTRICT scale,
-                    size_t scale_step, size_t n, int8_t* HWY_RESTRICT q) {
+                    const float* HWY_RESTRICT inv_scale, size_t scale_step, size_t n,
+                    int8_t* HWY_RESTRICT q) {
   if (scale_step == 0) {
-    QuantizeI8T<false>(x, scale, n, q);
+    QuantizeI8T<false>(x, scale, nullptr, n, q);
   } else {
-    QuantizeI8T<true>(x, scale, n, q);
+    QuantizeI8T<true>(x, scale, inv_scale, n, q);
   }
 }
 
@@ -473,7 +535,7 @@ const Kernels* GetKernelTable() {
   static const Kernels k = {hwy::TargetName(HWY_TARGET), &SumImpl, &SumSqImpl, &DotImpl, &MaxImpl,
                             &AxpyImpl, &MapImpl, &ExpSubImpl, &GemmImpl, &GemmI8Impl,
                             &AbsMaxImpl, &QuantizeI8Impl, &GeluImpl, &GeluBackwardImpl,
-                            &MulAddImpl, &AbsMaxUpdateImpl};
+                            &MulAddImpl, &AbsMaxUpdateImpl, &MulImpl};
   return &k;
 }
 

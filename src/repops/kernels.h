@@ -72,7 +72,11 @@ struct Kernels {
   float (*abs_max)(const float* x, size_t n);
   // q[i] = clamp(RoundHalfEven(x[i] / s_i), -127, 127) with the float32 quotient, 0 where the
   // quotient is NaN; s_i = scale[0] when scale_step is 0 (one scale), scale[i] when it is 1.
-  void (*quantize_i8)(const float* x, const float* scale, size_t scale_step, size_t n, int8_t* q);
+  // inv_scale (optional, for scale_step 1): inv_scale[i] = 1 / scale[i] rounded to float. It
+  // changes no result: a kernel may decide most lanes by x·(1/s), which rounds to the same
+  // integer as the quotient except within 2^-12 of a half-integer, and divides the rest.
+  void (*quantize_i8)(const float* x, const float* scale, const float* inv_scale,
+                      size_t scale_step, size_t n, int8_t* q);
   // GELU (tanh form) and its backward, elementwise: y = Gelu(x), dx = dy · GeluGrad(x), as
   // math-inl.h writes them (GeluT, GeluGradT).
   void (*gelu)(const float* x, float* y, size_t n);
@@ -81,6 +85,8 @@ struct Kernels {
   // m[j] = a when a > m[j] or a is NaN, a = |r·x[j]| (the rounded product): a running maximum
   // in which a NaN, once taken, stays.
   void (*abs_max_update)(const float* x, float r, float* m, size_t n);
+  // y[i] = a[i]·b_i, one rounded product; b_i = b[0] when b_step is 0, b[i] when it is 1.
+  void (*mul)(const float* a, const float* b, size_t b_step, float* y, size_t n);
 };
 
 // Max2(a, b) = (b > a or b is NaN) ? b : a — NaN propagates, ties keep the left operand.

@@ -109,8 +109,8 @@ TEST(Softmax, ForwardAndBackward) {
 
 double Sig(double a) { return 1 / (1 + std::exp(-a)); }
 
-// The elementwise primitives gelu, gelu_backward and mul_add give the scalar reference's bits on
-// every backend, for edge inputs (±0, ±inf, NaN, subnormals, huge values) and an odd tail, and
+// The elementwise primitives gelu, gelu_backward, mul_add and mul give the scalar reference's bits
+// on every backend, for edge inputs (±0, ±inf, NaN, subnormals, huge values) and an odd tail, and
 // mul_add is one fused operation: (1 + 2^-12)·(1 - 2^-12) + (-1) is -2^-24 fused, +0 rounded.
 TEST(Activations, ElementwisePrimitivesGiveTheReferenceBitsOnEveryBackend) {
   std::vector<float> x = Rand(517, 95, 8.0f);
@@ -127,7 +127,11 @@ TEST(Activations, ElementwisePrimitivesGiveTheReferenceBitsOnEveryBackend) {
     std::vector<float> fused(1, -1.0f);
     const float u = 1.0f + 0x1p-12f, v = 1.0f - 0x1p-12f;
     k.mul_add(&u, &v, fused.data(), 1);
-    for (const auto* part : {&dx, &acc, &fused}) y.insert(y.end(), part->begin(), part->end());
+    std::vector<float> prod(x.size()), scaled(x.size());
+    k.mul(x.data(), b.data(), 1, prod.data(), x.size());
+    k.mul(x.data(), &b[5], 0, scaled.data(), x.size());
+    for (const auto* part : {&dx, &acc, &fused, &prod, &scaled})
+      y.insert(y.end(), part->begin(), part->end());
     return y;
   });
   const std::vector<float>& ref = results[0].second;
@@ -139,6 +143,11 @@ TEST(Activations, ElementwisePrimitivesGiveTheReferenceBitsOnEveryBackend) {
     ASSERT_TRUE(same(ref[2 * n + i], std::fma(x[i], b[i], dy[i]))) << "mul_add at " << i;
   }
   EXPECT_EQ(ref[3 * n], -0x1p-24f);
+  for (size_t i = 0; i < n; ++i) {
+    const auto same = [](float a, float e) { return std::memcmp(&a, &e, 4) == 0; };
+    ASSERT_TRUE(same(ref[3 * n + 1 + i], x[i] * b[i])) << "mul at " << i;
+    ASSERT_TRUE(same(ref[4 * n + 1 + i], x[i] * b[5])) << "mul by one value at " << i;
+  }
   for (const auto& [label, v] : results)
     EXPECT_EQ(testing::HashOf(v), testing::HashOf(ref)) << label;
 }

@@ -89,7 +89,8 @@ float AbsMax(const float* x, size_t n) {
   return m;
 }
 
-void QuantizeI8(const float* x, const float* scale, size_t scale_step, size_t n, int8_t* q) {
+void QuantizeI8(const float* x, const float* scale, const float* /*inv_scale*/,
+                size_t scale_step, size_t n, int8_t* q) {
   for (size_t i = 0; i < n; ++i) {
     const float v = x[i] / scale[i * scale_step];
     q[i] = v != v ? 0 : static_cast<int8_t>(std::nearbyint(std::clamp(v, -127.0f, 127.0f)));
@@ -105,6 +106,9 @@ void AbsMaxUpdate(const float* x, float r, float* m, size_t n) {
     if (a > m[i] || a != a) m[i] = a;
   }
 }
+void Mul(const float* a, const float* b, size_t b_step, float* y, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] = a[i] * b[i * b_step];
+}
 void GeluAll(const float* x, float* y, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] = Gelu(x[i]);
 }
@@ -118,7 +122,7 @@ const Kernels& ReferenceKernels() {
   static const Kernels k = {"reference", &Sum,   &SumSq,  &Dot,    &Max,
                             &Axpy,       &MapAll, &ExpSub, &Gemm,   &GemmI8,
                             &AbsMax,     &QuantizeI8, &GeluAll, &GeluBackwardAll,
-                            &MulAdd,     &AbsMaxUpdate};
+                            &MulAdd,     &AbsMaxUpdate, &Mul};
   return k;
 }
 
