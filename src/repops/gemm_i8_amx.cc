@@ -87,14 +87,20 @@ TileConfig BlockConfig() {
 }
 
 // B packed for TDPBSSD: panels of 16 columns, each [Kp/4][16 columns][4 depths] bytes, zero in
-// the padding (depths ≥ K, columns ≥ N). The panel count is even, so panels go in pairs.
+// the padding (depths ≥ K, columns ≥ N). The panel count is even, so panels go in pairs. Only
+// B's zero depths matter: they cancel whatever A holds there, and padding rows and columns
+// only reach outputs that are never written.
 void PackB(const GemmI8Args& g, size_t Kp, size_t panels, ThreadPool& pool,
            AlignedVector<int8_t>& packed) {
   const size_t K = g.K, N = g.N, panel_bytes = Kp * kTileRows;
-  packed.assign(panels * panel_bytes, 0);
+  if (packed.size() < panels * panel_bytes) packed.resize(panels * panel_bytes);
   pool.ParallelFor(panels, [&](size_t jp) {
     int8_t* panel = packed.data() + jp * panel_bytes;
     const size_t j0 = jp * kTileRows, cols = j0 < N ? std::min(kTileRows, N - j0) : 0;
+    // The buffer is reused: zero what the copies below leave out (every byte of a panel with
+    // missing columns; from the last whole group of 4 depths on otherwise).
+    const size_t copied = cols == kTileRows ? K / 4 * kTileBytes : 0;
+    std::memset(panel + copied, 0, panel_bytes - copied);
     if (g.bt != nullptr) {  // column j is a contiguous row of Bᵀ: whole groups of 4 as words
       for (size_t c = 0; c < cols; ++c) {
         const int8_t* src = g.bt + (j0 + c) * K;
@@ -144,10 +150,11 @@ __attribute__((target("avx512f"))) void BlockEpilogue(const GemmI8Args& g, const
   }
 }
 
-// One 32×32 block of C += rows [0, 32) of a packed A slice times a pair of B panel slices, over
-// `depth` depths (a multiple of 64). `fresh` starts from zero instead of loading C.
-void BlockProduct(const int8_t* a, size_t lda, const int8_t* b0, const int8_t* b1, size_t depth,
-                  int32_t* c, size_t ldc_bytes, bool fresh) {
+// One 32×32 block of C += two packed A row tiles (a0: rows 0-15, a1: rows 16-31) times a pair
+// of B panel slices, over `depth` depths (a multiple of 64). Every operand tile is 1 KB of
+// contiguous memory. `fresh` starts from zero instead of loading C.
+void BlockProduct(const int8_t* a0, const int8_t* a1, const int8_t* b0, const int8_t* b1,
+                  size_t depth, int32_t* c, size_t ldc_bytes, bool fresh) {
   char* out = reinterpret_cast<char*>(c);
   if (fresh) {
     _tile_zero(0);
@@ -161,8 +168,8 @@ void BlockProduct(const int8_t* a, size_t lda, const int8_t* b0, const int8_t* b
     _tile_loadd(3, out + kTileRows * ldc_bytes + kTileRows * 4, ldc_bytes);
   }
   for (size_t k = 0; k < depth; k += kTileBytes) {
-    _tile_loadd(4, a + k, lda);
-    _tile_loadd(5, a + kTileRows * lda + k, lda);
+    _tile_loadd(4, a0 + k * kTileRows, kTileBytes);
+    _tile_loadd(5, a1 + k * kTileRows, kTileBytes);
     _tile_loadd(6, b0 + k * kTileRows, kTileBytes);
     _tile_loadd(7, b1 + k * kTileRows, kTileBytes);
     _tile_dpbssd(0, 4, 6);
@@ -216,11 +223,17 @@ void GemmI8Amx(const GemmI8Args& g) {
     const size_t pair_begin = pairs * (task % splits) / splits;
     const size_t pair_end = pairs * (task % splits + 1) / splits;
     const size_t blocks = (i_end - i_begin + kBlockRows - 1) / kBlockRows;
-    // A rows of the group, zero-padded to whole blocks and to Kp depths.
+    // A rows of the group in tiles of 16 rows × 64 depths, each 1 KB of contiguous memory as
+    // B's are. The padding (rows to whole blocks, depths to Kp) keeps what the reused buffer
+    // held: B's zero depths cancel it (PackB).
     thread_local AlignedVector<int8_t> apack;
-    apack.assign(blocks * kBlockRows * Kp, 0);
-    for (size_t i = i_begin; i < i_end; ++i)
-      std::memcpy(apack.data() + (i - i_begin) * Kp, g.a + i * K, K);
+    if (apack.size() < blocks * kBlockRows * Kp) apack.resize(blocks * kBlockRows * Kp);
+    for (size_t i = i_begin; i < i_end; ++i) {
+      const size_t r = i - i_begin;
+      int8_t* dst = apack.data() + (r / kTileRows) * Kp * kTileRows + (r % kTileRows) * kTileBytes;
+      for (size_t k = 0; k < K; k += kTileBytes)
+        std::memcpy(dst + k * kTileRows, g.a + i * K + k, std::min(kTileBytes, K - k));
+    }
     const TileConfig cfg = BlockConfig();
     _tile_loadconfig(&cfg);
     alignas(64) int32_t edge[kBlockRows * kPairCols];
@@ -237,7 +250,8 @@ void GemmI8Amx(const GemmI8Args& g) {
       const bool first = k0 == 0, last = k0 + depth == Kp;
       for (size_t blk = 0; blk < blocks; ++blk) {
         const size_t i0 = i_begin + blk * kBlockRows, rows = std::min(kBlockRows, i_end - i0);
-        const int8_t* a = apack.data() + blk * kBlockRows * Kp + k0;
+        const int8_t* a0 = apack.data() + blk * kBlockRows * Kp + k0 * kTileRows;
+        const int8_t* a1 = a0 + kTileRows * Kp;
         for (size_t pair = pair_begin; pair < pair_end; ++pair) {
           const int8_t* b0 = bpack.data() + 2 * pair * panel_bytes + k0 * kTileRows;
           const int8_t* b1 = b0 + panel_bytes;
@@ -249,18 +263,18 @@ void GemmI8Amx(const GemmI8Args& g) {
               ldc = task_cols;
               c = partial.data() + blk * kBlockRows * ldc + (pair - pair_begin) * kPairCols;
             }
-            BlockProduct(a, Kp, b0, b1, depth, c, ldc * 4, first);
+            BlockProduct(a0, a1, b0, b1, depth, c, ldc * 4, first);
             if (last) BlockEpilogue(g, c, ldc, i0, rows, j0, cols);
             continue;
           }
           int32_t* c = g.c + i0 * N + j0;
           if (rows == kBlockRows && cols == kPairCols) {
-            BlockProduct(a, Kp, b0, b1, depth, c, N * 4, first);
+            BlockProduct(a0, a1, b0, b1, depth, c, N * 4, first);
             continue;
           }
           for (size_t r = 0; r < rows && !first; ++r)
             std::memcpy(edge + r * kPairCols, c + r * N, cols * 4);
-          BlockProduct(a, Kp, b0, b1, depth, edge, kPairCols * 4, first);
+          BlockProduct(a0, a1, b0, b1, depth, edge, kPairCols * 4, first);
           for (size_t r = 0; r < rows; ++r) std::memcpy(c + r * N, edge + r * kPairCols, cols * 4);
         }
       }
