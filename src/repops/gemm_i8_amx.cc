@@ -90,45 +90,65 @@ TileConfig BlockConfig() {
 // the padding (depths ≥ K, columns ≥ N). The panel count is even, so panels go in pairs. Only
 // B's zero depths matter: they cancel whatever A holds there, and padding rows and columns
 // only reach outputs that are never written.
+// Four rows of 16 columns of B (row stride N) interleaved bytewise into the 64 bytes of one
+// depth group of a panel.
+inline void InterleaveFourRows(const int8_t* s0, size_t N, int8_t* dst_bytes) {
+  const __m128i r0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s0));
+  const __m128i r1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s0 + N));
+  const __m128i r2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s0 + 2 * N));
+  const __m128i r3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s0 + 3 * N));
+  const __m128i lo01 = _mm_unpacklo_epi8(r0, r1), hi01 = _mm_unpackhi_epi8(r0, r1);
+  const __m128i lo23 = _mm_unpacklo_epi8(r2, r3), hi23 = _mm_unpackhi_epi8(r2, r3);
+  __m128i* dst = reinterpret_cast<__m128i*>(dst_bytes);
+  _mm_storeu_si128(dst + 0, _mm_unpacklo_epi16(lo01, lo23));
+  _mm_storeu_si128(dst + 1, _mm_unpackhi_epi16(lo01, lo23));
+  _mm_storeu_si128(dst + 2, _mm_unpacklo_epi16(hi01, hi23));
+  _mm_storeu_si128(dst + 3, _mm_unpackhi_epi16(hi01, hi23));
+}
+
 void PackB(const GemmI8Args& g, size_t Kp, size_t panels, ThreadPool& pool,
            AlignedVector<int8_t>& packed) {
   const size_t K = g.K, N = g.N, panel_bytes = Kp * kTileRows;
   if (packed.size() < panels * panel_bytes) packed.resize(panels * panel_bytes);
-  pool.ParallelFor(panels, [&](size_t jp) {
-    int8_t* panel = packed.data() + jp * panel_bytes;
-    const size_t j0 = jp * kTileRows, cols = j0 < N ? std::min(kTileRows, N - j0) : 0;
-    // The buffer is reused: zero what the copies below leave out (every byte of a panel with
-    // missing columns; from the last whole group of 4 depths on otherwise).
-    const size_t copied = cols == kTileRows ? K / 4 * kTileBytes : 0;
-    std::memset(panel + copied, 0, panel_bytes - copied);
-    if (g.bt != nullptr) {  // column j is a contiguous row of Bᵀ: whole groups of 4 as words
-      for (size_t c = 0; c < cols; ++c) {
-        const int8_t* src = g.bt + (j0 + c) * K;
-        for (size_t p4 = 0; p4 < K / 4; ++p4) std::memcpy(panel + p4 * kTileBytes + c * 4, src + 4 * p4, 4);
-        for (size_t p = K / 4 * 4; p < K; ++p) panel[(p / 4) * kTileBytes + c * 4 + p % 4] = src[p];
-      }
-      return;
+  // Four panels a task: with B as [K, N], each 64-byte stretch of a row is read once for all
+  // four (one panel at a time read 16 bytes of each line and came back for the rest later).
+  constexpr size_t kPanelsPerTask = 4;
+  pool.ParallelFor((panels + kPanelsPerTask - 1) / kPanelsPerTask, [&](size_t task) {
+    const size_t jp_begin = task * kPanelsPerTask;
+    const size_t jp_end = std::min(panels, jp_begin + kPanelsPerTask);
+    size_t full_end = jp_begin;  // panels [jp_begin, full_end) have all 16 columns
+    for (size_t jp = jp_begin; jp < jp_end; ++jp) {
+      const size_t j0 = jp * kTileRows, cols = j0 < N ? std::min(kTileRows, N - j0) : 0;
+      if (cols == kTileRows && full_end == jp) ++full_end;
+      // The buffer is reused: zero what the copies below leave out (every byte of a panel with
+      // missing columns; from the last whole group of 4 depths on otherwise).
+      const size_t copied = cols == kTileRows ? K / 4 * kTileBytes : 0;
+      std::memset(packed.data() + jp * panel_bytes + copied, 0, panel_bytes - copied);
     }
-    size_t p = 0;
-    if (cols == kTileRows) {  // four rows of 16 columns interleaved bytewise into 64 bytes
-      for (; p + 4 <= K; p += 4) {
-        const int8_t* s0 = g.b + p * N + j0;
-        const __m128i r0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s0));
-        const __m128i r1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s0 + N));
-        const __m128i r2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s0 + 2 * N));
-        const __m128i r3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s0 + 3 * N));
-        const __m128i lo01 = _mm_unpacklo_epi8(r0, r1), hi01 = _mm_unpackhi_epi8(r0, r1);
-        const __m128i lo23 = _mm_unpacklo_epi8(r2, r3), hi23 = _mm_unpackhi_epi8(r2, r3);
-        __m128i* dst = reinterpret_cast<__m128i*>(panel + (p / 4) * kTileBytes);
-        _mm_storeu_si128(dst + 0, _mm_unpacklo_epi16(lo01, lo23));
-        _mm_storeu_si128(dst + 1, _mm_unpackhi_epi16(lo01, lo23));
-        _mm_storeu_si128(dst + 2, _mm_unpacklo_epi16(hi01, hi23));
-        _mm_storeu_si128(dst + 3, _mm_unpackhi_epi16(hi01, hi23));
+    for (size_t jp = jp_begin; jp < jp_end; ++jp) {
+      int8_t* panel = packed.data() + jp * panel_bytes;
+      const size_t j0 = jp * kTileRows, cols = j0 < N ? std::min(kTileRows, N - j0) : 0;
+      if (g.bt != nullptr) {  // column j is a contiguous row of Bᵀ: whole groups of 4 as words
+        for (size_t c = 0; c < cols; ++c) {
+          const int8_t* src = g.bt + (j0 + c) * K;
+          for (size_t p4 = 0; p4 < K / 4; ++p4)
+            std::memcpy(panel + p4 * kTileBytes + c * 4, src + 4 * p4, 4);
+          for (size_t p = K / 4 * 4; p < K; ++p)
+            panel[(p / 4) * kTileBytes + c * 4 + p % 4] = src[p];
+        }
+        continue;
       }
+      // Depths the interleaving below leaves: the last partial group, or every depth of a
+      // panel with missing columns (depth p is a contiguous row of B).
+      for (size_t p = jp < full_end ? K / 4 * 4 : 0; p < K; ++p)
+        for (size_t c = 0; c < cols; ++c)
+          panel[(p / 4) * kTileBytes + c * 4 + p % 4] = g.b[p * N + j0 + c];
     }
-    for (; p < K; ++p)  // depth p is a contiguous row of B
-      for (size_t c = 0; c < cols; ++c)
-        panel[(p / 4) * kTileBytes + c * 4 + p % 4] = g.b[p * N + j0 + c];
+    if (g.bt != nullptr) return;
+    for (size_t p = 0; p + 4 <= K; p += 4)
+      for (size_t jp = jp_begin; jp < full_end; ++jp)
+        InterleaveFourRows(g.b + p * N + jp * kTileRows, N,
+                           packed.data() + jp * panel_bytes + (p / 4) * kTileBytes);
   });
 }
 
