@@ -479,7 +479,8 @@ void FineWeb(const TextView& v, const QualityConfig& cfg, std::vector<RuleResult
     if (t.empty()) continue;
     stripped.push_back(t);
     const char last = t.back();
-    punct_lines += (last == '.' || last == '!' || last == '?' || last == '"' || last == '\'') ? 1 : 0;
+    const bool punct = last == '.' || last == '!' || last == '?' || last == '"' || last == '\'';
+    punct_lines += punct ? 1 : 0;
     short_count += t.size() <= static_cast<size_t>(cfg.fineweb_short_line_length) ? 1 : 0;
   }
   const double punct_end = static_cast<double>(punct_lines);

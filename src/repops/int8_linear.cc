@@ -165,7 +165,8 @@ inline void Transpose8x8(const int8_t* in, int64_t in_rs, int8_t* out, int64_t o
 // bytewise, then in 2-, 4- and 8-byte units (SSE2, on every x86-64).
 inline void Transpose16x16(const int8_t* in, int64_t in_rs, int8_t* out, int64_t out_rs) {
   __m128i a[16], b[16], c[16], d[16];
-  for (int i = 0; i < 16; ++i) a[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i * in_rs));
+  for (int i = 0; i < 16; ++i)
+    a[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i * in_rs));
   for (int i = 0; i < 8; ++i) {  // b[2i], b[2i+1]: rows 2i and 2i+1 paired, columns 0-7, 8-15
     b[2 * i] = _mm_unpacklo_epi8(a[2 * i], a[2 * i + 1]);
     b[2 * i + 1] = _mm_unpackhi_epi8(a[2 * i], a[2 * i + 1]);
@@ -184,7 +185,8 @@ inline void Transpose16x16(const int8_t* in, int64_t in_rs, int8_t* out, int64_t
     }
   }
   for (int m = 0; m < 8; ++m) {
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * m * out_rs), _mm_unpacklo_epi64(d[m], d[8 + m]));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * m * out_rs),
+                     _mm_unpacklo_epi64(d[m], d[8 + m]));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (2 * m + 1) * out_rs),
                      _mm_unpackhi_epi64(d[m], d[8 + m]));
   }
@@ -396,7 +398,9 @@ void Int8LinearBackwardInput(const float* dy, int64_t M, const QuantizedWeight& 
   CheckReduction(N);
   int8_t* qg = Grow(s.a, M * N);
   float* u = Grow(s.scale, M);
-  ForEachRow(M, [&](int64_t t) { QuantizeGradientRow(dy + t * N, w.step.data(), N, qg + t * N, u + t); });
+  ForEachRow(M, [&](int64_t t) {
+    QuantizeGradientRow(dy + t * N, w.step.data(), N, qg + t * N, u + t);
+  });
   GradientInputProduct(qg, u, M, w, s, dx, accumulate);
 }
 
