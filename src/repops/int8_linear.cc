@@ -68,30 +68,38 @@ const float* ColumnScalesOfScaledRows(const float* dy, const float* r, int64_t M
   return parts;
 }
 
-// s[j] for the columns of w [K, N]: the canonical Sum of |w[:, j]| (16 lane-strided partials,
-// then the fixed tree; docs/repops.md §2), computed for 64 columns at once so every read is a
-// contiguous stretch of a row.
+// Weights are quantized in blocks of this many columns, each block by one task: its step
+// sizes, then its stretch of every row, while the block (K × 64 floats) is still in L2.
+constexpr int64_t kWeightBlockCols = 64;
+
+// s[j] for the columns [j0, j0 + n) (n <= 64) of w [K, N]: the canonical Sum of |w[:, j]| (16
+// lane-strided partials, then the fixed tree; docs/repops.md §2), computed for the block at
+// once so every read is a contiguous stretch of a row.
+void BlockStepSizes(const float* w, int64_t K, int64_t N, int64_t j0, int64_t n, float* step) {
+  constexpr int64_t kCols = kWeightBlockCols, kLanes = 16;
+  float part[kLanes][kCols] = {};
+  for (int64_t i = 0; i < K; ++i) {
+    float* pr = part[i % kLanes];
+    const float* row = w + i * N + j0;
+    if (n == kCols) {  // a constant trip count: vectorized
+      for (int64_t j = 0; j < kCols; ++j) pr[j] = pr[j] + std::fabs(row[j]);
+    } else {
+      for (int64_t j = 0; j < n; ++j) pr[j] = pr[j] + std::fabs(row[j]);
+    }
+  }
+  for (int64_t width = kLanes / 2; width >= 1; width /= 2)
+    for (int64_t l = 0; l < width; ++l)
+      for (int64_t j = 0; j < n; ++j) part[l][j] = part[l][j] + part[l + width][j];
+  for (int64_t j = 0; j < n; ++j) {
+    const float mean = part[0][j] / static_cast<float>(K);
+    step[j0 + j] = (mean + mean) / kSqrtQMax;
+  }
+}
+
 void ColumnStepSizes(const float* w, int64_t K, int64_t N, float* step) {
-  constexpr int64_t kCols = 64, kLanes = 16;
-  ForEachRow((N + kCols - 1) / kCols, [&](int64_t b) {
-    const int64_t j0 = b * kCols, n = std::min(kCols, N - j0);
-    float part[kLanes][kCols] = {};
-    for (int64_t i = 0; i < K; ++i) {
-      float* pr = part[i % kLanes];
-      const float* row = w + i * N + j0;
-      if (n == kCols) {  // a constant trip count: vectorized
-        for (int64_t j = 0; j < kCols; ++j) pr[j] = pr[j] + std::fabs(row[j]);
-      } else {
-        for (int64_t j = 0; j < n; ++j) pr[j] = pr[j] + std::fabs(row[j]);
-      }
-    }
-    for (int64_t width = kLanes / 2; width >= 1; width /= 2)
-      for (int64_t l = 0; l < width; ++l)
-        for (int64_t j = 0; j < n; ++j) part[l][j] = part[l][j] + part[l + width][j];
-    for (int64_t j = 0; j < n; ++j) {
-      const float mean = part[0][j] / static_cast<float>(K);
-      step[j0 + j] = (mean + mean) / kSqrtQMax;
-    }
+  ForEachRow((N + kWeightBlockCols - 1) / kWeightBlockCols, [&](int64_t b) {
+    const int64_t j0 = b * kWeightBlockCols;
+    BlockStepSizes(w, K, N, j0, std::min(kWeightBlockCols, N - j0), step);
   });
 }
 
@@ -236,22 +244,18 @@ bool HasByte127(const int8_t* q) {
   return has_zero(x ^ (kOnes * 0x7F)) || has_zero(x ^ (kOnes * 0x81));
 }
 
-std::vector<int64_t> ClippedWeights(const float* w, const QuantizedWeight& q) {
-  // Rows in parallel (a clipped weight is rare: most rows list none), joined in row order.
-  std::vector<std::vector<int64_t>> per_row(static_cast<size_t>(q.K));
-  ForEachRow(q.K, [&](int64_t p) {
-    const int8_t* row = q.q.data() + p * q.N;
-    for (int64_t j0 = 0; j0 < q.N; j0 += 8) {
-      const int64_t n = std::min<int64_t>(8, q.N - j0);
-      if (n == 8 && !HasByte127(row + j0)) continue;  // most words: no ±127 at all
-      for (int64_t j = j0; j < j0 + n; ++j)
-        if ((row[j] == kInt8QMax || row[j] == -kInt8QMax) && Clipped(w[p * q.N + j], q.step[j]))
-          per_row[p].push_back(p * q.N + j);
-    }
-  });
-  std::vector<int64_t> out;
-  for (const auto& r : per_row) out.insert(out.end(), r.begin(), r.end());
-  return out;
+// Appends p·N + j for each clipped weight of columns [j0, j0 + n) of row p (a clipped weight
+// is rare: most 8-byte words hold no ±127 at all).
+void ClippedInRow(const float* w, const QuantizedWeight& q, int64_t p, int64_t j0, int64_t n,
+                  std::vector<int64_t>& out) {
+  const int8_t* row = q.q.data() + p * q.N;
+  for (int64_t c = j0; c < j0 + n; c += 8) {
+    const int64_t m = std::min<int64_t>(8, j0 + n - c);
+    if (m == 8 && !HasByte127(row + c)) continue;
+    for (int64_t j = c; j < c + m; ++j)
+      if ((row[j] == kInt8QMax || row[j] == -kInt8QMax) && Clipped(w[p * q.N + j], q.step[j]))
+        out.push_back(p * q.N + j);
+  }
 }
 
 // dstep[j] = (Σ_p dŴ[p,j]·e[p,j]) · (1/√(K·127)), p ascending (int8_linear.h).
@@ -294,26 +298,36 @@ void QuantizeWeight(const float* w, int64_t K, int64_t N, Int8Backward backward,
   TRAIL_CHECK(K > 0 && N > 0, "int8 quantization of a ", K, "x", N, " weight");
   out.K = K, out.N = N;
   out.step.resize(N), out.q.resize(K * N);
-  if (learned_step != nullptr) {
-    std::copy(learned_step, learned_step + N, out.step.begin());
-  } else {
-    ColumnStepSizes(w, K, N, out.step.data());
-  }
-  // Row by row into q [K, N], the layout every product reads it in.
-  const float* s = out.step.data();
-  const float* inv_s = Reciprocals(s, N).data();
+  if (backward == Int8Backward::kFp32) out.dequant.resize(K * N);
+  // One task per block of columns: its step sizes, then its stretch of every row into q [K, N]
+  // (the layout every product reads it in), the clipped weights and, for the fp32 backward, the
+  // dequantized copy. The weights are read from memory once.
+  const int64_t blocks = (N + kWeightBlockCols - 1) / kWeightBlockCols;
+  std::vector<std::vector<int64_t>> clipped(static_cast<size_t>(blocks));
   const Kernels& k = ActiveKernels();
-  ForEachRow(K, [&](int64_t p) {
-    k.quantize_i8(w + p * N, s, inv_s, 1, static_cast<size_t>(N), out.q.data() + p * N);
+  ForEachRow(blocks, [&](int64_t b) {
+    const int64_t j0 = b * kWeightBlockCols, n = std::min(kWeightBlockCols, N - j0);
+    float* s = out.step.data();
+    if (learned_step != nullptr) {
+      std::copy(learned_step + j0, learned_step + j0 + n, s + j0);
+    } else {
+      BlockStepSizes(w, K, N, j0, n, s);
+    }
+    float inv[kWeightBlockCols];
+    for (int64_t j = 0; j < n; ++j) inv[j] = 1.0f / s[j0 + j];
+    for (int64_t p = 0; p < K; ++p) {
+      k.quantize_i8(w + p * N + j0, s + j0, inv, 1, static_cast<size_t>(n),
+                    out.q.data() + p * N + j0);
+      ClippedInRow(w, out, p, j0, n, clipped[b]);
+      if (backward == Int8Backward::kFp32) {
+        for (int64_t j = j0; j < j0 + n; ++j)
+          out.dequant[p * N + j] = static_cast<float>(out.q[p * N + j]) * s[j];
+      }
+    }
   });
-  out.clipped = ClippedWeights(w, out);
-  if (backward == Int8Backward::kFp32) {
-    out.dequant.resize(K * N);
-    ForEachRow(K, [&](int64_t p) {
-      for (int64_t j = 0; j < N; ++j)
-        out.dequant[p * N + j] = static_cast<float>(out.q[p * N + j]) * s[j];
-    });
-  }
+  out.clipped.clear();  // ascending p·N + j: the blocks' lists merged
+  for (const auto& c : clipped) out.clipped.insert(out.clipped.end(), c.begin(), c.end());
+  std::sort(out.clipped.begin(), out.clipped.end());
 }
 
 void QuantizeInput(const float* x, int64_t M, int64_t K, QuantizedInput& out) {
