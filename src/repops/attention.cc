@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_set>
 #include <vector>
 
 #include "core/error.h"
@@ -51,6 +52,38 @@ int64_t ScoreBlock(const Kernels& k, const float* a, const float* b, int64_t hd,
 
 constexpr int64_t kQueryBlock = 64;
 
+// For each query (b, t): the first key of A(t) when A(t) is the whole interval [that key, t] —
+// the row's documents are contiguous runs (no id comes back after another) and every key there
+// is valid, as in packed training batches — else -1: the query takes the per-key test. Either
+// way the same operations run on the same values; the interval form only skips the test.
+std::vector<int64_t> AllowedIntervals(const AttentionShape& s) {
+  const int64_t T = s.seq;
+  std::vector<int64_t> first(static_cast<size_t>(s.batch * T));
+  std::vector<int64_t> invalid_before(static_cast<size_t>(T + 1));
+  std::unordered_set<int32_t> finished;  // ids of the runs already ended in this row
+  for (int64_t b = 0; b < s.batch; ++b) {
+    const int32_t* doc = s.doc_ids ? s.doc_ids + b * T : nullptr;
+    const uint8_t* valid = s.key_valid ? s.key_valid + b * T : nullptr;
+    for (int64_t j = 0; j < T; ++j)
+      invalid_before[j + 1] = invalid_before[j] + (valid && !valid[j] ? 1 : 0);
+    finished.clear();
+    bool runs = true;
+    int64_t run_start = 0;
+    for (int64_t t = 0; t < T; ++t) {
+      if (doc && t > 0 && doc[t] != doc[t - 1]) {
+        finished.insert(doc[t - 1]);
+        runs = runs && !finished.count(doc[t]);
+        run_start = t;
+      }
+      const int64_t lo = s.window > 0 ? std::max<int64_t>(0, t - s.window + 1) : 0;
+      const int64_t a = std::max(lo, run_start);
+      const bool all_valid = invalid_before[t + 1] == invalid_before[a];
+      first[b * T + t] = runs && all_valid ? a : -1;
+    }
+  }
+  return first;
+}
+
 bool AllFinite(const float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
     if (!std::isfinite(x[i])) return false;
@@ -76,6 +109,7 @@ void AttentionForward(const AttentionShape& s, const float* q, const float* k, c
                       float* out, float* probs) {
   const int64_t T = s.seq, hd = s.head_dim;
   const Kernels& kern = ActiveKernels();
+  const std::vector<int64_t> first = AllowedIntervals(s);
   ForEachHead(s, [&](const HeadView& hv, size_t bh, size_t off, float scale) {
     thread_local std::vector<float> S;
     const bool v_finite = AllFinite(v + off, T * hd);
@@ -88,6 +122,15 @@ void AttentionForward(const AttentionShape& s, const float* q, const float* k, c
         const int64_t lo = hv.Lo(t), len = t - lo + 1;
         float* row = p + lo;
         std::copy_n(S.data() + (t - t0) * n + (lo - klo), len, row);
+        const int64_t a = first[hv.b * T + t];
+        if (a >= 0) {  // keys [a, t] allowed, [lo, a) not
+          std::fill(row, row + (a - lo), -HUGE_VALF);
+          kern.mul(row + (a - lo), &scale, 0, row + (a - lo), static_cast<size_t>(t - a + 1));
+          kern.exp_sub(row, kern.max(row, len), row, len);  // disallowed keys: Exp(-inf) = +0
+          const float inv = 1.0f / kern.sum(row, len);
+          kern.mul(row, &inv, 0, row, static_cast<size_t>(len));
+          continue;
+        }
         bool any = false;
         for (int64_t j = lo; j <= t; ++j) {
           if (hv.Allowed(t, j)) {
@@ -116,6 +159,7 @@ void AttentionBackward(const AttentionShape& s, const float* q, const float* k, 
                        const float* probs, const float* dout, float* dq, float* dk, float* dv) {
   const int64_t T = s.seq, hd = s.head_dim, W = s.window > 0 ? s.window : T;
   const Kernels& kern = ActiveKernels();
+  const std::vector<int64_t> first = AllowedIntervals(s);
   ForEachHead(s, [&](const HeadView& hv, size_t bh, size_t off, float scale) {
     // dS [T, T], +0 off A(t). Reused per thread: a fresh 256 KB block a head (T = 256) was
     // mapped and faulted in anew every time.
@@ -130,10 +174,17 @@ void AttentionBackward(const AttentionShape& s, const float* q, const float* k, 
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t lo = hv.Lo(t), len = t - lo + 1;
         float* dp = S.data() + (t - t0) * n + (lo - klo);
+        const int64_t a = first[hv.b * T + t];
+        float* ds = dS.data() + t * T;
+        if (a >= 0) {  // keys [a, t] allowed, [lo, a) not
+          std::fill(dp, dp + (a - lo), 0.0f);
+          const float D = kern.dot(P + t * T + lo, dp, len);
+          for (int64_t j = a; j <= t; ++j) ds[j] = (P[t * T + j] * (dp[j - lo] - D)) * scale;
+          continue;
+        }
         for (int64_t j = lo; j <= t; ++j)
           if (!hv.Allowed(t, j)) dp[j - lo] = 0.0f;
         const float D = kern.dot(P + t * T + lo, dp, len);
-        float* ds = dS.data() + t * T;
         for (int64_t j = lo; j <= t; ++j)
           if (hv.Allowed(t, j)) ds[j] = (P[t * T + j] * (dp[j - lo] - D)) * scale;
       }

@@ -302,17 +302,23 @@ std::vector<double> Attention64(const AttentionShape& s, const std::vector<doubl
   return out;
 }
 
+// Variant 3's document ids come back after another document (0, 1, 0 in a row): the queries
+// after that take the per-key mask test, those before it (and every query of variants 0-2) the
+// allowed-interval form.
 TEST(Attention, MasksForwardAndBackward) {
   AttentionShape s;
   s.batch = 2, s.heads = 2, s.seq = 17, s.head_dim = 8;
-  std::vector<int32_t> docs(s.batch * s.seq);
+  std::vector<int32_t> docs(s.batch * s.seq), returning(s.batch * s.seq);
   std::vector<uint8_t> valid(s.batch * s.seq, 1);
-  for (int64_t i = 0; i < s.batch * s.seq; ++i) docs[i] = static_cast<int32_t>((i % s.seq) / 7);
+  for (int64_t i = 0; i < s.batch * s.seq; ++i) {
+    docs[i] = static_cast<int32_t>((i % s.seq) / 7);
+    returning[i] = docs[i] % 2;
+  }
   valid[0] = 0;  // query 0 of batch 0 sees no key at all
   valid[s.seq + 3] = 0;
-  for (int variant = 0; variant < 3; ++variant) {
-    s.window = variant >= 1 ? 4 : 0;
-    s.doc_ids = variant >= 2 ? docs.data() : nullptr;
+  for (int variant = 0; variant < 4; ++variant) {
+    s.window = variant == 1 || variant == 2 ? 4 : 0;
+    s.doc_ids = variant == 2 ? docs.data() : variant == 3 ? returning.data() : nullptr;
     s.key_valid = variant >= 2 ? valid.data() : nullptr;
     const int64_t n = s.batch * s.heads * s.seq * s.head_dim;
     const auto q = Rand(n, 60, 2.0f), k = Rand(n, 61, 2.0f), v = Rand(n, 62), w = Rand(n, 63);
