@@ -1,8 +1,8 @@
 // The block matrices' products, fp32 or int8 QAT (ModelConfig::linear_quant), behind one
 // interface so the transformer's forward and backward read the same either way.
 //
-// fp32: Forward is MatMul, BackwardInput MatMulBT, BackwardWeight MatMulAT (repops/gemm.h),
-// exactly the calls the transformer made before int8 existed, so fp32 bits do not change.
+// fp32: Forward is MatMul, Backward MatMulBT (dx) and MatMulAT (dw) (repops/gemm.h), exactly
+// the calls the transformer made before int8 existed, so fp32 bits do not change.
 // int8: BeginForward quantizes every block matrix from the current weights (the per-step
 // step-size recompute); SetInput quantizes a layer input once for all matrices that read it;
 // the products are repops/int8_linear.h's.
@@ -46,7 +46,7 @@ class LinearLayers {
   void Forward(int64_t l, Matrix m, LayerInput in, const float* x, const float* w, float* y,
                int64_t M, int64_t K, int64_t N);
   // dx [M, K] (+)= dy [M, N] · Wᵀ and dw [K, N] = xᵀ · dy (and, with learned step sizes, the
-  // steps' gradient); int8 reads dy once for both gradients' quantizations.
+  // steps' gradient); int8 quantizes dx's gradient and takes dw's column scales in one pass.
   void Backward(int64_t l, Matrix m, LayerInput in, const float* x, const float* dy,
                 const float* w, float* dx, float* dw, int64_t M, int64_t K, int64_t N,
                 bool accumulate = false);

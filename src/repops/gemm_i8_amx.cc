@@ -86,10 +86,6 @@ TileConfig BlockConfig() {
   return cfg;
 }
 
-// B packed for TDPBSSD: panels of 16 columns, each [Kp/4][16 columns][4 depths] bytes, zero in
-// the padding (depths ≥ K, columns ≥ N). The panel count is even, so panels go in pairs. Only
-// B's zero depths matter: they cancel whatever A holds there, and padding rows and columns
-// only reach outputs that are never written.
 // Four rows of 16 columns of B (row stride N) interleaved bytewise into the 64 bytes of one
 // depth group of a panel.
 inline void InterleaveFourRows(const int8_t* s0, size_t N, int8_t* dst_bytes) {
@@ -106,6 +102,10 @@ inline void InterleaveFourRows(const int8_t* s0, size_t N, int8_t* dst_bytes) {
   _mm_storeu_si128(dst + 3, _mm_unpackhi_epi16(hi01, hi23));
 }
 
+// B packed for TDPBSSD: panels of 16 columns, each [Kp/4][16 columns][4 depths] bytes, zero in
+// the padding (depths ≥ K, columns ≥ N). The panel count is even, so panels go in pairs. Only
+// B's zero depths matter: they cancel whatever A holds there, and padding rows and columns
+// only reach outputs that are never written.
 void PackB(const GemmI8Args& g, size_t Kp, size_t panels, ThreadPool& pool,
            AlignedVector<int8_t>& packed) {
   const size_t K = g.K, N = g.N, panel_bytes = Kp * kTileRows;
