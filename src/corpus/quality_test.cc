@@ -59,13 +59,13 @@ TEST(Quality, EachRuleCatchesWhatItIsFor) {
   EXPECT_FALSE(Rule(menu, "fineweb.newline_ratio").pass);
 }
 
-// The repetition fractions on a text small enough to count by hand. Words (2 characters each,
+// The repetition fractions and the sentence count on texts small enough to count by hand. Words (2 characters each,
 // 29 characters with the spaces): aa bb cc aa bb dd ee aa bb cc.
 // - 2-grams seen more than once start at words 0, 1, 3, 7, 8 ("aa bb" 3×, "bb cc" 2×); the words
 //   they cover are 0-4 and 7-9: 8 words, 16 characters. The top one is "aa bb" (5 characters)
 //   3 times: 15.
 // - 3-grams: "aa bb cc" at 0 and 7 covers words 0-2 and 7-9: 12 characters.
-TEST(Quality, RepeatedNgramFractionsMatchAHandCount) {
+TEST(Quality, RepetitionAndSentenceCountsMatchAHandCount) {
   QualityConfig cfg;
   cfg.top_ngram_char_frac = {{2, 1.0}};
   cfg.dup_ngram_char_frac = {{2, 1.0}, {3, 1.0}};
@@ -74,6 +74,9 @@ TEST(Quality, RepeatedNgramFractionsMatchAHandCount) {
   EXPECT_DOUBLE_EQ(Rule(rs, "gopher.dup_2gram_char_frac").value, 16.0 / 29.0);
   EXPECT_DOUBLE_EQ(Rule(rs, "gopher.dup_3gram_char_frac").value, 12.0 / 29.0);
   EXPECT_DOUBLE_EQ(Rule(rs, "gopher.min_avg_word_length").value, 2.0);
+  // A sentence ends at '.', '!' or '?' before white space or the end: not "Four.x".
+  const auto ends = QualityRules("One. Two!\nThree?\tFour.x Five.", cfg);
+  EXPECT_DOUBLE_EQ(Rule(ends, "c4.min_sentences").value, 4.0);
 }
 
 TEST(Quality, RealTextKjvChaptersPassTheGopherQualityRules) {
