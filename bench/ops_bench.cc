@@ -1,8 +1,10 @@
 // Time per token of causal attention (forward + backward) and of cross-entropy (forward +
-// backward) over 16k-50k vocabularies, on the active backend; medians of repeated runs.
+// backward) over 16k-50k vocabularies, and the time of an int8 linear layer's quantization,
+// forward and backward, on the active backend; medians of repeated runs.
 // Usage: ops_bench [reps] [threads]
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 #include <vector>
 
 #if defined(__x86_64__)
@@ -14,6 +16,7 @@
 #include "repops/attention.h"
 #include "repops/cross_entropy.h"
 #include "repops/gemm.h"
+#include "repops/int8_linear.h"
 #include "repops/kernels.h"
 #include "repops/random.h"
 
@@ -85,6 +88,35 @@ int main(int argc, char** argv) {
     std::printf("cross-entropy rows=2048 vocab=%-6lld        fwd %7.2f us/token  bwd %7.2f us/token\n",
                 static_cast<long long>(vocab), bench::Median(tf) / rows * 1e6,
                 bench::Median(tb) / rows * 1e6);
+  }
+  // int8 linear layers (docs/repops.md §5) at configuration B's MLP shapes: quantizing the
+  // layer input per token (absmax, then quantize_i8), the forward, and both gradients
+  // (Int8LinearBackward: quantizations, the dX and dW products, the input's transpose).
+  for (const auto& [K, N] : {std::pair<int64_t, int64_t>{384, 1536}, {1536, 384}}) {
+    const int64_t M = 2048;
+    std::vector<float> x(M * K), w(K * N), dy(M * N), y(M * N), dx(M * K), dw(K * N);
+    repops::FillUniform(x.data(), x.size(), 4, 1, -1, 1);
+    repops::FillUniform(w.data(), w.size(), 4, 2, -0.05f, 0.05f);
+    repops::FillUniform(dy.data(), dy.size(), 4, 3, -1e-3f, 1e-3f);
+    repops::QuantizedWeight qw;
+    repops::QuantizedInput qx;
+    repops::Int8Scratch scratch;
+    const auto mode = repops::Int8Backward::kInt8;
+    repops::QuantizeWeight(w.data(), K, N, mode, qw);
+    std::vector<double> tq, tf, tb;
+    for (int r = 0; r < reps; ++r) {
+      tq.push_back(bench::Seconds([&] { repops::QuantizeInput(x.data(), M, K, qx); }));
+      tf.push_back(bench::Seconds([&] { repops::Int8LinearForward(qx, qw, scratch, y.data()); }));
+      tb.push_back(bench::Seconds([&] {
+        repops::Int8LinearBackward(qx, dy.data(), qw, mode, scratch, dx.data(), false, dw.data());
+      }));
+      qx.qt_ready = false;  // the next round transposes the input again, as a new step does
+    }
+    std::printf("int8 linear M=2048 K=%-4lld N=%-4lld quantize input %6.3f ms (%.3f ns/element)  "
+                "forward %6.3f ms  backward %6.3f ms\n",
+                static_cast<long long>(K), static_cast<long long>(N), bench::Median(tq) * 1e3,
+                bench::Median(tq) / double(M * K) * 1e9, bench::Median(tf) * 1e3,
+                bench::Median(tb) * 1e3);
   }
   // The cost of keeping subnormals (docs/repops.md §1): GEMM and Exp on normal data and on data
   // whose products underflow, under the contract's mode and, for comparison, with FTZ/DAZ on.

@@ -12,10 +12,15 @@
 namespace trail::repops {
 namespace {
 
+// The first key a query t may see under the sliding window (0 when unlimited).
+int64_t WindowStart(const AttentionShape& s, int64_t t) {
+  return s.window > 0 ? std::max<int64_t>(0, t - s.window + 1) : 0;
+}
+
 struct HeadView {
   int64_t T, hd, b;
   const AttentionShape* s;
-  int64_t Lo(int64_t t) const { return s->window > 0 ? std::max<int64_t>(0, t - s->window + 1) : 0; }
+  int64_t Lo(int64_t t) const { return WindowStart(*s, t); }
   bool Allowed(int64_t t, int64_t j) const {
     if (s->doc_ids && s->doc_ids[b * T + j] != s->doc_ids[b * T + t]) return false;
     if (s->key_valid && !s->key_valid[b * T + j]) return false;
@@ -75,8 +80,7 @@ std::vector<int64_t> AllowedIntervals(const AttentionShape& s) {
         runs = runs && !finished.count(doc[t]);
         run_start = t;
       }
-      const int64_t lo = s.window > 0 ? std::max<int64_t>(0, t - s.window + 1) : 0;
-      const int64_t a = std::max(lo, run_start);
+      const int64_t a = std::max(WindowStart(s, t), run_start);
       const bool all_valid = invalid_before[t + 1] == invalid_before[a];
       first[b * T + t] = runs && all_valid ? a : -1;
     }

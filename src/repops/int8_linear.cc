@@ -33,41 +33,6 @@ float* RowBuffer(int64_t n) {
   return Grow(row, n);
 }
 
-// One row's share of the int8 dX: g = dy_row·diag(s), quantized by its absmax (qg_row, *u).
-void QuantizeGradientRow(const float* dy_row, const float* step, int64_t N, int8_t* qg_row,
-                         float* u);
-
-// Returns v, v[j] = AbsMax over t of r[t]·dy[t, j] / 127 (the default quiet NaN when any
-// product is NaN), in partial's first N floats. Each task keeps running maxima over a
-// contiguous stretch of rows (partial: tasks × N floats), merged in task order; a maximum is
-// exact, so the split does not change the result. With qg and u, each row's dX share is
-// quantized in the same pass (QuantizeGradientRow).
-const float* ColumnScalesOfScaledRows(const float* dy, const float* r, int64_t M, int64_t N,
-                                      std::vector<float>& partial, const float* step = nullptr,
-                                      int8_t* qg = nullptr, float* u = nullptr) {
-  const Kernels& k = ActiveKernels();
-  ThreadPool& pool = KernelPool();
-  const int64_t tasks = std::clamp<int64_t>(2 * static_cast<int64_t>(pool.num_threads()), 1, M);
-  partial.assign(static_cast<size_t>(tasks * N), 0.0f);
-  float* parts = partial.data();
-  pool.ParallelFor(static_cast<size_t>(tasks), [&](size_t task) {
-    float* mx = parts + static_cast<int64_t>(task) * N;
-    const int64_t t0 = M * static_cast<int64_t>(task) / tasks;
-    const int64_t t1 = M * (static_cast<int64_t>(task) + 1) / tasks;
-    for (int64_t t = t0; t < t1; ++t) {
-      if (qg != nullptr) QuantizeGradientRow(dy + t * N, step, N, qg + t * N, u + t);
-      k.abs_max_update(dy + t * N, r[t], mx, static_cast<size_t>(N));
-    }
-  });
-  for (int64_t task = 1; task < tasks; ++task)
-    k.abs_max_update(parts + task * N, 1.0f, parts, static_cast<size_t>(N));  // |1·m| = m
-  for (int64_t j = 0; j < N; ++j) {
-    const float m = parts[j] != parts[j] ? std::numeric_limits<float>::quiet_NaN() : parts[j];
-    parts[j] = m / static_cast<float>(kInt8QMax);
-  }
-  return parts;
-}
-
 // Weights are quantized in blocks of this many columns, each block by one task: its step
 // sizes, then its stretch of every row, while the block (K × 64 floats) is still in L2.
 constexpr int64_t kWeightBlockCols = 64;
@@ -110,6 +75,7 @@ void QuantizeRowAbsmax(const float* x, int64_t n, int8_t* q, float* scale) {
   k.quantize_i8(x, scale, nullptr, 0, static_cast<size_t>(n), q);
 }
 
+// One row's share of the int8 dX: g = dy_row·diag(s), quantized by its absmax (qg_row, *u).
 void QuantizeGradientRow(const float* dy_row, const float* step, int64_t N, int8_t* qg_row,
                          float* u) {
   float* g = RowBuffer(N);
@@ -133,6 +99,37 @@ std::vector<float>& Reciprocals(const float* s, int64_t n) {
   inv.resize(static_cast<size_t>(n));
   for (int64_t j = 0; j < n; ++j) inv[j] = 1.0f / s[j];
   return inv;
+}
+
+// Returns v, v[j] = AbsMax over t of r[t]·dy[t, j] / 127 (the default quiet NaN when any
+// product is NaN), in partial's first N floats. Each task keeps running maxima over a
+// contiguous stretch of rows (partial: tasks × N floats), merged in task order; a maximum is
+// exact, so the split does not change the result. With qg and u, each row's dX share is
+// quantized in the same pass (QuantizeGradientRow).
+const float* ColumnScalesOfScaledRows(const float* dy, const float* r, int64_t M, int64_t N,
+                                      std::vector<float>& partial, const float* step = nullptr,
+                                      int8_t* qg = nullptr, float* u = nullptr) {
+  const Kernels& k = ActiveKernels();
+  ThreadPool& pool = KernelPool();
+  const int64_t tasks = std::clamp<int64_t>(2 * static_cast<int64_t>(pool.num_threads()), 1, M);
+  partial.assign(static_cast<size_t>(tasks * N), 0.0f);
+  float* parts = partial.data();
+  pool.ParallelFor(static_cast<size_t>(tasks), [&](size_t task) {
+    float* mx = parts + static_cast<int64_t>(task) * N;
+    const int64_t t0 = M * static_cast<int64_t>(task) / tasks;
+    const int64_t t1 = M * (static_cast<int64_t>(task) + 1) / tasks;
+    for (int64_t t = t0; t < t1; ++t) {
+      if (qg != nullptr) QuantizeGradientRow(dy + t * N, step, N, qg + t * N, u + t);
+      k.abs_max_update(dy + t * N, r[t], mx, static_cast<size_t>(N));
+    }
+  });
+  for (int64_t task = 1; task < tasks; ++task)
+    k.abs_max_update(parts + task * N, 1.0f, parts, static_cast<size_t>(N));  // |1·m| = m
+  for (int64_t j = 0; j < N; ++j) {
+    const float m = parts[j] != parts[j] ? std::numeric_limits<float>::quiet_NaN() : parts[j];
+    parts[j] = m / static_cast<float>(kInt8QMax);
+  }
+  return parts;
 }
 
 // An int8 GEMM's int32 sums cannot overflow: |Σ| <= n·127².
