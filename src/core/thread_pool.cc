@@ -1,5 +1,6 @@
 #include "core/thread_pool.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 
@@ -8,8 +9,40 @@
 
 namespace trail {
 
+namespace {
+
+// A spinning wait's budget: about the time of a few kernel calls, so a worker is still awake
+// when the next one comes; a pool larger than the machine spins only briefly.
+constexpr int64_t kSpinNs = 200'000, kOversubscribedSpinNs = 2'000;
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+}  // namespace
+
+template <class Done>
+bool ThreadPool::Spin(Done done) const {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  for (;;) {
+    for (int i = 0; i < 16; ++i) {
+      if (done()) return true;
+      CpuRelax();
+    }
+    std::this_thread::yield();  // another process's thread that is ready runs first
+    if (Clock::now() - start > std::chrono::nanoseconds(spin_ns_)) return done();
+  }
+}
+
 ThreadPool::ThreadPool(size_t num_threads) {
   TRAIL_CHECK(num_threads >= 1, "a thread pool needs at least one thread");
+  const unsigned cpus = std::thread::hardware_concurrency();
+  spin_ns_ = cpus != 0 && num_threads > cpus ? kOversubscribedSpinNs : kSpinNs;
   SetContractFpMode();
   for (size_t i = 1; i < num_threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
 }
@@ -48,16 +81,20 @@ void ThreadPool::WorkerLoop() {
   SetContractFpMode();
   uint64_t seen = 0;
   for (;;) {
-    {
+    // The caller publishes the job before it bumps the generation (release), so a worker that
+    // sees the new generation (acquire) sees the job.
+    const auto woken = [&] { return stop_.load() || generation_.load(std::memory_order_acquire) != seen; };
+    if (!Spin(woken)) {
       std::unique_lock<std::mutex> lock(mu_);
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
+      wake_.wait(lock, woken);
     }
+    if (stop_.load()) return;
+    seen = generation_.load(std::memory_order_acquire);
     RunTasks();
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (++finished_ == workers_.size()) done_.notify_all();
+    if (finished_.fetch_add(1, std::memory_order_acq_rel) + 1 == workers_.size()) {
+      // Taking the lock orders this notify after a caller's check of finished_ under it.
+      { std::lock_guard<std::mutex> lock(mu_); }
+      done_.notify_all();
     }
   }
 }
@@ -76,16 +113,20 @@ void ThreadPool::ParallelFor(size_t num_tasks, const std::function<void(size_t)>
     num_tasks_ = num_tasks;
     next_.store(0);
     error_ = nullptr;
-    finished_ = 0;
-    ++generation_;
+    finished_.store(0);
+    generation_.fetch_add(1, std::memory_order_release);
   }
   wake_.notify_all();
   RunTasks();
   std::exception_ptr error;
-  {
+  // Every worker checks in for every generation, so none can run late into the next one.
+  const auto all_done = [&] { return finished_.load(std::memory_order_acquire) == workers_.size(); };
+  if (!Spin(all_done)) {
     std::unique_lock<std::mutex> lock(mu_);
-    // Every worker checks in for every generation, so none can run late into the next one.
-    done_.wait(lock, [&] { return finished_ == workers_.size(); });
+    done_.wait(lock, all_done);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
     fn_ = nullptr;
     error = error_;
   }

@@ -1,6 +1,13 @@
 // A fixed pool of worker threads for kernels. Each worker sets the contract's floating-point
 // mode when it starts. Work is split into independent tasks; which thread runs a task never
 // changes a result, because every kernel gives each output to exactly one task.
+//
+// A training step makes hundreds of ParallelFor calls a few hundred microseconds apart. Waking a
+// sleeping thread costs a system call and a reschedule (tens of microseconds in a VM), so an idle
+// worker first spins for a short while watching for the next call, and the caller spins while
+// waiting for the workers, before either sleeps on a condition variable. The spin is shorter when
+// the pool has more threads than the machine has CPUs (a spinning thread would hold a CPU that a
+// descheduled one needs).
 #pragma once
 
 #include <atomic>
@@ -31,6 +38,9 @@ class ThreadPool {
  private:
   void WorkerLoop();
   void RunTasks();
+  // Spins until done() or the spin budget is spent; returns done().
+  template <class Done>
+  bool Spin(Done done) const;
 
   std::vector<std::thread> workers_;
   std::mutex run_mu_;  // one ParallelFor at a time
@@ -39,9 +49,10 @@ class ThreadPool {
   const std::function<void(size_t)>* fn_ = nullptr;
   size_t num_tasks_ = 0;
   std::atomic<size_t> next_{0};
-  size_t finished_ = 0;  // workers done with the current generation
-  uint64_t generation_ = 0;
-  bool stop_ = false;
+  std::atomic<size_t> finished_{0};  // workers done with the current generation
+  std::atomic<uint64_t> generation_{0};
+  int64_t spin_ns_ = 0;  // how long Spin may spin
+  std::atomic<bool> stop_{false};
   std::exception_ptr error_;
 };
 

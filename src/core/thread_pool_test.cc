@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -43,6 +44,34 @@ TEST(ThreadPool, NestedAndConcurrentCallsComplete) {
   for (int r = 0; r < 200; ++r) pool.ParallelFor(5, [&](size_t) { n++; });
   other.join();
   EXPECT_EQ(n.load(), 2000);
+}
+
+// Workers spin for a while after a call, then sleep: calls that come at once (a spinning worker
+// takes them) and calls that come after a pause longer than the spin (a sleeping worker must be
+// woken) both run every task. 64 threads is more than the machine's CPUs: the short spin.
+TEST(ThreadPool, CallsReachSpinningAndSleepingWorkers) {
+  for (size_t threads : {2, 7, 64}) {
+    ThreadPool pool(threads);
+    for (int round = 0; round < 12; ++round) {
+      if (round % 3 == 2) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      std::vector<std::atomic<int>> hits(4 * threads);
+      pool.ParallelFor(hits.size(), [&](size_t i) {
+        if (i % 5 == 0) std::this_thread::sleep_for(std::chrono::microseconds(300));
+        hits[i]++;
+      });
+      for (auto& h : hits) ASSERT_EQ(h.load(), 1) << threads << " threads, round " << round;
+    }
+  }
+}
+
+// A pool destroyed right after a call, while its workers still spin, joins them.
+TEST(ThreadPool, DestroyedWhileWorkersSpin) {
+  std::atomic<int> n{0};
+  for (int round = 0; round < 100; ++round) {
+    ThreadPool pool(3);
+    pool.ParallelFor(3, [&](size_t) { n++; });
+  }
+  EXPECT_EQ(n.load(), 300);
 }
 
 TEST(ThreadPool, WorkersRunUnderTheFpContract) {
