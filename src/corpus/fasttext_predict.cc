@@ -123,19 +123,24 @@ int32_t Predictor::WordId(std::string_view w, uint32_t h) const {
   }
 }
 
-void Predictor::PushHash(std::vector<int32_t>& out, int64_t bucket) const {
-  if (model_.pruneidx_size == 0 || bucket < 0) return;
+int32_t Predictor::HashRow(int64_t bucket) const {
+  if (model_.pruneidx_size == 0 || bucket < 0) return -1;
   if (model_.pruneidx_size > 0 && !use_bitmap_) {
     const auto it = model_.pruneidx.find(int32_t(bucket));
-    if (it == model_.pruneidx.end()) return;
+    if (it == model_.pruneidx.end()) return -1;
     bucket = it->second;
   } else if (model_.pruneidx_size > 0) {
-    if (size_t(bucket) / 64 >= kept_bits_.size()) return;
+    if (size_t(bucket) / 64 >= kept_bits_.size()) return -1;
     const uint64_t bits = kept_bits_[size_t(bucket) / 64], below = (uint64_t(1) << (bucket % 64)) - 1;
-    if (!(bits >> (bucket % 64) & 1)) return;
+    if (!(bits >> (bucket % 64) & 1)) return -1;
     bucket = kept_rows_[kept_before_[size_t(bucket) / 64] + uint32_t(__builtin_popcountll(bits & below))];
   }
-  out.push_back(int32_t(model_.nwords + bucket));
+  return int32_t(model_.nwords + bucket);
+}
+
+void Predictor::PushHash(std::vector<int32_t>& out, int64_t bucket) const {
+  const int32_t row = HashRow(bucket);
+  if (row >= 0) out.push_back(row);
 }
 
 // The character n-grams of "<" + token + ">": every run of minn..maxn code points, except the
@@ -170,44 +175,6 @@ void Predictor::AddUnknownWord(std::string_view token, uint32_t h, std::vector<i
     AddSubwords(token, slot.rows);
   }
   out.insert(out.end(), slot.rows.begin(), slot.rows.end());
-}
-
-std::vector<int32_t> Predictor::Features(std::string_view line) const {
-  std::vector<int32_t> rows, hashes;
-  rows.reserve(line.size() * 4 + 16);  // about maxn - minn + 1 n-grams per byte, and the words
-  size_t pos = 0;
-  for (bool last = false; !last;) {
-    while (pos < line.size() && IsDelimiter(line[pos]) && line[pos] != '\n') ++pos;
-    size_t end = pos;
-    while (end < line.size() && !IsDelimiter(line[end])) ++end;
-    std::string_view token = line.substr(pos, end - pos);
-    if (token.empty()) token = kEos, last = true;  // the newline (or the end) ends the line
-    pos = end;
-    const uint32_t h = FnvHash(token);
-    const int32_t wid = WordId(token, h);
-    const bool is_word = wid >= 0 ? wid < model_.nwords : token.substr(0, kLabelPrefix.size()) != kLabelPrefix;
-    if (is_word) {
-      if (wid >= 0 && model_.args.maxn <= 0) {
-        rows.push_back(wid);
-      } else if (wid >= 0) {
-        rows.insert(rows.end(), subwords_.begin() + subword_begin_[size_t(wid)],
-                    subwords_.begin() + subword_begin_[size_t(wid) + 1]);
-      } else if (token != kEos) {
-        AddUnknownWord(token, h, rows);
-      }
-      hashes.push_back(int32_t(h));
-    }
-    if (token == kEos) break;  // fastText ends the line at the first "</s>", even one in the text
-  }
-  const int32_t n = model_.args.word_ngrams;
-  for (size_t i = 0; i < hashes.size(); ++i) {
-    uint64_t h = uint64_t(int64_t(hashes[i]));  // sign-extended, as fastText widens int32 to uint64
-    for (size_t j = i + 1; j < hashes.size() && j < i + size_t(n); ++j) {
-      h = h * 116049371 + uint64_t(int64_t(hashes[j]));
-      PushHash(rows, int32_t(h % uint64_t(model_.args.bucket)));
-    }
-  }
-  return rows;
 }
 
 namespace {
@@ -247,22 +214,59 @@ void DecodeRow(const Matrix& M, int64_t r, float* row) {
 
 // fastText adds row by row, x[j] += alpha · c[j] (dense rows: x[j] += value); the decoded row
 // is the same c, so each element sees the same operations in the same order.
-void Predictor::Hidden(const std::vector<int32_t>& rows, float* x) const {
+void Predictor::AddInputRow(int32_t r, float* x, float* row) const {
   const Matrix& M = model_.input;
   const int64_t dim = M.n;
-  std::fill(x, x + dim, 0.0f);
-  std::vector<float> row(M.quantized ? size_t(dim) : 0);
-  for (int32_t r : rows) {
-    if (!M.quantized) {
-      const float* d = &M.dense[size_t(r) * size_t(dim)];
-      for (int64_t j = 0; j < dim; ++j) x[j] += d[j];
-      continue;
-    }
-    DecodeRow(M, r, row.data());
-    AddScaled(x, M.Norm(r), row.data(), dim);
+  if (!M.quantized) {
+    const float* d = &M.dense[size_t(r) * size_t(dim)];
+    for (int64_t j = 0; j < dim; ++j) x[j] += d[j];
+    return;
   }
-  const float scale = static_cast<float>(1.0 / double(rows.size()));
-  for (int64_t j = 0; j < dim; ++j) x[j] *= scale;
+  DecodeRow(M, r, row);
+  AddScaled(x, M.Norm(r), row, dim);
+}
+
+template <class Add>
+void Predictor::ForEachFeature(std::string_view line, bool newline_is_space, Add&& add) const {
+  const bool word_ngrams = model_.args.word_ngrams > 1;
+  thread_local std::vector<int32_t> hashes, subwords;
+  hashes.clear();
+  auto delimiter = [&](char c) { return IsDelimiter(c) && (newline_is_space || c != '\n'); };
+  size_t pos = 0;
+  for (bool last = false; !last;) {
+    while (pos < line.size() && delimiter(line[pos])) ++pos;
+    size_t end = pos;
+    while (end < line.size() && !IsDelimiter(line[end])) ++end;
+    std::string_view token = line.substr(pos, end - pos);
+    if (token.empty()) token = kEos, last = true;  // the newline (or the end) ends the line
+    pos = end;
+    const uint32_t h = FnvHash(token);
+    const int32_t wid = WordId(token, h);
+    const bool is_word = wid >= 0 ? wid < model_.nwords : token.substr(0, kLabelPrefix.size()) != kLabelPrefix;
+    if (is_word) {
+      if (wid >= 0 && model_.args.maxn <= 0) {
+        add(wid);
+      } else if (wid >= 0) {
+        for (int64_t i = subword_begin_[size_t(wid)]; i < subword_begin_[size_t(wid) + 1]; ++i) add(subwords_[size_t(i)]);
+      } else if (token != kEos) {
+        subwords.clear();
+        AddUnknownWord(token, h, subwords);
+        for (int32_t r : subwords) add(r);
+      }
+      if (word_ngrams) hashes.push_back(int32_t(h));
+    }
+    if (token == kEos) break;  // fastText ends the line at the first "</s>", even one in the text
+  }
+  const int32_t n = model_.args.word_ngrams;
+  for (size_t i = 0; i < hashes.size(); ++i) {
+    uint64_t h = uint64_t(int64_t(hashes[i]));  // sign-extended, as fastText widens int32 to uint64
+    for (size_t j = i + 1; j < hashes.size() && j < i + size_t(n); ++j) {
+      h = h * 116049371 + uint64_t(int64_t(hashes[j]));
+      const int32_t row = HashRow(int32_t(h % uint64_t(model_.args.bucket)));
+      if (row >= 0) add(row);
+    }
+  }
+  if (hashes.capacity() > (size_t{1} << 16)) std::vector<int32_t>().swap(hashes);
 }
 
 float Predictor::DotOutputRow(const float* x, int64_t row) const {
@@ -300,11 +304,25 @@ void Predictor::Dfs(int32_t k, int32_t node, float score, const float* hidden,
 }
 
 std::vector<Prediction> Predictor::Predict(std::string_view line, int32_t k) const {
+  return PredictRows(line, false, k);
+}
+
+std::vector<Prediction> Predictor::PredictText(std::string_view text, int32_t k) const {
+  return PredictRows(text, true, k);
+}
+
+std::vector<Prediction> Predictor::PredictRows(std::string_view line, bool newline_is_space,
+                                               int32_t k) const {
   TRAIL_CHECK(k >= 1, "fastText prediction: k must be at least 1");
-  const std::vector<int32_t> rows = Features(line);
-  if (rows.empty()) return {};
-  std::vector<float> hidden(size_t(model_.args.dim));
-  Hidden(rows, hidden.data());
+  std::vector<float> hidden(size_t(model_.args.dim), 0.0f), decoded(hidden.size());
+  int64_t rows = 0;
+  ForEachFeature(line, newline_is_space, [&](int32_t r) {
+    AddInputRow(r, hidden.data(), decoded.data());
+    ++rows;
+  });
+  if (rows == 0) return {};
+  const float scale = static_cast<float>(1.0 / double(rows));
+  for (float& x : hidden) x *= scale;
   std::vector<std::pair<float, int32_t>> heap;
   heap.reserve(size_t(k) + 1);
   if (model_.args.loss == LossKind::kHierarchicalSoftmax) {

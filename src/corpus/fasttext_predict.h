@@ -36,6 +36,9 @@ class Predictor {
   // The k best labels of one line (no newline inside), best first; none for a line with no
   // features. Thread-safe.
   std::vector<Prediction> Predict(std::string_view line, int32_t k) const;
+  // The same for a text whose newlines ('\n', '\r') count as spaces: Predict of the text with
+  // them replaced, without making that copy.
+  std::vector<Prediction> PredictText(std::string_view text, int32_t k) const;
   const std::string& Label(int32_t i) const { return model_.words[size_t(model_.nwords + i)]; }
   int32_t num_labels() const { return model_.nlabels; }
 
@@ -44,15 +47,22 @@ class Predictor {
     int32_t left = -1, right = -1;
   };
   void BuildKeptIndex();
-  // The feature rows of a line, in the order they are summed.
-  std::vector<int32_t> Features(std::string_view line) const;
+  std::vector<Prediction> PredictRows(std::string_view line, bool newline_is_space,
+                                      int32_t k) const;
+  // Calls add(row) for each feature row of a line, in the order they are summed (no list of
+  // them is made: a long document has millions).
+  template <class Add>
+  void ForEachFeature(std::string_view line, bool newline_is_space, Add&& add) const;
   int32_t WordId(std::string_view w, uint32_t h) const;
   // The rows of a token that is not a dictionary word (its n-grams), through a per-thread
   // direct-mapped cache: most tokens of a document are such words and they repeat.
   void AddUnknownWord(std::string_view token, uint32_t h, std::vector<int32_t>& out) const;
   void AddSubwords(std::string_view token, std::vector<int32_t>& out) const;
   void PushHash(std::vector<int32_t>& out, int64_t bucket) const;
-  void Hidden(const std::vector<int32_t>& rows, float* hidden) const;
+  int32_t HashRow(int64_t bucket) const;  // the row of an n-gram bucket, -1 if pruned
+  // hidden += row r of the input matrix (decoded into `decoded`, dim floats, and scaled by its
+  // norm when quantized).
+  void AddInputRow(int32_t r, float* hidden, float* decoded) const;
   float DotOutputRow(const float* hidden, int64_t row) const;
   void Dfs(int32_t k, int32_t node, float score, const float* hidden,
            std::vector<std::pair<float, int32_t>>& heap) const;

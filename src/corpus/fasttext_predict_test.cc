@@ -101,6 +101,12 @@ void ExpectSameAsLibfasttext(const std::string& model_path, const std::vector<st
     const auto want = Reference(ref, doc, k);
     const auto got = native.Predict(Line(doc), k);
     ASSERT_EQ(got.size(), want.size()) << "document " << compared << ": " << doc.substr(0, 80);
+    const auto got_text = native.PredictText(doc, k);  // the newlines read as spaces in place
+    ASSERT_EQ(got_text.size(), got.size()) << "document " << compared;
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(got_text[i].label, got[i].label) << "document " << compared << " rank " << i;
+      ASSERT_EQ(Bits(got_text[i].score), Bits(got[i].score)) << "document " << compared;
+    }
     for (size_t i = 0; i < got.size(); ++i) {
       ASSERT_EQ(native.Label(got[i].label), want[i].second) << "document " << compared << " rank " << i;
       ASSERT_EQ(Bits(got[i].score), Bits(want[i].first))

@@ -29,11 +29,7 @@ std::vector<std::string> LanguageIdentifier::Languages() const {
 }
 
 LanguageGuess LanguageIdentifier::Identify(std::string_view text) const {
-  std::string line(text);
-  for (char& c : line) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  const std::vector<ft::Prediction> preds = model_->Predict(line, 1);
+  const std::vector<ft::Prediction> preds = model_->PredictText(text, 1);
   LanguageGuess g;
   if (preds.empty()) return g;
   std::string label = model_->Label(preds[0].label);
