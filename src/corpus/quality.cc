@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -409,31 +410,45 @@ class WordGrams {
 void GopherNgrams(const TextView& v, const QualityConfig& cfg, std::vector<RuleResult>& out) {
   WordGrams grams(v.words);
   thread_local GramCounter counter;
+  // A repeated n-gram starts with a repeated (n-1)-gram, so once some size has no repeat, no
+  // larger one has: those sizes score 0 without being counted (most short documents repeat no
+  // 5-gram, and the sizes asked for are usually 2-4 and 5-10).
+  size_t unrepeated = SIZE_MAX;  // the smallest size known to have no repeated n-gram
   for (const auto& [n, frac] : cfg.top_ngram_char_frac) {
-    const size_t m = grams.Count(static_cast<size_t>(n), counter);
     // Only a repeated n-gram counts (a text of unique n-grams has no "top" repetition); its
     // characters are those of its first occurrence.
     size_t top_chars = 0;
-    for (size_t i = 0; i < m; ++i) {
-      if (i + 16 < m) counter.PrefetchSlot(grams.slot(i + 16));
-      const GramCounter::Entry& e = counter.At(grams.slot(i));
-      if (e.count < 2 || e.first != i) continue;
-      top_chars = std::max(top_chars, grams.chars(i, n) * e.count);
+    bool repeated = false;
+    if (static_cast<size_t>(n) < unrepeated) {
+      const size_t m = grams.Count(static_cast<size_t>(n), counter);
+      for (size_t i = 0; i < m; ++i) {
+        if (i + 16 < m) counter.PrefetchSlot(grams.slot(i + 16));
+        const GramCounter::Entry& e = counter.At(grams.slot(i));
+        if (e.count < 2 || e.first != i) continue;
+        repeated = true;
+        top_chars = std::max(top_chars, grams.chars(i, n) * e.count);
+      }
+      if (!repeated) unrepeated = static_cast<size_t>(n);
     }
     const double top = static_cast<double>(top_chars);
     out.push_back({GramRuleName("top", n), top / v.n_chars, frac, top / v.n_chars <= frac});
   }
   for (const auto& [n, frac] : cfg.dup_ngram_char_frac) {
-    const size_t m = grams.Count(static_cast<size_t>(n), counter);
     // Word i is covered when a repeated n-gram starting at some j <= i reaches past it, i.e.
     // when i is below the end of the last repeated n-gram started so far.
-    size_t dup_chars = 0, covered_end = 0;
-    for (size_t i = 0; i < v.words.size(); ++i) {
-      if (i < m) {
-        if (i + 16 < m) counter.PrefetchSlot(grams.slot(i + 16));
-        if (counter.At(grams.slot(i)).count > 1) covered_end = i + static_cast<size_t>(n);
+    size_t dup_chars = 0;
+    if (static_cast<size_t>(n) < unrepeated) {
+      const size_t m = grams.Count(static_cast<size_t>(n), counter);
+      size_t covered_end = 0;
+      bool repeated = false;
+      for (size_t i = 0; i < v.words.size(); ++i) {
+        if (i < m) {
+          if (i + 16 < m) counter.PrefetchSlot(grams.slot(i + 16));
+          if (counter.At(grams.slot(i)).count > 1) covered_end = i + static_cast<size_t>(n), repeated = true;
+        }
+        if (i < covered_end) dup_chars += v.words[i].size();
       }
-      if (i < covered_end) dup_chars += v.words[i].size();
+      if (!repeated) unrepeated = static_cast<size_t>(n);
     }
     const double dup = static_cast<double>(dup_chars);
     out.push_back({GramRuleName("dup", n), dup / v.n_chars, frac, dup / v.n_chars <= frac});

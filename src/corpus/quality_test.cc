@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
+#include <random>
 #include <sstream>
 
 #include "corpus/quality.h"
@@ -77,6 +80,72 @@ TEST(Quality, RepetitionAndSentenceCountsMatchAHandCount) {
   // A sentence ends at '.', '!' or '?' before white space or the end: not "Four.x".
   const auto ends = QualityRules("One. Two!\nThree?\tFour.x Five.", cfg);
   EXPECT_DOUBLE_EQ(Rule(ends, "c4.min_sentences").value, 4.0);
+}
+
+// The repeated n-gram fractions by brute force over the word strings: top (the most characters
+// of one repeated n-gram, counted over its occurrences) and dup (the characters of the words that
+// some occurrence of a repeated n-gram covers).
+double TopNgramChars(const std::vector<std::string>& w, size_t n) {
+  std::map<std::vector<std::string>, size_t> count;
+  for (size_t i = 0; i + n <= w.size(); ++i) ++count[{w.begin() + i, w.begin() + i + n}];
+  size_t best = 0;
+  for (const auto& [gram, c] : count) {
+    size_t chars = n - 1;
+    for (const std::string& x : gram) chars += x.size();
+    if (c > 1) best = std::max(best, chars * c);
+  }
+  return static_cast<double>(best);
+}
+double DupNgramChars(const std::vector<std::string>& w, size_t n) {
+  std::map<std::vector<std::string>, size_t> count;
+  for (size_t i = 0; i + n <= w.size(); ++i) ++count[{w.begin() + i, w.begin() + i + n}];
+  std::vector<bool> covered(w.size());
+  for (size_t i = 0; i + n <= w.size(); ++i) {
+    if (count[{w.begin() + i, w.begin() + i + n}] > 1) std::fill_n(covered.begin() + i, n, true);
+  }
+  size_t chars = 0;
+  for (size_t i = 0; i < w.size(); ++i) chars += covered[i] ? w[i].size() : 0;
+  return static_cast<double>(chars);
+}
+
+// Every size, asked in ascending and in descending order, on texts whose longest repeat varies
+// (the rules skip the sizes above one that repeats nothing: that must not change a value).
+TEST(Quality, RepeatedNgramFractionsMatchABruteForceCountForEverySize) {
+  std::mt19937 rng(7);
+  const std::vector<std::string> vocab = {"a", "bb", "ccc", "dddd", "ee", "f", "ggg", "hhhhh"};
+  for (int doc = 0; doc < 300; ++doc) {
+    // A short vocabulary repeats small n-grams; a copied stretch makes one long repeat.
+    std::vector<std::string> w;
+    const size_t len = 1 + rng() % 40;
+    for (size_t i = 0; i < len; ++i) {
+      w.push_back(doc % 3 == 0 ? vocab[rng() % vocab.size()] + std::to_string(i) : vocab[rng() % vocab.size()]);
+    }
+    if (doc % 2 == 1 && len > 6) {
+      const size_t from = rng() % (len / 2), n = 1 + rng() % (len / 2);
+      const std::vector<std::string> copy(w.begin() + from, w.begin() + std::min(len, from + n));
+      w.insert(w.end(), copy.begin(), copy.end());
+    }
+    std::string text;
+    for (const std::string& x : w) text += (text.empty() ? "" : " ") + x;
+    for (bool ascending : {true, false}) {
+      QualityConfig cfg;
+      cfg.top_ngram_char_frac.clear(), cfg.dup_ngram_char_frac.clear();
+      for (int n = 1; n <= 9; ++n) {
+        const int size = ascending ? n : 10 - n;
+        cfg.top_ngram_char_frac.push_back({size, 1.0});
+        cfg.dup_ngram_char_frac.push_back({size, 1.0});
+      }
+      const auto rs = QualityRules(text, cfg);
+      const double chars = static_cast<double>(text.size());
+      for (size_t n = 1; n <= 9; ++n) {
+        const std::string N = std::to_string(n);
+        ASSERT_EQ(Rule(rs, "gopher.top_" + N + "gram_char_frac").value, TopNgramChars(w, n) / chars)
+            << text << " (n = " << n << ")";
+        ASSERT_EQ(Rule(rs, "gopher.dup_" + N + "gram_char_frac").value, DupNgramChars(w, n) / chars)
+            << text << " (n = " << n << ")";
+      }
+    }
+  }
 }
 
 TEST(Quality, RealTextKjvChaptersPassTheGopherQualityRules) {
