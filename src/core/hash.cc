@@ -13,9 +13,21 @@
 
 namespace trail {
 
+namespace {
+
+// SHA-256 fetched from OpenSSL's default provider once per process: EVP_sha256() in an init
+// looks the implementation up again each time, which costs more than hashing a short document.
+const EVP_MD* Sha256Md() {
+  static EVP_MD* const md = EVP_MD_fetch(nullptr, "SHA2-256", nullptr);
+  TRAIL_CHECK(md != nullptr, "OpenSSL: SHA-256 is not available");
+  return md;
+}
+
+}  // namespace
+
 Sha256Hasher::Sha256Hasher() : ctx_(EVP_MD_CTX_new()) {
   TRAIL_CHECK(ctx_ != nullptr, "OpenSSL: cannot allocate a digest context");
-  TRAIL_CHECK(EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_sha256(), nullptr) == 1,
+  TRAIL_CHECK(EVP_DigestInit_ex2(static_cast<EVP_MD_CTX*>(ctx_), Sha256Md(), nullptr) == 1,
               "OpenSSL: SHA-256 init failed");
 }
 Sha256Hasher::~Sha256Hasher() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
