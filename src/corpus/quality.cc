@@ -19,36 +19,45 @@
 namespace trail::corpus {
 namespace {
 
-bool IsSpace(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
-// ASCII punctuation as the "C" locale's ispunct (! through /, : through @, [ through `, { through
-// ~); any byte >= 0x80 counts as a letter (part of a UTF-8 letter or symbol). Inline tests, not
-// the locale calls: they run for every byte of every document.
-bool IsPunct(unsigned char c) {
-  return (c >= '!' && c <= '/') || (c >= ':' && c <= '@') || (c >= '[' && c <= '`') || (c >= '{' && c <= '~');
-}
-bool IsAlpha(unsigned char c) { return c >= 0x80 || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z'); }
+// Byte classes: white space (' ', \t, \n, \r, \f, \v); ASCII punctuation as the "C" locale's
+// ispunct (! through /, : through @, [ through `, { through ~); a letter (ASCII, or any byte >=
+// 0x80: part of a UTF-8 letter or symbol); a sentence end ('.', '!', '?'). One table lookup per
+// byte, not the locale calls or chains of comparisons: they run for every byte of every document.
+enum : uint8_t { kSpace = 1, kPunct = 2, kSentenceEnd = 4, kLetter = 8 };
+constexpr std::array<uint8_t, 256> kByteClass = [] {
+  std::array<uint8_t, 256> t{};
+  for (int c = 0; c < 256; ++c) {
+    uint8_t k = 0;
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') k |= kSpace;
+    if ((c >= '!' && c <= '/') || (c >= ':' && c <= '@') || (c >= '[' && c <= '`') || (c >= '{' && c <= '~')) k |= kPunct;
+    if (c == '.' || c == '!' || c == '?') k |= kSentenceEnd;
+    if (c >= 0x80 || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z')) k |= kLetter;
+    t[size_t(c)] = k;
+  }
+  return t;
+}();
+uint8_t ClassOf(char c) { return kByteClass[static_cast<unsigned char>(c)]; }
+bool IsSpace(char c) { return (ClassOf(c) & kSpace) != 0; }
+bool IsAlpha(char c) { return (ClassOf(c) & kLetter) != 0; }
 
-// Calls fn with every token: a run of punctuation or a run of other non-space bytes.
+// Calls fn(token, punct) with every token: a run of punctuation (punct true) or a run of other
+// non-space bytes.
 template <class Fn>
 void ForEachToken(std::string_view s, Fn&& fn) {
   size_t i = 0;
   while (i < s.size()) {
     while (i < s.size() && IsSpace(s[i])) ++i;
     if (i >= s.size()) break;
-    const bool punct = IsPunct(s[i]);
+    const uint8_t kind = ClassOf(s[i]) & kPunct;  // the token goes on while space|punct is this
     size_t j = i + 1;
-    while (j < s.size() && !IsSpace(s[j]) && IsPunct(s[j]) == punct) ++j;
-    fn(s.substr(i, j - i));
+    while (j < s.size() && (ClassOf(s[j]) & (kSpace | kPunct)) == kind) ++j;
+    fn(s.substr(i, j - i), kind != 0);
     i = j;
   }
 }
 
 // std::tolower in the "C" locale, without the locale call.
 char AsciiLower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool AllPunct(std::string_view w) {
-  return std::all_of(w.begin(), w.end(), [](unsigned char c) { return IsPunct(c); });
-}
 
 void SplitLines(std::string_view s, std::vector<std::string_view>& out) {
   size_t start = 0;
@@ -244,8 +253,8 @@ struct TextView {
     // About one word per 6 bytes of prose: a short text's words without regrowth (capped, so a
     // long one without spaces does not reserve what it never uses).
     words.reserve(std::min<size_t>(t.size() / 6 + 1, 1 << 16));
-    ForEachToken(t, [&](std::string_view tok) {
-      if (!AllPunct(tok)) words.push_back(tok);
+    ForEachToken(t, [&](std::string_view tok, bool punct) {
+      if (!punct) words.push_back(tok);  // (a token is all punctuation or has none)
     });
     n_words = static_cast<double>(words.size());
     safe_words = std::max(1.0, n_words);
@@ -301,7 +310,7 @@ void GopherQuality(const TextView& v, const QualityConfig& cfg, std::vector<Rule
   size_t alpha = 0, stops = 0, longest_stop = 0;
   for (const std::string& sw : cfg.stop_words) longest_stop = std::max(longest_stop, sw.size());
   for (std::string_view w : v.words) {
-    alpha += std::any_of(w.begin(), w.end(), [](unsigned char c) { return IsAlpha(c); }) ? 1 : 0;
+    alpha += std::any_of(w.begin(), w.end(), IsAlpha) ? 1 : 0;
     if (w.size() > longest_stop) continue;  // (a word longer than every stop word is none)
     stops += IsStopWord(w, cfg.stop_words) ? 1 : 0;
   }
@@ -473,14 +482,12 @@ void C4Document(const TextView& v, const QualityConfig& cfg, std::vector<RuleRes
     Add(out, "c4.curly_bracket", curly, 0, !curly);
   }
   // A sentence ends at '.', '!' or '?' followed by white space or the end of the text; counted
-  // without a branch per byte.
-  auto ends_sentence = [](unsigned char c) { return c == '.' || c == '!' || c == '?'; };
+  // without a branch per byte (kSentenceEnd shifted onto kSpace).
+  static_assert(kSentenceEnd >> 2 == kSpace);
   size_t ends = 0;
   const size_t n = text.size();
-  for (size_t i = 0; i + 1 < n; ++i) {
-    ends += static_cast<size_t>(ends_sentence(text[i]) & IsSpace(text[i + 1]));
-  }
-  if (n > 0) ends += static_cast<size_t>(ends_sentence(text[n - 1]));
+  for (size_t i = 0; i + 1 < n; ++i) ends += (ClassOf(text[i]) >> 2) & ClassOf(text[i + 1]) & kSpace;
+  if (n > 0) ends += (ClassOf(text[n - 1]) >> 2) & kSpace;
   const double sentences = static_cast<double>(ends);
   Add(out, "c4.min_sentences", sentences, cfg.c4_min_sentences, sentences >= cfg.c4_min_sentences);
 }
