@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -137,12 +138,37 @@ void WriteFileAtomic(const std::string& path, const std::string& contents) {
   f.Commit();
 }
 
+// Sized from fstat and read straight into the string (a stream copy made the bytes twice); a
+// file that grows or shrinks while it is read is read to its actual end.
 std::string ReadFileToString(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  TRAIL_CHECK(in.good(), path, ": cannot open: ", ErrnoText());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  TRAIL_CHECK(fd >= 0, path, ": cannot open: ", ErrnoText());
+  struct stat st {};
+  std::string out;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) out.resize(static_cast<size_t>(st.st_size));
+  size_t got = 0;
+  for (;;) {
+    // At the expected end, one more byte says whether there is more (the file grew, or it is
+    // not a regular file) before the string grows.
+    char probe = 0;
+    const bool at_end = got == out.size();
+    const ssize_t n = at_end ? ::read(fd, &probe, 1) : ::read(fd, out.data() + got, out.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = errno;
+      ::close(fd);
+      errno = err;
+      TRAIL_CHECK(n == 0, path, ": read failed: ", ErrnoText());
+      break;
+    }
+    if (at_end) {
+      out.resize(std::max<size_t>(2 * out.size(), 1 << 16));
+      out[got] = probe;
+    }
+    got += static_cast<size_t>(n);
+  }
+  out.resize(got);
+  return out;
 }
 
 }  // namespace trail
