@@ -177,7 +177,6 @@ class GramCounter {
     }
   }
   const Entry& At(uint32_t slot) const { return slots_[slot]; }
-  void PrefetchSlot(uint32_t slot) const { __builtin_prefetch(&slots_[slot]); }
   // Hints that h's home slot is needed soon: a long document's table is far larger than the
   // caches, and fetching a few grams ahead hides most of each probe's miss.
   void Prefetch(uint64_t h) const { __builtin_prefetch(&slots_[h & mask_]); }
@@ -360,7 +359,8 @@ class WordGrams {
  public:
   explicit WordGrams(const std::vector<std::string_view>& words)
       : word_hash_(Reused(Arrays().word_hash)), gram_(Reused(Arrays().gram)),
-        slot_(Reused(Arrays().slot)), len_prefix_(Reused(Arrays().len_prefix)) {
+        first_count_(Reused(Arrays().first_count)), len_prefix_(Reused(Arrays().len_prefix)),
+        items_(Reused(Arrays().items)), slots_(Reused(Arrays().slots)) {
     word_hash_.resize(words.size());
     len_prefix_.assign(words.size() + 1, 0);
     for (size_t i = 0; i < words.size(); ++i) {
@@ -368,28 +368,78 @@ class WordGrams {
       len_prefix_[i + 1] = len_prefix_[i] + words[i].size();
     }
   }
-  ~WordGrams() { Release(word_hash_), Release(gram_), Release(slot_), Release(len_prefix_); }
+  ~WordGrams() {
+    Release(word_hash_), Release(gram_), Release(first_count_), Release(len_prefix_);
+    Release(items_), Release(slots_);
+  }
   WordGrams(const WordGrams&) = delete;
   WordGrams& operator=(const WordGrams&) = delete;
-  // Counts the n-grams (gram(0 .. m-1)) in a flat hash table reused per thread; returns m.
-  // slot(i) is then n-gram i's entry in the counter.
+  // Counts the n-grams gram(0 .. m-1); returns m. Then first_count(i) is the number of
+  // occurrences of n-gram i at its first occurrence and 0 at the others, and repeated(i) says
+  // whether n-gram i occurs more than once.
   size_t Count(size_t n, GramCounter& counter) {
     Extend(n);
     const size_t m = word_hash_.size() >= n ? word_hash_.size() - n + 1 : 0;
-    counter.Reset(m);
-    slot_.resize(m);
-    constexpr size_t kAhead = 16;
-    for (size_t i = 0; i < m; ++i) {
-      if (i + kAhead < m) counter.Prefetch(gram_[i + kAhead]);
-      slot_[i] = counter.Add(gram_[i], static_cast<uint32_t>(i));
+    first_count_.resize(m);
+    if (m <= kPartitionAbove) {
+      CountRange(nullptr, 0, m, counter);
+    } else {
+      CountPartitioned(m, counter);
     }
     return m;
   }
-  uint32_t slot(size_t i) const { return slot_[i]; }
-  uint64_t gram(size_t i) const { return gram_[i]; }
+  uint32_t first_count(size_t i) const { return first_count_[i] & ~kRepeatedBit; }
+  bool repeated(size_t i) const { return (first_count_[i] & kRepeatedBit) != 0; }
   size_t chars(size_t i, size_t n) const { return len_prefix_[i + n] - len_prefix_[i] + (n - 1); }
 
  private:
+  static constexpr uint32_t kRepeatedBit = 0x80000000u;
+  // A document with more n-grams than this (a table larger than L2) counts them partition by
+  // partition (by the hash's top bits), each in a table that stays in cache: a long document's
+  // table is otherwise far larger than the caches and every probe misses.
+  static constexpr size_t kPartitionAbove = size_t{1} << 15;
+  static constexpr int kPartitionBits = 6;
+  struct Item {
+    uint64_t hash;
+    uint32_t pos;
+  };
+
+  // Counts the n-grams items[b, e) (or, without items, positions b..e-1) and sets first_count_
+  // for their positions. Positions ascend, so an n-gram's first entry is its first occurrence.
+  void CountRange(const Item* items, size_t b, size_t e, GramCounter& counter) {
+    auto hash = [&](size_t k) { return items ? items[k].hash : gram_[k]; };
+    auto pos = [&](size_t k) { return items ? items[k].pos : static_cast<uint32_t>(k); };
+    counter.Reset(e - b);
+    std::vector<uint32_t>& slots = slots_;
+    slots.resize(e - b);
+    constexpr size_t kAhead = 16;
+    for (size_t k = b; k < e; ++k) {
+      if (k + kAhead < e) counter.Prefetch(hash(k + kAhead));
+      slots[k - b] = counter.Add(hash(k), pos(k));
+    }
+    for (size_t k = b; k < e; ++k) {
+      const GramCounter::Entry& en = counter.At(slots[k - b]);
+      const uint32_t p = pos(k);
+      first_count_[p] = (en.first == p ? en.count : 0) | (en.count > 1 ? kRepeatedBit : 0);
+    }
+  }
+
+  // The n-grams distributed over 2^kPartitionBits partitions by their hash's top bits (equal
+  // n-grams land together, in ascending position), then each partition counted on its own.
+  void CountPartitioned(size_t m, GramCounter& counter) {
+    constexpr size_t kParts = size_t{1} << kPartitionBits;
+    size_t begin[kParts + 1] = {};
+    for (size_t i = 0; i < m; ++i) ++begin[(gram_[i] >> (64 - kPartitionBits)) + 1];
+    for (size_t p = 0; p < kParts; ++p) begin[p + 1] += begin[p];
+    size_t next[kParts];
+    std::copy(begin, begin + kParts, next);
+    items_.resize(m);
+    for (size_t i = 0; i < m; ++i) {
+      items_[next[gram_[i] >> (64 - kPartitionBits)]++] = {gram_[i], static_cast<uint32_t>(i)};
+    }
+    for (size_t p = 0; p < kParts; ++p) CountRange(items_.data(), begin[p], begin[p + 1], counter);
+  }
+
   void Extend(size_t n) {
     if (gram_n_ == 0 || n < gram_n_) {
       gram_.resize(word_hash_.size());
@@ -402,8 +452,9 @@ class WordGrams {
   }
   struct ThreadArrays {
     std::vector<uint64_t> word_hash, gram;
-    std::vector<uint32_t> slot;
+    std::vector<uint32_t> first_count, slots;
     std::vector<size_t> len_prefix;
+    std::vector<Item> items;
   };
   static ThreadArrays& Arrays() {
     thread_local ThreadArrays a;
@@ -411,8 +462,10 @@ class WordGrams {
   }
   std::vector<uint64_t>& word_hash_;
   std::vector<uint64_t>& gram_;
-  std::vector<uint32_t>& slot_;
+  std::vector<uint32_t>& first_count_;  // first_count(i), and kRepeatedBit
   std::vector<size_t>& len_prefix_;
+  std::vector<Item>& items_;
+  std::vector<uint32_t>& slots_;  // each n-gram's entry in the counter, while counting
   size_t gram_n_ = 0;
 };
 
@@ -427,15 +480,14 @@ void GopherNgrams(const TextView& v, const QualityConfig& cfg, std::vector<RuleR
     // Only a repeated n-gram counts (a text of unique n-grams has no "top" repetition); its
     // characters are those of its first occurrence.
     size_t top_chars = 0;
-    bool repeated = false;
     if (static_cast<size_t>(n) < unrepeated) {
       const size_t m = grams.Count(static_cast<size_t>(n), counter);
+      bool repeated = false;
       for (size_t i = 0; i < m; ++i) {
-        if (i + 16 < m) counter.PrefetchSlot(grams.slot(i + 16));
-        const GramCounter::Entry& e = counter.At(grams.slot(i));
-        if (e.count < 2 || e.first != i) continue;
+        const uint32_t count = grams.first_count(i);
+        if (count < 2) continue;
         repeated = true;
-        top_chars = std::max(top_chars, grams.chars(i, n) * e.count);
+        top_chars = std::max(top_chars, grams.chars(i, n) * count);
       }
       if (!repeated) unrepeated = static_cast<size_t>(n);
     }
@@ -449,15 +501,11 @@ void GopherNgrams(const TextView& v, const QualityConfig& cfg, std::vector<RuleR
     if (static_cast<size_t>(n) < unrepeated) {
       const size_t m = grams.Count(static_cast<size_t>(n), counter);
       size_t covered_end = 0;
-      bool repeated = false;
       for (size_t i = 0; i < v.words.size(); ++i) {
-        if (i < m) {
-          if (i + 16 < m) counter.PrefetchSlot(grams.slot(i + 16));
-          if (counter.At(grams.slot(i)).count > 1) covered_end = i + static_cast<size_t>(n), repeated = true;
-        }
+        if (i < m && grams.repeated(i)) covered_end = i + static_cast<size_t>(n);
         if (i < covered_end) dup_chars += v.words[i].size();
       }
-      if (!repeated) unrepeated = static_cast<size_t>(n);
+      if (covered_end == 0) unrepeated = static_cast<size_t>(n);
     }
     const double dup = static_cast<double>(dup_chars);
     out.push_back({GramRuleName("dup", n), dup / v.n_chars, frac, dup / v.n_chars <= frac});

@@ -148,6 +148,34 @@ TEST(Quality, RepeatedNgramFractionsMatchABruteForceCountForEverySize) {
   }
 }
 
+// A document long enough that its n-grams are counted partition by partition (more than 32768),
+// with repeats of every length: the same values as the brute-force count.
+TEST(Quality, RepeatedNgramFractionsOfALongDocumentMatchABruteForceCount) {
+  std::mt19937 rng(11);
+  std::vector<std::string> w;
+  while (w.size() < 50000) {
+    if (w.size() > 100 && rng() % 4 == 0) {  // a copied stretch of 1..40 words
+      const size_t n = 1 + rng() % 40, from = rng() % (w.size() - n);
+      const std::vector<std::string> copy(w.begin() + from, w.begin() + from + n);
+      w.insert(w.end(), copy.begin(), copy.end());
+    } else {
+      w.push_back("w" + std::to_string(rng() % 30000));
+    }
+  }
+  std::string text;
+  for (const std::string& x : w) text += (text.empty() ? "" : " ") + x;
+  QualityConfig cfg;
+  cfg.top_ngram_char_frac = {{2, 1.0}, {5, 1.0}};
+  cfg.dup_ngram_char_frac = {{3, 1.0}, {10, 1.0}};
+  const auto rs = QualityRules(text, cfg);
+  const double chars = static_cast<double>(text.size());
+  EXPECT_EQ(Rule(rs, "gopher.top_2gram_char_frac").value, TopNgramChars(w, 2) / chars);
+  EXPECT_EQ(Rule(rs, "gopher.top_5gram_char_frac").value, TopNgramChars(w, 5) / chars);
+  EXPECT_EQ(Rule(rs, "gopher.dup_3gram_char_frac").value, DupNgramChars(w, 3) / chars);
+  EXPECT_EQ(Rule(rs, "gopher.dup_10gram_char_frac").value, DupNgramChars(w, 10) / chars);
+  EXPECT_GT(Rule(rs, "gopher.dup_10gram_char_frac").value, 0.0);
+}
+
 TEST(Quality, RealTextKjvChaptersPassTheGopherQualityRules) {
   std::ifstream in(std::string(TRAIL_ASSETS_DIR) + "/text/kjv.txt");
   ASSERT_TRUE(in.good()) << "run scripts/fetch-assets.sh";
