@@ -107,25 +107,26 @@ std::string SampleBytes(const std::string& bytes, size_t max_bytes) {
   std::string out;
   size_t i = 0;
   const size_t n = std::min(bytes.size(), max_bytes);
+  out.reserve(n);
+  auto escape = [&](unsigned char c) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\x%02X", c);
+    out += buf;
+  };
   while (i < n) {
     const size_t ok = ValidUtf8Prefix(std::string_view(bytes).substr(i, n - i));
+    // The valid stretch in runs between control characters (other than \n and \t).
+    size_t run = i;
     for (size_t j = i; j < i + ok; ++j) {
       const unsigned char c = static_cast<unsigned char>(bytes[j]);
-      if (c < 0x20 && c != '\n' && c != '\t') {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "\\x%02X", c);
-        out += buf;
-      } else {
-        out += bytes[j];
-      }
+      if (c >= 0x20 || c == '\n' || c == '\t') continue;
+      out.append(bytes, run, j - run);
+      escape(c);
+      run = j + 1;
     }
+    out.append(bytes, run, i + ok - run);
     i += ok;
-    if (i < n) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02X", static_cast<unsigned char>(bytes[i]));
-      out += buf;
-      ++i;
-    }
+    if (i < n) escape(static_cast<unsigned char>(bytes[i++]));
   }
   return out;
 }

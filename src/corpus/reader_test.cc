@@ -45,6 +45,17 @@ std::string Line(const std::string& id, const std::string& text) {
   return nlohmann::json{{"id", id}, {"text", text}, {"source", "t"}}.dump() + "\n";
 }
 
+// A sample keeps valid UTF-8, \n and \t; other control bytes and bytes of invalid UTF-8 appear
+// as \xHH; at most max_bytes of the input are read (a character cut there is escaped too).
+TEST(SampleBytes, EscapesControlAndInvalidBytes) {
+  EXPECT_EQ(SampleBytes("caf\xC3\xA9\tok\n"), "caf\xC3\xA9\tok\n");
+  EXPECT_EQ(SampleBytes(std::string("a\0b\x01\x1F\x7F", 6)), "a\\x00b\\x01\\x1F\x7F");
+  EXPECT_EQ(SampleBytes("x\xC3(y\xFF"), "x\\xC3(y\\xFF");
+  EXPECT_EQ(SampleBytes("\xE2\x82\xAC\xE2\x82\xAC", 4), "\xE2\x82\xAC\\xE2");
+  EXPECT_EQ(SampleBytes(std::string(300, 'z')), std::string(160, 'z'));
+  EXPECT_EQ(SampleBytes(""), "");
+}
+
 TEST(JsonlReader, EveryKindOfBadLineIsQuarantinedAndTheRestRead) {
   TempDir dir;
   std::string body = Line("a", "first document");
