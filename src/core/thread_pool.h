@@ -5,7 +5,8 @@
 // A training step makes hundreds of ParallelFor calls a few hundred microseconds apart. Waking a
 // sleeping thread costs a system call and a reschedule (tens of microseconds in a VM), so an idle
 // worker first spins for a short while watching for the next call, and the caller spins while
-// waiting for the workers, before either sleeps on a condition variable. The spin is shorter when
+// waiting for the workers, before either sleeps on a condition variable. A spinning thread yields
+// between rounds, so a ready thread of another process is not held off. The spin is shorter when
 // the pool has more threads than the machine has CPUs (a spinning thread would hold a CPU that a
 // descheduled one needs).
 #pragma once

@@ -266,7 +266,10 @@ void Predictor::ForEachFeature(std::string_view line, bool newline_is_space, Add
       if (row >= 0) add(row);
     }
   }
-  if (hashes.capacity() > (size_t{1} << 16)) std::vector<int32_t>().swap(hashes);
+  // A long document's or token's lists are not kept by the thread once it is done.
+  for (auto* v : {&hashes, &subwords}) {
+    if (v->capacity() > (size_t{1} << 16)) std::vector<int32_t>().swap(*v);
+  }
 }
 
 float Predictor::DotOutputRow(const float* x, int64_t row) const {

@@ -13,9 +13,9 @@ namespace trail::corpus {
 // Appends, in this order, "gopher.top_<n>gram_char_frac" for each (n, limit) of
 // cfg.top_ngram_char_frac, then "gopher.dup_<n>gram_char_frac" for cfg.dup_ngram_char_frac, over
 // the text's words (in order; the characters of "w1 w2 ... wn" are its words' plus n - 1).
-// top: the characters of the repeated n-gram whose occurrences cover the most, × its count, over
-// n_chars. dup: the characters of the words that some occurrence of a repeated n-gram covers,
-// over n_chars. Each passes at most its limit.
+// top: the largest (characters of a repeated n-gram) × (its number of occurrences), over
+// n_chars; 0 when no n-gram repeats. dup: the characters of the words that some occurrence of a
+// repeated n-gram covers, each word once, over n_chars. Each passes at most its limit.
 void RepeatedNgramRules(const std::vector<std::string_view>& words, double n_chars,
                         const QualityConfig& cfg, std::vector<RuleResult>& out);
 
