@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string>
 
+#include "core/error.h"
 #include "core/mix.h"
 #include "corpus/shingles.h"
 
@@ -57,13 +58,12 @@ class GramCounter {
     }
   }
   const Entry& At(uint32_t slot) const { return slots_[slot]; }
-  // Hints that h's home slot is needed soon: a long document's table is far larger than the
-  // caches, and fetching a few grams ahead hides most of each probe's miss.
+  // Hints that h's home slot is needed soon: fetching a few grams ahead hides most of a probe's
+  // miss when the table is larger than L1.
   void Prefetch(uint64_t h) const { __builtin_prefetch(&slots_[h & mask_]); }
   void Trim() {
     if (slots_.size() > kKeptSlots) std::vector<Entry>().swap(slots_);
   }
-
 
  private:
   std::vector<Entry> slots_;
@@ -226,6 +226,11 @@ class WordGrams {
 
 void RepeatedNgramRules(const std::vector<std::string_view>& words, double n_chars,
                         const QualityConfig& cfg, std::vector<RuleResult>& out) {
+  for (const auto* sizes : {&cfg.top_ngram_char_frac, &cfg.dup_ngram_char_frac}) {
+    for (const auto& [n, frac] : *sizes) {
+      TRAIL_CHECK(n >= 1, "quality: an n-gram rule needs n >= 1, got ", n);
+    }
+  }
   WordGrams grams(words);
   thread_local GramCounter counter;
   // A repeated n-gram starts with a repeated (n-1)-gram, so once some size has no repeat, no

@@ -6,6 +6,7 @@
 #include <random>
 #include <sstream>
 
+#include "core/error.h"
 #include "corpus/quality.h"
 
 namespace trail::corpus {
@@ -174,6 +175,12 @@ TEST(Quality, RepeatedNgramFractionsOfALongDocumentMatchABruteForceCount) {
   EXPECT_EQ(Rule(rs, "gopher.dup_3gram_char_frac").value, DupNgramChars(w, 3) / chars);
   EXPECT_EQ(Rule(rs, "gopher.dup_10gram_char_frac").value, DupNgramChars(w, 10) / chars);
   EXPECT_GT(Rule(rs, "gopher.dup_10gram_char_frac").value, 0.0);
+}
+
+TEST(Quality, AnNgramSizeBelowOneIsAnError) {
+  QualityConfig cfg;
+  cfg.dup_ngram_char_frac = {{5, 0.1}, {0, 0.1}};
+  EXPECT_THROW(QualityRules("a b c d e f", cfg), Error);
 }
 
 TEST(Quality, RealTextKjvChaptersPassTheGopherQualityRules) {
