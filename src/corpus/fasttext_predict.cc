@@ -33,7 +33,7 @@ void PushBest(int32_t k, float score, int32_t label, std::vector<std::pair<float
 // A per-thread cache of unknown tokens' n-gram rows. Entries carry the predictor's serial
 // number, so predictors never see each other's rows.
 struct UnknownWordCache {
-  static constexpr size_t kSlots = 1 << 13, kMaxToken = 48;
+  static constexpr size_t kSlots = 1 << 13;
   struct Slot {
     uint64_t serial = 0;
     std::string token;
@@ -43,6 +43,18 @@ struct UnknownWordCache {
 };
 
 std::atomic<uint64_t> next_serial{1};
+
+// Longer unknown tokens (rare, and seldom repeated) are not cached: their rows are streamed.
+constexpr size_t kMaxCachedToken = 48;
+
+// The number of set bits, without the library call a build for baseline x86-64 (no popcnt
+// instruction) makes of __builtin_popcountll: a lookup of the pruned index takes one.
+uint32_t PopCount(uint64_t x) {
+  x = x - ((x >> 1) & 0x5555555555555555ull);
+  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+  return static_cast<uint32_t>((x * 0x0101010101010101ull) >> 56);
+}
 
 bool IsDelimiter(char c) {
   return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f' || c == '\0';
@@ -71,7 +83,9 @@ Predictor::Predictor(Model model) : model_(std::move(model)), serial_(next_seria
   for (int32_t i = 0; i < model_.nwords; ++i) {
     subword_begin_.push_back(int64_t(subwords_.size()));
     subwords_.push_back(i);
-    if (model_.words[size_t(i)] != kEos) AddSubwords(model_.words[size_t(i)], subwords_);
+    if (model_.words[size_t(i)] != kEos) {
+      ForEachSubword(model_.words[size_t(i)], [&](int32_t r) { subwords_.push_back(r); });
+    }
   }
   subword_begin_.push_back(int64_t(subwords_.size()));
   if (model_.args.loss == LossKind::kHierarchicalSoftmax) {
@@ -104,14 +118,14 @@ void Predictor::BuildKeptIndex() {
   const size_t words = kept.empty() ? 0 : (size_t(kept.back().first) + 64) / 64;
   use_bitmap_ = words <= 64 * kept.size() + 65536;
   if (!use_bitmap_) return;
-  kept_bits_.assign(words, 0);
+  kept_words_.assign(words, KeptWord{});
   for (const auto& [bucket, row] : kept) {
-    kept_bits_[size_t(bucket) / 64] |= uint64_t(1) << (bucket % 64);
+    kept_words_[size_t(bucket) / 64].bits |= uint64_t(1) << (bucket % 64);
     kept_rows_.push_back(row);
   }
-  kept_before_.assign(words, 0);
   for (size_t w = 1; w < words; ++w) {
-    kept_before_[w] = kept_before_[w - 1] + uint32_t(__builtin_popcountll(kept_bits_[w - 1]));
+    const KeptWord& prev = kept_words_[w - 1];
+    kept_words_[w].before = prev.before + PopCount(prev.bits);
   }
 }
 
@@ -130,51 +144,67 @@ int32_t Predictor::HashRow(int64_t bucket) const {
     if (it == model_.pruneidx.end()) return -1;
     bucket = it->second;
   } else if (model_.pruneidx_size > 0) {
-    if (size_t(bucket) / 64 >= kept_bits_.size()) return -1;
-    const uint64_t bits = kept_bits_[size_t(bucket) / 64], below = (uint64_t(1) << (bucket % 64)) - 1;
-    if (!(bits >> (bucket % 64) & 1)) return -1;
-    bucket = kept_rows_[kept_before_[size_t(bucket) / 64] + uint32_t(__builtin_popcountll(bits & below))];
+    if (size_t(bucket) / 64 >= kept_words_.size()) return -1;
+    const KeptWord& w = kept_words_[size_t(bucket) / 64];
+    const uint64_t below = (uint64_t(1) << (bucket % 64)) - 1;
+    if (!(w.bits >> (bucket % 64) & 1)) return -1;
+    bucket = kept_rows_[w.before + PopCount(w.bits & below)];
   }
   return int32_t(model_.nwords + bucket);
 }
 
-void Predictor::PushHash(std::vector<int32_t>& out, int64_t bucket) const {
-  const int32_t row = HashRow(bucket);
-  if (row >= 0) out.push_back(row);
-}
-
 // The character n-grams of "<" + token + ">": every run of minn..maxn code points, except the
 // lone "<" and ">"; the FNV hash is extended byte by byte from each start.
-void Predictor::AddSubwords(std::string_view token, std::vector<int32_t>& out) const {
+template <class Add>
+void Predictor::ForEachSubword(std::string_view token, Add&& add) const {
   const Args& a = model_.args;
   if (a.maxn <= 0 || a.bucket <= 0) return;
-  const size_t len = token.size() + 2;
-  auto at = [&](size_t k) { return k == 0 ? '<' : k == len - 1 ? '>' : token[k - 1]; };
-  for (size_t i = 0; i < len; ++i) {
-    if ((at(i) & 0xC0) == 0x80) continue;
-    uint32_t h = 2166136261u;
-    size_t j = i;
-    for (int32_t n = 1; j < len && n <= a.maxn; ++n) {
-      h = (h ^ uint32_t(int8_t(at(j++)))) * 16777619u;
-      while (j < len && (at(j) & 0xC0) == 0x80) h = (h ^ uint32_t(int8_t(at(j++)))) * 16777619u;
-      if (n >= a.minn && !(n == 1 && (i == 0 || j == len))) {
-        PushHash(out, int32_t(h % uint32_t(a.bucket)));
+  thread_local std::string padded;
+  padded.assign(1, '<').append(token).push_back('>');
+  const char* s = padded.data();
+  const size_t len = padded.size();
+  auto emit = [&](uint32_t h) {
+    const int32_t row = HashRow(int32_t(h % uint32_t(a.bucket)));
+    if (row >= 0) add(row);
+  };
+  const size_t minn = size_t(std::max(a.minn, 1)), maxn = size_t(a.maxn);
+  if (std::all_of(token.begin(), token.end(), [](char c) { return (c & 0x80) == 0; })) {
+    // ASCII: a code point is a byte, so the n-gram of n code points from i is s[i, i + n).
+    for (size_t i = 0; i < len; ++i) {
+      uint32_t h = 2166136261u;
+      const size_t stop = std::min(len, i + maxn);
+      for (size_t j = i; j < stop; ++j) {
+        h = (h ^ uint32_t(int8_t(s[j]))) * 16777619u;
+        const size_t n = j - i + 1;
+        if (n >= minn && !(n == 1 && (i == 0 || j + 1 == len))) emit(h);
+      }
+    }
+  } else {
+    auto continuation = [](char c) { return (c & 0xC0) == 0x80; };
+    for (size_t i = 0; i < len; ++i) {
+      if (continuation(s[i])) continue;
+      uint32_t h = 2166136261u;
+      size_t j = i;
+      for (size_t n = 1; j < len && n <= maxn; ++n) {
+        h = (h ^ uint32_t(int8_t(s[j++]))) * 16777619u;
+        while (j < len && continuation(s[j])) h = (h ^ uint32_t(int8_t(s[j++]))) * 16777619u;
+        if (n >= minn && !(n == 1 && (i == 0 || j == len))) emit(h);
       }
     }
   }
+  if (padded.capacity() > (size_t{1} << 16)) std::string().swap(padded);
 }
 
-void Predictor::AddUnknownWord(std::string_view token, uint32_t h, std::vector<int32_t>& out) const {
-  if (token.size() > UnknownWordCache::kMaxToken) return AddSubwords(token, out);
+const std::vector<int32_t>& Predictor::CachedUnknownRows(std::string_view token, uint32_t h) const {
   thread_local UnknownWordCache cache;
   UnknownWordCache::Slot& slot = cache.slots[(h ^ (h >> 15)) & (UnknownWordCache::kSlots - 1)];
   if (slot.serial != serial_ || slot.token != token) {
     slot.serial = serial_;
     slot.token.assign(token);
     slot.rows.clear();
-    AddSubwords(token, slot.rows);
+    ForEachSubword(token, [&](int32_t r) { slot.rows.push_back(r); });
   }
-  out.insert(out.end(), slot.rows.begin(), slot.rows.end());
+  return slot.rows;
 }
 
 namespace {
@@ -198,10 +228,6 @@ void AddScaled(float* x, float alpha, const float* row, int64_t n) {
 void DecodeRow(const Matrix& M, int64_t r, float* row) {
   const ProductQuantizer& pq = M.pq;
   const uint8_t* code = &M.codes[size_t(r) * size_t(pq.nsubq)];
-  if (pq.dsub == 2 && pq.lastdsub == 2) {  // lid.176's layout: 8-byte pieces
-    for (int32_t m = 0; m < pq.nsubq; ++m) std::memcpy(row + 2 * m, pq.Centroid(m, code[m]), 8);
-    return;
-  }
   for (int32_t m = 0; m < pq.nsubq; ++m) {
     const int32_t d = m == pq.nsubq - 1 ? pq.lastdsub : pq.dsub;
     const float* c = pq.Centroid(m, code[m]);
@@ -209,6 +235,43 @@ void DecodeRow(const Matrix& M, int64_t r, float* row) {
     for (int32_t j = 0; j < d; ++j) dst[j] = c[j];
   }
 }
+
+// The running sum of input rows for lid.176's layout: 16 elements quantized as 8 pieces of 2.
+// It lives in four 4-lane registers for the whole line instead of memory, and each row's
+// pieces are read straight from the centroid table; per element the operations are still
+// fastText's x[j] += alpha · c[j], one multiply then one add, rows in order.
+class Dim16Sum {
+ public:
+  static bool Fits(const Matrix& M) {
+    return M.quantized && M.n == 16 && M.pq.nsubq == 8 && M.pq.dsub == 2 && M.pq.lastdsub == 2;
+  }
+  explicit Dim16Sum(const Matrix& M) : M_(M), centroids_(M.pq.centroids.data()) {}
+  void Add(int32_t r) {
+    const uint8_t* code = &M_.codes[size_t(r) * 8];
+    const float alpha = M_.Norm(r);
+    x_[0] = x_[0] + alpha * Pieces(0, code);
+    x_[1] = x_[1] + alpha * Pieces(1, code);
+    x_[2] = x_[2] + alpha * Pieces(2, code);
+    x_[3] = x_[3] + alpha * Pieces(3, code);
+  }
+  void Store(float* hidden) const { std::memcpy(hidden, x_, sizeof x_); }
+
+ private:
+  typedef float V4 __attribute__((vector_size(16)));
+  typedef float V2 __attribute__((vector_size(8)));
+  // Elements 4q..4q+3: the centroids of pieces 2q and 2q+1, each at (m · 256 + code[m]) · 2
+  // (two 8-byte loads joined in a register: not through memory, where a 16-byte load of two
+  // 8-byte stores stalls).
+  V4 Pieces(int q, const uint8_t* code) const {
+    V2 lo, hi;
+    std::memcpy(&lo, centroids_ + (size_t(2 * q) * 256 + code[2 * q]) * 2, 8);
+    std::memcpy(&hi, centroids_ + (size_t(2 * q + 1) * 256 + code[2 * q + 1]) * 2, 8);
+    return __builtin_shufflevector(lo, hi, 0, 1, 2, 3);
+  }
+  const Matrix& M_;
+  const float* centroids_;
+  V4 x_[4] = {};
+};
 
 }  // namespace
 
@@ -229,7 +292,7 @@ void Predictor::AddInputRow(int32_t r, float* x, float* row) const {
 template <class Add>
 void Predictor::ForEachFeature(std::string_view line, bool newline_is_space, Add&& add) const {
   const bool word_ngrams = model_.args.word_ngrams > 1;
-  thread_local std::vector<int32_t> hashes, subwords;
+  thread_local std::vector<int32_t> hashes;
   hashes.clear();
   auto delimiter = [&](char c) { return IsDelimiter(c) && (newline_is_space || c != '\n'); };
   size_t pos = 0;
@@ -249,9 +312,11 @@ void Predictor::ForEachFeature(std::string_view line, bool newline_is_space, Add
       } else if (wid >= 0) {
         for (int64_t i = subword_begin_[size_t(wid)]; i < subword_begin_[size_t(wid) + 1]; ++i) add(subwords_[size_t(i)]);
       } else if (token != kEos) {
-        subwords.clear();
-        AddUnknownWord(token, h, subwords);
-        for (int32_t r : subwords) add(r);
+        if (token.size() > kMaxCachedToken) {
+          ForEachSubword(token, add);
+        } else {
+          for (int32_t r : CachedUnknownRows(token, h)) add(r);
+        }
       }
       if (word_ngrams) hashes.push_back(int32_t(h));
     }
@@ -266,10 +331,8 @@ void Predictor::ForEachFeature(std::string_view line, bool newline_is_space, Add
       if (row >= 0) add(row);
     }
   }
-  // A long document's or token's lists are not kept by the thread once it is done.
-  for (auto* v : {&hashes, &subwords}) {
-    if (v->capacity() > (size_t{1} << 16)) std::vector<int32_t>().swap(*v);
-  }
+  // A long document's list is not kept by the thread once it is done.
+  if (hashes.capacity() > (size_t{1} << 16)) std::vector<int32_t>().swap(hashes);
 }
 
 float Predictor::DotOutputRow(const float* x, int64_t row) const {
@@ -319,10 +382,19 @@ std::vector<Prediction> Predictor::PredictRows(std::string_view line, bool newli
   TRAIL_CHECK(k >= 1, "fastText prediction: k must be at least 1");
   std::vector<float> hidden(size_t(model_.args.dim), 0.0f), decoded(hidden.size());
   int64_t rows = 0;
-  ForEachFeature(line, newline_is_space, [&](int32_t r) {
-    AddInputRow(r, hidden.data(), decoded.data());
-    ++rows;
-  });
+  if (Dim16Sum::Fits(model_.input)) {
+    Dim16Sum sum(model_.input);
+    ForEachFeature(line, newline_is_space, [&](int32_t r) {
+      sum.Add(r);
+      ++rows;
+    });
+    sum.Store(hidden.data());
+  } else {
+    ForEachFeature(line, newline_is_space, [&](int32_t r) {
+      AddInputRow(r, hidden.data(), decoded.data());
+      ++rows;
+    });
+  }
   if (rows == 0) return {};
   const float scale = static_cast<float>(1.0 / double(rows));
   for (float& x : hidden) x *= scale;

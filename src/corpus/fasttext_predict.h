@@ -54,11 +54,13 @@ class Predictor {
   template <class Add>
   void ForEachFeature(std::string_view line, bool newline_is_space, Add&& add) const;
   int32_t WordId(std::string_view w, uint32_t h) const;
-  // The rows of a token that is not a dictionary word (its n-grams), through a per-thread
-  // direct-mapped cache: most tokens of a document are such words and they repeat.
-  void AddUnknownWord(std::string_view token, uint32_t h, std::vector<int32_t>& out) const;
-  void AddSubwords(std::string_view token, std::vector<int32_t>& out) const;
-  void PushHash(std::vector<int32_t>& out, int64_t bucket) const;
+  // The rows of a short token that is not a dictionary word (its n-grams), through a
+  // per-thread direct-mapped cache: most tokens of a document are such words and they repeat.
+  // Valid until the thread's next call.
+  const std::vector<int32_t>& CachedUnknownRows(std::string_view token, uint32_t h) const;
+  // Calls add(row) for the kept rows of the character n-grams of "<" + token + ">".
+  template <class Add>
+  void ForEachSubword(std::string_view token, Add&& add) const;
   int32_t HashRow(int64_t bucket) const;  // the row of an n-gram bucket, -1 if pruned
   // hidden += row r of the input matrix (decoded into `decoded`, dim floats, and scaled by its
   // norm when quantized).
@@ -72,10 +74,14 @@ class Predictor {
   std::vector<int64_t> subword_begin_;         // per word: its rows in subwords_
   std::vector<int32_t> subwords_;
   // The pruned n-gram index (bucket -> row) as a bitmap of kept buckets with a running count
-  // per 64-bit word: row = rows_[rank of the bucket among kept ones]. ~0.5 MB for lid.176, so
-  // it stays in cache where a hash map or a dense 2M-entry table would not.
-  std::vector<uint64_t> kept_bits_;
-  std::vector<uint32_t> kept_before_;          // kept buckets in the words before each word
+  // per 64-bit word: row = kept_rows_[rank of the bucket among kept ones]. ~0.5 MB for lid.176,
+  // so it stays in cache where a hash map or a dense 2M-entry table would not; a word and its
+  // count side by side, so a lookup reads one cache line before the row.
+  struct KeptWord {
+    uint64_t bits = 0;
+    uint32_t before = 0;  // kept buckets in the words before this one
+  };
+  std::vector<KeptWord> kept_words_;
   std::vector<int32_t> kept_rows_;
   bool use_bitmap_ = false;
   std::vector<Node> tree_;                     // hierarchical softmax
