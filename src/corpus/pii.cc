@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/utf8.h"
 
 namespace trail::corpus {
 namespace {
@@ -95,6 +96,9 @@ PiiResult RedactPii(std::string_view text) {
   static const Regex phone(
       R"(((?i:\b(?:phone|tel|telephone|call|fax|mobile|cell)\b)[^\n\d+(]{0,12})?(\+\d{1,3}[\s.\-]?)?)"
       R"(\(?\d{2,4}\)?[\s.\-](?:\d{3,4}[\s.\-]\d{3,4}|\d{5,8})(?!\d))");
+  // The patterns match with UTF-8 checks off (each match would otherwise check the whole
+  // text again), which is undefined on invalid UTF-8: one check here instead.
+  TRAIL_CHECK(IsValidUtf8(text), "PII redaction needs valid UTF-8 (normalize the text first)");
   PiiResult r;
   using Out = std::optional<std::string>;
   std::string s = secret.Replace(text, [&](std::string_view, size_t, size_t, const PCRE2_SIZE*, int) -> Out {

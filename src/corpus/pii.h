@@ -21,7 +21,8 @@ struct PiiResult {
   PiiCounts counts;
 };
 
-// Placeholders: <EMAIL>, <PHONE>, <IP_ADDRESS>, <SECRET>.
+// Placeholders: <EMAIL>, <PHONE>, <IP_ADDRESS>, <SECRET>. Text that is not valid UTF-8 is a
+// trail::Error.
 PiiResult RedactPii(std::string_view utf8);
 
 }  // namespace trail::corpus

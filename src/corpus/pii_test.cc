@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/error.h"
 #include "corpus/pii.h"
 
 namespace trail::corpus {
@@ -32,6 +33,20 @@ TEST(Pii, EachTypeIsReplacedAndCounted) {
   EXPECT_EQ(RedactPii("-----BEGIN RSA PRIVATE KEY-----\nMIIE\nabc\n-----END RSA PRIVATE KEY-----")
                 .text,
             "<SECRET>");
+}
+
+// The patterns run with UTF-8 checks off, which is undefined on invalid UTF-8 (Latin-1 text
+// crashed the matcher): such text is refused before any matching.
+TEST(Pii, InvalidUtf8IsAClearError) {
+  for (const char* bad : {"Al bona \xe6" "asisto iras mem la besto", "\xff", "mail a@b.org \xc3"}) {
+    try {
+      RedactPii(bad);
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("valid UTF-8"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(RedactPii("caf\xc3\xa9 a@b.org").text, "caf\xc3\xa9 <EMAIL>");
 }
 
 // Expected outputs written by hand from the rules in pii.h (not by running the redactor): lines
