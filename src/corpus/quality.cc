@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cctype>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 namespace trail::corpus {
@@ -13,16 +15,15 @@ namespace {
 
 // Byte classes: white space (' ', \t, \n, \r, \f, \v); ASCII punctuation as the "C" locale's
 // ispunct (! through /, : through @, [ through `, { through ~); a letter (ASCII, or any byte >=
-// 0x80: part of a UTF-8 letter or symbol); a sentence end ('.', '!', '?'). One table lookup per
-// byte, not the locale calls or chains of comparisons: they run for every byte of every document.
-enum : uint8_t { kSpace = 1, kPunct = 2, kSentenceEnd = 4, kLetter = 8 };
+// 0x80: part of a UTF-8 letter or symbol). One table lookup per byte, not the locale calls or
+// chains of comparisons: they run for every byte of every document.
+enum : uint8_t { kSpace = 1, kPunct = 2, kLetter = 4 };
 constexpr std::array<uint8_t, 256> kByteClass = [] {
   std::array<uint8_t, 256> t{};
   for (int c = 0; c < 256; ++c) {
     uint8_t k = 0;
     if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') k |= kSpace;
     if ((c >= '!' && c <= '/') || (c >= ':' && c <= '@') || (c >= '[' && c <= '`') || (c >= '{' && c <= '~')) k |= kPunct;
-    if (c == '.' || c == '!' || c == '?') k |= kSentenceEnd;
     if (c >= 0x80 || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z')) k |= kLetter;
     t[size_t(c)] = k;
   }
@@ -31,6 +32,30 @@ constexpr std::array<uint8_t, 256> kByteClass = [] {
 uint8_t ClassOf(char c) { return kByteClass[static_cast<unsigned char>(c)]; }
 bool IsSpace(char c) { return (ClassOf(c) & kSpace) != 0; }
 bool IsAlpha(char c) { return (ClassOf(c) & kLetter) != 0; }
+
+// The high bit of each byte of the result is set where that byte of w equals c; exact (no
+// false positives from borrows): the eight-bytes-at-a-time scans below look for rare bytes.
+uint64_t BytesEqual(uint64_t w, uint8_t c) {
+  constexpr uint64_t kLow7 = 0x7f7f7f7f7f7f7f7full;
+  const uint64_t t = w ^ (0x0101010101010101ull * c);
+  return ~(((t & kLow7) + kLow7) | t | kLow7);
+}
+
+// Calls fn(i), ascending, for each position i of s where mask(8 bytes) marks a byte (as
+// BytesEqual does), reading s eight bytes at a time; the last few bytes are read zero-padded
+// and marks past the end are dropped.
+template <class Mask, class Fn>
+void ForEachMarkedByte(std::string_view s, Mask&& mask, Fn&& fn) {
+  static_assert(std::endian::native == std::endian::little, "byte i of a word is bits 8i..8i+7");
+  for (size_t base = 0; base < s.size(); base += 8) {
+    uint64_t w = 0;
+    const size_t n = std::min<size_t>(8, s.size() - base);
+    std::memcpy(&w, s.data() + base, n);
+    uint64_t m = mask(w);
+    if (n < 8) m &= (uint64_t{1} << (8 * n)) - 1;
+    for (; m != 0; m &= m - 1) fn(base + static_cast<size_t>(std::countr_zero(m)) / 8);
+  }
+}
 
 // Calls fn(token, punct) with every token: a run of punctuation (punct true) or a run of other
 // non-space bytes.
@@ -241,24 +266,24 @@ void C4Document(const TextView& v, const QualityConfig& cfg, std::vector<RuleRes
   if (cfg.c4_lorem_ipsum) {  // "lorem ipsum" in any ASCII case, without a lowered copy
     constexpr std::string_view kLorem = "lorem ipsum";
     bool lorem = false;
-    for (size_t i = 0; !lorem && i + kLorem.size() <= text.size(); ++i) {
-      if (AsciiLower(text[i]) != 'l') continue;
-      lorem = std::equal(kLorem.begin(), kLorem.end(), text.begin() + i,
-                         [](char want, char c) { return AsciiLower(c) == want; });
-    }
+    // Candidates: every 'l' or 'L' (the bytes c with c | 0x20 == 'l').
+    ForEachMarkedByte(text, [](uint64_t w) { return BytesEqual(w | 0x2020202020202020ull, 'l'); },
+                      [&](size_t i) {
+                        lorem = lorem || (i + kLorem.size() <= text.size() &&
+                                          std::equal(kLorem.begin(), kLorem.end(), text.begin() + i,
+                                                     [](char want, char c) { return AsciiLower(c) == want; }));
+                      });
     Add(out, "c4.lorem_ipsum", lorem, 0, !lorem);
   }
   if (cfg.c4_curly_bracket) {
     const bool curly = text.find('{') != std::string_view::npos;
     Add(out, "c4.curly_bracket", curly, 0, !curly);
   }
-  // A sentence ends at '.', '!' or '?' followed by white space or the end of the text; counted
-  // without a branch per byte (kSentenceEnd shifted onto kSpace).
-  static_assert(kSentenceEnd >> 2 == kSpace);
+  // A sentence ends at '.', '!' or '?' followed by white space or the end of the text.
   size_t ends = 0;
-  const size_t n = text.size();
-  for (size_t i = 0; i + 1 < n; ++i) ends += (ClassOf(text[i]) >> 2) & ClassOf(text[i + 1]) & kSpace;
-  if (n > 0) ends += (ClassOf(text[n - 1]) >> 2) & kSpace;
+  ForEachMarkedByte(text,
+                    [](uint64_t w) { return BytesEqual(w, '.') | BytesEqual(w, '!') | BytesEqual(w, '?'); },
+                    [&](size_t i) { ends += i + 1 == text.size() || IsSpace(text[i + 1]) ? 1 : 0; });
   const double sentences = static_cast<double>(ends);
   Add(out, "c4.min_sentences", sentences, cfg.c4_min_sentences, sentences >= cfg.c4_min_sentences);
 }
