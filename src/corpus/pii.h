@@ -24,5 +24,9 @@ struct PiiResult {
 // Placeholders: <EMAIL>, <PHONE>, <IP_ADDRESS>, <SECRET>. Text that is not valid UTF-8 is a
 // trail::Error.
 PiiResult RedactPii(std::string_view utf8);
+// The same result with every pattern tried at every byte: RedactPii runs the e-mail, IP and
+// phone patterns only near bytes that every match of them contains ('@', digit-dot-digit,
+// digit groups), and is tested against this.
+PiiResult RedactPiiExhaustive(std::string_view utf8);
 
 }  // namespace trail::corpus

@@ -49,6 +49,88 @@ TEST(Pii, InvalidUtf8IsAClearError) {
   EXPECT_EQ(RedactPii("caf\xc3\xa9 a@b.org").text, "caf\xc3\xa9 <EMAIL>");
 }
 
+// The prefilters (patterns run only near '@', digit-dot-digit and digit groups) change no
+// result: random texts built from the pieces the patterns care about, with non-ASCII digits
+// (Arabic-Indic, fullwidth, Devanagari) and separators (no-break and ideographic spaces), cue
+// words in mixed case, multi-byte filler between cue and number near the phone lookback, and
+// long runs with no anchor at all, redact exactly as with every pattern tried at every byte.
+TEST(Pii, PrefiltersChangeNoResult) {
+  const std::vector<std::string> pieces = {
+      "0", "1", "2", "3", "4", "5", "9", "12", "415", "555", "0123", "8.8", "203.0.113.", ".",
+      "-", " ", "  ", "\n", "\t", "(", ")", "+", "+1 ", "@", "a", "x", "Z", "jane.doe", "example",
+      ".org", ".co.uk", "phone", "Tel:", "FAX ", "call ", "Mobile", "cell", "tel", "\xc2\xa0",
+      "\xe3\x80\x80", "\xd9\xa3", "\xd9\xa7\xd9\xa8", "\xef\xbc\x95", "\xe0\xa5\xa8",
+      "\xc3\xa9", "\xe6\x97\xa5", "\xf0\x9f\x98\x80", "\xe2\x80\x94", ":", "=", "api_key",
+      "password = ", "AKIA", "IOSFODNN7EXAMPLE", "the quick brown fox "};
+  uint64_t state = 0x9e3779b97f4a7c15ull;
+  auto next = [&](uint64_t n) {
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+    return state % n;
+  };
+  PiiCounts seen;
+  for (int t = 0; t < 3000; ++t) {
+    std::string text;
+    const uint64_t n = 1 + next(60);
+    // Digits and separators of any kind PCRE2's \\d and \\s take, and numbers built like the
+    // patterns' (with random breaks), so matches are frequent.
+    const char* digits[] = {"0", "4", "7", "\xd9\xa3", "\xef\xbc\x95", "\xe0\xa5\xa8"};
+    const char* cues[] = {"phone", "Tel:", "FAX ", "call ", "Mobile", "cell", "telephone"};
+    const char* seps[] = {" ", "-", ".", "\xc2\xa0", "\xe3\x80\x80", "\n", "/"};
+    auto number = [&](uint64_t lo, uint64_t hi) {
+      std::string d;
+      for (uint64_t k = lo + next(hi - lo + 1); k > 0; --k) d += next(3) ? "5" : digits[next(6)];
+      return d;
+    };
+    auto sep = [&] { return std::string(seps[next(7)]); };
+    for (uint64_t i = 0; i < n; ++i) {
+      switch (next(8)) {
+        case 0: {  // a phone number, with or without cue, country code and brackets
+          if (next(2)) {
+            text += cues[next(7)];
+            // Up to 13 characters (12 belong to a match), often of 3 and 4 bytes. Four-byte
+            // ones between ASCII letters hold no digit-group anchor (runs of under 6 bytes that
+            // may be digits), so the cue ends up far before the first anchor.
+            const char* fill[] = {"x", "\xe6\x97\xa5", "\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80x"};
+            const bool far = next(2);
+            for (uint64_t k = far ? 6 + next(2) : next(14); k > 0; --k) text += fill[far ? 3 : next(3)];
+          }
+          if (next(2)) text += "+" + number(1, 3) + (next(2) ? sep() : "");
+          text += (next(3) ? "" : "(") + number(1, 5) + (next(3) ? "" : ")") + sep();
+          text += next(2) ? number(2, 5) + sep() + number(2, 5) : number(4, 9);
+          break;
+        }
+        case 1:  // an IPv4-like run of 3 to 5 numbers
+          text += number(1, 4);
+          for (uint64_t k = 2 + next(3); k > 0; --k) text += "." + number(1, 4);
+          break;
+        case 2: {  // an e-mail address, its local part up to 300 characters long
+          for (uint64_t k = 1 + (next(4) ? next(10) : next(300)); k > 0; --k) text += "ab.9_%+-"[next(8)];
+          text += "@example" + std::string(next(2) ? ".org" : ".c");
+          break;
+        }
+        default:
+          break;
+      }
+      if (next(40) == 0) {  // a stretch without anchors, or multi-byte filler after a cue
+        const std::string fill = next(2) ? "lorem ipsum dolor " : "\xe6\x97\xa5\xc3\xa9";
+        for (uint64_t k = next(30); k > 0; --k) text += fill;
+      }
+      text += pieces[next(pieces.size())];
+    }
+    const PiiResult fast = RedactPii(text), reference = RedactPiiExhaustive(text);
+    ASSERT_EQ(fast.text, reference.text) << "text: " << text;
+    ASSERT_EQ(fast.counts.email, reference.counts.email) << text;
+    ASSERT_EQ(fast.counts.phone, reference.counts.phone) << text;
+    ASSERT_EQ(fast.counts.ip, reference.counts.ip) << text;
+    ASSERT_EQ(fast.counts.secret, reference.counts.secret) << text;
+    seen.email += fast.counts.email, seen.phone += fast.counts.phone, seen.ip += fast.counts.ip;
+  }
+  // The texts hold matches of every prefiltered kind, not only misses.
+  EXPECT_GT(seen.email, 100u);
+  EXPECT_GT(seen.phone, 100u);
+  EXPECT_GT(seen.ip, 20u);
+}
+
 // Expected outputs written by hand from the rules in pii.h (not by running the redactor): lines
 // in the style of real text — Debian copyright headers, configuration files, mail signatures —
 // and near-misses that look like PII but must stay.
