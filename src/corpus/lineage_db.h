@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "core/error.h"
 
@@ -43,8 +44,9 @@ class Stmt {
     return *this;
   }
   // The string must stay unchanged until Run(): SQLite reads it there instead of copying it.
-  Stmt& TextUntilRun(int i, const std::string& s) {
-    sqlite3_bind_text(st_, i, s.data(), static_cast<int>(s.size()), SQLITE_STATIC);
+  // An empty view binds '' (SQLite reads a null pointer as NULL).
+  Stmt& TextUntilRun(int i, std::string_view s) {
+    sqlite3_bind_text(st_, i, s.empty() ? "" : s.data(), static_cast<int>(s.size()), SQLITE_STATIC);
     return *this;
   }
   Stmt& Int(int i, int64_t v) {
