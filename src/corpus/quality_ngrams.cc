@@ -113,7 +113,8 @@ class WordGrams {
   explicit WordGrams(const std::vector<std::string_view>& words)
       : word_hash_(Reused(Arrays().word_hash)), gram_(Reused(Arrays().gram)),
         first_count_(Reused(Arrays().first_count)), len_prefix_(Reused(Arrays().len_prefix)),
-        items_(Reused(Arrays().items)), slots_(Reused(Arrays().slots)) {
+        items_(Reused(Arrays().items)), slots_(Reused(Arrays().slots)),
+        candidates_(Reused(Arrays().candidates)) {
     word_hash_.resize(words.size());
     len_prefix_.assign(words.size() + 1, 0);
     for (size_t i = 0; i < words.size(); ++i) {
@@ -123,22 +124,46 @@ class WordGrams {
   }
   ~WordGrams() {
     Release(word_hash_), Release(gram_), Release(first_count_), Release(len_prefix_);
-    Release(items_), Release(slots_);
+    Release(items_), Release(slots_), Release(candidates_);
   }
   WordGrams(const WordGrams&) = delete;
   WordGrams& operator=(const WordGrams&) = delete;
   // Counts the n-grams gram(0 .. m-1); returns m. Then first_count(i) is the number of
-  // occurrences of n-gram i at its first occurrence and 0 at the others, and repeated(i) says
-  // whether n-gram i occurs more than once.
+  // occurrences of n-gram i at its first occurrence (0 or 1 at the others), and repeated(i)
+  // says whether n-gram i occurs more than once.
+  //
+  // After a smaller size k was counted, only n-grams whose k-grams are all repeated can
+  // repeat, and every occurrence of such an n-gram is such a position too (the same words):
+  // only those candidates are counted, the rest are unique. Sizes asked in ascending order
+  // (as the rules do) thin out fast: a quarter of the KJV's 4-grams repeat, 2% of its 10-grams.
   size_t Count(size_t n, GramCounter& counter) {
-    Extend(n);
     const size_t m = word_hash_.size() >= n ? word_hash_.size() - n + 1 : 0;
-    first_count_.resize(m);
-    if (m <= kPartitionAbove) {
-      CountRange(nullptr, 0, m, counter);
+    if (n == counted_n_) return m;
+    if (counted_n_ == 0 || n < counted_n_) {
+      Extend(n);
+      first_count_.resize(m);
+      if (m <= kPartitionAbove) {
+        CountRange(nullptr, 0, m, counter);
+      } else {
+        CountPartitioned(nullptr, m, counter);
+      }
     } else {
-      CountPartitioned(m, counter);
+      FindCandidates(n - counted_n_, m);
+      first_count_.assign(m, 1);  // a unique n-gram: its one occurrence is its first
+      for (uint32_t i : candidates_) {
+        for (size_t k = gram_n_; k < n; ++k) gram_[i] = Mix64(gram_[i] ^ word_hash_[i + k]);
+      }
+      grams_partial_ = true;  // the others' hashes stay at the smaller size
+      gram_n_ = n;
+      if (candidates_.size() <= kPartitionAbove) {
+        items_.resize(candidates_.size());
+        for (size_t c = 0; c < candidates_.size(); ++c) items_[c] = {gram_[candidates_[c]], candidates_[c]};
+        CountRange(items_.data(), 0, items_.size(), counter);
+      } else {
+        CountPartitioned(candidates_.data(), candidates_.size(), counter);
+      }
     }
+    counted_n_ = n;
     return m;
   }
   uint32_t first_count(size_t i) const { return first_count_[i] & ~kRepeatedBit; }
@@ -177,24 +202,41 @@ class WordGrams {
     }
   }
 
-  // The n-grams distributed over 2^kPartitionBits partitions by their hash's top bits (equal
-  // n-grams land together, in ascending position), then each partition counted on its own.
-  void CountPartitioned(size_t m, GramCounter& counter) {
+  // The n-grams at the given positions (ascending; nullptr: 0 .. count-1) distributed over
+  // 2^kPartitionBits partitions by their hash's top bits (equal n-grams land together, in
+  // ascending position), then each partition counted on its own.
+  void CountPartitioned(const uint32_t* positions, size_t count, GramCounter& counter) {
     constexpr size_t kParts = size_t{1} << kPartitionBits;
+    auto pos = [&](size_t k) { return positions ? positions[k] : static_cast<uint32_t>(k); };
     size_t begin[kParts + 1] = {};
-    for (size_t i = 0; i < m; ++i) ++begin[(gram_[i] >> (64 - kPartitionBits)) + 1];
+    for (size_t k = 0; k < count; ++k) ++begin[(gram_[pos(k)] >> (64 - kPartitionBits)) + 1];
     for (size_t p = 0; p < kParts; ++p) begin[p + 1] += begin[p];
     size_t next[kParts];
     std::copy(begin, begin + kParts, next);
-    items_.resize(m);
-    for (size_t i = 0; i < m; ++i) {
-      items_[next[gram_[i] >> (64 - kPartitionBits)]++] = {gram_[i], static_cast<uint32_t>(i)};
+    std::vector<Item>& parts = Arrays().parts;
+    parts.resize(count);
+    for (size_t k = 0; k < count; ++k) {
+      const uint64_t h = gram_[pos(k)];
+      parts[next[h >> (64 - kPartitionBits)]++] = {h, pos(k)};
     }
-    for (size_t p = 0; p < kParts; ++p) CountRange(items_.data(), begin[p], begin[p + 1], counter);
+    for (size_t p = 0; p < kParts; ++p) CountRange(parts.data(), begin[p], begin[p + 1], counter);
+    Release(parts);
+  }
+
+  // The positions whose next d + 1 (counted_n_)-grams all repeat, ascending, below m.
+  void FindCandidates(size_t d, size_t m) {
+    candidates_.clear();
+    size_t run = 0;  // repeated (counted_n_)-grams from position j on
+    for (size_t j = first_count_.size(); j-- > 0;) {
+      run = repeated(j) ? run + 1 : 0;
+      if (j < m && run > d) candidates_.push_back(static_cast<uint32_t>(j));
+    }
+    std::reverse(candidates_.begin(), candidates_.end());
   }
 
   void Extend(size_t n) {
-    if (gram_n_ == 0 || n < gram_n_) {
+    if (gram_n_ == 0 || n < gram_n_ || grams_partial_) {
+      grams_partial_ = false;
       gram_.resize(word_hash_.size());
       for (size_t i = 0; i < gram_.size(); ++i) gram_[i] = NgramHash(&word_hash_[i], 1);
       gram_n_ = 1;
@@ -207,7 +249,8 @@ class WordGrams {
     std::vector<uint64_t> word_hash, gram;
     std::vector<uint32_t> first_count, slots;
     std::vector<size_t> len_prefix;
-    std::vector<Item> items;
+    std::vector<Item> items, parts;
+    std::vector<uint32_t> candidates;
   };
   static ThreadArrays& Arrays() {
     thread_local ThreadArrays a;
@@ -219,7 +262,10 @@ class WordGrams {
   std::vector<size_t>& len_prefix_;
   std::vector<Item>& items_;
   std::vector<uint32_t>& slots_;  // each n-gram's entry in the counter, while counting
-  size_t gram_n_ = 0;
+  std::vector<uint32_t>& candidates_;
+  size_t gram_n_ = 0;      // gram_ holds the hashes of gram_n_-grams (of candidates only, if partial)
+  bool grams_partial_ = false;
+  size_t counted_n_ = 0;   // first_count_ holds this size's counts (0: none yet)
 };
 
 }  // namespace

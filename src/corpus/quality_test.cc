@@ -175,6 +175,17 @@ TEST(Quality, RepeatedNgramFractionsOfALongDocumentMatchABruteForceCount) {
   EXPECT_EQ(Rule(rs, "gopher.dup_3gram_char_frac").value, DupNgramChars(w, 3) / chars);
   EXPECT_EQ(Rule(rs, "gopher.dup_10gram_char_frac").value, DupNgramChars(w, 10) / chars);
   EXPECT_GT(Rule(rs, "gopher.dup_10gram_char_frac").value, 0.0);
+  // The default sizes, ascending (2-4, then 5-10): each size counts only the positions whose
+  // smaller n-grams repeat, partition by partition while there are more than 32768 of them.
+  const auto ds = QualityRules(text, QualityConfig{});
+  for (const auto& [n, frac] : QualityConfig{}.top_ngram_char_frac) {
+    EXPECT_EQ(Rule(ds, "gopher.top_" + std::to_string(n) + "gram_char_frac").value,
+              TopNgramChars(w, size_t(n)) / chars) << n;
+  }
+  for (const auto& [n, frac] : QualityConfig{}.dup_ngram_char_frac) {
+    EXPECT_EQ(Rule(ds, "gopher.dup_" + std::to_string(n) + "gram_char_frac").value,
+              DupNgramChars(w, size_t(n)) / chars) << n;
+  }
 }
 
 TEST(Quality, AnNgramSizeBelowOneIsAnError) {
