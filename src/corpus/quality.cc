@@ -50,7 +50,11 @@ void ForEachMarkedByte(std::string_view s, Mask&& mask, Fn&& fn) {
   for (size_t base = 0; base < s.size(); base += 8) {
     uint64_t w = 0;
     const size_t n = std::min<size_t>(8, s.size() - base);
-    std::memcpy(&w, s.data() + base, n);
+    if (n == 8) {
+      std::memcpy(&w, s.data() + base, 8);  // (a fixed size: one load, not a call)
+    } else {
+      std::memcpy(&w, s.data() + base, n);
+    }
     uint64_t m = mask(w);
     if (n < 8) m &= (uint64_t{1} << (8 * n)) - 1;
     for (; m != 0; m &= m - 1) fn(base + static_cast<size_t>(std::countr_zero(m)) / 8);
