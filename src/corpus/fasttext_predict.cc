@@ -72,11 +72,12 @@ Predictor::Predictor(Model model) : model_(std::move(model)), serial_(next_seria
   const int32_t size = model_.nwords + model_.nlabels;
   size_t cap = 16;
   while (cap < 2 * size_t(size)) cap *= 2;
-  slots_.assign(cap, -1);
+  slots_.assign(cap, WordSlot{});
   for (int32_t i = 0; i < size; ++i) {
-    size_t s = FnvHash(model_.words[size_t(i)]) & (cap - 1);
-    while (slots_[s] != -1 && model_.words[size_t(slots_[s])] != model_.words[size_t(i)]) s = (s + 1) & (cap - 1);
-    if (slots_[s] == -1) slots_[s] = i;  // a repeated entry: the first one is found, as in fastText
+    const uint32_t h = FnvHash(model_.words[size_t(i)]);
+    size_t s = h & (cap - 1);
+    while (slots_[s].id != -1 && model_.words[size_t(slots_[s].id)] != model_.words[size_t(i)]) s = (s + 1) & (cap - 1);
+    if (slots_[s].id == -1) slots_[s] = {h, i};  // a repeated entry: the first one is found, as in fastText
   }
   if (model_.pruneidx_size > 0) BuildKeptIndex();
   // Each word's rows: itself, then its n-grams (none for the end-of-sentence token).
@@ -132,8 +133,9 @@ void Predictor::BuildKeptIndex() {
 int32_t Predictor::WordId(std::string_view w, uint32_t h) const {
   const size_t mask = slots_.size() - 1;
   for (size_t s = h & mask;; s = (s + 1) & mask) {
-    if (slots_[s] == -1) return -1;
-    if (model_.words[size_t(slots_[s])] == w) return slots_[s];
+    const WordSlot& slot = slots_[s];
+    if (slot.id == -1) return -1;
+    if (slot.hash == h && model_.words[size_t(slot.id)] == w) return slot.id;
   }
 }
 

@@ -70,7 +70,13 @@ class Predictor {
            std::vector<std::pair<float, int32_t>>& heap) const;
 
   Model model_;
-  std::vector<int32_t> slots_;                 // open addressing: word id or -1, by FNV hash
+  // Open addressing by FNV hash: a word's id (-1: empty) and its hash, so a probe that meets
+  // another word is told apart without reading that word.
+  struct WordSlot {
+    uint32_t hash = 0;
+    int32_t id = -1;
+  };
+  std::vector<WordSlot> slots_;
   std::vector<int64_t> subword_begin_;         // per word: its rows in subwords_
   std::vector<int32_t> subwords_;
   // The pruned n-gram index (bucket -> row) as a bitmap of kept buckets with a running count
