@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -15,10 +16,37 @@
 namespace trail::corpus {
 namespace {
 
-uint64_t BytesHash(std::string_view s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
-  return h;
+uint64_t Load64(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+uint64_t Load32(const char* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// A word's 64-bit hash from a few fixed-size loads (words are short: a byte-at-a-time hash
+// chains a multiply per byte): under 8 bytes, two overlapping loads (or three bytes) that
+// together hold every byte, with the length; longer words 8 bytes at a time, the last load
+// overlapping. Only equality of hashes matters (n-grams are counted by hash).
+uint64_t WordHash(std::string_view s) {
+  constexpr uint64_t kGolden = 0x9e3779b97f4a7c15ull;
+  const char* p = s.data();
+  const size_t n = s.size();
+  if (n >= 8) {
+    uint64_t h = n * kGolden;
+    for (size_t i = 0; i + 8 < n; i += 8) h = Mix64(h ^ Load64(p + i));
+    return Mix64(h ^ Load64(p + n - 8));
+  }
+  uint64_t v = 0;
+  if (n >= 4) {
+    v = Load32(p) << 32 | Load32(p + n - 4);
+  } else if (n > 0) {
+    v = uint64_t(uint8_t(p[0])) << 16 | uint64_t(uint8_t(p[n / 2])) << 8 | uint8_t(p[n - 1]);
+  }
+  return Mix64(v ^ (n * kGolden));
 }
 
 // Counts of 64-bit gram hashes: open addressing with linear probing, slots marked by a stamp
@@ -118,7 +146,7 @@ class WordGrams {
     word_hash_.resize(words.size());
     len_prefix_.assign(words.size() + 1, 0);
     for (size_t i = 0; i < words.size(); ++i) {
-      word_hash_[i] = BytesHash(words[i]);
+      word_hash_[i] = WordHash(words[i]);
       len_prefix_[i + 1] = len_prefix_[i] + words[i].size();
     }
   }
