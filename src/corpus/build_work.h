@@ -37,7 +37,8 @@ std::string DocRunPath(const std::string& work, size_t chunk);
 bool DocRunIsValid(const std::string& run, const std::string& fingerprint, size_t chunk,
                    size_t documents);
 // Writes the chunk as a document run in key order (a repeated key keeps its read order), with
-// its meta; texts of dropped documents are not written. fsyncs the run before renaming it.
+// its meta; texts of dropped documents are not written. The run is not fsynced: its SHA-256 in
+// the meta is checked before any reuse, so a run a power loss tore is recomputed, never trusted.
 void WriteDocRun(std::vector<PendingDoc>& chunk, const std::string& run,
                  const std::string& fingerprint, size_t chunk_index, size_t write_buffer);
 
