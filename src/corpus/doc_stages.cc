@@ -45,8 +45,10 @@ class NormalizeStage : public DocStage {
     nc.declared_encoding = s.encoding;
     nc.esperanto_x_system = s.esperanto_x_system;
     d.text = NormalizeText(p.raw, nc, &d.norm);
+    // Most texts come out of normalization unchanged: their content hash (ContentHash, a
+    // prefix of the text's SHA-256) is then the raw bytes' hash, already computed.
+    d.content_hash = d.text == p.raw ? d.raw_sha256.substr(0, 32) : ContentHash(d.text);
     std::string().swap(p.raw);
-    d.content_hash = ContentHash(d.text);
     if (d.text.find_first_not_of(" \t\n") == std::string::npos) d.drop = "normalize.empty";
   }
 

@@ -30,7 +30,7 @@ struct NormalizeStats {
 std::string NormalizeText(std::string_view raw, const NormalizeConfig& cfg,
                           NormalizeStats* stats = nullptr);
 
-// 128-bit content hash of normalized text, hex (exact dedup key).
+// The exact-dedup key of normalized text: the first 128 bits of its SHA-256, as 32 hex digits.
 std::string ContentHash(std::string_view text);
 
 }  // namespace trail::corpus
