@@ -35,6 +35,9 @@ class ChunkWriter {
     bytes_ += r.raw.size() + p.rec.key.size() + sizeof(PendingDoc);
     p.raw = std::move(r.raw);
     p.html = r.html;
+    // A chunk holds at most chunk() / sizeof(PendingDoc) documents (each counts that much):
+    // room for them up front, so the vector never moves its documents while it grows.
+    if (chunk_.empty()) chunk_.reserve(budget_.chunk() / sizeof(PendingDoc) + 1);
     chunk_.push_back(std::move(p));
     if (bytes_ < budget_.chunk()) return false;
     Flush();
