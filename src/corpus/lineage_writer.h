@@ -20,7 +20,7 @@ namespace trail::corpus {
 // One input document's row of the `documents` table (column names in parentheses). Its text
 // fields view the caller's strings, which must stay unchanged until AddDocument returns.
 struct LineageRow {
-  std::string_view key, source, file;       // key, source, file
+  std::string_view key, source, file;      // key, source, file
   uint64_t offset = 0, bytes = 0;          // offset, bytes (raw)
   std::string_view encoding;               // encoding
   bool encoding_detected = false;          // encoding_detected
@@ -28,7 +28,7 @@ struct LineageRow {
   std::string_view content_hash;           // content_hash (exact-dedup key)
   std::string_view language;               // language
   double language_score = 0;               // language_score
-  std::string_view exact_survivor, cluster;     // exact_survivor, cluster ("" when dropped earlier)
+  std::string_view exact_survivor, cluster;  // exact_survivor, cluster ("" when dropped earlier)
   uint64_t pii_email = 0, pii_phone = 0, pii_ip = 0, pii_secret = 0;
   std::string_view contamination;          // contamination ("" when clean)
   std::string_view split;                  // split ("" when the document has no cluster)

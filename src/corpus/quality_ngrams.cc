@@ -157,8 +157,8 @@ class WordGrams {
   WordGrams(const WordGrams&) = delete;
   WordGrams& operator=(const WordGrams&) = delete;
   // Counts the n-grams gram(0 .. m-1); returns m. Then first_count(i) is the number of
-  // occurrences of n-gram i at its first occurrence (0 or 1 at the others), and repeated(i)
-  // says whether n-gram i occurs more than once.
+  // occurrences of n-gram i at its first occurrence and 0 at the others, and repeated(i) says
+  // whether n-gram i occurs more than once.
   //
   // After a smaller size k was counted, only n-grams whose k-grams are all repeated can
   // repeat, and every occurrence of such an n-gram is such a position too (the same words):
@@ -177,7 +177,7 @@ class WordGrams {
       }
     } else {
       FindCandidates(n - counted_n_, m);
-      first_count_.assign(m, 1);  // a unique n-gram: its one occurrence is its first
+      first_count_.assign(m, 1);  // a non-candidate is unique: its one occurrence is its first
       for (uint32_t i : candidates_) {
         for (size_t k = gram_n_; k < n; ++k) gram_[i] = Mix64(gram_[i] ^ word_hash_[i + k]);
       }
