@@ -1,6 +1,7 @@
 #include "corpus/fasttext_predict.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -165,9 +166,22 @@ void Predictor::ForEachSubword(std::string_view token, Add&& add) const {
   padded.assign(1, '<').append(token).push_back('>');
   const char* s = padded.data();
   const size_t len = padded.size();
+  // Buckets are gathered first, with their pruned-index words prefetched, then looked up in
+  // order: the lookups' cache misses overlap instead of following one another.
+  std::array<int32_t, 128> buckets;
+  size_t gathered = 0;
+  auto flush = [&] {
+    for (size_t k = 0; k < gathered; ++k) {
+      const int32_t row = HashRow(buckets[k]);
+      if (row >= 0) add(row);
+    }
+    gathered = 0;
+  };
   auto emit = [&](uint32_t h) {
-    const int32_t row = HashRow(int32_t(h % uint32_t(a.bucket)));
-    if (row >= 0) add(row);
+    const int32_t b = int32_t(h % uint32_t(a.bucket));
+    if (size_t(b) / 64 < kept_words_.size()) __builtin_prefetch(&kept_words_[size_t(b) / 64]);
+    buckets[gathered++] = b;
+    if (gathered == buckets.size()) flush();
   };
   const size_t minn = size_t(std::max(a.minn, 1)), maxn = size_t(a.maxn);
   if (std::all_of(token.begin(), token.end(), [](char c) { return (c & 0x80) == 0; })) {
@@ -194,6 +208,7 @@ void Predictor::ForEachSubword(std::string_view token, Add&& add) const {
       }
     }
   }
+  flush();
   if (padded.capacity() > (size_t{1} << 16)) std::string().swap(padded);
 }
 
