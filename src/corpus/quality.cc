@@ -1,5 +1,6 @@
 #include "corpus/quality.h"
 
+#include "core/le_bytes.h"
 #include "corpus/quality_ngrams.h"
 
 #include <algorithm>
@@ -46,12 +47,12 @@ uint64_t BytesEqual(uint64_t w, uint8_t c) {
 // and marks past the end are dropped.
 template <class Mask, class Fn>
 void ForEachMarkedByte(std::string_view s, Mask&& mask, Fn&& fn) {
-  static_assert(std::endian::native == std::endian::little, "byte i of a word is bits 8i..8i+7");
+  // (Byte i of a little-endian word is bits 8i..8i+7: le_bytes.h requires such a host.)
   for (size_t base = 0; base < s.size(); base += 8) {
     uint64_t w = 0;
     const size_t n = std::min<size_t>(8, s.size() - base);
     if (n == 8) {
-      std::memcpy(&w, s.data() + base, 8);  // (a fixed size: one load, not a call)
+      w = GetU64(reinterpret_cast<const uint8_t*>(s.data() + base));  // one load, not a call
     } else {
       std::memcpy(&w, s.data() + base, n);
     }

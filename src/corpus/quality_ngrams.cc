@@ -3,29 +3,18 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 
 #include "core/error.h"
+#include "core/le_bytes.h"
 #include "core/mix.h"
 #include "corpus/shingles.h"
 
 namespace trail::corpus {
 namespace {
-
-uint64_t Load64(const char* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
-uint64_t Load32(const char* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
 
 // A word's 64-bit hash from a few fixed-size loads (words are short: a byte-at-a-time hash
 // chains a multiply per byte): under 8 bytes, two overlapping loads (or three bytes) that
@@ -33,18 +22,18 @@ uint64_t Load32(const char* p) {
 // overlapping. Only equality of hashes matters (n-grams are counted by hash).
 uint64_t WordHash(std::string_view s) {
   constexpr uint64_t kGolden = 0x9e3779b97f4a7c15ull;
-  const char* p = s.data();
+  const auto* p = reinterpret_cast<const uint8_t*>(s.data());
   const size_t n = s.size();
   if (n >= 8) {
     uint64_t h = n * kGolden;
-    for (size_t i = 0; i + 8 < n; i += 8) h = Mix64(h ^ Load64(p + i));
-    return Mix64(h ^ Load64(p + n - 8));
+    for (size_t i = 0; i + 8 < n; i += 8) h = Mix64(h ^ GetU64(p + i));
+    return Mix64(h ^ GetU64(p + n - 8));
   }
   uint64_t v = 0;
   if (n >= 4) {
-    v = Load32(p) << 32 | Load32(p + n - 4);
+    v = uint64_t(GetU32(p)) << 32 | GetU32(p + n - 4);
   } else if (n > 0) {
-    v = uint64_t(uint8_t(p[0])) << 16 | uint64_t(uint8_t(p[n / 2])) << 8 | uint8_t(p[n - 1]);
+    v = uint64_t(p[0]) << 16 | uint64_t(p[n / 2]) << 8 | p[n - 1];
   }
   return Mix64(v ^ (n * kGolden));
 }
