@@ -1,5 +1,6 @@
 // Near-dedup throughput per core on real text: shingling, MinHash signatures (SIMD and the
-// scalar definition side by side), and the whole near-dedup pass, in MB/s of input text.
+// scalar definition side by side), the quality rules (on documents of N lines, and on the whole
+// file as one document), and the whole near-dedup pass, in MB/s of input text.
 //   corpus_bench TEXT_FILE [lines_per_document]
 #include <cstdio>
 #include <cstdlib>
@@ -68,6 +69,13 @@ int main(int argc, char** argv) {
   });
   std::printf("  quality rules (Gopher, C4, FineWeb)  %8.1f MB/s  (%zu of %zu documents pass)\n",
               mb / t_q, passed, docs.size());
+  // The whole file as one document: a long text's repeated n-grams are counted partition by
+  // partition, and most of its larger n-grams are skipped as unrepeatable.
+  const std::string whole(text);
+  const double t_whole = bench::Median({bench::Seconds([&] { corpus::QualityRules(whole, {}); }),
+                                        bench::Seconds([&] { corpus::QualityRules(whole, {}); }),
+                                        bench::Seconds([&] { corpus::QualityRules(whole, {}); })});
+  std::printf("  quality rules, the file as one doc   %8.1f MB/s  (%.3f s)\n", mb / t_whole, t_whole);
   std::vector<std::string> keys(docs.size());
   for (size_t i = 0; i < docs.size(); ++i) keys[i] = std::to_string(1000000 + i);
   corpus::NearDedupResult r;
