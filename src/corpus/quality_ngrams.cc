@@ -155,8 +155,8 @@ class WordGrams {
   // (as the rules do) thin out fast: a quarter of the KJV's 4-grams repeat, 2% of its 10-grams.
   size_t Count(size_t n, GramCounter& counter) {
     const size_t m = word_hash_.size() >= n ? word_hash_.size() - n + 1 : 0;
-    if (n == counted_n_) return m;
-    if (counted_n_ == 0 || n < counted_n_) {
+    if (n == gram_n_) return m;  // counted last
+    if (gram_n_ == 0 || n < gram_n_) {
       Extend(n);
       first_count_.resize(m);
       if (m <= kPartitionAbove) {
@@ -165,7 +165,7 @@ class WordGrams {
         CountPartitioned(nullptr, m, counter);
       }
     } else {
-      FindCandidates(n - counted_n_, m);
+      FindCandidates(n - gram_n_, m);
       first_count_.assign(m, 1);  // a non-candidate is unique: its one occurrence is its first
       for (uint32_t i : candidates_) {
         for (size_t k = gram_n_; k < n; ++k) gram_[i] = Mix64(gram_[i] ^ word_hash_[i + k]);
@@ -180,7 +180,6 @@ class WordGrams {
         CountPartitioned(candidates_.data(), candidates_.size(), counter);
       }
     }
-    counted_n_ = n;
     return m;
   }
   uint32_t first_count(size_t i) const { return first_count_[i] & ~kRepeatedBit; }
@@ -240,10 +239,10 @@ class WordGrams {
     Release(parts);
   }
 
-  // The positions whose next d + 1 (counted_n_)-grams all repeat, ascending, below m.
+  // The positions whose next d + 1 (gram_n_)-grams all repeat, ascending, below m.
   void FindCandidates(size_t d, size_t m) {
     candidates_.clear();
-    size_t run = 0;  // repeated (counted_n_)-grams from position j on
+    size_t run = 0;  // repeated (gram_n_)-grams from position j on
     for (size_t j = first_count_.size(); j-- > 0;) {
       run = repeated(j) ? run + 1 : 0;
       if (j < m && run > d) candidates_.push_back(static_cast<uint32_t>(j));
@@ -280,9 +279,10 @@ class WordGrams {
   std::vector<Item>& items_;
   std::vector<uint32_t>& slots_;  // each n-gram's entry in the counter, while counting
   std::vector<uint32_t>& candidates_;
-  size_t gram_n_ = 0;      // gram_ holds the hashes of gram_n_-grams (of candidates only, if partial)
+  // The size counted last (0: none yet): first_count_ holds its counts, and gram_ its n-grams'
+  // hashes (the candidates' only, if partial).
+  size_t gram_n_ = 0;
   bool grams_partial_ = false;
-  size_t counted_n_ = 0;   // first_count_ holds this size's counts (0: none yet)
 };
 
 }  // namespace
