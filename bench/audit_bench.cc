@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
   const int steps = argc > 1 ? std::atoi(argv[1]) : 6;
   const int threads = argc > 2 ? std::atoi(argv[2]) : 2;
   SetKernelThreads(static_cast<size_t>(threads));
-  repops::UseDefaultBackend();
+  repops::UseDefaultSimdTarget();
   TempDir dir;
   data::StreamConfig sc;
   sc.seed = 1, sc.seq_len = 256, sc.schedule = {{0, 8}}, sc.micro_batch_windows = 4;

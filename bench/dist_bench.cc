@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
   const int threads = argc > 2 ? std::atoi(argv[2]) : 1;
   dist::Communicator& comm = dist::JobCommunicator();
   SetKernelThreads(static_cast<size_t>(threads));
-  repops::UseDefaultBackend();
+  repops::UseDefaultSimdTarget();
   TempDir dir;  // every process builds the same corpus in its own folder
   data::StreamConfig sc;
   sc.seed = 1;

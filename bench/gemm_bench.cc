@@ -38,7 +38,7 @@ std::vector<float> Random(size_t n, uint64_t stream) {
 
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 5;
-  repops::UseDefaultBackend();
+  repops::UseDefaultSimdTarget();
   std::printf("trail backend %s, OpenBLAS core %s, %d interleaved reps, medians\n",
               repops::ActiveKernels().name, openblas_get_corename(), reps);
   const Shape shapes[] = {

@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 5;
   const int threads = argc > 2 ? std::atoi(argv[2]) : 2;
   SetKernelThreads(threads);
-  repops::UseDefaultBackend();
+  repops::UseDefaultSimdTarget();
   std::printf("backend %s, %d threads, medians of %d runs\n", repops::ActiveKernels().name, threads,
               reps);
 

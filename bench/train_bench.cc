@@ -128,7 +128,7 @@ int main(int argc, char** argv) {
                             : mode == "int8" ? "linear = \"int8-lsq\"\n"
                                              : "linear = \"int8-lsq\"\nbackward = \"fp32\"\n";
   SetKernelThreads(static_cast<size_t>(threads));
-  repops::UseDefaultBackend();
+  repops::UseDefaultSimdTarget();
   TempDir a, b;
   const bool profile = argc > 4 && std::string(argv[4]) == "profile";
   const std::string model = argc > 5 ? argv[5] : "B";

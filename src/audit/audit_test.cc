@@ -88,16 +88,16 @@ TEST(Replay, SameVerdictsOnEveryBackendAndThreadCount) {
   const auto f = MakeRun(6, 3);
   train::Train(*f, false);
   std::vector<std::string> first;
-  for (const repops::Backend& b : repops::AvailableBackends()) {
+  for (const repops::SimdTarget& b : repops::AvailableSimdTargets()) {
     for (size_t threads : {1, 2, 7}) {
-      repops::UseBackend(b);
+      repops::UseSimdTarget(b);
       SetKernelThreads(threads);
       const std::vector<std::string> got = Outcome(Replay(*f, {1, 4, 5}));
       if (first.empty()) first = got;
       EXPECT_EQ(got, first) << b.name << " with " << threads << " threads";
     }
   }
-  repops::UseDefaultBackend();
+  repops::UseDefaultSimdTarget();
   EXPECT_EQ(first.size(), 3u);
   for (const std::string& s : first) EXPECT_EQ(s.substr(0, 6), "match:");
 }
@@ -282,9 +282,9 @@ TEST(Trace, ReplayedTracesEqualTheRecordedOnEveryBackendAndThreadCount) {
   EXPECT_EQ(recorded.ops[0].op, "batch");
   EXPECT_EQ(recorded.ops[2].tensor, "h1");
   EXPECT_EQ(recorded.ops.back().tensor, "grads");
-  for (const repops::Backend& b : repops::AvailableBackends()) {
+  for (const repops::SimdTarget& b : repops::AvailableSimdTargets()) {
     for (size_t threads : {1, 7}) {
-      repops::UseBackend(b);
+      repops::UseSimdTarget(b);
       SetKernelThreads(threads);
       ReplayOptions o;
       o.run_dir = f->run, o.data = f->manifest, o.steps = {3}, o.quiet = true, o.trace_step = 3;
@@ -293,7 +293,7 @@ TEST(Trace, ReplayedTracesEqualTheRecordedOnEveryBackendAndThreadCount) {
       EXPECT_FALSE(Bisect(recorded, r.trace).found) << b.name << " " << threads;
     }
   }
-  repops::UseDefaultBackend();
+  repops::UseDefaultSimdTarget();
   SetKernelThreads(2);
 }
 
@@ -311,7 +311,7 @@ TEST(Trace, APerturbedKernelIsNamedOpLayerTensorAndElement) {
   ReplayOptions t = o;
   t.trace_step = 3, t.bisect = false;
   const train::StepTrace mine = ReplaySteps(t).trace;
-  repops::UseDefaultBackend();
+  repops::UseDefaultSimdTarget();
 
   EXPECT_EQ(r.Find(3)->verdict, Verdict::kDiffers);
   EXPECT_NE(r.divergence.find("first diverging operation: entry 3: matmul, layer 0, tensor q_proj "
@@ -336,7 +336,7 @@ TEST(Trace, APerturbedKernelIsNamedOpLayerTensorAndElement) {
     c.trace_step = 3, c.capture = 3, c.bisect = false;
     if (side == &b) repops::UseKernels(perturbed);
     *side = ReplaySteps(c).trace;
-    repops::UseDefaultBackend();
+    repops::UseDefaultSimdTarget();
   }
   const Divergence e = Bisect(a, b);
   ASSERT_TRUE(e.element_known);

@@ -231,7 +231,7 @@ void AddAuditCommand(CLI::App& app, AuditCommand& c) {
 
 int RunAuditCommand(const AuditCommand& c) {
   if (c.threads > 0) SetKernelThreads(static_cast<size_t>(c.threads));
-  repops::UseDefaultBackend();
+  repops::UseDefaultSimdTarget();
   if (*c.replay) return RunReplay(c);
   if (*c.keygen) return RunKeygen(c);
   if (*c.plan) return RunPlan(c);

@@ -56,7 +56,7 @@ int RunVerify(const std::string& run) {
 int RunTrainCommand(const TrainCommand& c) {
   if (*c.verify) return RunVerify(c.run);
   if (c.threads > 0) SetKernelThreads(static_cast<size_t>(c.threads));
-  repops::UseDefaultBackend();
+  repops::UseDefaultSimdTarget();
   train::TrainOptions o;
   o.recipe_path = c.recipe, o.manifest_path = c.data, o.run_dir = c.run;
   o.resume = c.resume, o.stop_after = c.stop_after, o.quiet = c.quiet;

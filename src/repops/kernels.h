@@ -92,20 +92,20 @@ struct Kernels {
 // Max2(a, b) = (b > a or b is NaN) ? b : a — NaN propagates, ties keep the left operand.
 inline float Max2(float a, float b) { return (b > a || b != b) ? b : a; }
 
-const Kernels& ActiveKernels();  // the active backend's kernels
+const Kernels& ActiveKernels();  // the active SIMD target's kernels
 
-struct Backend {
+struct SimdTarget {
   std::string name;    // "reference" or a Highway target name ("AVX2", "AVX3", "NEON", ...)
   int64_t target = 0;  // Highway target bit; 0 for the scalar reference
 };
 // The scalar reference first, then every Highway target compiled in and supported by this CPU.
-std::vector<Backend> AvailableBackends();
+std::vector<SimdTarget> AvailableSimdTargets();
 // Highway targets compiled into this binary that this CPU cannot run (it lacks their
 // instructions): a selftest here does not cover them, and says so.
-std::vector<std::string> CompiledBackendsNotRunnable();
-void UseBackend(const Backend& b);
+std::vector<std::string> CompiledSimdTargetsNotRunnable();
+void UseSimdTarget(const SimdTarget& b);
 // The best SIMD target, or the one named by the TRAIL_BACKEND environment variable.
-void UseDefaultBackend();
+void UseDefaultSimdTarget();
 const Kernels& ReferenceKernels();
 // Makes `k` the active kernel table: one of the above (to restore a saved ActiveKernels()), or
 // a table a test builds to deviate on purpose. `k` must outlive its use.

@@ -39,14 +39,14 @@ template <class R>
 std::vector<std::pair<std::string, R>> OnEveryBackend(const std::function<R()>& f) {
   std::vector<std::pair<std::string, R>> out;
   const size_t threads_before = KernelPool().num_threads();
-  for (const Backend& b : AvailableBackends()) {
-    UseBackend(b);
+  for (const SimdTarget& b : AvailableSimdTargets()) {
+    UseSimdTarget(b);
     for (int t : {1, 2, 7}) {
       SetKernelThreads(t);
       out.push_back({b.name + "/t" + std::to_string(t), f()});
     }
   }
-  UseDefaultBackend();
+  UseDefaultSimdTarget();
   SetKernelThreads(threads_before);
   return out;
 }

@@ -11,7 +11,7 @@ namespace trail::train {
 namespace {
 
 std::map<std::string, GoldenTable> ComputeAll() {
-  repops::UseBackend(repops::AvailableBackends().front());  // the scalar reference
+  repops::UseSimdTarget(repops::AvailableSimdTargets().front());  // the scalar reference
   SetKernelThreads(1);
   std::map<std::string, GoldenTable> out;
   for (const repops::GoldenResult& r : repops::RunGoldenSuite()) out["repops"][r.name] = r.digest;

@@ -54,9 +54,9 @@ SelftestReport RunSelftest(const std::string& backend, const std::vector<int>& t
   rep.golden_cases = repops::CommittedGolden().size();
   rep.training_runs = CommittedTrainingGolden().size();
   bool all_ok = rep.golden_cases > 0;
-  for (const repops::Backend& b : repops::AvailableBackends()) {
+  for (const repops::SimdTarget& b : repops::AvailableSimdTargets()) {
     if (!backend.empty() && b.name != backend) continue;
-    repops::UseBackend(b);
+    repops::UseSimdTarget(b);
     // Where the CPU has AMX, AVX3_DL runs its int8 GEMM on tiles; the VNNI path it replaces is
     // checked as well, so both stay covered on such machines.
     const bool amx = b.name == "AVX3_DL" && repops::AmxInt8InUse();
@@ -71,7 +71,7 @@ SelftestReport RunSelftest(const std::string& backend, const std::vector<int>& t
     repops::AllowAmx(true);
   }
   TRAIL_CHECK(!rep.runs.empty(), "no backend named '", backend, "' here");
-  if (backend.empty()) rep.not_runnable = repops::CompiledBackendsNotRunnable();
+  if (backend.empty()) rep.not_runnable = repops::CompiledSimdTargetsNotRunnable();
   // The data stream is integer-only: one digest for every backend and thread count.
   const auto t0 = std::chrono::steady_clock::now();
   rep.stream_digest = data::ComputeStreamGoldenDigest();

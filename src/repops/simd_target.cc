@@ -25,19 +25,19 @@ const Kernels* KernelsForTarget(int64_t target) {
 const Kernels& ActiveKernels() {
   const Kernels* k = g_active.load(std::memory_order_acquire);
   if (k == nullptr) {
-    UseDefaultBackend();
+    UseDefaultSimdTarget();
     k = g_active.load(std::memory_order_acquire);
   }
   return *k;
 }
 
-std::vector<Backend> AvailableBackends() {
-  std::vector<Backend> out{{"reference", 0}};
+std::vector<SimdTarget> AvailableSimdTargets() {
+  std::vector<SimdTarget> out{{"reference", 0}};
   for (int64_t t : hwy::SupportedAndGeneratedTargets()) out.push_back({hwy::TargetName(t), t});
   return out;
 }
 
-std::vector<std::string> CompiledBackendsNotRunnable() {
+std::vector<std::string> CompiledSimdTargetsNotRunnable() {
   const int64_t supported = hwy::SupportedTargets();
   std::vector<std::string> out;
   for (int64_t rest = HWY_TARGETS; rest != 0; rest &= rest - 1) {
@@ -47,25 +47,25 @@ std::vector<std::string> CompiledBackendsNotRunnable() {
   return out;
 }
 
-void UseBackend(const Backend& b) {
+void UseSimdTarget(const SimdTarget& b) {
   g_active.store(b.target == 0 ? &ReferenceKernels() : KernelsForTarget(b.target),
                  std::memory_order_release);
 }
 
 void UseKernels(const Kernels& k) { g_active.store(&k, std::memory_order_release); }
 
-void UseDefaultBackend() {
+void UseDefaultSimdTarget() {
   const char* want = std::getenv("TRAIL_BACKEND");
-  const auto all = AvailableBackends();
+  const auto all = AvailableSimdTargets();
   if (want != nullptr && *want != '\0') {
     std::string names;
-    for (const Backend& b : all) {
-      if (b.name == want) return UseBackend(b);
+    for (const SimdTarget& b : all) {
+      if (b.name == want) return UseSimdTarget(b);
       names += " " + b.name;
     }
     TRAIL_FAIL("TRAIL_BACKEND='", want, "' is not available here; available:", names);
   }
-  UseBackend(all.size() > 1 ? all[1] : all[0]);  // the best supported SIMD target comes first
+  UseSimdTarget(all.size() > 1 ? all[1] : all[0]);  // the best supported SIMD target comes first
 }
 
 }  // namespace trail::repops
