@@ -1,0 +1,115 @@
+#include "core/device.h"
+
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+
+namespace trail {
+namespace {
+
+class CpuAllocator final : public Allocator {
+ public:
+  Device device() const override { return {}; }
+  void* Allocate(size_t bytes) override {
+    const size_t rounded = bytes == 0 ? 64 : (bytes + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, rounded);
+    TRAIL_CHECK(p != nullptr, "out of memory allocating ", bytes, " bytes on the cpu");
+    std::memset(p, 0, rounded);
+    return p;
+  }
+  void Free(void* p, size_t) override { std::free(p); }
+};
+
+}  // namespace
+
+std::string Device::ToString() const {
+  switch (kind) {
+    case DeviceKind::kCpu: return "cpu";
+    case DeviceKind::kGuarded: return "guarded";
+    case DeviceKind::kCuda: return "cuda:" + std::to_string(index);
+  }
+  return "?";
+}
+
+Device ParseDevice(std::string_view text) {
+  if (text == "cpu") return {DeviceKind::kCpu, 0};
+  if (text == "guarded") return {DeviceKind::kGuarded, 0};
+  if (text == "cuda") return {DeviceKind::kCuda, 0};
+  if (text.starts_with("cuda:")) {
+    const std::string_view n = text.substr(5);
+    int index = -1;
+    const auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), index);
+    if (ec == std::errc() && end == n.data() + n.size() && !n.empty() && index >= 0) {
+      return {DeviceKind::kCuda, index};
+    }
+  }
+  TRAIL_FAIL("unknown device '", text, "': use cpu, cuda or cuda:N (N the GPU's ordinal)");
+}
+
+Allocator& HostAllocator() {
+  static CpuAllocator cpu;
+  return cpu;
+}
+
+TensorView TensorView::Contiguous(void* data, DType dtype, Device device,
+                                  std::initializer_list<int64_t> shape) {
+  TRAIL_CHECK(shape.size() <= kMaxViewRank, "a view has at most ", kMaxViewRank,
+              " dimensions, got ", shape.size());
+  TensorView v{data, dtype, device, static_cast<int>(shape.size())};
+  int64_t stride = 1;
+  for (int k = v.rank - 1; k >= 0; --k) {
+    v.shape[k] = shape.begin()[k];
+    v.strides[k] = stride;
+    stride *= v.shape[k];
+  }
+  return v;
+}
+
+int64_t TensorView::numel() const {
+  int64_t n = 1;
+  for (int k = 0; k < rank; ++k) n *= shape[k];
+  return n;
+}
+
+bool TensorView::contiguous() const {
+  int64_t stride = 1;
+  for (int k = rank - 1; k >= 0; --k) {
+    if (shape[k] != 1 && strides[k] != stride) return false;
+    stride *= shape[k];
+  }
+  return true;
+}
+
+Buffer::Buffer(Allocator& allocator, DType dtype, int64_t numel)
+    : allocator_(&allocator), dtype_(dtype), numel_(numel) {
+  TRAIL_CHECK(numel >= 0, "a buffer of ", numel, " elements");
+  data_ = allocator.Allocate(nbytes());
+}
+
+Buffer& Buffer::operator=(Buffer&& other) noexcept {
+  if (this != &other) {
+    Release();
+    allocator_ = other.allocator_, data_ = other.data_;
+    dtype_ = other.dtype_, numel_ = other.numel_;
+    other.allocator_ = nullptr, other.data_ = nullptr, other.numel_ = 0;
+  }
+  return *this;
+}
+
+void Buffer::Release() {
+  if (allocator_ != nullptr && data_ != nullptr) allocator_->Free(data_, nbytes());
+  allocator_ = nullptr, data_ = nullptr, numel_ = 0;
+}
+
+Device Buffer::device() const { return allocator_ ? allocator_->device() : Device{}; }
+
+TensorView Buffer::view() const { return view({numel_}); }
+
+TensorView Buffer::view(std::initializer_list<int64_t> shape) const {
+  TensorView v = TensorView::Contiguous(data_, dtype_, device(), shape);
+  TRAIL_CHECK(v.numel() <= numel_, "a view of ", v.numel(), " elements of a buffer of ",
+              numel_);
+  return v;
+}
+
+}  // namespace trail

@@ -1,0 +1,117 @@
+// Where training state lives: devices, their allocators, buffers and views.
+//
+// A Device names a place memory lives and ops run ("cpu", "guarded", later "cuda:N"). Every
+// device has an Allocator; a Buffer owns one allocation of a typed, shaped array on it, and a
+// TensorView describes (without owning) an array on some device: pointer, dtype, shape,
+// strides, device. A pointer on a device other than the host's may not be dereferenced by host
+// code: only the device's backend (repops/backend.h) reads and writes it, and moves bytes to
+// and from the host by explicit copies. The host `Tensor` (core/tensor.h) stays the type of
+// files (safetensors, checkpoints).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+#include "core/dtype.h"
+#include "core/error.h"
+
+namespace trail {
+
+// kGuarded is the host's memory kept unreadable except while one of its backend's ops runs
+// (core/guarded_memory.h): a test device that proves code reaches state only through the
+// backend.
+enum class DeviceKind : uint8_t { kCpu, kGuarded, kCuda };
+
+struct Device {
+  DeviceKind kind = DeviceKind::kCpu;
+  int index = 0;  // the ordinal among devices of the kind (cuda:N); 0 for the others
+  bool operator==(const Device&) const = default;
+  bool is_host() const { return kind == DeviceKind::kCpu; }
+  std::string ToString() const;  // "cpu", "guarded", "cuda:0"
+};
+
+// "cpu", "guarded", "cuda" (= "cuda:0") or "cuda:N"; an error naming these otherwise.
+Device ParseDevice(std::string_view text);
+
+// Hands out memory on one device. Allocations are zero-filled and 64-byte aligned; a request
+// of 0 bytes still returns a unique non-null pointer.
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  virtual Device device() const = 0;
+  virtual void* Allocate(size_t bytes) = 0;
+  virtual void Free(void* p, size_t bytes) = 0;  // bytes: as passed to Allocate
+};
+
+Allocator& HostAllocator();  // the process's cpu allocator
+
+// A view's dimensions: at most kMaxViewRank, with element strides.
+inline constexpr int kMaxViewRank = 4;
+
+// An array on a device, not owned: element (i0, i1, ...) is at data + Σ i_k·strides[k] elements.
+struct TensorView {
+  void* data = nullptr;
+  DType dtype = DType::kF32;
+  Device device;
+  int rank = 0;
+  std::array<int64_t, kMaxViewRank> shape{}, strides{};
+
+  // A contiguous row-major view of `shape`.
+  static TensorView Contiguous(void* data, DType dtype, Device device,
+                               std::initializer_list<int64_t> shape);
+  int64_t numel() const;
+  bool contiguous() const;
+  size_t nbytes() const { return static_cast<size_t>(numel()) * DTypeSize(dtype); }
+  template <class T>
+  T* as() const {
+    TRAIL_CHECK(dtype == DTypeOf<T>::value, "a ", DTypeName(dtype), " view read as ",
+                DTypeName(DTypeOf<T>::value));
+    return static_cast<T*>(data);
+  }
+};
+
+// One allocation of a contiguous, row-major array on a device; move-only, freed with its
+// allocator (which must outlive it).
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(Allocator& allocator, DType dtype, int64_t numel);
+  template <class T>
+  static Buffer Of(Allocator& allocator, int64_t numel) {
+    return Buffer(allocator, DTypeOf<T>::value, numel);
+  }
+  Buffer(Buffer&& other) noexcept { *this = std::move(other); }
+  Buffer& operator=(Buffer&& other) noexcept;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  ~Buffer() { Release(); }
+
+  Device device() const;
+  DType dtype() const { return dtype_; }
+  int64_t numel() const { return numel_; }
+  size_t nbytes() const { return static_cast<size_t>(numel_) * DTypeSize(dtype_); }
+  bool empty() const { return numel_ == 0; }
+  // The device pointer (host code may dereference it only on the cpu device).
+  template <class T>
+  T* data() const {
+    TRAIL_CHECK(numel_ == 0 || dtype_ == DTypeOf<T>::value, "a ", DTypeName(dtype_),
+                " buffer used as ", DTypeName(DTypeOf<T>::value));
+    return static_cast<T*>(data_);
+  }
+  // The whole buffer as [numel], or with `shape` (whose product must be at most numel).
+  TensorView view() const;
+  TensorView view(std::initializer_list<int64_t> shape) const;
+
+ private:
+  void Release();
+  Allocator* allocator_ = nullptr;
+  void* data_ = nullptr;
+  DType dtype_ = DType::kF32;
+  int64_t numel_ = 0;
+};
+
+}  // namespace trail
