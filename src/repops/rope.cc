@@ -26,7 +26,7 @@ RopeTable MakeRopeTable(int64_t max_pos, int64_t hd, float theta) {
   return t;
 }
 
-void RopeApply(float* x, int64_t rows, int64_t hd, const int32_t* pos, const RopeTable& t,
+void RopeApply(float* x, int64_t rows, int64_t hd, const int32_t* pos, const RopeTableView& t,
                bool backward) {
   TRAIL_CHECK(hd == 2 * t.half, "RoPE table built for head dimension ", 2 * t.half, ", used with ",
               hd);
@@ -34,8 +34,8 @@ void RopeApply(float* x, int64_t rows, int64_t hd, const int32_t* pos, const Rop
   ForEachRow(rows, [&](int64_t r) {
     TRAIL_CHECK(pos[r] >= 0 && pos[r] < t.max_pos, "RoPE position ", pos[r], " outside [0, ",
                 t.max_pos, ")");
-    const float* c = t.cos.data() + pos[r] * h;
-    const float* s = t.sin.data() + pos[r] * h;
+    const float* c = t.cos + pos[r] * h;
+    const float* s = t.sin + pos[r] * h;
     float* xr = x + r * hd;
     for (int64_t i = 0; i < h; ++i) {
       const float x0 = xr[i], x1 = xr[i + h];

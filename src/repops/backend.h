@@ -1,0 +1,139 @@
+// The op-level backend: every operation the model does to training state, on one device.
+//
+// A Backend owns a device's allocator and runs RepOps ops on buffers allocated from it. Every
+// pointer passed to an op is a device pointer of this backend (host code never dereferences
+// one unless the device is the host's), except where a parameter is marked "host". Every op
+// computes exactly the canonical order of docs/repops.md, the same as the free functions of
+// the op's header (named beside each method), so every backend gives the same bits; the
+// golden suite checks that. Shapes are row-major, written [rows, cols].
+//
+// The interface is passed explicitly: whoever runs a model (the step engine, a loaded run, a
+// test) owns a Backend and hands it down; no global selects one. The CPU backend
+// (repops/cpu_backend.h) is today's kernels, with `Kernels` its internal SIMD dispatch.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "core/device.h"
+#include "repops/attention.h"
+#include "repops/cross_entropy.h"
+#include "repops/int8_linear.h"
+#include "repops/rope.h"
+
+namespace trail::repops {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual Device device() const = 0;
+  virtual Allocator& allocator() = 0;
+  // What runs the ops, for reports: e.g. "cpu (AVX3_DL)".
+  virtual std::string description() const = 0;
+
+  // ---- Memory: the only ways bytes cross between host and device.
+  // dst (host) = src's elements; src contiguous.
+  virtual void CopyToHost(const TensorView& src, void* dst) = 0;
+  // dst's elements = src (host, dst.nbytes() bytes); dst contiguous.
+  virtual void CopyFromHost(const void* src, const TensorView& dst) = 0;
+  // Device to device, both contiguous and of the same size.
+  virtual void Copy(const TensorView& src, const TensorView& dst) = 0;
+  virtual void Zero(const TensorView& x) = 0;  // every element +0 (all bits zero)
+
+  // ---- fp32 GEMM (gemm.h): every output one FMA chain over p = 0..K-1, from C or +0.
+  // c [M,N] (+)= a [M,K] · b [K,N]
+  virtual void MatMul(const float* a, const float* b, float* c, int64_t M, int64_t K, int64_t N,
+                      bool accumulate = false) = 0;
+  // c [M,N] (+)= a [M,K] · bt [N,K]ᵀ
+  virtual void MatMulBT(const float* a, const float* bt, float* c, int64_t M, int64_t K,
+                        int64_t N, bool accumulate = false) = 0;
+  // c [M,N] (+)= at [K,M]ᵀ · b [K,N]
+  virtual void MatMulAT(const float* at, const float* b, float* c, int64_t M, int64_t K,
+                        int64_t N, bool accumulate = false) = 0;
+
+  // ---- int8 QAT linear layers (int8_linear.h). The quantized operands are the backend's.
+  virtual void QuantizeWeight(const float* w, int64_t K, int64_t N, Int8Backward backward,
+                              QuantizedWeight& out, const float* learned_step) = 0;
+  virtual void QuantizeInput(const float* x, int64_t M, int64_t K, QuantizedInput& out) = 0;
+  // y [M,N] = Q(X)·Q(W)
+  virtual void Int8LinearForward(const QuantizedInput& x, const QuantizedWeight& w,
+                                 Int8Scratch& s, float* y) = 0;
+  // dx [M,K] (+)= dY·Q(W)ᵀ, dw [K,N] = Q(X)ᵀ·dY (and dstep with learned step sizes).
+  virtual void Int8LinearBackward(QuantizedInput& x, const float* dy, const QuantizedWeight& qw,
+                                  Int8Backward backward, Int8Scratch& s, float* dx,
+                                  bool accumulate, float* dw, const float* w, float* dstep) = 0;
+
+  // ---- Normalization and position (norm.h, rope.h).
+  // x, y [rows, d]; gain [d] or null; rstd [rows].
+  virtual void RmsNormForward(const float* x, const float* gain, float eps, int64_t rows,
+                              int64_t d, float* y, float* rstd) = 0;
+  // dx [rows, d] overwritten; dgain [d] accumulated into (null without gain).
+  virtual void RmsNormBackward(const float* dy, const float* x, const float* gain,
+                               const float* rstd, int64_t rows, int64_t d, float* dx,
+                               float* dgain) = 0;
+  // In place on x [rows, hd]; row r at position pos[r]; `table` on this device (RopeTableOf).
+  virtual void RopeApply(float* x, int64_t rows, int64_t hd, const int32_t* pos,
+                         const RopeTableView& table, bool backward) = 0;
+
+  // ---- Attention (attention.h): q, k, v, out [B,H,T,hd]; probs [B,H,T,T]; the shape's masks
+  // (doc_ids, key_valid [B,T]) on this device.
+  virtual void AttentionForward(const AttentionShape& s, const float* q, const float* k,
+                                const float* v, float* out, float* probs) = 0;
+  virtual void AttentionBackward(const AttentionShape& s, const float* q, const float* k,
+                                 const float* v, const float* probs, const float* dout,
+                                 float* dq, float* dk, float* dv) = 0;
+
+  // ---- MLP activations (activation.h), elementwise over n.
+  virtual void SwiGluForward(const float* a, const float* b, int64_t n, float* h) = 0;
+  virtual void SwiGluBackward(const float* dh, const float* a, const float* b, int64_t n,
+                              float* da, float* db) = 0;
+  virtual void GeluForward(const float* x, int64_t n, float* y) = 0;
+  virtual void GeluBackward(const float* dy, const float* x, int64_t n, float* dx) = 0;
+
+  // ---- Embedding and loss (embedding.h, cross_entropy.h).
+  // out [n, d] = table [vocab, d] rows tokens [n] (each checked < vocab).
+  virtual void EmbeddingForward(const float* table, int64_t vocab, int64_t d,
+                                const int32_t* tokens, int64_t n, float* out) = 0;
+  // dtable[tokens[t], :] += dout[t, :] for t ascending.
+  virtual void EmbeddingBackward(const float* dout, const int32_t* tokens, int64_t n,
+                                 int64_t vocab, int64_t d, float* dtable) = 0;
+  // logits [rows, vocab], targets [rows], lse [rows] written; the sums come back to the host.
+  virtual CrossEntropySums CrossEntropyForward(const float* logits, const int32_t* targets,
+                                               int64_t rows, int64_t vocab, int32_t ignore_index,
+                                               float* lse) = 0;
+  virtual void CrossEntropyBackward(const float* logits, const int32_t* targets, const float* lse,
+                                    int64_t rows, int64_t vocab, int32_t ignore_index,
+                                    float grad_scale, float z_coef, float* dlogits) = 0;
+
+  // ---- Model glue.
+  // y[i] = y[i] + x[i] for i < n (one rounded IEEE addition each; commutative, so also x + y).
+  virtual void AddInto(float* y, const float* x, int64_t n) = 0;
+  // x [rows, T, H, hd] -> y [rows, H, T, hd], and back (exact copies).
+  virtual void SplitHeads(const float* x, float* y, int64_t rows, int64_t T, int64_t H,
+                          int64_t hd) = 0;
+  virtual void MergeHeads(const float* y, float* x, int64_t rows, int64_t T, int64_t H,
+                          int64_t hd) = 0;
+};
+
+// A buffer of `numel` elements of T on the backend's device.
+template <class T>
+Buffer AllocateOn(Backend& b, int64_t numel) {
+  return Buffer::Of<T>(b.allocator(), numel);
+}
+// A host array copied into a new buffer on the backend's device.
+template <class T>
+Buffer UploadTo(Backend& b, const T* host, int64_t numel) {
+  Buffer out = AllocateOn<T>(b, numel);
+  if (numel > 0) b.CopyFromHost(host, out.view());
+  return out;
+}
+
+// A RoPE table's values on a backend's device, and the view its RopeApply reads.
+struct DeviceRopeTable {
+  Buffer cos, sin;
+  RopeTableView view;
+};
+DeviceRopeTable RopeTableOn(Backend& b, const RopeTable& t);
+
+}  // namespace trail::repops

@@ -1,0 +1,159 @@
+#include "repops/cpu_backend.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.h"
+#include "repops/activation.h"
+#include "repops/embedding.h"
+#include "repops/gemm.h"
+#include "repops/kernels.h"
+#include "repops/norm.h"
+#include "repops/parallel.h"
+
+namespace trail::repops {
+
+std::string CpuBackend::description() const {
+  return device().ToString() + " (" + ActiveKernels().name + ")";
+}
+
+void CpuBackend::CopyToHost(const TensorView& src, void* dst) {
+  TRAIL_CHECK(src.contiguous(), "copy to host: the source view is not contiguous");
+  if (src.nbytes() > 0) std::memcpy(dst, src.data, src.nbytes());
+}
+
+void CpuBackend::CopyFromHost(const void* src, const TensorView& dst) {
+  TRAIL_CHECK(dst.contiguous(), "copy from host: the destination view is not contiguous");
+  if (dst.nbytes() > 0) std::memcpy(dst.data, src, dst.nbytes());
+}
+
+void CpuBackend::Copy(const TensorView& src, const TensorView& dst) {
+  TRAIL_CHECK(src.contiguous() && dst.contiguous() && src.nbytes() == dst.nbytes(),
+              "device copy: views of ", src.nbytes(), " and ", dst.nbytes(),
+              " bytes (both must be contiguous and of one size)");
+  if (src.nbytes() > 0) std::memmove(dst.data, src.data, src.nbytes());
+}
+
+void CpuBackend::Zero(const TensorView& x) {
+  TRAIL_CHECK(x.contiguous(), "zero: the view is not contiguous");
+  if (x.nbytes() > 0) std::memset(x.data, 0, x.nbytes());
+}
+
+void CpuBackend::MatMul(const float* a, const float* b, float* c, int64_t M, int64_t K,
+                        int64_t N, bool accumulate) {
+  repops::MatMul(a, b, c, M, K, N, accumulate);
+}
+void CpuBackend::MatMulBT(const float* a, const float* bt, float* c, int64_t M, int64_t K,
+                          int64_t N, bool accumulate) {
+  repops::MatMulBT(a, bt, c, M, K, N, accumulate);
+}
+void CpuBackend::MatMulAT(const float* at, const float* b, float* c, int64_t M, int64_t K,
+                          int64_t N, bool accumulate) {
+  repops::MatMulAT(at, b, c, M, K, N, accumulate);
+}
+
+void CpuBackend::QuantizeWeight(const float* w, int64_t K, int64_t N, Int8Backward backward,
+                                QuantizedWeight& out, const float* learned_step) {
+  repops::QuantizeWeight(w, K, N, backward, out, learned_step);
+}
+void CpuBackend::QuantizeInput(const float* x, int64_t M, int64_t K, QuantizedInput& out) {
+  repops::QuantizeInput(x, M, K, out);
+}
+void CpuBackend::Int8LinearForward(const QuantizedInput& x, const QuantizedWeight& w,
+                                   Int8Scratch& s, float* y) {
+  repops::Int8LinearForward(x, w, s, y);
+}
+void CpuBackend::Int8LinearBackward(QuantizedInput& x, const float* dy, const QuantizedWeight& qw,
+                                    Int8Backward backward, Int8Scratch& s, float* dx,
+                                    bool accumulate, float* dw, const float* w, float* dstep) {
+  repops::Int8LinearBackward(x, dy, qw, backward, s, dx, accumulate, dw, w, dstep);
+}
+
+void CpuBackend::RmsNormForward(const float* x, const float* gain, float eps, int64_t rows,
+                                int64_t d, float* y, float* rstd) {
+  repops::RmsNormForward(x, gain, eps, rows, d, y, rstd);
+}
+void CpuBackend::RmsNormBackward(const float* dy, const float* x, const float* gain,
+                                 const float* rstd, int64_t rows, int64_t d, float* dx,
+                                 float* dgain) {
+  repops::RmsNormBackward(dy, x, gain, rstd, rows, d, dx, dgain);
+}
+void CpuBackend::RopeApply(float* x, int64_t rows, int64_t hd, const int32_t* pos,
+                           const RopeTableView& table, bool backward) {
+  repops::RopeApply(x, rows, hd, pos, table, backward);
+}
+
+void CpuBackend::AttentionForward(const AttentionShape& s, const float* q, const float* k,
+                                  const float* v, float* out, float* probs) {
+  repops::AttentionForward(s, q, k, v, out, probs);
+}
+void CpuBackend::AttentionBackward(const AttentionShape& s, const float* q, const float* k,
+                                   const float* v, const float* probs, const float* dout,
+                                   float* dq, float* dk, float* dv) {
+  repops::AttentionBackward(s, q, k, v, probs, dout, dq, dk, dv);
+}
+
+void CpuBackend::SwiGluForward(const float* a, const float* b, int64_t n, float* h) {
+  repops::SwiGluForward(a, b, n, h);
+}
+void CpuBackend::SwiGluBackward(const float* dh, const float* a, const float* b, int64_t n,
+                                float* da, float* db) {
+  repops::SwiGluBackward(dh, a, b, n, da, db);
+}
+void CpuBackend::GeluForward(const float* x, int64_t n, float* y) {
+  repops::GeluForward(x, n, y);
+}
+void CpuBackend::GeluBackward(const float* dy, const float* x, int64_t n, float* dx) {
+  repops::GeluBackward(dy, x, n, dx);
+}
+
+void CpuBackend::EmbeddingForward(const float* table, int64_t vocab, int64_t d,
+                                  const int32_t* tokens, int64_t n, float* out) {
+  repops::EmbeddingForward(table, vocab, d, tokens, n, out);
+}
+void CpuBackend::EmbeddingBackward(const float* dout, const int32_t* tokens, int64_t n,
+                                   int64_t vocab, int64_t d, float* dtable) {
+  repops::EmbeddingBackward(dout, tokens, n, vocab, d, dtable);
+}
+CrossEntropySums CpuBackend::CrossEntropyForward(const float* logits, const int32_t* targets,
+                                                 int64_t rows, int64_t vocab,
+                                                 int32_t ignore_index, float* lse) {
+  return repops::CrossEntropyForward(logits, targets, rows, vocab, ignore_index, lse);
+}
+void CpuBackend::CrossEntropyBackward(const float* logits, const int32_t* targets,
+                                      const float* lse, int64_t rows, int64_t vocab,
+                                      int32_t ignore_index, float grad_scale, float z_coef,
+                                      float* dlogits) {
+  repops::CrossEntropyBackward(logits, targets, lse, rows, vocab, ignore_index, grad_scale,
+                               z_coef, dlogits);
+}
+
+void CpuBackend::AddInto(float* y, const float* x, int64_t n) {
+  constexpr int64_t kChunk = 1 << 14;
+  ForEachRow((n + kChunk - 1) / kChunk, [&](int64_t c) {
+    const int64_t end = std::min(n, (c + 1) * kChunk);
+    for (int64_t i = c * kChunk; i < end; ++i) y[i] = y[i] + x[i];
+  });
+}
+
+void CpuBackend::SplitHeads(const float* x, float* y, int64_t rows, int64_t T, int64_t H,
+                            int64_t hd) {
+  ForEachRow(rows * H, [&](int64_t bh) {
+    const int64_t r = bh / H, h = bh % H;
+    for (int64_t t = 0; t < T; ++t) {
+      std::memcpy(y + (bh * T + t) * hd, x + ((r * T + t) * H + h) * hd, hd * sizeof(float));
+    }
+  });
+}
+
+void CpuBackend::MergeHeads(const float* y, float* x, int64_t rows, int64_t T, int64_t H,
+                            int64_t hd) {
+  ForEachRow(rows * H, [&](int64_t bh) {
+    const int64_t r = bh / H, h = bh % H;
+    for (int64_t t = 0; t < T; ++t) {
+      std::memcpy(x + ((r * T + t) * H + h) * hd, y + (bh * T + t) * hd, hd * sizeof(float));
+    }
+  });
+}
+
+}  // namespace trail::repops
