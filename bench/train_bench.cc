@@ -41,8 +41,7 @@ struct Timing {
 class OpClock : public train::StepObserver {
  public:
   void BeginMicroBatch(int64_t, int64_t, const Digest&) override { last_ = Now(); }
-  void Output(const char* op, int64_t, const char* tensor, const float*,
-              std::initializer_list<int64_t>) override {
+  void Output(const char* op, int64_t, const char* tensor, const model::OpOutput&) override {
     const double t = Now();
     seconds_[std::string(op) + " " + tensor] += t - last_;
     last_ = t;

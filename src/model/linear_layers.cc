@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "core/error.h"
-#include "repops/gemm.h"
 
 namespace trail::model {
 namespace {
@@ -33,8 +32,9 @@ Sizes SizesOf(const ModelConfig& c, int64_t M) {
 
 }  // namespace
 
-LinearLayers::LinearLayers(const ModelConfig& c, int64_t max_tokens)
-    : quant_(c.linear_quant == LinearQuant::kInt8Lsq),
+LinearLayers::LinearLayers(const ModelConfig& c, int64_t max_tokens, repops::Backend& backend)
+    : be_(backend),
+      quant_(c.linear_quant == LinearQuant::kInt8Lsq),
       learned_(c.quant_step_learned),
       backward_(c.quant_backward) {
   if (!quant_) return;
@@ -89,8 +89,8 @@ void LinearLayers::BeginForward(const ParameterSet& p) {
       const Tensor* t = p.layers[l].matrix(static_cast<Matrix>(m));
       if (t == nullptr) continue;
       const Tensor* step = p.layers[l].step[m];
-      repops::QuantizeWeight(t->data<float>(), t->dim(0), t->dim(1), backward_, layers_[l].w[m],
-                             learned_ ? step->data<float>() : nullptr);
+      be_.QuantizeWeight(t->data<float>(), t->dim(0), t->dim(1), backward_, layers_[l].w[m],
+                        learned_ ? step->data<float>() : nullptr);
     }
   }
 }
@@ -100,30 +100,30 @@ void LinearLayers::BeginBackward(ParameterSet& g) {
 }
 
 void LinearLayers::SetInput(int64_t l, LayerInput in, const float* x, int64_t M, int64_t K) {
-  if (quant_) repops::QuantizeInput(x, M, K, layers_[l].in[static_cast<int>(in)]);
+  if (quant_) be_.QuantizeInput(x, M, K, layers_[l].in[static_cast<int>(in)]);
 }
 
 void LinearLayers::Forward(int64_t l, Matrix m, LayerInput in, const float* x, const float* w,
                            float* y, int64_t M, int64_t K, int64_t N) {
-  if (!quant_) return repops::MatMul(x, w, y, M, K, N);
+  if (!quant_) return be_.MatMul(x, w, y, M, K, N);
   const repops::QuantizedInput& qx = layers_[l].in[static_cast<int>(in)];
   TRAIL_CHECK(qx.M == M && qx.K == K, "int8 linear: layer ", l, "'s input was not set");
-  repops::Int8LinearForward(qx, layers_[l].w[static_cast<int>(m)], scratch_, y);
+  be_.Int8LinearForward(qx, layers_[l].w[static_cast<int>(m)], scratch_, y);
 }
 
 void LinearLayers::Backward(int64_t l, Matrix m, LayerInput in, const float* x, const float* dy,
                             const float* w, float* dx, float* dw, int64_t M, int64_t K,
                             int64_t N, bool accumulate) {
   if (!quant_) {
-    repops::MatMulBT(dy, w, dx, M, N, K, accumulate);
-    repops::MatMulAT(x, dy, dw, K, M, N);
+    be_.MatMulBT(dy, w, dx, M, N, K, accumulate);
+    be_.MatMulAT(x, dy, dw, K, M, N);
     return;
   }
   const int mi = static_cast<int>(m);
   const float* w_unq = learned_ ? params_->layers[l].matrix(m)->data<float>() : nullptr;
   float* dstep = learned_ ? grads_->layers[l].step[mi]->data<float>() : nullptr;
-  repops::Int8LinearBackward(layers_[l].in[static_cast<int>(in)], dy, layers_[l].w[mi],
-                             backward_, scratch_, dx, accumulate, dw, w_unq, dstep);
+  be_.Int8LinearBackward(layers_[l].in[static_cast<int>(in)], dy, layers_[l].w[mi], backward_,
+                         scratch_, dx, accumulate, dw, w_unq, dstep);
 }
 
 }  // namespace trail::model

@@ -13,6 +13,7 @@
 
 #include "model/config.h"
 #include "model/params.h"
+#include "repops/backend.h"
 #include "repops/int8_linear.h"
 
 namespace trail::model {
@@ -23,7 +24,8 @@ inline constexpr int kLayerInputs = 4;
 
 class LinearLayers {
  public:
-  LinearLayers(const ModelConfig& c, int64_t max_tokens);
+  // Runs on `backend` (which must outlive it).
+  LinearLayers(const ModelConfig& c, int64_t max_tokens, repops::Backend& backend);
   bool quantized() const { return quant_; }
   int64_t bytes() const;  // what the constructor allocated
   static int64_t PlannedBytes(const ModelConfig& c, int64_t max_tokens);
@@ -56,6 +58,7 @@ class LinearLayers {
     repops::QuantizedWeight w[kMatrices];
     repops::QuantizedInput in[kLayerInputs];
   };
+  repops::Backend& be_;
   bool quant_, learned_;
   repops::Int8Backward backward_;
   const ParameterSet* params_ = nullptr;

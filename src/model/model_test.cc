@@ -10,10 +10,16 @@
 #include "core/file_util.h"
 #include "core/safetensors.h"
 #include "model/transformer.h"
+#include "repops/cpu_backend.h"
 #include "repops/kernels.h"
 
 namespace trail::model {
 namespace {
+
+repops::Backend& Cpu() {
+  static repops::CpuBackend cpu;
+  return cpu;
+}
 
 struct Case {
   const char* name;
@@ -119,12 +125,12 @@ TEST_P(ModelVsTorch, LogitsLossAndEveryGradientMatchFloat64) {
   const Batch b = MakeBatch(c.vocab_size);
   int64_t valid = 0;
   for (int32_t l : b.labels) valid += l != kIgnoreLabel;
-  Transformer model(c);
-  Activations acts(c, b.rows, b.T);
+  Transformer model(c, Cpu());
+  Activations acts(c, b.rows, b.T, Cpu());
   const float scale = 1.0f / float(valid);
   const repops::CrossEntropySums sums = model.Forward(params, b.View(), acts);
-  std::vector<float> logits(Transformer::Logits(acts),
-                            Transformer::Logits(acts) + b.rows * b.T * c.vocab_size);
+  std::vector<float> logits(b.rows * b.T * c.vocab_size);
+  Cpu().CopyToHost(Transformer::Logits(acts, b.rows, b.T), logits.data());
   model.ForwardBackward(params, b.View(), scale, acts, grads);
   const float loss = (sums.nll_sum + c.z_loss * sums.lse_sq_sum) * scale;
 
@@ -184,15 +190,15 @@ TEST_P(ModelVsTorch, Int8QatFollowsTheFp32Model) {
   ParameterSet params(c32), g32(c32);
   params.InitRandom(c32);
   const Batch b = MakeBatch(c32.vocab_size);
-  Transformer m32(c32);
-  Activations a32(c32, b.rows, b.T);
+  Transformer m32(c32, Cpu());
+  Activations a32(c32, b.rows, b.T, Cpu());
   const double loss32 = m32.ForwardBackward(params, b.View(), 1.0f, a32, g32).nll_sum;
   for (repops::Int8Backward mode : {repops::Int8Backward::kInt8, repops::Int8Backward::kFp32}) {
     ModelConfig c8 = c32;
     c8.linear_quant = LinearQuant::kInt8Lsq, c8.quant_backward = mode;
     ParameterSet g8(c8);
-    Transformer m8(c8);
-    Activations a8(c8, b.rows, b.T);
+    Transformer m8(c8, Cpu());
+    Activations a8(c8, b.rows, b.T, Cpu());
     const double loss8 = m8.ForwardBackward(params, b.View(), 1.0f, a8, g8).nll_sum;
     const char* label = QuantBackwardName(mode);
     // 8-bit operands perturb each product by ~0.5% (1/127 of a row's or channel's largest
@@ -220,8 +226,8 @@ TEST(Int8Qat, HeldWeightsAreQuantizedOnceUntilReleased) {
   ParameterSet params(c);
   params.InitRandom(c);
   const Batch b = MakeBatch(c.vocab_size);
-  Transformer model(c);
-  Activations acts(c, b.rows, b.T);
+  Transformer model(c, Cpu());
+  Activations acts(c, b.rows, b.T, Cpu());
   const double fresh = model.Forward(params, b.View(), acts).nll_sum;
   acts.HoldQuantizedWeights(true);
   EXPECT_EQ(model.Forward(params, b.View(), acts).nll_sum, fresh);
@@ -238,9 +244,9 @@ TEST(ModelPresets, EachRunsAForwardAndBackwardWithTheLossOfAnUntrainedModel) {
     c.vocab_size = 512;
     ParameterSet params(c), grads(c);
     params.InitRandom(c);
-    Transformer model(c);
+    Transformer model(c, Cpu());
     const int64_t T = 32;
-    Activations acts(c, 1, T);
+    Activations acts(c, 1, T, Cpu());
     std::vector<int32_t> in(T), labels(T);
     for (int64_t t = 0; t < T; ++t) in[t] = int32_t((t * 131 + 7) % 512), labels[t] = in[(t + 1) % T];
     labels[T - 1] = kIgnoreLabel;
@@ -265,10 +271,11 @@ TEST(Activations, PlannedBytesAreWhatTheConstructorAllocates) {
       c.max_seq_len = 48;
       if (flip) c.qk_norm = !c.qk_norm, c.embed_norm = !c.embed_norm;
       c.mlp = flip != (c.mlp == MlpKind::kSwiGlu) ? MlpKind::kSwiGlu : MlpKind::kGelu;
-      EXPECT_EQ(Activations::PlannedBytes(c, 3, 40), Activations(c, 3, 40).bytes()) << name << flip;
+      EXPECT_EQ(Activations::PlannedBytes(c, 3, 40), Activations(c, 3, 40, Cpu()).bytes())
+          << name << flip;
       c.linear_quant = LinearQuant::kInt8Lsq;
       c.quant_backward = flip ? repops::Int8Backward::kFp32 : repops::Int8Backward::kInt8;
-      EXPECT_EQ(Activations::PlannedBytes(c, 3, 40), Activations(c, 3, 40).bytes())
+      EXPECT_EQ(Activations::PlannedBytes(c, 3, 40), Activations(c, 3, 40, Cpu()).bytes())
           << name << flip << " int8";
     }
   }

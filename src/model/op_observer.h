@@ -5,18 +5,34 @@
 #pragma once
 
 #include <cstdint>
-#include <initializer_list>
+#include <vector>
+
+#include "core/device.h"
+#include "repops/backend.h"
 
 namespace trail::model {
+
+// An operation's output where it lives: on the model's device, readable by the host only
+// through the backend's copy. Valid only during the Output call.
+struct OpOutput {
+  TensorView view;  // float32, contiguous, row-major
+  repops::Backend* backend = nullptr;
+  // The elements copied to the host (the one device-to-host copy an observer makes).
+  std::vector<float> ToHost() const {
+    std::vector<float> out(static_cast<size_t>(view.numel()));
+    backend->CopyToHost(view, out.data());
+    return out;
+  }
+  std::vector<int64_t> shape() const { return {view.shape.begin(), view.shape.begin() + view.rank}; }
+};
 
 class OpObserver {
  public:
   virtual ~OpObserver() = default;
   // op: the operation ("matmul", "rmsnorm", "attention", ...); layer: its layer (-1 outside
-  // the layers); tensor: the output's name ("q_proj", "d_logits", "g.wq", ...); data: the
-  // output's elements, row-major with `shape`. Valid only during the call.
-  virtual void Output(const char* op, int64_t layer, const char* tensor, const float* data,
-                      std::initializer_list<int64_t> shape) = 0;
+  // the layers); tensor: the output's name ("q_proj", "d_logits", "g.wq", ...); out: the
+  // output's elements, row-major with out.view's shape.
+  virtual void Output(const char* op, int64_t layer, const char* tensor, const OpOutput& out) = 0;
 };
 
 }  // namespace trail::model

@@ -4,96 +4,75 @@
 #include <cstring>
 
 #include "core/error.h"
-#include "repops/activation.h"
-#include "repops/attention.h"
-#include "repops/embedding.h"
-#include "repops/gemm.h"
-#include "repops/norm.h"
-#include "repops/parallel.h"
 
 namespace trail::model {
 namespace {
 
-using repops::MatMul;
-using repops::MatMulAT;
-using repops::MatMulBT;
-
-// [rows, T, H, hd] (= [N, d]) -> [rows, H, T, hd].
-void SplitHeads(const float* x, float* y, int64_t rows, int64_t T, int64_t H, int64_t hd) {
-  repops::ForEachRow(rows * H, [&](int64_t bh) {
-    const int64_t r = bh / H, h = bh % H;
-    for (int64_t t = 0; t < T; ++t) {
-      std::memcpy(y + (bh * T + t) * hd, x + ((r * T + t) * H + h) * hd, hd * sizeof(float));
-    }
-  });
-}
-
-// [rows, H, T, hd] -> [rows, T, H, hd] (= [N, d]).
-void MergeHeads(const float* y, float* x, int64_t rows, int64_t T, int64_t H, int64_t hd) {
-  repops::ForEachRow(rows * H, [&](int64_t bh) {
-    const int64_t r = bh / H, h = bh % H;
-    for (int64_t t = 0; t < T; ++t) {
-      std::memcpy(x + ((r * T + t) * H + h) * hd, y + (bh * T + t) * hd, hd * sizeof(float));
-    }
-  });
-}
-
-// y = y + x elementwise (IEEE addition is commutative, so this is also x + y).
-void AddInto(float* y, const float* x, int64_t n) {
-  constexpr int64_t kChunk = 1 << 14;
-  repops::ForEachRow((n + kChunk - 1) / kChunk, [&](int64_t c) {
-    const int64_t end = std::min(n, (c + 1) * kChunk);
-    for (int64_t i = c * kChunk; i < end; ++i) y[i] = y[i] + x[i];
-  });
-}
-
+float* Ptr(const Buffer& b) { return b.data<float>(); }
 const float* Data(const Tensor* t) { return t ? t->data<float>() : nullptr; }
 float* MutData(Tensor* t) { return t ? t->data<float>() : nullptr; }
 
 }  // namespace
 
-Activations::Activations(const ModelConfig& c, int64_t max_rows, int64_t max_seq)
-    : max_rows_(max_rows), max_seq_(max_seq), linear(c, max_rows * max_seq) {
+Activations::Activations(const ModelConfig& c, int64_t max_rows, int64_t max_seq,
+                         repops::Backend& backend)
+    : max_rows_(max_rows), max_seq_(max_seq), linear(c, max_rows * max_seq, backend) {
   c.Validate();
   TRAIL_CHECK(max_rows > 0 && max_seq > 0 && max_seq <= c.max_seq_len, "activations for ",
               max_rows, " rows of ", max_seq, " positions: the model accepts 1..",
               c.max_seq_len, " positions");
-  const size_t N = static_cast<size_t>(max_rows * max_seq);
-  const size_t d = c.d_model, ff = c.d_ff, H = c.n_heads, V = c.vocab_size;
+  const int64_t N = max_rows * max_seq;
+  const int64_t d = c.d_model, ff = c.d_ff, H = c.n_heads, V = c.vocab_size;
   const bool swiglu = c.mlp == MlpKind::kSwiGlu;
+  auto floats = [&](int64_t n) { return repops::AllocateOn<float>(backend, n); };
   layers_.resize(c.n_layers);
   for (Layer& L : layers_) {
-    L.x_in.resize(N * d), L.rstd1.resize(N), L.h1.resize(N * d);
-    if (c.qk_norm) L.q_raw.resize(N * d), L.k_raw.resize(N * d), L.rstd_q.resize(N * H),
-        L.rstd_k.resize(N * H);
-    L.q.resize(N * d), L.k.resize(N * d), L.v.resize(N * d);
-    L.probs.resize(static_cast<size_t>(max_rows) * H * max_seq * max_seq);
-    L.att.resize(N * d), L.x_mid.resize(N * d), L.rstd2.resize(N), L.h2.resize(N * d);
-    L.a.resize(N * ff), L.act.resize(N * ff);
-    if (swiglu) L.b.resize(N * ff);
+    L.x_in = floats(N * d), L.rstd1 = floats(N), L.h1 = floats(N * d);
+    if (c.qk_norm) {
+      L.q_raw = floats(N * d), L.k_raw = floats(N * d);
+      L.rstd_q = floats(N * H), L.rstd_k = floats(N * H);
+    }
+    L.q = floats(N * d), L.k = floats(N * d), L.v = floats(N * d);
+    L.probs = floats(max_rows * H * max_seq * max_seq);
+    L.att = floats(N * d), L.x_mid = floats(N * d), L.rstd2 = floats(N), L.h2 = floats(N * d);
+    L.a = floats(N * ff), L.act = floats(N * ff);
+    if (swiglu) L.b = floats(N * ff);
   }
-  if (c.embed_norm) emb.resize(N * d), rstd_e.resize(N);
-  x_final.resize(N * d), rstd_f.resize(N), hf.resize(N * d), logits.resize(N * V), lse.resize(N);
-  pos_heads.resize(N * H);
-  for (auto* v : {&dx, &dx2, &dh1, &dtmp, &dq, &dk, &dv}) v->resize(N * d);
-  dh.resize(N * ff), da.resize(N * ff);
-  if (swiglu) db.resize(N * ff);
+  if (c.embed_norm) emb = floats(N * d), rstd_e = floats(N);
+  x_final = floats(N * d), rstd_f = floats(N), hf = floats(N * d), logits = floats(N * V);
+  lse = floats(N);
+  inputs = repops::AllocateOn<int32_t>(backend, N);
+  labels = repops::AllocateOn<int32_t>(backend, N);
+  doc_ids = repops::AllocateOn<int32_t>(backend, N);
+  key_valid = repops::AllocateOn<int8_t>(backend, N);
+  pos_heads = repops::AllocateOn<int32_t>(backend, N * H);
+  host_pos_heads_.resize(N * H);
+  for (Buffer* b : {&dx, &dx2, &dh1, &dtmp, &dq, &dk, &dv}) *b = floats(N * d);
+  dh = floats(N * ff), da = floats(N * ff);
+  if (swiglu) db = floats(N * ff);
+}
+
+std::vector<const Buffer*> Activations::AllBuffers() const {
+  std::vector<const Buffer*> all;
+  for (const Layer& L : layers_) {
+    for (const Buffer* b : {&L.x_in, &L.rstd1, &L.h1, &L.q_raw, &L.k_raw, &L.rstd_q, &L.rstd_k,
+                            &L.q, &L.k, &L.v, &L.probs, &L.att, &L.x_mid, &L.rstd2, &L.h2, &L.a,
+                            &L.b, &L.act}) {
+      all.push_back(b);
+    }
+  }
+  for (const Buffer* b : {&emb, &rstd_e, &x_final, &rstd_f, &hf, &logits, &lse, &inputs,
+                          &labels, &doc_ids, &key_valid, &pos_heads, &dx, &dx2, &dh1, &dtmp, &dq,
+                          &dk, &dv, &dh, &da, &db}) {
+    all.push_back(b);
+  }
+  return all;
 }
 
 int64_t Activations::bytes() const {
   size_t n = 0;
-  for (const Layer& L : layers_) {
-    for (const auto* v : {&L.x_in, &L.rstd1, &L.h1, &L.q_raw, &L.k_raw, &L.rstd_q, &L.rstd_k, &L.q,
-                          &L.k, &L.v, &L.probs, &L.att, &L.x_mid, &L.rstd2, &L.h2, &L.a, &L.b,
-                          &L.act}) {
-      n += v->size();
-    }
-  }
-  for (const auto* v : {&emb, &rstd_e, &x_final, &rstd_f, &hf, &logits, &lse, &dx, &dx2, &dh1,
-                        &dtmp, &dq, &dk, &dv, &dh, &da, &db}) {
-    n += v->size();
-  }
-  return static_cast<int64_t>((n + pos_heads.size()) * sizeof(float)) + linear.bytes();
+  for (const Buffer* b : AllBuffers()) n += b->nbytes();
+  return static_cast<int64_t>(n) + linear.bytes();
 }
 
 int64_t Activations::PlannedBytes(const ModelConfig& c, int64_t max_rows, int64_t max_seq) {
@@ -101,16 +80,40 @@ int64_t Activations::PlannedBytes(const ModelConfig& c, int64_t max_rows, int64_
   const int64_t mlp_buffers = c.mlp == MlpKind::kSwiGlu ? 3 : 2;  // a, act (+ b for SwiGLU)
   int64_t per_layer = N * (8 * d + 2) + max_rows * H * max_seq * max_seq + mlp_buffers * N * ff;
   if (c.qk_norm) per_layer += N * (2 * d + 2 * H);
-  int64_t global = N * (2 * d + 2) + N * c.vocab_size + N * H  // x_final, hf, rstd_f, lse, logits, pos
-                   + 7 * N * d + mlp_buffers * N * ff;         // backward scratch
+  // x_final, hf, rstd_f, lse, logits, RoPE positions; then the backward scratch.
+  int64_t global = N * (2 * d + 2) + N * c.vocab_size + N * H + 7 * N * d + mlp_buffers * N * ff;
   if (c.embed_norm) global += N * (d + 1);
-  return (c.n_layers * per_layer + global) * static_cast<int64_t>(sizeof(float)) +
+  const int64_t batch_bytes = N * (3 * 4 + 1);  // inputs, labels, doc_ids; key_valid
+  return (c.n_layers * per_layer + global) * static_cast<int64_t>(sizeof(float)) + batch_bytes +
          LinearLayers::PlannedBytes(c, N);
 }
 
-Transformer::Transformer(const ModelConfig& c)
-    : c_(c), rope_(repops::MakeRopeTable(c.max_seq_len, c.head_dim(), c.rope_theta)) {
+Transformer::Transformer(const ModelConfig& c, repops::Backend& backend)
+    : c_(c), be_(backend) {
   c_.Validate();
+  rope_ = repops::RopeTableOn(be_, repops::MakeRopeTable(c.max_seq_len, c.head_dim(),
+                                                         c.rope_theta));
+}
+
+TensorView Transformer::Logits(const Activations& acts, int64_t rows, int64_t seq) {
+  return acts.logits.view({rows * seq, acts.logits.numel() / (acts.max_rows_ * acts.max_seq_)});
+}
+
+void Transformer::Upload(const BatchView& b, Activations& A) const {
+  const int64_t rows = b.rows, T = b.seq, N = rows * T, H = c_.n_heads;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t t = 0; t < T; ++t) {
+      const int32_t pos = b.positions ? b.positions[r * T + t] : static_cast<int32_t>(t);
+      TRAIL_CHECK(pos >= 0 && pos < c_.max_seq_len, "model: position ", pos, " at row ", r,
+                  ", token ", t, " is outside [0, ", c_.max_seq_len, ")");
+      for (int64_t h = 0; h < H; ++h) A.host_pos_heads_[(r * H + h) * T + t] = pos;
+    }
+  }
+  be_.CopyFromHost(A.host_pos_heads_.data(), A.pos_heads.view({N * H}));
+  be_.CopyFromHost(b.inputs, A.inputs.view({N}));
+  be_.CopyFromHost(b.labels, A.labels.view({N}));
+  if (b.doc_ids != nullptr) be_.CopyFromHost(b.doc_ids, A.doc_ids.view({N}));
+  if (b.key_valid != nullptr) be_.CopyFromHost(b.key_valid, A.key_valid.view({N}));
 }
 
 repops::CrossEntropySums Transformer::Forward(const ParameterSet& p, const BatchView& b,
@@ -121,108 +124,101 @@ repops::CrossEntropySums Transformer::Forward(const ParameterSet& p, const Batch
   TRAIL_CHECK(rows > 0 && T > 0 && rows <= A.max_rows_ && T <= A.max_seq_,
               "model: a batch of ", rows, " rows × ", T, " positions does not fit the planned ",
               A.max_rows_, " × ", A.max_seq_);
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t t = 0; t < T; ++t) {
-      const int32_t pos = b.positions ? b.positions[r * T + t] : static_cast<int32_t>(t);
-      TRAIL_CHECK(pos >= 0 && pos < c_.max_seq_len, "model: position ", pos, " at row ", r,
-                  ", token ", t, " is outside [0, ", c_.max_seq_len, ")");
-      for (int64_t h = 0; h < H; ++h) A.pos_heads[(r * H + h) * T + t] = pos;
-    }
-  }
+  Upload(b, A);
   A.linear.BeginForward(p);
-  float* x0 = A.layers_[0].x_in.data();
+  float* x0 = Ptr(A.layers_[0].x_in);
   if (c_.embed_norm) {
-    repops::EmbeddingForward(Data(p.embed), V, d, b.inputs, N, A.emb.data());
-    Note("embedding", -1, "embed", A.emb.data(), {N, d});
-    repops::RmsNormForward(A.emb.data(), Data(p.embed_norm), c_.norm_eps, N, d, x0,
-                           A.rstd_e.data());
+    be_.EmbeddingForward(Data(p.embed), V, d, A.inputs.data<int32_t>(), N, Ptr(A.emb));
+    Note("embedding", -1, "embed", Ptr(A.emb), {N, d});
+    be_.RmsNormForward(Ptr(A.emb), Data(p.embed_norm), c_.norm_eps, N, d, x0,
+                       Ptr(A.rstd_e));
     Note("rmsnorm", -1, "x0", x0, {N, d});
   } else {
-    repops::EmbeddingForward(Data(p.embed), V, d, b.inputs, N, x0);
+    be_.EmbeddingForward(Data(p.embed), V, d, A.inputs.data<int32_t>(), N, x0);
     Note("embedding", -1, "x0", x0, {N, d});
   }
   for (int64_t l = 0; l < c_.n_layers; ++l) {
     Activations::Layer& L = A.layers_[l];
     const LayerParams& P = p.layers[l];
     // Attention block. dq/dk/dv double as [N, d] projection scratch in the forward.
-    repops::RmsNormForward(L.x_in.data(), Data(P.attn_norm), c_.norm_eps, N, d, L.h1.data(),
-                           L.rstd1.data());
-    Note("rmsnorm", l, "h1", L.h1.data(), {N, d});
+    be_.RmsNormForward(Ptr(L.x_in), Data(P.attn_norm), c_.norm_eps, N, d, Ptr(L.h1),
+                       Ptr(L.rstd1));
+    Note("rmsnorm", l, "h1", Ptr(L.h1), {N, d});
     LinearLayers& lin = A.linear;
-    lin.SetInput(l, LayerInput::kH1, L.h1.data(), N, d);
-    lin.Forward(l, Matrix::kQ, LayerInput::kH1, L.h1.data(), Data(P.wq), A.dq.data(), N, d, d);
-    Note("matmul", l, "q_proj", A.dq.data(), {N, d});
-    lin.Forward(l, Matrix::kK, LayerInput::kH1, L.h1.data(), Data(P.wk), A.dk.data(), N, d, d);
-    Note("matmul", l, "k_proj", A.dk.data(), {N, d});
-    lin.Forward(l, Matrix::kV, LayerInput::kH1, L.h1.data(), Data(P.wv), A.dv.data(), N, d, d);
-    Note("matmul", l, "v_proj", A.dv.data(), {N, d});
+    lin.SetInput(l, LayerInput::kH1, Ptr(L.h1), N, d);
+    lin.Forward(l, Matrix::kQ, LayerInput::kH1, Ptr(L.h1), Data(P.wq), Ptr(A.dq), N, d, d);
+    Note("matmul", l, "q_proj", Ptr(A.dq), {N, d});
+    lin.Forward(l, Matrix::kK, LayerInput::kH1, Ptr(L.h1), Data(P.wk), Ptr(A.dk), N, d, d);
+    Note("matmul", l, "k_proj", Ptr(A.dk), {N, d});
+    lin.Forward(l, Matrix::kV, LayerInput::kH1, Ptr(L.h1), Data(P.wv), Ptr(A.dv), N, d, d);
+    Note("matmul", l, "v_proj", Ptr(A.dv), {N, d});
     if (c_.qk_norm) {
-      SplitHeads(A.dq.data(), L.q_raw.data(), rows, T, H, hd);
-      SplitHeads(A.dk.data(), L.k_raw.data(), rows, T, H, hd);
-      repops::RmsNormForward(L.q_raw.data(), nullptr, c_.norm_eps, N * H, hd, L.q.data(),
-                             L.rstd_q.data());
-      Note("rmsnorm", l, "q_norm", L.q.data(), {rows, H, T, hd});
-      repops::RmsNormForward(L.k_raw.data(), nullptr, c_.norm_eps, N * H, hd, L.k.data(),
-                             L.rstd_k.data());
-      Note("rmsnorm", l, "k_norm", L.k.data(), {rows, H, T, hd});
+      be_.SplitHeads(Ptr(A.dq), Ptr(L.q_raw), rows, T, H, hd);
+      be_.SplitHeads(Ptr(A.dk), Ptr(L.k_raw), rows, T, H, hd);
+      be_.RmsNormForward(Ptr(L.q_raw), nullptr, c_.norm_eps, N * H, hd, Ptr(L.q),
+                         Ptr(L.rstd_q));
+      Note("rmsnorm", l, "q_norm", Ptr(L.q), {rows, H, T, hd});
+      be_.RmsNormForward(Ptr(L.k_raw), nullptr, c_.norm_eps, N * H, hd, Ptr(L.k),
+                         Ptr(L.rstd_k));
+      Note("rmsnorm", l, "k_norm", Ptr(L.k), {rows, H, T, hd});
     } else {
-      SplitHeads(A.dq.data(), L.q.data(), rows, T, H, hd);
-      SplitHeads(A.dk.data(), L.k.data(), rows, T, H, hd);
+      be_.SplitHeads(Ptr(A.dq), Ptr(L.q), rows, T, H, hd);
+      be_.SplitHeads(Ptr(A.dk), Ptr(L.k), rows, T, H, hd);
     }
-    SplitHeads(A.dv.data(), L.v.data(), rows, T, H, hd);
-    repops::RopeApply(L.q.data(), N * H, hd, A.pos_heads.data(), rope_, false);
-    Note("rope", l, "q_rope", L.q.data(), {rows, H, T, hd});
-    repops::RopeApply(L.k.data(), N * H, hd, A.pos_heads.data(), rope_, false);
-    Note("rope", l, "k_rope", L.k.data(), {rows, H, T, hd});
-    const repops::AttentionShape s{rows, H, T, hd, c_.LayerWindow(l), b.doc_ids, b.key_valid};
-    repops::AttentionForward(s, L.q.data(), L.k.data(), L.v.data(), A.dtmp.data(),
-                             L.probs.data());
-    Note("attention", l, "attn_out", A.dtmp.data(), {rows, H, T, hd});
-    MergeHeads(A.dtmp.data(), L.att.data(), rows, T, H, hd);
-    lin.SetInput(l, LayerInput::kAtt, L.att.data(), N, d);
-    lin.Forward(l, Matrix::kO, LayerInput::kAtt, L.att.data(), Data(P.wo), L.x_mid.data(), N, d,
+    be_.SplitHeads(Ptr(A.dv), Ptr(L.v), rows, T, H, hd);
+    be_.RopeApply(Ptr(L.q), N * H, hd, A.pos_heads.data<int32_t>(), rope_.view, false);
+    Note("rope", l, "q_rope", Ptr(L.q), {rows, H, T, hd});
+    be_.RopeApply(Ptr(L.k), N * H, hd, A.pos_heads.data<int32_t>(), rope_.view, false);
+    Note("rope", l, "k_rope", Ptr(L.k), {rows, H, T, hd});
+    const repops::AttentionShape s = A.Shape(b, H, hd, c_.LayerWindow(l));
+    be_.AttentionForward(s, Ptr(L.q), Ptr(L.k), Ptr(L.v), Ptr(A.dtmp),
+                         Ptr(L.probs));
+    Note("attention", l, "attn_out", Ptr(A.dtmp), {rows, H, T, hd});
+    be_.MergeHeads(Ptr(A.dtmp), Ptr(L.att), rows, T, H, hd);
+    lin.SetInput(l, LayerInput::kAtt, Ptr(L.att), N, d);
+    lin.Forward(l, Matrix::kO, LayerInput::kAtt, Ptr(L.att), Data(P.wo), Ptr(L.x_mid), N, d,
                 d);
-    Note("matmul", l, "o_proj", L.x_mid.data(), {N, d});
-    AddInto(L.x_mid.data(), L.x_in.data(), N * d);
-    Note("add", l, "x_mid", L.x_mid.data(), {N, d});
+    Note("matmul", l, "o_proj", Ptr(L.x_mid), {N, d});
+    be_.AddInto(Ptr(L.x_mid), Ptr(L.x_in), N * d);
+    Note("add", l, "x_mid", Ptr(L.x_mid), {N, d});
     // MLP block.
-    repops::RmsNormForward(L.x_mid.data(), Data(P.mlp_norm), c_.norm_eps, N, d, L.h2.data(),
-                           L.rstd2.data());
-    Note("rmsnorm", l, "h2", L.h2.data(), {N, d});
-    lin.SetInput(l, LayerInput::kH2, L.h2.data(), N, d);
-    lin.Forward(l, Matrix::kGate, LayerInput::kH2, L.h2.data(), Data(P.w_gate), L.a.data(), N,
+    be_.RmsNormForward(Ptr(L.x_mid), Data(P.mlp_norm), c_.norm_eps, N, d, Ptr(L.h2),
+                       Ptr(L.rstd2));
+    Note("rmsnorm", l, "h2", Ptr(L.h2), {N, d});
+    lin.SetInput(l, LayerInput::kH2, Ptr(L.h2), N, d);
+    lin.Forward(l, Matrix::kGate, LayerInput::kH2, Ptr(L.h2), Data(P.w_gate), Ptr(L.a), N,
                 d, ff);
-    Note("matmul", l, "gate", L.a.data(), {N, ff});
+    Note("matmul", l, "gate", Ptr(L.a), {N, ff});
     if (c_.mlp == MlpKind::kSwiGlu) {
-      lin.Forward(l, Matrix::kUp, LayerInput::kH2, L.h2.data(), Data(P.w_up), L.b.data(), N, d,
+      lin.Forward(l, Matrix::kUp, LayerInput::kH2, Ptr(L.h2), Data(P.w_up), Ptr(L.b), N, d,
                   ff);
-      Note("matmul", l, "up", L.b.data(), {N, ff});
-      repops::SwiGluForward(L.a.data(), L.b.data(), N * ff, L.act.data());
-      Note("swiglu", l, "act", L.act.data(), {N, ff});
+      Note("matmul", l, "up", Ptr(L.b), {N, ff});
+      be_.SwiGluForward(Ptr(L.a), Ptr(L.b), N * ff, Ptr(L.act));
+      Note("swiglu", l, "act", Ptr(L.act), {N, ff});
     } else {
-      repops::GeluForward(L.a.data(), N * ff, L.act.data());
-      Note("gelu", l, "act", L.act.data(), {N, ff});
+      be_.GeluForward(Ptr(L.a), N * ff, Ptr(L.act));
+      Note("gelu", l, "act", Ptr(L.act), {N, ff});
     }
-    float* x_out = l + 1 < c_.n_layers ? A.layers_[l + 1].x_in.data() : A.x_final.data();
-    lin.SetInput(l, LayerInput::kAct, L.act.data(), N, ff);
-    lin.Forward(l, Matrix::kDown, LayerInput::kAct, L.act.data(), Data(P.w_down), x_out, N, ff,
+    float* x_out = l + 1 < c_.n_layers ? Ptr(A.layers_[l + 1].x_in) : Ptr(A.x_final);
+    lin.SetInput(l, LayerInput::kAct, Ptr(L.act), N, ff);
+    lin.Forward(l, Matrix::kDown, LayerInput::kAct, Ptr(L.act), Data(P.w_down), x_out, N, ff,
                 d);
     Note("matmul", l, "down", x_out, {N, d});
-    AddInto(x_out, L.x_mid.data(), N * d);
+    be_.AddInto(x_out, Ptr(L.x_mid), N * d);
     Note("add", l, "x_out", x_out, {N, d});
   }
-  repops::RmsNormForward(A.x_final.data(), Data(p.final_norm), c_.norm_eps, N, d, A.hf.data(),
-                         A.rstd_f.data());
-  Note("rmsnorm", -1, "hf", A.hf.data(), {N, d});
+  be_.RmsNormForward(Ptr(A.x_final), Data(p.final_norm), c_.norm_eps, N, d, Ptr(A.hf),
+                     Ptr(A.rstd_f));
+  Note("rmsnorm", -1, "hf", Ptr(A.hf), {N, d});
   if (c_.tied_embeddings) {
-    MatMulBT(A.hf.data(), Data(p.embed), A.logits.data(), N, d, V);
+    be_.MatMulBT(Ptr(A.hf), Data(p.embed), Ptr(A.logits), N, d, V);
   } else {
-    MatMul(A.hf.data(), Data(p.lm_head), A.logits.data(), N, d, V);
+    be_.MatMul(Ptr(A.hf), Data(p.lm_head), Ptr(A.logits), N, d, V);
   }
-  Note("matmul", -1, "logits", A.logits.data(), {N, V});
-  const repops::CrossEntropySums sums = repops::CrossEntropyForward(
-      A.logits.data(), b.labels, N, V, kIgnoreLabel, A.lse.data());
-  Note("cross_entropy", -1, "lse", A.lse.data(), {N});
+  Note("matmul", -1, "logits", Ptr(A.logits), {N, V});
+  const repops::CrossEntropySums sums = be_.CrossEntropyForward(
+      Ptr(A.logits), A.labels.data<int32_t>(), N, V, kIgnoreLabel, Ptr(A.lse));
+  Note("cross_entropy", -1, "lse", Ptr(A.lse), {N});
   return sums;
 }
 
@@ -245,36 +241,36 @@ void Transformer::Backward(const ParameterSet& p, const BatchView& b, float grad
   }
   A.linear.BeginBackward(g);  // learned step sizes: overwritten by their layer's backward
   // Loss -> logits (in place: the logits are not needed after this).
-  float* dlogits = A.logits.data();
-  repops::CrossEntropyBackward(A.logits.data(), b.labels, A.lse.data(), N, V, kIgnoreLabel,
-                               grad_scale, c_.z_loss, dlogits);
+  float* dlogits = Ptr(A.logits);
+  be_.CrossEntropyBackward(Ptr(A.logits), A.labels.data<int32_t>(), Ptr(A.lse), N, V, kIgnoreLabel,
+                           grad_scale, c_.z_loss, dlogits);
   Note("cross_entropy_bwd", -1, "d_logits", dlogits, {N, V});
-  float* dhf = A.dx2.data();
+  float* dhf = Ptr(A.dx2);
   if (c_.tied_embeddings) {
-    MatMul(dlogits, Data(p.embed), dhf, N, V, d);
+    be_.MatMul(dlogits, Data(p.embed), dhf, N, V, d);
     Note("matmul", -1, "d_hf", dhf, {N, d});
-    MatMulAT(dlogits, A.hf.data(), MutData(g.embed), V, N, d);
+    be_.MatMulAT(dlogits, Ptr(A.hf), MutData(g.embed), V, N, d);
     Note("matmul", -1, "g.embed", Data(g.embed), {V, d});
   } else {
-    MatMulBT(dlogits, Data(p.lm_head), dhf, N, V, d);
+    be_.MatMulBT(dlogits, Data(p.lm_head), dhf, N, V, d);
     Note("matmul", -1, "d_hf", dhf, {N, d});
-    MatMulAT(A.hf.data(), dlogits, MutData(g.lm_head), d, N, V);
+    be_.MatMulAT(Ptr(A.hf), dlogits, MutData(g.lm_head), d, N, V);
     Note("matmul", -1, "g.lm_head", Data(g.lm_head), {d, V});
   }
-  float* dx = A.dx.data();  // d loss / d (residual stream), walking down the layers
-  repops::RmsNormBackward(dhf, A.x_final.data(), Data(p.final_norm), A.rstd_f.data(), N, d, dx,
-                          MutData(g.final_norm));
+  float* dx = Ptr(A.dx);  // d loss / d (residual stream), walking down the layers
+  be_.RmsNormBackward(dhf, Ptr(A.x_final), Data(p.final_norm), Ptr(A.rstd_f), N, d, dx,
+                      MutData(g.final_norm));
   Note("rmsnorm_bwd", -1, "d_x_final", dx, {N, d});
   Note("rmsnorm_bwd", -1, "g.final_norm", Data(g.final_norm), {d});
   for (int64_t l = c_.n_layers - 1; l >= 0; --l) BackwardLayer(l, p, b, A, g);
   if (c_.embed_norm) {
-    repops::RmsNormBackward(dx, A.emb.data(), Data(p.embed_norm), A.rstd_e.data(), N, d,
-                            A.dtmp.data(), MutData(g.embed_norm));
-    Note("rmsnorm_bwd", -1, "d_embed", A.dtmp.data(), {N, d});
+    be_.RmsNormBackward(dx, Ptr(A.emb), Data(p.embed_norm), Ptr(A.rstd_e), N, d,
+                        Ptr(A.dtmp), MutData(g.embed_norm));
+    Note("rmsnorm_bwd", -1, "d_embed", Ptr(A.dtmp), {N, d});
     Note("rmsnorm_bwd", -1, "g.embed_norm", Data(g.embed_norm), {d});
-    dx = A.dtmp.data();
+    dx = Ptr(A.dtmp);
   }
-  repops::EmbeddingBackward(dx, b.inputs, N, V, d, MutData(g.embed));
+  be_.EmbeddingBackward(dx, A.inputs.data<int32_t>(), N, V, d, MutData(g.embed));
   Note("embedding_bwd", -1, "g.embed", Data(g.embed), {V, d});
 }
 
@@ -287,54 +283,54 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
   Activations::Layer& L = A.layers_[l];
   const LayerParams& P = p.layers[l];
   LayerParams& G = g.layers[l];
-  float* dx = A.dx.data();
+  float* dx = Ptr(A.dx);
   LinearLayers& lin = A.linear;
   // MLP block: x_out = x_mid + act·Wd.
-  lin.Backward(l, Matrix::kDown, LayerInput::kAct, L.act.data(), dx, Data(P.w_down),
-               A.dh.data(), MutData(G.w_down), N, ff, d);
-  Note("matmul", l, "d_act", A.dh.data(), {N, ff});
+  lin.Backward(l, Matrix::kDown, LayerInput::kAct, Ptr(L.act), dx, Data(P.w_down),
+               Ptr(A.dh), MutData(G.w_down), N, ff, d);
+  Note("matmul", l, "d_act", Ptr(A.dh), {N, ff});
   Note("matmul", l, "g.w_down", Data(G.w_down), {ff, d});
   if (c_.mlp == MlpKind::kSwiGlu) {
-    repops::SwiGluBackward(A.dh.data(), L.a.data(), L.b.data(), N * ff, A.da.data(),
-                           A.db.data());
-    Note("swiglu_bwd", l, "d_gate", A.da.data(), {N, ff});
-    Note("swiglu_bwd", l, "d_up", A.db.data(), {N, ff});
-    lin.Backward(l, Matrix::kGate, LayerInput::kH2, L.h2.data(), A.da.data(), Data(P.w_gate),
-                 A.dx2.data(), MutData(G.w_gate), N, d, ff);
+    be_.SwiGluBackward(Ptr(A.dh), Ptr(L.a), Ptr(L.b), N * ff, Ptr(A.da),
+                       Ptr(A.db));
+    Note("swiglu_bwd", l, "d_gate", Ptr(A.da), {N, ff});
+    Note("swiglu_bwd", l, "d_up", Ptr(A.db), {N, ff});
+    lin.Backward(l, Matrix::kGate, LayerInput::kH2, Ptr(L.h2), Ptr(A.da), Data(P.w_gate),
+                 Ptr(A.dx2), MutData(G.w_gate), N, d, ff);
     Note("matmul", l, "g.w_gate", Data(G.w_gate), {d, ff});
-    lin.Backward(l, Matrix::kUp, LayerInput::kH2, L.h2.data(), A.db.data(), Data(P.w_up),
-                 A.dx2.data(), MutData(G.w_up), N, d, ff, /*accumulate=*/true);
+    lin.Backward(l, Matrix::kUp, LayerInput::kH2, Ptr(L.h2), Ptr(A.db), Data(P.w_up),
+                 Ptr(A.dx2), MutData(G.w_up), N, d, ff, /*accumulate=*/true);
     Note("matmul", l, "g.w_up", Data(G.w_up), {d, ff});
   } else {
-    repops::GeluBackward(A.dh.data(), L.a.data(), N * ff, A.da.data());
-    Note("gelu_bwd", l, "d_gate", A.da.data(), {N, ff});
-    lin.Backward(l, Matrix::kGate, LayerInput::kH2, L.h2.data(), A.da.data(), Data(P.w_gate),
-                 A.dx2.data(), MutData(G.w_gate), N, d, ff);
+    be_.GeluBackward(Ptr(A.dh), Ptr(L.a), N * ff, Ptr(A.da));
+    Note("gelu_bwd", l, "d_gate", Ptr(A.da), {N, ff});
+    lin.Backward(l, Matrix::kGate, LayerInput::kH2, Ptr(L.h2), Ptr(A.da), Data(P.w_gate),
+                 Ptr(A.dx2), MutData(G.w_gate), N, d, ff);
     Note("matmul", l, "g.w_gate", Data(G.w_gate), {d, ff});
   }
-  Note("matmul", l, "d_h2", A.dx2.data(), {N, d});
-  repops::RmsNormBackward(A.dx2.data(), L.x_mid.data(), Data(P.mlp_norm), L.rstd2.data(), N, d,
-                          A.dtmp.data(), MutData(G.mlp_norm));
-  Note("rmsnorm_bwd", l, "d_x_mid_norm", A.dtmp.data(), {N, d});
+  Note("matmul", l, "d_h2", Ptr(A.dx2), {N, d});
+  be_.RmsNormBackward(Ptr(A.dx2), Ptr(L.x_mid), Data(P.mlp_norm), Ptr(L.rstd2), N, d,
+                      Ptr(A.dtmp), MutData(G.mlp_norm));
+  Note("rmsnorm_bwd", l, "d_x_mid_norm", Ptr(A.dtmp), {N, d});
   Note("rmsnorm_bwd", l, "g.mlp_norm", Data(G.mlp_norm), {d});
-  AddInto(dx, A.dtmp.data(), N * d);  // now d loss / d x_mid
-  Note("add", l, "d_x_mid", dx, {N, d});
+  be_.AddInto(dx, Ptr(A.dtmp), N * d);  // now d loss / d x_mid
+              Note("add", l, "d_x_mid", dx, {N, d});
   // Attention block: x_mid = x_in + att·Wo.
-  lin.Backward(l, Matrix::kO, LayerInput::kAtt, L.att.data(), dx, Data(P.wo), A.dx2.data(),
+  lin.Backward(l, Matrix::kO, LayerInput::kAtt, Ptr(L.att), dx, Data(P.wo), Ptr(A.dx2),
                MutData(G.wo), N, d, d);
-  Note("matmul", l, "d_att", A.dx2.data(), {N, d});
+  Note("matmul", l, "d_att", Ptr(A.dx2), {N, d});
   Note("matmul", l, "g.wo", Data(G.wo), {d, d});
-  SplitHeads(A.dx2.data(), A.dtmp.data(), rows, T, H, hd);
-  const repops::AttentionShape s{rows, H, T, hd, c_.LayerWindow(l), b.doc_ids, b.key_valid};
-  repops::AttentionBackward(s, L.q.data(), L.k.data(), L.v.data(), L.probs.data(),
-                            A.dtmp.data(), A.dq.data(), A.dk.data(), A.dv.data());
-  Note("attention_bwd", l, "dQ", A.dq.data(), {rows, H, T, hd});
-  Note("attention_bwd", l, "dK", A.dk.data(), {rows, H, T, hd});
-  Note("attention_bwd", l, "dV", A.dv.data(), {rows, H, T, hd});
-  repops::RopeApply(A.dq.data(), N * H, hd, A.pos_heads.data(), rope_, true);
-  Note("rope_bwd", l, "dQ_rope", A.dq.data(), {rows, H, T, hd});
-  repops::RopeApply(A.dk.data(), N * H, hd, A.pos_heads.data(), rope_, true);
-  Note("rope_bwd", l, "dK_rope", A.dk.data(), {rows, H, T, hd});
+  be_.SplitHeads(Ptr(A.dx2), Ptr(A.dtmp), rows, T, H, hd);
+  const repops::AttentionShape s = A.Shape(b, H, hd, c_.LayerWindow(l));
+  be_.AttentionBackward(s, Ptr(L.q), Ptr(L.k), Ptr(L.v), Ptr(L.probs),
+                        Ptr(A.dtmp), Ptr(A.dq), Ptr(A.dk), Ptr(A.dv));
+  Note("attention_bwd", l, "dQ", Ptr(A.dq), {rows, H, T, hd});
+  Note("attention_bwd", l, "dK", Ptr(A.dk), {rows, H, T, hd});
+  Note("attention_bwd", l, "dV", Ptr(A.dv), {rows, H, T, hd});
+  be_.RopeApply(Ptr(A.dq), N * H, hd, A.pos_heads.data<int32_t>(), rope_.view, true);
+  Note("rope_bwd", l, "dQ_rope", Ptr(A.dq), {rows, H, T, hd});
+  be_.RopeApply(Ptr(A.dk), N * H, hd, A.pos_heads.data<int32_t>(), rope_.view, true);
+  Note("rope_bwd", l, "dK_rope", Ptr(A.dk), {rows, H, T, hd});
   // Each projection's gradient in turn: heads -> [N, d] in dx2, its weight gradient, and its
   // share of d loss / d h1, summed in the order q, k, v.
   struct Proj {
@@ -342,30 +338,30 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
     const char *norm_name, *grad_name;
   };
   const Proj projs[3] = {
-      {Matrix::kQ, A.dq.data(), L.q_raw.data(), L.rstd_q.data(), P.wq, G.wq, "dQ_norm", "g.wq"},
-      {Matrix::kK, A.dk.data(), L.k_raw.data(), L.rstd_k.data(), P.wk, G.wk, "dK_norm", "g.wk"},
-      {Matrix::kV, A.dv.data(), nullptr, nullptr, P.wv, G.wv, nullptr, "g.wv"}};
+      {Matrix::kQ, Ptr(A.dq), Ptr(L.q_raw), Ptr(L.rstd_q), P.wq, G.wq, "dQ_norm", "g.wq"},
+      {Matrix::kK, Ptr(A.dk), Ptr(L.k_raw), Ptr(L.rstd_k), P.wk, G.wk, "dK_norm", "g.wk"},
+      {Matrix::kV, Ptr(A.dv), nullptr, nullptr, P.wv, G.wv, nullptr, "g.wv"}};
   for (int i = 0; i < 3; ++i) {
     const Proj& pr = projs[i];
     const float* heads = pr.dheads;
     if (c_.qk_norm && pr.raw != nullptr) {
-      repops::RmsNormBackward(pr.dheads, pr.raw, nullptr, pr.rstd, N * H, hd, A.dtmp.data(),
-                              nullptr);
-      Note("rmsnorm_bwd", l, pr.norm_name, A.dtmp.data(), {rows, H, T, hd});
-      heads = A.dtmp.data();
+      be_.RmsNormBackward(pr.dheads, pr.raw, nullptr, pr.rstd, N * H, hd, Ptr(A.dtmp),
+                          nullptr);
+      Note("rmsnorm_bwd", l, pr.norm_name, Ptr(A.dtmp), {rows, H, T, hd});
+      heads = Ptr(A.dtmp);
     }
-    MergeHeads(heads, A.dx2.data(), rows, T, H, hd);
-    lin.Backward(l, pr.m, LayerInput::kH1, L.h1.data(), A.dx2.data(), Data(pr.w), A.dh1.data(),
+    be_.MergeHeads(heads, Ptr(A.dx2), rows, T, H, hd);
+    lin.Backward(l, pr.m, LayerInput::kH1, Ptr(L.h1), Ptr(A.dx2), Data(pr.w), Ptr(A.dh1),
                  MutData(pr.gw), N, d, d, /*accumulate=*/i > 0);
     Note("matmul", l, pr.grad_name, Data(pr.gw), {d, d});
   }
-  Note("matmul", l, "d_h1", A.dh1.data(), {N, d});
-  repops::RmsNormBackward(A.dh1.data(), L.x_in.data(), Data(P.attn_norm), L.rstd1.data(), N, d,
-                          A.dtmp.data(), MutData(G.attn_norm));
-  Note("rmsnorm_bwd", l, "d_x_in_norm", A.dtmp.data(), {N, d});
+  Note("matmul", l, "d_h1", Ptr(A.dh1), {N, d});
+  be_.RmsNormBackward(Ptr(A.dh1), Ptr(L.x_in), Data(P.attn_norm), Ptr(L.rstd1), N, d,
+                      Ptr(A.dtmp), MutData(G.attn_norm));
+  Note("rmsnorm_bwd", l, "d_x_in_norm", Ptr(A.dtmp), {N, d});
   Note("rmsnorm_bwd", l, "g.attn_norm", Data(G.attn_norm), {d});
-  AddInto(dx, A.dtmp.data(), N * d);  // now d loss / d x_in
-  Note("add", l, "d_x_in", dx, {N, d});
+  be_.AddInto(dx, Ptr(A.dtmp), N * d);  // now d loss / d x_in
+              Note("add", l, "d_x_in", dx, {N, d});
 }
 
 }  // namespace trail::model

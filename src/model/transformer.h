@@ -18,21 +18,25 @@
 //
 // Every reduction is a RepOps op with its canonical order, so the result does not depend on the
 // backend or thread count; rows are independent, so neither on the other rows of the batch.
+// Every operation runs on the model's backend (repops/backend.h) and every activation lives on
+// its device; the host only reads the batch and, through the backend, the loss sums.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "core/device.h"
 #include "model/config.h"
 #include "model/linear_layers.h"
 #include "model/op_observer.h"
 #include "model/params.h"
+#include "repops/backend.h"
 #include "repops/cross_entropy.h"
-#include "repops/rope.h"
 
 namespace trail::model {
 
-// One micro-batch, row-major [rows, T] (data::PackedBatch provides exactly these).
+// One micro-batch, row-major [rows, T] (data::PackedBatch provides exactly these), on the host:
+// the forward copies it to the device.
 struct BatchView {
   int64_t rows = 0, seq = 0;
   const int32_t* inputs = nullptr;
@@ -43,10 +47,11 @@ struct BatchView {
 };
 inline constexpr int32_t kIgnoreLabel = -100;
 
-// Every activation the backward needs, allocated once for up to max_rows × max_seq.
+// Every activation the backward needs, allocated once for up to max_rows × max_seq on the
+// backend's device (which must outlive them), with the micro-batch's device copy.
 class Activations {
  public:
-  Activations(const ModelConfig& c, int64_t max_rows, int64_t max_seq);
+  Activations(const ModelConfig& c, int64_t max_rows, int64_t max_seq, repops::Backend& backend);
   int64_t bytes() const;  // the planned memory, reported at start
   // What the constructor would allocate, without allocating (for planning; model_test checks
   // that the two agree).
@@ -57,23 +62,38 @@ class Activations {
  private:
   friend class Transformer;
   struct Layer {
-    std::vector<float> x_in, rstd1, h1, q_raw, k_raw, rstd_q, rstd_k, q, k, v, probs, att,
-        x_mid, rstd2, h2, a, b, act;
+    Buffer x_in, rstd1, h1, q_raw, k_raw, rstd_q, rstd_k, q, k, v, probs, att, x_mid, rstd2, h2,
+        a, b, act;
   };
+  // The attention shape of batch b (its masks on the device) for heads of hd, with `window`.
+  repops::AttentionShape Shape(const BatchView& b, int64_t heads, int64_t hd,
+                               int64_t window) const {
+    const int32_t* docs = b.doc_ids ? doc_ids.data<int32_t>() : nullptr;
+    const auto* valid = b.key_valid ? reinterpret_cast<const uint8_t*>(key_valid.data<int8_t>())
+                                    : nullptr;
+    return {b.rows, heads, b.seq, hd, window, docs, valid};
+  }
+  // The buffers bytes() counts, in one list.
+  std::vector<const Buffer*> AllBuffers() const;
   int64_t max_rows_, max_seq_;
   std::vector<Layer> layers_;
-  std::vector<float> emb, rstd_e, x_final, rstd_f, hf, logits, lse;
-  std::vector<int32_t> pos_heads;  // RoPE position of each [rows, H, T] row
-  LinearLayers linear;             // the block matrices' products (int8: quantized operands)
+  Buffer emb, rstd_e, x_final, rstd_f, hf, logits, lse;
+  // The micro-batch on the device: inputs, labels, doc_ids [rows, T] (int32), key_valid
+  // [rows, T] (uint8, as int8), and the RoPE position of each [rows, H, T] row (int32).
+  Buffer inputs, labels, doc_ids, key_valid, pos_heads;
+  std::vector<int32_t> host_pos_heads_;  // pos_heads as assembled on the host
+  LinearLayers linear;                   // the block matrices' products (int8: quantized operands)
   // Backward scratch.
-  std::vector<float> dx, dx2, dh1, dtmp, dq, dk, dv, dh, da, db;
+  Buffer dx, dx2, dh1, dtmp, dq, dk, dv, dh, da, db;
 };
 
 
 class Transformer {
  public:
-  explicit Transformer(const ModelConfig& c);
+  // Runs on `backend`, which must outlive the model.
+  Transformer(const ModelConfig& c, repops::Backend& backend);
   const ModelConfig& config() const { return c_; }
+  repops::Backend& backend() const { return be_; }
 
   // Forward only. Leaves logits [rows·T, V] in acts (Logits()). Returns the micro-batch's
   // sums of NLL and lse² over its targets (RepOps cross-entropy, canonical order).
@@ -83,21 +103,28 @@ class Transformer {
   repops::CrossEntropySums ForwardBackward(const ParameterSet& p, const BatchView& b,
                                            float grad_scale, Activations& acts,
                                            ParameterSet& grads);
-  static const float* Logits(const Activations& acts) { return acts.logits.data(); }
+  // The last forward's logits [rows·T, V] on the backend's device.
+  static TensorView Logits(const Activations& acts, int64_t rows, int64_t seq);
   // Every operation's output goes to `o` from now on (nullptr: to no one).
   void set_observer(OpObserver* o) { observer_ = o; }
 
  private:
   void Note(const char* op, int64_t layer, const char* tensor, const float* data,
             std::initializer_list<int64_t> shape) const {
-    if (observer_ != nullptr) observer_->Output(op, layer, tensor, data, shape);
+    if (observer_ == nullptr) return;
+    const TensorView v =
+        TensorView::Contiguous(const_cast<float*>(data), DType::kF32, be_.device(), shape);
+    observer_->Output(op, layer, tensor, OpOutput{v, &be_});
   }
+  // The batch's ids, masks and RoPE positions to the device.
+  void Upload(const BatchView& b, Activations& acts) const;
   void Backward(const ParameterSet& p, const BatchView& b, float grad_scale, Activations& acts,
                 ParameterSet& grads);
   void BackwardLayer(int64_t l, const ParameterSet& p, const BatchView& b, Activations& acts,
                      ParameterSet& grads);
   ModelConfig c_;
-  repops::RopeTable rope_;
+  repops::Backend& be_;
+  repops::DeviceRopeTable rope_;
   OpObserver* observer_ = nullptr;
 };
 

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/timing.h"
+#include "repops/devices.h"
 
 namespace trail::train {
 namespace {
@@ -73,14 +74,15 @@ StepEngine::StepEngine(const Recipe& recipe, data::CanonicalStream& stream)
     : StepEngine(recipe, stream, dist::SingleProcess()) {}
 
 StepEngine::StepEngine(const Recipe& recipe, data::CanonicalStream& stream,
-                       dist::Communicator& comm)
+                       dist::Communicator& comm, const Device& device)
     : recipe_(recipe),
       stream_(stream),
       comm_(comm),
       batcher_(stream),
-      model_(recipe.model),
+      backend_(repops::MakeBackend(device)),
+      model_(recipe.model, *backend_),
       acts_(recipe.model, stream.manifest().stream.micro_batch_windows,
-            CheckedMaxSeqLen(recipe, stream)),
+            CheckedMaxSeqLen(recipe, stream), *backend_),
       micro_grad_(recipe.model),
       tree_(recipe.mesh.replicas, recipe.mesh.shards),
       flat_(SizesOf(micro_grad_, 1)),

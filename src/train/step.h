@@ -26,6 +26,7 @@
 #include "dist/mesh_reduce.h"
 #include "dist/reduction_tree.h"
 #include "model/transformer.h"
+#include "repops/backend.h"
 #include "train/flat_state.h"
 #include "train/recipe.h"
 #include "train/state.h"
@@ -71,8 +72,10 @@ class StepObserver : public model::OpObserver {
 class StepEngine {
  public:
   // `comm` must outlive the engine; every process of the job builds its engine the same way.
-  StepEngine(const Recipe& recipe, data::CanonicalStream& stream, dist::Communicator& comm);
-  StepEngine(const Recipe& recipe, data::CanonicalStream& stream);  // one process
+  // The engine owns the backend of `device` that runs the model (repops/devices.h).
+  StepEngine(const Recipe& recipe, data::CanonicalStream& stream, dist::Communicator& comm,
+             const Device& device = {});
+  StepEngine(const Recipe& recipe, data::CanonicalStream& stream);  // one process, on the cpu
   // Runs the state's next step. Every process of the job passes an equal state; in a job of
   // several processes the engine holds the moments (AdoptMoments first).
   StepResult Run(TrainState& st, LossNormalization norm = LossNormalization::kTokenWeighted);
@@ -84,6 +87,7 @@ class StepEngine {
   // process only.
   void CopyLastGradient(model::ParameterSet& out) const;
   const model::Transformer& model() const { return model_; }
+  repops::Backend& backend() const { return *backend_; }
   // The micro-batches this process runs, and their operations, go to `o` from now on
   // (nullptr: to no one).
   void set_observer(StepObserver* o) {
@@ -121,6 +125,7 @@ class StepEngine {
   data::CanonicalStream& stream_;
   dist::Communicator& comm_;
   data::Batcher batcher_;
+  std::unique_ptr<repops::Backend> backend_;
   model::Transformer model_;
   model::Activations acts_;
   model::ParameterSet micro_grad_;

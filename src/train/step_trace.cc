@@ -77,13 +77,13 @@ void TraceRecorder::BeginMicroBatch(int64_t logical_rank, int64_t micro, const D
   ops_.push_back({rank_, micro_, -1, "batch", "tokens", {}, ToHex(batch), ""});
 }
 
-void TraceRecorder::Output(const char* op, int64_t layer, const char* tensor, const float* data,
-                           std::initializer_list<int64_t> shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  TraceOp o{rank_, micro_, layer, op, tensor, shape, ToHex(ElementsRoot(DType::kF32, data, n)), ""};
+void TraceRecorder::Output(const char* op, int64_t layer, const char* tensor,
+                           const model::OpOutput& out) {
+  const std::vector<float> host = out.ToHost();
+  TraceOp o{rank_,  micro_, layer, op, tensor, out.shape(),
+            ToHex(ElementsRoot(DType::kF32, host.data(), static_cast<int64_t>(host.size()))), ""};
   if (static_cast<int64_t>(ops_.size()) == capture_) {
-    o.values = HexOf({reinterpret_cast<const uint8_t*>(data), static_cast<size_t>(n) * 4});
+    o.values = HexOf({reinterpret_cast<const uint8_t*>(host.data()), host.size() * 4});
   }
   ops_.push_back(std::move(o));
 }

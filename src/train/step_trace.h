@@ -50,8 +50,8 @@ class TraceRecorder : public StepObserver {
  public:
   explicit TraceRecorder(int64_t capture = -1) : capture_(capture) {}
   void BeginMicroBatch(int64_t logical_rank, int64_t micro, const Digest& batch) override;
-  void Output(const char* op, int64_t layer, const char* tensor, const float* data,
-              std::initializer_list<int64_t> shape) override;
+  void Output(const char* op, int64_t layer, const char* tensor,
+              const model::OpOutput& out) override;
   std::vector<TraceOp>& ops() { return ops_; }
 
  private:
