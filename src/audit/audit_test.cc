@@ -102,6 +102,29 @@ TEST(Replay, SameVerdictsOnEveryBackendAndThreadCount) {
   for (const std::string& s : first) EXPECT_EQ(s.substr(0, 6), "match:");
 }
 
+// A CPU-trained run audited on the guarded test device (whose memory host code outside its
+// backend cannot touch): the same verdicts and chains, and a trace with the CPU trace's hashes.
+TEST(Replay, GuardedDeviceGivesTheCpuVerdictsAndTraces) {
+  const auto f = MakeRun(6, 3);
+  train::Train(*f, false);
+  ReplayOptions o;
+  o.run_dir = f->run, o.data = f->manifest, o.steps = {1, 4, 5}, o.quiet = true;
+  const std::vector<std::string> cpu = Outcome(ReplaySteps(o));
+  o.device = ParseDevice("guarded");
+  const std::vector<std::string> guarded = Outcome(ReplaySteps(o));
+  EXPECT_EQ(guarded, cpu);
+  ASSERT_EQ(cpu.size(), 3u);
+  for (const std::string& s : cpu) EXPECT_EQ(s.substr(0, 6), "match:");
+  o.steps = {4}, o.trace_step = 4, o.bisect = false;
+  o.device = {};
+  const train::StepTrace a = ReplaySteps(o).trace;
+  o.device = ParseDevice("guarded");
+  const train::StepTrace b = ReplaySteps(o).trace;
+  ASSERT_EQ(a.ops.size(), b.ops.size());
+  EXPECT_GT(a.ops.size(), 50u);
+  for (size_t i = 0; i < a.ops.size(); ++i) EXPECT_EQ(a.ops[i].hash, b.ops[i].hash) << i;
+}
+
 nlohmann::json ReadJson(const std::string& path) {
   return nlohmann::json::parse(ReadFileToString(path));
 }

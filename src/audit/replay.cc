@@ -332,7 +332,8 @@ ReplayReport ReplaySteps(const ReplayOptions& o) {
   TRAIL_CHECK(o.steps.back() < recorded, "audit: step ", o.steps.back(), " is beyond the ",
               recorded, " steps ", run.rd.trajectory_path(), " records");
   const Clock::time_point t0 = Clock::now();
-  train::LoadedRun loaded(run.rd.recipe_path(), ManifestForReplay(run, o.data), true, comm);
+  train::LoadedRun loaded(run.rd.recipe_path(), ManifestForReplay(run, o.data), true, comm,
+                          o.device);
   report.load_seconds += SecondsSince(t0);
   Replayer replayer(run, loaded, o, report, quiet);
   if (!run.trajectory_problem.empty()) {

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/device.h"
 #include "dist/communicator.h"
 #include "train/run_attestation.h"
 #include "train/step_trace.h"
@@ -54,6 +55,7 @@ struct ReplayOptions {
   // When a step with a recorded trace (<run>/traces/) differs, name its first diverging
   // operation (audit/bisect.h) in the step's verdict.
   bool bisect = true;
+  Device device;  // where the steps are replayed (repops/devices.h)
 };
 
 struct ReplayReport {

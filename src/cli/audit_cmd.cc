@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "audit/bisect.h"
+#include "cli/device_option.h"
 #include "audit/certify.h"
 #include "audit/collect.h"
 #include "audit/published_run.h"
@@ -48,6 +49,7 @@ void AddReplay(CLI::App* audit, AuditCommand& c) {
   AddThreads(c.replay, c.threads);
   c.replay->add_flag("--json", c.json, "Print the report as JSON");
   c.replay->add_flag("--quiet", c.quiet, "No progress lines");
+  AddDeviceOption(c.replay, c.device);
 }
 
 void AddKeygen(CLI::App* audit, AuditCommand& c) {
@@ -106,6 +108,7 @@ void AddTraceAndBisect(CLI::App* audit, AuditCommand& c) {
   c.trace->add_option("--capture", c.capture, "Also keep the output values of this entry")
       ->check(CLI::NonNegativeNumber);
   c.trace->add_option("--out", c.out, "The trace file to write")->required();
+  AddDeviceOption(c.trace, c.device);
   AddData(c.trace, c.data);
   AddThreads(c.trace, c.threads);
   c.bisect = audit->add_subcommand(
@@ -135,6 +138,7 @@ std::vector<int64_t> RequestedSteps(const AuditCommand& c) {
 int RunReplay(const AuditCommand& c) {
   audit::ReplayOptions o;
   o.run_dir = c.run, o.data = c.data, o.steps = RequestedSteps(c), o.quiet = c.quiet;
+  o.device = ParseDevice(c.device);
   o.comm = &dist::JobCommunicator();  // MPI under mpirun / srun, else this process alone
   const audit::ReplayReport r = audit::ReplaySteps(o);
   if (o.comm->rank() == 0) {
@@ -185,6 +189,7 @@ int RunTrace(const AuditCommand& c) {
   audit::ReplayOptions o;
   o.run_dir = c.run, o.data = c.data, o.steps = {c.step}, o.quiet = true;
   o.trace_step = c.step, o.capture = c.capture, o.bisect = false;
+  o.device = ParseDevice(c.device);
   const audit::ReplayReport r = audit::ReplaySteps(o);
   train::WriteStepTrace(c.out, r.trace);
   const audit::StepVerdict* v = r.Find(c.step);

@@ -22,7 +22,7 @@ struct AuditCommand {
   std::vector<std::string> attestations;
   int64_t step = -1, sample = -1, auditors = 0, redundancy = 1, plan_sample = -1, slot = -1,
           capture = -1;
-  std::string trace_a, trace_b;
+  std::string trace_a, trace_b, device = "cpu";
   uint64_t seed = 0;
   int threads = 0;
   bool json = false, quiet = false;

@@ -15,6 +15,7 @@
 #if TRAIL_WITH_CORPUS
 #include "cli/corpus_cmd.h"
 #endif
+#include "cli/device_option.h"
 #include "cli/selftest.h"
 #include "cli/tokenizer_cmd.h"
 #include "cli/train_cmd.h"
@@ -83,6 +84,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   selftest->add_option("--backend", st.backend, "Only this backend (reference, AVX2, NEON, ...)");
   selftest->add_flag("--json", st.json, "Print the result as JSON");
+  trail::cli::AddDeviceOption(selftest, st.device);
 
   trail::cli::GoldensCommand goldens;
   trail::cli::AddGoldensCommand(app, goldens);

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "core/device.h"
 #include "train/selftest.h"
 
 namespace trail::cli {
@@ -24,6 +25,7 @@ void PrintJson(const train::SelftestReport& r) {
   nlohmann::json j;
   j["arch"] = Arch();
   j["reproduces"] = r.reproduces;
+  j["device"] = r.device;
   j["golden_cases"] = r.golden_cases;
   for (const auto& o : r.runs) {
     j["runs"].push_back({{"backend", o.backend}, {"threads", o.threads}, {"cases", o.cases},
@@ -37,8 +39,8 @@ void PrintJson(const train::SelftestReport& r) {
 }
 
 void PrintText(const train::SelftestReport& r) {
-  std::printf("trail selftest on %s: %zu golden cases + %zu training runs\n", Arch(),
-              r.golden_cases, r.training_runs);
+  std::printf("trail selftest on %s: %zu golden cases + %zu training runs on %s\n", Arch(),
+              r.golden_cases, r.training_runs, r.device.c_str());
   for (const auto& o : r.runs) {
     std::printf("  %-12s threads=%d  %s  (%.2fs)\n", o.backend.c_str(), o.threads,
                 o.ok() ? "reproduces the reference bits" : "DIFFERS", o.seconds);
@@ -62,7 +64,8 @@ void PrintText(const train::SelftestReport& r) {
 }  // namespace
 
 int RunSelftest(const SelftestOptions& opt) {
-  const train::SelftestReport r = train::RunSelftest(opt.backend, opt.threads);
+  const train::SelftestReport r =
+      train::RunSelftest(opt.backend, opt.threads, ParseDevice(opt.device));
   if (!r.fp_problems.empty()) {
     std::cerr << "trail selftest: the floating-point contract does not hold:\n" << r.fp_problems;
     return 1;

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "cli/device_option.h"
 #include "core/thread_pool.h"
 #include "repops/kernels.h"
 #include "dist/launch.h"
@@ -34,6 +35,7 @@ void AddTrainCommand(CLI::App& app, TrainCommand& c) {
   c.train->add_option("--key", c.key,
                       "Ed25519 private key (from `trail audit keygen`) that signs the run's "
                       "attestation.json when it finishes");
+  AddDeviceOption(c.train, c.device);
   c.verify = c.train->add_subcommand(
       "verify", "Check a run's files without executing a step: recipe and manifest hashes, the "
                 "trajectory's chain, every checkpoint's files and chain");
@@ -61,6 +63,7 @@ int RunTrainCommand(const TrainCommand& c) {
   o.recipe_path = c.recipe, o.manifest_path = c.data, o.run_dir = c.run;
   o.resume = c.resume, o.stop_after = c.stop_after, o.quiet = c.quiet;
   o.verify_shards = !c.no_verify, o.sign_key = c.key, o.trace_every = c.trace_every;
+  o.device = ParseDevice(c.device);
   o.comm = &dist::JobCommunicator();  // MPI under mpirun / srun, else this process alone
   const train::TrainSummary s = train::RunTraining(o);
   if (o.comm->rank() != 0) return 0;  // process 0 reports for the job

@@ -10,12 +10,12 @@
 namespace trail::train {
 
 LoadedRun::LoadedRun(const std::string& recipe_path, const std::string& manifest_path_in,
-                     bool verify, dist::Communicator& comm)
+                     bool verify, dist::Communicator& comm, const Device& device)
     : manifest_path(std::filesystem::absolute(manifest_path_in).string()),
       manifest_sha(ToHex(Sha256OfFile(manifest_path_in))),
       stream(data::LoadManifest(manifest_path_in), data::StreamOptions{verify}),
       recipe(LoadRecipe(recipe_path, stream.manifest().tokenizer.vocab_size)),
-      engine(recipe, stream, comm) {
+      engine(recipe, stream, comm, device) {
   for (const data::EvalSet& e : stream.manifest().validation) {
     evals.emplace_back(e.domain, std::make_unique<data::EvalStream>(
                                      stream.manifest(), "validation", e.domain,

@@ -20,9 +20,9 @@ namespace trail::train {
 
 struct LoadedRun {
   // verify: rehash every shard while opening it. The engine runs this process's part of each
-  // step in the job `comm` (default: a job of one process).
+  // step in the job `comm` (default: a job of one process), on a backend of `device`.
   LoadedRun(const std::string& recipe_path, const std::string& manifest_path, bool verify,
-            dist::Communicator& comm = dist::SingleProcess());
+            dist::Communicator& comm = dist::SingleProcess(), const Device& device = {});
 
   RunIdentity id() const { return {recipe.sha256, manifest_sha}; }
 

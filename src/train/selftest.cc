@@ -16,7 +16,7 @@ namespace trail::train {
 namespace {
 
 // The RepOps suite and the training runs on the active backend and thread count.
-SelftestRun RunOn(const std::string& backend, int threads) {
+SelftestRun RunOn(const std::string& backend, int threads, const Device& device) {
   SelftestRun o;
   o.backend = backend;
   o.threads = threads;
@@ -32,7 +32,7 @@ SelftestRun RunOn(const std::string& backend, int threads) {
   }
   // A few training steps: the model, the logical-mesh reduction and AdamW, end to end.
   const GoldenTable& train_golden = CommittedTrainingGolden();
-  for (const GoldenRun& r : RunTrainingGolden()) {
+  for (const GoldenRun& r : RunTrainingGolden(device)) {
     ++o.cases;
     const auto it = train_golden.find(r.name);
     if (it == train_golden.end() || it->second != r.chain) {
@@ -44,8 +44,10 @@ SelftestRun RunOn(const std::string& backend, int threads) {
 
 }  // namespace
 
-SelftestReport RunSelftest(const std::string& backend, const std::vector<int>& threads) {
+SelftestReport RunSelftest(const std::string& backend, const std::vector<int>& threads,
+                           const Device& device) {
   SelftestReport rep;
+  rep.device = device.ToString();
   const FpCheck fp = CheckFpContract();
   if (!fp.ok) {
     rep.fp_problems = fp.problems;
@@ -64,7 +66,7 @@ SelftestReport RunSelftest(const std::string& backend, const std::vector<int>& t
       if (amx) repops::AllowAmx(use_amx);
       for (int t : threads) {
         SetKernelThreads(static_cast<size_t>(t));
-        rep.runs.push_back(RunOn(use_amx ? b.name + "+AMX" : b.name, t));
+        rep.runs.push_back(RunOn(use_amx ? b.name + "+AMX" : b.name, t, device));
         all_ok = all_ok && rep.runs.back().ok();
       }
     }

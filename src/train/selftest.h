@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/device.h"
+
 namespace trail::train {
 
 struct SelftestRun {
@@ -22,6 +24,7 @@ struct SelftestRun {
 
 struct SelftestReport {
   std::string fp_problems;                 // non-empty: the floating-point contract fails here
+  std::string device;                      // where the training runs ran ("cpu", ...)
   std::vector<SelftestRun> runs;
   std::vector<std::string> not_runnable;   // SIMD targets compiled in that this CPU cannot run
   size_t golden_cases = 0, training_runs = 0;
@@ -31,8 +34,10 @@ struct SelftestReport {
   bool reproduces = false;                 // everything above matched
 };
 
-// backend: "" for every backend available here, else that one (throws trail::Error when this
-// machine has no backend of that name).
-SelftestReport RunSelftest(const std::string& backend, const std::vector<int>& threads);
+// backend: "" for every SIMD target available here, else that one (throws trail::Error when
+// this machine has no target of that name). The golden training runs run on a backend of
+// `device`; the RepOps cases on the CPU kernels of each SIMD target.
+SelftestReport RunSelftest(const std::string& backend, const std::vector<int>& threads,
+                           const Device& device = {});
 
 }  // namespace trail::train

@@ -4,6 +4,8 @@
 // qemu-aarch64).
 #pragma once
 
+#include "core/device.h"
+
 #include <map>
 #include <string>
 #include <vector>
@@ -17,7 +19,8 @@ struct GoldenRun {
 };
 
 // Runs every golden case on the active backend and kernel pool.
-std::vector<GoldenRun> RunTrainingGolden();
+// Each run's steps on a backend of `device`.
+std::vector<GoldenRun> RunTrainingGolden(const Device& device = {});
 // The committed final chains, by case name (goldens/training.txt).
 const GoldenTable& CommittedTrainingGolden();
 

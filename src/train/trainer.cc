@@ -125,7 +125,7 @@ void SayModel(bool quiet, LoadedRun& run, const std::map<std::string, double>& u
                  " MiB; mesh " + std::to_string(R.mesh.replicas) + " replicas x " +
                  std::to_string(R.mesh.shards) + " shards on " +
                  std::to_string(run.engine.comm().size()) + " process(es); backend " +
-                 repops::ActiveKernels().name);
+                 run.engine.backend().description());
   if (unigram.empty()) return;
   std::string u;
   for (const auto& [d, h] : unigram) u += " " + d + "=" + FormatNumber("%.3f", h);
@@ -143,7 +143,8 @@ TrainSummary RunTraining(const TrainOptions& opt) {
   const std::string manifest = ManifestToUse(o, rd);
   CheckStartable(o, rd);
   comm.Barrier();  // every process has checked the directory before process 0 writes to it
-  LoadedRun run(o.resume ? rd.recipe_path() : o.recipe_path, manifest, o.verify_shards, comm);
+  LoadedRun run(o.resume ? rd.recipe_path() : o.recipe_path, manifest, o.verify_shards, comm,
+                o.device);
   const Recipe& R = run.recipe;
   std::optional<SigningKey> key;  // loaded first, so a bad key fails before any step
   if (lead && !o.sign_key.empty()) key.emplace(SigningKey::Load(o.sign_key));

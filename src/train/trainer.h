@@ -10,6 +10,7 @@
 #include <functional>
 #include <string>
 
+#include "core/device.h"
 #include "dist/communicator.h"
 
 namespace trail::train {
@@ -36,6 +37,8 @@ struct TrainOptions {
   // Record an operation trace (step_trace.h) of every step whose number is a multiple of this,
   // in <run>/traces/ (0: none).
   int64_t trace_every = 0;
+  // Where the model runs (repops/devices.h). The trajectory is the same bits on every device.
+  Device device;
 };
 
 struct TrainSummary {
