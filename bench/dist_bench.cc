@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
   data::CanonicalStream stream(m);
   const train::Recipe r = train::ParseRecipe(kRecipe, "bench", 16384);
   train::StepEngine engine(r, stream, comm);
-  train::TrainState st(r.model);
+  train::TrainState st(r.model, engine.backend());
   st.params.InitRandom(r.model);
   engine.AdoptMoments(st);
   train::StepResult res;

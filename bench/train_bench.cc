@@ -100,7 +100,7 @@ Timing TimeSteps(const std::string& dir, int micro, int replicas, int shards, in
   const train::Recipe r =
       train::ParseRecipe(bm.recipe, "bench", bm.vocab);
   train::StepEngine engine(r, stream);
-  train::TrainState st(r.model);
+  train::TrainState st(r.model, engine.backend());
   st.params.InitRandom(r.model);
   engine.Run(st);  // warm-up: first touch of every buffer
   engine.set_observer(clock);

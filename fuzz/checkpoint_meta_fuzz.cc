@@ -46,7 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   train::RunIdentity id;
   if (fuzz::Refused([&] { id = train::CheckpointIdentity(run.dir); })) return 0;
   fuzz::Refused([&] { train::VerifyCheckpointFiles(run.dir); });
-  train::TrainState st(run.config);
+  train::TrainState st(run.config, train::TestCpu());
   fuzz::Refused([&] { train::LoadCheckpoint(run.dir, id, st); });
   return 0;
 }

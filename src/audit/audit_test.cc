@@ -246,9 +246,9 @@ TEST(Tampering, OneBitOfACheckpointIsLocalizedToItsStep) {
   const train::Recipe rc = train::ParseRecipe(recipe, "r.toml", train::kVocab);
   const train::RunInfo info = train::RunDirectory(f->run).ReadInfo();
   const train::RunIdentity id{rc.sha256, info.json["manifest_sha256"]};
-  train::TrainState st(rc.model);
+  train::TrainState st(rc.model, train::TestCpu());
   train::LoadCheckpoint(train::CheckpointDir(f->run, 8), id, st);
-  float* w = st.params.tensors()[3].data<float>();
+  float* w = st.params.tensors()[3].data<float>();  // on the cpu device
   w[17] = std::bit_cast<float>(std::bit_cast<uint32_t>(w[17]) ^ 1u);
   train::SaveCheckpoint(f->run, st, id);  // every hash in meta.json recomputed
   EXPECT_TRUE(train::RunDirectory(f->run).Verify().ok());

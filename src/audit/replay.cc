@@ -133,7 +133,7 @@ class Replayer {
   }
 
   std::string TryStart(const StartPoint& p) {
-    st_ = std::make_unique<train::TrainState>(loaded_.recipe.model);
+    st_ = std::make_unique<train::TrainState>(loaded_.recipe.model, loaded_.engine.backend());
     const std::string problem = Load(p, *st_);
     if (problem.empty()) loaded_.engine.AdoptMoments(*st_);
     return problem;
@@ -148,7 +148,7 @@ class Replayer {
       }
       checked_.insert(i);
       const Clock::time_point t0 = Clock::now();
-      train::TrainState probe(loaded_.recipe.model);
+      train::TrainState probe(loaded_.recipe.model, loaded_.engine.backend());
       const std::string problem = Load(starts_[i], probe);
       report_.load_seconds += SecondsSince(t0);
       if (problem.empty()) continue;
@@ -163,7 +163,7 @@ class Replayer {
     const std::string params = ToHex(st.params.StateHash());
     const std::string optim = ToHex(st.OptimizerHash());
     if (c == 0) {
-      train::TrainState init(loaded_.recipe.model);
+      train::TrainState init(loaded_.recipe.model, loaded_.engine.backend());
       init.params.InitRandom(loaded_.recipe.model);
       const Digest initial = init.params.StateHash();
       const Digest genesis =

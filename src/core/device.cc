@@ -112,4 +112,21 @@ TensorView Buffer::view(std::initializer_list<int64_t> shape) const {
   return v;
 }
 
+namespace {
+int64_t ElementsOf(const std::string& name, const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    TRAIL_CHECK(d >= 0, "tensor '", name, "': negative dimension ", d);
+    n *= d;
+  }
+  return n;
+}
+}  // namespace
+
+DeviceTensor::DeviceTensor(std::string name, DType dtype, std::vector<int64_t> shape,
+                           Allocator& allocator)
+    : name_(std::move(name)),
+      shape_(std::move(shape)),
+      buffer_(allocator, dtype, ElementsOf(name_, shape_)) {}
+
 }  // namespace trail

@@ -15,6 +15,7 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/dtype.h"
 #include "core/error.h"
@@ -112,6 +113,34 @@ class Buffer {
   void* data_ = nullptr;
   DType dtype_ = DType::kF32;
   int64_t numel_ = 0;
+};
+
+// A named, shaped, contiguous row-major array on a device: a parameter, gradient or moment
+// tensor of training state. The device counterpart of the host Tensor, without any host access:
+// its values are read and written by the device's backend, or copied explicitly.
+class DeviceTensor {
+ public:
+  DeviceTensor(std::string name, DType dtype, std::vector<int64_t> shape, Allocator& allocator);
+
+  const std::string& name() const { return name_; }
+  DType dtype() const { return buffer_.dtype(); }
+  const std::vector<int64_t>& shape() const { return shape_; }
+  int64_t dim(size_t i) const { return shape_.at(i); }
+  size_t rank() const { return shape_.size(); }
+  int64_t numel() const { return buffer_.numel(); }
+  size_t nbytes() const { return buffer_.nbytes(); }
+  Device device() const { return buffer_.device(); }
+  // The device pointer (host code may dereference it only on the cpu device).
+  template <class T>
+  T* data() { return buffer_.data<T>(); }
+  template <class T>
+  const T* data() const { return buffer_.data<T>(); }
+  TensorView view() const { return buffer_.view(); }
+
+ private:
+  std::string name_;
+  std::vector<int64_t> shape_;
+  Buffer buffer_;
 };
 
 }  // namespace trail

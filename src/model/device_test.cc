@@ -1,7 +1,7 @@
-// The model on the device seam: on the guarded test device (memory host code cannot touch
-// outside the backend's ops) a forward and backward must run, and give the CPU backend's bits,
-// for every feature set and for int8 QAT; an observer must reach the outputs only through the
-// backend's copy.
+// The model on the device seam: with parameters, gradients and activations on the guarded test
+// device (memory host code cannot touch outside the backend's ops), initialization, a forward
+// and backward and the state hash must run, and give the CPU backend's bits, for every feature
+// set and for int8 QAT; an observer must reach the outputs only through the backend's copy.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -79,11 +79,12 @@ struct Outcome {
   repops::CrossEntropySums sums;
   std::vector<float> logits;
   std::vector<std::string> grads;
+  Digest params_hash{};
   Recorder ops;
 };
 
 Outcome RunModel(const ModelConfig& c, repops::Backend& be) {
-  ParameterSet params(c), grads(c);
+  ParameterSet params(c, be), grads(c, be);
   params.InitRandom(c);
   const Batch b(static_cast<int32_t>(c.vocab_size));
   Transformer model(c, be);
@@ -96,9 +97,10 @@ Outcome RunModel(const ModelConfig& c, repops::Backend& be) {
   model.Forward(params, b.View(), acts);
   out.logits.resize(20 * c.vocab_size);
   be.CopyToHost(Transformer::Logits(acts, 2, 10), out.logits.data());
-  for (const Tensor& t : grads.tensors()) {
+  for (const Tensor& t : grads.ToHost()) {
     out.grads.emplace_back(reinterpret_cast<const char*>(t.bytes()), t.nbytes());
   }
+  out.params_hash = params.StateHash();
   return out;
 }
 
@@ -113,6 +115,7 @@ TEST(ModelOnDevices, GuardedDeviceGivesTheCpuBits) {
     EXPECT_EQ(a.sums.valid, g.sums.valid) << name;
     EXPECT_EQ(std::memcmp(a.logits.data(), g.logits.data(), a.logits.size() * 4), 0) << name;
     EXPECT_EQ(a.grads, g.grads) << name;
+    EXPECT_EQ(a.params_hash, g.params_hash) << name;  // initialized and hashed on the device
     EXPECT_GT(a.ops.names.size(), 40u) << name;
     EXPECT_EQ(a.ops.names, g.ops.names) << name;
     EXPECT_EQ(a.ops.values, g.ops.values) << name;
@@ -120,12 +123,12 @@ TEST(ModelOnDevices, GuardedDeviceGivesTheCpuBits) {
   }
 }
 
-// The guard is real: the activations are on the guarded device, and reading them from host code
-// faults, while the same read through the backend works.
+// The guard is real: the activations and parameters are on the guarded device, and reading
+// them from host code faults, while the same read through the backend works.
 TEST(ModelOnDevices, HostReadsOfGuardedActivationsFault) {
   const ModelConfig c = Small();
   repops::GuardedBackend guarded;
-  ParameterSet params(c);
+  ParameterSet params(c, guarded);
   params.InitRandom(c);
   const Batch b(static_cast<int32_t>(c.vocab_size));
   Transformer model(c, guarded);
@@ -139,6 +142,7 @@ TEST(ModelOnDevices, HostReadsOfGuardedActivationsFault) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_DEATH({ volatile float x = logits.as<float>()[0]; (void)x; }, "");
   EXPECT_DEATH(std::memset(logits.data, 0, 4), "");
+  EXPECT_DEATH({ volatile float x = params.embed->data<float>()[0]; (void)x; }, "");
 }
 
 }  // namespace

@@ -86,9 +86,9 @@ void LinearLayers::BeginForward(const ParameterSet& p) {
   held_ = hold_ ? &p : nullptr;
   for (size_t l = 0; l < layers_.size(); ++l) {
     for (int m = 0; m < kMatrices; ++m) {
-      const Tensor* t = p.layers[l].matrix(static_cast<Matrix>(m));
+      const DeviceTensor* t = p.layers[l].matrix(static_cast<Matrix>(m));
       if (t == nullptr) continue;
-      const Tensor* step = p.layers[l].step[m];
+      const DeviceTensor* step = p.layers[l].step[m];
       be_.QuantizeWeight(t->data<float>(), t->dim(0), t->dim(1), backward_, layers_[l].w[m],
                         learned_ ? step->data<float>() : nullptr);
     }

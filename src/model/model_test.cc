@@ -120,7 +120,7 @@ class ModelVsTorch : public ::testing::TestWithParam<Case> {};
 
 TEST_P(ModelVsTorch, LogitsLossAndEveryGradientMatchFloat64) {
   const ModelConfig c = GetParam().config;
-  ParameterSet params(c), grads(c);
+  ParameterSet params(c, Cpu()), grads(c, Cpu());
   params.InitRandom(c);
   const Batch b = MakeBatch(c.vocab_size);
   int64_t valid = 0;
@@ -141,8 +141,9 @@ TEST_P(ModelVsTorch, LogitsLossAndEveryGradientMatchFloat64) {
   batch_t.push_back(I32Tensor("doc_ids", b.doc_ids, b.rows, b.T));
   batch_t.push_back(I32Tensor("positions", b.positions, b.rows, b.T));
   batch_t.push_back(I32Tensor("key_valid", b.key_valid, b.rows, b.T));
+  const std::vector<Tensor> host_params = params.ToHost();
   std::vector<const Tensor*> all;
-  for (const Tensor& t : params.tensors()) all.push_back(&t);
+  for (const Tensor& t : host_params) all.push_back(&t);
   for (const Tensor& t : batch_t) all.push_back(&t);
   WriteSafetensors(dir.path() + "/in.safetensors", all, {{"config", ConfigJson(c).dump()}});
   const std::string cmd = "/usr/bin/python3 " TRAIL_SOURCE_DIR "/tests/model/model_reference.py " +
@@ -161,7 +162,7 @@ TEST_P(ModelVsTorch, LogitsLossAndEveryGradientMatchFloat64) {
   EXPECT_LT(le.rel_max, 2e-5) << "logits";
   const double ref_loss = ref.Find("loss")->data<double>()[0];
   EXPECT_NEAR(loss, ref_loss, 2e-6 * std::fabs(ref_loss)) << "loss";
-  for (const Tensor& g : grads.tensors()) {
+  for (const DeviceTensor& g : grads.tensors()) {  // on the cpu device: host-readable
     const Tensor* r = ref.Find("grad." + g.name());
     ASSERT_NE(r, nullptr) << g.name();
     const Err e = Compare(g.data<float>(), r->data<double>(), g.numel());
@@ -187,7 +188,7 @@ double Cosine(const float* a, const float* b, int64_t n) {
 // forward and backward, in both backward modes).
 TEST_P(ModelVsTorch, Int8QatFollowsTheFp32Model) {
   const ModelConfig c32 = GetParam().config;
-  ParameterSet params(c32), g32(c32);
+  ParameterSet params(c32, Cpu()), g32(c32, Cpu());
   params.InitRandom(c32);
   const Batch b = MakeBatch(c32.vocab_size);
   Transformer m32(c32, Cpu());
@@ -196,7 +197,7 @@ TEST_P(ModelVsTorch, Int8QatFollowsTheFp32Model) {
   for (repops::Int8Backward mode : {repops::Int8Backward::kInt8, repops::Int8Backward::kFp32}) {
     ModelConfig c8 = c32;
     c8.linear_quant = LinearQuant::kInt8Lsq, c8.quant_backward = mode;
-    ParameterSet g8(c8);
+    ParameterSet g8(c8, Cpu());
     Transformer m8(c8, Cpu());
     Activations a8(c8, b.rows, b.T, Cpu());
     const double loss8 = m8.ForwardBackward(params, b.View(), 1.0f, a8, g8).nll_sum;
@@ -210,7 +211,7 @@ TEST_P(ModelVsTorch, Int8QatFollowsTheFp32Model) {
     EXPECT_NEAR(loss8, loss32, 0.01 * std::fabs(loss32)) << label;
     EXPECT_NE(loss8, loss32) << label << ": the int8 path was not taken";
     for (size_t i = 0; i < g8.tensors().size(); ++i) {
-      const Tensor& t8 = g8.tensors()[i];
+      const DeviceTensor& t8 = g8.tensors()[i];
       const double cos = Cosine(t8.data<float>(), g32.tensors()[i].data<float>(), t8.numel());
       EXPECT_GT(cos, 0.93) << label << " " << t8.name();
       RecordProperty(std::string(label) + "." + t8.name(), std::to_string(cos));
@@ -223,7 +224,7 @@ TEST_P(ModelVsTorch, Int8QatFollowsTheFp32Model) {
 TEST(Int8Qat, HeldWeightsAreQuantizedOnceUntilReleased) {
   ModelConfig c = Small();
   c.linear_quant = LinearQuant::kInt8Lsq;
-  ParameterSet params(c);
+  ParameterSet params(c, Cpu());
   params.InitRandom(c);
   const Batch b = MakeBatch(c.vocab_size);
   Transformer model(c, Cpu());
@@ -242,7 +243,7 @@ TEST(ModelPresets, EachRunsAForwardAndBackwardWithTheLossOfAnUntrainedModel) {
   for (const std::string& name : PresetNames()) {
     ModelConfig c = Preset(name);
     c.vocab_size = 512;
-    ParameterSet params(c), grads(c);
+    ParameterSet params(c, Cpu()), grads(c, Cpu());
     params.InitRandom(c);
     Transformer model(c, Cpu());
     const int64_t T = 32;
@@ -256,7 +257,7 @@ TEST(ModelPresets, EachRunsAForwardAndBackwardWithTheLossOfAnUntrainedModel) {
     // At initialization the logits are small: the loss is near ln(512) = 6.24.
     EXPECT_NEAR(loss, std::log(512.0), 0.5) << name;
     double sq = 0;
-    for (const Tensor& g : grads.tensors()) {
+    for (const Tensor& g : grads.ToHost()) {
       for (float x : g.span<float>()) sq += double(x) * x;
     }
     EXPECT_TRUE(std::isfinite(sq) && sq > 0) << name;

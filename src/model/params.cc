@@ -2,25 +2,24 @@
 
 #include <cmath>
 
-#include "core/philox.h"
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/philox.h"
 #include "core/state_hash.h"
-#include "repops/parallel.h"
-#include "repops/int8_linear.h"
-#include "repops/random.h"
 
 namespace trail::model {
 
-ParameterSet::ParameterSet(const ModelConfig& c, const std::string& prefix) : prefix_(prefix) {
+ParameterSet::ParameterSet(const ModelConfig& c, repops::Backend& backend,
+                           const std::string& prefix)
+    : be_(backend), prefix_(prefix) {
   c.Validate();
   const int64_t d = c.d_model, V = c.vocab_size, ff = c.d_ff;
   // Reserve first: the role pointers below point into the vector.
   tensors_.reserve(4 + 16 * static_cast<size_t>(c.n_layers));
   auto add = [&](const std::string& name, std::vector<int64_t> shape) {
-    tensors_.push_back(Tensor::Of<float>(prefix + name, std::move(shape)));
-    tensors_.back().Zero();
+    // Allocations are zero-filled (docs/devices.md).
+    tensors_.emplace_back(prefix + name, DType::kF32, std::move(shape), be_.allocator());
     return &tensors_.back();
   };
   embed = add("embed", {V, d});
@@ -40,7 +39,7 @@ ParameterSet::ParameterSet(const ModelConfig& c, const std::string& prefix) : pr
     L.w_down = add(p + "mlp.w_down", {ff, d});
     if (c.quant_step_learned) {
       for (int m = 0; m < kMatrices; ++m) {
-        const Tensor* w = L.matrix(static_cast<Matrix>(m));
+        const DeviceTensor* w = L.matrix(static_cast<Matrix>(m));
         if (w != nullptr) L.step[m] = add(w->name().substr(prefix.size()) + ".step", {w->dim(1)});
       }
     }
@@ -51,26 +50,26 @@ ParameterSet::ParameterSet(const ModelConfig& c, const std::string& prefix) : pr
 
 void ParameterSet::InitRandom(const ModelConfig& c) {
   const float out_std = c.init_std / std::sqrt(2.0f * static_cast<float>(c.n_layers));
-  for (Tensor& t : tensors_) {
+  for (DeviceTensor& t : tensors_) {
     const std::string name = t.name().substr(prefix_.size());
     float* x = t.data<float>();
     if (name.ends_with(".gain")) {
-      for (int64_t i = 0; i < t.numel(); ++i) x[i] = 1.0f;
+      be_.Fill(x, t.numel(), 1.0f);
       continue;
     }
     if (name.ends_with(".step")) {  // a learned step size: the formula on its (earlier) matrix
-      const Tensor* w = Find(name.substr(0, name.size() - 5));
+      const DeviceTensor* w = Find(name.substr(0, name.size() - 5));
       TRAIL_CHECK(w != nullptr, "no matrix for the step sizes ", name);
-      repops::WeightStepSizes(w->data<float>(), w->dim(0), w->dim(1), x);
+      be_.WeightStepSizes(w->data<float>(), w->dim(0), w->dim(1), x);
       continue;
     }
     const bool output_proj = name.ends_with("attn.wo") || name.ends_with("mlp.w_down");
-    repops::FillNormal(x, t.numel(), c.init_seed, StreamIdForName(name.c_str()), 0.0f,
-                       output_proj ? out_std : c.init_std);
+    be_.FillNormal(x, t.numel(), c.init_seed, StreamIdForName(name.c_str()), 0.0f,
+                   output_proj ? out_std : c.init_std);
   }
 }
 
-const Tensor* LayerParams::matrix(Matrix m) const {
+const DeviceTensor* LayerParams::matrix(Matrix m) const {
   switch (m) {
     case Matrix::kQ: return wq;
     case Matrix::kK: return wk;
@@ -84,26 +83,78 @@ const Tensor* LayerParams::matrix(Matrix m) const {
 }
 
 void ParameterSet::Zero() {
-  for (Tensor& t : tensors_) t.Zero();
+  for (DeviceTensor& t : tensors_) be_.Zero(t.view());
 }
 
 int64_t ParameterSet::numel() const {
   int64_t n = 0;
-  for (const Tensor& t : tensors_) n += t.numel();
+  for (const DeviceTensor& t : tensors_) n += t.numel();
   return n;
 }
 
-Digest ParameterSet::StateHash() const {
-  std::vector<const Tensor*> ptrs;
-  for (const Tensor& t : tensors_) ptrs.push_back(&t);
-  return StateDigest(ptrs);
-}
+Digest ParameterSet::StateHash() const { return StateHashOf(be_, {this}); }
 
-const Tensor* ParameterSet::Find(const std::string& name) const {
-  for (const Tensor& t : tensors_) {
+const DeviceTensor* ParameterSet::Find(const std::string& name) const {
+  for (const DeviceTensor& t : tensors_) {
     if (t.name() == prefix_ + name) return &t;
   }
   return nullptr;
+}
+
+std::vector<Tensor> ParameterSet::ToHost() const {
+  std::vector<Tensor> out;
+  out.reserve(tensors_.size());
+  for (const DeviceTensor& t : tensors_) {
+    out.emplace_back(t.name(), t.dtype(), t.shape());
+    be_.CopyToHost(t.view(), out.back().bytes());
+  }
+  return out;
+}
+
+void ParameterSet::FromHost(std::span<const Tensor> host, const std::string& what) {
+  for (DeviceTensor& t : tensors_) {
+    const Tensor* src = nullptr;
+    for (const Tensor& h : host) {
+      if (h.name() == t.name()) src = &h;
+    }
+    TRAIL_CHECK(src != nullptr, what, ": tensor '", t.name(),
+                "' is missing (a checkpoint of another model?)");
+    TRAIL_CHECK(src->dtype() == t.dtype() && src->shape() == t.shape(), what, ": tensor '",
+                t.name(), "' has another dtype or shape than this recipe's model");
+    be_.CopyFromHost(src->bytes(), t.view());
+  }
+}
+
+void ParameterSet::CopyFrom(const ParameterSet& other) {
+  TRAIL_CHECK(other.tensors_.size() == tensors_.size(), "copying parameter sets of different "
+              "layouts");
+  const std::vector<Tensor> host = other.ToHost();
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    TRAIL_CHECK(host[i].shape() == tensors_[i].shape(), "copying parameter sets of different "
+                "layouts: ", host[i].name(), ", ", tensors_[i].name());
+    be_.CopyFromHost(host[i].bytes(), tensors_[i].view());
+  }
+}
+
+Digest StateHashOf(repops::Backend& be, std::initializer_list<const ParameterSet*> sets) {
+  std::vector<int64_t> sizes;
+  std::vector<TensorMeta> metas;
+  std::vector<const DeviceTensor*> tensors;
+  for (const ParameterSet* s : sets) {
+    for (const DeviceTensor& t : s->tensors()) {
+      sizes.push_back(t.numel());
+      metas.push_back({t.name(), t.dtype(), t.shape()});
+      tensors.push_back(&t);
+    }
+  }
+  const ChunkLayout layout(sizes);
+  std::vector<repops::LeafChunk> chunks;
+  for (const StateChunk& ch : layout.chunks()) {
+    chunks.push_back({tensors[ch.tensor]->data<float>() + ch.offset, ch.index, ch.count});
+  }
+  std::vector<Digest> leaves(chunks.size());
+  be.ChunkLeaves(chunks, leaves.data());
+  return StateRootFromLeaves(metas, layout, leaves);
 }
 
 }  // namespace trail::model
@@ -113,18 +164,11 @@ namespace trail::model {
 void AddParameterSets(ParameterSet& acc, const ParameterSet& x) {
   TRAIL_CHECK(acc.tensors().size() == x.tensors().size(), "adding parameter sets of different layouts");
   for (size_t i = 0; i < x.tensors().size(); ++i) {
-    Tensor& a = acc.tensors()[i];
-    const Tensor& b = x.tensors()[i];
+    DeviceTensor& a = acc.tensors()[i];
+    const DeviceTensor& b = x.tensors()[i];
     TRAIL_CHECK(a.numel() == b.numel(), "adding tensors of different sizes: ", a.name(), ", ",
                 b.name());
-    float* y = a.data<float>();
-    const float* v = b.data<float>();
-    constexpr int64_t kChunk = 1 << 14;
-    const int64_t n = a.numel();
-    repops::ForEachRow((n + kChunk - 1) / kChunk, [&](int64_t c) {
-      const int64_t end = std::min(n, (c + 1) * kChunk);
-      for (int64_t j = c * kChunk; j < end; ++j) y[j] = y[j] + v[j];
-    });
+    acc.backend().AddInto(a.data<float>(), b.data<float>(), a.numel());
   }
 }
 

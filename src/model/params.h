@@ -1,14 +1,20 @@
 // The model's parameters as named tensors in one canonical order (the order gradients are
 // normed, hashed leaves are sorted by name anyway). The same layout holds gradients and the
-// optimizer's moments, so every per-parameter loop is a loop over the same list.
+// optimizer's moments, so every per-parameter loop is a loop over the same list. The tensors
+// live on a backend's device and are touched only through that backend; values cross to and
+// from the host by the explicit copies below (checkpoints, tests).
 #pragma once
 
+#include <initializer_list>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "core/device.h"
 #include "core/hash.h"
 #include "core/tensor.h"
 #include "model/config.h"
+#include "repops/backend.h"
 
 namespace trail::model {
 
@@ -17,26 +23,27 @@ enum class Matrix { kQ, kK, kV, kO, kGate, kUp, kDown };
 inline constexpr int kMatrices = 7;
 
 struct LayerParams {
-  Tensor* attn_norm = nullptr;  // [d] (nullptr without gains)
-  Tensor* wq = nullptr;         // [d, d]  (input × output)
-  Tensor* wk = nullptr;         // [d, d]
-  Tensor* wv = nullptr;         // [d, d]
-  Tensor* wo = nullptr;         // [d, d]
-  Tensor* mlp_norm = nullptr;   // [d]
-  Tensor* w_gate = nullptr;     // [d, ff]: SwiGLU gate, or GELU's input projection
-  Tensor* w_up = nullptr;       // [d, ff]: SwiGLU only
-  Tensor* w_down = nullptr;     // [ff, d]
+  DeviceTensor* attn_norm = nullptr;  // [d] (nullptr without gains)
+  DeviceTensor* wq = nullptr;         // [d, d]  (input × output)
+  DeviceTensor* wk = nullptr;         // [d, d]
+  DeviceTensor* wv = nullptr;         // [d, d]
+  DeviceTensor* wo = nullptr;         // [d, d]
+  DeviceTensor* mlp_norm = nullptr;   // [d]
+  DeviceTensor* w_gate = nullptr;     // [d, ff]: SwiGLU gate, or GELU's input projection
+  DeviceTensor* w_up = nullptr;       // [d, ff]: SwiGLU only
+  DeviceTensor* w_down = nullptr;     // [ff, d]
   // Learned LSQ step sizes (int8 QAT with quant_step_learned), one [out] tensor per matrix,
   // indexed by Matrix, named "<matrix>.step"; nullptr otherwise.
-  Tensor* step[kMatrices] = {};
-  const Tensor* matrix(Matrix m) const;
+  DeviceTensor* step[kMatrices] = {};
+  const DeviceTensor* matrix(Matrix m) const;
 };
 
 class ParameterSet {
  public:
-  // All tensors zero, named and shaped for the config (which must be valid). `prefix` is put
-  // before every name (e.g. "adam_m." for moments), so one file can hold several sets.
-  explicit ParameterSet(const ModelConfig& c, const std::string& prefix = "");
+  // All tensors zero on the backend's device (the backend must outlive the set), named and
+  // shaped for the config (which must be valid). `prefix` is put before every name (e.g.
+  // "adam_m." for moments), so one file can hold several sets.
+  ParameterSet(const ModelConfig& c, repops::Backend& backend, const std::string& prefix = "");
   ParameterSet(const ParameterSet&) = delete;
   ParameterSet& operator=(const ParameterSet&) = delete;
   ParameterSet(ParameterSet&&) = default;
@@ -46,27 +53,41 @@ class ParameterSet {
   void InitRandom(const ModelConfig& c);
   void Zero();
 
-  std::vector<Tensor>& tensors() { return tensors_; }
-  const std::vector<Tensor>& tensors() const { return tensors_; }
+  repops::Backend& backend() const { return be_; }
+  std::vector<DeviceTensor>& tensors() { return tensors_; }
+  const std::vector<DeviceTensor>& tensors() const { return tensors_; }
   int64_t numel() const;
-  Digest StateHash() const;  // Merkle root (core/hash.h)
+  Digest StateHash() const;  // the state hash (core/state_hash.h), leaves hashed on the device
   // The tensor of this set whose name (without the prefix) is `name`; nullptr if none.
-  const Tensor* Find(const std::string& name) const;
+  const DeviceTensor* Find(const std::string& name) const;
 
-  Tensor* embed = nullptr;       // [V, d]
-  Tensor* embed_norm = nullptr;  // [d] (embed_norm with gains)
+  // Host copies of every tensor, full names (prefix included), in list order.
+  std::vector<Tensor> ToHost() const;
+  // Sets every tensor from the host tensor of the same full name in `host`, which must hold
+  // exactly this set's names, dtypes and shapes (`what` names the source in errors).
+  void FromHost(std::span<const Tensor> host, const std::string& what);
+  // Copies another set of the same layout (on any backend) into this one, through the host.
+  void CopyFrom(const ParameterSet& other);
+
+  DeviceTensor* embed = nullptr;       // [V, d]
+  DeviceTensor* embed_norm = nullptr;  // [d] (embed_norm with gains)
   std::vector<LayerParams> layers;
-  Tensor* final_norm = nullptr;  // [d]
-  Tensor* lm_head = nullptr;     // [d, V]; nullptr when tied to embed
+  DeviceTensor* final_norm = nullptr;  // [d]
+  DeviceTensor* lm_head = nullptr;     // [d, V]; nullptr when tied to embed
 
  private:
+  repops::Backend& be_;
   std::string prefix_;
-  std::vector<Tensor> tensors_;
+  std::vector<DeviceTensor> tensors_;
 };
 
 }  // namespace trail::model
 
 namespace trail::model {
-// acc = acc + x, tensor by tensor, element by element (the sets must have the same layout).
+// acc = acc + x, tensor by tensor, element by element, on acc's backend (the sets must have
+// the same layout and live on that backend's device).
 void AddParameterSets(ParameterSet& acc, const ParameterSet& x);
+// The state hash over every tensor of `sets` as one state (e.g. both AdamW moments), in list
+// order; the leaves are hashed on `be`, where the sets live.
+Digest StateHashOf(repops::Backend& be, std::initializer_list<const ParameterSet*> sets);
 }  // namespace trail::model

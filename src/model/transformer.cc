@@ -9,8 +9,8 @@ namespace trail::model {
 namespace {
 
 float* Ptr(const Buffer& b) { return b.data<float>(); }
-const float* Data(const Tensor* t) { return t ? t->data<float>() : nullptr; }
-float* MutData(Tensor* t) { return t ? t->data<float>() : nullptr; }
+const float* Data(const DeviceTensor* t) { return t ? t->data<float>() : nullptr; }
+float* MutData(DeviceTensor* t) { return t ? t->data<float>() : nullptr; }
 
 }  // namespace
 
@@ -236,8 +236,8 @@ void Transformer::Backward(const ParameterSet& p, const BatchView& b, float grad
   // Every weight gradient below is written by a GEMM that overwrites it; only the tensors
   // that accumulate (norm gains, and the embedding when the head does not write it first) start
   // from +0.
-  for (Tensor& t : g.tensors()) {
-    if (t.rank() == 1 || (&t == g.embed && !c_.tied_embeddings)) t.Zero();
+  for (DeviceTensor& t : g.tensors()) {
+    if (t.rank() == 1 || (&t == g.embed && !c_.tied_embeddings)) be_.Zero(t.view());
   }
   A.linear.BeginBackward(g);  // learned step sizes: overwritten by their layer's backward
   // Loss -> logits (in place: the logits are not needed after this).
@@ -334,7 +334,8 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
   // Each projection's gradient in turn: heads -> [N, d] in dx2, its weight gradient, and its
   // share of d loss / d h1, summed in the order q, k, v.
   struct Proj {
-    Matrix m; float* dheads; const float* raw; const float* rstd; const Tensor* w; Tensor* gw;
+    Matrix m; float* dheads; const float* raw; const float* rstd; const DeviceTensor* w;
+    DeviceTensor* gw;
     const char *norm_name, *grad_name;
   };
   const Proj projs[3] = {

@@ -16,13 +16,24 @@
 #include <cstdint>
 #include <string>
 
+#include <span>
+
 #include "core/device.h"
+#include "core/hash.h"
 #include "repops/attention.h"
 #include "repops/cross_entropy.h"
 #include "repops/int8_linear.h"
+#include "repops/optim.h"
 #include "repops/rope.h"
 
 namespace trail::repops {
+
+// One chunk of the state hash (core/state_hash.h): `count` floats at `data` (on the device),
+// chunk number `index` inside its tensor.
+struct LeafChunk {
+  const float* data = nullptr;
+  int64_t index = 0, count = 0;
+};
 
 class Backend {
  public:
@@ -105,6 +116,25 @@ class Backend {
   virtual void CrossEntropyBackward(const float* logits, const int32_t* targets, const float* lse,
                                     int64_t rows, int64_t vocab, int32_t ignore_index,
                                     float grad_scale, float z_coef, float* dlogits) = 0;
+
+  // ---- Initialization (random.h, int8_linear.h), optimizer (optim.h) and state hashes.
+  // x[i] = value for i < n.
+  virtual void Fill(float* x, int64_t n, float value) = 0;
+  // x [n] ~ N(mean, stddev) from Philox counters (seed, stream, i): FillNormal's bits.
+  virtual void FillNormal(float* x, int64_t n, uint64_t seed, uint64_t stream, float mean,
+                          float stddev) = 0;
+  // step [N] = the per-channel step sizes of w [K, N] (WeightStepSizes).
+  virtual void WeightStepSizes(const float* w, int64_t K, int64_t N, float* step) = 0;
+  // SumSq(x [n]) in the canonical reduction order, returned to the host.
+  virtual float SumSq(const float* x, int64_t n) = 0;
+  // x[i] = x[i] · coef for i < n (gradient clipping: one rounded product each).
+  virtual void Scale(float* x, int64_t n, float coef) = 0;
+  // One AdamW update of p, m, v [n] from g [n] at step t (AdamWStep).
+  virtual void AdamWStep(float* p, const float* g, float* m, float* v, int64_t n,
+                         const AdamWHyper& h, int64_t t) = 0;
+  // out[i] = the leaf of chunks[i] (ChunkLeafDigest of its float32 elements): only the
+  // digests cross to the host.
+  virtual void ChunkLeaves(std::span<const LeafChunk> chunks, Digest* out) = 0;
 
   // ---- Model glue.
   // y[i] = y[i] + x[i] for i < n (one rounded IEEE addition each; commutative, so also x + y).

@@ -8,8 +8,11 @@
 #include "repops/embedding.h"
 #include "repops/gemm.h"
 #include "repops/kernels.h"
+#include "core/state_hash.h"
+#include "core/thread_pool.h"
 #include "repops/norm.h"
 #include "repops/parallel.h"
+#include "repops/random.h"
 
 namespace trail::repops {
 
@@ -126,6 +129,36 @@ void CpuBackend::CrossEntropyBackward(const float* logits, const int32_t* target
                                       float* dlogits) {
   repops::CrossEntropyBackward(logits, targets, lse, rows, vocab, ignore_index, grad_scale,
                                z_coef, dlogits);
+}
+
+void CpuBackend::Fill(float* x, int64_t n, float value) { std::fill(x, x + n, value); }
+
+void CpuBackend::FillNormal(float* x, int64_t n, uint64_t seed, uint64_t stream, float mean,
+                            float stddev) {
+  repops::FillNormal(x, n, seed, stream, mean, stddev);
+}
+
+void CpuBackend::WeightStepSizes(const float* w, int64_t K, int64_t N, float* step) {
+  repops::WeightStepSizes(w, K, N, step);
+}
+
+float CpuBackend::SumSq(const float* x, int64_t n) {
+  return ActiveKernels().sum_sq(x, static_cast<size_t>(n));
+}
+
+void CpuBackend::Scale(float* x, int64_t n, float coef) {
+  for (int64_t i = 0; i < n; ++i) x[i] = x[i] * coef;
+}
+
+void CpuBackend::AdamWStep(float* p, const float* g, float* m, float* v, int64_t n,
+                           const AdamWHyper& h, int64_t t) {
+  repops::AdamWStep(p, g, m, v, n, h, t);
+}
+
+void CpuBackend::ChunkLeaves(std::span<const LeafChunk> chunks, Digest* out) {
+  KernelPool().ParallelFor(chunks.size(), [&](size_t i) {
+    out[i] = ChunkLeafDigest(DType::kF32, chunks[i].index, chunks[i].data, chunks[i].count);
+  });
 }
 
 void CpuBackend::AddInto(float* y, const float* x, int64_t n) {

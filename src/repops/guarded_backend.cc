@@ -148,6 +148,43 @@ void GuardedBackend::CrossEntropyBackward(const float* logits, const int32_t* ta
                             dlogits);
 }
 
+void GuardedBackend::Fill(float* x, int64_t n, float value) {
+  GuardedWindow open(allocator_);
+  cpu_.Fill(x, n, value);
+}
+
+void GuardedBackend::FillNormal(float* x, int64_t n, uint64_t seed, uint64_t stream, float mean,
+                                float stddev) {
+  GuardedWindow open(allocator_);
+  cpu_.FillNormal(x, n, seed, stream, mean, stddev);
+}
+
+void GuardedBackend::WeightStepSizes(const float* w, int64_t K, int64_t N, float* step) {
+  GuardedWindow open(allocator_);
+  cpu_.WeightStepSizes(w, K, N, step);
+}
+
+float GuardedBackend::SumSq(const float* x, int64_t n) {
+  GuardedWindow open(allocator_);
+  return cpu_.SumSq(x, n);
+}
+
+void GuardedBackend::Scale(float* x, int64_t n, float coef) {
+  GuardedWindow open(allocator_);
+  cpu_.Scale(x, n, coef);
+}
+
+void GuardedBackend::AdamWStep(float* p, const float* g, float* m, float* v, int64_t n,
+                               const AdamWHyper& h, int64_t t) {
+  GuardedWindow open(allocator_);
+  cpu_.AdamWStep(p, g, m, v, n, h, t);
+}
+
+void GuardedBackend::ChunkLeaves(std::span<const LeafChunk> chunks, Digest* out) {
+  GuardedWindow open(allocator_);
+  cpu_.ChunkLeaves(chunks, out);
+}
+
 void GuardedBackend::AddInto(float* y, const float* x, int64_t n) {
   GuardedWindow open(allocator_);
   cpu_.AddInto(y, x, n);

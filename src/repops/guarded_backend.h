@@ -69,6 +69,16 @@ class GuardedBackend final : public Backend {
                             int64_t rows, int64_t vocab, int32_t ignore_index, float grad_scale,
                             float z_coef, float* dlogits) override;
 
+  void Fill(float* x, int64_t n, float value) override;
+  void FillNormal(float* x, int64_t n, uint64_t seed, uint64_t stream, float mean,
+                  float stddev) override;
+  void WeightStepSizes(const float* w, int64_t K, int64_t N, float* step) override;
+  float SumSq(const float* x, int64_t n) override;
+  void Scale(float* x, int64_t n, float coef) override;
+  void AdamWStep(float* p, const float* g, float* m, float* v, int64_t n, const AdamWHyper& h,
+                 int64_t t) override;
+  void ChunkLeaves(std::span<const LeafChunk> chunks, Digest* out) override;
+
   void AddInto(float* y, const float* x, int64_t n) override;
   void SplitHeads(const float* x, float* y, int64_t rows, int64_t T, int64_t H,
                   int64_t hd) override;

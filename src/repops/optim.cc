@@ -37,12 +37,17 @@ float GlobalGradNorm(std::span<const GradSpan> grads) {
   return std::sqrt(total);
 }
 
+float ClipCoefficient(float norm, float max_norm) {
+  const float coef = max_norm / (norm + 1e-6f);
+  return coef < 1.0f ? coef : 1.0f;
+}
+
 float ClipGradNorm(std::span<float* const> grads, std::span<const int64_t> sizes, float norm,
                    float max_norm) {
   TRAIL_CHECK(grads.size() == sizes.size(), "ClipGradNorm: ", grads.size(), " tensors, ",
               sizes.size(), " sizes");
-  const float coef = max_norm / (norm + 1e-6f);
-  if (!(coef < 1.0f)) return 1.0f;
+  const float coef = ClipCoefficient(norm, max_norm);
+  if (coef == 1.0f) return 1.0f;
   for (size_t t = 0; t < grads.size(); ++t) {
     float* g = grads[t];
     for (int64_t i = 0; i < sizes[t]; ++i) g[i] = g[i] * coef;

@@ -24,7 +24,10 @@ struct GradSpan {
 // sqrt(Σ_t SumSq(grad_t)), the per-tensor sums added in the order given.
 float GlobalGradNorm(std::span<const GradSpan> grads);
 
-// coef = max_norm / (norm + 1e-6); when coef < 1 every gradient element is multiplied by it.
+// coef = max_norm / (norm + 1e-6) when that is below 1, else 1 (also when it is NaN): the
+// factor clipping multiplies every gradient element by.
+float ClipCoefficient(float norm, float max_norm);
+// Multiplies every gradient element by ClipCoefficient(norm, max_norm) when that is below 1.
 // Returns the coefficient applied (1 when none).
 float ClipGradNorm(std::span<float* const> grads, std::span<const int64_t> sizes, float norm,
                    float max_norm);

@@ -30,29 +30,28 @@ void SyncDir(const std::string& dir) {
   }
 }
 
-std::vector<const Tensor*> Ptrs(const model::ParameterSet& a, const model::ParameterSet* b) {
-  std::vector<const Tensor*> out;
-  for (const Tensor& t : a.tensors()) out.push_back(&t);
-  if (b) for (const Tensor& t : b->tensors()) out.push_back(&t);
+// Host copies of the sets' tensors, in order (the only device-to-host copy a save makes).
+std::vector<Tensor> HostCopies(std::initializer_list<const model::ParameterSet*> sets) {
+  std::vector<Tensor> out;
+  for (const model::ParameterSet* s : sets) {
+    for (Tensor& t : s->ToHost()) out.push_back(std::move(t));
+  }
   return out;
 }
 
-// Copies the file's tensors into the set, requiring exactly its names, dtypes and shapes.
-void Fill(const SafetensorsFile& f, const std::string& path, std::vector<model::ParameterSet*> sets) {
+std::vector<const Tensor*> Ptrs(const std::vector<Tensor>& tensors) {
+  std::vector<const Tensor*> out;
+  for (const Tensor& t : tensors) out.push_back(&t);
+  return out;
+}
+
+// Copies the file's tensors into the sets, requiring exactly their names, dtypes and shapes.
+void Fill(const SafetensorsFile& f, const std::string& path,
+          std::initializer_list<model::ParameterSet*> sets) {
   size_t expected = 0;
   for (model::ParameterSet* s : sets) {
-    for (Tensor& t : s->tensors()) {
-      ++expected;
-      const Tensor* src = nullptr;
-      for (const Tensor& c : f.tensors) {
-        if (c.name() == t.name()) src = &c;
-      }
-      TRAIL_CHECK(src != nullptr, path, ": tensor '", t.name(), "' is missing (a checkpoint of "
-                  "another model?)");
-      TRAIL_CHECK(src->dtype() == t.dtype() && src->shape() == t.shape(), path, ": tensor '",
-                  t.name(), "' has another dtype or shape than this recipe's model");
-      std::memcpy(t.bytes(), src->bytes(), t.nbytes());
-    }
+    s->FromHost(f.tensors, path);
+    expected += s->tensors().size();
   }
   TRAIL_CHECK(f.tensors.size() == expected, path, ": holds ", f.tensors.size(),
               " tensors, this model has ", expected);
@@ -71,9 +70,9 @@ void SaveCheckpoint(const std::string& run_dir, const TrainState& st, const RunI
   const std::string tmp = final_dir + ".tmp";
   fs::remove_all(tmp);
   fs::create_directories(tmp);
-  WriteSafetensors(tmp + "/model.safetensors", Ptrs(st.params, nullptr),
+  WriteSafetensors(tmp + "/model.safetensors", Ptrs(HostCopies({&st.params})),
                    {{"format", "pt"}, {"trail", kFormat}});
-  WriteSafetensors(tmp + "/optim.safetensors", Ptrs(st.adam_m(), &st.adam_v()),
+  WriteSafetensors(tmp + "/optim.safetensors", Ptrs(HostCopies({&st.adam_m(), &st.adam_v()})),
                    {{"format", "pt"}, {"trail", kFormat}});
   std::vector<uint32_t> norms;
   for (float f : st.norm_history) norms.push_back(std::bit_cast<uint32_t>(f));

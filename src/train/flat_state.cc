@@ -1,10 +1,8 @@
 #include "train/flat_state.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "core/error.h"
-#include "core/thread_pool.h"
 
 namespace trail::train {
 
@@ -26,40 +24,49 @@ void FlatState::ForEachChunk(
   }
 }
 
-void FlatState::Read(const std::vector<Tensor>& tensors, int64_t begin, int64_t count,
-                     float* out) const {
+void FlatState::Read(repops::Backend& be, const std::vector<DeviceTensor>& tensors,
+                     int64_t begin, int64_t count, float* out) const {
   ForEachChunk(ChunkAt(begin), ChunkAt(begin + count), [&](int64_t t, int64_t off, int64_t n,
                                                           int64_t flat) {
-    std::memcpy(out + (flat - begin), tensors[t].data<float>() + off, n * sizeof(float));
+    const TensorView chunk = TensorView::Contiguous(
+        const_cast<float*>(tensors[t].data<float>() + off), DType::kF32, be.device(), {n});
+    be.CopyToHost(chunk, out + (flat - begin));
   });
 }
 
-void FlatState::Write(std::vector<Tensor>& tensors, int64_t begin,
+void FlatState::Write(repops::Backend& be, std::vector<DeviceTensor>& tensors, int64_t begin,
                       std::span<const float> values) const {
   const int64_t end = begin + static_cast<int64_t>(values.size());
   ForEachChunk(ChunkAt(begin), ChunkAt(end), [&](int64_t t, int64_t off, int64_t n, int64_t flat) {
-    std::memcpy(tensors[t].data<float>() + off, values.data() + (flat - begin), n * sizeof(float));
+    const TensorView chunk = TensorView::Contiguous(tensors[t].data<float>() + off, DType::kF32,
+                                                    be.device(), {n});
+    be.CopyFromHost(values.data() + (flat - begin), chunk);
   });
 }
 
-std::vector<Digest> FlatState::Leaves(const std::vector<Tensor>& tensors, int64_t c0,
+std::vector<Digest> FlatState::Leaves(repops::Backend& be,
+                                      const std::vector<DeviceTensor>& tensors, int64_t c0,
                                       int64_t c1) const {
-  std::vector<Digest> out(c1 - c0);
-  KernelPool().ParallelFor(out.size(), [&](size_t i) {
-    const StateChunk& ch = layout_.chunks()[c0 + i];
-    out[i] = ChunkLeafDigest(DType::kF32, ch.index, tensors[ch.tensor].data<float>() + ch.offset,
-                             ch.count);
-  });
+  std::vector<repops::LeafChunk> chunks;
+  for (int64_t c = c0; c < c1; ++c) {
+    const StateChunk& ch = layout_.chunks()[c];
+    chunks.push_back({tensors[ch.tensor].data<float>() + ch.offset, ch.index, ch.count});
+  }
+  std::vector<Digest> out(chunks.size());
+  be.ChunkLeaves(chunks, out.data());
   return out;
 }
 
-std::vector<Digest> FlatState::Leaves(const float* range, int64_t c0, int64_t c1) const {
-  std::vector<Digest> out(c1 - c0);
+std::vector<Digest> FlatState::Leaves(repops::Backend& be, const float* range, int64_t c0,
+                                      int64_t c1) const {
   const int64_t base = layout_.FlatBegin(c0);
-  KernelPool().ParallelFor(out.size(), [&](size_t i) {
-    const StateChunk& ch = layout_.chunks()[c0 + i];
-    out[i] = ChunkLeafDigest(DType::kF32, ch.index, range + (ch.flat - base), ch.count);
-  });
+  std::vector<repops::LeafChunk> chunks;
+  for (int64_t c = c0; c < c1; ++c) {
+    const StateChunk& ch = layout_.chunks()[c];
+    chunks.push_back({range + (ch.flat - base), ch.index, ch.count});
+  }
+  std::vector<Digest> out(chunks.size());
+  be.ChunkLeaves(chunks, out.data());
   return out;
 }
 

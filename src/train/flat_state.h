@@ -1,7 +1,9 @@
 // A state's tensors (parameters, gradients or moments, in canonical order) seen as one flat
 // vector cut into the fixed chunks of core/state_hash.h: copying flat ranges in and out, and
 // the chunk leaves and root of the state hash for any chunk range. The step engine uses it to
-// move process ranges (dist/mesh_reduce.h) and to hash only the chunks a process owns.
+// move process ranges (dist/mesh_reduce.h) and to hash only the chunks a process owns. The
+// tensors live on a backend's device: Read and Write are the explicit device-to-host and
+// host-to-device boundary the collectives cross, and leaves are hashed on the device.
 #pragma once
 
 #include <cstdint>
@@ -9,8 +11,9 @@
 #include <span>
 #include <vector>
 
+#include "core/device.h"
 #include "core/state_hash.h"
-#include "core/tensor.h"
+#include "repops/backend.h"
 
 namespace trail::train {
 
@@ -22,13 +25,18 @@ class FlatState {
   // fn(tensor, offset in tensor, count, flat offset) for each chunk in chunks [c0, c1).
   void ForEachChunk(int64_t c0, int64_t c1,
                     const std::function<void(int64_t, int64_t, int64_t, int64_t)>& fn) const;
-  // Copies flat elements [begin, begin + count) of `tensors` to out (begin and begin + count
-  // on chunk boundaries).
-  void Read(const std::vector<Tensor>& tensors, int64_t begin, int64_t count, float* out) const;
-  void Write(std::vector<Tensor>& tensors, int64_t begin, std::span<const float> values) const;
-  // Leaves of chunks [c0, c1): of `tensors`, or of a buffer holding flat [FlatBegin(c0), ...).
-  std::vector<Digest> Leaves(const std::vector<Tensor>& tensors, int64_t c0, int64_t c1) const;
-  std::vector<Digest> Leaves(const float* range, int64_t c0, int64_t c1) const;
+  // Copies flat elements [begin, begin + count) of `tensors` (on be's device) to the host
+  // array out (begin and begin + count on chunk boundaries), and host values back.
+  void Read(repops::Backend& be, const std::vector<DeviceTensor>& tensors, int64_t begin,
+            int64_t count, float* out) const;
+  void Write(repops::Backend& be, std::vector<DeviceTensor>& tensors, int64_t begin,
+             std::span<const float> values) const;
+  // Leaves of chunks [c0, c1), hashed on be's device: of `tensors`, or of a device buffer
+  // holding flat [FlatBegin(c0), ...).
+  std::vector<Digest> Leaves(repops::Backend& be, const std::vector<DeviceTensor>& tensors,
+                             int64_t c0, int64_t c1) const;
+  std::vector<Digest> Leaves(repops::Backend& be, const float* range, int64_t c0,
+                             int64_t c1) const;
   // The state hash from all leaves in chunk order; names, dtypes and shapes from `tensors`.
   Digest Root(std::span<const TensorMeta> tensors, std::span<const Digest> leaves) const {
     return StateRootFromLeaves(tensors, layout_, leaves);

@@ -38,7 +38,7 @@ TEST(Recipe, QuantSectionSelectsInt8TrainingOfTheBlockMatrices) {
   EXPECT_TRUE(l.model.quant_step_learned);
   EXPECT_FALSE(q.model.quant_step_learned);
   // One step-size tensor per matrix and output channel, counted as parameters.
-  const model::ParameterSet p(l.model);
+  const model::ParameterSet p(l.model, TestCpu());
   EXPECT_NE(p.Find("layers.0.mlp.w_down.step"), nullptr);
   EXPECT_EQ(p.numel(), model::Cost(l.model, 64).parameters);
   EXPECT_NE(ErrorOf([&] { ParseRecipe(base + "[quant]\nlinear = \"none\"\nstep_size = \"learned\"\n",
@@ -63,7 +63,7 @@ QuantizerHealth Health(const model::ParameterSet& p, bool learned) {
   double signal = 0, noise = 0;
   for (const model::LayerParams& L : p.layers) {
     for (int m = 0; m < model::kMatrices; ++m) {
-      const Tensor* w = L.matrix(static_cast<model::Matrix>(m));
+      const DeviceTensor* w = L.matrix(static_cast<model::Matrix>(m));  // on the cpu device
       if (w == nullptr) continue;
       const int64_t K = w->dim(0), N = w->dim(1);
       std::vector<float> formula(N);
@@ -98,7 +98,7 @@ TEST(Quant, LearnedStepSizesDriftFromTheirWeightsRecomputedOnesDoNot) {
                               (learned ? "step_size = \"learned\"\n" : "");
     const Recipe r = ParseRecipe(SmallRecipe(1, 1, quant), "r.toml", kVocab);
     StepEngine engine(r, stream);
-    TrainState st(r.model);
+    TrainState st(r.model, engine.backend());
     st.params.InitRandom(r.model);
     start[learned] = Health(st.params, learned);
     EXPECT_EQ(start[learned].median_log_drift, 0.0);  // learned steps start at the formula

@@ -15,7 +15,11 @@
 namespace trail::train {
 
 struct TrainState {
-  explicit TrainState(const model::ModelConfig& c) : params(c), config_(c) {}
+  // Parameters and moments on the backend's device (the backend must outlive the state: the
+  // step engine's, LoadedRun::engine.backend()).
+  TrainState(const model::ModelConfig& c, repops::Backend& backend)
+      : params(c, backend), config_(c) {}
+  repops::Backend& backend() const { return params.backend(); }
 
   model::ParameterSet params;
   int64_t step = 0;              // the next step to run (= steps completed)
@@ -43,7 +47,7 @@ struct TrainState {
   // Materializing zeros is not a change of the state: a missing moment set reads as zeros.
   model::ParameterSet& Moment(std::unique_ptr<model::ParameterSet>& slot,
                               const char* prefix) const {
-    if (!slot) slot = std::make_unique<model::ParameterSet>(config_, prefix);
+    if (!slot) slot = std::make_unique<model::ParameterSet>(config_, backend(), prefix);
     return *slot;
   }
   model::ModelConfig config_;

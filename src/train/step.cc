@@ -42,7 +42,7 @@ std::vector<int64_t> ToFlat(const ChunkLayout& layout, const std::vector<int64_t
 std::vector<int64_t> SizesOf(const model::ParameterSet& p, int copies) {
   std::vector<int64_t> sizes;
   for (int i = 0; i < copies; ++i)
-    for (const Tensor& t : p.tensors()) sizes.push_back(t.numel());
+    for (const DeviceTensor& t : p.tensors()) sizes.push_back(t.numel());
   return sizes;
 }
 
@@ -64,10 +64,7 @@ model::BatchView ViewOf(const data::PackedBatch& b) {
 }
 
 Digest TrainState::OptimizerHash() const {
-  std::vector<const Tensor*> ts;
-  for (const Tensor& t : adam_m().tensors()) ts.push_back(&t);
-  for (const Tensor& t : adam_v().tensors()) ts.push_back(&t);
-  return StateDigest(ts);
+  return model::StateHashOf(backend(), {&adam_m(), &adam_v()});
 }
 
 StepEngine::StepEngine(const Recipe& recipe, data::CanonicalStream& stream)
@@ -83,7 +80,7 @@ StepEngine::StepEngine(const Recipe& recipe, data::CanonicalStream& stream,
       model_(recipe.model, *backend_),
       acts_(recipe.model, stream.manifest().stream.micro_batch_windows,
             CheckedMaxSeqLen(recipe, stream), *backend_),
-      micro_grad_(recipe.model),
+      micro_grad_(recipe.model, *backend_),
       tree_(recipe.mesh.replicas, recipe.mesh.shards),
       flat_(SizesOf(micro_grad_, 1)),
       moments_layout_(SizesOf(micro_grad_, 2)) {
@@ -93,7 +90,7 @@ StepEngine::StepEngine(const Recipe& recipe, data::CanonicalStream& stream,
               " shards): start at most that many processes");
   own_ = dist::LogicalRanksOf(comm.rank(), comm.size(), recipe.mesh.ranks());
   for (const char* prefix : {"", "adam_m.", "adam_v."}) {
-    for (const Tensor& t : micro_grad_.tensors()) {
+    for (const DeviceTensor& t : micro_grad_.tensors()) {
       (*prefix ? moment_metas_ : param_metas_).push_back({prefix + t.name(), t.dtype(), t.shape()});
     }
   }
@@ -117,7 +114,7 @@ StepEngine::StepEngine(const Recipe& recipe, data::CanonicalStream& stream,
 }
 
 std::unique_ptr<model::ParameterSet> StepEngine::TakeBuffer() {
-  if (free_.empty()) return std::make_unique<model::ParameterSet>(recipe_.model);
+  if (free_.empty()) return std::make_unique<model::ParameterSet>(recipe_.model, *backend_);
   auto b = std::move(free_.back());
   free_.pop_back();
   return b;
@@ -214,17 +211,18 @@ StepResult StepEngine::Run(TrainState& st, LossNormalization norm) {
   const std::span<float> grad = dist::ReduceScatterMesh(
       comm_, tree_, flat_bounds_, roots,
       [&](size_t i, int64_t b, int64_t n, float* out) {
-        flat_.Read(partials[i].second->tensors(), b, n, out);
+        flat_.Read(*backend_, partials[i].second->tensors(), b, n, out);
       },
       reduce_buffers_);
   for (auto& [node, buf] : partials) free_.push_back(std::move(buf));
-  UpdateRange(st, r, grad);
+  float* g = GradientOnDevice(grad);
+  UpdateRange(st, r, g);
   // The step is consumed either way: a skipped batch is not retried.
   st.tokens += counts.input_tokens;
   ++st.step;
   st.window_cursor = range.end;
   if (recipe_.loop.CommitsStateAfter(r.step)) HashRange(st, r);
-  last_grad_ = grad;
+  last_grad_ = {g, grad.size()};
   r.comm_seconds = comm_.exchange_seconds() - comm_s0;
   r.bytes_sent = comm_.bytes_sent() - bytes0;
   r.seconds = SecondsSince(t0);

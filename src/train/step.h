@@ -115,7 +115,11 @@ class StepEngine {
   using Buf = std::unique_ptr<model::ParameterSet>;
   std::vector<MicroRecord> RunLocalRanks(const TrainState& st, float scale, LossNormalization norm,
                                          std::vector<std::pair<int, Buf>>& partials);
-  void UpdateRange(TrainState& st, StepResult& r, std::span<float> grad);
+  // This process's range of the reduced gradient (host memory, where the collectives leave
+  // it) on the backend's device: the span itself on a host device, else a device copy.
+  float* GradientOnDevice(std::span<float> grad);
+  // Norm, clipping and AdamW on this process's range; grad is that range on the device.
+  void UpdateRange(TrainState& st, StepResult& r, float* grad);
   void HashRange(TrainState& st, StepResult& r);
   // The first moment (0) or second (1) at chunk c of this process's range.
   float* Moment(TrainState& st, int which, int64_t c);
@@ -134,12 +138,15 @@ class StepEngine {
   FlatState flat_;
   ChunkLayout moments_layout_;  // adam_m's tensors, then adam_v's (TrainState::OptimizerHash)
   std::vector<TensorMeta> param_metas_, moment_metas_;  // names and shapes for the state roots
-  std::vector<float> m_, v_;  // this process's range of the moments, in a sharded job
+  Buffer m_, v_;  // this process's range of the moments (device), in a sharded job
   bool adopted_ = false;
   std::vector<int64_t> chunk_bounds_, flat_bounds_;  // process q: chunks / flat [b[q], b[q+1])
   std::vector<Buf> free_;  // reusable gradient buffers
   dist::MeshBuffers reduce_buffers_, gather_buffers_;
-  std::span<float> last_grad_;  // this process's range as used by the update (in reduce_buffers_)
+  // This process's range of the gradient as used by the update (on the device: grad_device_,
+  // or reduce_buffers_ on a host device).
+  std::span<float> last_grad_;
+  Buffer grad_device_;
   std::vector<float> updated_;  // this process's range of updated parameters, to all-gather
   data::PackedBatch batch_;
   size_t max_resident_ = 0;

@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "data/batch_schedule.h"
-#include "repops/kernels.h"
 
 namespace trail::train {
 namespace {
@@ -15,12 +14,11 @@ namespace {
 // L2 norm of each parameter group: a layer ("layers.3") or a top-level tensor.
 nlohmann::json WeightNorms(const model::ParameterSet& p) {
   nlohmann::json j = nlohmann::json::object();
-  const repops::Kernels& k = repops::ActiveKernels();
   std::map<std::string, double> groups;
-  for (const Tensor& t : p.tensors()) {
+  for (const DeviceTensor& t : p.tensors()) {
     std::string g = t.name();
     if (g.rfind("layers.", 0) == 0) g = g.substr(0, g.find('.', 7));
-    groups[g] += double(k.sum_sq(t.data<float>(), static_cast<size_t>(t.numel())));
+    groups[g] += double(p.backend().SumSq(t.data<float>(), t.numel()));
   }
   for (auto& [g, v] : groups) j[g] = std::sqrt(v);
   return j;

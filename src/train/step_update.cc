@@ -7,7 +7,6 @@
 
 #include "core/error.h"
 #include "core/timing.h"
-#include "repops/kernels.h"
 #include "repops/optim.h"
 #include "train/step.h"
 #include "train/trajectory.h"
@@ -26,7 +25,17 @@ float Median(const std::deque<float>& v) {
 
 }  // namespace
 
-void StepEngine::UpdateRange(TrainState& st, StepResult& r, std::span<float> grad) {
+float* StepEngine::GradientOnDevice(std::span<float> grad) {
+  if (backend_->device().is_host()) return grad.data();
+  if (grad_device_.numel() < static_cast<int64_t>(grad.size())) {
+    grad_device_ = repops::AllocateOn<float>(*backend_, static_cast<int64_t>(grad.size()));
+  }
+  backend_->CopyFromHost(grad.data(), grad_device_.view({static_cast<int64_t>(grad.size())}));
+  return grad_device_.data<float>();
+}
+
+void StepEngine::UpdateRange(TrainState& st, StepResult& r, float* g) {
+  repops::Backend& be = *backend_;
   const int me = comm_.rank();
   const int64_t c0 = chunk_bounds_[me], c1 = chunk_bounds_[me + 1], base = flat_bounds_[me];
   // Norm: SumSq of each chunk, added in chunk order by every process.
@@ -35,13 +44,12 @@ void StepEngine::UpdateRange(TrainState& st, StepResult& r, std::span<float> gra
     Digest leaf;
   };
   const auto th = Clock::now();
-  const std::vector<Digest> leaves = flat_.Leaves(grad.data(), c0, c1);
+  const std::vector<Digest> leaves = flat_.Leaves(be, g, c0, c1);
   r.hash_seconds += SecondsSince(th);
   std::vector<ChunkSums> mine;
   for (int64_t c = c0; c < c1; ++c) {
     const StateChunk& ch = flat_.layout().chunks()[c];
-    mine.push_back({repops::ActiveKernels().sum_sq(grad.data() + (ch.flat - base), ch.count),
-                    leaves[c - c0]});
+    mine.push_back({be.SumSq(g + (ch.flat - base), ch.count), leaves[c - c0]});
   }
   const std::vector<ChunkSums> all = dist::AllGatherItems<ChunkSums>(comm_, mine);
   float total = 0.0f;
@@ -66,10 +74,8 @@ void StepEngine::UpdateRange(TrainState& st, StepResult& r, std::span<float> gra
   while (static_cast<int64_t>(st.norm_history.size()) > oc.spike_window) {
     st.norm_history.pop_front();
   }
-  float* g = grad.data();
-  const int64_t n = static_cast<int64_t>(grad.size());
-  r.clip_coef = repops::ClipGradNorm(std::span(&g, 1), std::span(&n, 1), r.grad_norm,
-                                     oc.clip_norm);
+  r.clip_coef = repops::ClipCoefficient(r.grad_norm, oc.clip_norm);
+  if (r.clip_coef < 1.0f) be.Scale(g, range_end() - range_begin(), r.clip_coef);
   ++st.optimizer_updates;
   auto& P = st.params.tensors();
   // AdamW on this range, one call per run of chunks of the same tensor (elementwise: any
@@ -81,18 +87,18 @@ void StepEngine::UpdateRange(TrainState& st, StepResult& r, std::span<float> gra
     for (; c < c1 && flat_.layout().chunks()[c].tensor == first.tensor; ++c) {
       count += flat_.layout().chunks()[c].count;
     }
-    const Tensor& t = P[first.tensor];
+    const DeviceTensor& t = P[first.tensor];
     repops::AdamWHyper h{r.lr, oc.beta1, oc.beta2, oc.eps, t.rank() == 2 ? oc.weight_decay : 0.0f};
-    repops::AdamWStep(P[first.tensor].data<float>() + first.offset, g + (first.flat - base),
-                      Moment(st, 0, run_begin), Moment(st, 1, run_begin), count, h,
-                      st.optimizer_updates);
+    be.AdamWStep(P[first.tensor].data<float>() + first.offset, g + (first.flat - base),
+                 Moment(st, 0, run_begin), Moment(st, 1, run_begin), count, h,
+                 st.optimizer_updates);
   }
   if (comm_.size() == 1) return;
   updated_.resize(range_end() - range_begin());
-  flat_.Read(P, range_begin(), range_end() - range_begin(), updated_.data());
+  flat_.Read(be, P, range_begin(), range_end() - range_begin(), updated_.data());
   dist::AllGatherRanges(
       comm_, flat_bounds_, updated_,
-      [&](int64_t begin, std::span<const float> v) { flat_.Write(P, begin, v); },
+      [&](int64_t begin, std::span<const float> v) { flat_.Write(be, P, begin, v); },
       gather_buffers_);
 }
 
@@ -102,7 +108,7 @@ float* StepEngine::Moment(TrainState& st, int which, int64_t c) {
     model::ParameterSet& set = which == 0 ? st.adam_m() : st.adam_v();
     return set.tensors()[ch.tensor].data<float>() + ch.offset;
   }
-  return (which == 0 ? m_ : v_).data() + (ch.flat - range_begin());
+  return (which == 0 ? m_ : v_).data<float>() + (ch.flat - range_begin());
 }
 
 void StepEngine::HashRange(TrainState& st, StepResult& r) {
@@ -112,11 +118,12 @@ void StepEngine::HashRange(TrainState& st, StepResult& r) {
   struct Leaves {
     Digest params, m, v;
   };
-  const std::vector<Digest> p = flat_.Leaves(st.params.tensors(), c0, c1);
-  const std::vector<Digest> m = sharded() ? flat_.Leaves(m_.data(), c0, c1)
-                                          : flat_.Leaves(st.adam_m().tensors(), c0, c1);
-  const std::vector<Digest> v = sharded() ? flat_.Leaves(v_.data(), c0, c1)
-                                          : flat_.Leaves(st.adam_v().tensors(), c0, c1);
+  repops::Backend& be = *backend_;
+  const std::vector<Digest> p = flat_.Leaves(be, st.params.tensors(), c0, c1);
+  const std::vector<Digest> m = sharded() ? flat_.Leaves(be, m_.data<float>(), c0, c1)
+                                          : flat_.Leaves(be, st.adam_m().tensors(), c0, c1);
+  const std::vector<Digest> v = sharded() ? flat_.Leaves(be, v_.data<float>(), c0, c1)
+                                          : flat_.Leaves(be, st.adam_v().tensors(), c0, c1);
   std::vector<Leaves> mine;
   for (size_t i = 0; i < p.size(); ++i) mine.push_back({p[i], m[i], v[i]});
   const std::vector<Leaves> all = dist::AllGatherItems<Leaves>(comm_, mine);
@@ -132,10 +139,13 @@ void StepEngine::HashRange(TrainState& st, StepResult& r) {
 void StepEngine::AdoptMoments(TrainState& st) {
   if (!sharded()) return;
   const int64_t n = range_end() - range_begin();
-  m_.assign(n, 0.0f), v_.assign(n, 0.0f);
+  m_ = repops::AllocateOn<float>(*backend_, n), v_ = repops::AllocateOn<float>(*backend_, n);
   if (st.has_moments()) {
-    flat_.Read(st.adam_m().tensors(), range_begin(), n, m_.data());
-    flat_.Read(st.adam_v().tensors(), range_begin(), n, v_.data());
+    std::vector<float> host(n);
+    flat_.Read(*backend_, st.adam_m().tensors(), range_begin(), n, host.data());
+    backend_->CopyFromHost(host.data(), m_.view());
+    flat_.Read(*backend_, st.adam_v().tensors(), range_begin(), n, host.data());
+    backend_->CopyFromHost(host.data(), v_.view());
   }
   st.ReleaseMoments();
   adopted_ = true;
@@ -145,8 +155,9 @@ void StepEngine::GatherMoments(TrainState& st) {
   const int P = comm_.size(), me = comm_.rank();
   if (P == 1) return;
   auto len = [&](int q) { return flat_bounds_[q + 1] - flat_bounds_[q]; };
-  std::vector<float> mine(m_);
-  mine.insert(mine.end(), v_.begin(), v_.end());
+  std::vector<float> mine(m_.numel() + v_.numel());
+  backend_->CopyToHost(m_.view(), mine.data());
+  backend_->CopyToHost(v_.view(), mine.data() + m_.numel());
   std::vector<std::vector<float>> in(P);
   std::vector<std::span<const float>> send(P);
   std::vector<std::span<float>> recv(P);
@@ -159,14 +170,20 @@ void StepEngine::GatherMoments(TrainState& st) {
   if (me != 0) return;
   in[0] = std::move(mine);
   for (int p = 0; p < P; ++p) {
-    flat_.Write(st.adam_m().tensors(), flat_bounds_[p], std::span(in[p]).first(len(p)));
-    flat_.Write(st.adam_v().tensors(), flat_bounds_[p], std::span(in[p]).subspan(len(p)));
+    flat_.Write(*backend_, st.adam_m().tensors(), flat_bounds_[p],
+                std::span(in[p]).first(len(p)));
+    flat_.Write(*backend_, st.adam_v().tensors(), flat_bounds_[p],
+                std::span(in[p]).subspan(len(p)));
   }
 }
 
 void StepEngine::CopyLastGradient(model::ParameterSet& out) const {
   TRAIL_CHECK(comm_.size() == 1, "the whole gradient is only held by a job of one process");
-  flat_.Write(out.tensors(), 0, last_grad_);
+  std::vector<float> host(last_grad_.size());
+  backend_->CopyToHost(TensorView::Contiguous(last_grad_.data(), DType::kF32, backend_->device(),
+                                              {static_cast<int64_t>(host.size())}),
+                       host.data());
+  flat_.Write(out.backend(), out.tensors(), 0, host);
 }
 
 std::string StepAndChain(StepEngine& engine, TrainState& st, StepResult& r) {

@@ -8,9 +8,16 @@
 
 #include "core/file_util.h"
 #include "data/synthetic_corpus.h"
+#include "repops/cpu_backend.h"
 #include "train/trainer.h"
 
 namespace trail::train {
+
+// A CPU backend for state that tests keep beyond a step engine's life.
+inline repops::Backend& TestCpu() {
+  static repops::CpuBackend cpu;
+  return cpu;
+}
 
 constexpr uint32_t kVocab = 96;
 

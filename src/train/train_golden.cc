@@ -126,7 +126,7 @@ std::vector<GoldenRun> RunTrainingGolden(const Device& device) {
     data::CanonicalStream stream(m);
     const Recipe recipe = ParseRecipe(GoldenRecipeText(c.name), c.name, 96);
     StepEngine engine(recipe, stream, dist::SingleProcess(), device);
-    TrainState st(recipe.model);
+    TrainState st(recipe.model, engine.backend());
     st.params.InitRandom(recipe.model);
     st.chain = GenesisHash(recipe.sha256, "golden", st.params.StateHash());
     for (int64_t s = 0; s < c.steps; ++s) {

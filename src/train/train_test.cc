@@ -186,11 +186,11 @@ OneStep RunOneStep(const data::Manifest& m, const std::string& recipe_text,
   data::CanonicalStream stream(m);
   const Recipe r = ParseRecipe(recipe_text, "r.toml", kVocab);
   StepEngine engine(r, stream);
-  TrainState st(r.model);
+  TrainState st(r.model, engine.backend());
   st.params.InitRandom(r.model);
   OneStep out;
   out.result = engine.Run(st, norm);
-  out.grad = std::make_unique<model::ParameterSet>(r.model);
+  out.grad = std::make_unique<model::ParameterSet>(r.model, TestCpu());
   engine.CopyLastGradient(*out.grad);
   return out;
 }
@@ -241,7 +241,7 @@ TEST(Step, LogicalMeshesReduceTheSameGradientInTheirOwnOrder) {
 // Trajectory lines of `steps` steps run by a job of P processes (threads), from process 0,
 // with every process's final state hashes.
 std::vector<std::string> RunOnProcesses(const data::Manifest& m, const std::string& recipe_text,
-                                        int P, int steps) {
+                                        int P, int steps, const char* device = "cpu") {
   const Recipe r = ParseRecipe(recipe_text, "r.toml", kVocab);
   std::vector<std::string> lines;
   std::mutex mu;
@@ -249,8 +249,8 @@ std::vector<std::string> RunOnProcesses(const data::Manifest& m, const std::stri
   dist::ThreadGroup group(P);
   group.Run([&](dist::Communicator& comm) {
     data::CanonicalStream stream(m);
-    StepEngine engine(r, stream, comm);
-    TrainState st(r.model);
+    StepEngine engine(r, stream, comm, ParseDevice(device));
+    TrainState st(r.model, engine.backend());
     st.params.InitRandom(r.model);
     engine.AdoptMoments(st);
     for (int s = 0; s < steps; ++s) {
@@ -283,6 +283,8 @@ TEST(Step, AnyProcessCountGivesTheSameBits) {
   for (int P : {2, 3, 4, 6}) {
     EXPECT_EQ(RunOnProcesses(m, recipe, P, 3), one) << "P=" << P;
   }
+  // Sharded moments, collectives and the gather on the guarded device (docs/devices.md).
+  EXPECT_EQ(RunOnProcesses(m, recipe, 3, 3, "guarded"), one) << "guarded, P=3";
   EXPECT_NE(ErrorOf([&] { RunOnProcesses(m, recipe, 7, 1); }).find("at most that many processes"),
             std::string::npos);
 }
@@ -296,7 +298,7 @@ TEST(Step, TheSpikeProtocolSkipsAndRecordsTheUpdate) {
   Recipe rc = r;
   rc.optimizer.spike_skip_factor = 1.0001f, rc.optimizer.spike_min_history = 1;
   StepEngine engine(rc, stream);
-  TrainState st(rc.model);
+  TrainState st(rc.model, engine.backend());
   st.params.InitRandom(rc.model);
   int skipped = 0;
   for (int s = 0; s < 12; ++s) {
@@ -488,7 +490,7 @@ TEST(Resume, DamagedCheckpointsAreSkippedOtherRunsRefused) {
     else bytes.resize(bytes.size() - 100);             // truncated
     WriteFileAtomic(model, bytes);
     const std::string err = ErrorOf([&] {
-      TrainState st(ParseRecipe(ReadFileToString(f->recipe), "r", kVocab).model);
+      TrainState st(ParseRecipe(ReadFileToString(f->recipe), "r", kVocab).model, TestCpu());
       LoadCheckpoint(CheckpointDir(f->run, 8),
                      {ParseRecipe(ReadFileToString(f->recipe), "r", kVocab).sha256,
                       ToHex(Sha256({reinterpret_cast<const uint8_t*>(ReadFileToString(f->manifest).data()),

@@ -150,7 +150,7 @@ TrainSummary RunTraining(const TrainOptions& opt) {
   if (lead && !o.sign_key.empty()) key.emplace(SigningKey::Load(o.sign_key));
   TRAIL_CHECK(!key || key->has_private(), o.sign_key,
               " is a public key: signing the run's attestation needs the private .key file");
-  TrainState st(R.model);
+  TrainState st(R.model, run.engine.backend());
   SpikeMonitor monitor(R.monitor);
   const std::map<std::string, double> unigram =
       lead ? run.UnigramEntropy() : std::map<std::string, double>{};
