@@ -1,86 +1,48 @@
+// The golden suite's kernel cases (the primitives below the backend interface: reductions,
+// elementwise math, Philox fills, the raw int8 GEMM, softmax, subnormal edges) on the CPU kernels
+// of the active SIMD target, and the runner over these and the op cases (golden_ops.cc).
 #include "repops/golden_suite.h"
 
 #include <cmath>
 #include <cstring>
-#include <functional>
 #include <sstream>
 
 #include "core/error.h"
 #include "core/hash.h"
 #include "core/philox.h"
-#include "repops/activation.h"
-#include "repops/attention.h"
-#include "repops/cross_entropy.h"
-#include "repops/embedding.h"
+#include "repops/cpu_backend.h"
 #include "repops/gemm.h"
-#include "repops/int8_linear.h"
+#include "repops/golden_case.h"
 #include "repops/kernels.h"
 #include "repops/math.h"
-#include "repops/norm.h"
-#include "repops/optim.h"
 #include "repops/quantize.h"
 #include "repops/random.h"
-#include "repops/rope.h"
 #include "repops/softmax.h"
 
 namespace trail::repops {
+namespace golden {
 
-namespace {
-
-using Vec = std::vector<float>;
-
-// Inputs: uniform in [-scale, scale) from stream `stream` of seed 2024.
-Vec Rand(int64_t n, uint64_t stream, float scale = 1.0f) {
+Vec Rand(int64_t n, uint64_t stream, float scale) {
   Vec v(n);
   FillUniform(v.data(), n, 2024, stream, -scale, scale);
   return v;
 }
 
-class CaseHasher {
- public:
-  void Add(const std::string& name, const float* data, int64_t n) {
-    const int64_t shape[] = {n};
-    const Digest d = BufferDigest(name, DType::kF32, shape, data);
-    h_.Update(d.data(), d.size());
-  }
-  void Add(const std::string& name, const Vec& v) { Add(name, v.data(), v.size()); }
-  void AddScalar(const std::string& name, float f) { Add(name, &f, 1); }
-  void AddI32(const std::string& name, const int32_t* data, int64_t n) {
-    const int64_t shape[] = {n};
-    const Digest d = BufferDigest(name, DType::kI32, shape, data);
-    h_.Update(d.data(), d.size());
-  }
-  std::string Finish() { return ToHex(h_.Finish()); }
+void CaseHasher::Add(const std::string& name, const float* data, int64_t n) {
+  const int64_t shape[] = {n};
+  const Digest d = BufferDigest(name, DType::kF32, shape, data);
+  h_.Update(d.data(), d.size());
+}
 
- private:
-  Sha256Hasher h_;
-};
+void CaseHasher::AddI32(const std::string& name, const int32_t* data, int64_t n) {
+  const int64_t shape[] = {n};
+  const Digest d = BufferDigest(name, DType::kI32, shape, data);
+  h_.Update(d.data(), d.size());
+}
 
-using CaseFn = std::function<void(CaseHasher&)>;
+namespace {
 
-void GemmCases(std::vector<std::pair<std::string, CaseFn>>& cases) {
-  struct S { int64_t M, K, N; };
-  for (S s : {S{1, 1, 1}, S{3, 17, 255}, S{17, 255, 3}, S{64, 100, 130}, S{1, 1000, 17},
-              S{255, 3, 1000}, S{50, 800, 3080}}) {  // the last crosses K and N blocks
-    const std::string tag = std::to_string(s.M) + "x" + std::to_string(s.K) + "x" + std::to_string(s.N);
-    cases.push_back({"gemm_nn_" + tag, [s](CaseHasher& h) {
-      Vec a = Rand(s.M * s.K, 1), b = Rand(s.K * s.N, 2), c(s.M * s.N);
-      MatMul(a.data(), b.data(), c.data(), s.M, s.K, s.N);
-      h.Add("c", c);
-      MatMul(a.data(), b.data(), c.data(), s.M, s.K, s.N, /*accumulate=*/true);
-      h.Add("c_acc", c);
-    }});
-    cases.push_back({"gemm_bt_" + tag, [s](CaseHasher& h) {
-      Vec a = Rand(s.M * s.K, 3), bt = Rand(s.N * s.K, 4), c(s.M * s.N);
-      MatMulBT(a.data(), bt.data(), c.data(), s.M, s.K, s.N);
-      h.Add("c", c);
-    }});
-    cases.push_back({"gemm_at_" + tag, [s](CaseHasher& h) {
-      Vec at = Rand(s.K * s.M, 5), b = Rand(s.K * s.N, 6), c(s.M * s.N);
-      MatMulAT(at.data(), b.data(), c.data(), s.M, s.K, s.N);
-      h.Add("c", c);
-    }});
-  }
+void GemmI8Case(std::vector<std::pair<std::string, KernelCase>>& cases) {
   cases.push_back({"gemm_i8", [](CaseHasher& h) {
     const int64_t M = 17, K = 255, N = 33;
     std::vector<int8_t> a(M * K), bt(N * K);
@@ -96,31 +58,9 @@ void GemmCases(std::vector<std::pair<std::string, CaseFn>>& cases) {
     ArgmaxRows(y.data(), M, N, am.data());
     h.AddI32("argmax", am.data(), M);
   }});
-  cases.push_back({"int8_linear", [](CaseHasher& h) {
-    // M, K, N off every tile size; a zero token row and a zero weight column (step 0).
-    const int64_t M = 19, K = 70, N = 45;
-    Vec x = Rand(M * K, 15), w = Rand(K * N, 16, 0.08f), dy = Rand(M * N, 17);
-    for (int64_t p = 0; p < K; ++p) x[5 * K + p] = 0.0f, w[p * N + 7] = 0.0f;
-    w[2 * N + 4] = 5.0f;  // clipped
-    QuantizedInput qx;
-    QuantizeInput(x.data(), M, K, qx);
-    Int8Scratch s;
-    for (Int8Backward mode : {Int8Backward::kInt8, Int8Backward::kFp32}) {
-      QuantizedWeight qw;
-      QuantizeWeight(w.data(), K, N, mode, qw);
-      Vec y(M * N), dx(M * K), dw(K * N);
-      Int8LinearForward(qx, qw, s, y.data());
-      Int8LinearBackwardInput(dy.data(), M, qw, mode, s, dx.data(), false);
-      Int8LinearBackwardWeight(qx, dy.data(), qw, mode, s, dw.data());
-      h.Add("step", qw.step);
-      h.Add("y", y);
-      h.Add("dx", dx);
-      h.Add("dw", dw);
-    }
-  }});
 }
 
-void ReductionAndMathCases(std::vector<std::pair<std::string, CaseFn>>& cases) {
+void ReductionAndMathCases(std::vector<std::pair<std::string, KernelCase>>& cases) {
   cases.push_back({"reductions", [](CaseHasher& h) {
     for (int64_t n : {0, 1, 3, 17, 255, 1000, 4097}) {
       Vec x = Rand(n, 10 + n, 3.0f), y = Rand(n, 20 + n);
@@ -179,22 +119,7 @@ void ReductionAndMathCases(std::vector<std::pair<std::string, CaseFn>>& cases) {
   }});
 }
 
-void LayerCases(std::vector<std::pair<std::string, CaseFn>>& cases) {
-  cases.push_back({"rmsnorm", [](CaseHasher& h) {
-    const int64_t R = 17, D = 255;
-    Vec x = Rand(R * D, 40, 2.0f), g = Rand(D, 41), dy = Rand(R * D, 42);
-    for (bool with_gain : {true, false}) {
-      Vec y(R * D), rstd(R), dx(R * D), dg(D, 0.0f);
-      const float* gain = with_gain ? g.data() : nullptr;
-      RmsNormForward(x.data(), gain, 1e-5f, R, D, y.data(), rstd.data());
-      RmsNormBackward(dy.data(), x.data(), gain, rstd.data(), R, D, dx.data(),
-                      with_gain ? dg.data() : nullptr);
-      h.Add("y", y);
-      h.Add("rstd", rstd);
-      h.Add("dx", dx);
-      h.Add("dg", dg);
-    }
-  }});
+void SoftmaxCase(std::vector<std::pair<std::string, KernelCase>>& cases) {
   cases.push_back({"softmax", [](CaseHasher& h) {
     const int64_t R = 17, N = 1000;
     Vec x = Rand(R * N, 50, 8.0f), dy = Rand(R * N, 51), y(R * N), dx(R * N);
@@ -203,123 +128,53 @@ void LayerCases(std::vector<std::pair<std::string, CaseFn>>& cases) {
     h.Add("y", y);
     h.Add("dx", dx);
   }});
-  cases.push_back({"activations", [](CaseHasher& h) {
-    const int64_t n = 10007;
-    Vec a = Rand(n, 60, 6.0f), b = Rand(n, 61, 2.0f), dh = Rand(n, 62);
-    Vec o(n), da(n), db(n);
-    SwiGluForward(a.data(), b.data(), n, o.data());
-    SwiGluBackward(dh.data(), a.data(), b.data(), n, da.data(), db.data());
-    h.Add("swiglu", o);
-    h.Add("swiglu_da", da);
-    h.Add("swiglu_db", db);
-    GeluForward(a.data(), n, o.data());
-    GeluBackward(dh.data(), a.data(), n, da.data());
-    h.Add("gelu", o);
-    h.Add("gelu_dx", da);
-  }});
-  cases.push_back({"rope", [](CaseHasher& h) {
-    const RopeTable t = MakeRopeTable(300, 16, 10000.0f);
-    h.Add("cos", t.cos);
-    h.Add("sin", t.sin);
-    const int64_t rows = 255;
-    Vec x = Rand(rows * 16, 70);
-    std::vector<int32_t> pos(rows);
-    for (int64_t r = 0; r < rows; ++r) pos[r] = static_cast<int32_t>((r * 7) % 300);
-    RopeApply(x.data(), rows, 16, pos.data(), t, false);
-    h.Add("fwd", x);
-    RopeApply(x.data(), rows, 16, pos.data(), t, true);
-    h.Add("bwd", x);
-  }});
-  cases.push_back({"embedding", [](CaseHasher& h) {
-    const int64_t V = 255, D = 17, n = 1000;
-    Vec table = Rand(V * D, 80), dout = Rand(n * D, 81), out(n * D), dtable(V * D, 0.0f);
-    std::vector<int32_t> tok(n);
-    for (int64_t i = 0; i < n; ++i) tok[i] = static_cast<int32_t>(PhiloxWord(12, 0, i) % 37);
-    EmbeddingForward(table.data(), V, D, tok.data(), n, out.data());
-    EmbeddingBackward(dout.data(), tok.data(), n, V, D, dtable.data());
-    h.Add("out", out);
-    h.Add("dtable", dtable);
-  }});
-  cases.push_back({"cross_entropy", [](CaseHasher& h) {
-    const int64_t R = 17, V = 1000;
-    Vec logits = Rand(R * V, 90, 10.0f), lse(R), d(R * V);
-    std::vector<int32_t> tgt(R);
-    for (int64_t r = 0; r < R; ++r) tgt[r] = r % 5 == 3 ? -100 : static_cast<int32_t>((r * 97) % V);
-    const CrossEntropySums s = CrossEntropyForward(logits.data(), tgt.data(), R, V, -100, lse.data());
-    CrossEntropyBackward(logits.data(), tgt.data(), lse.data(), R, V, -100,
-                         1.0f / static_cast<float>(s.valid), 1e-4f, d.data());
-    h.AddScalar("nll_sum", s.nll_sum);
-    h.AddScalar("lse_sq_sum", s.lse_sq_sum);
-    h.Add("lse", lse);
-    h.Add("dlogits", d);
-  }});
-  cases.push_back({"attention", [](CaseHasher& h) {
-    for (int variant = 0; variant < 3; ++variant) {
-      AttentionShape s;
-      s.batch = 2, s.heads = 3, s.seq = 17, s.head_dim = 16;
-      std::vector<int32_t> docs(s.batch * s.seq);
-      std::vector<uint8_t> valid(s.batch * s.seq, 1);
-      for (int64_t i = 0; i < s.batch * s.seq; ++i) docs[i] = static_cast<int32_t>((i % s.seq) / 6);
-      valid[5] = 0;
-      valid[s.seq + 16] = 0;
-      if (variant >= 1) s.window = 5;
-      if (variant >= 2) s.doc_ids = docs.data(), s.key_valid = valid.data();
-      const int64_t n = s.batch * s.heads * s.seq * s.head_dim;
-      Vec q = Rand(n, 100), k = Rand(n, 101), v = Rand(n, 102), dout = Rand(n, 103);
-      Vec out(n), probs(s.batch * s.heads * s.seq * s.seq), dq(n), dk(n), dv(n);
-      AttentionForward(s, q.data(), k.data(), v.data(), out.data(), probs.data());
-      AttentionBackward(s, q.data(), k.data(), v.data(), probs.data(), dout.data(), dq.data(),
-                        dk.data(), dv.data());
-      for (const auto& [name, t] : {std::pair<const char*, Vec*>{"out", &out}, {"probs", &probs},
-                                    {"dq", &dq}, {"dk", &dk}, {"dv", &dv}})
-        h.Add(name, *t);
-    }
-  }});
-  cases.push_back({"optimizer", [](CaseHasher& h) {
-    const int64_t n = 1000;
-    Vec p = Rand(n, 110), m(n, 0.0f), v(n, 0.0f);
-    AdamWHyper hyper{3e-3f, 0.9f, 0.95f, 1e-8f, 0.1f};
-    for (int64_t t = 1; t <= 3; ++t) {
-      Vec g = Rand(n, 111 + t, 0.5f);
-      AdamWStep(p.data(), g.data(), m.data(), v.data(), n, hyper, t);
-    }
-    h.Add("p", p);
-    h.Add("m", m);
-    h.Add("v", v);
-    Vec g1 = Rand(255, 120, 3.0f), g2 = Rand(17, 121, 3.0f);
-    const GradSpan spans[] = {{g1.data(), 255}, {g2.data(), 17}};
-    const float norm = GlobalGradNorm(spans);
-    float* ptrs[] = {g1.data(), g2.data()};
-    const int64_t sizes[] = {255, 17};
-    h.AddScalar("norm", norm);
-    h.AddScalar("coef", ClipGradNorm(ptrs, sizes, norm, 1.0f));
-    h.Add("g1", g1);
-    h.AddScalar("pow", PowInt(0.95f, 12345));
-  }});
-}
-
-const std::vector<std::pair<std::string, CaseFn>>& AllCases() {
-  static const std::vector<std::pair<std::string, CaseFn>> cases = [] {
-    std::vector<std::pair<std::string, CaseFn>> c;
-    GemmCases(c);
-    ReductionAndMathCases(c);
-    LayerCases(c);
-    return c;
-  }();
-  return cases;
 }
 
 }  // namespace
 
-std::vector<GoldenResult> RunGoldenSuite() {
+void AddKernelCases(std::vector<std::pair<std::string, KernelCase>>& cases) {
+  GemmI8Case(cases);
+  ReductionAndMathCases(cases);
+  SoftmaxCase(cases);
+}
+
+}  // namespace golden
+
+namespace {
+
+std::vector<GoldenResult> RunOpCases(Backend& ops) {
+  std::vector<std::pair<std::string, golden::OpCase>> cases;
+  golden::AddOpCases(cases);
   std::vector<GoldenResult> out;
-  for (const auto& [name, fn] : AllCases()) {
-    CaseHasher h;
-    fn(h);
+  for (const auto& [name, fn] : cases) {
+    golden::CaseHasher h;
+    fn(h, ops);
     out.push_back({name, h.Finish()});
   }
   return out;
 }
+
+}  // namespace
+
+std::vector<GoldenResult> RunGoldenSuite(Backend& ops) {
+  std::vector<std::pair<std::string, golden::KernelCase>> cases;
+  golden::AddKernelCases(cases);
+  std::vector<GoldenResult> out;
+  for (const auto& [name, fn] : cases) {
+    golden::CaseHasher h;
+    fn(h);
+    out.push_back({name, h.Finish()});
+  }
+  for (GoldenResult& r : RunOpCases(ops)) out.push_back(std::move(r));
+  return out;
+}
+
+std::vector<GoldenResult> RunGoldenSuite() {
+  CpuBackend cpu;
+  return RunGoldenSuite(cpu);
+}
+
+std::vector<GoldenResult> RunGoldenOpCases(Backend& ops) { return RunOpCases(ops); }
 
 const GoldenTable& CommittedGolden() { return CommittedGoldens("repops"); }
 

@@ -1,6 +1,8 @@
 // The golden-hash suite: every RepOps op, forward and backward, on Philox inputs of awkward sizes.
 // Each case's digest must equal the committed one (goldens/repops.txt, core/golden.h) on every
-// backend, thread count and machine; docs/goldens.md specifies how each case is built. `trail selftest` runs it; so does the aarch64 build under qemu in make test.
+// backend, SIMD target, thread count and machine; docs/goldens.md specifies how each case is
+// built. Kernel cases check the CPU's primitives; op cases run through a repops::Backend, so any
+// device is checked op by op. `trail selftest` runs it; so does the aarch64 build under qemu.
 #pragma once
 
 #include <map>
@@ -8,6 +10,7 @@
 #include <vector>
 
 #include "core/golden.h"
+#include "repops/backend.h"
 
 namespace trail::repops {
 
@@ -16,8 +19,13 @@ struct GoldenResult {
   std::string digest;  // SHA-256 hex over the case's output tensor digests, in order
 };
 
-// Runs every case on the active backend and kernel pool.
+// Runs every case: the kernel cases on the active SIMD target's kernels and kernel pool, the op
+// cases through `ops` (a CPU backend when not given).
+std::vector<GoldenResult> RunGoldenSuite(Backend& ops);
 std::vector<GoldenResult> RunGoldenSuite();
+// Only the op cases, through `ops`: every op of the backend interface the model, loss and
+// optimizer use, on the committed digests (how a device backend is checked).
+std::vector<GoldenResult> RunGoldenOpCases(Backend& ops);
 
 // The committed golden digests (goldens/repops.txt): name -> digest.
 const GoldenTable& CommittedGolden();

@@ -9,20 +9,23 @@
 #include "data/stream_golden.h"
 #include "repops/gemm_i8_amx.h"
 #include "repops/golden_suite.h"
+#include "repops/devices.h"
 #include "repops/kernels.h"
 #include "train/train_golden.h"
 
 namespace trail::train {
 namespace {
 
-// The RepOps suite and the training runs on the active backend and thread count.
+// The RepOps suite (kernel cases on the active SIMD target, op cases on a backend of `device`)
+// and the training runs on that device, with the kernel pool's thread count.
 SelftestRun RunOn(const std::string& backend, int threads, const Device& device) {
   SelftestRun o;
   o.backend = backend;
   o.threads = threads;
   const GoldenTable& golden = repops::CommittedGolden();
   const auto t0 = std::chrono::steady_clock::now();
-  const auto results = repops::RunGoldenSuite();
+  const std::unique_ptr<repops::Backend> ops = repops::MakeBackend(device);
+  const auto results = repops::RunGoldenSuite(*ops);
   o.seconds = SecondsSince(t0);
   o.cases = results.size();
   for (const auto& r : results) {

@@ -35,8 +35,8 @@ struct SelftestReport {
 };
 
 // backend: "" for every SIMD target available here, else that one (throws trail::Error when
-// this machine has no target of that name). The golden training runs run on a backend of
-// `device`; the RepOps cases on the CPU kernels of each SIMD target.
+// this machine has no target of that name). The RepOps op cases and the golden training runs
+// run on a backend of `device`; the kernel cases on the CPU kernels of each SIMD target.
 SelftestReport RunSelftest(const std::string& backend, const std::vector<int>& threads,
                            const Device& device = {});
 
