@@ -104,7 +104,11 @@ std::vector<SimdTarget> AvailableSimdTargets();
 // instructions): a selftest here does not cover them, and says so.
 std::vector<std::string> CompiledSimdTargetsNotRunnable();
 void UseSimdTarget(const SimdTarget& b);
-// The best SIMD target, or the one named by the TRAIL_BACKEND environment variable.
+// The best SIMD target this CPU runs; ActiveKernels() starts with it.
+SimdTarget BestSimdTarget();
+// The best SIMD target, or the one named by the TRAIL_BACKEND environment variable (an error
+// naming the available ones when it is not here). The environment is read only here: the
+// commands call it once before their first op, so no op can fail on a bad variable.
 void UseDefaultSimdTarget();
 const Kernels& ReferenceKernels();
 // Makes `k` the active kernel table: one of the above (to restore a saved ActiveKernels()), or

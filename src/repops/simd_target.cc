@@ -24,11 +24,16 @@ const Kernels* KernelsForTarget(int64_t target) {
 
 const Kernels& ActiveKernels() {
   const Kernels* k = g_active.load(std::memory_order_acquire);
-  if (k == nullptr) {
-    UseDefaultSimdTarget();
+  if (k == nullptr) {  // nothing chosen yet: the best target, which cannot fail
+    UseSimdTarget(BestSimdTarget());
     k = g_active.load(std::memory_order_acquire);
   }
   return *k;
+}
+
+SimdTarget BestSimdTarget() {
+  const auto all = AvailableSimdTargets();
+  return all.size() > 1 ? all[1] : all[0];  // the best supported SIMD target comes first
 }
 
 std::vector<SimdTarget> AvailableSimdTargets() {
@@ -65,7 +70,7 @@ void UseDefaultSimdTarget() {
     }
     TRAIL_FAIL("TRAIL_BACKEND='", want, "' is not available here; available:", names);
   }
-  UseSimdTarget(all.size() > 1 ? all[1] : all[0]);  // the best supported SIMD target comes first
+  UseSimdTarget(BestSimdTarget());
 }
 
 }  // namespace trail::repops

@@ -121,7 +121,6 @@ std::unique_ptr<model::ParameterSet> StepEngine::TakeBuffer() {
 }
 
 std::vector<MicroRecord> StepEngine::RunLocalRanks(const TrainState& st, float scale,
-                                                   LossNormalization norm,
                                                    std::vector<std::pair<int, Buf>>& partials) {
   const MeshConfig& mesh = recipe_.mesh;
   const int64_t K = mesh.ranks();
@@ -143,18 +142,12 @@ std::vector<MicroRecord> StepEngine::RunLocalRanks(const TrainState& st, float s
     Buf acc = TakeBuffer();
     for (int64_t m = 0; m < M; ++m) {
       batcher_.MicroBatch(st.step, rank, K, m, batch_);
-      float mb_scale = scale;
-      if (norm == LossNormalization::kMeanOfMeans) {
-        mb_scale = batch_.target_tokens > 0
-                       ? (1.0f / float(batch_.target_tokens)) * (1.0f / float(K * M))
-                       : 0.0f;
-      }
       const Digest batch_digest = MicroBatchDigest(batch_);
       if (observer_ != nullptr) observer_->BeginMicroBatch(rank, m, batch_digest);
       // The rank's running sum starts as its first micro-batch's gradient.
       model::ParameterSet& out = m == 0 ? *acc : micro_grad_;
       const repops::CrossEntropySums s =
-          model_.ForwardBackward(st.params, ViewOf(batch_), mb_scale, acts_, out);
+          model_.ForwardBackward(st.params, ViewOf(batch_), scale, acts_, out);
       if (m > 0) model::AddParameterSets(*acc, micro_grad_);
       recs.push_back({s.nll_sum, s.lse_sq_sum, s.valid, batch_digest});
     }
@@ -166,7 +159,7 @@ std::vector<MicroRecord> StepEngine::RunLocalRanks(const TrainState& st, float s
   return recs;
 }
 
-StepResult StepEngine::Run(TrainState& st, LossNormalization norm) {
+StepResult StepEngine::Run(TrainState& st) {
   TRAIL_CHECK(!sharded() || adopted_, "a step engine of a job of several processes runs only "
               "after AdoptMoments");
   const auto t0 = Clock::now();
@@ -186,7 +179,7 @@ StepResult StepEngine::Run(TrainState& st, LossNormalization norm) {
   const float scale = counts.target_tokens > 0 ? 1.0f / static_cast<float>(counts.target_tokens)
                                                : 0.0f;
   std::vector<std::pair<int, Buf>> partials;
-  const std::vector<MicroRecord> mine = RunLocalRanks(st, scale, norm, partials);
+  const std::vector<MicroRecord> mine = RunLocalRanks(st, scale, partials);
 
   // The step's scalars, every micro-batch in mesh order (processes hold ascending rank ranges).
   Sha256Hasher batch_hash;

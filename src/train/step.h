@@ -51,9 +51,6 @@ struct StepResult {
   int64_t bytes_sent = 0;     // by this process, to other processes
 };
 
-// How the gradient of a step is normalized. kTokenWeighted is trail's; kMeanOfMeans (each
-// micro-batch's own mean, then averaged) exists only so tests can show it is different.
-enum class LossNormalization { kTokenWeighted, kMeanOfMeans };
 
 // One micro-batch's contribution to the step's scalars, gathered from every process.
 struct MicroRecord {
@@ -78,7 +75,7 @@ class StepEngine {
   StepEngine(const Recipe& recipe, data::CanonicalStream& stream);  // one process, on the cpu
   // Runs the state's next step. Every process of the job passes an equal state; in a job of
   // several processes the engine holds the moments (AdoptMoments first).
-  StepResult Run(TrainState& st, LossNormalization norm = LossNormalization::kTokenWeighted);
+  StepResult Run(TrainState& st);
   // In a job of several processes: takes this process's range of st's moments (zeros when st
   // has none) into the engine, which keeps and updates only that range, and frees st's. A job
   // of one process updates st's moments in place, and this does nothing.
@@ -113,7 +110,7 @@ class StepEngine {
  private:
   std::unique_ptr<model::ParameterSet> TakeBuffer();
   using Buf = std::unique_ptr<model::ParameterSet>;
-  std::vector<MicroRecord> RunLocalRanks(const TrainState& st, float scale, LossNormalization norm,
+  std::vector<MicroRecord> RunLocalRanks(const TrainState& st, float scale,
                                          std::vector<std::pair<int, Buf>>& partials);
   // This process's range of the reduced gradient (host memory, where the collectives leave
   // it) on the backend's device: the span itself on a host device, else a device copy.

@@ -2,6 +2,7 @@
 // recipe of a tiny model, and a run trained from them.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -9,6 +10,9 @@
 #include "core/file_util.h"
 #include "data/synthetic_corpus.h"
 #include "repops/cpu_backend.h"
+#include "train/recipe.h"
+#include "train/resume_fault_for_test.h"
+#include "train/step.h"
 #include "train/trainer.h"
 
 namespace trail::train {
@@ -65,8 +69,43 @@ inline TrainSummary Train(const RunFiles& f, bool resume, int64_t stop_after = -
                    ResumeFault fault = ResumeFault::kNone) {
   TrainOptions o;
   o.recipe_path = f.recipe, o.manifest_path = f.manifest, o.run_dir = f.run;
-  o.resume = resume, o.stop_after = stop_after, o.quiet = true, o.fault = fault;
+  o.resume = resume, o.stop_after = stop_after, o.quiet = true;
+  const ScopedResumeFaultForTest broken(fault);
   return RunTraining(o);
+}
+
+// ---------------------------------------------------------------- one step
+
+// ||a - b|| / ||b|| over every gradient tensor.
+inline double RelDiff(const model::ParameterSet& a, const model::ParameterSet& b) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < a.tensors().size(); ++i) {
+    const float* x = a.tensors()[i].data<float>();
+    const float* y = b.tensors()[i].data<float>();
+    for (int64_t j = 0; j < a.tensors()[i].numel(); ++j) {
+      num += (double(x[j]) - y[j]) * (double(x[j]) - y[j]);
+      den += double(y[j]) * y[j];
+    }
+  }
+  return std::sqrt(num / den);
+}
+
+struct OneStep {
+  StepResult result;
+  std::unique_ptr<model::ParameterSet> grad;
+};
+
+inline OneStep RunOneStep(const data::Manifest& m, const std::string& recipe_text) {
+  data::CanonicalStream stream(m);
+  const Recipe r = ParseRecipe(recipe_text, "r.toml", kVocab);
+  StepEngine engine(r, stream);
+  TrainState st(r.model, engine.backend());
+  st.params.InitRandom(r.model);
+  OneStep out;
+  out.result = engine.Run(st);
+  out.grad = std::make_unique<model::ParameterSet>(r.model, TestCpu());
+  engine.CopyLastGradient(*out.grad);
+  return out;
 }
 
 }  // namespace trail::train

@@ -15,9 +15,6 @@
 
 namespace trail::train {
 
-// Test hooks that break a resume on purpose (a resume must detect them).
-enum class ResumeFault { kNone, kDropCursor, kDropTokens };
-
 struct TrainOptions {
   std::string recipe_path;    // fresh runs; on resume optional (must equal the run's)
   std::string manifest_path;  // the data manifest (on resume: default the run's, from run.json)
@@ -26,7 +23,6 @@ struct TrainOptions {
   int64_t stop_after = -1;    // stop once this many steps are done (the recipe's count still rules)
   bool quiet = false;         // no progress lines on stderr
   bool verify_shards = true;
-  ResumeFault fault = ResumeFault::kNone;
   // The job this process is part of (nullptr: a job of one process). Every process runs the
   // same steps; process 0 alone writes the run directory, which every process must see at the
   // same path (shared storage on many machines), as it must see the data.
