@@ -81,6 +81,7 @@ class Dom(HTMLParser):
     def __init__(self):
         super().__init__()
         self.svgs, self.paths, self.current, self.cells, self.row, self.in_td = [], [], None, {}, None, False
+        self.exact = {}
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         if tag == 'svg':
@@ -91,6 +92,7 @@ class Dom(HTMLParser):
             self.row = a['data-domain']; self.cells[self.row] = []
         if tag == 'td' and self.row:
             self.in_td = True
+            if 'data-value' in a: self.exact.setdefault(self.row, []).append(a['data-value'])
     def handle_endtag(self, tag):
         if tag == 'tr': self.row = None
         if tag == 'td': self.in_td = False
@@ -122,12 +124,15 @@ for domain in ['psalms', 'gospels']:
     assert len(evals) == 4, len(evals)
     x, y = series('chart-loss', 'validation ' + domain)
     assert y == [m['val'][domain] for m in evals] and x == [float(m['tokens']) for m in evals]
-    cells = dom.cells[domain]
-    assert float(cells[2]) == evals[-1]['val'][domain] and float(cells[3]) == info['val_unigram_entropy'][domain], cells
+    cells, exact = dom.cells[domain], dom.exact[domain]
+    assert float(exact[0]) == evals[-1]['val'][domain] and float(exact[1]) == info['val_unigram_entropy'][domain], exact
+    # People read four decimals.
+    assert cells[2] == '%.4f' % evals[-1]['val'][domain] and cells[3] == '%.4f' % info['val_unigram_entropy'][domain], cells
 logged = [m for m in metrics if 'weight_norms' in m]
 assert series('chart-weight-norms', 'layers.1')[1] == [m['weight_norms']['layers.1'] for m in logged]
 PY
 grep -q 'audit-verdict">verified<' dom.html || fail "audit verdict"
+grep -q '<td>1 replica × 1 shard</td>' dom.html || fail "the mesh in words"
 # The mixture phases: half and half over steps 0..29 (120 windows), then only "again" (40).
 python3 - <<'PY' || fail "mixture phase rows"
 import re

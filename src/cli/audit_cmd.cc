@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/checks.h"
+
 #include <cstdio>
 
 #include "audit/bisect.h"
@@ -38,10 +40,10 @@ void AddReplay(CLI::App* audit, AuditCommand& c) {
       "replay", "Replay steps of a published run on this machine and compare every recorded "
                 "field with its trajectory (exit 0 only when all match)");
   c.replay->add_option("--run", c.run, "The run directory")->required();
-  auto* one = c.replay->add_option("--step", c.step, "One step")->check(CLI::NonNegativeNumber);
+  auto* one = c.replay->add_option("--step", c.step, "One step")->check(kNonNegative);
   auto* range = c.replay->add_option("--steps", c.step_spec, "Steps A:B (B exclusive)");
   auto* sample = c.replay->add_option("--sample", c.sample, "K steps sampled with --seed")
-                     ->check(CLI::PositiveNumber);
+                     ->check(kPositive);
   one->excludes(range)->excludes(sample);
   range->excludes(sample);
   c.replay->add_option("--seed", c.seed, "Seed of the --sample")->capture_default_str();
@@ -66,9 +68,9 @@ void AddPlan(CLI::App* audit, AuditCommand& c) {
   c.plan->add_option("--auditors", c.auditors, "K: the number of auditors")
       ->required()->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   c.plan->add_option("--redundancy", c.redundancy, "r: auditors per step")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(kPositive);
   c.plan->add_option("--sample", c.plan_sample, "Steps to check (default: every step)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   c.plan->add_option("--out", c.out, "The plan file to write (JSON)")->required();
 }
 
@@ -81,7 +83,7 @@ void AddCertify(CLI::App* audit, AuditCommand& c) {
   c.certify->add_option("--key", c.key, "This auditor's private key (from `trail audit keygen`)")
       ->required();
   c.certify->add_option("--auditor", c.slot, "This auditor's slot in the plan (0..K-1)")
-      ->required()->check(CLI::NonNegativeNumber);
+      ->required()->check(kNonNegative);
   c.certify->add_option("--out", c.out, "The attestation file to write (JSON)")->required();
   AddData(c.certify, c.data);
   AddThreads(c.certify, c.threads);
@@ -104,9 +106,9 @@ void AddTraceAndBisect(CLI::App* audit, AuditCommand& c) {
   c.trace = audit->add_subcommand(
       "trace", "Replay one step and record the hash of every operation's output (a trace)");
   c.trace->add_option("--run", c.run, "The run directory")->required();
-  c.trace->add_option("--step", c.step, "The step")->required()->check(CLI::NonNegativeNumber);
+  c.trace->add_option("--step", c.step, "The step")->required()->check(kNonNegative);
   c.trace->add_option("--capture", c.capture, "Also keep the output values of this entry")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   c.trace->add_option("--out", c.out, "The trace file to write")->required();
   AddDeviceOption(c.trace, c.device);
   AddData(c.trace, c.data);

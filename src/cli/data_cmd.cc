@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/checks.h"
+
 #include <cstdio>
 #include <iostream>
 
@@ -302,14 +304,14 @@ void AddDataCommand(CLI::App& app, DataCommand& cmd) {
                  "the windows and token counts of one step");
   cmd.inspect->add_option("--manifest", o.manifest, "Data manifest (JSON)")->required();
   auto* win = cmd.inspect->add_option("--window", o.window, "Global window index")
-                  ->check(CLI::NonNegativeNumber);
+                  ->check(kNonNegative);
   auto* step = cmd.inspect->add_option("--step", o.step, "Training step")
-                   ->check(CLI::NonNegativeNumber);
+                   ->check(kNonNegative);
   win->excludes(step);
   cmd.inspect->add_option("--ranks", o.ranks, "Logical data-parallel ranks (with --step)")
       ->check(CLI::Range(1, 1 << 20));
   cmd.inspect->add_option("--rank", o.rank, "Show only this logical rank (with --step)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   cmd.inspect->add_flag("--json", o.json, "Print JSON");
   cmd.inspect->add_option("--contract", o.decode_contract,
                           "Tokenizer contract: show the text of the tokens and documents");
@@ -319,9 +321,9 @@ void AddDataCommand(CLI::App& app, DataCommand& cmd) {
       "stats", "Target vs measured token shares, epochs per source and tokens seen");
   cmd.stats->add_option("--manifest", o.manifest, "Data manifest (JSON)")->required();
   auto* nw = cmd.stats->add_option("--windows", o.windows, "Over the first N windows")
-                 ->check(CLI::NonNegativeNumber);
+                 ->check(kNonNegative);
   auto* ns = cmd.stats->add_option("--steps", o.steps, "Over the first N steps")
-                 ->check(CLI::NonNegativeNumber);
+                 ->check(kNonNegative);
   nw->excludes(ns);
   cmd.stats->add_flag("--json", o.json, "Print JSON");
   cmd.stats->add_flag("--no-verify", o.no_verify, "Skip rehashing the shards on open");
@@ -346,7 +348,7 @@ void AddDataCommand(CLI::App& app, DataCommand& cmd) {
   cmd.tokenize->add_option("--prefix", o.prefix, "Shard file prefix")->capture_default_str();
   cmd.tokenize->add_option("--shard-tokens", o.shard_tokens, "Close a shard at this many tokens")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd.tokenize->add_option("--domain", o.domain, "Domain id recorded for every document");
   cmd.tokenize->add_option("--threads", o.threads, "Encoding threads")->check(CLI::Range(1, 1024));
   cmd.tokenize->add_option("--max-shards", o.max_shards,

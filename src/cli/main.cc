@@ -64,6 +64,17 @@ bool DebugFromEnvironment() {
   return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
 }
 
+// The innermost command given that requires a subcommand and got none; null if there is none.
+const CLI::App* CommandMissingSubcommand(const CLI::App& app) {
+  const CLI::App* cmd = &app;
+  for (;;) {
+    const auto chosen = cmd->get_subcommands();
+    if (chosen.empty()) break;
+    cmd = chosen.back();
+  }
+  return cmd->get_require_subcommand_min() > 0 && cmd->get_subcommands().empty() ? cmd : nullptr;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -107,6 +118,13 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::RequiredError& e) {
+    // A command without its subcommand (a bare `trail`, `trail data`): show what there is.
+    if (const CLI::App* cmd = CommandMissingSubcommand(app)) {
+      std::cout << cmd->help();
+      return argc == 1 ? 0 : kUsage;
+    }
+    return app.exit(e) == 0 ? 0 : kUsage;
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? 0 : kUsage;

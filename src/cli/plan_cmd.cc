@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/checks.h"
+
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -54,14 +56,14 @@ void AddCost(CLI::App* plan, PlanCommand& c) {
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
   auto* vocab = c.cost->add_option("--vocab", c.vocab, "Vocabulary size (without --data, when "
-                                   "the recipe has none)")->check(CLI::PositiveNumber);
+                                   "the recipe has none)")->check(kPositive);
   auto* seq = c.cost->add_option("--seq-len", c.seq_len, "Sequence length (without --data; "
-                                 "default the model's max_seq_len)")->check(CLI::PositiveNumber);
+                                 "default the model's max_seq_len)")->check(kPositive);
   auto* windows = c.cost->add_option("--windows", c.windows, "Windows per step (without --data)")
-                      ->check(CLI::PositiveNumber)->capture_default_str();
+                      ->check(kPositive)->capture_default_str();
   auto* micro = c.cost->add_option("--micro-batch-windows", c.micro_batch_windows,
                                    "Windows per micro-batch (without --data)")
-                    ->check(CLI::PositiveNumber)->capture_default_str();
+                    ->check(kPositive)->capture_default_str();
   for (auto* o : {vocab, seq, windows, micro}) data->excludes(o);
   c.cost->add_option("--measure", c.measure,
                      "Train this many real steps (in a temporary run, on this machine, one "
@@ -196,7 +198,7 @@ void AddSweep(CLI::App* plan, PlanCommand& c) {
       ->required()
       ->delimiter(',');
   c.sweep->add_option("--min-steps", c.min_steps, "Leave out runs shorter than this")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->capture_default_str();
   c.sweep->add_option("--out", c.out, "Directory for the recipes, sweep.json and run.sh")->required();
 }
@@ -256,7 +258,7 @@ void AddDataView(CLI::App* plan, PlanCommand& c) {
   c.data_view->add_option("--lineage", c.lineage, "The corpus build's lineage.sqlite")->required();
   auto* data = c.data_view->add_option("--data", c.data, "A data manifest over the corpus's shards");
   c.data_view->add_option("--steps", c.steps, "Steps of the run (with --data): epochs per source")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->needs(data);
   c.data_view->add_flag("--json", c.json, "Print JSON");
 }

@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/checks.h"
+
 #include <cstdio>
 
 #include "cli/device_option.h"
@@ -31,7 +33,7 @@ void AddTrainCommand(CLI::App& app, TrainCommand& c) {
   c.train->add_option("--trace-every", c.trace_every,
                       "Record an operation trace of every K-th step in <run>/traces/ (for "
                       "`trail audit bisect`)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   c.train->add_option("--key", c.key,
                       "Ed25519 private key (from `trail audit keygen`) that signs the run's "
                       "attestation.json when it finishes");

@@ -35,6 +35,23 @@ std::string JsonText(const nlohmann::json& j, const char* key) {
   return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
 }
 
+// "2 replicas × 3 shards" from run.json's mesh ({"replicas": R, "shards": S}).
+std::string MeshText(const nlohmann::json& j) {
+  if (!j.contains("mesh") || !j["mesh"].is_object()) return JsonText(j, "mesh");
+  const nlohmann::json& m = j["mesh"];
+  auto count = [&](const char* key, const char* one, const char* many) {
+    const int64_t n = m.value(key, int64_t{0});
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+  };
+  return count("replicas", "replica", "replicas") + " × " + count("shards", "shard", "shards");
+}
+
+// A loss for people: four decimals in the cell, the exact value (every digit) in data-value.
+std::string LossCell(double v) {
+  return "<td class=\"num\" data-value=\"" + FormatNumber("%.17g", v) + "\">" +
+         FormatNumber("%.4f", v) + "</td>";
+}
+
 std::string FactsSection(const train::RunDirectory& run, const train::RunInfo& info,
                          const RunMetrics& m) {
   const nlohmann::json& j = info.json;
@@ -51,7 +68,7 @@ std::string FactsSection(const train::RunDirectory& run, const train::RunInfo& i
   std::string s = "<section id=\"facts\"><h2>Run</h2><table class=\"facts\">";
   s += Row("parameters", JsonText(j, "parameters"));
   s += Row("FLOPs per token", JsonText(j, "flops_per_token"));
-  s += Row("mesh", EscapeHtml(JsonText(j, "mesh")));
+  s += Row("mesh", EscapeHtml(MeshText(j)));
   s += Row("steps executed", std::to_string(m.step.size()) + " (trajectory: " +
                                  std::to_string(records) + " records)");
   s += Row("tokens", m.tokens.empty() ? "0" : FormatNumber("%.0f", m.tokens.back()));
@@ -116,10 +133,11 @@ std::string EvalSection(const RunMetrics& m, const nlohmann::json& info) {
   if (m.val.empty()) return s + "<p>No evaluation step in metrics.jsonl.</p></section>";
   s += "<table><tr><th>domain</th><th>step</th><th>loss</th><th>unigram entropy</th></tr>";
   for (const auto& [domain, v] : m.val) {
-    const std::string h = entropy.contains(domain) ? FormatNumber("%.17g", entropy[domain].get<double>()) : "—";
-    s += "<tr class=\"val\" data-domain=\"" + EscapeHtml(domain) + "\"><td>" + EscapeHtml(domain) +
-         "</td><td>" + std::to_string(v.steps.back()) + "</td><td class=\"num\">" +
-         FormatNumber("%.17g", v.values.back()) + "</td><td class=\"num\">" + h + "</td></tr>";
+    const std::string h = entropy.contains(domain) ? LossCell(entropy[domain].get<double>())
+                                                   : "<td class=\"num\">—</td>";
+    s += "<tr class=\"val\" data-domain=\"" + EscapeHtml(domain) + "\"><td>" +
+         EscapeHtml(domain) + "</td><td>" + std::to_string(v.steps.back()) + "</td>" +
+         LossCell(v.values.back()) + h + "</tr>";
   }
   return s + "</table></section>";
 }
