@@ -17,23 +17,18 @@
 #include "train/checkpoint.h"
 #include "train/loaded_run.h"
 #include "train/step_report.h"
+#include "train/trajectory.h"
 
 namespace trail::audit {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// What a difference in a record's field says about the step, for the auditor reading it.
+// What a difference in a record's field says about the step, for the auditor reading it (the
+// trajectory's schema, train/trajectory.h).
 std::string FieldMeaning(const std::string& field) {
-  if (field == "batch" || field == "windows" || field == "targets") {
-    return " (the step read other data than the run trained on)";
-  }
-  if (field == "params" || field == "optim") return " (the update differs)";
-  if (field == "grads" || field == "loss_bits" || field == "grad_norm_bits") {
-    return " (the forward or backward computation differs)";
-  }
-  if (field == "chain") return " (every recorded field matches but the record's bytes differ)";
-  return "";
+  const train::TrajectoryField* f = train::FindTrajectoryField(field);
+  return f != nullptr ? f->meaning : "";
 }
 
 // Where a replay can start: a checkpoint, or step 0 from the recipe's initial parameters.

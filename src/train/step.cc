@@ -58,6 +58,16 @@ int64_t CheckedMaxSeqLen(const Recipe& recipe, const data::CanonicalStream& stre
 
 }  // namespace
 
+const char* SkipReasonName(SkipReason r) {
+  switch (r) {
+    case SkipReason::kNone: return "";
+    case SkipReason::kNoTargets: return "no_targets";
+    case SkipReason::kNonFinite: return "non_finite";
+    case SkipReason::kSpike: return "spike";
+  }
+  return "";
+}
+
 model::BatchView ViewOf(const data::PackedBatch& b) {
   return {b.rows, b.seq_len, b.inputs.data(), b.labels.data(), b.doc_ids.data(),
           b.positions.data(), b.key_valid.data()};

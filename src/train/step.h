@@ -35,6 +35,11 @@ namespace trail::train {
 
 model::BatchView ViewOf(const data::PackedBatch& b);
 
+// Why a step's update was skipped (the step is consumed either way).
+enum class SkipReason { kNone, kNoTargets, kNonFinite, kSpike };
+// As recorded: "no_targets", "non_finite", "spike" ("" for kNone).
+const char* SkipReasonName(SkipReason r);
+
 struct StepResult {
   int64_t step = 0;
   uint64_t window_begin = 0, window_end = 0;
@@ -43,8 +48,8 @@ struct StepResult {
   float loss = 0;             // Σ NLL · (1/Σ valid)
   float z_loss = 0;           // z · Σ lse² · (1/Σ valid) (0 without z-loss)
   float lr = 0, grad_norm = 0, clip_coef = 1;
-  bool skipped = false;
-  std::string skip_reason;    // "spike", "non_finite", "no_targets"
+  SkipReason skip = SkipReason::kNone;  // why the update was skipped, if it was
+  bool skipped() const { return skip != SkipReason::kNone; }
   Digest batch_hash{}, grads_hash{}, params_hash{}, optim_hash{};
   bool state_hashed = false;  // params_hash and optim_hash computed (Recipe CommitsStateAfter)
   double seconds = 0, hash_seconds = 0, comm_seconds = 0;

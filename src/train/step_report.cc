@@ -58,7 +58,7 @@ double StepReporter::Record(const StepResult& r, const TrainState& st) {
   nlohmann::json m = {{"step", r.step}, {"loss", r.loss}, {"lr", r.lr},
                       {"tokens", r.tokens_before + r.input_tokens}, {"targets", r.target_tokens},
                       {"grad_norm", r.grad_norm}, {"grad_norm_clipped", r.grad_norm * r.clip_coef},
-                      {"clip_coef", r.clip_coef}, {"skipped", r.skipped ? r.skip_reason : ""},
+                      {"clip_coef", r.clip_coef}, {"skipped", SkipReasonName(r.skip)},
                       {"tok_s", tok_s}, {"step_s", r.seconds}, {"hash_s", r.hash_seconds},
                       {"comm_s", r.comm_seconds}, {"sent_bytes", r.bytes_sent}};
   if (run_.recipe.model.z_loss > 0) m["z_loss"] = r.z_loss;
@@ -68,7 +68,9 @@ double StepReporter::Record(const StepResult& r, const TrainState& st) {
     alerts.push_back(nlohmann::json::parse(a.ToJson()));
     alert_text.push_back(a.kind + " at step " + std::to_string(a.step));
   }
-  if (r.skipped) alert_text.push_back("update skipped (" + r.skip_reason + ")");
+  if (r.skipped()) {
+    alert_text.push_back(std::string("update skipped (") + SkipReasonName(r.skip) + ")");
+  }
   if (!alerts.empty()) m["alerts"] = alerts;
   const bool is_last = st.step == loop.steps;
   const bool log_now = st.step % loop.log_every == 0 || is_last || st.step == first_step_ + 1;

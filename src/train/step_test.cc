@@ -1,5 +1,6 @@
 // The step's one average: loss and gradient normalized by the whole step's target count.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <memory>
 #include <set>
@@ -9,6 +10,7 @@
 #include "data/stream.h"
 #include "model/transformer.h"
 #include "train/test_run.h"
+#include "train/trajectory.h"
 
 namespace trail::train {
 namespace {
@@ -66,6 +68,32 @@ TEST(Step, MicroBatchesWithDifferentTargetCountsEqualOneBigBatch) {
   EXPECT_LT(RelDiff(*many.grad, *one.grad), 1e-5);
   // Averaging per-micro-batch means weighs short windows' targets up: a real difference.
   EXPECT_GT(RelDiff(*mom, *one.grad), 1e-3);
+}
+
+// One schema (TrajectoryFields) drives the record's bytes and the auditor's comparison: the
+// body holds exactly the table's fields in its order, and a change to any compared field is
+// reported as that field.
+TEST(Trajectory, OneSchemaDrivesTheRecordAndTheComparison) {
+  StepResult r;
+  r.step = 7, r.window_begin = 70, r.window_end = 80, r.tokens_before = 900, r.target_tokens = 99;
+  r.lr = 0.25f, r.loss = 3.5f, r.z_loss = 0.125f, r.grad_norm = 1.5f, r.clip_coef = 0.5f;
+  r.skip = SkipReason::kSpike, r.state_hashed = true;
+  const std::string body = TrajectoryBody(r);
+  const nlohmann::ordered_json j = nlohmann::ordered_json::parse(body);
+  std::vector<std::string> keys, table;
+  for (const auto& [k, v] : j.items()) keys.push_back(k);
+  for (const TrajectoryField& f : TrajectoryFields()) {
+    if (f.value != nullptr) table.push_back(f.key);
+  }
+  EXPECT_EQ(keys, table);
+  EXPECT_EQ(j["skipped"], "spike");
+  const std::string line = TrajectoryLine(body, Digest{});
+  for (const TrajectoryField& f : TrajectoryFields()) {
+    if (f.compare_order < 0) continue;
+    nlohmann::ordered_json changed = nlohmann::ordered_json::parse(line);
+    changed[f.key] = "changed";
+    EXPECT_EQ(DifferingField(line, changed.dump()).field, f.key);
+  }
 }
 
 }  // namespace

@@ -60,16 +60,16 @@ void StepEngine::UpdateRange(TrainState& st, StepResult& r, float* g) {
 
   const OptimizerConfig& oc = recipe_.optimizer;
   if (r.target_tokens == 0) {
-    r.skipped = true, r.skip_reason = "no_targets";
+    r.skip = SkipReason::kNoTargets;
   } else if (!std::isfinite(r.grad_norm)) {
-    r.skipped = true, r.skip_reason = "non_finite";
+    r.skip = SkipReason::kNonFinite;
   } else if (oc.spike_skip_factor > 0 &&
              static_cast<int64_t>(st.norm_history.size()) >= oc.spike_min_history &&
              r.grad_norm > oc.spike_skip_factor * Median(st.norm_history)) {
-    r.skipped = true, r.skip_reason = "spike";
+    r.skip = SkipReason::kSpike;
   }
   r.lr = recipe_.schedule.At(st.tokens);
-  if (r.skipped) return;
+  if (r.skipped()) return;
   st.norm_history.push_back(r.grad_norm);
   while (static_cast<int64_t>(st.norm_history.size()) > oc.spike_window) {
     st.norm_history.pop_front();

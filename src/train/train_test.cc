@@ -245,9 +245,9 @@ TEST(Step, TheSpikeProtocolSkipsAndRecordsTheUpdate) {
     const int64_t updates = st.optimizer_updates, tokens = st.tokens;
     const StepResult res = engine.Run(st);
     EXPECT_EQ(st.tokens, tokens + res.input_tokens);  // the batch is consumed either way
-    if (res.skipped) {
+    if (res.skipped()) {
       ++skipped;
-      EXPECT_EQ(res.skip_reason, "spike");
+      EXPECT_EQ(res.skip, SkipReason::kSpike);
       EXPECT_EQ(st.params.StateHash(), before);  // no update, no moment change
       EXPECT_EQ(st.OptimizerHash(), opt_before);
       EXPECT_EQ(st.optimizer_updates, updates);

@@ -1,5 +1,6 @@
 #include "train/trajectory.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstdio>
 #include <cstring>
@@ -25,8 +26,55 @@ std::string Num(float f) {
   return buf;
 }
 
+std::string Quoted(const std::string& s) { return "\"" + s + "\""; }
+std::string QuotedHexOrNull(bool present, const Digest& d) {
+  return present ? Quoted(ToHex(d)) : "null";
+}
+
+constexpr const char* kDataMeaning = " (the step read other data than the run trained on)";
+constexpr const char* kComputeMeaning = " (the forward or backward computation differs)";
+constexpr const char* kUpdateMeaning = " (the update differs)";
+
+// clang-format off
+const TrajectoryField kFields[] = {
+  {"step", [](const StepResult& r) { return std::to_string(r.step); }, 0, ""},
+  {"windows", [](const StepResult& r) {
+     return "[" + std::to_string(r.window_begin) + "," + std::to_string(r.window_end) + "]"; },
+   1, kDataMeaning},
+  {"tokens", [](const StepResult& r) { return std::to_string(r.tokens_before); }, 2, ""},
+  {"targets", [](const StepResult& r) { return std::to_string(r.target_tokens); }, 3, kDataMeaning},
+  {"lr", [](const StepResult& r) { return Num(r.lr); }, -1, ""},
+  {"lr_bits", [](const StepResult& r) { return Quoted(Bits(r.lr)); }, 5, ""},
+  {"loss", [](const StepResult& r) { return Num(r.loss); }, -1, ""},
+  {"loss_bits", [](const StepResult& r) { return Quoted(Bits(r.loss)); }, 6, kComputeMeaning},
+  {"z_loss_bits", [](const StepResult& r) { return Quoted(Bits(r.z_loss)); }, 7, ""},
+  {"grad_norm", [](const StepResult& r) { return Num(r.grad_norm); }, -1, ""},
+  {"grad_norm_bits", [](const StepResult& r) { return Quoted(Bits(r.grad_norm)); }, 8,
+   kComputeMeaning},
+  {"clip_bits", [](const StepResult& r) { return Quoted(Bits(r.clip_coef)); }, 10, ""},
+  {"skipped", [](const StepResult& r) {
+     return r.skipped() ? Quoted(SkipReasonName(r.skip)) : std::string("null"); }, 11, ""},
+  {"batch", [](const StepResult& r) { return Quoted(ToHex(r.batch_hash)); }, 4, kDataMeaning},
+  {"grads", [](const StepResult& r) { return Quoted(ToHex(r.grads_hash)); }, 9, kComputeMeaning},
+  {"params", [](const StepResult& r) { return QuotedHexOrNull(r.state_hashed, r.params_hash); },
+   12, kUpdateMeaning},
+  {"optim", [](const StepResult& r) { return QuotedHexOrNull(r.state_hashed, r.optim_hash); },
+   13, kUpdateMeaning},
+  {"chain", nullptr, 14, " (every recorded field matches but the record's bytes differ)"},
+};
+// clang-format on
+
 
 }  // namespace
+
+std::span<const TrajectoryField> TrajectoryFields() { return kFields; }
+
+const TrajectoryField* FindTrajectoryField(const std::string& key) {
+  for (const TrajectoryField& f : kFields) {
+    if (key == f.key) return &f;
+  }
+  return nullptr;
+}
 
 Digest GenesisHash(const std::string& recipe_sha, const std::string& manifest_sha,
                    const Digest& initial_params) {
@@ -41,21 +89,13 @@ Digest GenesisHash(const std::string& recipe_sha, const std::string& manifest_sh
 }
 
 std::string TrajectoryBody(const StepResult& r) {
-  std::string s = "{\"step\":" + std::to_string(r.step) + ",\"windows\":[" +
-                  std::to_string(r.window_begin) + "," + std::to_string(r.window_end) + "]" +
-                  ",\"tokens\":" + std::to_string(r.tokens_before) +
-                  ",\"targets\":" + std::to_string(r.target_tokens) +
-                  ",\"lr\":" + Num(r.lr) + ",\"lr_bits\":\"" + Bits(r.lr) + "\"" +
-                  ",\"loss\":" + Num(r.loss) + ",\"loss_bits\":\"" + Bits(r.loss) + "\"" +
-                  ",\"z_loss_bits\":\"" + Bits(r.z_loss) + "\"" +
-                  ",\"grad_norm\":" + Num(r.grad_norm) + ",\"grad_norm_bits\":\"" +
-                  Bits(r.grad_norm) + "\"" + ",\"clip_bits\":\"" + Bits(r.clip_coef) + "\"" +
-                  ",\"skipped\":" + (r.skipped ? "\"" + r.skip_reason + "\"" : "null") +
-                  ",\"batch\":\"" + ToHex(r.batch_hash) + "\"" + ",\"grads\":\"" +
-                  ToHex(r.grads_hash) + "\"" + ",\"params\":" + (r.state_hashed ? "\"" + ToHex(r.params_hash) + "\"" : "null") +
-                  ",\"optim\":" + (r.state_hashed ? "\"" + ToHex(r.optim_hash) + "\"" : "null") +
-                  "}";
-  return s;
+  std::string s = "{";
+  for (const TrajectoryField& f : TrajectoryFields()) {
+    if (f.value == nullptr) continue;
+    if (s.size() > 1) s += ",";
+    s += "\"" + std::string(f.key) + "\":" + f.value(r);
+  }
+  return s + "}";
 }
 
 std::string TrajectoryLine(const std::string& body, const Digest& chain) {
@@ -126,11 +166,17 @@ RecordDifference DifferingField(const std::string& expected, const std::string& 
   } catch (const nlohmann::json::exception&) {
     return {"the record", expected, actual};
   }
-  for (const char* key : {"step", "windows", "tokens", "targets", "batch", "lr_bits", "loss_bits",
-                          "z_loss_bits", "grad_norm_bits", "grads", "clip_bits", "skipped",
-                          "params", "optim", "chain"}) {
-    const nlohmann::json x = a.value(key, nlohmann::json()), y = b.value(key, nlohmann::json());
-    if (x != y) return {key, x.dump(), y.dump()};
+  std::vector<const TrajectoryField*> order;
+  for (const TrajectoryField& f : kFields) {
+    if (f.compare_order >= 0) order.push_back(&f);
+  }
+  std::sort(order.begin(), order.end(), [](const TrajectoryField* x, const TrajectoryField* y) {
+    return x->compare_order < y->compare_order;
+  });
+  for (const TrajectoryField* f : order) {
+    const nlohmann::json x = a.value(f->key, nlohmann::json()),
+                         y = b.value(f->key, nlohmann::json());
+    if (x != y) return {f->key, x.dump(), y.dump()};
   }
   return {"the record", expected, actual};
 }

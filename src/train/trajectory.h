@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,24 @@ namespace trail::train {
 
 Digest GenesisHash(const std::string& recipe_sha, const std::string& manifest_sha,
                    const Digest& initial_params);
+
+// The one schema of a record: every field in the order it is written, how it is written, where
+// an auditor reads it when two records differ, and what a difference says. The writer, the
+// differing-field check and replay's findings all read this table.
+struct TrajectoryField {
+  const char* key;
+  // The JSON value of this field in step r's record; nullptr for "chain", which
+  // TrajectoryLine appends after the body.
+  std::string (*value)(const StepResult& r);
+  // Rank in the auditor's reading order (data, scalars, then state hashes); -1: not compared
+  // (a decimal rendering whose bits are a field of their own).
+  int compare_order;
+  // What a difference in it says about the step ("" when the field says it all).
+  const char* meaning;
+};
+std::span<const TrajectoryField> TrajectoryFields();
+// The field of that key; nullptr if the schema has none.
+const TrajectoryField* FindTrajectoryField(const std::string& key);
 
 // The record body (no chain) of a step, and the full line (with chain, no newline).
 std::string TrajectoryBody(const StepResult& r);
