@@ -88,7 +88,8 @@ int main(int argc, char** argv) {
       for (size_t i = 0; i < qa.size(); ++i) qa[i] = int8_t(PhiloxWord(3, 0, i) % 255 - 127);
       for (size_t i = 0; i < qb.size(); ++i) qb[i] = int8_t(PhiloxWord(3, 1, i) % 255 - 127);
       std::vector<int32_t> qc(size_t(M) * N);
-      auto int8 = [&] { repops::ActiveKernels().gemm_i8({M, N, K, qa.data(), qb.data(), qc.data()}); };
+      auto int8 = [&] { repops::ActiveKernels().gemm_i8(
+          {.M = M, .N = N, .K = K, .a = qa.data(), .bt = qb.data(), .c = qc.data()}); };
       auto [t_i8, t_f32] = bench::InterleavedMedians(int8, ours, reps);
       const double flop = 2.0 * M * N * K;
       std::printf("%-20s %5d %5d %6d %3d %10.1f %10.1f %7.2f %10.1f %7.2f\n", s.what, M, K, N,

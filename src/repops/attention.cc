@@ -51,7 +51,9 @@ int64_t ScoreBlock(const Kernels& k, const float* a, const float* b, int64_t hd,
                    int64_t t1, int64_t klo, std::vector<float>& S) {
   const int64_t n = t1 - klo;
   S.resize(static_cast<size_t>((t1 - t0) * n));
-  k.gemm({t1 - t0, n, hd, a + t0 * hd, hd, 1, b + klo * hd, 1, hd, S.data(), n, false});
+  // S [t1-t0, n] = Q[t0:t1] · K[klo:t1]ᵀ: B is K stored [keys, hd], read transposed.
+  k.gemm({.M = t1 - t0, .N = n, .K = hd, .a = a + t0 * hd, .a_rs = hd, .a_cs = 1,
+          .b = b + klo * hd, .b_rs = 1, .b_cs = hd, .c = S.data(), .ldc = n});
   return n;
 }
 
@@ -103,7 +105,9 @@ void ZeroOutsideProduct(const Kernels& k, int64_t rows, int64_t hd, const float*
                         int64_t a_cs, const float* b, int64_t full, int64_t u0, int64_t u1,
                         bool b_finite, float* c) {
   if (!b_finite) u0 = 0, u1 = full;
-  k.gemm({rows, hd, u1 - u0, a + u0 * a_cs, a_rs, a_cs, b + u0 * hd, hd, 1, c, hd, false});
+  // c [rows, hd] = A[:, u0:u1] · B[u0:u1, :], B stored [full, hd].
+  k.gemm({.M = rows, .N = hd, .K = u1 - u0, .a = a + u0 * a_cs, .a_rs = a_rs, .a_cs = a_cs,
+          .b = b + u0 * hd, .b_rs = hd, .b_cs = 1, .c = c, .ldc = hd});
   for (int64_t i = 0; i < rows * hd; ++i) c[i] = c[i] + 0.0f;
 }
 

@@ -22,21 +22,24 @@ inline void CheckGemmShape(const void* a, const void* b, const float* c, int64_t
 inline void MatMul(const float* a, const float* b, float* c, int64_t M, int64_t K, int64_t N,
                    bool accumulate = false) {
   CheckGemmShape(a, b, c, M, K, N);
-  ActiveKernels().gemm({M, N, K, a, K, 1, b, N, 1, c, N, accumulate});
+  ActiveKernels().gemm({.M = M, .N = N, .K = K, .a = a, .a_rs = K, .a_cs = 1,
+                        .b = b, .b_rs = N, .b_cs = 1, .c = c, .ldc = N, .accumulate = accumulate});
 }
 
 // C = A·Bᵀ: A [M,K], B [N,K]. (Backward to the input: dX = dY·Wᵀ with W stored [N,K].)
 inline void MatMulBT(const float* a, const float* bt, float* c, int64_t M, int64_t K, int64_t N,
                      bool accumulate = false) {
   CheckGemmShape(a, bt, c, M, K, N);
-  ActiveKernels().gemm({M, N, K, a, K, 1, bt, 1, K, c, N, accumulate});
+  ActiveKernels().gemm({.M = M, .N = N, .K = K, .a = a, .a_rs = K, .a_cs = 1,
+                        .b = bt, .b_rs = 1, .b_cs = K, .c = c, .ldc = N, .accumulate = accumulate});
 }
 
 // C = Aᵀ·B: A [K,M], B [K,N]. (Backward to the weight: dW = Xᵀ·dY, reducing over tokens.)
 inline void MatMulAT(const float* at, const float* b, float* c, int64_t M, int64_t K, int64_t N,
                      bool accumulate = false) {
   CheckGemmShape(at, b, c, M, K, N);
-  ActiveKernels().gemm({M, N, K, at, 1, M, b, N, 1, c, N, accumulate});
+  ActiveKernels().gemm({.M = M, .N = N, .K = K, .a = at, .a_rs = 1, .a_cs = M,
+                        .b = b, .b_rs = N, .b_cs = 1, .c = c, .ldc = N, .accumulate = accumulate});
 }
 
 }  // namespace trail::repops

@@ -120,8 +120,9 @@ TEST(GemmI8, ExactAgainstInt64) {
     for (int64_t p = 0; p < K; ++p) b[p * N + j] = bt[j * K + p];
   const auto results = testing::OnEveryBackend<std::vector<int32_t>>([&] {
     std::vector<int32_t> c(M * N), cb(M * N);
-    ActiveKernels().gemm_i8({M, N, K, a.data(), bt.data(), c.data()});
-    ActiveKernels().gemm_i8({M, N, K, a.data(), nullptr, cb.data(), b.data()});
+    ActiveKernels().gemm_i8(
+        {.M = M, .N = N, .K = K, .a = a.data(), .bt = bt.data(), .c = c.data()});
+    ActiveKernels().gemm_i8({.M = M, .N = N, .K = K, .a = a.data(), .c = cb.data(), .b = b.data()});
     c.insert(c.end(), cb.begin(), cb.end());
     return c;
   });
@@ -155,7 +156,8 @@ TEST(GemmI8, AmxTilesGiveTheExactSums) {
     GemmI8Amx({M, N, K, a.data(), bt.data(), amx.data()});
     GemmI8Amx({M, N, K, a.data(), nullptr, amx_b.data(), b.data()});
     AllowAmx(false);
-    ActiveKernels().gemm_i8({M, N, K, a.data(), bt.data(), other.data()});
+    ActiveKernels().gemm_i8(
+        {.M = M, .N = N, .K = K, .a = a.data(), .bt = bt.data(), .c = other.data()});
     AllowAmx(true);
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) {

@@ -49,7 +49,8 @@ void GemmI8Case(std::vector<std::pair<std::string, KernelCase>>& cases) {
     for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<int8_t>(PhiloxWord(9, 0, i));
     for (size_t i = 0; i < bt.size(); ++i) bt[i] = static_cast<int8_t>(PhiloxWord(9, 1, i));
     std::vector<int32_t> c(M * N);
-    ActiveKernels().gemm_i8({M, N, K, a.data(), bt.data(), c.data()});
+    ActiveKernels().gemm_i8(
+        {.M = M, .N = N, .K = K, .a = a.data(), .bt = bt.data(), .c = c.data()});
     h.AddI32("c", c.data(), c.size());
     Vec sa = Rand(M, 13, 0.01f), sb = Rand(N, 14, 0.01f), y(M * N);
     DequantizeI32(c.data(), sa.data(), sb.data(), M, N, y.data());

@@ -532,10 +532,23 @@ void GemmImpl(const GemmArgs& g) {
 
 
 const Kernels* GetKernelTable() {
-  static const Kernels k = {hwy::TargetName(HWY_TARGET), &SumImpl, &SumSqImpl, &DotImpl, &MaxImpl,
-                            &AxpyImpl, &MapImpl, &ExpSubImpl, &GemmImpl, &GemmI8Impl,
-                            &AbsMaxImpl, &QuantizeI8Impl, &GeluImpl, &GeluBackwardImpl,
-                            &MulAddImpl, &AbsMaxUpdateImpl, &MulImpl};
+  static const Kernels k = {.name = hwy::TargetName(HWY_TARGET),
+                            .sum = &SumImpl,
+                            .sum_sq = &SumSqImpl,
+                            .dot = &DotImpl,
+                            .max = &MaxImpl,
+                            .axpy = &AxpyImpl,
+                            .map = &MapImpl,
+                            .exp_sub = &ExpSubImpl,
+                            .gemm = &GemmImpl,
+                            .gemm_i8 = &GemmI8Impl,
+                            .abs_max = &AbsMaxImpl,
+                            .quantize_i8 = &QuantizeI8Impl,
+                            .gelu = &GeluImpl,
+                            .gelu_backward = &GeluBackwardImpl,
+                            .mul_add = &MulAddImpl,
+                            .abs_max_update = &AbsMaxUpdateImpl,
+                            .mul = &MulImpl};
   return &k;
 }
 

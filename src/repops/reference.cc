@@ -119,10 +119,23 @@ void GeluBackwardAll(const float* dy, const float* x, float* dx, size_t n) {
 }  // namespace
 
 const Kernels& ReferenceKernels() {
-  static const Kernels k = {"reference", &Sum,   &SumSq,  &Dot,    &Max,
-                            &Axpy,       &MapAll, &ExpSub, &Gemm,   &GemmI8,
-                            &AbsMax,     &QuantizeI8, &GeluAll, &GeluBackwardAll,
-                            &MulAdd,     &AbsMaxUpdate, &Mul};
+  static const Kernels k = {.name = "reference",
+                            .sum = &Sum,
+                            .sum_sq = &SumSq,
+                            .dot = &Dot,
+                            .max = &Max,
+                            .axpy = &Axpy,
+                            .map = &MapAll,
+                            .exp_sub = &ExpSub,
+                            .gemm = &Gemm,
+                            .gemm_i8 = &GemmI8,
+                            .abs_max = &AbsMax,
+                            .quantize_i8 = &QuantizeI8,
+                            .gelu = &GeluAll,
+                            .gelu_backward = &GeluBackwardAll,
+                            .mul_add = &MulAdd,
+                            .abs_max_update = &AbsMaxUpdate,
+                            .mul = &Mul};
   return k;
 }
 
