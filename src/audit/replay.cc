@@ -13,7 +13,6 @@
 #include "core/json_read.h"
 #include "core/thread_pool.h"
 #include "core/timing.h"
-#include "repops/kernels.h"
 #include "train/checkpoint.h"
 #include "train/loaded_run.h"
 #include "train/step_report.h"
@@ -319,7 +318,6 @@ ReplayReport ReplaySteps(const ReplayOptions& o) {
   report.run_dir = o.run_dir, report.genesis = ToHex(run.info.genesis);
   report.final_chain = run.final_chain(), report.recorded_steps = run.steps();
   report.attestation = run.attestation;
-  report.backend = repops::ActiveKernels().name;
   report.threads = static_cast<int64_t>(KernelPool().num_threads());
   report.processes = comm.size();
   const int64_t recorded = run.recorded_lines;
@@ -329,6 +327,7 @@ ReplayReport ReplaySteps(const ReplayOptions& o) {
   const Clock::time_point t0 = Clock::now();
   train::LoadedRun loaded(run.rd.recipe_path(), ManifestForReplay(run, o.data), true, comm,
                           o.device);
+  report.backend = loaded.engine.backend().description();  // e.g. "cpu (AVX3_DL)"
   report.load_seconds += SecondsSince(t0);
   Replayer replayer(run, loaded, o, report, quiet);
   if (!run.trajectory_problem.empty()) {

@@ -12,6 +12,7 @@
 #include "model/transformer.h"
 #include "repops/cpu_backend.h"
 #include "repops/guarded_backend.h"
+#include "repops/kernels.h"
 
 namespace trail::model {
 namespace {
@@ -121,6 +122,29 @@ TEST(ModelOnDevices, GuardedDeviceGivesTheCpuBits) {
     EXPECT_EQ(a.ops.values, g.ops.values) << name;
     EXPECT_FALSE(guarded.memory().is_open()) << name;
   }
+}
+
+// A backend runs on the kernels it was made with, never on a global: two CPU backends on
+// different SIMD targets give the same bits while the process-wide table is deliberately wrong.
+TEST(ModelOnDevices, ABackendRunsOnItsOwnKernelsWhateverTheGlobalSelects) {
+  const ModelConfig c = Configs()[0].second;
+  repops::CpuBackend reference(repops::ReferenceKernels(), HostAllocator());
+  repops::CpuBackend best(repops::ActiveKernels(), HostAllocator());
+  const repops::Kernels& saved = repops::ActiveKernels();
+  repops::Kernels broken = saved;  // every reduction and GEMM wrong
+  broken.sum_sq = [](const float*, size_t) { return 1.0f; };
+  broken.dot = [](const float*, const float*, size_t) { return 1.0f; };
+  broken.gemm = [](const repops::GemmArgs&) {};
+  repops::UseKernels(broken);
+  const Outcome a = RunModel(c, reference);
+  const Outcome b = RunModel(c, best);
+  repops::UseKernels(saved);
+  EXPECT_EQ(std::memcmp(a.logits.data(), b.logits.data(), a.logits.size() * 4), 0);
+  EXPECT_EQ(a.grads, b.grads);
+  EXPECT_EQ(a.ops.values, b.ops.values);
+  EXPECT_EQ(a.params_hash, b.params_hash);
+  const Outcome fresh = RunModel(c, reference);  // and the same as with the right table set
+  EXPECT_EQ(fresh.grads, a.grads);
 }
 
 // The guard is real: the activations and parameters are on the guarded device, and reading

@@ -22,21 +22,21 @@ void Chunks(int64_t n, F&& f) {
 
 }  // namespace
 
-void SwiGluForward(const float* a, const float* b, int64_t n, float* h) {
+void SwiGluForward(const Kernels& kernels, const float* a, const float* b, int64_t n, float* h) {
   Chunks(n, [&](int64_t i0, int64_t i1) {
     std::vector<float> sigmoid(i1 - i0);
     float* s = sigmoid.data();
-    ActiveKernels().map(MathFn::kSigmoid, a + i0, s, i1 - i0);
+    kernels.map(MathFn::kSigmoid, a + i0, s, i1 - i0);
     for (int64_t i = i0; i < i1; ++i) h[i] = (a[i] * s[i - i0]) * b[i];
   });
 }
 
-void SwiGluBackward(const float* dh, const float* a, const float* b, int64_t n, float* da,
-                    float* db) {
+void SwiGluBackward(const Kernels& kernels, const float* dh, const float* a, const float* b,
+                    int64_t n, float* da, float* db) {
   Chunks(n, [&](int64_t i0, int64_t i1) {
     std::vector<float> sigmoid(i1 - i0);
     float* s = sigmoid.data();
-    ActiveKernels().map(MathFn::kSigmoid, a + i0, s, i1 - i0);
+    kernels.map(MathFn::kSigmoid, a + i0, s, i1 - i0);
     for (int64_t i = i0; i < i1; ++i) {
       const float si = s[i - i0];
       db[i] = dh[i] * (a[i] * si);
@@ -45,14 +45,13 @@ void SwiGluBackward(const float* dh, const float* a, const float* b, int64_t n, 
   });
 }
 
-void GeluForward(const float* x, int64_t n, float* y) {
-  Chunks(n, [&](int64_t i0, int64_t i1) { ActiveKernels().gelu(x + i0, y + i0, i1 - i0); });
+void GeluForward(const Kernels& kernels, const float* x, int64_t n, float* y) {
+  Chunks(n, [&](int64_t i0, int64_t i1) { kernels.gelu(x + i0, y + i0, i1 - i0); });
 }
 
-void GeluBackward(const float* dy, const float* x, int64_t n, float* dx) {
-  Chunks(n, [&](int64_t i0, int64_t i1) {
-    ActiveKernels().gelu_backward(dy + i0, x + i0, dx + i0, i1 - i0);
-  });
+void GeluBackward(const Kernels& kernels, const float* dy, const float* x, int64_t n, float* dx) {
+  Chunks(n,
+         [&](int64_t i0, int64_t i1) { kernels.gelu_backward(dy + i0, x + i0, dx + i0, i1 - i0); });
 }
 
 }  // namespace trail::repops

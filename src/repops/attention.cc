@@ -29,7 +29,8 @@ struct HeadView {
 };
 
 // Checks the shape, then runs f(head view, head index bh, offset of its [T, hd] block, 1/sqrt(hd))
-// for every (batch, head) pair in parallel; heads are independent, so any split gives the same bits.
+// for every (batch, head) pair in parallel; heads are independent, so any split gives the same
+// bits.
 template <class F>
 void ForEachHead(const AttentionShape& s, F&& f) {
   TRAIL_CHECK(s.batch > 0 && s.heads > 0 && s.seq > 0 && s.head_dim > 0,
@@ -52,8 +53,17 @@ int64_t ScoreBlock(const Kernels& k, const float* a, const float* b, int64_t hd,
   const int64_t n = t1 - klo;
   S.resize(static_cast<size_t>((t1 - t0) * n));
   // S [t1-t0, n] = Q[t0:t1] · K[klo:t1]ᵀ: B is K stored [keys, hd], read transposed.
-  k.gemm({.M = t1 - t0, .N = n, .K = hd, .a = a + t0 * hd, .a_rs = hd, .a_cs = 1,
-          .b = b + klo * hd, .b_rs = 1, .b_cs = hd, .c = S.data(), .ldc = n});
+  k.gemm({.M = t1 - t0,
+          .N = n,
+          .K = hd,
+          .a = a + t0 * hd,
+          .a_rs = hd,
+          .a_cs = 1,
+          .b = b + klo * hd,
+          .b_rs = 1,
+          .b_cs = hd,
+          .c = S.data(),
+          .ldc = n});
   return n;
 }
 
@@ -106,17 +116,26 @@ void ZeroOutsideProduct(const Kernels& k, int64_t rows, int64_t hd, const float*
                         bool b_finite, float* c) {
   if (!b_finite) u0 = 0, u1 = full;
   // c [rows, hd] = A[:, u0:u1] · B[u0:u1, :], B stored [full, hd].
-  k.gemm({.M = rows, .N = hd, .K = u1 - u0, .a = a + u0 * a_cs, .a_rs = a_rs, .a_cs = a_cs,
-          .b = b + u0 * hd, .b_rs = hd, .b_cs = 1, .c = c, .ldc = hd});
+  k.gemm({.M = rows,
+          .N = hd,
+          .K = u1 - u0,
+          .a = a + u0 * a_cs,
+          .a_rs = a_rs,
+          .a_cs = a_cs,
+          .b = b + u0 * hd,
+          .b_rs = hd,
+          .b_cs = 1,
+          .c = c,
+          .ldc = hd});
   for (int64_t i = 0; i < rows * hd; ++i) c[i] = c[i] + 0.0f;
 }
 
 }  // namespace
 
-void AttentionForward(const AttentionShape& s, const float* q, const float* k, const float* v,
-                      float* out, float* probs) {
+void AttentionForward(const Kernels& kernels, const AttentionShape& s, const float* q,
+                      const float* k, const float* v, float* out, float* probs) {
   const int64_t T = s.seq, hd = s.head_dim;
-  const Kernels& kern = ActiveKernels();
+  const Kernels& kern = kernels;
   const std::vector<int64_t> first = AllowedIntervals(s);
   ForEachHead(s, [&](const HeadView& hv, size_t bh, size_t off, float scale) {
     thread_local std::vector<float> S;
@@ -163,10 +182,11 @@ void AttentionForward(const AttentionShape& s, const float* q, const float* k, c
   });
 }
 
-void AttentionBackward(const AttentionShape& s, const float* q, const float* k, const float* v,
-                       const float* probs, const float* dout, float* dq, float* dk, float* dv) {
+void AttentionBackward(const Kernels& kernels, const AttentionShape& s, const float* q,
+                       const float* k, const float* v, const float* probs, const float* dout,
+                       float* dq, float* dk, float* dv) {
   const int64_t T = s.seq, hd = s.head_dim, W = s.window > 0 ? s.window : T;
-  const Kernels& kern = ActiveKernels();
+  const Kernels& kern = kernels;
   const std::vector<int64_t> first = AllowedIntervals(s);
   ForEachHead(s, [&](const HeadView& hv, size_t bh, size_t off, float scale) {
     // dS [T, T], +0 off A(t). Reused per thread: a fresh 256 KB block a head (T = 256) was
@@ -197,8 +217,8 @@ void AttentionBackward(const AttentionShape& s, const float* q, const float* k, 
           if (hv.Allowed(t, j)) ds[j] = (P[t * T + j] * (dp[j - lo] - D)) * scale;
       }
       // dq = dS·K over the keys the block's queries can see.
-      ZeroOutsideProduct(kern, t1 - t0, hd, dS.data() + t0 * T, T, 1, k + off, T, klo, t1,
-                         k_finite, dq + off + t0 * hd);
+      ZeroOutsideProduct(kern, t1 - t0, hd, dS.data() + t0 * T, T, 1, k + off, T, klo, t1, k_finite,
+                         dq + off + t0 * hd);
     }
     // dk = dSᵀ·Q and dv = Pᵀ·dout, chains over the queries t that can see each key block.
     for (int64_t j0 = 0; j0 < T; j0 += kQueryBlock) {

@@ -4,13 +4,15 @@
 
 #include <cstdint>
 
+#include "repops/kernels.h"
+
 namespace trail::repops {
 
 struct AttentionShape {
   int64_t batch = 1, heads = 1, seq = 1, head_dim = 1;
-  int64_t window = 0;                 // keys j with t - j < window; 0 = unlimited
-  const int32_t* doc_ids = nullptr;   // [B, T]: key j visible only if doc[j] == doc[t]
-  const uint8_t* key_valid = nullptr; // [B, T]: key j visible only if nonzero (padding mask)
+  int64_t window = 0;                  // keys j with t - j < window; 0 = unlimited
+  const int32_t* doc_ids = nullptr;    // [B, T]: key j visible only if doc[j] == doc[t]
+  const uint8_t* key_valid = nullptr;  // [B, T]: key j visible only if nonzero (padding mask)
 };
 
 // For query t, the allowed keys A(t) are j <= t within the window, same document, valid.
@@ -20,14 +22,26 @@ struct AttentionShape {
 // p_j * v[j,:]) + (+0) — a GEMM, computed on tiles that skip the keys no query of the tile can
 // see (docs/repops.md §5 says why that gives the full chain's bits). A query with no allowed
 // key gets p = 0 and out = +0.
-void AttentionForward(const AttentionShape& s, const float* q, const float* k, const float* v,
-                      float* out, float* probs);
+void AttentionForward(const Kernels& kernels, const AttentionShape& s, const float* q,
+                      const float* k, const float* v, float* out, float* probs);
+// On the active SIMD target's kernels.
+inline void AttentionForward(const AttentionShape& s, const float* q, const float* k,
+                             const float* v, float* out, float* probs) {
+  AttentionForward(ActiveKernels(), s, q, k, v, out, probs);
+}
 
 // dP_j = Σ_d dout[t,d] v[j,d] (FMA chain over d); D = Dot(p[t, lo..t], dP[lo..t]);
 // dS_j = (p_j * (dP_j - D)) * (1/sqrt(hd)) on A(t), +0 elsewhere; dq = dS·K, dk = dSᵀ·Q,
 // dv = Pᵀ·dout, each a full-length FMA chain plus +0 like the forward's. Outputs are
 // overwritten.
-void AttentionBackward(const AttentionShape& s, const float* q, const float* k, const float* v,
-                       const float* probs, const float* dout, float* dq, float* dk, float* dv);
+void AttentionBackward(const Kernels& kernels, const AttentionShape& s, const float* q,
+                       const float* k, const float* v, const float* probs, const float* dout,
+                       float* dq, float* dk, float* dv);
+// On the active SIMD target's kernels.
+inline void AttentionBackward(const AttentionShape& s, const float* q, const float* k,
+                              const float* v, const float* probs, const float* dout, float* dq,
+                              float* dk, float* dv) {
+  AttentionBackward(ActiveKernels(), s, q, k, v, probs, dout, dq, dk, dv);
+}
 
 }  // namespace trail::repops

@@ -4,12 +4,12 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/state_hash.h"
+#include "core/thread_pool.h"
 #include "repops/activation.h"
 #include "repops/embedding.h"
 #include "repops/gemm.h"
 #include "repops/kernels.h"
-#include "core/state_hash.h"
-#include "core/thread_pool.h"
 #include "repops/norm.h"
 #include "repops/parallel.h"
 #include "repops/random.h"
@@ -17,7 +17,7 @@
 namespace trail::repops {
 
 std::string CpuBackend::description() const {
-  return device().ToString() + " (" + ActiveKernels().name + ")";
+  return device().ToString() + " (" + kernels_.name + ")";
 }
 
 void CpuBackend::CopyToHost(const TensorView& src, void* dst) {
@@ -42,44 +42,44 @@ void CpuBackend::Zero(const TensorView& x) {
   if (x.nbytes() > 0) std::memset(x.data, 0, x.nbytes());
 }
 
-void CpuBackend::MatMul(const float* a, const float* b, float* c, int64_t M, int64_t K,
-                        int64_t N, bool accumulate) {
-  repops::MatMul(a, b, c, M, K, N, accumulate);
+void CpuBackend::MatMul(const float* a, const float* b, float* c, int64_t M, int64_t K, int64_t N,
+                        bool accumulate) {
+  repops::MatMul(kernels_, a, b, c, M, K, N, accumulate);
 }
 void CpuBackend::MatMulBT(const float* a, const float* bt, float* c, int64_t M, int64_t K,
                           int64_t N, bool accumulate) {
-  repops::MatMulBT(a, bt, c, M, K, N, accumulate);
+  repops::MatMulBT(kernels_, a, bt, c, M, K, N, accumulate);
 }
 void CpuBackend::MatMulAT(const float* at, const float* b, float* c, int64_t M, int64_t K,
                           int64_t N, bool accumulate) {
-  repops::MatMulAT(at, b, c, M, K, N, accumulate);
+  repops::MatMulAT(kernels_, at, b, c, M, K, N, accumulate);
 }
 
 void CpuBackend::QuantizeWeight(const float* w, int64_t K, int64_t N, Int8Backward backward,
                                 QuantizedWeight& out, const float* learned_step) {
-  repops::QuantizeWeight(w, K, N, backward, out, learned_step);
+  repops::QuantizeWeight(kernels_, w, K, N, backward, out, learned_step);
 }
 void CpuBackend::QuantizeInput(const float* x, int64_t M, int64_t K, QuantizedInput& out) {
-  repops::QuantizeInput(x, M, K, out);
+  repops::QuantizeInput(kernels_, x, M, K, out);
 }
 void CpuBackend::Int8LinearForward(const QuantizedInput& x, const QuantizedWeight& w,
                                    Int8Scratch& s, float* y) {
-  repops::Int8LinearForward(x, w, s, y);
+  repops::Int8LinearForward(kernels_, x, w, s, y);
 }
 void CpuBackend::Int8LinearBackward(QuantizedInput& x, const float* dy, const QuantizedWeight& qw,
                                     Int8Backward backward, Int8Scratch& s, float* dx,
                                     bool accumulate, float* dw, const float* w, float* dstep) {
-  repops::Int8LinearBackward(x, dy, qw, backward, s, dx, accumulate, dw, w, dstep);
+  repops::Int8LinearBackward(kernels_, x, dy, qw, backward, s, dx, accumulate, dw, w, dstep);
 }
 
 void CpuBackend::RmsNormForward(const float* x, const float* gain, float eps, int64_t rows,
                                 int64_t d, float* y, float* rstd) {
-  repops::RmsNormForward(x, gain, eps, rows, d, y, rstd);
+  repops::RmsNormForward(kernels_, x, gain, eps, rows, d, y, rstd);
 }
 void CpuBackend::RmsNormBackward(const float* dy, const float* x, const float* gain,
                                  const float* rstd, int64_t rows, int64_t d, float* dx,
                                  float* dgain) {
-  repops::RmsNormBackward(dy, x, gain, rstd, rows, d, dx, dgain);
+  repops::RmsNormBackward(kernels_, dy, x, gain, rstd, rows, d, dx, dgain);
 }
 void CpuBackend::RopeApply(float* x, int64_t rows, int64_t hd, const int32_t* pos,
                            const RopeTableView& table, bool backward) {
@@ -88,26 +88,26 @@ void CpuBackend::RopeApply(float* x, int64_t rows, int64_t hd, const int32_t* po
 
 void CpuBackend::AttentionForward(const AttentionShape& s, const float* q, const float* k,
                                   const float* v, float* out, float* probs) {
-  repops::AttentionForward(s, q, k, v, out, probs);
+  repops::AttentionForward(kernels_, s, q, k, v, out, probs);
 }
 void CpuBackend::AttentionBackward(const AttentionShape& s, const float* q, const float* k,
-                                   const float* v, const float* probs, const float* dout,
-                                   float* dq, float* dk, float* dv) {
-  repops::AttentionBackward(s, q, k, v, probs, dout, dq, dk, dv);
+                                   const float* v, const float* probs, const float* dout, float* dq,
+                                   float* dk, float* dv) {
+  repops::AttentionBackward(kernels_, s, q, k, v, probs, dout, dq, dk, dv);
 }
 
 void CpuBackend::SwiGluForward(const float* a, const float* b, int64_t n, float* h) {
-  repops::SwiGluForward(a, b, n, h);
+  repops::SwiGluForward(kernels_, a, b, n, h);
 }
 void CpuBackend::SwiGluBackward(const float* dh, const float* a, const float* b, int64_t n,
                                 float* da, float* db) {
-  repops::SwiGluBackward(dh, a, b, n, da, db);
+  repops::SwiGluBackward(kernels_, dh, a, b, n, da, db);
 }
 void CpuBackend::GeluForward(const float* x, int64_t n, float* y) {
-  repops::GeluForward(x, n, y);
+  repops::GeluForward(kernels_, x, n, y);
 }
 void CpuBackend::GeluBackward(const float* dy, const float* x, int64_t n, float* dx) {
-  repops::GeluBackward(dy, x, n, dx);
+  repops::GeluBackward(kernels_, dy, x, n, dx);
 }
 
 void CpuBackend::EmbeddingForward(const float* table, int64_t vocab, int64_t d,
@@ -119,16 +119,15 @@ void CpuBackend::EmbeddingBackward(const float* dout, const int32_t* tokens, int
   repops::EmbeddingBackward(dout, tokens, n, vocab, d, dtable);
 }
 CrossEntropySums CpuBackend::CrossEntropyForward(const float* logits, const int32_t* targets,
-                                                 int64_t rows, int64_t vocab,
-                                                 int32_t ignore_index, float* lse) {
-  return repops::CrossEntropyForward(logits, targets, rows, vocab, ignore_index, lse);
+                                                 int64_t rows, int64_t vocab, int32_t ignore_index,
+                                                 float* lse) {
+  return repops::CrossEntropyForward(kernels_, logits, targets, rows, vocab, ignore_index, lse);
 }
-void CpuBackend::CrossEntropyBackward(const float* logits, const int32_t* targets,
-                                      const float* lse, int64_t rows, int64_t vocab,
-                                      int32_t ignore_index, float grad_scale, float z_coef,
-                                      float* dlogits) {
-  repops::CrossEntropyBackward(logits, targets, lse, rows, vocab, ignore_index, grad_scale,
-                               z_coef, dlogits);
+void CpuBackend::CrossEntropyBackward(const float* logits, const int32_t* targets, const float* lse,
+                                      int64_t rows, int64_t vocab, int32_t ignore_index,
+                                      float grad_scale, float z_coef, float* dlogits) {
+  repops::CrossEntropyBackward(kernels_, logits, targets, lse, rows, vocab, ignore_index,
+                               grad_scale, z_coef, dlogits);
 }
 
 void CpuBackend::Fill(float* x, int64_t n, float value) { std::fill(x, x + n, value); }
@@ -143,7 +142,7 @@ void CpuBackend::WeightStepSizes(const float* w, int64_t K, int64_t N, float* st
 }
 
 float CpuBackend::SumSq(const float* x, int64_t n) {
-  return ActiveKernels().sum_sq(x, static_cast<size_t>(n));
+  return kernels_.sum_sq(x, static_cast<size_t>(n));
 }
 
 void CpuBackend::Scale(float* x, int64_t n, float coef) {

@@ -1,16 +1,22 @@
-// The CPU backend: RepOps' host kernels (the scalar reference or a Highway SIMD target, chosen
-// by `Kernels`) behind the op-level interface of repops/backend.h, on host memory.
+// The CPU backend: RepOps' host kernels (the scalar reference or one Highway SIMD target: a
+// `Kernels` table, fixed when the backend is made) behind the op-level interface of
+// repops/backend.h, on host memory.
 #pragma once
 
 #include "repops/backend.h"
+#include "repops/kernels.h"
 
 namespace trail::repops {
 
 class CpuBackend : public Backend {
  public:
-  // On `allocator` (host-addressable memory; the process's cpu allocator by default).
-  CpuBackend() : CpuBackend(HostAllocator()) {}
-  explicit CpuBackend(Allocator& allocator) : allocator_(allocator) {}
+  // Runs every op on `kernels` (which must outlive it: the tables of kernels.h are static), on
+  // `allocator` (host-addressable memory).
+  CpuBackend(const Kernels& kernels, Allocator& allocator)
+      : kernels_(kernels), allocator_(allocator) {}
+  // On the SIMD target active now (ActiveKernels()) and the process's cpu allocator.
+  CpuBackend() : CpuBackend(ActiveKernels(), HostAllocator()) {}
+  const Kernels& kernels() const { return kernels_; }
 
   Device device() const override { return allocator_.device(); }
   Allocator& allocator() override { return allocator_; }
@@ -41,8 +47,8 @@ class CpuBackend : public Backend {
                       float* y, float* rstd) override;
   void RmsNormBackward(const float* dy, const float* x, const float* gain, const float* rstd,
                        int64_t rows, int64_t d, float* dx, float* dgain) override;
-  void RopeApply(float* x, int64_t rows, int64_t hd, const int32_t* pos,
-                 const RopeTableView& table, bool backward) override;
+  void RopeApply(float* x, int64_t rows, int64_t hd, const int32_t* pos, const RopeTableView& table,
+                 bool backward) override;
 
   void AttentionForward(const AttentionShape& s, const float* q, const float* k, const float* v,
                         float* out, float* probs) override;
@@ -83,6 +89,7 @@ class CpuBackend : public Backend {
                   int64_t hd) override;
 
  private:
+  const Kernels& kernels_;
   Allocator& allocator_;
 };
 

@@ -12,16 +12,17 @@ namespace trail::repops {
 namespace {
 void CheckTargets(const int32_t* targets, int64_t rows, int64_t vocab, int32_t ignore_index) {
   for (int64_t r = 0; r < rows; ++r)
-    TRAIL_CHECK(targets[r] == ignore_index || (targets[r] >= 0 && targets[r] < vocab),
-                "target ", targets[r], " in row ", r, " is outside [0, ", vocab,
+    TRAIL_CHECK(targets[r] == ignore_index || (targets[r] >= 0 && targets[r] < vocab), "target ",
+                targets[r], " in row ", r, " is outside [0, ", vocab,
                 ") and is not the ignore index ", ignore_index);
 }
 }  // namespace
 
-CrossEntropySums CrossEntropyForward(const float* logits, const int32_t* targets, int64_t rows,
-                                     int64_t vocab, int32_t ignore_index, float* lse) {
+CrossEntropySums CrossEntropyForward(const Kernels& kernels, const float* logits,
+                                     const int32_t* targets, int64_t rows, int64_t vocab,
+                                     int32_t ignore_index, float* lse) {
   CheckTargets(targets, rows, vocab, ignore_index);
-  const Kernels& k = ActiveKernels();
+  const Kernels& k = kernels;
   std::vector<float> nll(rows), lse_sq(rows);
   ForEachRow(rows, [&](int64_t r) {
     thread_local std::vector<float> e;
@@ -42,11 +43,11 @@ CrossEntropySums CrossEntropyForward(const float* logits, const int32_t* targets
   return out;
 }
 
-void CrossEntropyBackward(const float* logits, const int32_t* targets, const float* lse,
-                          int64_t rows, int64_t vocab, int32_t ignore_index, float grad_scale,
-                          float z_coef, float* dlogits) {
+void CrossEntropyBackward(const Kernels& kernels, const float* logits, const int32_t* targets,
+                          const float* lse, int64_t rows, int64_t vocab, int32_t ignore_index,
+                          float grad_scale, float z_coef, float* dlogits) {
   CheckTargets(targets, rows, vocab, ignore_index);
-  const Kernels& k = ActiveKernels();
+  const Kernels& k = kernels;
   const float z2 = 2.0f * z_coef;
   ForEachRow(rows, [&](int64_t r) {
     float* d = dlogits + r * vocab;

@@ -12,7 +12,8 @@ namespace trail::repops {
 
 class GuardedBackend final : public Backend {
  public:
-  GuardedBackend() : cpu_(allocator_) {}
+  // On the SIMD target active now (ActiveKernels()).
+  GuardedBackend() : cpu_(ActiveKernels(), allocator_) {}
   Device device() const override { return allocator_.device(); }
   Allocator& allocator() override { return allocator_; }
   std::string description() const override;

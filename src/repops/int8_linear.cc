@@ -69,25 +69,23 @@ void ColumnStepSizes(const float* w, int64_t K, int64_t N, float* step) {
 }
 
 // One row: *scale = AbsMax(x) / 127, q = Q(x, *scale).
-void QuantizeRowAbsmax(const float* x, int64_t n, int8_t* q, float* scale) {
-  const Kernels& k = ActiveKernels();
+void QuantizeRowAbsmax(const Kernels& k, const float* x, int64_t n, int8_t* q, float* scale) {
   *scale = k.abs_max(x, static_cast<size_t>(n)) / static_cast<float>(kInt8QMax);
   k.quantize_i8(x, scale, nullptr, 0, static_cast<size_t>(n), q);
 }
 
 // One row's share of the int8 dX: g = dy_row·diag(s), quantized by its absmax (qg_row, *u).
-void QuantizeGradientRow(const float* dy_row, const float* step, int64_t N, int8_t* qg_row,
-                         float* u) {
+void QuantizeGradientRow(const Kernels& k, const float* dy_row, const float* step, int64_t N,
+                         int8_t* qg_row, float* u) {
   float* g = RowBuffer(N);
-  ActiveKernels().mul(dy_row, step, 1, g, static_cast<size_t>(N));
-  QuantizeRowAbsmax(g, N, qg_row, u);
+  k.mul(dy_row, step, 1, g, static_cast<size_t>(N));
+  QuantizeRowAbsmax(k, g, N, qg_row, u);
 }
 
 // One row's share of the int8 dW: h = r·dy_row, quantized with the column scales v (inv_v
 // their reciprocals).
-void QuantizeScaledRow(const float* dy_row, float r, const float* v, const float* inv_v,
-                       int64_t N, int8_t* qh_row) {
-  const Kernels& k = ActiveKernels();
+void QuantizeScaledRow(const Kernels& k, const float* dy_row, float r, const float* v,
+                       const float* inv_v, int64_t N, int8_t* qh_row) {
   float* h = RowBuffer(N);
   k.mul(dy_row, &r, 0, h, static_cast<size_t>(N));
   k.quantize_i8(h, v, inv_v, 1, static_cast<size_t>(N), qh_row);
@@ -106,10 +104,10 @@ std::vector<float>& Reciprocals(const float* s, int64_t n) {
 // contiguous stretch of rows (partial: tasks × N floats), merged in task order; a maximum is
 // exact, so the split does not change the result. With qg and u, each row's dX share is
 // quantized in the same pass (QuantizeGradientRow).
-const float* ColumnScalesOfScaledRows(const float* dy, const float* r, int64_t M, int64_t N,
-                                      std::vector<float>& partial, const float* step = nullptr,
-                                      int8_t* qg = nullptr, float* u = nullptr) {
-  const Kernels& k = ActiveKernels();
+const float* ColumnScalesOfScaledRows(const Kernels& k, const float* dy, const float* r,
+                                      int64_t M, int64_t N, std::vector<float>& partial,
+                                      const float* step = nullptr, int8_t* qg = nullptr,
+                                      float* u = nullptr) {
   ThreadPool& pool = KernelPool();
   const int64_t tasks = std::clamp<int64_t>(2 * static_cast<int64_t>(pool.num_threads()), 1, M);
   partial.assign(static_cast<size_t>(tasks * N), 0.0f);
@@ -119,7 +117,7 @@ const float* ColumnScalesOfScaledRows(const float* dy, const float* r, int64_t M
     const int64_t t0 = M * static_cast<int64_t>(task) / tasks;
     const int64_t t1 = M * (static_cast<int64_t>(task) + 1) / tasks;
     for (int64_t t = t0; t < t1; ++t) {
-      if (qg != nullptr) QuantizeGradientRow(dy + t * N, step, N, qg + t * N, u + t);
+      if (qg != nullptr) QuantizeGradientRow(k, dy + t * N, step, N, qg + t * N, u + t);
       k.abs_max_update(dy + t * N, r[t], mx, static_cast<size_t>(N));
     }
   });
@@ -275,9 +273,9 @@ void LsqStepGradient(const float* dw, const float* w, const QuantizedWeight& qw,
 
 }  // namespace
 
-int8_t QuantizeValue(float x, float scale) {
+int8_t QuantizeValue(const Kernels& kernels, float x, float scale) {
   int8_t q;
-  ActiveKernels().quantize_i8(&x, &scale, nullptr, 0, 1, &q);
+  kernels.quantize_i8(&x, &scale, nullptr, 0, 1, &q);
   return q;
 }
 
@@ -286,12 +284,14 @@ void WeightStepSizes(const float* w, int64_t K, int64_t N, float* step) {
   ColumnStepSizes(w, K, N, step);
 }
 
-void QuantizeRowsAbsmax(const float* x, int64_t M, int64_t K, int8_t* q, float* scale) {
-  ForEachRow(M, [&](int64_t i) { QuantizeRowAbsmax(x + i * K, K, q + i * K, scale + i); });
+void QuantizeRowsAbsmax(const Kernels& kernels, const float* x, int64_t M, int64_t K, int8_t* q,
+                        float* scale) {
+  ForEachRow(M,
+             [&](int64_t i) { QuantizeRowAbsmax(kernels, x + i * K, K, q + i * K, scale + i); });
 }
 
-void QuantizeWeight(const float* w, int64_t K, int64_t N, Int8Backward backward,
-                    QuantizedWeight& out, const float* learned_step) {
+void QuantizeWeight(const Kernels& kernels, const float* w, int64_t K, int64_t N,
+                    Int8Backward backward, QuantizedWeight& out, const float* learned_step) {
   TRAIL_CHECK(K > 0 && N > 0, "int8 quantization of a ", K, "x", N, " weight");
   out.K = K, out.N = N;
   out.step.resize(N), out.q.resize(K * N);
@@ -301,7 +301,7 @@ void QuantizeWeight(const float* w, int64_t K, int64_t N, Int8Backward backward,
   // dequantized copy. The weights are read from memory once.
   const int64_t blocks = (N + kWeightBlockCols - 1) / kWeightBlockCols;
   std::vector<std::vector<int64_t>> clipped(static_cast<size_t>(blocks));
-  const Kernels& k = ActiveKernels();
+  const Kernels& k = kernels;
   ForEachRow(blocks, [&](int64_t b) {
     const int64_t j0 = b * kWeightBlockCols, n = std::min(kWeightBlockCols, N - j0);
     float* s = out.step.data();
@@ -327,18 +327,19 @@ void QuantizeWeight(const float* w, int64_t K, int64_t N, Int8Backward backward,
   std::sort(out.clipped.begin(), out.clipped.end());
 }
 
-void QuantizeInput(const float* x, int64_t M, int64_t K, QuantizedInput& out) {
+void QuantizeInput(const Kernels& kernels, const float* x, int64_t M, int64_t K,
+                   QuantizedInput& out) {
   out.M = M, out.K = K, out.qt_ready = false;
   Grow(out.q, M * K), Grow(out.scale, M);
-  QuantizeRowsAbsmax(x, M, K, out.q.data(), out.scale.data());
+  QuantizeRowsAbsmax(kernels, x, M, K, out.q.data(), out.scale.data());
 }
 
-void Int8LinearForward(const QuantizedInput& x, const QuantizedWeight& w, Int8Scratch& s,
-                       float* y) {
+void Int8LinearForward(const Kernels& kernels, const QuantizedInput& x, const QuantizedWeight& w,
+                       Int8Scratch& s, float* y) {
   TRAIL_CHECK(x.K == w.K, "int8 linear: input width ", x.K, " against weight rows ", w.K);
   CheckReduction(w.K);
   // y = (float(acc)·r_t)·s_j, applied by the GEMM as each output tile is finished.
-  ActiveKernels().gemm_i8({.M = x.M, .N = w.N, .K = w.K, .a = x.q.data(),
+  kernels.gemm_i8({.M = x.M, .N = w.N, .K = w.K, .a = x.q.data(),
                            .c = Grow(s.acc, x.M * w.N), .b = w.q.data(), .out = y,
                            .row_scale = x.scale.data(), .col_scale = w.step.data()});
 }
@@ -347,9 +348,9 @@ void Int8LinearForward(const QuantizedInput& x, const QuantizedWeight& w, Int8Sc
 namespace {
 
 // dx = float(qg·qwᵀ)·u_t (added to dx with accumulate), applied by the GEMM per output tile.
-void GradientInputProduct(const int8_t* qg, const float* u, int64_t M, const QuantizedWeight& w,
-                          Int8Scratch& s, float* dx, bool accumulate) {
-  ActiveKernels().gemm_i8({.M = M, .N = w.K, .K = w.N, .a = qg, .bt = w.q.data(),
+void GradientInputProduct(const Kernels& k, const int8_t* qg, const float* u, int64_t M,
+                          const QuantizedWeight& w, Int8Scratch& s, float* dx, bool accumulate) {
+  k.gemm_i8({.M = M, .N = w.K, .K = w.N, .a = qg, .bt = w.q.data(),
                            .c = Grow(s.acc, M * w.K), .out = dx, .row_scale = u,
                            .accumulate = accumulate});
 }
@@ -357,34 +358,34 @@ void GradientInputProduct(const int8_t* qg, const float* u, int64_t M, const Qua
 // qh [M, N] = every row's QuantizeScaledRow, then dw = float(qxᵀ·qh)·v_j, applied by the GEMM
 // per output tile. The input's transpose is made once for the layers that share it. The scales
 // stay in s.scale (and qh in s.a) after the call.
-void GradientWeightProduct(QuantizedInput& x, const float* dy, const float* column_scales,
-                           int64_t N, Int8Scratch& s, float* dw) {
+void GradientWeightProduct(const Kernels& k, QuantizedInput& x, const float* dy,
+                           const float* column_scales, int64_t N, Int8Scratch& s, float* dw) {
   const int64_t M = x.M, K = x.K;
   float* v = Grow(s.scale, N);
   std::copy(column_scales, column_scales + N, v);
   int8_t* qh = Grow(s.a, M * N);  // [M, N]: the GEMM reads B as is
   const float* inv_v = Reciprocals(v, N).data();
   ForEachRow(M, [&](int64_t t) {
-    QuantizeScaledRow(dy + t * N, x.scale[t], v, inv_v, N, qh + t * N);
+    QuantizeScaledRow(k, dy + t * N, x.scale[t], v, inv_v, N, qh + t * N);
   });
   if (!x.qt_ready) {  // the layers that share this input (q, k, v; gate, up) reuse it
     TransposeI8(x.q.data(), M, K, Grow(x.qt, K * M));
     x.qt_ready = true;
   }
-  ActiveKernels().gemm_i8({.M = K, .N = N, .K = M, .a = x.qt.data(), .c = Grow(s.acc, K * N),
+  k.gemm_i8({.M = K, .N = N, .K = M, .a = x.qt.data(), .c = Grow(s.acc, K * N),
                            .b = qh, .out = dw, .col_scale = v});
 }
 
 // The fp32 backward's dW = Q(X)ᵀ·dY.
-void Fp32WeightGradient(const QuantizedInput& x, const float* dy, int64_t N, Int8Scratch& s,
-                        float* dw) {
+void Fp32WeightGradient(const Kernels& k, const QuantizedInput& x, const float* dy, int64_t N,
+                        Int8Scratch& s, float* dw) {
   const int64_t M = x.M, K = x.K;
   float* xd = Grow(s.f, M * K);  // Q(X)
   ForEachRow(M, [&](int64_t t) {
     for (int64_t p = 0; p < K; ++p)
       xd[t * K + p] = static_cast<float>(x.q[t * K + p]) * x.scale[t];
   });
-  MatMulAT(xd, dy, dw, K, M, N);
+  MatMulAT(k, xd, dy, dw, K, M, N);
 }
 
 // The step-size gradient where learned, then +0 where W was clipped.
@@ -398,11 +399,12 @@ void FinishWeightGradient(const QuantizedWeight& qw, float* dw, const float* w, 
 
 }  // namespace
 
-void Int8LinearBackwardInput(const float* dy, int64_t M, const QuantizedWeight& w,
-                             Int8Backward backward, Int8Scratch& s, float* dx, bool accumulate) {
+void Int8LinearBackwardInput(const Kernels& kernels, const float* dy, int64_t M,
+                             const QuantizedWeight& w, Int8Backward backward, Int8Scratch& s,
+                             float* dx, bool accumulate) {
   const int64_t K = w.K, N = w.N;
   if (backward == Int8Backward::kFp32) {
-    MatMulBT(dy, w.dequant.data(), dx, M, N, K, accumulate);
+    MatMulBT(kernels, dy, w.dequant.data(), dx, M, N, K, accumulate);
     return;
   }
   // g = dY·diag(s), quantized per token, each row while it is in cache; dX = u ⊙ (qg·qwᵀ).
@@ -410,37 +412,37 @@ void Int8LinearBackwardInput(const float* dy, int64_t M, const QuantizedWeight& 
   int8_t* qg = Grow(s.a, M * N);
   float* u = Grow(s.scale, M);
   ForEachRow(M, [&](int64_t t) {
-    QuantizeGradientRow(dy + t * N, w.step.data(), N, qg + t * N, u + t);
+    QuantizeGradientRow(kernels, dy + t * N, w.step.data(), N, qg + t * N, u + t);
   });
-  GradientInputProduct(qg, u, M, w, s, dx, accumulate);
+  GradientInputProduct(kernels, qg, u, M, w, s, dx, accumulate);
 }
 
-void Int8LinearBackwardWeight(QuantizedInput& x, const float* dy, const QuantizedWeight& qw,
-                              Int8Backward backward, Int8Scratch& s, float* dw, const float* w,
-                              float* dstep) {
+void Int8LinearBackwardWeight(const Kernels& kernels, QuantizedInput& x, const float* dy,
+                              const QuantizedWeight& qw, Int8Backward backward, Int8Scratch& s,
+                              float* dw, const float* w, float* dstep) {
   const int64_t M = x.M, K = qw.K, N = qw.N;
   TRAIL_CHECK(x.K == K, "int8 linear: input width ", x.K, " against weight rows ", K);
   if (backward == Int8Backward::kFp32) {
-    Fp32WeightGradient(x, dy, N, s, dw);
+    Fp32WeightGradient(kernels, x, dy, N, s, dw);
   } else {
     // h = diag(r)·dY, quantized per column: the scales from column maxima taken over whole
     // rows, then h row by row. (Computed twice, h[t, j] is the same rounded product.)
     CheckReduction(M);
     thread_local std::vector<float> partial;
-    const float* v = ColumnScalesOfScaledRows(dy, x.scale.data(), M, N, partial);
-    GradientWeightProduct(x, dy, v, N, s, dw);
+    const float* v = ColumnScalesOfScaledRows(kernels, dy, x.scale.data(), M, N, partial);
+    GradientWeightProduct(kernels, x, dy, v, N, s, dw);
   }
   FinishWeightGradient(qw, dw, w, dstep);
 }
 
-void Int8LinearBackward(QuantizedInput& x, const float* dy, const QuantizedWeight& qw,
-                        Int8Backward backward, Int8Scratch& s, float* dx, bool accumulate,
-                        float* dw, const float* w, float* dstep) {
+void Int8LinearBackward(const Kernels& kernels, QuantizedInput& x, const float* dy,
+                        const QuantizedWeight& qw, Int8Backward backward, Int8Scratch& s,
+                        float* dx, bool accumulate, float* dw, const float* w, float* dstep) {
   const int64_t M = x.M, K = qw.K, N = qw.N;
   TRAIL_CHECK(x.K == K, "int8 linear: input width ", x.K, " against weight rows ", K);
   if (backward == Int8Backward::kFp32) {
-    Int8LinearBackwardInput(dy, M, qw, backward, s, dx, accumulate);
-    Int8LinearBackwardWeight(x, dy, qw, backward, s, dw, w, dstep);
+    Int8LinearBackwardInput(kernels, dy, M, qw, backward, s, dx, accumulate);
+    Int8LinearBackwardWeight(kernels, x, dy, qw, backward, s, dw, w, dstep);
     return;
   }
   CheckReduction(N);
@@ -450,10 +452,10 @@ void Int8LinearBackward(QuantizedInput& x, const float* dy, const QuantizedWeigh
   int8_t* qg = Grow(s.a, M * N);
   float* u = Grow(s.scale, M);
   thread_local std::vector<float> partial;
-  const float* v =
-      ColumnScalesOfScaledRows(dy, x.scale.data(), M, N, partial, qw.step.data(), qg, u);
-  GradientInputProduct(qg, u, M, qw, s, dx, accumulate);
-  GradientWeightProduct(x, dy, v, N, s, dw);
+  const float* v = ColumnScalesOfScaledRows(kernels, dy, x.scale.data(), M, N, partial,
+                                            qw.step.data(), qg, u);
+  GradientInputProduct(kernels, qg, u, M, qw, s, dx, accumulate);
+  GradientWeightProduct(kernels, x, dy, v, N, s, dw);
   FinishWeightGradient(qw, dw, w, dstep);
 }
 

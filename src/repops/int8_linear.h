@@ -12,6 +12,9 @@
 //             dX[t,p] = float(Σ_j qg[t,j]·qw[p,j]) · u[t]       g = dY·diag(s), absmax per token
 //             dW[p,j] = float(Σ_t qx[t,p]·qh[t,j]) · v[j]       h = diag(r)·dY, absmax per column
 //
+// Every op takes the kernels it runs on (a backend's); the forms without them use the active
+// SIMD target's.
+//
 // Rounding is to nearest, ties to even; a quantized value is clamped to [-127, 127]; a NaN
 // quotient (a zero or non-finite scale) quantizes to 0. Every step is elementwise or an exact
 // integer sum, except the fp32 backward's GEMMs, so results are the same on every backend.
@@ -19,6 +22,8 @@
 
 #include <cstdint>
 #include <vector>
+
+#include "repops/kernels.h"
 
 namespace trail::repops {
 
@@ -29,9 +34,9 @@ enum class Int8Backward { kFp32, kInt8 };
 // W [K, N] quantized for one step.
 struct QuantizedWeight {
   int64_t K = 0, N = 0;
-  std::vector<float> step;     // [N]    s
-  std::vector<int8_t> q;       // [K, N] qw in W's layout (B of the forward, Bᵀ of dX's)
-  std::vector<float> dequant;  // [K, N] Q(W) (fp32 backward)
+  std::vector<float> step;       // [N]    s
+  std::vector<int8_t> q;         // [K, N] qw in W's layout (B of the forward, Bᵀ of dX's)
+  std::vector<float> dequant;    // [K, N] Q(W) (fp32 backward)
   std::vector<int64_t> clipped;  // p·N + j of each clipped weight (|W/s| > 127), ascending
 };
 
@@ -56,23 +61,49 @@ struct Int8Scratch {
 // (docs/repops.md §2). Also the initial value of learned step sizes (model/params.cc).
 void WeightStepSizes(const float* w, int64_t K, int64_t N, float* step);
 // q = clamp(RoundHalfEven(x / scale), -127, 127), 0 when x / scale is NaN.
-int8_t QuantizeValue(float x, float scale);
+int8_t QuantizeValue(const Kernels& kernels, float x, float scale);
+inline int8_t QuantizeValue(float x, float scale) {
+  return QuantizeValue(ActiveKernels(), x, scale);
+}
 // Per row i of x [M, K]: scale[i] = AbsMax(x[i,:]) / 127 and q[i,:] = QuantizeValue(x, scale)
 // (kernels.h: abs_max, quantize_i8).
-void QuantizeRowsAbsmax(const float* x, int64_t M, int64_t K, int8_t* q, float* scale);
+void QuantizeRowsAbsmax(const Kernels& kernels, const float* x, int64_t M, int64_t K, int8_t* q,
+                        float* scale);
+inline void QuantizeRowsAbsmax(const float* x, int64_t M, int64_t K, int8_t* q, float* scale) {
+  QuantizeRowsAbsmax(ActiveKernels(), x, M, K, q, scale);
+}
 
 // With learned_step (N values), the step sizes are those instead of the formula's: learned LSQ
 // step sizes, an ablation of the per-step recompute.
-void QuantizeWeight(const float* w, int64_t K, int64_t N, Int8Backward backward,
-                    QuantizedWeight& out, const float* learned_step = nullptr);
-void QuantizeInput(const float* x, int64_t M, int64_t K, QuantizedInput& out);
+void QuantizeWeight(const Kernels& kernels, const float* w, int64_t K, int64_t N,
+                    Int8Backward backward, QuantizedWeight& out,
+                    const float* learned_step = nullptr);
+inline void QuantizeWeight(const float* w, int64_t K, int64_t N, Int8Backward backward,
+                           QuantizedWeight& out, const float* learned_step = nullptr) {
+  QuantizeWeight(ActiveKernels(), w, K, N, backward, out, learned_step);
+}
+void QuantizeInput(const Kernels& kernels, const float* x, int64_t M, int64_t K,
+                   QuantizedInput& out);
+inline void QuantizeInput(const float* x, int64_t M, int64_t K, QuantizedInput& out) {
+  QuantizeInput(ActiveKernels(), x, M, K, out);
+}
 
 // y [M, N] = Q(X)·Q(W).
-void Int8LinearForward(const QuantizedInput& x, const QuantizedWeight& w, Int8Scratch& s,
-                       float* y);
+void Int8LinearForward(const Kernels& kernels, const QuantizedInput& x, const QuantizedWeight& w,
+                       Int8Scratch& s, float* y);
+inline void Int8LinearForward(const QuantizedInput& x, const QuantizedWeight& w, Int8Scratch& s,
+                              float* y) {
+  Int8LinearForward(ActiveKernels(), x, w, s, y);
+}
 // dx [M, K] = dY·Q(W)ᵀ, or dx + that with accumulate (the sum of several layers' shares).
-void Int8LinearBackwardInput(const float* dy, int64_t M, const QuantizedWeight& w,
-                             Int8Backward backward, Int8Scratch& s, float* dx, bool accumulate);
+void Int8LinearBackwardInput(const Kernels& kernels, const float* dy, int64_t M,
+                             const QuantizedWeight& w, Int8Backward backward, Int8Scratch& s,
+                             float* dx, bool accumulate);
+inline void Int8LinearBackwardInput(const float* dy, int64_t M, const QuantizedWeight& w,
+                                    Int8Backward backward, Int8Scratch& s, float* dx,
+                                    bool accumulate) {
+  Int8LinearBackwardInput(ActiveKernels(), dy, M, w, backward, s, dx, accumulate);
+}
 // dw [K, N] = Q(X)ᵀ·dY, +0 where W was clipped. x is not const: the int8 backward keeps its
 // transpose for the next layer that reads the same input.
 //
@@ -80,13 +111,24 @@ void Int8LinearBackwardInput(const float* dy, int64_t M, const QuantizedWeight& 
 // gradient before the clip mask and v = W/s: dstep[j] = (Σ_p dŴ[p,j]·e[p,j]) · (1/√(K·127)),
 // e = q - v inside the range, q (= ±127) where clipped; the sum runs over p ascending, one
 // rounded product and one rounded addition per term. w is the unquantized weight.
-void Int8LinearBackwardWeight(QuantizedInput& x, const float* dy, const QuantizedWeight& qw,
-                              Int8Backward backward, Int8Scratch& s, float* dw,
-                              const float* w = nullptr, float* dstep = nullptr);
+void Int8LinearBackwardWeight(const Kernels& kernels, QuantizedInput& x, const float* dy,
+                              const QuantizedWeight& qw, Int8Backward backward, Int8Scratch& s,
+                              float* dw, const float* w = nullptr, float* dstep = nullptr);
+inline void Int8LinearBackwardWeight(QuantizedInput& x, const float* dy, const QuantizedWeight& qw,
+                                     Int8Backward backward, Int8Scratch& s, float* dw,
+                                     const float* w = nullptr, float* dstep = nullptr) {
+  Int8LinearBackwardWeight(ActiveKernels(), x, dy, qw, backward, s, dw, w, dstep);
+}
 // Both: the same dx and dw (and dstep) bits as the two calls above, the int8 backward taking
 // one pass over dY for g's quantization and the column maxima of diag(r)·dY.
-void Int8LinearBackward(QuantizedInput& x, const float* dy, const QuantizedWeight& qw,
-                        Int8Backward backward, Int8Scratch& s, float* dx, bool accumulate,
-                        float* dw, const float* w = nullptr, float* dstep = nullptr);
+void Int8LinearBackward(const Kernels& kernels, QuantizedInput& x, const float* dy,
+                        const QuantizedWeight& qw, Int8Backward backward, Int8Scratch& s, float* dx,
+                        bool accumulate, float* dw, const float* w = nullptr,
+                        float* dstep = nullptr);
+inline void Int8LinearBackward(QuantizedInput& x, const float* dy, const QuantizedWeight& qw,
+                               Int8Backward backward, Int8Scratch& s, float* dx, bool accumulate,
+                               float* dw, const float* w = nullptr, float* dstep = nullptr) {
+  Int8LinearBackward(ActiveKernels(), x, dy, qw, backward, s, dx, accumulate, dw, w, dstep);
+}
 
 }  // namespace trail::repops

@@ -8,10 +8,10 @@
 
 namespace trail::repops {
 
-void RmsNormForward(const float* x, const float* gain, float eps, int64_t rows, int64_t d,
-                    float* y, float* rstd) {
+void RmsNormForward(const Kernels& kernels, const float* x, const float* gain, float eps,
+                    int64_t rows, int64_t d, float* y, float* rstd) {
   const float inv_d = 1.0f / static_cast<float>(d);
-  const Kernels& k = ActiveKernels();
+  const Kernels& k = kernels;
   ForEachRow(rows, [&](int64_t r) {
     const float* xr = x + r * d;
     float* yr = y + r * d;
@@ -25,10 +25,10 @@ void RmsNormForward(const float* x, const float* gain, float eps, int64_t rows, 
   });
 }
 
-void RmsNormBackward(const float* dy, const float* x, const float* gain, const float* rstd,
-                     int64_t rows, int64_t d, float* dx, float* dgain) {
+void RmsNormBackward(const Kernels& kernels, const float* dy, const float* x, const float* gain,
+                     const float* rstd, int64_t rows, int64_t d, float* dx, float* dgain) {
   const float inv_d = 1.0f / static_cast<float>(d);
-  const Kernels& k = ActiveKernels();
+  const Kernels& k = kernels;
   ForEachRow(rows, [&](int64_t r) {
     thread_local std::vector<float> g, xhat;
     g.resize(d), xhat.resize(d);

@@ -10,7 +10,6 @@
 #include "core/json_read.h"
 #include "core/state_hash.h"
 #include "core/thread_pool.h"
-#include "repops/kernels.h"
 
 namespace trail::train {
 namespace {
@@ -103,7 +102,7 @@ std::string TracedStepAndChain(StepEngine& engine, TrainState& st, StepResult& r
   }
   engine.set_observer(nullptr);
   trace.step = r.step, trace.genesis = ToHex(genesis), trace.chain = ToHex(st.chain);
-  trace.backend = repops::ActiveKernels().name;
+  trace.backend = engine.backend().description();
   trace.threads = static_cast<int64_t>(KernelPool().num_threads());
   trace.processes = engine.comm().size();
   trace.ops = GatherOps(engine.comm(), rec.ops());
