@@ -89,7 +89,7 @@ void WriteDocRun(std::vector<PendingDoc>& chunk, const std::string& run,
   std::string bytes;
   for (size_t i : order) {
     DocRecord& d = chunk[i].rec;
-    if (!d.drop.empty()) std::string().swap(d.text);  // a dropped text is never used again
+    if (d.drop.dropped()) std::string().swap(d.text);  // a dropped text is never used again
     bytes.clear();
     EncodeDocRecord(d, &bytes);
     w.AppendRecord(bytes);

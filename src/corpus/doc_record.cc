@@ -53,7 +53,7 @@ void EncodeDocRecord(const DocRecord& d, std::string* out) {
   PutStr(out, d.raw_sample);
   PutStr(out, d.text);
   PutStr(out, d.content_hash);
-  PutStr(out, d.drop);
+  PutStr(out, d.drop.text());
   PutStr(out, d.drop_stage);
   PutStr(out, d.norm.encoding);
   PutInt(out, d.norm.detected);
@@ -80,7 +80,7 @@ DocRecord DecodeDocRecord(std::string_view bytes) {
   d.raw_sample = c.Str();
   d.text = c.Str();
   d.content_hash = c.Str();
-  d.drop = c.Str();
+  d.drop = Drop::Parse(c.Str());
   d.drop_stage = c.Str();
   d.norm.encoding = c.Str();
   d.norm.detected = c.Int() != 0;

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "corpus/drop_reason.h"
 #include "corpus/langid.h"
 #include "corpus/normalize.h"
 #include "corpus/reader.h"
@@ -23,7 +24,8 @@ struct DocRecord {
   std::string raw_sample;           // SampleBytes(raw), likewise
   std::string text;                 // normalized text; empty once dropped
   std::string content_hash;         // exact-dedup key of the normalized text
-  std::string drop, drop_stage;     // verdict and the stage that gave it ("" while kept)
+  Drop drop;                        // the verdict (kept by default)
+  std::string drop_stage;           // the stage that dropped it ("" while kept)
   NormalizeStats norm;
   LanguageGuess lang;
   std::string rules_json;           // the quality rules' [[value, pass], ...] ("" if not run)

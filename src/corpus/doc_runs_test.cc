@@ -24,7 +24,7 @@ DocRecord Sample(const std::string& key, uint32_t file) {
   d.raw_sample = "sample \\xff";
   d.text = "Text with\nnewlines and \xc3\xa9";
   d.content_hash = std::string(32, 'f');
-  d.drop = "quality.x";
+  d.drop = Drop(DropReason::kQuality, "x");
   d.drop_stage = "quality";
   d.norm.encoding = "ISO-8859-3";
   d.norm.detected = true;
@@ -35,6 +35,23 @@ DocRecord Sample(const std::string& key, uint32_t file) {
   d.rules_json = "[[1.5,1]]";
   d.bands = {1, 0xffffffffffffffffull, 42};
   return d;
+}
+
+// Every reason's text parses back to it; an unknown text is an error.
+TEST(DropReason, TextsRoundTrip) {
+  for (DropReason r : {DropReason::kEmptyAfterNormalize, DropReason::kLanguageNotAllowed,
+                       DropReason::kLanguageLowScore, DropReason::kContaminated, DropReason::kQuota,
+                       DropReason::kExactDup, DropReason::kNearDup}) {
+    const Drop d(r);
+    EXPECT_TRUE(d.dropped());
+    EXPECT_EQ(Drop::Parse(d.text()).reason(), r) << d.text();
+  }
+  EXPECT_EQ(Drop(DropReason::kExactDup).text(), "exact_dup");
+  EXPECT_EQ(Drop::Parse("quality.gopher_mean_word_length").rule(), "gopher_mean_word_length");
+  EXPECT_FALSE(Drop::Parse("").dropped());
+  EXPECT_THROW(Drop::Parse("quality."), Error);
+  EXPECT_THROW(Drop::Parse("spam"), Error);
+  EXPECT_THROW(Drop(DropReason::kQuality), Error);
 }
 
 TEST(DocRecord, EncodingRoundTripsEveryFieldAndRejectsDamage) {
@@ -48,6 +65,9 @@ TEST(DocRecord, EncodingRoundTripsEveryFieldAndRejectsDamage) {
   EXPECT_EQ(e.lang.score, d.lang.score);
   EXPECT_EQ(e.text, d.text);
   EXPECT_EQ(e.bands, d.bands);
+  EXPECT_EQ(e.drop.reason(), DropReason::kQuality);
+  EXPECT_EQ(e.drop.rule(), "x");
+  EXPECT_EQ(e.drop.text(), "quality.x");
   EXPECT_THROW(DecodeDocRecord(std::string_view(bytes).substr(0, bytes.size() - 1)), Error);
   EXPECT_THROW(DecodeDocRecord(bytes + "x"), Error);
 }

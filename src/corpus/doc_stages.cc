@@ -49,7 +49,7 @@ class NormalizeStage : public DocStage {
     // prefix of the text's SHA-256) is then the raw bytes' hash, already computed.
     d.content_hash = d.text == p.raw ? d.raw_sha256.substr(0, 32) : ContentHash(d.text);
     std::string().swap(p.raw);
-    if (d.text.find_first_not_of(" \t\n") == std::string::npos) d.drop = "normalize.empty";
+    if (d.text.find_first_not_of(" \t\n") == std::string::npos) d.drop = Drop(DropReason::kEmptyAfterNormalize);
   }
 
  private:
@@ -67,9 +67,9 @@ class LanguageStage : public DocStage {
     if (!cfg_.sources[d.source_index].language_filter) return;
     const auto& ok = cfg_.allowed_languages;
     if (!ok.empty() && std::find(ok.begin(), ok.end(), d.lang.language) == ok.end()) {
-      d.drop = "language.not_allowed";
+      d.drop = Drop(DropReason::kLanguageNotAllowed);
     } else if (d.lang.score < cfg_.min_language_score) {
-      d.drop = "language.low_score";
+      d.drop = Drop(DropReason::kLanguageLowScore);
     }
   }
 
@@ -89,7 +89,7 @@ class QualityStage : public DocStage {
     d.rules_json = RuleValuesJson(rules);
     if (!cfg_.sources[d.source_index].quality_filter) return;
     const std::string fail = FirstFailure(rules);
-    if (!fail.empty()) d.drop = "quality." + fail;
+    if (!fail.empty()) d.drop = Drop(DropReason::kQuality, fail);
   }
 
  private:
@@ -136,9 +136,9 @@ void RunDocStages(const std::vector<std::unique_ptr<DocStage>>& stages,
     const auto t = std::chrono::steady_clock::now();
     pool.ParallelFor(chunk.size(), [&](size_t i) {
       DocRecord& d = chunk[i].rec;
-      if (!d.drop.empty()) return;
+      if (d.drop.dropped()) return;
       stage->Apply(chunk[i]);
-      if (!d.drop.empty()) d.drop_stage = stage->name();
+      if (d.drop.dropped()) d.drop_stage = stage->name();
     });
     seconds[stage->name()] +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();

@@ -61,8 +61,8 @@ void AssignOrdinals(const std::vector<std::string>& runs, size_t run_buffer,
     locations.Append(&loc, sizeof loc);
     const uint32_t ord = static_cast<uint32_t>(out.documents++);
     out.bytes_in += d.raw_bytes;
-    if (!d.drop_stage.empty()) ++report.dropped[d.drop_stage][d.drop];
-    if (d.drop.empty()) {
+    if (!d.drop_stage.empty()) ++report.dropped[d.drop_stage][d.drop.text()];
+    if (!d.drop.dropped()) {
       const std::string_view h = d.content_hash;
       TRAIL_CHECK(h.size() == 32, "content hash of ", d.key, " is not 128 bits");
       by_hash.Add({HexU64(h.substr(0, 16)), HexU64(h.substr(16)), ord, 0});

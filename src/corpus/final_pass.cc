@@ -80,7 +80,7 @@ class FinalPass {
   // PII redaction, then decontamination (drop, or cut the contaminated spans out), then the
   // shard line (JSON) of a document still kept: on the workers, not in the ordered pass.
   void Clean(FinalDoc& f) const {
-    if (!f.d.drop.empty()) return;
+    if (f.d.drop.dropped()) return;
     if (cfg_.pii) {
       PiiResult p = RedactPii(f.d.text);
       f.pii = p.counts;
@@ -90,12 +90,12 @@ class FinalPass {
       DecontamOutcome o = Decontaminate(f.d.text, *contam_, decontam_);
       if (!o.hits.empty()) f.contaminated_by = std::to_string(o.hits.size()) + " n-gram hits";
       if (o.dropped) {
-        f.d.drop = "contaminated";
+        f.d.drop = Drop(DropReason::kContaminated);
       } else {
         f.d.text = std::move(o.text);
       }
     }
-    if (!f.d.drop.empty()) return;
+    if (f.d.drop.dropped()) return;
     const DocRecord& d = f.d;
     f.line = Json{{"id", d.key}, {"text", d.text}, {"source", cfg_.sources[d.source_index].name},
                   {"metadata", Json{{"language", d.lang.language}, {"cluster", f.cluster}}}}
@@ -107,13 +107,15 @@ class FinalPass {
   // Split by cluster, then the source's quota, then the document's shard line.
   void Place(FinalDoc& f) {
     DocRecord& d = f.d;
-    if (d.drop == "contaminated") ++report_.dropped["pii_decontamination"]["contaminated"];
+    if (d.drop.reason() == DropReason::kContaminated) {
+      ++report_.dropped["pii_decontamination"][d.drop.text()];
+    }
     if (!f.cluster.empty()) f.split = SplitOfCluster(f.cluster, cfg_.seed, cfg_.train, cfg_.validation);
-    if (!d.drop.empty()) return;
+    if (d.drop.dropped()) return;
     const uint64_t quota = cfg_.sources[d.source_index].quota;
     if (quota > 0 && kept_per_source_[d.source_index] >= quota) {
-      d.drop = "quota";
-      ++report_.dropped["split_quota"]["quota"];
+      d.drop = Drop(DropReason::kQuota);
+      ++report_.dropped["split_quota"][d.drop.text()];
       return;
     }
     ++kept_per_source_[d.source_index];
@@ -144,8 +146,8 @@ class FinalPass {
     r.pii_secret = f.pii.secret;
     r.contamination = f.contaminated_by;
     r.split = f.cluster.empty() ? "" : SplitName(f.split);
-    r.kept = d.drop.empty();
-    r.drop_reason = d.drop;
+    r.kept = !d.drop.dropped();
+    r.drop_reason = d.drop.text();
     r.shard = f.place.shard;
     r.shard_line = f.place.line;
     r.rules = d.rules_json;
@@ -193,19 +195,19 @@ void RunFinalPass(const CorpusConfig& cfg, const Budget& budget,
     const uint32_t survivor = dup ? next_dup.survivor : ord;
     if (dup && !exact.Read(&next_dup, sizeof next_dup)) next_dup.ord = UINT32_MAX;
     if (const auto k = key_of.find(ord); k != key_of.end()) k->second = f.d.key;
-    if (f.d.drop.empty()) {
+    if (!f.d.drop.dropped()) {
       const auto r = in.root_of.find(survivor);
       const uint32_t root = r == in.root_of.end() ? survivor : r->second;
       f.exact_survivor = dup ? key_of.at(survivor) : f.d.key;
       f.cluster = root == ord ? f.d.key : key_of.at(root);
       if (dup) {
-        f.d.drop = "exact_dup";
-        ++report.dropped["exact_dedup"]["exact_dup"];
+        f.d.drop = Drop(DropReason::kExactDup);
+        ++report.dropped["exact_dedup"][f.d.drop.text()];
       } else if (root != ord) {
-        f.d.drop = "near_dup";
-        ++report.dropped["near_dedup"]["near_dup"];
+        f.d.drop = Drop(DropReason::kNearDup);
+        ++report.dropped["near_dedup"][f.d.drop.text()];
       }
-      if (!f.d.drop.empty()) std::string().swap(f.d.text);
+      if (f.d.drop.dropped()) std::string().swap(f.d.text);
     }
     pass.Add(std::move(f), budget.batch());
     ++ord;

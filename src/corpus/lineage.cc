@@ -6,18 +6,76 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "corpus/drop_reason.h"
 #include "corpus/pipeline.h"
 
 namespace trail::corpus {
 
+namespace {
+
+using C = DocColumn;
+constexpr DocColumnSpec kDocumentColumns[] = {
+    {C::kKey, "key", "TEXT PRIMARY KEY"},
+    {C::kSource, "source", "TEXT"},
+    {C::kFile, "file", "TEXT"},
+    {C::kOffset, "offset", "INTEGER"},
+    {C::kBytes, "bytes", "INTEGER"},                // raw bytes
+    {C::kEncoding, "encoding", "TEXT"},
+    {C::kEncodingDetected, "encoding_detected", "INTEGER"},
+    {C::kReplaced, "replaced", "INTEGER"},
+    {C::kControlsRemoved, "controls_removed", "INTEGER"},
+    {C::kContentHash, "content_hash", "TEXT"},      // the exact-dedup key
+    {C::kLanguage, "language", "TEXT"},
+    {C::kLanguageScore, "language_score", "REAL"},
+    {C::kExactSurvivor, "exact_survivor", "TEXT"},  // "" when dropped earlier
+    {C::kCluster, "cluster", "TEXT"},               // "" when dropped earlier
+    {C::kPiiEmail, "pii_email", "INTEGER"},
+    {C::kPiiPhone, "pii_phone", "INTEGER"},
+    {C::kPiiIp, "pii_ip", "INTEGER"},
+    {C::kPiiSecret, "pii_secret", "INTEGER"},
+    {C::kContamination, "contamination", "TEXT"},   // "" when clean
+    {C::kSplit, "split", "TEXT"},                   // "" without a cluster
+    {C::kKept, "kept", "INTEGER"},
+    {C::kDropReason, "drop_reason", "TEXT"},        // drop_reason.h; "" when kept
+    {C::kShard, "shard", "TEXT"},                   // "" when not kept
+    {C::kShardLine, "shard_line", "INTEGER"},       // 1-based; 0 when not kept
+    {C::kRules, "rules", "TEXT"},                   // [[value, pass], ...]; NULL if not run
+};
+
+constexpr bool InEnumOrder() {
+  for (int i = 0; i < static_cast<int>(std::size(kDocumentColumns)); ++i) {
+    if (static_cast<int>(kDocumentColumns[i].column) != i) return false;
+  }
+  return static_cast<int>(std::size(kDocumentColumns)) == static_cast<int>(C::kRules) + 1;
+}
+static_assert(InEnumOrder(), "kDocumentColumns lists every DocColumn once, in enum order");
+
+// "name TYPE, name TYPE, ..." or, without types, "name, name, ...".
+std::string ColumnList(bool with_types) {
+  std::string s;
+  for (const DocColumnSpec& c : kDocumentColumns) {
+    if (!s.empty()) s += ", ";
+    s += c.name;
+    if (with_types) s += std::string(" ") + c.type;
+  }
+  return s;
+}
+
+}  // namespace
+
+std::span<const DocColumnSpec> DocumentColumns() { return kDocumentColumns; }
+
+const char* ColumnName(DocColumn c) { return kDocumentColumns[static_cast<int>(c)].name; }
+
+std::string InsertDocumentSql() {
+  std::string marks;
+  for (size_t i = 0; i < std::size(kDocumentColumns); ++i) marks += i ? ",?" : "?";
+  return "INSERT INTO documents (" + ColumnList(false) + ") VALUES (" + marks + ")";
+}
+
 void CreateLineageTables(Db& db) {
   db.Exec("CREATE TABLE run(name TEXT PRIMARY KEY, value TEXT);"
-          "CREATE TABLE documents(key TEXT PRIMARY KEY, source TEXT, file TEXT, offset INTEGER,"
-          " bytes INTEGER, encoding TEXT, encoding_detected INTEGER, replaced INTEGER,"
-          " controls_removed INTEGER, content_hash TEXT, language TEXT, language_score REAL,"
-          " exact_survivor TEXT, cluster TEXT, pii_email INTEGER, pii_phone INTEGER,"
-          " pii_ip INTEGER, pii_secret INTEGER, contamination TEXT, split TEXT, kept INTEGER,"
-          " drop_reason TEXT, shard TEXT, shard_line INTEGER, rules TEXT);"
+          "CREATE TABLE documents(" + ColumnList(true) + ");"
           // Quality rules: names and thresholds once (quality_rules), each document's
           // [[value, pass], ...] in that order (documents.rules), read as rows (key, rule,
           // value, threshold, pass) through the view `rules` — one insert per document
@@ -34,29 +92,41 @@ void CreateLineageTables(Db& db) {
 std::string ExplainDocument(const std::string& lineage_db, const std::string& key) {
   TRAIL_CHECK(std::filesystem::exists(lineage_db), lineage_db, ": lineage database not found");
   Db db(lineage_db);
-  Stmt q(db.get(),
-         "SELECT source, file, offset, bytes, encoding, language, language_score, exact_survivor,"
-         " cluster, pii_email + pii_phone + pii_ip + pii_secret, contamination, split, kept,"
-         " drop_reason, shard, shard_line FROM documents WHERE key = ?");
+  // Every column, read by name (DocumentColumns' order is the table's).
+  std::string select;
+  for (const DocColumnSpec& c : DocumentColumns()) {
+    select += (select.empty() ? "" : ", ") + std::string(c.name);
+  }
+  const std::string sql = "SELECT " + select + " FROM documents WHERE key = ?";
+  Stmt q(db.get(), sql.c_str());
   q.Text(1, key);
   if (sqlite3_step(q.get()) != SQLITE_ROW) return "";
-  auto col = [&](int i) {
-    const unsigned char* t = sqlite3_column_text(q.get(), i);
+  using C = DocColumn;
+  auto col = [&](C c) {
+    const unsigned char* t = sqlite3_column_text(q.get(), static_cast<int>(c));
     return t ? std::string(reinterpret_cast<const char*>(t)) : std::string();
   };
+  auto integer = [&](C c) { return sqlite3_column_int64(q.get(), static_cast<int>(c)); };
   std::ostringstream out;
-  out << key << "\n  from " << col(1) << " (source " << col(0) << ", offset " << col(2) << ", "
-      << col(3) << " bytes, " << col(4) << ")\n";
-  if (!col(5).empty()) out << "  language " << col(5) << " (score " << col(6) << ")\n";
-  const bool kept = sqlite3_column_int(q.get(), 12) != 0;
-  if (kept) {
-    out << "  KEPT: split " << col(11) << ", cluster " << col(8) << ", written to " << col(14)
-        << " line " << col(15) << "; " << col(9) << " PII replacements\n";
+  out << key << "\n  from " << col(C::kFile) << " (source " << col(C::kSource) << ", offset "
+      << col(C::kOffset) << ", " << col(C::kBytes) << " bytes, " << col(C::kEncoding) << ")\n";
+  if (!col(C::kLanguage).empty()) {
+    out << "  language " << col(C::kLanguage) << " (score " << col(C::kLanguageScore) << ")\n";
+  }
+  if (integer(C::kKept) != 0) {
+    const int64_t pii = integer(C::kPiiEmail) + integer(C::kPiiPhone) + integer(C::kPiiIp) +
+                        integer(C::kPiiSecret);
+    out << "  KEPT: split " << col(C::kSplit) << ", cluster " << col(C::kCluster)
+        << ", written to " << col(C::kShard) << " line " << col(C::kShardLine) << "; " << pii
+        << " PII replacements\n";
   } else {
-    out << "  DROPPED: " << col(13);
-    if (col(13) == "exact_dup") out << " of " << col(7);
-    if (col(13) == "near_dup") out << " (cluster survivor " << col(8) << ")";
-    if (!col(10).empty()) out << " (" << col(10) << ")";
+    const Drop drop = Drop::Parse(col(C::kDropReason));
+    out << "  DROPPED: " << drop.text();
+    if (drop.reason() == DropReason::kExactDup) out << " of " << col(C::kExactSurvivor);
+    if (drop.reason() == DropReason::kNearDup) {
+      out << " (cluster survivor " << col(C::kCluster) << ")";
+    }
+    if (!col(C::kContamination).empty()) out << " (" << col(C::kContamination) << ")";
     out << "\n";
   }
   // After `trail corpus tokenize`: where its tokens are.

@@ -16,13 +16,7 @@ LineageWriter::LineageWriter(const std::string& path, int64_t cache_kib)
   CreateLineageTables(*db_);
   db_->Exec("BEGIN;");
   run_ = std::make_unique<Stmt>(db_->get(), "INSERT INTO run VALUES (?, ?)");
-  doc_ = std::make_unique<Stmt>(
-      db_->get(),
-      "INSERT INTO documents (key, source, file, offset, bytes, encoding, encoding_detected,"
-      " replaced, controls_removed, content_hash, language, language_score, exact_survivor,"
-      " cluster, pii_email, pii_phone, pii_ip, pii_secret, contamination, split, kept,"
-      " drop_reason, shard, shard_line, rules)"
-      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  doc_ = std::make_unique<Stmt>(db_->get(), InsertDocumentSql().c_str());
   quarantine_ = std::make_unique<Stmt>(
       db_->get(),
       "INSERT INTO quarantine (file, offset, line, bytes, reason, detail, sample, sha256)"
@@ -42,19 +36,26 @@ void LineageWriter::AddQualityRules(const std::vector<RuleResult>& rules) {
 }
 
 void LineageWriter::AddDocument(const LineageRow& r) {
-  auto i64 = [](uint64_t v) { return static_cast<int64_t>(v); };
+  using C = DocColumn;
   Stmt& s = *doc_;
-  s.TextUntilRun(1, r.key).TextUntilRun(2, r.source).TextUntilRun(3, r.file).Int(4, i64(r.offset)).Int(5, i64(r.bytes));
-  s.TextUntilRun(6, r.encoding).Int(7, r.encoding_detected).Int(8, i64(r.replaced));
-  s.Int(9, i64(r.controls_removed)).TextUntilRun(10, r.content_hash).TextUntilRun(11, r.language);
-  s.Real(12, r.language_score).TextUntilRun(13, r.exact_survivor).TextUntilRun(14, r.cluster);
-  s.Int(15, i64(r.pii_email)).Int(16, i64(r.pii_phone)).Int(17, i64(r.pii_ip));
-  s.Int(18, i64(r.pii_secret)).TextUntilRun(19, r.contamination).TextUntilRun(20, r.split).Int(21, r.kept);
-  s.TextUntilRun(22, r.drop_reason).TextUntilRun(23, r.shard).Int(24, i64(r.shard_line));
+  auto text = [&](C c, std::string_view v) { s.TextUntilRun(BindIndex(c), v); };
+  auto integer = [&](C c, uint64_t v) { s.Int(BindIndex(c), static_cast<int64_t>(v)); };
+  text(C::kKey, r.key), text(C::kSource, r.source), text(C::kFile, r.file);
+  integer(C::kOffset, r.offset), integer(C::kBytes, r.bytes);
+  text(C::kEncoding, r.encoding), integer(C::kEncodingDetected, r.encoding_detected);
+  integer(C::kReplaced, r.replaced), integer(C::kControlsRemoved, r.controls_removed);
+  text(C::kContentHash, r.content_hash), text(C::kLanguage, r.language);
+  s.Real(BindIndex(C::kLanguageScore), r.language_score);
+  text(C::kExactSurvivor, r.exact_survivor), text(C::kCluster, r.cluster);
+  integer(C::kPiiEmail, r.pii_email), integer(C::kPiiPhone, r.pii_phone);
+  integer(C::kPiiIp, r.pii_ip), integer(C::kPiiSecret, r.pii_secret);
+  text(C::kContamination, r.contamination), text(C::kSplit, r.split);
+  integer(C::kKept, r.kept), text(C::kDropReason, r.drop_reason);
+  text(C::kShard, r.shard), integer(C::kShardLine, r.shard_line);
   if (r.rules.empty()) {
-    sqlite3_bind_null(s.get(), 25);
+    sqlite3_bind_null(s.get(), BindIndex(C::kRules));
   } else {
-    s.TextUntilRun(25, r.rules);
+    text(C::kRules, r.rules);
   }
   s.Run();
 }

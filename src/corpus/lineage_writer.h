@@ -17,8 +17,9 @@
 
 namespace trail::corpus {
 
-// One input document's row of the `documents` table (column names in parentheses). Its text
-// fields view the caller's strings, which must stay unchanged until AddDocument returns.
+// One input document's row of the `documents` table (column names in parentheses; the columns
+// themselves are lineage.h's DocumentColumns). Its text fields view the caller's strings,
+// which must stay unchanged until AddDocument returns.
 struct LineageRow {
   std::string_view key, source, file;      // key, source, file
   uint64_t offset = 0, bytes = 0;          // offset, bytes (raw)

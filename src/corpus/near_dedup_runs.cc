@@ -155,7 +155,7 @@ void WriteBandPartitions(const NearDedupRunsInput& in, const std::vector<std::st
     if (it.repeated) continue;
     const bool dup = next_dup.ord == ord;
     if (dup && !exact.Read(&next_dup, sizeof next_dup)) next_dup.ord = UINT32_MAX;
-    if (it.doc.drop.empty() && !dup) {
+    if (!it.doc.drop.dropped() && !dup) {
       TRAIL_CHECK(it.doc.bands.empty() || it.doc.bands.size() == static_cast<size_t>(in.bands),
                   "document run: ", it.doc.key, " has ", it.doc.bands.size(), " band hashes, not ",
                   in.bands);
