@@ -19,7 +19,7 @@
 #include "core/thread_pool.h"
 #include "data/stream.h"
 #include "data/synthetic_corpus.h"
-#include "dist/launch.h"
+#include "collectives/launch.h"
 #include "repops/kernels.h"
 #include "train/recipe.h"
 #include "train/step.h"
@@ -41,7 +41,7 @@ struct PerProcess {
 int main(int argc, char** argv) {
   const int steps = argc > 1 ? std::atoi(argv[1]) : 5;
   const int threads = argc > 2 ? std::atoi(argv[2]) : 1;
-  dist::Communicator& comm = dist::JobCommunicator();
+  collectives::Communicator& comm = collectives::JobCommunicator();
   SetKernelThreads(static_cast<size_t>(threads));
   repops::UseDefaultSimdTarget();
   TempDir dir;  // every process builds the same corpus in its own folder

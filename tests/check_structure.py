@@ -26,11 +26,11 @@ LAYERS = {
     "model": {"core", "repops", "model"},
     "ingest": {"core", "data", "tokenizer", "ingest"},
     "corpus": {"core", "data", "tokenizer", "ingest", "corpus"},
-    "dist": {"core", "dist"},
-    "train": {"core", "repops", "model", "data", "dist", "train"},
-    "audit": {"core", "repops", "model", "data", "dist", "train", "audit"},
-    "plan": {"core", "repops", "model", "data", "dist", "train", "plan"},
-    "report": {"core", "repops", "model", "data", "dist", "train", "audit", "report"},
+    "collectives": {"core", "collectives"},
+    "train": {"core", "repops", "model", "data", "collectives", "train"},
+    "audit": {"core", "repops", "model", "data", "collectives", "train", "audit"},
+    "plan": {"core", "repops", "model", "data", "collectives", "train", "plan"},
+    "report": {"core", "repops", "model", "data", "collectives", "train", "audit", "report"},
 }
 # The block-diagonal mask's functional test of packing runs packed batches through the real attention op.
 TEST_EXTRA = {"data": {"repops"}}

@@ -8,7 +8,7 @@
 
 #include "audit/plan.h"
 #include "audit/replay.h"
-#include "dist/communicator.h"
+#include "collectives/communicator.h"
 
 namespace trail::audit {
 
@@ -21,7 +21,7 @@ struct CertifyOptions {
   std::string run_dir, plan_path, key_path, data;
   int64_t auditor = -1;  // the slot in the plan
   bool quiet = false;
-  dist::Communicator* comm = nullptr;
+  collectives::Communicator* comm = nullptr;
 };
 
 struct Certified {

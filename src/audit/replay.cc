@@ -261,7 +261,7 @@ class Replayer {
 // Bisects this machine's trace of a differing step against the run's recorded one and adds the
 // first diverging operation to the step's verdict.
 void NameDivergence(ReplayReport& report, const train::StepTrace& local, const ReplayOptions& o,
-                    dist::Communicator& comm) {
+                    collectives::Communicator& comm) {
   const train::StepTrace recorded =
       train::ReadStepTrace(train::TracePath(o.run_dir, local.step));
   const Divergence d = comm.size() == 1 ? BisectWithRun(recorded, local, o.run_dir, o.data)
@@ -311,7 +311,7 @@ const StepVerdict* ReplayReport::Find(int64_t step) const {
 }
 
 ReplayReport ReplaySteps(const ReplayOptions& o) {
-  dist::Communicator& comm = o.comm != nullptr ? *o.comm : dist::SingleProcess();
+  collectives::Communicator& comm = o.comm != nullptr ? *o.comm : collectives::SingleProcess();
   const bool quiet = o.quiet || comm.rank() != 0;
   const PublishedRun run = OpenPublishedRun(o.run_dir);
   ReplayReport report;

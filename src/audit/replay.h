@@ -18,7 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/device.h"
-#include "dist/communicator.h"
+#include "collectives/communicator.h"
 #include "train/run_attestation.h"
 #include "train/step_trace.h"
 
@@ -48,7 +48,7 @@ struct ReplayOptions {
   std::string data;            // a copy of the data manifest ("": the one run.json names)
   std::vector<int64_t> steps;  // requested steps, ascending and distinct
   bool quiet = false;          // no progress lines
-  dist::Communicator* comm = nullptr;  // the job replaying (nullptr: this process alone)
+  collectives::Communicator* comm = nullptr;  // the job replaying (nullptr: this process alone)
   // Trace this step's operations into ReplayReport::trace (-1: none), keeping the values of
   // entry `capture` (-1: none).
   int64_t trace_step = -1, capture = -1;

@@ -18,7 +18,7 @@
 #include "core/hash.h"
 #include "core/signing.h"
 #include "core/thread_pool.h"
-#include "dist/launch.h"
+#include "collectives/launch.h"
 #include "repops/kernels.h"
 #include "train/step_trace.h"
 
@@ -141,7 +141,7 @@ int RunReplay(const AuditCommand& c) {
   audit::ReplayOptions o;
   o.run_dir = c.run, o.data = c.data, o.steps = RequestedSteps(c), o.quiet = c.quiet;
   o.device = ParseDevice(c.device);
-  o.comm = &dist::JobCommunicator();  // MPI under mpirun / srun, else this process alone
+  o.comm = &collectives::JobCommunicator();  // MPI under mpirun / srun, else this process alone
   const audit::ReplayReport r = audit::ReplaySteps(o);
   if (o.comm->rank() == 0) {
     if (c.json) {
@@ -169,7 +169,7 @@ int RunCertify(const AuditCommand& c) {
   audit::CertifyOptions o;
   o.run_dir = c.run, o.plan_path = c.plan_path, o.key_path = c.key, o.data = c.data;
   o.auditor = c.slot, o.quiet = c.quiet;
-  o.comm = &dist::JobCommunicator();
+  o.comm = &collectives::JobCommunicator();
   const audit::Certified r = audit::Certify(o);
   if (o.comm->rank() != 0) return r.report.ok() ? 0 : 1;
   WriteFileAtomic(c.out, r.attestation.dump(2) + "\n");

@@ -23,7 +23,7 @@
 #include "core/fp_env.h"
 #include "core/thread_pool.h"
 #include "core/version.h"
-#include "dist/launch.h"
+#include "collectives/launch.h"
 
 namespace {
 
@@ -52,10 +52,10 @@ std::vector<int> ParseThreadList(const std::string& s) {
 // In a job of several processes the failing one names itself and ends the whole job, so no
 // process waits forever for it.
 int ReportError(const trail::Error& e, bool debug) {
-  std::cerr << "trail: error: " << trail::dist::ProcessLabel() << e.what() << "\n";
+  std::cerr << "trail: error: " << trail::collectives::ProcessLabel() << e.what() << "\n";
   if (debug && !e.where().empty()) std::cerr << "trail: debug: " << e.where() << "\n";
   std::cerr.flush();
-  trail::dist::AbortJobIfDistributed(kError);
+  trail::collectives::AbortJobIfDistributed(kError);
   return kError;
 }
 
@@ -168,9 +168,9 @@ int main(int argc, char** argv) {
   } catch (const trail::Error& e) {
     return ReportError(e, debug);
   } catch (const std::exception& e) {  // a library's own exception that escaped a check
-    std::cerr << "trail: error: " << trail::dist::ProcessLabel() << e.what() << "\n";
+    std::cerr << "trail: error: " << trail::collectives::ProcessLabel() << e.what() << "\n";
     std::cerr.flush();
-    trail::dist::AbortJobIfDistributed(kError);
+    trail::collectives::AbortJobIfDistributed(kError);
     return kError;
   }
   return 0;

@@ -9,7 +9,7 @@
 #include "cli/device_option.h"
 #include "core/thread_pool.h"
 #include "repops/kernels.h"
-#include "dist/launch.h"
+#include "collectives/launch.h"
 #include "train/run_dir.h"
 #include "train/trainer.h"
 
@@ -66,7 +66,7 @@ int RunTrainCommand(const TrainCommand& c) {
   o.resume = c.resume, o.stop_after = c.stop_after, o.quiet = c.quiet;
   o.verify_shards = !c.no_verify, o.sign_key = c.key, o.trace_every = c.trace_every;
   o.device = ParseDevice(c.device);
-  o.comm = &dist::JobCommunicator();  // MPI under mpirun / srun, else this process alone
+  o.comm = &collectives::JobCommunicator();  // MPI under mpirun / srun, else this process alone
   const train::TrainSummary s = train::RunTraining(o);
   if (o.comm->rank() != 0) return 0;  // process 0 reports for the job
   if (s.steps_verified_on_resume > 0) {

@@ -6,8 +6,8 @@
 
 #include "core/error.h"
 #include "data/batch_schedule.h"
-#include "dist/mesh_reduce.h"
-#include "dist/reduction_tree.h"
+#include "collectives/mesh_reduce.h"
+#include "collectives/reduction_tree.h"
 #include "core/file_util.h"
 #include "core/median.h"
 #include "model/transformer.h"
@@ -19,9 +19,9 @@ namespace {
 // The most partial sums process `p` holds at once, found by running its local fold on
 // placeholders exactly as the step engine folds its ranks' gradients.
 int64_t ResidentPartials(const train::MeshConfig& mesh, int64_t p, int64_t processes) {
-  const dist::ReductionTree tree(mesh.replicas, mesh.shards);
-  const dist::RankRange owned = dist::LogicalRanksOf(p, processes, mesh.ranks());
-  dist::LocalFold<char> fold(tree, owned, [](char&, char&) {});
+  const collectives::ReductionTree tree(mesh.replicas, mesh.shards);
+  const collectives::RankRange owned = collectives::LogicalRanksOf(p, processes, mesh.ranks());
+  collectives::LocalFold<char> fold(tree, owned, [](char&, char&) {});
   for (int64_t rank = owned.begin; rank < owned.end; ++rank) fold.Push(rank, 0, [](char&&) {});
   return static_cast<int64_t>(fold.max_resident());
 }

@@ -1,7 +1,7 @@
 // A state's tensors (parameters, gradients or moments, in canonical order) seen as one flat
 // vector cut into the fixed chunks of core/state_hash.h: copying flat ranges in and out, and
 // the chunk leaves and root of the state hash for any chunk range. The step engine uses it to
-// move process ranges (dist/mesh_reduce.h) and to hash only the chunks a process owns. The
+// move process ranges (collectives/mesh_reduce.h) and to hash only the chunks a process owns. The
 // tensors live on a backend's device: Read and Write are the explicit device-to-host and
 // host-to-device boundary the collectives cross, and leaves are hashed on the device.
 #pragma once

@@ -10,7 +10,7 @@
 namespace trail::train {
 
 LoadedRun::LoadedRun(const std::string& recipe_path, const std::string& manifest_path_in,
-                     bool verify, dist::Communicator& comm, const Device& device)
+                     bool verify, collectives::Communicator& comm, const Device& device)
     : manifest_path(std::filesystem::absolute(manifest_path_in).string()),
       manifest_sha(ToHex(Sha256OfFile(manifest_path_in))),
       stream(data::LoadManifest(manifest_path_in), data::StreamOptions{verify}),

@@ -78,10 +78,10 @@ Digest TrainState::OptimizerHash() const {
 }
 
 StepEngine::StepEngine(const Recipe& recipe, data::CanonicalStream& stream)
-    : StepEngine(recipe, stream, dist::SingleProcess()) {}
+    : StepEngine(recipe, stream, collectives::SingleProcess()) {}
 
 StepEngine::StepEngine(const Recipe& recipe, data::CanonicalStream& stream,
-                       dist::Communicator& comm, const Device& device)
+                       collectives::Communicator& comm, const Device& device)
     : recipe_(recipe),
       stream_(stream),
       comm_(comm),
@@ -98,7 +98,7 @@ StepEngine::StepEngine(const Recipe& recipe, data::CanonicalStream& stream,
               " processes but the recipe's mesh only ", recipe.mesh.ranks(), " logical ranks (",
               recipe.mesh.replicas, " replicas x ", recipe.mesh.shards,
               " shards): start at most that many processes");
-  own_ = dist::LogicalRanksOf(comm.rank(), comm.size(), recipe.mesh.ranks());
+  own_ = collectives::LogicalRanksOf(comm.rank(), comm.size(), recipe.mesh.ranks());
   for (const char* prefix : {"", "adam_m.", "adam_v."}) {
     for (const DeviceTensor& t : micro_grad_.tensors()) {
       (*prefix ? moment_metas_ : param_metas_).push_back({prefix + t.name(), t.dtype(), t.shape()});
@@ -134,7 +134,7 @@ std::vector<MicroRecord> StepEngine::RunLocalRanks(const TrainState& st, float s
                                                    std::vector<std::pair<int, Buf>>& partials) {
   const MeshConfig& mesh = recipe_.mesh;
   const int64_t K = mesh.ranks();
-  dist::LocalFold<Buf> fold(tree_, own_, [](Buf& l, Buf& r) { model::AddParameterSets(*l, *r); });
+  collectives::LocalFold<Buf> fold(tree_, own_, [](Buf& l, Buf& r) { model::AddParameterSets(*l, *r); });
   auto recycle = [this](Buf&& b) { free_.push_back(std::move(b)); };
   std::vector<MicroRecord> recs;
   // st.params do not change until the update: every micro-batch of the step multiplies the
@@ -197,7 +197,7 @@ StepResult StepEngine::Run(TrainState& st) {
   batch_hash.Update(kBatchTag, sizeof(kBatchTag) - 1);
   float nll_acc = 0, lse_acc = 0;
   int64_t valid_acc = 0;
-  for (const MicroRecord& m : dist::AllGatherItems<MicroRecord>(comm_, mine)) {
+  for (const MicroRecord& m : collectives::AllGatherItems<MicroRecord>(comm_, mine)) {
     nll_acc = nll_acc + m.nll_sum;
     lse_acc = lse_acc + m.lse_sq_sum;
     valid_acc += m.valid;
@@ -211,7 +211,7 @@ StepResult StepEngine::Run(TrainState& st) {
 
   std::vector<int> roots;
   for (const auto& [node, buf] : partials) roots.push_back(node);
-  const std::span<float> grad = dist::ReduceScatterMesh(
+  const std::span<float> grad = collectives::ReduceScatterMesh(
       comm_, tree_, flat_bounds_, roots,
       [&](size_t i, int64_t b, int64_t n, float* out) {
         flat_.Read(*backend_, partials[i].second->tensors(), b, n, out);

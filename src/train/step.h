@@ -1,11 +1,11 @@
 // One optimizer step on the logical mesh (R replicas × S shards × M micro-batches), run by the
-// processes of a job (dist/communicator.h; one process in-process), each owning a contiguous
+// processes of a job (collectives/communicator.h; one process in-process), each owning a contiguous
 // range of logical ranks. The bits never depend on the number of processes:
 //
 // Loss = Σ NLL / Σ valid targets over the whole step: the reciprocal 1/Σvalid is computed once
 // from the step's batch counts before any forward and scales every micro-batch's d loss/d logits,
 // so micro-batches with different target counts weigh by their targets (not a mean of means).
-// Gradient reduction (Open-1B appendix A, dist/reduction_tree.h): each logical rank's running
+// Gradient reduction (Open-1B appendix A, collectives/reduction_tree.h): each logical rank's running
 // sum over its micro-batches (acc = g_0; acc = acc + g_m); inside a replica the ascending sum
 // over shards; across replicas TreeFold. The flat gradient is reduce-scattered: process q
 // reduces, norms, clips, updates and hashes its range of whole chunks (core/state_hash.h), then
@@ -22,9 +22,9 @@
 #include "core/hash.h"
 #include "data/batcher.h"
 #include "data/stream.h"
-#include "dist/communicator.h"
-#include "dist/mesh_reduce.h"
-#include "dist/reduction_tree.h"
+#include "collectives/communicator.h"
+#include "collectives/mesh_reduce.h"
+#include "collectives/reduction_tree.h"
 #include "model/transformer.h"
 #include "repops/backend.h"
 #include "train/flat_state.h"
@@ -75,7 +75,7 @@ class StepEngine {
  public:
   // `comm` must outlive the engine; every process of the job builds its engine the same way.
   // The engine owns the backend of `device` that runs the model (repops/devices.h).
-  StepEngine(const Recipe& recipe, data::CanonicalStream& stream, dist::Communicator& comm,
+  StepEngine(const Recipe& recipe, data::CanonicalStream& stream, collectives::Communicator& comm,
              const Device& device = {});
   StepEngine(const Recipe& recipe, data::CanonicalStream& stream);  // one process, on the cpu
   // Runs the state's next step. Every process of the job passes an equal state; in a job of
@@ -103,8 +103,8 @@ class StepEngine {
   int64_t activation_bytes() const { return acts_.bytes(); }
   uint64_t WindowsAt(int64_t step) const { return batcher_.schedule().WindowsAt(step); }
   size_t max_resident_partials() const { return max_resident_; }
-  dist::Communicator& comm() const { return comm_; }
-  dist::RankRange logical_ranks() const { return own_; }
+  collectives::Communicator& comm() const { return comm_; }
+  collectives::RankRange logical_ranks() const { return own_; }
   // This process's flat range of the state: [range_begin(), range_end()).
   int64_t range_begin() const { return flat_bounds_[comm_.rank()]; }
   int64_t range_end() const { return flat_bounds_[comm_.rank() + 1]; }
@@ -129,14 +129,14 @@ class StepEngine {
 
   const Recipe& recipe_;
   data::CanonicalStream& stream_;
-  dist::Communicator& comm_;
+  collectives::Communicator& comm_;
   data::Batcher batcher_;
   std::unique_ptr<repops::Backend> backend_;
   model::Transformer model_;
   model::Activations acts_;
   model::ParameterSet micro_grad_;
-  dist::ReductionTree tree_;
-  dist::RankRange own_;
+  collectives::ReductionTree tree_;
+  collectives::RankRange own_;
   FlatState flat_;
   ChunkLayout moments_layout_;  // adam_m's tensors, then adam_v's (TrainState::OptimizerHash)
   std::vector<TensorMeta> param_metas_, moment_metas_;  // names and shapes for the state roots
@@ -144,7 +144,7 @@ class StepEngine {
   bool adopted_ = false;
   std::vector<int64_t> chunk_bounds_, flat_bounds_;  // process q: chunks / flat [b[q], b[q+1])
   std::vector<Buf> free_;  // reusable gradient buffers
-  dist::MeshBuffers reduce_buffers_, gather_buffers_;
+  collectives::MeshBuffers reduce_buffers_, gather_buffers_;
   // This process's range of the gradient as used by the update (on the device: grad_device_,
   // or reduce_buffers_ on a host device).
   std::span<float> last_grad_;

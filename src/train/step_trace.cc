@@ -49,7 +49,7 @@ TraceOp OpFromJson(const nlohmann::json& j) {
 }
 
 // Every process's entries, in process order (= logical rank order), on every process.
-std::vector<TraceOp> GatherOps(dist::Communicator& comm, const std::vector<TraceOp>& mine) {
+std::vector<TraceOp> GatherOps(collectives::Communicator& comm, const std::vector<TraceOp>& mine) {
   if (comm.size() == 1) return mine;
   std::string text;
   for (const TraceOp& o : mine) text += OpJson(o, 0).dump() + "\n";

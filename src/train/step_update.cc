@@ -51,7 +51,7 @@ void StepEngine::UpdateRange(TrainState& st, StepResult& r, float* g) {
     const StateChunk& ch = flat_.layout().chunks()[c];
     mine.push_back({be.SumSq(g + (ch.flat - base), ch.count), leaves[c - c0]});
   }
-  const std::vector<ChunkSums> all = dist::AllGatherItems<ChunkSums>(comm_, mine);
+  const std::vector<ChunkSums> all = collectives::AllGatherItems<ChunkSums>(comm_, mine);
   float total = 0.0f;
   std::vector<Digest> all_leaves;
   for (const ChunkSums& s : all) total = total + s.sum_sq, all_leaves.push_back(s.leaf);
@@ -96,7 +96,7 @@ void StepEngine::UpdateRange(TrainState& st, StepResult& r, float* g) {
   if (comm_.size() == 1) return;
   updated_.resize(range_end() - range_begin());
   flat_.Read(be, P, range_begin(), range_end() - range_begin(), updated_.data());
-  dist::AllGatherRanges(
+  collectives::AllGatherRanges(
       comm_, flat_bounds_, updated_,
       [&](int64_t begin, std::span<const float> v) { flat_.Write(be, P, begin, v); },
       gather_buffers_);
@@ -126,7 +126,7 @@ void StepEngine::HashRange(TrainState& st, StepResult& r) {
                                           : flat_.Leaves(be, st.adam_v().tensors(), c0, c1);
   std::vector<Leaves> mine;
   for (size_t i = 0; i < p.size(); ++i) mine.push_back({p[i], m[i], v[i]});
-  const std::vector<Leaves> all = dist::AllGatherItems<Leaves>(comm_, mine);
+  const std::vector<Leaves> all = collectives::AllGatherItems<Leaves>(comm_, mine);
   std::vector<Digest> lp, lmv;
   for (const Leaves& l : all) lp.push_back(l.params), lmv.push_back(l.m);
   for (const Leaves& l : all) lmv.push_back(l.v);

@@ -125,7 +125,7 @@ std::vector<GoldenRun> RunTrainingGolden(const Device& device) {
         dir.path(), {{"a", 0.6, 2, 12, 3, 40}, {"b", 0.4, 1, 10, 5, 30}}, sc, 2, 96);
     data::CanonicalStream stream(m);
     const Recipe recipe = ParseRecipe(GoldenRecipeText(c.name), c.name, 96);
-    StepEngine engine(recipe, stream, dist::SingleProcess(), device);
+    StepEngine engine(recipe, stream, collectives::SingleProcess(), device);
     TrainState st(recipe.model, engine.backend());
     st.params.InitRandom(recipe.model);
     st.chain = GenesisHash(recipe.sha256, "golden", st.params.StateHash());

@@ -20,7 +20,7 @@
 #include "train/run_dir.h"
 #include "train/spike_monitor.h"
 #include "train/step.h"
-#include "dist/thread_group.h"
+#include "collectives/thread_group.h"
 #include "train/trainer.h"
 #include "train/trajectory.h"
 
@@ -184,8 +184,8 @@ std::vector<std::string> RunOnProcesses(const data::Manifest& m, const std::stri
   std::vector<std::string> lines;
   std::mutex mu;
   std::vector<std::string> finals(P);
-  dist::ThreadGroup group(P);
-  group.Run([&](dist::Communicator& comm) {
+  collectives::ThreadGroup group(P);
+  group.Run([&](collectives::Communicator& comm) {
     data::CanonicalStream stream(m);
     StepEngine engine(r, stream, comm, ParseDevice(device));
     TrainState st(r.model, engine.backend());

@@ -86,7 +86,7 @@ void StartFresh(const TrainOptions& opt, const RunDirectory& rd, LoadedRun& run,
 // metrics trimmed. Returns, on process 0, the recorded steps after the checkpoint, which the
 // resumed run must reproduce exactly.
 std::vector<TrajectoryRecord> Resume(const TrainOptions& opt, const RunDirectory& rd,
-                                     LoadedRun& run, TrainState& st, dist::Communicator& comm,
+                                     LoadedRun& run, TrainState& st, collectives::Communicator& comm,
                                      std::optional<RunLock>& lock) {
   const bool lead = comm.rank() == 0;
   if (lead) {
@@ -136,7 +136,7 @@ void SayModel(bool quiet, LoadedRun& run, const std::map<std::string, double>& u
 }  // namespace
 
 TrainSummary RunTraining(const TrainOptions& opt) {
-  dist::Communicator& comm = opt.comm != nullptr ? *opt.comm : dist::SingleProcess();
+  collectives::Communicator& comm = opt.comm != nullptr ? *opt.comm : collectives::SingleProcess();
   const bool lead = comm.rank() == 0;
   TrainOptions o = opt;
   o.quiet = opt.quiet || !lead;  // one process speaks for the job

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "core/device.h"
-#include "dist/communicator.h"
+#include "collectives/communicator.h"
 
 namespace trail::train {
 
@@ -26,7 +26,7 @@ struct TrainOptions {
   // The job this process is part of (nullptr: a job of one process). Every process runs the
   // same steps; process 0 alone writes the run directory, which every process must see at the
   // same path (shared storage on many machines), as it must see the data.
-  dist::Communicator* comm = nullptr;
+  collectives::Communicator* comm = nullptr;
   // An Ed25519 private key (PEM) that signs attestation.json when the run finishes ("": the
   // attestation is written unsigned). Read by process 0 only, before the first step.
   std::string sign_key;
@@ -46,7 +46,7 @@ struct TrainSummary {
 };
 
 // Throws trail::Error on bad input or a diverging resume (nothing already written is lost). In a
-// job of several processes, an error on any one must end the job (dist::AbortJobIfDistributed).
+// job of several processes, an error on any one must end the job (collectives::AbortJobIfDistributed).
 TrainSummary RunTraining(const TrainOptions& opt);
 
 }  // namespace trail::train

@@ -16,7 +16,7 @@
 
 #include "core/error.h"
 
-namespace trail::dist {
+namespace trail::collectives {
 
 template <class T>
 class TreeFold {
@@ -63,4 +63,4 @@ class TreeFold {
   int64_t pushed_ = 0;
 };
 
-}  // namespace trail::dist
+}  // namespace trail::collectives

@@ -4,13 +4,13 @@
 #include <cstring>
 
 #include "core/philox.h"
-#include "dist/communicator.h"
-#include "dist/mesh_reduce.h"
-#include "dist/reduction_tree.h"
-#include "dist/thread_group.h"
-#include "dist/tree_fold.h"
+#include "collectives/communicator.h"
+#include "collectives/mesh_reduce.h"
+#include "collectives/reduction_tree.h"
+#include "collectives/thread_group.h"
+#include "collectives/tree_fold.h"
 
-namespace trail::dist {
+namespace trail::collectives {
 namespace {
 
 // ---------------------------------------------------------------- TreeFold (appendix A.1)
@@ -248,4 +248,4 @@ TEST(Communicator, AllGatherCarriesContributionsOfDifferentLengths) {
 }
 
 }  // namespace
-}  // namespace trail::dist
+}  // namespace trail::collectives

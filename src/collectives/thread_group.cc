@@ -1,4 +1,4 @@
-#include "dist/thread_group.h"
+#include "collectives/thread_group.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -8,7 +8,7 @@
 
 #include "core/error.h"
 
-namespace trail::dist {
+namespace trail::collectives {
 
 class ThreadGroup::Member final : public Communicator {
  public:
@@ -62,4 +62,4 @@ void ThreadGroup::Run(const std::function<void(Communicator&)>& body) {
   if (first) std::rethrow_exception(first);
 }
 
-}  // namespace trail::dist
+}  // namespace trail::collectives

@@ -1,11 +1,11 @@
-#include "dist/communicator.h"
+#include "collectives/communicator.h"
 
 #include <chrono>
 #include <cstring>
 
 #include "core/error.h"
 
-namespace trail::dist {
+namespace trail::collectives {
 namespace {
 
 class InProcess final : public Communicator {
@@ -71,4 +71,4 @@ void Communicator::AllToAll(std::span<const std::span<const float>> send,
   Exchange(s, r);
 }
 
-}  // namespace trail::dist
+}  // namespace trail::collectives

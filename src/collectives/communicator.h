@@ -18,7 +18,7 @@
 
 #include "core/error.h"
 
-namespace trail::dist {
+namespace trail::collectives {
 
 class Communicator {
  public:
@@ -78,4 +78,4 @@ std::unique_ptr<Communicator> InProcessCommunicator();
 // segment on one machine, golden runs, tests).
 Communicator& SingleProcess();
 
-}  // namespace trail::dist
+}  // namespace trail::collectives

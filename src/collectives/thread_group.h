@@ -7,9 +7,9 @@
 #include <functional>
 #include <vector>
 
-#include "dist/communicator.h"
+#include "collectives/communicator.h"
 
-namespace trail::dist {
+namespace trail::collectives {
 
 class ThreadGroup {
  public:
@@ -25,4 +25,4 @@ class ThreadGroup {
   std::barrier<> sync_;
 };
 
-}  // namespace trail::dist
+}  // namespace trail::collectives

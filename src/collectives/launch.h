@@ -6,9 +6,9 @@
 
 #include <string>
 
-#include "dist/communicator.h"
+#include "collectives/communicator.h"
 
-namespace trail::dist {
+namespace trail::collectives {
 
 bool StartedByMpiLauncher();
 // Whether this build can run under MPI (it was built with OpenMPI's headers found).
@@ -26,4 +26,4 @@ std::string ProcessLabel();
 std::unique_ptr<Communicator> MpiCommunicator();  // mpi_communicator.cc
 #endif
 
-}  // namespace trail::dist
+}  // namespace trail::collectives

@@ -1,6 +1,6 @@
-#include "dist/mesh_reduce.h"
+#include "collectives/mesh_reduce.h"
 
-namespace trail::dist {
+namespace trail::collectives {
 
 float* EvaluateTree(const ReductionTree& tree, int node, std::vector<float*>& have,
                     int64_t count) {
@@ -85,4 +85,4 @@ void AllGatherRanges(Communicator& comm, std::span<const int64_t> bounds,
   }
 }
 
-}  // namespace trail::dist
+}  // namespace trail::collectives

@@ -20,10 +20,10 @@
 #include <vector>
 
 #include "core/error.h"
-#include "dist/communicator.h"
-#include "dist/reduction_tree.h"
+#include "collectives/communicator.h"
+#include "collectives/reduction_tree.h"
 
-namespace trail::dist {
+namespace trail::collectives {
 
 // A process's leaf gradients streamed into its local partial sums: Push(rank, g) for the
 // owned ranks in ascending order combines two partials as soon as they are the left and right
@@ -101,4 +101,4 @@ void AllGatherRanges(Communicator& comm, std::span<const int64_t> bounds,
 // Returns the root's buffer.
 float* EvaluateTree(const ReductionTree& tree, int node, std::vector<float*>& have, int64_t count);
 
-}  // namespace trail::dist
+}  // namespace trail::collectives

@@ -1,11 +1,11 @@
-#include "dist/launch.h"
+#include "collectives/launch.h"
 
 #include <cstdlib>
 #include <mutex>
 
 #include "core/error.h"
 
-namespace trail::dist {
+namespace trail::collectives {
 namespace {
 
 std::unique_ptr<Communicator>& Slot() {
@@ -58,4 +58,4 @@ std::string ProcessLabel() {
          ": ";
 }
 
-}  // namespace trail::dist
+}  // namespace trail::collectives

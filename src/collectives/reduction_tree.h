@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-namespace trail::dist {
+namespace trail::collectives {
 
 struct RankRange {
   int64_t begin = 0, end = 0;  // logical ranks [begin, end)
@@ -53,4 +53,4 @@ class ReductionTree {
   std::vector<Node> nodes_;
 };
 
-}  // namespace trail::dist
+}  // namespace trail::collectives

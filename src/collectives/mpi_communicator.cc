@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "core/error.h"
-#include "dist/launch.h"
+#include "collectives/launch.h"
 
-namespace trail::dist {
+namespace trail::collectives {
 namespace {
 
 constexpr size_t kPiece = size_t{1} << 30;
@@ -84,4 +84,4 @@ class Mpi final : public Communicator {
 
 std::unique_ptr<Communicator> MpiCommunicator() { return std::make_unique<Mpi>(); }
 
-}  // namespace trail::dist
+}  // namespace trail::collectives

@@ -1,9 +1,9 @@
-#include "dist/reduction_tree.h"
+#include "collectives/reduction_tree.h"
 
 #include "core/error.h"
-#include "dist/tree_fold.h"
+#include "collectives/tree_fold.h"
 
-namespace trail::dist {
+namespace trail::collectives {
 
 RankRange LogicalRanksOf(int64_t process, int64_t processes, int64_t logical_ranks) {
   TRAIL_CHECK(processes >= 1 && process >= 0 && process < processes, "process ", process, " of ",
@@ -53,4 +53,4 @@ std::string ReductionTree::Describe(int node) const {
   return "(" + Describe(n.left) + "+" + Describe(n.right) + ")";
 }
 
-}  // namespace trail::dist
+}  // namespace trail::collectives
