@@ -9,10 +9,10 @@
 
 #include "bench/bench_util.h"
 #include "core/file_util.h"
-#include "corpus/minhash.h"
-#include "corpus/near_dedup.h"
-#include "corpus/quality.h"
-#include "corpus/shingles.h"
+#include "corpus/dedup/minhash.h"
+#include "corpus/dedup/near_dedup.h"
+#include "corpus/filters/quality.h"
+#include "corpus/dedup/shingles.h"
 
 using namespace trail;
 

@@ -12,7 +12,7 @@
 
 #include "bench/bench_util.h"
 #include "core/file_util.h"
-#include "corpus/fasttext_predict.h"
+#include "corpus/langid/fasttext_predict.h"
 
 using namespace trail;
 

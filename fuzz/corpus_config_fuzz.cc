@@ -1,5 +1,5 @@
 // Corpus factory configuration (TOML) on arbitrary text.
-#include "corpus/config.h"
+#include "corpus/pipeline/config.h"
 #include "fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,6 +1,6 @@
 // fastText model reader and native inference on arbitrary bytes: a model it accepts predicts
 // without crashing or unbounded work, at most k labels, in range, best first.
-#include "corpus/fasttext_predict.h"
+#include "corpus/langid/fasttext_predict.h"
 #include "fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,6 +1,6 @@
 // HTML text extraction on arbitrary bytes: never fails, and its text is valid UTF-8.
 #include "core/utf8.h"
-#include "corpus/extract.h"
+#include "corpus/read/extract.h"
 #include "fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

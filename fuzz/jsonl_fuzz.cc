@@ -2,7 +2,7 @@
 // stops on a bad record — every record is a document or quarantined, nothing throws — and what
 // it hands on is valid UTF-8 within the record limit.
 #include "core/utf8.h"
-#include "corpus/reader.h"
+#include "corpus/read/reader.h"
 #include "fuzz/fuzz_input.h"
 #include "fuzz/records_fuzz.h"
 

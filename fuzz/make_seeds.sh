@@ -76,7 +76,7 @@ open('small.safetensors', 'wb').write(st([('w', 'F32', [2, 3], struct.pack('<6f'
 PY
 put safetensors small.safetensors small.safetensors
 python3 - <<'PY'
-# Two tiny fastText models in the file layout of corpus/fasttext_model.h: a pruned, quantized
+# Two tiny fastText models in the file layout of corpus/langid/fasttext_model.h: a pruned, quantized
 # (with norms) hierarchical-softmax model and a dense softmax one with word bigrams.
 import struct
 def args(dim, loss, wordngrams, bucket, minn, maxn):

@@ -6,8 +6,8 @@
 // trail::Error, never crash or allocate beyond the file's size.
 #include "core/spill.h"
 #include "core/task_files.h"
-#include "corpus/doc_record.h"
-#include "corpus/near_dedup_runs.h"
+#include "corpus/pipeline/doc_record.h"
+#include "corpus/dedup/near_dedup_runs.h"
 #include "fuzz/fuzz_input.h"
 #include "ingest/token_batches.h"
 

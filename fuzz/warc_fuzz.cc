@@ -1,7 +1,7 @@
 // WARC reader (.warc or .warc.gz by the input's magic bytes): corrupt records are quarantined and
 // reading resumes; documents are valid UTF-8.
 #include "core/utf8.h"
-#include "corpus/reader.h"
+#include "corpus/read/reader.h"
 #include "fuzz/fuzz_input.h"
 #include "fuzz/records_fuzz.h"
 

@@ -10,9 +10,9 @@
 #include <string>
 
 #include "core/error.h"
-#include "corpus/config.h"
-#include "corpus/pipeline.h"
-#include "corpus/tokens.h"
+#include "corpus/pipeline/config.h"
+#include "corpus/pipeline/pipeline.h"
+#include "corpus/pipeline/tokens.h"
 
 namespace trail::cli {
 namespace {

@@ -15,7 +15,7 @@
 #include "data/manifest.h"
 #include "data/stream.h"
 #if TRAIL_WITH_CORPUS
-#include "corpus/effective_data.h"
+#include "corpus/pipeline/effective_data.h"
 #endif
 #include "plan/run_cost.h"
 #include "plan/run_points.h"
