@@ -71,12 +71,13 @@ int main(int argc, char** argv) {
   const audit::ReplayReport traced = audit::ReplaySteps(to);
   const double train_s = bench::Median(trained), replay_s = ReplayedMedian(replay, 2);
   const double traced_s = traced.Find(3)->seconds;
-  std::printf("{\"threads\": %d, \"backend\": \"%s\", \"verdict\": \"%s\", \"train_step_s\": %.4f, "
-              "\"replay_step_s\": %.4f, \"replay_over_train\": %.3f, \"load_s\": %.3f, "
-              "\"traced_step_s\": %.4f, \"trace_cost_s\": %.4f, \"trace_entries\": %zu}\n",
-              threads, repops::ActiveKernels().name, replay.ok() ? "match" : "FAIL", train_s,
-              replay_s, replay_s / train_s, replay.load_seconds, traced_s,
-              traced_s - replay_s, traced.trace.ops.size());
+  std::printf(
+      "{\"threads\": %d, \"backend\": \"%s\", \"verdict\": \"%s\", \"train_step_s\": %.4f, "
+      "\"replay_step_s\": %.4f, \"replay_over_train\": %.3f, \"load_s\": %.3f, "
+      "\"traced_step_s\": %.4f, \"trace_cost_s\": %.4f, \"trace_entries\": %zu}\n",
+      threads, repops::ActiveKernels().name, replay.ok() ? "match" : "FAIL", train_s, replay_s,
+      replay_s / train_s, replay.load_seconds, traced_s, traced_s - replay_s,
+      traced.trace.ops.size());
   ShutdownKernelPool();
   return replay.ok() ? 0 : 1;
 }

@@ -15,11 +15,12 @@ namespace trail::bench {
 // 16384, T 256, GELU MLP 4d, tied head, AdamW; the logical mesh R × S (after the [mesh] header).
 // quant: "" (fp32), or a [quant] section's body, e.g. "linear = \"int8-lsq\"\n".
 inline std::string ConfigBRecipe(int replicas, int shards, const std::string& quant = "") {
-  return (quant.empty() ? "" : "[quant]\n" + quant) + "[model]\nvocab_size = 16384\nd_model = 384\nn_layers = 6\nn_heads = 6\nd_ff = 1536\n"
+  return (quant.empty() ? "" : "[quant]\n" + quant) +
+         "[model]\nvocab_size = 16384\nd_model = 384\nn_layers = 6\nn_heads = 6\nd_ff = 1536\n"
          "max_seq_len = 256\nmlp = \"gelu\"\n"
          "[optimizer]\nlr = 1e-3\nweight_decay = 0.1\nclip_norm = 1.0\n"
-         "[mesh]\nreplicas = " + std::to_string(replicas) + "\nshards = " +
-         std::to_string(shards) + "\n";
+         "[mesh]\nreplicas = " +
+         std::to_string(replicas) + "\nshards = " + std::to_string(shards) + "\n";
 }
 
 inline double Seconds(const std::function<void()>& f) {

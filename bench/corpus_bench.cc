@@ -43,12 +43,17 @@ int main(int argc, char** argv) {
 
   std::vector<std::vector<uint64_t>> sh(docs.size());
   const double t_sh = bench::Median({bench::Seconds([&] {
-    for (size_t i = 0; i < docs.size(); ++i) sh[i] = corpus::Shingles(docs[i], 5);
-  }), bench::Seconds([&] {
-    for (size_t i = 0; i < docs.size(); ++i) sh[i] = corpus::Shingles(docs[i], 5);
-  }), bench::Seconds([&] {
-    for (size_t i = 0; i < docs.size(); ++i) sh[i] = corpus::Shingles(docs[i], 5);
-  })});
+                                       for (size_t i = 0; i < docs.size(); ++i)
+                                         sh[i] = corpus::Shingles(docs[i], 5);
+                                     }),
+                                     bench::Seconds([&] {
+                                       for (size_t i = 0; i < docs.size(); ++i)
+                                         sh[i] = corpus::Shingles(docs[i], 5);
+                                     }),
+                                     bench::Seconds([&] {
+                                       for (size_t i = 0; i < docs.size(); ++i)
+                                         sh[i] = corpus::Shingles(docs[i], 5);
+                                     })});
   std::printf("  word 5-gram shingles                 %8.1f MB/s\n", mb / t_sh);
   for (int k : {100, 1024}) {
     const corpus::MinHasher h(k, 1);
@@ -75,7 +80,8 @@ int main(int argc, char** argv) {
   const double t_whole = bench::Median({bench::Seconds([&] { corpus::QualityRules(whole, {}); }),
                                         bench::Seconds([&] { corpus::QualityRules(whole, {}); }),
                                         bench::Seconds([&] { corpus::QualityRules(whole, {}); })});
-  std::printf("  quality rules, the file as one doc   %8.1f MB/s  (%.3f s)\n", mb / t_whole, t_whole);
+  std::printf("  quality rules, the file as one doc   %8.1f MB/s  (%.3f s)\n", mb / t_whole,
+              t_whole);
   std::vector<std::string> keys(docs.size());
   for (size_t i = 0; i < docs.size(); ++i) keys[i] = std::to_string(1000000 + i);
   corpus::NearDedupResult r;
@@ -86,8 +92,9 @@ int main(int argc, char** argv) {
   });
   size_t clusters = 0;
   for (size_t i = 0; i < r.survivor.size(); ++i) clusters += r.survivor[i] == i;
-  std::printf("  near dedup end to end (20x5 bands)   %8.1f MB/s  (%llu candidates, %zu verified, "
-              "%zu clusters)\n",
-              mb / t_all, (unsigned long long)r.candidates, r.verified.size(), clusters);
+  std::printf(
+      "  near dedup end to end (20x5 bands)   %8.1f MB/s  (%llu candidates, %zu verified, "
+      "%zu clusters)\n",
+      mb / t_all, (unsigned long long)r.candidates, r.verified.size(), clusters);
   return 0;
 }

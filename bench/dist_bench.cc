@@ -71,30 +71,30 @@ int main(int argc, char** argv) {
   getrusage(RUSAGE_SELF, &ru);
   const PerProcess mine{bench::Median(t), bench::Median(c), bench::Median(h), bench::Median(b),
                         double(ru.ru_maxrss) / 1024.0};
-  const auto all = comm.AllGather(
-      std::span(reinterpret_cast<const uint8_t*>(&mine), sizeof mine));
+  const auto all = comm.AllGather(std::span(reinterpret_cast<const uint8_t*>(&mine), sizeof mine));
   if (comm.rank() == 0) {
     std::string per;
     for (const auto& bytes : all) {
       PerProcess p;
       std::memcpy(&p, bytes.data(), sizeof p);
       char buf[200];
-      std::snprintf(buf, sizeof buf, "%s{\"step_s\": %.4f, \"comm_s\": %.4f, \"hash_s\": %.4f, "
-                    "\"sent_bytes\": %.0f, \"peak_rss_mb\": %.1f}", per.empty() ? "" : ", ",
-                    p.step_s, p.comm_s, p.hash_s, p.bytes, p.peak_rss_mb);
+      std::snprintf(buf, sizeof buf,
+                    "%s{\"step_s\": %.4f, \"comm_s\": %.4f, \"hash_s\": %.4f, "
+                    "\"sent_bytes\": %.0f, \"peak_rss_mb\": %.1f}",
+                    per.empty() ? "" : ", ", p.step_s, p.comm_s, p.hash_s, p.bytes, p.peak_rss_mb);
       per += buf;
     }
     double hash_mean = 0;  // steps that commit state hash more: the mean is the cost over a run
     for (double x : h) hash_mean += x / double(h.size());
-    std::printf("{\"processes\": %d, \"threads\": %d, \"backend\": \"%s\", \"step_s\": %.4f, "
-                "\"comm_s\": %.4f, \"hash_s\": %.4f, \"hash_mean_s\": %.4f, \"sent_bytes\": %.0f, "
-                "\"peak_rss_mb\": %.1f, "
-                "\"parameters\": %lld, "
-                "\"chain\": \"%s\", \"per_process\": [%s]}\n",
-                comm.size(), threads, repops::ActiveKernels().name, mine.step_s, mine.comm_s,
-                mine.hash_s, hash_mean, mine.bytes, mine.peak_rss_mb,
-                static_cast<long long>(st.params.numel()),
-                ToHex(st.chain).c_str(), per.c_str());
+    std::printf(
+        "{\"processes\": %d, \"threads\": %d, \"backend\": \"%s\", \"step_s\": %.4f, "
+        "\"comm_s\": %.4f, \"hash_s\": %.4f, \"hash_mean_s\": %.4f, \"sent_bytes\": %.0f, "
+        "\"peak_rss_mb\": %.1f, "
+        "\"parameters\": %lld, "
+        "\"chain\": \"%s\", \"per_process\": [%s]}\n",
+        comm.size(), threads, repops::ActiveKernels().name, mine.step_s, mine.comm_s, mine.hash_s,
+        hash_mean, mine.bytes, mine.peak_rss_mb, static_cast<long long>(st.params.numel()),
+        ToHex(st.chain).c_str(), per.c_str());
   }
   ShutdownKernelPool();
   return 0;

@@ -42,14 +42,10 @@ int main(int argc, char** argv) {
   std::printf("trail backend %s, OpenBLAS core %s, %d interleaved reps, medians\n",
               repops::ActiveKernels().name, openblas_get_corename(), reps);
   const Shape shapes[] = {
-      {"qkv/mlp-up  X·W   ", 2048, 384, 1536, 'N'},
-      {"mlp-down    X·W   ", 2048, 1536, 384, 'N'},
-      {"dX          dY·Wᵀ ", 2048, 1536, 384, 'T'},
-      {"dW          Xᵀ·dY ", 384, 2048, 1536, 'A'},
-      {"lm-head     X·W   ", 2048, 384, 16384, 'N'},
-      {"logits      X·Eᵀ  ", 2048, 384, 16384, 'T'},
-      {"lm-head dX  dL·E  ", 2048, 16384, 384, 'N'},
-      {"lm-head dE  dLᵀ·X ", 16384, 2048, 384, 'A'},
+      {"qkv/mlp-up  X·W   ", 2048, 384, 1536, 'N'},  {"mlp-down    X·W   ", 2048, 1536, 384, 'N'},
+      {"dX          dY·Wᵀ ", 2048, 1536, 384, 'T'},  {"dW          Xᵀ·dY ", 384, 2048, 1536, 'A'},
+      {"lm-head     X·W   ", 2048, 384, 16384, 'N'}, {"logits      X·Eᵀ  ", 2048, 384, 16384, 'T'},
+      {"lm-head dX  dL·E  ", 2048, 16384, 384, 'N'}, {"lm-head dE  dLᵀ·X ", 16384, 2048, 384, 'A'},
   };
   std::printf("%-20s %5s %5s %6s %3s %10s %10s %7s %10s %7s\n", "shape", "M", "K", "N", "thr",
               "trail GF/s", "BLAS GF/s", "ratio", "i8 GOP/s", "i8/f32");
@@ -72,15 +68,16 @@ int main(int argc, char** argv) {
           cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.f, a.data(), K,
                       b.data(), N, 0.f, c2.data(), N);
         if (s.layout == 'T')
-          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.f, a.data(), K,
-                      b.data(), K, 0.f, c2.data(), N);
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.f, a.data(), K, b.data(),
+                      K, 0.f, c2.data(), N);
         if (s.layout == 'A')
-          cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, M, N, K, 1.f, a.data(), M,
-                      b.data(), N, 0.f, c2.data(), N);
+          cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, M, N, K, 1.f, a.data(), M, b.data(),
+                      N, 0.f, c2.data(), N);
       };
       auto [t_ours, t_blas] = bench::InterleavedMedians(ours, blas, reps);
       double max_diff = 0;
-      for (size_t i = 0; i < c1.size(); ++i) max_diff = std::max(max_diff, double(std::fabs(c1[i] - c2[i])));
+      for (size_t i = 0; i < c1.size(); ++i)
+        max_diff = std::max(max_diff, double(std::fabs(c1[i] - c2[i])));
       if (max_diff > 1e-3) std::printf("  WARNING: results differ by %g\n", max_diff);
 
       // int8 on the same shape (A [M,K], Bᵀ [N,K]) against our fp32 time.
@@ -88,8 +85,10 @@ int main(int argc, char** argv) {
       for (size_t i = 0; i < qa.size(); ++i) qa[i] = int8_t(PhiloxWord(3, 0, i) % 255 - 127);
       for (size_t i = 0; i < qb.size(); ++i) qb[i] = int8_t(PhiloxWord(3, 1, i) % 255 - 127);
       std::vector<int32_t> qc(size_t(M) * N);
-      auto int8 = [&] { repops::ActiveKernels().gemm_i8(
-          {.M = M, .N = N, .K = K, .a = qa.data(), .bt = qb.data(), .c = qc.data()}); };
+      auto int8 = [&] {
+        repops::ActiveKernels().gemm_i8(
+            {.M = M, .N = N, .K = K, .a = qa.data(), .bt = qb.data(), .c = qc.data()});
+      };
       auto [t_i8, t_f32] = bench::InterleavedMedians(int8, ours, reps);
       const double flop = 2.0 * M * N * K;
       std::printf("%-20s %5d %5d %6d %3d %10.1f %10.1f %7.2f %10.1f %7.2f\n", s.what, M, K, N,

@@ -62,10 +62,11 @@ int main(int argc, char** argv) {
       }));
     }
     const double tokens = double(s.batch) * s.seq;
-    std::printf("attention B=8 H=6 T=256 hd=64 window=%-4lld%s fwd %7.2f us/token  bwd %7.2f "
-                "us/token\n",
-                static_cast<long long>(window), var.packed ? " 100-token documents" : "",
-                bench::Median(tf) / tokens * 1e6, bench::Median(tb) / tokens * 1e6);
+    std::printf(
+        "attention B=8 H=6 T=256 hd=64 window=%-4lld%s fwd %7.2f us/token  bwd %7.2f "
+        "us/token\n",
+        static_cast<long long>(window), var.packed ? " 100-token documents" : "",
+        bench::Median(tf) / tokens * 1e6, bench::Median(tb) / tokens * 1e6);
   }
 
   for (int64_t vocab : {16384, 50257}) {
@@ -78,16 +79,18 @@ int main(int argc, char** argv) {
     for (int r = 0; r < reps; ++r) {
       repops::CrossEntropySums sums;
       tf.push_back(bench::Seconds([&] {
-        sums = repops::CrossEntropyForward(logits.data(), tgt.data(), rows, vocab, -100, lse.data());
+        sums =
+            repops::CrossEntropyForward(logits.data(), tgt.data(), rows, vocab, -100, lse.data());
       }));
       tb.push_back(bench::Seconds([&] {
         repops::CrossEntropyBackward(logits.data(), tgt.data(), lse.data(), rows, vocab, -100,
                                      1.0f / rows, 1e-4f, d.data());
       }));
     }
-    std::printf("cross-entropy rows=2048 vocab=%-6lld        fwd %7.2f us/token  bwd %7.2f us/token\n",
-                static_cast<long long>(vocab), bench::Median(tf) / rows * 1e6,
-                bench::Median(tb) / rows * 1e6);
+    std::printf(
+        "cross-entropy rows=2048 vocab=%-6lld        fwd %7.2f us/token  bwd %7.2f us/token\n",
+        static_cast<long long>(vocab), bench::Median(tf) / rows * 1e6,
+        bench::Median(tb) / rows * 1e6);
   }
   // int8 linear layers (docs/repops.md §5) at configuration B's MLP shapes: quantizing the
   // layer input per token (absmax, then quantize_i8), the forward, and both gradients
@@ -112,11 +115,11 @@ int main(int argc, char** argv) {
       }));
       qx.qt_ready = false;  // the next round transposes the input again, as a new step does
     }
-    std::printf("int8 linear M=2048 K=%-4lld N=%-4lld quantize input %6.3f ms (%.3f ns/element)  "
-                "forward %6.3f ms  backward %6.3f ms\n",
-                static_cast<long long>(K), static_cast<long long>(N), bench::Median(tq) * 1e3,
-                bench::Median(tq) / double(M * K) * 1e9, bench::Median(tf) * 1e3,
-                bench::Median(tb) * 1e3);
+    std::printf(
+        "int8 linear M=2048 K=%-4lld N=%-4lld quantize input %6.3f ms (%.3f ns/element)  "
+        "forward %6.3f ms  backward %6.3f ms\n",
+        static_cast<long long>(K), static_cast<long long>(N), bench::Median(tq) * 1e3,
+        bench::Median(tq) / double(M * K) * 1e9, bench::Median(tf) * 1e3, bench::Median(tb) * 1e3);
   }
   // The cost of keeping subnormals (docs/repops.md §1): GEMM and Exp on normal data and on data
   // whose products underflow, under the contract's mode and, for comparison, with FTZ/DAZ on.
@@ -129,16 +132,20 @@ int main(int argc, char** argv) {
       repops::FillUniform(b.data(), K * N, 3, 2, 0.5f * scale, scale);
       SetKernelThreads(1);  // the FP mode is set on this thread only
       auto gemm = [&] { repops::MatMul(a.data(), b.data(), c.data(), M, K, N); };
-      auto exps = [&] { repops::ActiveKernels().map(repops::MathFn::kExp, e.data(), ey.data(), e.size()); };
+      auto exps = [&] {
+        repops::ActiveKernels().map(repops::MathFn::kExp, e.data(), ey.data(), e.size());
+      };
       std::vector<double> tg, tx;
-      for (int r = 0; r < reps; ++r) tg.push_back(bench::Seconds(gemm)), tx.push_back(bench::Seconds(exps));
+      for (int r = 0; r < reps; ++r)
+        tg.push_back(bench::Seconds(gemm)), tx.push_back(bench::Seconds(exps));
       std::printf("subnormals kept  inputs~%-6g GEMM 256^3 %8.3f ms   Exp 1M %8.3f ms\n", scale,
                   bench::Median(tg) * 1e3, bench::Median(tx) * 1e3);
 #if defined(__x86_64__)
       const unsigned saved = _mm_getcsr();
       _mm_setcsr(saved | (1u << 15) | (1u << 6));
       tg.clear(), tx.clear();
-      for (int r = 0; r < reps; ++r) tg.push_back(bench::Seconds(gemm)), tx.push_back(bench::Seconds(exps));
+      for (int r = 0; r < reps; ++r)
+        tg.push_back(bench::Seconds(gemm)), tx.push_back(bench::Seconds(exps));
       _mm_setcsr(saved);
       std::printf("FTZ/DAZ (not the contract) ~%-6g GEMM 256^3 %8.3f ms   Exp 1M %8.3f ms\n", scale,
                   bench::Median(tg) * 1e3, bench::Median(tx) * 1e3);

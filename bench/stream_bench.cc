@@ -120,9 +120,10 @@ int main(int argc, char** argv) {
   };
   const auto [t_asm, t_copy] = bench::InterleavedMedians(assemble, widen, 9);
   const double tok = static_cast<double>(kWindows) * L;
-  std::printf("window assembly + packing, L=%lld, 1 core: %.1f M tokens/s (copy-and-widen "
-              "baseline %.1f M tokens/s, ratio %.2f)\n",
-              (long long)L, tok / t_asm / 1e6, tok / t_copy / 1e6, t_copy / t_asm);
+  std::printf(
+      "window assembly + packing, L=%lld, 1 core: %.1f M tokens/s (copy-and-widen "
+      "baseline %.1f M tokens/s, ratio %.2f)\n",
+      (long long)L, tok / t_asm / 1e6, tok / t_copy / 1e6, t_copy / t_asm);
 
   // 2. Seeks: random windows tens of millions deep; every seek lands in another epoch/shard,
   // so the shard's piece order is rebuilt (cold), as after a restart.
@@ -134,9 +135,10 @@ int main(int argc, char** argv) {
     seek_ms.push_back(1e3 * bench::Seconds([&] { stream->Window(target, w); }));
   }
   std::sort(seek_ms.begin(), seek_ms.end());
-  std::printf("seek to a random window in [1e7, 1e8), cold: median %.2f ms, p90 %.2f ms, max "
-              "%.2f ms (target < 10 ms)\n",
-              bench::Median(seek_ms), seek_ms[seek_ms.size() * 9 / 10], seek_ms.back());
+  std::printf(
+      "seek to a random window in [1e7, 1e8), cold: median %.2f ms, p90 %.2f ms, max "
+      "%.2f ms (target < 10 ms)\n",
+      bench::Median(seek_ms), seek_ms[seek_ms.size() * 9 / 10], seek_ms.back());
 
   // 3. A whole step the way a trainer consumes it: 64 windows after a seek.
   std::vector<double> step_ms;
@@ -144,12 +146,12 @@ int main(int argc, char** argv) {
     r = Mix64(r);
     const uint64_t first = 10'000'000 + r % 90'000'000;
     step_ms.push_back(1e3 * bench::Seconds([&] {
-      for (uint64_t k = 0; k < 64; ++k) {
-        batch.input_tokens = 0;
-        stream->Window(first + k, w);
-        PackRow(w, Semantics::kIndependent, batch, 0);
-      }
-    }));
+                        for (uint64_t k = 0; k < 64; ++k) {
+                          batch.input_tokens = 0;
+                          stream->Window(first + k, w);
+                          PackRow(w, Semantics::kIndependent, batch, 0);
+                        }
+                      }));
   }
   std::printf("64-window step after a seek: median %.2f ms\n", bench::Median(step_ms));
   std::filesystem::remove_all(dir);

@@ -78,8 +78,8 @@ BenchModel ModelOf(const std::string& name, int replicas, int shards, const std:
     return {(quant.empty() ? "" : "[quant]\n" + quant) +
                 "[model]\npreset = \"gpt2-small\"\nvocab_size = 50257\nmax_seq_len = 128\n"
                 "[optimizer]\nlr = 1e-3\nweight_decay = 0.1\nclip_norm = 1.0\n"
-                "[mesh]\nreplicas = " + std::to_string(replicas) + "\nshards = " +
-                std::to_string(shards) + "\n",
+                "[mesh]\nreplicas = " +
+                std::to_string(replicas) + "\nshards = " + std::to_string(shards) + "\n",
             50257, 128};
   }
   return {bench::ConfigBRecipe(replicas, shards, quant), 16384, 256};
@@ -94,11 +94,10 @@ Timing TimeSteps(const std::string& dir, int micro, int replicas, int shards, in
   sc.schedule = {{0, 8}};
   sc.micro_batch_windows = micro;
   sc.positions = data::PositionMode::kWindow;
-  const data::Manifest m = data::synthetic::MakeCorpus(
-      dir, {{"web", 1.0, 2, 400, 50, 2000}}, sc, 2, static_cast<uint32_t>(bm.vocab));
+  const data::Manifest m = data::synthetic::MakeCorpus(dir, {{"web", 1.0, 2, 400, 50, 2000}}, sc, 2,
+                                                       static_cast<uint32_t>(bm.vocab));
   data::CanonicalStream stream(m);
-  const train::Recipe r =
-      train::ParseRecipe(bm.recipe, "bench", bm.vocab);
+  const train::Recipe r = train::ParseRecipe(bm.recipe, "bench", bm.vocab);
   train::StepEngine engine(r, stream);
   train::TrainState st(r.model, engine.backend());
   st.params.InitRandom(r.model);
@@ -123,7 +122,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "train_bench: the arithmetic must be fp32, int8 or int8-fp32bw\n");
     return 2;
   }
-  const std::string quant = mode == "fp32" ? ""
+  const std::string quant = mode == "fp32"   ? ""
                             : mode == "int8" ? "linear = \"int8-lsq\"\n"
                                              : "linear = \"int8-lsq\"\nbackward = \"fp32\"\n";
   SetKernelThreads(static_cast<size_t>(threads));
@@ -136,8 +135,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   OpClock clock;
-  const Timing flat =
-      TimeSteps(a.path(), 8, 1, 1, steps, quant, model, profile ? &clock : nullptr);
+  const Timing flat = TimeSteps(a.path(), 8, 1, 1, steps, quant, model, profile ? &clock : nullptr);
   if (profile) clock.Print(flat.median, steps);
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
@@ -145,12 +143,14 @@ int main(int argc, char** argv) {
   const Timing mesh =
       model == "B" ? TimeSteps(b.path(), 2, 2, 2, steps, quant, model) : Timing{flat.median, 0};
   const double tokens = 8.0 * ModelOf(model, 1, 1, "").seq_len;
-  std::printf("{\"model\": \"%s\", \"arithmetic\": \"%s\", \"backend\": \"%s\", \"threads\": %d, \"step_s\": %.4f, \"tok_s\": %.1f, "
-              "\"hash_s\": %.4f, \"hash_share\": %.4f, \"peak_rss_mb\": %.1f, "
-              "\"mesh_2x2_step_s\": %.4f, \"mesh_overhead\": %.4f}\n",
-              model.c_str(), mode.c_str(), repops::ActiveKernels().name, threads, flat.median, tokens / flat.median,
-              flat.hash, flat.hash / flat.median, peak_mb, mesh.median,
-              mesh.median / flat.median - 1.0);
+  std::printf(
+      "{\"model\": \"%s\", \"arithmetic\": \"%s\", \"backend\": \"%s\", \"threads\": %d, "
+      "\"step_s\": %.4f, \"tok_s\": %.1f, "
+      "\"hash_s\": %.4f, \"hash_share\": %.4f, \"peak_rss_mb\": %.1f, "
+      "\"mesh_2x2_step_s\": %.4f, \"mesh_overhead\": %.4f}\n",
+      model.c_str(), mode.c_str(), repops::ActiveKernels().name, threads, flat.median,
+      tokens / flat.median, flat.hash, flat.hash / flat.median, peak_mb, mesh.median,
+      mesh.median / flat.median - 1.0);
   ShutdownKernelPool();
   return 0;
 }

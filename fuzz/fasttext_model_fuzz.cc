@@ -16,8 +16,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (fuzz::Refused([&] { preds = p.Predict(line, k); })) continue;  // e.g. NaN weights
       if (int32_t(preds.size()) > k) fuzz::Violated("more than k predictions");
       for (size_t i = 0; i < preds.size(); ++i) {
-        if (preds[i].label < 0 || preds[i].label >= p.num_labels()) fuzz::Violated("label out of range");
-        if (i > 0 && preds[i].score > preds[i - 1].score) fuzz::Violated("predictions not best first");
+        if (preds[i].label < 0 || preds[i].label >= p.num_labels())
+          fuzz::Violated("label out of range");
+        if (i > 0 && preds[i].score > preds[i - 1].score)
+          fuzz::Violated("predictions not best first");
       }
     }
   }

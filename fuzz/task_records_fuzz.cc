@@ -28,11 +28,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string path = fuzz::WriteScratch("task-file", fuzz::AsText(data, size));
   EachRecord(path, [](const std::string& rec) {
     const corpus::DocRecord d = corpus::DecodeDocRecord(rec);
-    if (d.key.size() + d.text.size() > rec.size()) fuzz::Violated("a record decoded to more than it holds");
+    if (d.key.size() + d.text.size() > rec.size())
+      fuzz::Violated("a record decoded to more than it holds");
   });
   EachRecord(path, [](const std::string& rec) {
     const ingest::TokenDoc d = ingest::DecodeTokenDoc(rec);
-    if (4 * d.ids.size() > rec.size()) fuzz::Violated("a token run record decoded to more ids than it holds");
+    if (4 * d.ids.size() > rec.size())
+      fuzz::Violated("a token run record decoded to more ids than it holds");
   });
   EachRecord(path, [](const std::string& rec) { (void)corpus::DecodeQuarantined(rec); });
   fuzz::Refused([&] {

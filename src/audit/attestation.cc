@@ -32,27 +32,30 @@ nlohmann::json MakeAttestation(const ReplayReport& report, const AuditPlan& plan
   nlohmann::json steps = nlohmann::json::array(), findings = nlohmann::json::array();
   for (const StepVerdict& v : report.steps) {
     if (!v.requested) continue;
-    steps.push_back({{"step", v.step}, {"verdict", VerdictName(v.verdict)}, {"chain", v.chain},
+    steps.push_back({{"step", v.step},
+                     {"verdict", VerdictName(v.verdict)},
+                     {"chain", v.chain},
                      {"detail", v.detail}});
   }
   for (const Finding& f : report.findings) {
-    findings.push_back({{"step", f.step >= 0 ? nlohmann::json(f.step) : nlohmann::json()},
-                        {"what", f.what}});
+    findings.push_back(
+        {{"step", f.step >= 0 ? nlohmann::json(f.step) : nlohmann::json()}, {"what", f.what}});
   }
-  const nlohmann::json statement = {
-      {"format", kAttestationFormat},
-      {"run", {{"genesis", plan.run.genesis},
-               {"final_chain", plan.run.final_chain},
-               {"steps", plan.run.steps}}},
-      {"plan_sha256", plan_sha256},
-      {"auditor", auditor},
-      {"steps", steps},
-      {"findings", findings},
-      {"machine", {{"arch", MachineArch()},
-                   {"backend", report.backend},
-                   {"threads", report.threads},
-                   {"processes", report.processes},
-                   {"trail", kTrailVersion}}}};
+  const nlohmann::json statement = {{"format", kAttestationFormat},
+                                    {"run",
+                                     {{"genesis", plan.run.genesis},
+                                      {"final_chain", plan.run.final_chain},
+                                      {"steps", plan.run.steps}}},
+                                    {"plan_sha256", plan_sha256},
+                                    {"auditor", auditor},
+                                    {"steps", steps},
+                                    {"findings", findings},
+                                    {"machine",
+                                     {{"arch", MachineArch()},
+                                      {"backend", report.backend},
+                                      {"threads", report.threads},
+                                      {"processes", report.processes},
+                                      {"trail", kTrailVersion}}}};
   return {{"statement", statement},
           {"public_key", key.public_hex()},
           {"signature", key.Sign(SignedMessage(statement))}};
@@ -67,8 +70,8 @@ SignedAttestation ReadSignedAttestation(const std::string& path) {
     TRAIL_CHECK(a.statement.at("format") == kAttestationFormat, path,
                 ": not a trail audit attestation (format ", a.statement.at("format").dump(), ")");
     const SigningKey k = SigningKey::FromPublicHex(doc.at("public_key"), path + ": public_key");
-    TRAIL_CHECK(k.Verify(SignedMessage(a.statement), doc.at("signature").get<std::string>()),
-                path, ": the signature does not verify: the attestation was altered after signing");
+    TRAIL_CHECK(k.Verify(SignedMessage(a.statement), doc.at("signature").get<std::string>()), path,
+                ": the signature does not verify: the attestation was altered after signing");
     a.signer = k.fingerprint();
     const nlohmann::json& run = a.statement.at("run");
     a.run = {run.at("genesis"), run.at("final_chain"),

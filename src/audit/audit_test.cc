@@ -372,12 +372,14 @@ TEST(Trace, APerturbedKernelIsNamedOpLayerTensorAndElement) {
 // Hostile trace and plan files get a clear error, never an overflow or a huge allocation.
 TEST(Trace, HostileFilesAreRefused) {
   TempDir dir;
-  const std::string header = "{\"format\":\"trail.trace.v1\",\"genesis\":\"g\",\"step\":0,"
-                             "\"chain\":\"c\",\"backend\":\"b\",\"threads\":1,\"processes\":1,"
-                             "\"ops\":1}\n";
+  const std::string header =
+      "{\"format\":\"trail.trace.v1\",\"genesis\":\"g\",\"step\":0,"
+      "\"chain\":\"c\",\"backend\":\"b\",\"threads\":1,\"processes\":1,"
+      "\"ops\":1}\n";
   auto entry = [](const std::string& shape, const std::string& values) {
     return "{\"i\":0,\"rank\":0,\"micro\":0,\"op\":\"matmul\",\"layer\":0,\"tensor\":\"q\","
-           "\"shape\":" + shape + ",\"hash\":\"h\"" + values + "}\n";
+           "\"shape\":" +
+           shape + ",\"hash\":\"h\"" + values + "}\n";
   };
   const std::string path = dir.path() + "/t.trace";
   WriteFileAtomic(path, header + entry("[4611686018427387904,4]", ""));
@@ -396,13 +398,17 @@ TEST(Trace, HostileFilesAreRefused) {
   const SigningKey k = SigningKey::Generate();
   const nlohmann::json st = {{"format", kAttestationFormat},
                              {"run", {{"genesis", "g"}, {"final_chain", "c"}, {"steps", 1}}},
-                             {"plan_sha256", "p"}, {"auditor", "zero"}, {"steps", {}}};
+                             {"plan_sha256", "p"},
+                             {"auditor", "zero"},
+                             {"steps", {}}};
   const nlohmann::json doc = {
-      {"statement", st}, {"public_key", k.public_hex()},
+      {"statement", st},
+      {"public_key", k.public_hex()},
       {"signature", k.Sign(std::string(kAttestationFormat) + "\n" + st.dump())}};
   WriteFileAtomic(dir.path() + "/a.json", doc.dump());
-  EXPECT_NE(ErrorOf([&] { ReadSignedAttestation(dir.path() + "/a.json"); })
-                .find("a.json: auditor must be an integer, not \"zero\""),
+  EXPECT_NE(ErrorOf([&] {
+              ReadSignedAttestation(dir.path() + "/a.json");
+            }).find("a.json: auditor must be an integer, not \"zero\""),
             std::string::npos);
 }
 
@@ -505,9 +511,8 @@ TEST(Collective, FourAuditorsCoverARunAndForgeriesAreCaughtOrRejected) {
   // An altered attestation, re-signed by a key no one trusts; one altered and not re-signed.
   std::filesystem::copy_file(att[1], dir + "/resigned.json");
   SigningKey::Generate().Save(dir + "/mallory");
-  Resign(dir + "/resigned.json", dir + "/mallory.key", [](nlohmann::json& st) {
-    st["auditor"] = 1;
-  });
+  Resign(dir + "/resigned.json", dir + "/mallory.key",
+         [](nlohmann::json& st) { st["auditor"] = 1; });
   std::string altered = ReadFileToString(att[0]);
   altered.replace(altered.find("\"match\""), 7, "\"matcH\"");
   WriteFileAtomic(dir + "/altered.json", altered);
@@ -519,15 +524,14 @@ TEST(Collective, FourAuditorsCoverARunAndForgeriesAreCaughtOrRejected) {
     ++unassigned;
   }
   Resign(dir + "/unassigned.json", a.keys[3], [&](nlohmann::json& st) {
-    st["steps"].push_back({{"step", unassigned}, {"verdict", "match"}, {"chain", ""},
-                           {"detail", ""}});
+    st["steps"].push_back(
+        {{"step", unassigned}, {"verdict", "match"}, {"chain", ""}, {"detail", ""}});
   });
 
-  const CollectReport r = Collect(
-      f->run, plan,
-      {att[0], att[1], att[2], dir + "/unassigned.json", foreign, dir + "/resigned.json",
-       dir + "/altered.json", att[3]},
-      a.pubs);
+  const CollectReport r = Collect(f->run, plan,
+                                  {att[0], att[1], att[2], dir + "/unassigned.json", foreign,
+                                   dir + "/resigned.json", dir + "/altered.json", att[3]},
+                                  a.pubs);
   EXPECT_EQ(r.verdict, "disputed") << CollectText(r);
   std::map<std::string, std::string> why;
   for (const Rejection& x : r.rejected) why[std::filesystem::path(x.path).filename()] = x.reason;
@@ -554,8 +558,9 @@ TEST(Collective, FourAuditorsCoverARunAndForgeriesAreCaughtOrRejected) {
   nlohmann::json pj = ReadJson(plan);
   pj["assignments"][0]["steps"].erase(0);
   WriteFileAtomic(dir + "/bad_plan.json", pj.dump(2));
-  EXPECT_NE(ErrorOf([&] { Collect(f->run, dir + "/bad_plan.json", att, a.pubs); })
-                .find("the plan was altered"),
+  EXPECT_NE(ErrorOf([&] {
+              Collect(f->run, dir + "/bad_plan.json", att, a.pubs);
+            }).find("the plan was altered"),
             std::string::npos);
 }
 

@@ -44,23 +44,29 @@ train::TraceOp Capture(const std::string& run_dir, const std::string& data, int6
   o.run_dir = run_dir, o.data = data, o.steps = {step}, o.quiet = true;
   o.trace_step = step, o.capture = index, o.bisect = false;
   ReplayReport r = ReplaySteps(o);
-  TRAIL_CHECK(static_cast<int64_t>(r.trace.ops.size()) > index, "audit bisect: the replayed "
-              "step has no entry ", index);
+  TRAIL_CHECK(static_cast<int64_t>(r.trace.ops.size()) > index,
+              "audit bisect: the replayed "
+              "step has no entry ",
+              index);
   return r.trace.ops[index];
 }
 
 }  // namespace
 
 Divergence Bisect(const train::StepTrace& a, const train::StepTrace& b) {
-  TRAIL_CHECK(a.genesis == b.genesis && a.step == b.step, "audit bisect: traces of different runs "
-              "or steps (step ", a.step, " of run ", a.genesis.substr(0, 16), "…, step ", b.step,
-              " of run ", b.genesis.substr(0, 16), "…)");
+  TRAIL_CHECK(a.genesis == b.genesis && a.step == b.step,
+              "audit bisect: traces of different runs "
+              "or steps (step ",
+              a.step, " of run ", a.genesis.substr(0, 16), "…, step ", b.step, " of run ",
+              b.genesis.substr(0, 16), "…)");
   Divergence d;
   const size_t n = std::min(a.ops.size(), b.ops.size());
   for (size_t i = 0; i < n; ++i) {
-    TRAIL_CHECK(a.ops[i].Identity() == b.ops[i].Identity(), "audit bisect: the traces record "
-                "different computations at entry ", i, ": ", a.ops[i].Identity(), " vs ",
-                b.ops[i].Identity(), " (another recipe, mesh or batch)");
+    TRAIL_CHECK(a.ops[i].Identity() == b.ops[i].Identity(),
+                "audit bisect: the traces record "
+                "different computations at entry ",
+                i, ": ", a.ops[i].Identity(), " vs ", b.ops[i].Identity(),
+                " (another recipe, mesh or batch)");
     if (a.ops[i].hash == b.ops[i].hash) continue;
     d.found = true, d.index = static_cast<int64_t>(i), d.a = a.ops[i], d.b = b.ops[i];
     if (!d.a.values.empty() && !d.b.values.empty()) {
@@ -102,27 +108,29 @@ Divergence BisectWithRun(const train::StepTrace& a, const train::StepTrace& b,
   }
   NameElement(d);
   const bool a_spec = d.a.hash == spec.hash, b_spec = d.b.hash == spec.hash;
-  d.note = a_spec == b_spec ? "" : StrCat("trace ", a_spec ? "A" : "B", " holds the value the "
-                                          "specification (the reference kernels) gives");
+  d.note = a_spec == b_spec ? ""
+                            : StrCat("trace ", a_spec ? "A" : "B",
+                                     " holds the value the "
+                                     "specification (the reference kernels) gives");
   return d;
 }
 
 std::string DivergenceText(const Divergence& d) {
   if (!d.found) return "the traces are identical: no operation diverges\n";
   const train::TraceOp& o = d.a;
-  std::string out = StrCat("first diverging operation: entry ", d.index, ": ", o.op,
-                           o.layer >= 0 ? StrCat(", layer ", o.layer) : std::string(", "),
-                           o.layer >= 0 ? ", " : "", "tensor ", o.tensor,
-                           o.rank >= 0 ? StrCat(" (logical rank ", o.rank, ", micro-batch ",
-                                                o.micro, ")") : std::string(),
-                           ", shape ", nlohmann::json(o.shape).dump(), "\n  A ", d.a.hash,
-                           "\n  B ", d.b.hash, "\n");
+  std::string out = StrCat(
+      "first diverging operation: entry ", d.index, ": ", o.op,
+      o.layer >= 0 ? StrCat(", layer ", o.layer) : std::string(", "), o.layer >= 0 ? ", " : "",
+      "tensor ", o.tensor,
+      o.rank >= 0 ? StrCat(" (logical rank ", o.rank, ", micro-batch ", o.micro, ")")
+                  : std::string(),
+      ", shape ", nlohmann::json(o.shape).dump(), "\n  A ", d.a.hash, "\n  B ", d.b.hash, "\n");
   if (d.element_known) {
     char buf[160];
-    std::snprintf(buf, sizeof buf, "  first differing element %lld %s: A 0x%08x (%.9g), B 0x%08x (%.9g)\n",
-                  static_cast<long long>(d.element), nlohmann::json(d.coords).dump().c_str(),
-                  d.a_bits, double(std::bit_cast<float>(d.a_bits)), d.b_bits,
-                  double(std::bit_cast<float>(d.b_bits)));
+    std::snprintf(
+        buf, sizeof buf, "  first differing element %lld %s: A 0x%08x (%.9g), B 0x%08x (%.9g)\n",
+        static_cast<long long>(d.element), nlohmann::json(d.coords).dump().c_str(), d.a_bits,
+        double(std::bit_cast<float>(d.a_bits)), d.b_bits, double(std::bit_cast<float>(d.b_bits)));
     out += buf;
   }
   if (!d.note.empty()) out += "  " + d.note + "\n";
@@ -134,9 +142,9 @@ nlohmann::json DivergenceJson(const Divergence& d) {
   char a[11], b[11];
   std::snprintf(a, sizeof a, "0x%08x", d.a_bits);
   std::snprintf(b, sizeof b, "0x%08x", d.b_bits);
-  nlohmann::json j = {{"diverges", true}, {"entry", d.index}, {"op", d.a.op},
+  nlohmann::json j = {{"diverges", true},   {"entry", d.index},     {"op", d.a.op},
                       {"layer", d.a.layer}, {"tensor", d.a.tensor}, {"rank", d.a.rank},
-                      {"micro", d.a.micro}, {"shape", d.a.shape}, {"hash_a", d.a.hash},
+                      {"micro", d.a.micro}, {"shape", d.a.shape},   {"hash_a", d.a.hash},
                       {"hash_b", d.b.hash}, {"note", d.note}};
   if (d.element_known) {
     j["element"] = {{"index", d.element}, {"coords", d.coords}, {"a", a}, {"b", b}};

@@ -28,8 +28,8 @@ struct Divergence {
   train::TraceOp a, b;
   // The first differing element, when both sides' values are known.
   bool element_known = false;
-  int64_t element = -1;          // flat index in the output
-  std::vector<int64_t> coords;   // the same index in the output's shape
+  int64_t element = -1;         // flat index in the output
+  std::vector<int64_t> coords;  // the same index in the output's shape
   uint32_t a_bits = 0, b_bits = 0;
   std::string note;  // why the element is not named, or whose value is the specification's
 };

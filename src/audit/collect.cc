@@ -76,8 +76,8 @@ void Tally(CollectReport& r, const std::vector<train::TrajectoryRecord>& records
   }
   bool diverged = false, disputed = false, complete = true;
   for (const StepTally& t : r.steps) {
-    const bool all_differ = !t.votes.empty() &&
-                            std::all_of(t.votes.begin(), t.votes.end(),
+    const bool all_differ =
+        !t.votes.empty() && std::all_of(t.votes.begin(), t.votes.end(),
                                         [](const StepVote& v) { return v.verdict == "differs"; });
     diverged |= all_differ;
     disputed |= t.disagreement;

@@ -46,7 +46,7 @@ struct CollectReport {
   AuditPlan plan;
   std::vector<std::string> accepted;
   std::vector<Rejection> rejected;
-  std::vector<StepTally> steps;  // every planned step, ascending
+  std::vector<StepTally> steps;          // every planned step, ascending
   std::vector<int64_t> silent_auditors;  // slots with no accepted attestation
   train::RunAttestationCheck run_attestation;
   std::string verdict;  // "verified", "incomplete", "disputed", "diverged"

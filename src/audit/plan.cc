@@ -14,8 +14,8 @@ namespace trail::audit {
 namespace {
 
 uint64_t PlanSeed(const RunBinding& run, int64_t K, int64_t r, int64_t n) {
-  const std::string text = StrCat("trail.audit.plan.v1 ", run.final_chain, " ", run.steps, " ", K,
-                                  " ", r, " ", n);
+  const std::string text =
+      StrCat("trail.audit.plan.v1 ", run.final_chain, " ", run.steps, " ", K, " ", r, " ", n);
   const Digest d = Sha256({reinterpret_cast<const uint8_t*>(text.data()), text.size()});
   uint64_t seed = 0;
   for (int i = 7; i >= 0; --i) seed = (seed << 8) | d[static_cast<size_t>(i)];
@@ -25,8 +25,10 @@ uint64_t PlanSeed(const RunBinding& run, int64_t K, int64_t r, int64_t n) {
 }  // namespace
 
 AuditPlan MakePlan(const RunBinding& run, int64_t auditors, int64_t redundancy, int64_t sample) {
-  TRAIL_CHECK(auditors >= 1 && auditors <= kMaxAuditors, "audit plan: the number of auditors must "
-              "be 1..", kMaxAuditors, ", not ", auditors);
+  TRAIL_CHECK(auditors >= 1 && auditors <= kMaxAuditors,
+              "audit plan: the number of auditors must "
+              "be 1..",
+              kMaxAuditors, ", not ", auditors);
   TRAIL_CHECK(redundancy >= 1 && redundancy <= auditors, "audit plan: --redundancy ", redundancy,
               " needs 1 ≤ r ≤ the number of auditors (", auditors, ")");
   TRAIL_CHECK(sample >= 1, "audit plan: the sample must hold at least one step");
@@ -54,15 +56,15 @@ nlohmann::json PlanJson(const AuditPlan& p) {
   }
   char seed[17];
   std::snprintf(seed, sizeof seed, "%016llx", static_cast<unsigned long long>(p.seed));
-  return {{"format", "trail.audit.plan.v1"},
-          {"run", {{"genesis", p.run.genesis},
-                   {"final_chain", p.run.final_chain},
-                   {"steps", p.run.steps}}},
-          {"auditors", p.auditors},
-          {"redundancy", p.redundancy},
-          {"sample", p.sample},
-          {"seed", seed},
-          {"assignments", assignments}};
+  return {
+      {"format", "trail.audit.plan.v1"},
+      {"run",
+       {{"genesis", p.run.genesis}, {"final_chain", p.run.final_chain}, {"steps", p.run.steps}}},
+      {"auditors", p.auditors},
+      {"redundancy", p.redundancy},
+      {"sample", p.sample},
+      {"seed", seed},
+      {"assignments", assignments}};
 }
 
 AuditPlan LoadPlanFor(const std::string& path, const RunBinding& run) {
@@ -77,9 +79,8 @@ AuditPlan LoadPlanFor(const std::string& path, const RunBinding& run) {
   } catch (const nlohmann::json::exception& e) {
     TRAIL_FAIL(path, ": malformed plan: ", e.what());
   }
-  TRAIL_CHECK(bound == run, path, ": a plan for another run (final chain ", bound.final_chain,
-              ", ", bound.steps, " steps) than this one (", run.final_chain, ", ", run.steps,
-              " steps)");
+  TRAIL_CHECK(bound == run, path, ": a plan for another run (final chain ", bound.final_chain, ", ",
+              bound.steps, " steps) than this one (", run.final_chain, ", ", run.steps, " steps)");
   AuditPlan p;
   try {
     p = MakePlan(run, JsonInteger<int64_t>(j.at("auditors"), path + ": auditors"),

@@ -22,7 +22,7 @@
 namespace trail::audit {
 
 inline constexpr uint64_t kPlanStream = 0x61756469745f7031;  // "audit_p1"
-inline constexpr int64_t kMaxAuditors = int64_t{1} << 20;  // bounds what a plan file can ask for
+inline constexpr int64_t kMaxAuditors = int64_t{1} << 20;    // bounds what a plan file can ask for
 
 struct RunBinding {
   std::string genesis, final_chain;  // hex

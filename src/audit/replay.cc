@@ -186,9 +186,9 @@ class Replayer {
         {"parameter state hash", params},
         {"optimizer state hash", optim},
         {"window cursor", std::to_string(st.window_cursor)}};
-    const std::string want[] = {ToHex(rec.chain), j.at("params").get<std::string>(),
-                                j.at("optim").get<std::string>(),
-                                std::to_string(JsonInteger<uint64_t>(j.at("windows").at(1), "windows"))};
+    const std::string want[] = {
+        ToHex(rec.chain), j.at("params").get<std::string>(), j.at("optim").get<std::string>(),
+        std::to_string(JsonInteger<uint64_t>(j.at("windows").at(1), "windows"))};
     for (size_t i = 0; i < 4; ++i) {
       if (checks[i].second != want[i]) {
         return StrCat(where, ": its ", checks[i].first, " ", checks[i].second,
@@ -203,8 +203,8 @@ class Replayer {
     const Clock::time_point t0 = Clock::now();
     const int64_t step = st_->step;
     const std::string recorded = train::TracePath(run_.rd.dir(), step);
-    const bool trace = step == options_.trace_step ||
-                       (options_.bisect && pending_.ops.empty() && std::filesystem::exists(recorded));
+    const bool trace = step == options_.trace_step || (options_.bisect && pending_.ops.empty() &&
+                                                       std::filesystem::exists(recorded));
     train::StepResult r;
     train::StepTrace local;
     const std::string line =
@@ -217,8 +217,9 @@ class Replayer {
     const train::RecordDifference d =
         train::DifferingField(run_.records[static_cast<size_t>(r.step)].line, line);
     const std::string diff =
-        d.field.empty() ? "" : StrCat(d.field, ": the run records ", d.expected,
-                                      ", the replay computes ", d.actual, FieldMeaning(d.field));
+        d.field.empty() ? ""
+                        : StrCat(d.field, ": the run records ", d.expected,
+                                 ", the replay computes ", d.actual, FieldMeaning(d.field));
     v.verdict = diff.empty() ? Verdict::kMatch : Verdict::kDiffers;
     v.detail = diff;
     if (!diff.empty() && trace && options_.bisect && std::filesystem::exists(recorded)) {
@@ -262,8 +263,7 @@ class Replayer {
 // first diverging operation to the step's verdict.
 void NameDivergence(ReplayReport& report, const train::StepTrace& local, const ReplayOptions& o,
                     collectives::Communicator& comm) {
-  const train::StepTrace recorded =
-      train::ReadStepTrace(train::TracePath(o.run_dir, local.step));
+  const train::StepTrace recorded = train::ReadStepTrace(train::TracePath(o.run_dir, local.step));
   const Divergence d = comm.size() == 1 ? BisectWithRun(recorded, local, o.run_dir, o.data)
                                         : Bisect(recorded, local);
   report.divergence = DivergenceText(d);
@@ -276,9 +276,12 @@ void NameDivergence(ReplayReport& report, const train::StepTrace& local, const R
 
 const char* VerdictName(Verdict v) {
   switch (v) {
-    case Verdict::kMatch: return "match";
-    case Verdict::kDiffers: return "differs";
-    case Verdict::kUnverified: return "unverified";
+    case Verdict::kMatch:
+      return "match";
+    case Verdict::kDiffers:
+      return "differs";
+    case Verdict::kUnverified:
+      return "unverified";
   }
   return "?";
 }

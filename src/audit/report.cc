@@ -18,8 +18,8 @@ nlohmann::json ReportJson(const ReplayReport& r) {
                      {"seconds", v.seconds}});
   }
   for (const Finding& f : r.findings) {
-    findings.push_back({{"step", f.step >= 0 ? nlohmann::json(f.step) : nlohmann::json()},
-                        {"what", f.what}});
+    findings.push_back(
+        {{"step", f.step >= 0 ? nlohmann::json(f.step) : nlohmann::json()}, {"what", f.what}});
   }
   return {{"format", "trail.audit.replay.v1"},
           {"run", r.run_dir},
@@ -27,16 +27,15 @@ nlohmann::json ReportJson(const ReplayReport& r) {
           {"final_chain", r.final_chain},
           {"recorded_steps", r.recorded_steps},
           {"verdict", r.ok() ? "match" : "fail"},
-          {"first_failure", r.first_failure() >= 0 ? nlohmann::json(r.first_failure())
-                                                    : nlohmann::json()},
+          {"first_failure",
+           r.first_failure() >= 0 ? nlohmann::json(r.first_failure()) : nlohmann::json()},
           {"steps", steps},
           {"findings", findings},
-          {"run_attestation", {{"present", r.attestation.present},
-                               {"signed", r.attestation.is_signed},
-                               {"signer", r.attestation.signer}}},
-          {"machine", {{"backend", r.backend},
-                       {"threads", r.threads},
-                       {"processes", r.processes}}},
+          {"run_attestation",
+           {{"present", r.attestation.present},
+            {"signed", r.attestation.is_signed},
+            {"signer", r.attestation.signer}}},
+          {"machine", {{"backend", r.backend}, {"threads", r.threads}, {"processes", r.processes}}},
           {"load_seconds", r.load_seconds}};
 }
 
@@ -80,11 +79,11 @@ std::string ReportText(const ReplayReport& r) {
                ? StrCat("run attestation: signed by key ", r.attestation.signer.substr(0, 16), "\n")
                : std::string("run attestation: unsigned\n");
   }
-  out += StrCat(matched, " of ", requested, " requested steps bit-identical (", replayed,
-                " replayed, ", train::FormatNumber("%.3f", replayed ? step_seconds / replayed : 0),
-                " s/step; starting points loaded in ",
-                train::FormatNumber("%.2f", r.load_seconds), " s) on ", r.backend, ", ", r.threads,
-                " thread(s), ", r.processes, " process(es)\n");
+  out +=
+      StrCat(matched, " of ", requested, " requested steps bit-identical (", replayed,
+             " replayed, ", train::FormatNumber("%.3f", replayed ? step_seconds / replayed : 0),
+             " s/step; starting points loaded in ", train::FormatNumber("%.2f", r.load_seconds),
+             " s) on ", r.backend, ", ", r.threads, " thread(s), ", r.processes, " process(es)\n");
   out += r.ok() ? "verdict: MATCH\n"
                 : StrCat("verdict: FAIL (first failure at step ", r.first_failure(), ")\n");
   return out;

@@ -37,13 +37,14 @@ void AddThreads(CLI::App* c, int& threads) {
 
 void AddReplay(CLI::App* audit, AuditCommand& c) {
   c.replay = audit->add_subcommand(
-      "replay", "Replay steps of a published run on this machine and compare every recorded "
-                "field with its trajectory (exit 0 only when all match)");
+      "replay",
+      "Replay steps of a published run on this machine and compare every recorded "
+      "field with its trajectory (exit 0 only when all match)");
   c.replay->add_option("--run", c.run, "The run directory")->required();
   auto* one = c.replay->add_option("--step", c.step, "One step")->check(kNonNegative);
   auto* range = c.replay->add_option("--steps", c.step_spec, "Steps A:B (B exclusive)");
-  auto* sample = c.replay->add_option("--sample", c.sample, "K steps sampled with --seed")
-                     ->check(kPositive);
+  auto* sample =
+      c.replay->add_option("--sample", c.sample, "K steps sampled with --seed")->check(kPositive);
   one->excludes(range)->excludes(sample);
   range->excludes(sample);
   c.replay->add_option("--seed", c.seed, "Seed of the --sample")->capture_default_str();
@@ -62,13 +63,16 @@ void AddKeygen(CLI::App* audit, AuditCommand& c) {
 
 void AddPlan(CLI::App* audit, AuditCommand& c) {
   c.plan = audit->add_subcommand(
-      "plan", "Assign steps of a run to K auditors, each step to r of them, derived from the "
-              "run's final chained hash (so the trainer cannot choose the checked steps)");
+      "plan",
+      "Assign steps of a run to K auditors, each step to r of them, derived from the "
+      "run's final chained hash (so the trainer cannot choose the checked steps)");
   c.plan->add_option("--run", c.run, "The run directory")->required();
   c.plan->add_option("--auditors", c.auditors, "K: the number of auditors")
-      ->required()->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+      ->required()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   c.plan->add_option("--redundancy", c.redundancy, "r: auditors per step")
-      ->capture_default_str()->check(kPositive);
+      ->capture_default_str()
+      ->check(kPositive);
   c.plan->add_option("--sample", c.plan_sample, "Steps to check (default: every step)")
       ->check(kPositive);
   c.plan->add_option("--out", c.out, "The plan file to write (JSON)")->required();
@@ -76,14 +80,16 @@ void AddPlan(CLI::App* audit, AuditCommand& c) {
 
 void AddCertify(CLI::App* audit, AuditCommand& c) {
   c.certify = audit->add_subcommand(
-      "certify", "Replay the steps a plan assigns to one auditor and write a signed attestation "
-                 "of the verdicts (exit 0 only when all match)");
+      "certify",
+      "Replay the steps a plan assigns to one auditor and write a signed attestation "
+      "of the verdicts (exit 0 only when all match)");
   c.certify->add_option("--run", c.run, "The run directory")->required();
   c.certify->add_option("--plan", c.plan_path, "The plan (from `trail audit plan`)")->required();
   c.certify->add_option("--key", c.key, "This auditor's private key (from `trail audit keygen`)")
       ->required();
   c.certify->add_option("--auditor", c.slot, "This auditor's slot in the plan (0..K-1)")
-      ->required()->check(kNonNegative);
+      ->required()
+      ->check(kNonNegative);
   c.certify->add_option("--out", c.out, "The attestation file to write (JSON)")->required();
   AddData(c.certify, c.data);
   AddThreads(c.certify, c.threads);
@@ -92,8 +98,9 @@ void AddCertify(CLI::App* audit, AuditCommand& c) {
 
 void AddCollect(CLI::App* audit, AuditCommand& c) {
   c.collect = audit->add_subcommand(
-      "collect", "Check auditors' attestations of a run and report coverage, disagreements and "
-                 "the run's verdict (exit 0 only when verified)");
+      "collect",
+      "Check auditors' attestations of a run and report coverage, disagreements and "
+      "the run's verdict (exit 0 only when verified)");
   c.collect->add_option("--run", c.run, "The run directory")->required();
   c.collect->add_option("--plan", c.plan_path, "The plan the auditors worked from")->required();
   c.collect->add_option("--keys", c.keys_dir, "Directory of the trusted auditors' *.pub keys")
@@ -114,8 +121,9 @@ void AddTraceAndBisect(CLI::App* audit, AuditCommand& c) {
   AddData(c.trace, c.data);
   AddThreads(c.trace, c.threads);
   c.bisect = audit->add_subcommand(
-      "bisect", "Name the first operation where two traces of a step diverge, and its first "
-                "differing element (exit 0 when they do not diverge)");
+      "bisect",
+      "Name the first operation where two traces of a step diverge, and its first "
+      "differing element (exit 0 when they do not diverge)");
   c.bisect->add_option("trace_a", c.trace_a, "A trace (e.g. the run's traces/step_N.trace)")
       ->required();
   c.bisect->add_option("trace_b", c.trace_b, "Another trace of the same step")->required();
@@ -131,7 +139,8 @@ std::vector<int64_t> RequestedSteps(const AuditCommand& c) {
   if (c.step >= 0) return {c.step};
   if (!c.step_spec.empty()) return audit::ParseSteps(c.step_spec);
   if (c.sample <= 0) {
-    throw CLI::ValidationError("audit replay", "choose the steps: --step N, --steps A:B or --sample K");
+    throw CLI::ValidationError("audit replay",
+                               "choose the steps: --step N, --steps A:B or --sample K");
   }
   const audit::PublishedRun run = audit::OpenPublishedRun(c.run);
   return audit::SampleSteps(run.steps(), c.sample, c.seed);
@@ -158,10 +167,12 @@ int RunPlan(const AuditCommand& c) {
   WriteFileAtomic(c.out, audit::PlanJson(p).dump(2) + "\n");
   size_t planned = 0;
   for (const auto& a : p.assignments) planned += a.size();
-  std::printf("wrote %s: %lld auditors, %lld step checks (%lld per step) over a run of %lld "
-              "steps; plan SHA-256 %s\n", c.out.c_str(), static_cast<long long>(p.auditors),
-              static_cast<long long>(planned), static_cast<long long>(p.redundancy),
-              static_cast<long long>(p.run.steps), ToHex(Sha256OfFile(c.out)).c_str());
+  std::printf(
+      "wrote %s: %lld auditors, %lld step checks (%lld per step) over a run of %lld "
+      "steps; plan SHA-256 %s\n",
+      c.out.c_str(), static_cast<long long>(p.auditors), static_cast<long long>(planned),
+      static_cast<long long>(p.redundancy), static_cast<long long>(p.run.steps),
+      ToHex(Sha256OfFile(c.out)).c_str());
   return 0;
 }
 
@@ -225,8 +236,9 @@ int RunKeygen(const AuditCommand& c) {
 
 void AddAuditCommand(CLI::App& app, AuditCommand& c) {
   c.audit = app.add_subcommand(
-      "audit", "Check a published run: replay its steps bit for bit, and verify it together with "
-               "other auditors (plans, signed attestations, coverage)");
+      "audit",
+      "Check a published run: replay its steps bit for bit, and verify it together with "
+      "other auditors (plans, signed attestations, coverage)");
   c.audit->require_subcommand(1);
   AddReplay(c.audit, c);
   AddKeygen(c.audit, c);

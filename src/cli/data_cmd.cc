@@ -60,9 +60,10 @@ void PrintWindowTokens(const Json& r, bool decoded) {
   long long i = 0;
   for (const Json& t : r["tokens"]) {
     const bool has = t.contains("label"), real = t["real"];
-    const std::string label =
-        !has ? "-" : (t["label"].get<int32_t>() == data::kIgnoreLabel ? "ignore"
-                                                                      : std::to_string(t["label"].get<int32_t>()));
+    const std::string label = !has ? "-"
+                                   : (t["label"].get<int32_t>() == data::kIgnoreLabel
+                                          ? "ignore"
+                                          : std::to_string(t["label"].get<int32_t>()));
     const std::string piece = decoded && real ? "'" + S(t["piece"]) + "'" : "";
     std::printf("  %5lld %10d %4d %7d %10s %4s %5s  %s%s\n", i++, t["token"].get<int32_t>(),
                 t["doc"].get<int32_t>(), t["position"].get<int32_t>(), label.c_str(),
@@ -73,12 +74,13 @@ void PrintWindowTokens(const Json& r, bool decoded) {
 }
 
 void PrintWindow(const Json& r, bool decoded) {
-  std::printf("window %llu: source '%s' (its window %llu, from its token %llu), %lld real tokens "
-              "of %lld, %lld targets\n",
-              (unsigned long long)U(r["window"]), S(r["source"]).c_str(),
-              (unsigned long long)U(r["source_window"]), (unsigned long long)U(r["source_offset"]),
-              (long long)r["real_tokens"].get<int64_t>(), (long long)r["seq_len"].get<int64_t>() + 1,
-              (long long)r["targets"].get<int64_t>());
+  std::printf(
+      "window %llu: source '%s' (its window %llu, from its token %llu), %lld real tokens "
+      "of %lld, %lld targets\n",
+      (unsigned long long)U(r["window"]), S(r["source"]).c_str(),
+      (unsigned long long)U(r["source_window"]), (unsigned long long)U(r["source_offset"]),
+      (long long)r["real_tokens"].get<int64_t>(), (long long)r["seq_len"].get<int64_t>() + 1,
+      (long long)r["targets"].get<int64_t>());
   if (r.contains("step")) {
     std::printf("consumed by step %lld", (long long)r["step"].get<int64_t>());
     if (r.contains("mixture_phase_from_step")) {
@@ -96,18 +98,20 @@ void PrintWindow(const Json& r, bool decoded) {
 }
 
 void PrintStep(const Json& out, int64_t micro_batch_windows, bool one_rank) {
-  std::printf("step %lld: windows [%llu, %llu) of L = %lld, %lld logical ranks, micro-batches of "
-              "%lld windows; %llu tokens consumed before it (the LR clock)\n",
-              (long long)out["step"].get<int64_t>(), (unsigned long long)U(out["windows"][0]),
-              (unsigned long long)U(out["windows"][1]), (long long)out["seq_len"].get<int64_t>(),
-              (long long)out["logical_ranks"].get<int64_t>(), (long long)micro_batch_windows,
-              (unsigned long long)U(out["tokens_before"]));
+  std::printf(
+      "step %lld: windows [%llu, %llu) of L = %lld, %lld logical ranks, micro-batches of "
+      "%lld windows; %llu tokens consumed before it (the LR clock)\n",
+      (long long)out["step"].get<int64_t>(), (unsigned long long)U(out["windows"][0]),
+      (unsigned long long)U(out["windows"][1]), (long long)out["seq_len"].get<int64_t>(),
+      (long long)out["logical_ranks"].get<int64_t>(), (long long)micro_batch_windows,
+      (unsigned long long)U(out["tokens_before"]));
   for (const Json& rk : out["ranks"]) {
     for (size_t m = 0; m < rk["micro_batches"].size(); ++m) {
       const Json& mb = rk["micro_batches"][m];
       std::printf("  rank %lld micro %zu: windows %s  B_input %lld  B_target %lld\n",
                   (long long)rk["rank"].get<int64_t>(), m, mb["windows"].dump().c_str(),
-                  (long long)mb["B_input"].get<int64_t>(), (long long)mb["B_target"].get<int64_t>());
+                  (long long)mb["B_input"].get<int64_t>(),
+                  (long long)mb["B_target"].get<int64_t>());
     }
   }
   std::printf("  %s: B_input %lld, B_target %lld (the loss normalizer)\n",
@@ -117,10 +121,11 @@ void PrintStep(const Json& out, int64_t micro_batch_windows, bool one_rank) {
 
 void PrintShares(const Json& out) {
   const bool endless = out["stream_windows"].is_string();
-  std::printf("first %llu windows (L=%lld from step 0): %llu tokens; stream length: %s\n",
-              (unsigned long long)U(out["windows"]), (long long)out["seq_len"].get<int64_t>(),
-              (unsigned long long)U(out["tokens"]),
-              endless ? "unlimited" : (std::to_string(U(out["stream_windows"])) + " windows").c_str());
+  std::printf(
+      "first %llu windows (L=%lld from step 0): %llu tokens; stream length: %s\n",
+      (unsigned long long)U(out["windows"]), (long long)out["seq_len"].get<int64_t>(),
+      (unsigned long long)U(out["tokens"]),
+      endless ? "unlimited" : (std::to_string(U(out["stream_windows"])) + " windows").c_str());
   std::printf("  %-16s %-12s %8s %9s %9s %12s %14s %9s\n", "source", "sampling", "target",
               "scheduled", "measured", "windows", "tokens", "epochs");
   for (const Json& r : out["sources"]) {
@@ -134,16 +139,17 @@ void PrintShares(const Json& out) {
     std::printf("sequence-length phases:\n");
     for (const Json& p : out["seq_len_phases"]) {
       std::printf("  from step %lld (window %llu): L = %lld, %llu windows, %llu tokens\n",
-                  (long long)p["from_step"].get<int64_t>(), (unsigned long long)U(p["start_window"]),
-                  (long long)p["seq_len"].get<int64_t>(), (unsigned long long)U(p["windows"]),
-                  (unsigned long long)U(p["tokens"]));
+                  (long long)p["from_step"].get<int64_t>(),
+                  (unsigned long long)U(p["start_window"]), (long long)p["seq_len"].get<int64_t>(),
+                  (unsigned long long)U(p["windows"]), (unsigned long long)U(p["tokens"]));
     }
   }
   if (!out.contains("mixture_phases")) return;
   std::printf("mixture phases (target / measured token share of each phase's stretch):\n");
   for (const Json& p : out["mixture_phases"]) {
-    std::printf("  from step %lld (window %llu, %llu windows):", (long long)p["from_step"].get<int64_t>(),
-                (unsigned long long)U(p["start_window"]), (unsigned long long)U(p["windows"]));
+    std::printf(
+        "  from step %lld (window %llu, %llu windows):", (long long)p["from_step"].get<int64_t>(),
+        (unsigned long long)U(p["start_window"]), (unsigned long long)U(p["windows"]));
     for (const auto& [name, target] : p["target_share"].items()) {
       std::printf("  %s %.4f/%.4f", name.c_str(), target.get<double>(),
                   p["measured_share"][name].get<double>());
@@ -169,7 +175,9 @@ int RunShard(const DataOptions& o) {
   w.contract = data::ParseContractHash(o.contract, "--contract");
   const data::ShardSummary s = ingest::ImportTokenJsonl(o.input, o.output, w);
   // The line a manifest's "shards" list takes.
-  std::cout << Json{{"path", o.output}, {"sha256", s.sha256}, {"tokens", s.num_tokens},
+  std::cout << Json{{"path", o.output},
+                    {"sha256", s.sha256},
+                    {"tokens", s.num_tokens},
                     {"documents", s.num_docs}}
                    .dump()
             << "\n";
@@ -186,9 +194,10 @@ void PrintTokenizeProgress(const ingest::TokenizeProgress& p) {
 int RunTokenizeTask(const DataOptions& o, const ingest::TokenizeOptions& t) {
   TRAIL_CHECK(o.task < o.tasks, "--task ", o.task, " is not a task of --tasks ", o.tasks,
               ": tasks are numbered 0 to ", o.tasks - 1);
-  const ingest::TokenizeTaskSummary s = ingest::RunTokenizeTask(
-      t, static_cast<uint32_t>(o.task), static_cast<uint32_t>(o.tasks));
-  std::fprintf(stderr, "tokenize: encode task %lld of %lld %s: inputs %u..%u (%.1f MB), %llu "
+  const ingest::TokenizeTaskSummary s =
+      ingest::RunTokenizeTask(t, static_cast<uint32_t>(o.task), static_cast<uint32_t>(o.tasks));
+  std::fprintf(stderr,
+               "tokenize: encode task %lld of %lld %s: inputs %u..%u (%.1f MB), %llu "
                "documents, %llu tokens -> %s\n",
                (long long)o.task, (long long)o.tasks,
                s.already_complete ? "was already complete" : "done", s.first_file, s.end_file,
@@ -213,7 +222,8 @@ int RunTokenize(const DataOptions& o) {
       o.tasks > 0 ? ingest::RunTokenizeFromTasks(t, static_cast<uint32_t>(o.tasks))
                   : ingest::RunTokenize(t, PrintTokenizeProgress);
   ingest::WriteShardList(r, o.output_dir + "/" + o.prefix + ".shards.json");
-  std::fprintf(stderr, "tokenize: %s: %zu shards (%d verified from an earlier run), %llu documents "
+  std::fprintf(stderr,
+               "tokenize: %s: %zu shards (%d verified from an earlier run), %llu documents "
                "(%llu empty, skipped), %llu tokens, %.2f bytes/token\n",
                r.complete ? "complete" : "stopped", r.shards.size(), r.resumed_shards,
                (unsigned long long)r.documents, (unsigned long long)r.empty_documents,
@@ -262,7 +272,8 @@ data::Decoder ManifestDecoder(const std::string& contract, const data::Manifest&
   if (contract.empty()) return {};
   tok::LoadedContract lc = tok::LoadContract(contract);
   TRAIL_CHECK(std::equal(lc.hash.begin(), lc.hash.end(), m.tokenizer.contract.begin()), contract,
-              ": this contract's hash ", ToHex(lc.hash), " is not the manifest's tokenizer contract");
+              ": this contract's hash ", ToHex(lc.hash),
+              " is not the manifest's tokenizer contract");
   holder = std::move(lc.tokenizer);
   const tok::Tokenizer* t = holder.get();
   return [t](const std::vector<uint32_t>& ids) { return t->Decode(ids); };
@@ -300,13 +311,13 @@ void AddDataCommand(CLI::App& app, DataCommand& cmd) {
   cmd.data->require_subcommand(1);
 
   cmd.inspect = cmd.data->add_subcommand(
-      "inspect", "Show one window (tokens, documents, positions, labels, masks, provenance) or "
-                 "the windows and token counts of one step");
+      "inspect",
+      "Show one window (tokens, documents, positions, labels, masks, provenance) or "
+      "the windows and token counts of one step");
   cmd.inspect->add_option("--manifest", o.manifest, "Data manifest (JSON)")->required();
-  auto* win = cmd.inspect->add_option("--window", o.window, "Global window index")
-                  ->check(kNonNegative);
-  auto* step = cmd.inspect->add_option("--step", o.step, "Training step")
-                   ->check(kNonNegative);
+  auto* win =
+      cmd.inspect->add_option("--window", o.window, "Global window index")->check(kNonNegative);
+  auto* step = cmd.inspect->add_option("--step", o.step, "Training step")->check(kNonNegative);
   win->excludes(step);
   cmd.inspect->add_option("--ranks", o.ranks, "Logical data-parallel ranks (with --step)")
       ->check(CLI::Range(1, 1 << 20));
@@ -322,15 +333,16 @@ void AddDataCommand(CLI::App& app, DataCommand& cmd) {
   cmd.stats->add_option("--manifest", o.manifest, "Data manifest (JSON)")->required();
   auto* nw = cmd.stats->add_option("--windows", o.windows, "Over the first N windows")
                  ->check(kNonNegative);
-  auto* ns = cmd.stats->add_option("--steps", o.steps, "Over the first N steps")
-                 ->check(kNonNegative);
+  auto* ns =
+      cmd.stats->add_option("--steps", o.steps, "Over the first N steps")->check(kNonNegative);
   nw->excludes(ns);
   cmd.stats->add_flag("--json", o.json, "Print JSON");
   cmd.stats->add_flag("--no-verify", o.no_verify, "Skip rehashing the shards on open");
 
   cmd.shard = cmd.data->add_subcommand(
-      "shard", "Write a token shard from JSONL lines {\"key\": ..., \"tokens\": [...], "
-               "\"domain\": n}; prints the manifest entry");
+      "shard",
+      "Write a token shard from JSONL lines {\"key\": ..., \"tokens\": [...], "
+      "\"domain\": n}; prints the manifest entry");
   cmd.shard->add_option("--input", o.input, "JSONL of tokenized documents")->required();
   cmd.shard->add_option("--output", o.output, "Shard file to write (atomically)")->required();
   cmd.shard->add_option("--vocab-size", o.vocab_size, "Tokenizer vocabulary size")
@@ -340,8 +352,9 @@ void AddDataCommand(CLI::App& app, DataCommand& cmd) {
   cmd.shard->add_option("--token-bytes", o.token_bytes, "2 or 4")->check(CLI::IsMember({2, 4}));
 
   cmd.tokenize = cmd.data->add_subcommand(
-      "tokenize", "Documents (dolma JSONL, plain/.gz/.zst) to token shards under a tokenizer "
-                  "contract; parallel, deterministic, resumable");
+      "tokenize",
+      "Documents (dolma JSONL, plain/.gz/.zst) to token shards under a tokenizer "
+      "contract; parallel, deterministic, resumable");
   cmd.tokenize->add_option("--contract", o.contract, "tokenizer.contract.json")->required();
   cmd.tokenize->add_option("--input", o.inputs, "JSONL files, read in order")->required();
   cmd.tokenize->add_option("--output-dir", o.output_dir, "Where shards go")->required();
@@ -353,20 +366,22 @@ void AddDataCommand(CLI::App& app, DataCommand& cmd) {
   cmd.tokenize->add_option("--threads", o.threads, "Encoding threads")->check(CLI::Range(1, 1024));
   cmd.tokenize->add_option("--max-shards", o.max_shards,
                            "Stop after writing this many shards (rerun to continue)");
-  cmd.tokenize->add_option("--tasks", o.tasks,
-                           "Tokenize in this many encode tasks plus a final phase (any scheduler "
-                           "runs them; docs/data.md, \"Tokenizing in tasks\")")
+  cmd.tokenize
+      ->add_option("--tasks", o.tasks,
+                   "Tokenize in this many encode tasks plus a final phase (any scheduler "
+                   "runs them; docs/data.md, \"Tokenizing in tasks\")")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
-  cmd.tokenize->add_option("--task", o.task,
-                           "The encode task to run, 0 .. tasks-1 (with --tasks); without it, "
-                           "the final phase")
+  cmd.tokenize
+      ->add_option("--task", o.task,
+                   "The encode task to run, 0 .. tasks-1 (with --tasks); without it, "
+                   "the final phase")
       ->check(CLI::Range(int64_t{0}, (int64_t{1} << 20) - 1));
 
   cmd.manifest = cmd.data->add_subcommand(
       "manifest", "Write a data manifest from tokenize outputs (checked by opening its stream)");
   cmd.manifest->add_option("--contract", o.contract, "tokenizer.contract.json")->required();
-  cmd.manifest->add_option("--source", o.sources,
-                           "NAME=SHARE=path/to/PREFIX.shards.json (repeatable)")
+  cmd.manifest
+      ->add_option("--source", o.sources, "NAME=SHARE=path/to/PREFIX.shards.json (repeatable)")
       ->required();
   cmd.manifest->add_option("--seq-len", o.seq_len, "Window length L")->capture_default_str();
   cmd.manifest->add_option("--seed", o.seed, "Stream seed")->capture_default_str();
@@ -382,16 +397,18 @@ void AddDataCommand(CLI::App& app, DataCommand& cmd) {
   cmd.manifest->add_option("--mixture-phase", o.mixture_phases,
                            "Data annealing: from step FROM_STEP on, these shares (sources not "
                            "named: 0): FROM_STEP:NAME=SHARE,NAME=SHARE,... (repeatable)");
-  cmd.manifest->add_option("--micro-batch", o.micro_batch,
-                           "Windows per micro-batch on one logical rank")
+  cmd.manifest
+      ->add_option("--micro-batch", o.micro_batch, "Windows per micro-batch on one logical rank")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
-  cmd.manifest->add_option("--chunk-tokens", o.chunk_tokens,
-                           "Cut documents into independent pieces of at most this many tokens "
-                           "(0: never)")
+  cmd.manifest
+      ->add_option("--chunk-tokens", o.chunk_tokens,
+                   "Cut documents into independent pieces of at most this many tokens "
+                   "(0: never)")
       ->capture_default_str();
-  cmd.manifest->add_option("--positions", o.positions,
-                           "Token positions: document (offset in the piece) or window")
+  cmd.manifest
+      ->add_option("--positions", o.positions,
+                   "Token positions: document (offset in the piece) or window")
       ->capture_default_str();
   cmd.manifest->add_option("--output", o.manifest_out, "Manifest to write")->required();
 

@@ -32,11 +32,11 @@ struct DataOptions {
   int64_t max_shards = -1;
   int64_t task = -1, tasks = 0;  // tokenize in tasks (ingest/tokenize_tasks.h)
   // manifest
-  std::vector<std::string> sources;  // NAME=SHARE=SHARDS_JSON
+  std::vector<std::string> sources;           // NAME=SHARE=SHARDS_JSON
   std::vector<std::string> validation, test;  // DOMAIN=SHARDS_JSON
-  std::string batch_schedule;        // N or FROM:N,FROM:N
-  std::string seq_len_phases;        // FROM:L,FROM:L
-  std::vector<std::string> mixture_phases;  // FROM:NAME=SHARE,...
+  std::string batch_schedule;                 // N or FROM:N,FROM:N
+  std::string seq_len_phases;                 // FROM:L,FROM:L
+  std::vector<std::string> mixture_phases;    // FROM:NAME=SHARE,...
   int64_t micro_batch = 1;
   uint32_t chunk_tokens = 0;
   std::string positions = "document";

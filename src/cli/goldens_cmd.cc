@@ -9,7 +9,8 @@
 namespace trail::cli {
 
 void AddGoldensCommand(CLI::App& app, GoldensCommand& cmd) {
-  cmd.goldens = app.add_subcommand("goldens", "The golden registry (goldens/): committed reference bits");
+  cmd.goldens =
+      app.add_subcommand("goldens", "The golden registry (goldens/): committed reference bits");
   cmd.goldens->require_subcommand(1);
   cmd.regenerate = cmd.goldens->add_subcommand(
       "regenerate",
@@ -35,13 +36,17 @@ int RunGoldensCommand(const GoldensCommand& cmd) {
     return 0;
   }
   if (g.written) {
-    std::printf("%zu of %zu golden cases changed; wrote %s/*.txt — document the spec change in "
-                "the commit\n", g.changes.size(), cases, cmd.dir.c_str());
+    std::printf(
+        "%zu of %zu golden cases changed; wrote %s/*.txt — document the spec change in "
+        "the commit\n",
+        g.changes.size(), cases, cmd.dir.c_str());
     return 0;
   }
-  std::printf("%zu of %zu golden cases differ from the committed values; nothing written. A "
-              "golden value changes only with a documented spec change: rerun with "
-              "--confirm-spec-change to write them\n", g.changes.size(), cases);
+  std::printf(
+      "%zu of %zu golden cases differ from the committed values; nothing written. A "
+      "golden value changes only with a documented spec change: rerun with "
+      "--confirm-spec-change to write them\n",
+      g.changes.size(), cases);
   return 1;
 }
 

@@ -89,8 +89,9 @@ int main(int argc, char** argv) {
   trail::cli::SelftestOptions st;
   std::string thread_list = "1,2,7";
   auto* selftest = app.add_subcommand(
-      "selftest", "Run the RepOps golden-hash suite on every SIMD target of this machine and say "
-                  "whether it reproduces the reference bits");
+      "selftest",
+      "Run the RepOps golden-hash suite on every SIMD target of this machine and say "
+      "whether it reproduces the reference bits");
   selftest->add_option("--threads", thread_list, "Comma-separated thread counts to try")
       ->capture_default_str();
   selftest->add_option("--backend", st.backend, "Only this backend (reference, AVX2, NEON, ...)");

@@ -32,8 +32,9 @@ constexpr double kKaplanParamsExponent = 0.73, kKaplanTokensExponent = 0.27;
 
 void AddFit(CLI::App* plan, PlanCommand& c) {
   c.fit = plan->add_subcommand(
-      "fit", "Fit L(N, D) = E + A/N^alpha + B/D^beta to finished runs (Huber on ln L, many "
-             "starts), with bootstrap intervals and the compute-optimal N*, D* per budget");
+      "fit",
+      "Fit L(N, D) = E + A/N^alpha + B/D^beta to finished runs (Huber on ln L, many "
+      "starts), with bootstrap intervals and the compute-optimal N*, D* per budget");
   c.fit->add_option("runs", c.runs, "Run directories (final validation loss, tokens, parameters)");
   c.fit->add_option("--points", c.points, "CSV files with columns params,tokens,loss");
   c.fit->add_option("--budget", c.budgets,
@@ -47,27 +48,38 @@ void AddFit(CLI::App* plan, PlanCommand& c) {
 
 void AddCost(CLI::App* plan, PlanCommand& c) {
   c.cost = plan->add_subcommand(
-      "cost", "What a recipe costs before it runs: parameters by kind, FLOPs per token and in "
-              "all, tokens per parameter, memory per process");
+      "cost",
+      "What a recipe costs before it runs: parameters by kind, FLOPs per token and in "
+      "all, tokens per parameter, memory per process");
   c.cost->add_option("--recipe", c.recipe, "The recipe (recipe.toml)")->required();
   auto* data = c.cost->add_option("--data", c.data,
                                   "The data manifest: vocabulary, sequence length, batch schedule");
   c.cost->add_option("--processes", c.processes, "Processes the mesh runs on")
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
-  auto* vocab = c.cost->add_option("--vocab", c.vocab, "Vocabulary size (without --data, when "
-                                   "the recipe has none)")->check(kPositive);
-  auto* seq = c.cost->add_option("--seq-len", c.seq_len, "Sequence length (without --data; "
-                                 "default the model's max_seq_len)")->check(kPositive);
+  auto* vocab = c.cost
+                    ->add_option("--vocab", c.vocab,
+                                 "Vocabulary size (without --data, when "
+                                 "the recipe has none)")
+                    ->check(kPositive);
+  auto* seq = c.cost
+                  ->add_option("--seq-len", c.seq_len,
+                               "Sequence length (without --data; "
+                               "default the model's max_seq_len)")
+                  ->check(kPositive);
   auto* windows = c.cost->add_option("--windows", c.windows, "Windows per step (without --data)")
-                      ->check(kPositive)->capture_default_str();
-  auto* micro = c.cost->add_option("--micro-batch-windows", c.micro_batch_windows,
-                                   "Windows per micro-batch (without --data)")
-                    ->check(kPositive)->capture_default_str();
+                      ->check(kPositive)
+                      ->capture_default_str();
+  auto* micro = c.cost
+                    ->add_option("--micro-batch-windows", c.micro_batch_windows,
+                                 "Windows per micro-batch (without --data)")
+                    ->check(kPositive)
+                    ->capture_default_str();
   for (auto* o : {vocab, seq, windows, micro}) data->excludes(o);
-  c.cost->add_option("--measure", c.measure,
-                     "Train this many real steps (in a temporary run, on this machine, one "
-                     "process) and estimate the run's time from the measured rate; needs --data")
+  c.cost
+      ->add_option("--measure", c.measure,
+                   "Train this many real steps (in a temporary run, on this machine, one "
+                   "process) and estimate the run's time from the measured rate; needs --data")
       ->check(CLI::Range(2, 100000))
       ->needs(data);
   c.cost->add_flag("--json", c.json, "Print the cost as JSON");
@@ -77,9 +89,9 @@ nlohmann::ordered_json CostJson(const plan::RunCost& r) {
   const model::ModelCost& n = r.model;
   nlohmann::ordered_json j;
   j["format"] = "trail.plan.cost.v1";
-  j["parameters"] = {{"embedding", n.embedding}, {"blocks", n.blocks}, {"lm_head", n.lm_head},
-                     {"norm_gains", n.norm_gains}, {"total", n.parameters},
-                     {"matmul", n.matmul_parameters}};
+  j["parameters"] = {{"embedding", n.embedding}, {"blocks", n.blocks},
+                     {"lm_head", n.lm_head},     {"norm_gains", n.norm_gains},
+                     {"total", n.parameters},    {"matmul", n.matmul_parameters}};
   j["seq_len"] = r.seq_len;
   j["steps"] = r.steps;
   j["tokens"] = r.tokens;
@@ -89,14 +101,16 @@ nlohmann::ordered_json CostJson(const plan::RunCost& r) {
   j["tokens_per_parameter"] = r.tokens_per_parameter;
   j["lengths"] = nlohmann::ordered_json::array();
   for (const train::LengthFlops& l : r.lengths) {
-    j["lengths"].push_back({{"seq_len", l.seq_len}, {"tokens", l.tokens},
-                            {"flops_per_token", l.flops_per_token}});
+    j["lengths"].push_back(
+        {{"seq_len", l.seq_len}, {"tokens", l.tokens}, {"flops_per_token", l.flops_per_token}});
   }
   j["processes"] = r.processes;
   for (const plan::ProcessMemory& m : r.memory) {
-    j["memory_bytes"].push_back({{"parameters", m.parameters}, {"gradients", m.gradients},
+    j["memory_bytes"].push_back({{"parameters", m.parameters},
+                                 {"gradients", m.gradients},
                                  {"gradient_buffers", m.gradient_buffers},
-                                 {"moments", m.moments}, {"activations", m.activations},
+                                 {"moments", m.moments},
+                                 {"activations", m.activations},
                                  {"total", m.total()}});
   }
   return j;
@@ -105,13 +119,14 @@ nlohmann::ordered_json CostJson(const plan::RunCost& r) {
 void PrintCost(const plan::RunCost& r) {
   const model::ModelCost& n = r.model;
   auto mib = [](int64_t b) { return double(b) / 1048576.0; };
-  std::printf("parameters %lld: embedding %lld, blocks %lld, LM head %lld%s, norm gains %lld; "
-              "multiplied per token %lld\n", (long long)n.parameters, (long long)n.embedding,
-              (long long)n.blocks, (long long)n.lm_head, n.lm_head == 0 ? " (tied)" : "",
-              (long long)n.norm_gains, (long long)n.matmul_parameters);
-  std::printf("FLOPs per token at T = %lld: %.4g (6N %.4g + attention %.4g)\n", (long long)r.seq_len,
-              n.flops_per_token, n.flops_per_token - n.attention_flops_per_token,
-              n.attention_flops_per_token);
+  std::printf(
+      "parameters %lld: embedding %lld, blocks %lld, LM head %lld%s, norm gains %lld; "
+      "multiplied per token %lld\n",
+      (long long)n.parameters, (long long)n.embedding, (long long)n.blocks, (long long)n.lm_head,
+      n.lm_head == 0 ? " (tied)" : "", (long long)n.norm_gains, (long long)n.matmul_parameters);
+  std::printf("FLOPs per token at T = %lld: %.4g (6N %.4g + attention %.4g)\n",
+              (long long)r.seq_len, n.flops_per_token,
+              n.flops_per_token - n.attention_flops_per_token, n.attention_flops_per_token);
   if (r.lengths.size() > 1) {
     std::printf("sequence-length curriculum:");
     for (const train::LengthFlops& l : r.lengths) {
@@ -120,9 +135,10 @@ void PrintCost(const plan::RunCost& r) {
     }
     std::printf("\n");
   }
-  std::printf("%lld steps, %.4g tokens: %.4g FLOPs, %.2f tokens per parameter (Chinchilla's "
-              "compute-optimal runs: about 20)\n", (long long)r.steps, r.tokens, r.total_flops,
-              r.tokens_per_parameter);
+  std::printf(
+      "%lld steps, %.4g tokens: %.4g FLOPs, %.2f tokens per parameter (Chinchilla's "
+      "compute-optimal runs: about 20)\n",
+      (long long)r.steps, r.tokens, r.total_flops, r.tokens_per_parameter);
   std::printf("memory per process (MiB) on %lld process(es):\n", (long long)r.processes);
   std::printf("  %7s %10s %10s %10s %11s %10s\n", "process", "params", "gradients", "moments",
               "activations", "total");
@@ -140,19 +156,25 @@ void AddMeasurement(const PlanCommand& c, const plan::RunCost& cost, nlohmann::o
   const plan::StepRate r = plan::MeasureStepRate(c.recipe, c.data, c.measure);
   const double seconds = r.seconds_per_token * cost.tokens;
   if (j != nullptr) {
-    (*j)["measured"] = {{"steps", r.steps}, {"median_step_seconds", r.median_step_seconds},
+    (*j)["measured"] = {{"steps", r.steps},
+                        {"median_step_seconds", r.median_step_seconds},
                         {"seconds_per_token", r.seconds_per_token},
                         {"tokens_per_second", 1.0 / r.seconds_per_token},
                         {"estimated_seconds", seconds}};
     return;
   }
   const bool hours = seconds >= 7200, minutes = seconds >= 120;
-  std::printf("measured on this machine (one process, %lld steps after the first): median step "
-              "%.4g s, %.4g tokens/s -> %lld steps of %.4g tokens in about %.3g %s\n",
-              (long long)r.steps, r.median_step_seconds, 1.0 / r.seconds_per_token,
-              (long long)cost.steps, cost.tokens,
-              hours ? seconds / 3600 : minutes ? seconds / 60 : seconds,
-              hours ? "h" : minutes ? "min" : "s");
+  std::printf(
+      "measured on this machine (one process, %lld steps after the first): median step "
+      "%.4g s, %.4g tokens/s -> %lld steps of %.4g tokens in about %.3g %s\n",
+      (long long)r.steps, r.median_step_seconds, 1.0 / r.seconds_per_token, (long long)cost.steps,
+      cost.tokens,
+      hours     ? seconds / 3600
+      : minutes ? seconds / 60
+                : seconds,
+      hours     ? "h"
+      : minutes ? "min"
+                : "s");
 }
 
 int RunCostCommand(const PlanCommand& c) {
@@ -189,8 +211,9 @@ int RunCostCommand(const PlanCommand& c) {
 
 void AddSweep(CLI::App* plan, PlanCommand& c) {
   c.sweep = plan->add_subcommand(
-      "sweep", "Write the recipes of an IsoFLOP grid (each budget x each width) and run.sh, "
-               "which trains them and fits the law to their final losses");
+      "sweep",
+      "Write the recipes of an IsoFLOP grid (each budget x each width) and run.sh, "
+      "which trains them and fits the law to their final losses");
   c.sweep->add_option("--recipe", c.recipe, "The base recipe")->required();
   c.sweep->add_option("--data", c.data, "The data manifest the runs train on")->required();
   c.sweep->add_option("--budget", c.budgets, "Training FLOPs per run (repeat)")->required();
@@ -200,7 +223,8 @@ void AddSweep(CLI::App* plan, PlanCommand& c) {
   c.sweep->add_option("--min-steps", c.min_steps, "Leave out runs shorter than this")
       ->check(kPositive)
       ->capture_default_str();
-  c.sweep->add_option("--out", c.out, "Directory for the recipes, sweep.json and run.sh")->required();
+  c.sweep->add_option("--out", c.out, "Directory for the recipes, sweep.json and run.sh")
+      ->required();
 }
 
 std::string ShellQuote(const std::string& s) {
@@ -218,17 +242,23 @@ int RunSweepCommand(const PlanCommand& c) {
   nlohmann::ordered_json j;
   j["format"] = "trail.plan.sweep.v1";
   j["data"] = data;
-  std::string script = "#!/bin/sh\n# Trains every run of the sweep, then fits the law. Written by "
-                       "`trail plan sweep`.\nset -e\ncd \"$(dirname \"$0\")\"\ntrail=${TRAIL:-trail}\n";
+  std::string script =
+      "#!/bin/sh\n# Trains every run of the sweep, then fits the law. Written by "
+      "`trail plan sweep`.\nset -e\ncd \"$(dirname \"$0\")\"\ntrail=${TRAIL:-trail}\n";
   std::string runs;
-  std::printf("%-18s %8s %8s %12s %8s %12s %12s\n", "run", "d_model", "d_ff", "parameters",
-              "steps", "tokens", "FLOPs");
+  std::printf("%-18s %8s %8s %12s %8s %12s %12s\n", "run", "d_model", "d_ff", "parameters", "steps",
+              "tokens", "FLOPs");
   for (const plan::SweepRun& r : sweep.runs) {
     std::filesystem::create_directories(c.out + "/" + r.name);
     WriteFileAtomic(c.out + "/" + r.name + "/recipe.toml", r.recipe_text);
-    j["runs"].push_back({{"name", r.name}, {"budget", r.budget}, {"d_model", r.d_model},
-                         {"d_ff", r.d_ff}, {"parameters", r.parameters}, {"steps", r.steps},
-                         {"tokens", r.tokens}, {"flops", r.flops}});
+    j["runs"].push_back({{"name", r.name},
+                         {"budget", r.budget},
+                         {"d_model", r.d_model},
+                         {"d_ff", r.d_ff},
+                         {"parameters", r.parameters},
+                         {"steps", r.steps},
+                         {"tokens", r.tokens},
+                         {"flops", r.flops}});
     script += "\"$trail\" train --recipe " + r.name + "/recipe.toml --data " + ShellQuote(data) +
               " --run " + r.name + "/run --quiet\n";
     runs += " " + r.name + "/run";
@@ -253,10 +283,12 @@ int RunSweepCommand(const PlanCommand& c) {
 #if TRAIL_WITH_CORPUS
 void AddDataView(CLI::App* plan, PlanCommand& c) {
   c.data_view = plan->add_subcommand(
-      "data", "Effective data: per source, documents and bytes read, dropped as exact or near "
-              "duplicates or by filters, kept, their tokens, and the epochs a run sees");
+      "data",
+      "Effective data: per source, documents and bytes read, dropped as exact or near "
+      "duplicates or by filters, kept, their tokens, and the epochs a run sees");
   c.data_view->add_option("--lineage", c.lineage, "The corpus build's lineage.sqlite")->required();
-  auto* data = c.data_view->add_option("--data", c.data, "A data manifest over the corpus's shards");
+  auto* data =
+      c.data_view->add_option("--data", c.data, "A data manifest over the corpus's shards");
   c.data_view->add_option("--steps", c.steps, "Steps of the run (with --data): epochs per source")
       ->check(kPositive)
       ->needs(data);
@@ -268,8 +300,10 @@ std::map<std::string, double> EpochsBySource(const std::string& manifest, int64_
   std::map<std::string, double> out;
   if (manifest.empty() || steps == 0) return out;
   data::CanonicalStream stream(data::LoadManifest(manifest));
-  const data::Json shares = data::SourceShares(stream, data::WindowsBeforeStep(stream.manifest(), steps));
-  for (const auto& r : shares["sources"]) out[r["source"].get<std::string>()] = r["epochs"].get<double>();
+  const data::Json shares =
+      data::SourceShares(stream, data::WindowsBeforeStep(stream.manifest(), steps));
+  for (const auto& r : shares["sources"])
+    out[r["source"].get<std::string>()] = r["epochs"].get<double>();
   return out;
 }
 
@@ -279,9 +313,9 @@ int RunDataView(const PlanCommand& c) {
   nlohmann::ordered_json j;
   j["format"] = "trail.plan.data.v1";
   if (!c.json) {
-    std::printf("%-14s %9s %11s %9s %9s %9s %11s %12s %13s %7s %8s\n", "source", "docs read", "bytes read",
-                "exact dup", "near dup", "filtered", "kept bytes", "kept tokens", "nominal (est)",
-                "kept %", "epochs");
+    std::printf("%-14s %9s %11s %9s %9s %9s %11s %12s %13s %7s %8s\n", "source", "docs read",
+                "bytes read", "exact dup", "near dup", "filtered", "kept bytes", "kept tokens",
+                "nominal (est)", "kept %", "epochs");
   }
   for (const corpus::SourceEffectiveData& s : sources) {
     const auto e = epochs.find(s.source);
@@ -290,10 +324,14 @@ int RunDataView(const PlanCommand& c) {
       auto db = [](const corpus::DocsBytes& d) {
         return nlohmann::ordered_json{{"documents", d.documents}, {"bytes", d.bytes}};
       };
-      nlohmann::ordered_json row = {{"source", s.source}, {"read", db(s.read)},
-                                    {"exact_dup", db(s.exact_dup)}, {"near_dup", db(s.near_dup)},
-                                    {"filtered", db(s.filtered)}, {"kept", db(s.kept)},
-                                    {"tokens", s.tokens}, {"kept_tokens", s.total_tokens()},
+      nlohmann::ordered_json row = {{"source", s.source},
+                                    {"read", db(s.read)},
+                                    {"exact_dup", db(s.exact_dup)},
+                                    {"near_dup", db(s.near_dup)},
+                                    {"filtered", db(s.filtered)},
+                                    {"kept", db(s.kept)},
+                                    {"tokens", s.tokens},
+                                    {"kept_tokens", s.total_tokens()},
                                     {"nominal_tokens_estimate", s.nominal_tokens()}};
       if (e != epochs.end()) row["epochs"] = e->second;
       j["sources"].push_back(row);
@@ -301,12 +339,17 @@ int RunDataView(const PlanCommand& c) {
     }
     std::printf("%-14s %9lld %11lld %9lld %9lld %9lld %11lld %12lld %13.4g %6.1f%% %8s\n",
                 s.source.c_str(), (long long)s.read.documents, (long long)s.read.bytes,
-                (long long)s.exact_dup.bytes, (long long)s.near_dup.bytes, (long long)s.filtered.bytes,
-                (long long)s.kept.bytes, (long long)s.total_tokens(), s.nominal_tokens(),
-                100 * kept_share, e == epochs.end() ? "-" : std::to_string(e->second).substr(0, 6).c_str());
+                (long long)s.exact_dup.bytes, (long long)s.near_dup.bytes,
+                (long long)s.filtered.bytes, (long long)s.kept.bytes, (long long)s.total_tokens(),
+                s.nominal_tokens(), 100 * kept_share,
+                e == epochs.end() ? "-" : std::to_string(e->second).substr(0, 6).c_str());
   }
-  if (c.json) std::printf("%s\n", j.dump(2).c_str());
-  else std::printf("(dup and filter columns in bytes; nominal tokens: bytes read at the kept bytes per token)\n");
+  if (c.json)
+    std::printf("%s\n", j.dump(2).c_str());
+  else
+    std::printf(
+        "(dup and filter columns in bytes; nominal tokens: bytes read at the kept bytes per "
+        "token)\n");
   return 0;
 }
 #endif
@@ -315,23 +358,29 @@ nlohmann::ordered_json IntervalJson(double value, const plan::Interval& i) {
   return {{"value", value}, {"low", i.low}, {"high", i.high}};
 }
 
-nlohmann::ordered_json FitJson(const std::vector<plan::SourcedPoint>& points, const plan::ScalingFit& f) {
+nlohmann::ordered_json FitJson(const std::vector<plan::SourcedPoint>& points,
+                               const plan::ScalingFit& f) {
   nlohmann::ordered_json j;
   j["format"] = "trail.plan.fit.v1";
   for (const plan::SourcedPoint& p : points) {
-    j["points"].push_back({{"source", p.source}, {"params", p.point.params},
-                           {"tokens", p.point.tokens}, {"loss", p.point.loss},
+    j["points"].push_back({{"source", p.source},
+                           {"params", p.point.params},
+                           {"tokens", p.point.tokens},
+                           {"loss", p.point.loss},
                            {"fitted_loss", f.law.Loss(p.point.params, p.point.tokens)}});
   }
-  j["law"] = {{"E", IntervalJson(f.law.E, f.E)}, {"A", IntervalJson(f.law.A, f.A)},
-              {"B", IntervalJson(f.law.B, f.B)}, {"alpha", IntervalJson(f.law.alpha, f.alpha)},
+  j["law"] = {{"E", IntervalJson(f.law.E, f.E)},
+              {"A", IntervalJson(f.law.A, f.A)},
+              {"B", IntervalJson(f.law.B, f.B)},
+              {"alpha", IntervalJson(f.law.alpha, f.alpha)},
               {"beta", IntervalJson(f.law.beta, f.beta)}};
   j["huber_objective"] = f.objective;
   j["rms_log_error"] = f.rms_log_error;
   j["bootstrap_fits"] = f.bootstrap_fits;
   j["degenerate_fits"] = f.degenerate_fits;
   const double s = f.law.alpha + f.law.beta;
-  j["optimal_exponents"] = {{"params", f.law.beta / s}, {"tokens", f.law.alpha / s},
+  j["optimal_exponents"] = {{"params", f.law.beta / s},
+                            {"tokens", f.law.alpha / s},
                             {"kaplan_params", kKaplanParamsExponent},
                             {"kaplan_tokens", kKaplanTokensExponent}};
   for (const plan::BudgetOptimum& b : f.budgets) {
@@ -349,26 +398,35 @@ void PrintFit(const std::vector<plan::SourcedPoint>& points, const plan::Scaling
     std::printf("%-40s %12.4g %12.4g %9.4f %9.4f\n", p.source.c_str(), p.point.params,
                 p.point.tokens, p.point.loss, f.law.Loss(p.point.params, p.point.tokens));
   }
-  std::printf("\nL(N, D) = E + A/N^alpha + B/D^beta  (Huber delta 1e-3 on ln L; rms error of ln L "
-              "%.4g; 95%% intervals from %d bootstrap fits)\n", f.rms_log_error, f.bootstrap_fits);
+  std::printf(
+      "\nL(N, D) = E + A/N^alpha + B/D^beta  (Huber delta 1e-3 on ln L; rms error of ln L "
+      "%.4g; 95%% intervals from %d bootstrap fits)\n",
+      f.rms_log_error, f.bootstrap_fits);
   const std::pair<const char*, std::pair<double, plan::Interval>> rows[] = {
-      {"E", {f.law.E, f.E}}, {"A", {f.law.A, f.A}}, {"B", {f.law.B, f.B}},
-      {"alpha", {f.law.alpha, f.alpha}}, {"beta", {f.law.beta, f.beta}}};
+      {"E", {f.law.E, f.E}},
+      {"A", {f.law.A, f.A}},
+      {"B", {f.law.B, f.B}},
+      {"alpha", {f.law.alpha, f.alpha}},
+      {"beta", {f.law.beta, f.beta}}};
   for (const auto& [name, v] : rows) {
     std::printf("  %-6s %12.5g   [%.5g, %.5g]\n", name, v.first, v.second.low, v.second.high);
   }
   if (f.degenerate_fits > 0) {
-    std::printf("  (%d more bootstrap fits had an exponent <= 0 and are left out: the runs do not "
-                "pin the law down; add runs over a wider range of N and D)\n", f.degenerate_fits);
+    std::printf(
+        "  (%d more bootstrap fits had an exponent <= 0 and are left out: the runs do not "
+        "pin the law down; add runs over a wider range of N and D)\n",
+        f.degenerate_fits);
   }
   const double s = f.law.alpha + f.law.beta;
-  std::printf("\ncompute-optimal growth (C = 6ND): N* ~ C^%.3f, D* ~ C^%.3f  (Kaplan et al. 2020, "
-              "another law: N ~ C^%.2f, D ~ C^%.2f)\n", f.law.beta / s, f.law.alpha / s,
-              kKaplanParamsExponent, kKaplanTokensExponent);
+  std::printf(
+      "\ncompute-optimal growth (C = 6ND): N* ~ C^%.3f, D* ~ C^%.3f  (Kaplan et al. 2020, "
+      "another law: N ~ C^%.2f, D ~ C^%.2f)\n",
+      f.law.beta / s, f.law.alpha / s, kKaplanParamsExponent, kKaplanTokensExponent);
   for (const plan::BudgetOptimum& b : f.budgets) {
-    std::printf("  C = %.3g FLOPs: N* = %.4g [%.3g, %.3g], D* = %.4g [%.3g, %.3g], %.1f tokens/param\n",
-                b.flops, b.optimum.params, b.params.low, b.params.high, b.optimum.tokens,
-                b.tokens.low, b.tokens.high, b.optimum.tokens / b.optimum.params);
+    std::printf(
+        "  C = %.3g FLOPs: N* = %.4g [%.3g, %.3g], D* = %.4g [%.3g, %.3g], %.1f tokens/param\n",
+        b.flops, b.optimum.params, b.params.low, b.params.high, b.optimum.tokens, b.tokens.low,
+        b.tokens.high, b.optimum.tokens / b.optimum.params);
   }
 }
 
@@ -384,7 +442,8 @@ int RunFit(const PlanCommand& c) {
   o.budgets = c.budgets;
   if (o.budgets.empty()) {
     double largest = 0;
-    for (const plan::SourcedPoint& p : points) largest = std::max(largest, 6 * p.point.params * p.point.tokens);
+    for (const plan::SourcedPoint& p : points)
+      largest = std::max(largest, 6 * p.point.params * p.point.tokens);
     o.budgets = {largest, 100 * largest};
   }
   std::vector<plan::LossPoint> bare;
@@ -401,7 +460,8 @@ int RunFit(const PlanCommand& c) {
 }  // namespace
 
 void AddPlanCommand(CLI::App& app, PlanCommand& c) {
-  c.plan = app.add_subcommand("plan", "Plan runs: a recipe's cost, scaling laws fitted to finished runs");
+  c.plan = app.add_subcommand("plan",
+                              "Plan runs: a recipe's cost, scaling laws fitted to finished runs");
   c.plan->require_subcommand(1);
   AddCost(c.plan, c);
   AddSweep(c.plan, c);

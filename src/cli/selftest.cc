@@ -28,13 +28,16 @@ void PrintJson(const train::SelftestReport& r) {
   j["device"] = r.device;
   j["golden_cases"] = r.golden_cases;
   for (const auto& o : r.runs) {
-    j["runs"].push_back({{"backend", o.backend}, {"threads", o.threads}, {"cases", o.cases},
-                         {"mismatched", o.mismatched}, {"missing_from_golden", o.missing},
+    j["runs"].push_back({{"backend", o.backend},
+                         {"threads", o.threads},
+                         {"cases", o.cases},
+                         {"mismatched", o.mismatched},
+                         {"missing_from_golden", o.missing},
                          {"seconds", o.seconds}});
   }
   j["not_runnable_here"] = r.not_runnable;
-  j["data_stream"] = {{"reproduces", r.stream_ok}, {"digest", r.stream_digest},
-                      {"seconds", r.stream_seconds}};
+  j["data_stream"] = {
+      {"reproduces", r.stream_ok}, {"digest", r.stream_digest}, {"seconds", r.stream_seconds}};
   std::cout << j.dump(2) << "\n";
 }
 

@@ -8,7 +8,7 @@ namespace trail::cli {
 
 struct SelftestOptions {
   std::vector<int> threads = {1, 2, 7};
-  std::string backend;        // empty: every SIMD target available here
+  std::string backend;         // empty: every SIMD target available here
   std::string device = "cpu";  // where the golden training runs run
   bool json = false;
 };

@@ -156,11 +156,13 @@ void AddTokenizerCommand(CLI::App& app, TokenizerCommand& cmd) {
 
   cmd.train = cmd.tokenizer->add_subcommand(
       "train", "Train a byte-level BPE tokenizer; writes a Hugging Face tokenizer.json");
-  cmd.train->add_option("--input", o.files, "Text files (each one document) or dolma *.jsonl[.gz|.zst]")
+  cmd.train
+      ->add_option("--input", o.files, "Text files (each one document) or dolma *.jsonl[.gz|.zst]")
       ->required();
-  cmd.train->add_option("--input-format", o.input_format,
-                        "auto (JSONL by the .jsonl[.gz|.zst] suffix, else one document per "
-                        "file), jsonl or text")
+  cmd.train
+      ->add_option("--input-format", o.input_format,
+                   "auto (JSONL by the .jsonl[.gz|.zst] suffix, else one document per "
+                   "file), jsonl or text")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "jsonl", "text"}));
   cmd.train->add_option("--vocab-size", o.vocab_size, "Vocabulary size, specials included")
@@ -176,8 +178,9 @@ void AddTokenizerCommand(CLI::App& app, TokenizerCommand& cmd) {
   cmd.train->add_option("--output", o.output, "tokenizer.json to write")->required();
 
   cmd.contract = cmd.tokenizer->add_subcommand(
-      "contract", "Write tokenizer.contract.json (artifact hash, ids, pattern, bytes/token) and "
-                  "print its hash");
+      "contract",
+      "Write tokenizer.contract.json (artifact hash, ids, pattern, bytes/token) and "
+      "print its hash");
   cmd.contract->add_option("--tokenizer", o.tokenizer, path_help)->required();
   cmd.contract->add_option("--bos", o.bos, "BOS special token text");
   cmd.contract->add_option("--eos", o.eos, "EOS special token text");

@@ -16,11 +16,13 @@
 namespace trail::cli {
 
 void AddTrainCommand(CLI::App& app, TrainCommand& c) {
-  c.train = app.add_subcommand(
-      "train", "Train a model (bit-reproducible) and record its trajectory, metrics and "
-               "checkpoints in a run directory");
+  c.train =
+      app.add_subcommand("train",
+                         "Train a model (bit-reproducible) and record its trajectory, metrics and "
+                         "checkpoints in a run directory");
   c.train->add_option("--recipe", c.recipe, "The training recipe (TOML)");
-  c.train->add_option("--data", c.data, "The data manifest (JSON); on --resume the run's by default");
+  c.train->add_option("--data", c.data,
+                      "The data manifest (JSON); on --resume the run's by default");
   c.train->add_option("--run", c.run, "The run directory");
   c.train->add_flag("--resume", c.resume,
                     "Continue the run from its newest valid checkpoint, re-checking the steps "
@@ -30,17 +32,19 @@ void AddTrainCommand(CLI::App& app, TrainCommand& c) {
       ->check(CLI::Range(1, 1024));
   c.train->add_flag("--quiet", c.quiet, "No progress lines");
   c.train->add_flag("--no-verify", c.no_verify, "Do not rehash the data shards when opening");
-  c.train->add_option("--trace-every", c.trace_every,
-                      "Record an operation trace of every K-th step in <run>/traces/ (for "
-                      "`trail audit bisect`)")
+  c.train
+      ->add_option("--trace-every", c.trace_every,
+                   "Record an operation trace of every K-th step in <run>/traces/ (for "
+                   "`trail audit bisect`)")
       ->check(kNonNegative);
   c.train->add_option("--key", c.key,
                       "Ed25519 private key (from `trail audit keygen`) that signs the run's "
                       "attestation.json when it finishes");
   AddDeviceOption(c.train, c.device);
   c.verify = c.train->add_subcommand(
-      "verify", "Check a run's files without executing a step: recipe and manifest hashes, the "
-                "trajectory's chain, every checkpoint's files and chain");
+      "verify",
+      "Check a run's files without executing a step: recipe and manifest hashes, the "
+      "trajectory's chain, every checkpoint's files and chain");
   c.verify->add_option("--run", c.run, "The run directory")->required();
 }
 
@@ -49,9 +53,10 @@ namespace {
 int RunVerify(const std::string& run) {
   const train::RunCheck r = train::RunDirectory(run).Verify();
   for (const std::string& p : r.problems) std::printf("FAIL %s\n", p.c_str());
-  std::printf("%s: %lld trajectory records chained from genesis, %zu checkpoints verified, %zu "
-              "problems\n", run.c_str(), static_cast<long long>(r.steps), r.checkpoints.size(),
-              r.problems.size());
+  std::printf(
+      "%s: %lld trajectory records chained from genesis, %zu checkpoints verified, %zu "
+      "problems\n",
+      run.c_str(), static_cast<long long>(r.steps), r.checkpoints.size(), r.problems.size());
   return r.ok() ? 0 : 1;
 }
 

@@ -27,7 +27,8 @@ const char* kTreeFoldOrder[] = {"0",
                                 "(((0+1)+(2+3))+((4+5)+(6+7)))"};
 
 std::string FoldOrder(int R, size_t* resident = nullptr) {
-  TreeFold<std::string> fold([](std::string& l, const std::string& r) { l = "(" + l + "+" + r + ")"; });
+  TreeFold<std::string> fold(
+      [](std::string& l, const std::string& r) { l = "(" + l + "+" + r + ")"; });
   for (int i = 0; i < R; ++i) fold.Push(std::to_string(i));
   std::string out = fold.Finish();
   if (resident) *resident = fold.max_resident();
@@ -122,9 +123,8 @@ TEST(LocalFold, EndsWithTheLocalRootsAndHoldsFewPartials) {
       for (int P = 1; P <= K; ++P) {
         for (int p = 0; p < P; ++p) {
           const RankRange own = LogicalRanksOf(p, P, K);
-          LocalFold<std::string> fold(t, own, [](std::string& l, std::string& r) {
-            l = "(" + l + "+" + r + ")";
-          });
+          LocalFold<std::string> fold(
+              t, own, [](std::string& l, std::string& r) { l = "(" + l + "+" + r + ")"; });
           for (int64_t k = own.begin; k < own.end; ++k) {
             fold.Push(k, std::to_string(k), [](std::string&&) {});
           }

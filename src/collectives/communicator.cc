@@ -38,8 +38,7 @@ void Communicator::Exchange(std::span<const std::span<const std::byte>> send,
     if (static_cast<int>(q) != rank()) bytes_sent_ += static_cast<int64_t>(send[q].size());
   }
   Transfer(send, recv);
-  exchange_seconds_ +=
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  exchange_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 std::vector<std::vector<uint8_t>> Communicator::AllGather(std::span<const uint8_t> mine) {

@@ -23,8 +23,8 @@ namespace trail::collectives {
 class Communicator {
  public:
   virtual ~Communicator() = default;
-  virtual int rank() const = 0;  // this process
-  virtual int size() const = 0;  // processes in the job
+  virtual int rank() const = 0;          // this process
+  virtual int size() const = 0;          // processes in the job
   virtual std::string name() const = 0;  // "in-process" or "mpi"
 
   // The one primitive: this process sends send[q] to process q (send.size() == size()) and
@@ -61,8 +61,8 @@ template <class T>
 std::vector<T> AllGatherItems(Communicator& comm, std::span<const T> mine) {
   static_assert(std::is_trivially_copyable_v<T>);
   std::vector<T> out;
-  for (const std::vector<uint8_t>& from : comm.AllGather(
-           {reinterpret_cast<const uint8_t*>(mine.data()), mine.size() * sizeof(T)})) {
+  for (const std::vector<uint8_t>& from :
+       comm.AllGather({reinterpret_cast<const uint8_t*>(mine.data()), mine.size() * sizeof(T)})) {
     TRAIL_CHECK(from.size() % sizeof(T) == 0, "a process sent a torn record (", from.size(),
                 " bytes for items of ", sizeof(T), ")");
     const size_t n = from.size() / sizeof(T);

@@ -2,8 +2,7 @@
 
 namespace trail::collectives {
 
-float* EvaluateTree(const ReductionTree& tree, int node, std::vector<float*>& have,
-                    int64_t count) {
+float* EvaluateTree(const ReductionTree& tree, int node, std::vector<float*>& have, int64_t count) {
   if (have[node] != nullptr) {
     float* out = have[node];
     have[node] = nullptr;  // each partial is one operand of the tree
@@ -59,8 +58,7 @@ std::span<float> ReduceScatterMesh(Communicator& comm, const ReductionTree& tree
       have[roots_of[p][i]] = in[p].data() + i * range_len(me);
     }
   }
-  return {EvaluateTree(tree, tree.root(), have, range_len(me)),
-          static_cast<size_t>(range_len(me))};
+  return {EvaluateTree(tree, tree.root(), have, range_len(me)), static_cast<size_t>(range_len(me))};
 }
 
 void AllGatherRanges(Communicator& comm, std::span<const int64_t> bounds,
@@ -69,7 +67,8 @@ void AllGatherRanges(Communicator& comm, std::span<const int64_t> bounds,
                      MeshBuffers& buffers) {
   const int P = comm.size(), me = comm.rank();
   TRAIL_CHECK(static_cast<int64_t>(mine.size()) == bounds[me + 1] - bounds[me],
-              "all-gather: ", mine.size(), " elements for a range of ", bounds[me + 1] - bounds[me]);
+              "all-gather: ", mine.size(), " elements for a range of ",
+              bounds[me + 1] - bounds[me]);
   std::vector<std::span<const float>> send(P, mine);
   std::vector<std::vector<float>>& in = buffers.recv;
   in.resize(P);

@@ -51,8 +51,9 @@ class Mpi final : public Communicator {
       if (p == rank_) continue;
       for (size_t off = 0, tag = 0; off < recv[p].size(); off += kPiece, ++tag) {
         reqs.emplace_back();
-        Check(MPI_Irecv(recv[p].data() + off, static_cast<int>(std::min(kPiece, recv[p].size() - off)),
-                        MPI_BYTE, p, static_cast<int>(tag), MPI_COMM_WORLD, &reqs.back()),
+        Check(MPI_Irecv(recv[p].data() + off,
+                        static_cast<int>(std::min(kPiece, recv[p].size() - off)), MPI_BYTE, p,
+                        static_cast<int>(tag), MPI_COMM_WORLD, &reqs.back()),
               "receive");
       }
     }
@@ -60,14 +61,16 @@ class Mpi final : public Communicator {
       if (q == rank_) continue;
       for (size_t off = 0, tag = 0; off < send[q].size(); off += kPiece, ++tag) {
         reqs.emplace_back();
-        Check(MPI_Isend(send[q].data() + off, static_cast<int>(std::min(kPiece, send[q].size() - off)),
-                        MPI_BYTE, q, static_cast<int>(tag), MPI_COMM_WORLD, &reqs.back()),
+        Check(MPI_Isend(send[q].data() + off,
+                        static_cast<int>(std::min(kPiece, send[q].size() - off)), MPI_BYTE, q,
+                        static_cast<int>(tag), MPI_COMM_WORLD, &reqs.back()),
               "send");
       }
     }
     TRAIL_CHECK(send[rank_].size() == recv[rank_].size(), "exchange: ", send[rank_].size(),
                 " bytes to self into ", recv[rank_].size());
-    if (!send[rank_].empty()) std::memcpy(recv[rank_].data(), send[rank_].data(), send[rank_].size());
+    if (!send[rank_].empty())
+      std::memcpy(recv[rank_].data(), send[rank_].data(), send[rank_].size());
     Check(MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE), "wait");
   }
 

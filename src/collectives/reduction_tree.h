@@ -30,7 +30,7 @@ RankRange LogicalRanksOf(int64_t process, int64_t processes, int64_t logical_ran
 class ReductionTree {
  public:
   struct Node {
-    int left = -1, right = -1;   // children (-1 for a leaf)
+    int left = -1, right = -1;  // children (-1 for a leaf)
     int parent = -1;
     int64_t first = 0, last = 0;  // the logical ranks below it: [first, last)
   };

@@ -36,8 +36,8 @@ class ThreadGroup::Member final : public Communicator {
   int rank_;
 };
 
-ThreadGroup::ThreadGroup(int processes) : P_(processes), slots_(processes * processes),
-                                          sync_(processes) {}
+ThreadGroup::ThreadGroup(int processes)
+    : P_(processes), slots_(processes * processes), sync_(processes) {}
 
 void ThreadGroup::Run(const std::function<void(Communicator&)>& body) {
   // The first failure is the one to report: the others may only be its echo in a collective.

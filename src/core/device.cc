@@ -24,9 +24,12 @@ class CpuAllocator final : public Allocator {
 
 std::string Device::ToString() const {
   switch (kind) {
-    case DeviceKind::kCpu: return "cpu";
-    case DeviceKind::kGuarded: return "guarded";
-    case DeviceKind::kCuda: return "cuda:" + std::to_string(index);
+    case DeviceKind::kCpu:
+      return "cpu";
+    case DeviceKind::kGuarded:
+      return "guarded";
+    case DeviceKind::kCuda:
+      return "cuda:" + std::to_string(index);
   }
   return "?";
 }
@@ -107,8 +110,7 @@ TensorView Buffer::view() const { return view({numel_}); }
 
 TensorView Buffer::view(std::initializer_list<int64_t> shape) const {
   TensorView v = TensorView::Contiguous(data_, dtype_, device(), shape);
-  TRAIL_CHECK(v.numel() <= numel_, "a view of ", v.numel(), " elements of a buffer of ",
-              numel_);
+  TRAIL_CHECK(v.numel() <= numel_, "a view of ", v.numel(), " elements of a buffer of ", numel_);
   return v;
 }
 

@@ -132,9 +132,13 @@ class DeviceTensor {
   Device device() const { return buffer_.device(); }
   // The device pointer (host code may dereference it only on the cpu device).
   template <class T>
-  T* data() { return buffer_.data<T>(); }
+  T* data() {
+    return buffer_.data<T>();
+  }
   template <class T>
-  const T* data() const { return buffer_.data<T>(); }
+  const T* data() const {
+    return buffer_.data<T>();
+  }
   TensorView view() const { return buffer_.view(); }
 
  private:

@@ -77,7 +77,12 @@ TEST(GuardedMemory, ReadableOnlyInsideAWindow) {
   EXPECT_FALSE(mem.is_open());
   EXPECT_EQ(mem.live_allocations(), 1u);
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_DEATH({ volatile float x = b.data<float>()[0]; (void)x; }, "");
+  EXPECT_DEATH(
+      {
+        volatile float x = b.data<float>()[0];
+        (void)x;
+      },
+      "");
   EXPECT_DEATH(b.data<float>()[1] = 1.0f, "");
   GuardedWindow open(mem);
   EXPECT_EQ(b.data<float>()[2999], 7.0f);
@@ -94,7 +99,12 @@ TEST(GuardedMemory, WindowsNest) {
   EXPECT_FALSE(mem.is_open());
   EXPECT_THROW(mem.Close(), Error);
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_DEATH({ volatile float x = b.data<float>()[0]; (void)x; }, "");
+  EXPECT_DEATH(
+      {
+        volatile float x = b.data<float>()[0];
+        (void)x;
+      },
+      "");
 }
 
 }  // namespace

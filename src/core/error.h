@@ -44,8 +44,8 @@ template <class... Args>
 }  // namespace trail
 
 // TRAIL_CHECK(cond, "message parts", value, ...): throws trail::Error when cond is false.
-#define TRAIL_CHECK(cond, ...)                                                     \
-  do {                                                                             \
+#define TRAIL_CHECK(cond, ...)                                                        \
+  do {                                                                                \
     if (!(cond)) ::trail::detail::ThrowError(__FILE__, __LINE__, #cond, __VA_ARGS__); \
   } while (0)
 

@@ -89,9 +89,7 @@ AtomicFile::~AtomicFile() {
   if (!committed_) ::unlink(tmp_.c_str());
 }
 
-void AtomicFile::Write(const void* data, size_t n) {
-  WriteAt(size_, data, n);
-}
+void AtomicFile::Write(const void* data, size_t n) { WriteAt(size_, data, n); }
 
 void AtomicFile::WriteAt(uint64_t offset, const void* data, size_t n) {
   const auto* p = static_cast<const uint8_t*>(data);
@@ -120,8 +118,8 @@ void AtomicFile::Commit() {
 TempDir::TempDir(const std::string& prefix) {
   const char* base = std::getenv("TMPDIR");
   std::string tmpl = std::string(base ? base : "/tmp") + "/" + prefix + "-XXXXXX";
-  TRAIL_CHECK(::mkdtemp(tmpl.data()) != nullptr, tmpl, ": cannot create a temporary directory: ",
-              ErrnoText());
+  TRAIL_CHECK(::mkdtemp(tmpl.data()) != nullptr, tmpl,
+              ": cannot create a temporary directory: ", ErrnoText());
   path_ = tmpl;
 }
 
@@ -150,7 +148,8 @@ std::string ReadFileToString(const std::string& path) {
     // not a regular file) before the string grows.
     char probe = 0;
     const bool at_end = got == out.size();
-    const ssize_t n = at_end ? ::read(fd, &probe, 1) : ::read(fd, out.data() + got, out.size() - got);
+    const ssize_t n =
+        at_end ? ::read(fd, &probe, 1) : ::read(fd, out.data() + got, out.size() - got);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       const int err = errno;

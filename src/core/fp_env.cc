@@ -14,9 +14,9 @@ namespace trail {
 void SetContractFpMode() {
 #if defined(__x86_64__) || defined(__i386__)
   unsigned csr = _mm_getcsr();
-  csr &= ~(1u << 15);       // FTZ off
-  csr &= ~(1u << 6);        // DAZ off
-  csr &= ~(3u << 13);       // rounding control = nearest-even
+  csr &= ~(1u << 15);  // FTZ off
+  csr &= ~(1u << 6);   // DAZ off
+  csr &= ~(3u << 13);  // rounding control = nearest-even
   _mm_setcsr(csr);
 #elif defined(__aarch64__)
   uint64_t fpcr = __builtin_aarch64_get_fpcr64();

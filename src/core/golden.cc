@@ -17,7 +17,8 @@ bool IsLowerHex(const std::string& s) {
 }
 
 const char* Header(std::string_view set) {
-  if (set == "repops") return "# RepOps golden cases (docs/goldens.md): case name, SHA-256 of its output buffers.";
+  if (set == "repops")
+    return "# RepOps golden cases (docs/goldens.md): case name, SHA-256 of its output buffers.";
   if (set == "stream") return "# The canonical data stream's golden digest (docs/goldens.md).";
   return "# Golden training runs (docs/goldens.md): case name, final chained trajectory hash.";
 }
@@ -35,8 +36,8 @@ GoldenTable ParseGoldenTable(const std::string& text, const std::string& file) {
     std::istringstream ls(line);
     std::string name, digest, extra;
     ls >> name >> digest;
-    TRAIL_CHECK(!name.empty() && digest.size() == 64 && IsLowerHex(digest) && !(ls >> extra),
-                file, ", line ", lineno, ": expected '<case> <64 hex digits>', got '", line, "'");
+    TRAIL_CHECK(!name.empty() && digest.size() == 64 && IsLowerHex(digest) && !(ls >> extra), file,
+                ", line ", lineno, ": expected '<case> <64 hex digits>', got '", line, "'");
     TRAIL_CHECK(out.emplace(name, digest).second, file, ", line ", lineno, ": duplicate case '",
                 name, "'");
   }
@@ -46,8 +47,7 @@ GoldenTable ParseGoldenTable(const std::string& text, const std::string& file) {
 const GoldenTable& CommittedGoldens(std::string_view set) {
   static const GoldenTable repops = ParseGoldenTable(kGoldenRepopsText, "goldens/repops.txt");
   static const GoldenTable stream = ParseGoldenTable(kGoldenStreamText, "goldens/stream.txt");
-  static const GoldenTable training =
-      ParseGoldenTable(kGoldenTrainingText, "goldens/training.txt");
+  static const GoldenTable training = ParseGoldenTable(kGoldenTrainingText, "goldens/training.txt");
   if (set == "repops") return repops;
   if (set == "stream") return stream;
   TRAIL_CHECK(set == "training", "no golden set '", set, "' (repops, stream, training)");

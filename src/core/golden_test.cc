@@ -19,7 +19,9 @@ TEST(GoldenFile, ParsesCasesAndComments) {
 }
 
 TEST(GoldenFile, MalformedLinesAreClearErrors) {
-  for (const std::string& bad : std::vector<std::string>{"gemm deadbeef\n", "gemm " + std::string(64, 'A') + "\n", "gemm\n", "gemm " + kDigest + " extra\n"}) {
+  for (const std::string& bad :
+       std::vector<std::string>{"gemm deadbeef\n", "gemm " + std::string(64, 'A') + "\n", "gemm\n",
+                                "gemm " + kDigest + " extra\n"}) {
     try {
       ParseGoldenTable("# header\n" + bad);
       FAIL() << bad;
@@ -27,7 +29,8 @@ TEST(GoldenFile, MalformedLinesAreClearErrors) {
       EXPECT_NE(std::string(e.what()).find("golden file, line 2"), std::string::npos) << e.what();
     }
   }
-  EXPECT_THROW(ParseGoldenTable("a " + kDigest + "\na " + kDigest + "\n"), Error);  // duplicate case
+  EXPECT_THROW(ParseGoldenTable("a " + kDigest + "\na " + kDigest + "\n"),
+               Error);  // duplicate case
 }
 
 // Every set is committed and well formed; the file text round-trips.

@@ -25,8 +25,8 @@ void* GuardedAllocator::Allocate(size_t bytes) {
   const size_t len = PageRounded(bytes);
   const int prot = depth_ > 0 ? PROT_READ | PROT_WRITE : PROT_NONE;
   void* p = mmap(nullptr, len, prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  TRAIL_CHECK(p != MAP_FAILED, "guarded device: mapping ", len, " bytes failed: ",
-              std::strerror(errno));
+  TRAIL_CHECK(p != MAP_FAILED, "guarded device: mapping ", len,
+              " bytes failed: ", std::strerror(errno));
   live_.emplace(p, len);
   return p;
 }
@@ -41,8 +41,8 @@ void GuardedAllocator::Free(void* p, size_t) {
 
 void GuardedAllocator::ProtectAll(int prot) {
   for (const auto& [p, len] : live_) {
-    TRAIL_CHECK(mprotect(p, len, prot) == 0, "guarded device: mprotect failed: ",
-                std::strerror(errno));
+    TRAIL_CHECK(mprotect(p, len, prot) == 0,
+                "guarded device: mprotect failed: ", std::strerror(errno));
   }
 }
 

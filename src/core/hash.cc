@@ -150,9 +150,8 @@ void ForEachCanonicalPiece(DType dtype, const uint8_t* data, size_t count,
     const size_t n = std::min(kChunk, count - start);
     const uint8_t* src = data + start * esize;
     // Most chunks hold no NaN: hash them in place.
-    const bool has_nan = dtype == DType::kF32
-                             ? HasNan32(reinterpret_cast<const uint32_t*>(src), n)
-                             : HasNan64(reinterpret_cast<const uint64_t*>(src), n);
+    const bool has_nan = dtype == DType::kF32 ? HasNan32(reinterpret_cast<const uint32_t*>(src), n)
+                                              : HasNan64(reinterpret_cast<const uint64_t*>(src), n);
     if (!has_nan) {
       feed(src, n * esize);
       continue;
@@ -174,8 +173,7 @@ void ForEachCanonicalPiece(DType dtype, const uint8_t* data, size_t count,
 }
 
 void HashCanonicalElements(Sha256Hasher& h, DType dtype, const uint8_t* data, size_t count) {
-  ForEachCanonicalPiece(dtype, data, count,
-                        [&](const uint8_t* p, size_t n) { h.Update(p, n); });
+  ForEachCanonicalPiece(dtype, data, count, [&](const uint8_t* p, size_t n) { h.Update(p, n); });
 }
 
 void HashTensorHeader(Sha256Hasher& h, std::string_view tag, const std::string& name, DType dtype,

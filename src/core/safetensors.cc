@@ -97,8 +97,8 @@ SafetensorsFile ReadSafetensors(const std::string& path) {
   const uint64_t size = file.size();
   TRAIL_CHECK(size >= 8, path, ": truncated safetensors file (", size, " bytes)");
   const uint64_t header_len = GetU64(p);
-  TRAIL_CHECK(header_len <= size - 8, path, ": truncated safetensors file: header of ",
-              header_len, " bytes, file of ", size);
+  TRAIL_CHECK(header_len <= size - 8, path, ": truncated safetensors file: header of ", header_len,
+              " bytes, file of ", size);
   TRAIL_CHECK(header_len <= kMaxHeaderBytes, path, ": safetensors header of ", header_len,
               " bytes is beyond the format's limit of ", kMaxHeaderBytes);
   const json header = ParseHeader(reinterpret_cast<const char*>(p + 8),
@@ -107,7 +107,12 @@ SafetensorsFile ReadSafetensors(const std::string& path) {
   const uint64_t data_size = size - data_begin;
 
   SafetensorsFile out;
-  struct Entry { uint64_t begin, end; std::string name; DType dtype; std::vector<int64_t> shape; };
+  struct Entry {
+    uint64_t begin, end;
+    std::string name;
+    DType dtype;
+    std::vector<int64_t> shape;
+  };
   std::vector<Entry> entries;
   for (const auto& [name, v] : header.items()) {
     const std::string where = path + ": tensor '" + name + "'";
@@ -130,8 +135,10 @@ SafetensorsFile ReadSafetensors(const std::string& path) {
                 ": shape must be an array of at most ", kMaxRank, " dimensions");
     TRAIL_CHECK(v["dtype"].is_string(), where, ": dtype must be a string");
     Entry e{Unsigned(offsets[0], where, "data_offsets"),
-            Unsigned(offsets[1], where, "data_offsets"), name,
-            ParseDType(v["dtype"].get<std::string>(), where), {}};
+            Unsigned(offsets[1], where, "data_offsets"),
+            name,
+            ParseDType(v["dtype"].get<std::string>(), where),
+            {}};
     for (const json& d : shape) {
       const uint64_t dim = Unsigned(d, where, "a dimension");
       TRAIL_CHECK(dim <= kMaxDim, where, ": dimension ", dim, " is absurdly large");
@@ -147,9 +154,9 @@ SafetensorsFile ReadSafetensors(const std::string& path) {
     // Checked before anything is allocated: the elements must fit the file's data.
     uint64_t numel = 1;
     for (int64_t d : e.shape) {
-      TRAIL_CHECK(!__builtin_mul_overflow(numel, static_cast<uint64_t>(d), &numel) &&
-                      numel <= data_size,
-                  where, " has a shape of more elements than the file holds");
+      TRAIL_CHECK(
+          !__builtin_mul_overflow(numel, static_cast<uint64_t>(d), &numel) && numel <= data_size,
+          where, " has a shape of more elements than the file holds");
     }
     TRAIL_CHECK(e.begin == expect && e.end >= e.begin, where, " data_offsets [", e.begin, ", ",
                 e.end, ") overlap or leave a gap (expected to start at ", expect, ")");

@@ -108,14 +108,19 @@ TEST(Safetensors, HostileHeadersAreRefusedWithoutCrashOrHugeAllocation) {
   expect(RawFile(R"({})", "", ~0ull - 3), "truncated");
   // Offsets overlapping, out of range, leaving a gap, not covering the data.
   expect(RawFile(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},)"
-                 R"("b":{"dtype":"F32","shape":[4],"data_offsets":[8,24]}})", data24),
+                 R"("b":{"dtype":"F32","shape":[4],"data_offsets":[8,24]}})",
+                 data24),
          "overlap or leave a gap");
-  expect(RawFile(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[1099511627776,1099511627792]}})",
-                 data24), "overlap or leave a gap");
-  expect(RawFile(R"({"a":{"dtype":"F32","shape":[268435456],"data_offsets":[0,1073741824]}})",
-                 data24), "more elements than the file holds");
+  expect(
+      RawFile(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[1099511627776,1099511627792]}})",
+              data24),
+      "overlap or leave a gap");
+  expect(
+      RawFile(R"({"a":{"dtype":"F32","shape":[268435456],"data_offsets":[0,1073741824]}})", data24),
+      "more elements than the file holds");
   expect(RawFile(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-                 R"("b":{"dtype":"F32","shape":[2],"data_offsets":[16,24]}})", data24),
+                 R"("b":{"dtype":"F32","shape":[2],"data_offsets":[16,24]}})",
+                 data24),
          "overlap or leave a gap (expected to start at 8)");
   expect(RawFile(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", data24),
          "8 trailing bytes");
@@ -125,7 +130,8 @@ TEST(Safetensors, HostileHeadersAreRefusedWithoutCrashOrHugeAllocation) {
   expect(RawFile(R"({"a":{"dtype":"I8","shape":[5],"data_offsets":[0,24]}})", data24),
          "holds 24 bytes but dtype and shape need 5");
   expect(RawFile(R"({"a":{"dtype":"F32","shape":[4294967296,4294967296,16],"data_offsets":[0,0]}})",
-                 ""), "more elements than the file holds");
+                 ""),
+         "more elements than the file holds");
   expect(RawFile(R"({"a":{"dtype":"F32","shape":[-1,6],"data_offsets":[0,24]}})", data24),
          "a dimension must be a non-negative integer");
   expect(RawFile(R"({"a":{"dtype":"F32","shape":[1.5,4],"data_offsets":[0,24]}})", data24),
@@ -134,14 +140,19 @@ TEST(Safetensors, HostileHeadersAreRefusedWithoutCrashOrHugeAllocation) {
          "data_offsets must be a non-negative integer");
   expect(RawFile(R"({"a":{"dtype":"F32","shape":)" + std::string(20, '[') + "]", data24),
          "not valid JSON");
-  expect(RawFile(R"({"a":{"dtype":"F32","shape":[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1],"data_offsets":[0,4]}})",
-                 data24), "at most 16 dimensions");
+  expect(
+      RawFile(
+          R"({"a":{"dtype":"F32","shape":[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1],"data_offsets":[0,4]}})",
+          data24),
+      "at most 16 dimensions");
   // Duplicate names (plain JSON parsing would keep the last silently); non-UTF-8 names.
   expect(RawFile(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,12]},)"
-                 R"("a":{"dtype":"F32","shape":[3],"data_offsets":[12,24]}})", data24),
+                 R"("a":{"dtype":"F32","shape":[3],"data_offsets":[12,24]}})",
+                 data24),
          "tensor name 'a' appears twice");
-  expect(RawFile("{\"\xff\xfe\":{\"dtype\":\"F32\",\"shape\":[6],\"data_offsets\":[0,24]}}", data24),
-         "not valid JSON");
+  expect(
+      RawFile("{\"\xff\xfe\":{\"dtype\":\"F32\",\"shape\":[6],\"data_offsets\":[0,24]}}", data24),
+      "not valid JSON");
   expect(RawFile(R"({"\ud800":{"dtype":"F32","shape":[6],"data_offsets":[0,24]}})", data24),
          "not valid JSON");
   // Entries that are not objects of exactly the three fields.

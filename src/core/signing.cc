@@ -122,10 +122,10 @@ std::string SigningKey::Sign(std::string_view message) const {
   EVP_MD_CTX* ctx = EVP_MD_CTX_new();
   std::vector<uint8_t> sig(64);
   size_t n = sig.size();
-  const bool ok = ctx && EVP_DigestSignInit(ctx, nullptr, nullptr, nullptr, Key(pkey_)) == 1 &&
-                  EVP_DigestSign(ctx, sig.data(), &n,
-                                 reinterpret_cast<const uint8_t*>(message.data()),
-                                 message.size()) == 1;
+  const bool ok =
+      ctx && EVP_DigestSignInit(ctx, nullptr, nullptr, nullptr, Key(pkey_)) == 1 &&
+      EVP_DigestSign(ctx, sig.data(), &n, reinterpret_cast<const uint8_t*>(message.data()),
+                     message.size()) == 1;
   EVP_MD_CTX_free(ctx);
   TRAIL_CHECK(ok && n == 64, "OpenSSL: Ed25519 signing failed");
   return HexOf(sig);
@@ -140,10 +140,10 @@ bool SigningKey::Verify(std::string_view message, const std::string& signature_h
     return false;
   }
   EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-  const bool ok = ctx && EVP_DigestVerifyInit(ctx, nullptr, nullptr, nullptr, Key(pkey_)) == 1 &&
-                  EVP_DigestVerify(ctx, sig.data(), sig.size(),
-                                   reinterpret_cast<const uint8_t*>(message.data()),
-                                   message.size()) == 1;
+  const bool ok =
+      ctx && EVP_DigestVerifyInit(ctx, nullptr, nullptr, nullptr, Key(pkey_)) == 1 &&
+      EVP_DigestVerify(ctx, sig.data(), sig.size(),
+                       reinterpret_cast<const uint8_t*>(message.data()), message.size()) == 1;
   EVP_MD_CTX_free(ctx);
   return ok;
 }

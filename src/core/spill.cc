@@ -150,8 +150,8 @@ std::string PositionalReader::ReadRecordAt(uint64_t offset) const {
   uint8_t len[8];
   ReadAt(offset, len, 8);
   const uint64_t n = GetU64(len);
-  TRAIL_CHECK(size_ >= 8 && offset <= size_ - 8 && n <= size_ - 8 - offset, path_, ": a record of ", n,
-              " bytes at byte ", offset, " runs past the end of the file (", size_, " bytes)");
+  TRAIL_CHECK(size_ >= 8 && offset <= size_ - 8 && n <= size_ - 8 - offset, path_, ": a record of ",
+              n, " bytes at byte ", offset, " runs past the end of the file (", size_, " bytes)");
   std::string r(n, '\0');
   if (!r.empty()) ReadAt(offset + 8, r.data(), r.size());
   return r;

@@ -89,7 +89,8 @@ class ExternalSorter {
 
  public:
   ExternalSorter(std::string dir, std::string name, size_t budget_bytes)
-      : dir_(std::move(dir)), name_(std::move(name)),
+      : dir_(std::move(dir)),
+        name_(std::move(name)),
         cap_(std::max<size_t>(1024, budget_bytes / sizeof(T))) {}
   ~ExternalSorter() {
     readers_.clear();
@@ -114,7 +115,8 @@ class ExternalSorter {
     std::vector<T>().swap(buf_);
     // One reader per run; their buffers share the budget.
     const size_t per_run = std::clamp<size_t>(cap_ * sizeof(T) / runs_.size(), 4096, 1 << 20);
-    for (const std::string& r : runs_) readers_.push_back(std::make_unique<SpillReader>(r, per_run));
+    for (const std::string& r : runs_)
+      readers_.push_back(std::make_unique<SpillReader>(r, per_run));
     for (size_t i = 0; i < readers_.size(); ++i) {
       T x;
       if (readers_[i]->Read(&x, sizeof(T))) heap_.push({x, i});

@@ -14,8 +14,8 @@ ChunkLayout::ChunkLayout(std::span<const int64_t> tensor_sizes) {
     const int64_t n = tensor_sizes[t];
     TRAIL_CHECK(n >= 0, "chunk layout: tensor ", t, " has a negative size");
     for (int64_t off = 0, i = 0; off < n; off += kStateChunkElements, ++i) {
-      chunks_.push_back({static_cast<int64_t>(t), i, off,
-                         std::min(kStateChunkElements, n - off), elements_ + off});
+      chunks_.push_back({static_cast<int64_t>(t), i, off, std::min(kStateChunkElements, n - off),
+                         elements_ + off});
     }
     elements_ += n;
   }
@@ -122,8 +122,8 @@ Digest StateDigest(std::span<const Tensor* const> tensors) {
     const StateChunk& ch = layout.chunks()[c];
     const Tensor& t = *tensors[ch.tensor];
     const auto* base = reinterpret_cast<const uint8_t*>(t.bytes());
-    leaves[c] = ChunkLeafDigest(t.dtype(), ch.index, base + ch.offset * DTypeSize(t.dtype()),
-                                ch.count);
+    leaves[c] =
+        ChunkLeafDigest(t.dtype(), ch.index, base + ch.offset * DTypeSize(t.dtype()), ch.count);
   });
   return StateRootFromLeaves(MetasOf(tensors), layout, leaves);
 }
@@ -136,8 +136,8 @@ std::vector<TensorMeta> MetasOf(std::span<const Tensor* const> tensors) {
 
 Digest StateRootFromLeaves(std::span<const TensorMeta> tensors, const ChunkLayout& layout,
                            std::span<const Digest> leaves) {
-  TRAIL_CHECK(static_cast<int64_t>(leaves.size()) == layout.size(), "state hash: ",
-              leaves.size(), " leaves for ", layout.size(), " chunks");
+  TRAIL_CHECK(static_cast<int64_t>(leaves.size()) == layout.size(), "state hash: ", leaves.size(),
+              " leaves for ", layout.size(), " chunks");
   std::vector<std::pair<std::string, Digest>> nodes;
   size_t c = 0;
   for (size_t t = 0; t < tensors.size(); ++t) {

@@ -56,7 +56,8 @@ std::vector<uint64_t> InputFileSizes(const std::vector<std::string>& paths) {
 std::string ProblemLines(const std::vector<std::string>& problems) {
   std::string lines;
   for (size_t i = 0; i < problems.size() && i < 20; ++i) lines += "\n  " + problems[i];
-  if (problems.size() > 20) lines += "\n  ... and " + std::to_string(problems.size() - 20) + " more";
+  if (problems.size() > 20)
+    lines += "\n  ... and " + std::to_string(problems.size() - 20) + " more";
   return lines;
 }
 

@@ -44,14 +44,20 @@ class Tensor {
     return reinterpret_cast<const T*>(data_.get());
   }
   template <class T>
-  std::span<T> span() { return {data<T>(), static_cast<size_t>(numel_)}; }
+  std::span<T> span() {
+    return {data<T>(), static_cast<size_t>(numel_)};
+  }
   template <class T>
-  std::span<const T> span() const { return {data<T>(), static_cast<size_t>(numel_)}; }
+  std::span<const T> span() const {
+    return {data<T>(), static_cast<size_t>(numel_)};
+  }
 
   void Zero();
 
  private:
-  struct FreeDeleter { void operator()(std::byte* p) const; };
+  struct FreeDeleter {
+    void operator()(std::byte* p) const;
+  };
   void CheckType(DType want) const;
 
   std::string name_;

@@ -24,9 +24,7 @@ TEST(Tensor, WrongTypeAccessIsAClearError) {
   }
 }
 
-TEST(Tensor, NegativeDimensionRejected) {
-  EXPECT_THROW(Tensor::Of<float>("bad", {2, -1}), Error);
-}
+TEST(Tensor, NegativeDimensionRejected) { EXPECT_THROW(Tensor::Of<float>("bad", {2, -1}), Error); }
 
 }  // namespace
 }  // namespace trail

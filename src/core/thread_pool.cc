@@ -83,7 +83,9 @@ void ThreadPool::WorkerLoop() {
   for (;;) {
     // The caller publishes the job before it bumps the generation (release), so a worker that
     // sees the new generation (acquire) sees the job.
-    const auto woken = [&] { return stop_.load() || generation_.load(std::memory_order_acquire) != seen; };
+    const auto woken = [&] {
+      return stop_.load() || generation_.load(std::memory_order_acquire) != seen;
+    };
     if (!Spin(woken)) {
       std::unique_lock<std::mutex> lock(mu_);
       wake_.wait(lock, woken);
@@ -120,7 +122,9 @@ void ThreadPool::ParallelFor(size_t num_tasks, const std::function<void(size_t)>
   RunTasks();
   std::exception_ptr error;
   // Every worker checks in for every generation, so none can run late into the next one.
-  const auto all_done = [&] { return finished_.load(std::memory_order_acquire) == workers_.size(); };
+  const auto all_done = [&] {
+    return finished_.load(std::memory_order_acquire) == workers_.size();
+  };
   if (!Spin(all_done)) {
     std::unique_lock<std::mutex> lock(mu_);
     done_.wait(lock, all_done);

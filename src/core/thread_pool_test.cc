@@ -35,12 +35,13 @@ TEST(ThreadPool, RethrowsTaskErrors) {
 TEST(ThreadPool, NestedAndConcurrentCallsComplete) {
   ThreadPool pool(3);
   std::vector<std::atomic<int>> hits(8 * 16);
-  pool.ParallelFor(8, [&](size_t i) {
-    pool.ParallelFor(16, [&](size_t j) { hits[i * 16 + j]++; });
-  });
+  pool.ParallelFor(8,
+                   [&](size_t i) { pool.ParallelFor(16, [&](size_t j) { hits[i * 16 + j]++; }); });
   for (auto& h : hits) ASSERT_EQ(h.load(), 1);
   std::atomic<int> n{0};
-  std::thread other([&] { for (int r = 0; r < 200; ++r) pool.ParallelFor(5, [&](size_t) { n++; }); });
+  std::thread other([&] {
+    for (int r = 0; r < 200; ++r) pool.ParallelFor(5, [&](size_t) { n++; });
+  });
   for (int r = 0; r < 200; ++r) pool.ParallelFor(5, [&](size_t) { n++; });
   other.join();
   EXPECT_EQ(n.load(), 2000);

@@ -8,12 +8,12 @@ namespace {
 TEST(Utf8, ValidPrefixStopsAtTheFirstInvalidSequence) {
   EXPECT_EQ(ValidUtf8Prefix("plain ascii"), 11u);
   EXPECT_TRUE(IsValidUtf8("\xc3\xa9\xe4\xb8\xad\xf0\x9f\x8c\x8d"));  // é 中 🌍
-  EXPECT_EQ(ValidUtf8Prefix("ab\xc0\xafz"), 2u);          // overlong '/'
-  EXPECT_EQ(ValidUtf8Prefix("ab\xed\xa0\x80z"), 2u);      // surrogate U+D800
-  EXPECT_EQ(ValidUtf8Prefix("ab\xf4\x90\x80\x80z"), 2u);  // past U+10FFFF
-  EXPECT_EQ(ValidUtf8Prefix("ab\xe4\xb8"), 2u);           // truncated
-  EXPECT_EQ(ValidUtf8Prefix("ab\x80"), 2u);               // lone continuation byte
-  EXPECT_EQ(ValidUtf8Prefix(std::string_view("a\0b", 3)), 3u);  // NUL is valid UTF-8
+  EXPECT_EQ(ValidUtf8Prefix("ab\xc0\xafz"), 2u);                     // overlong '/'
+  EXPECT_EQ(ValidUtf8Prefix("ab\xed\xa0\x80z"), 2u);                 // surrogate U+D800
+  EXPECT_EQ(ValidUtf8Prefix("ab\xf4\x90\x80\x80z"), 2u);             // past U+10FFFF
+  EXPECT_EQ(ValidUtf8Prefix("ab\xe4\xb8"), 2u);                      // truncated
+  EXPECT_EQ(ValidUtf8Prefix("ab\x80"), 2u);                          // lone continuation byte
+  EXPECT_EQ(ValidUtf8Prefix(std::string_view("a\0b", 3)), 3u);       // NUL is valid UTF-8
   // The 8-byte ASCII fast path hands over to the slow path mid-word.
   EXPECT_EQ(ValidUtf8Prefix("0123456789abcde\xff"), 15u);
 }
@@ -34,7 +34,6 @@ TEST(Utf8, EncodeDecodeRoundTripEveryScalarValue) {
   AppendUtf8(0x20AC, euro);
   EXPECT_EQ(euro, "\xE2\x82\xAC");
 }
-
 
 }  // namespace
 }  // namespace trail

@@ -9,7 +9,8 @@ Batcher::Batcher(CanonicalStream& stream)
 
 int64_t Batcher::NumMicroBatches(int64_t step, int64_t rank, int64_t ranks) const {
   const int64_t mb = stream_.manifest().stream.micro_batch_windows;
-  const int64_t n = static_cast<int64_t>(RankWindows(schedule_.StepWindows(step), rank, ranks).size());
+  const int64_t n =
+      static_cast<int64_t>(RankWindows(schedule_.StepWindows(step), rank, ranks).size());
   return (n + mb - 1) / mb;
 }
 
@@ -18,8 +19,8 @@ void Batcher::MicroBatch(int64_t step, int64_t rank, int64_t ranks, int64_t micr
   const StreamConfig& cfg = stream_.manifest().stream;
   const std::vector<uint64_t> mine = RankWindows(schedule_.StepWindows(step), rank, ranks);
   const int64_t mb = cfg.micro_batch_windows;
-  TRAIL_CHECK(micro >= 0 && micro * mb < static_cast<int64_t>(mine.size()), "step ", step,
-              " rank ", rank, "/", ranks, " has no micro-batch ", micro);
+  TRAIL_CHECK(micro >= 0 && micro * mb < static_cast<int64_t>(mine.size()), "step ", step, " rank ",
+              rank, "/", ranks, " has no micro-batch ", micro);
   out.Resize(mb, SeqLenAtStep(cfg, step));
   for (int64_t r = 0; r < mb; ++r) {
     const size_t i = static_cast<size_t>(micro * mb + r);

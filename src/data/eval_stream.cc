@@ -24,9 +24,8 @@ EvalStream::EvalStream(const Manifest& m, const std::string& split, const std::s
   TRAIL_CHECK(set != nullptr, m.path, ": no ", split, " set for domain '", domain, "'");
   shards_ = OpenShards(m, set->shards, opt);
   const ChunkingPolicy& ch = m.stream.chunking;
-  const uint64_t piece = ch.max_tokens > 0 && ch.boundary == ChunkBoundary::kIndependent
-                             ? ch.max_tokens
-                             : UINT64_MAX;
+  const uint64_t piece =
+      ch.max_tokens > 0 && ch.boundary == ChunkBoundary::kIndependent ? ch.max_tokens : UINT64_MAX;
   window_prefix_.push_back(0);
   for (uint32_t h = 0; h < shards_.size(); ++h) {
     for (uint64_t d = 0; d < shards_[h]->num_docs(); ++d) {
@@ -37,7 +36,7 @@ EvalStream::EvalStream(const Manifest& m, const std::string& split, const std::s
         const uint64_t n = len + (eos ? 1 : 0);
         const uint64_t windows = n <= 1 ? 1 : (n - 1 + L_ - 1) / L_;
         pieces_.push_back({h, static_cast<uint32_t>(piece == UINT64_MAX ? 0 : start / piece), d,
-                            start, len, eos});
+                           start, len, eos});
         window_prefix_.push_back(window_prefix_.back() + windows);
         if (piece == UINT64_MAX) break;
       }

@@ -1,10 +1,10 @@
-// A frozen validation or test set (scored apart from training): its documents in stored order (shards as
-// listed, documents in index order), never permuted, resampled or mixed. Each document (plus
-// EOS when the stream appends one) is cut into windows of L+1 tokens at stride L, the last one
-// padded, so a row never holds two documents and every token but a document's first is
-// scored exactly once. When the stream cuts documents into independent pieces
-// (chunking.max_tokens), evaluation cuts them the same way (without overlap), so positions stay
-// within what training uses; then every token but a piece's first is scored once.
+// A frozen validation or test set (scored apart from training): its documents in stored order
+// (shards as listed, documents in index order), never permuted, resampled or mixed. Each document
+// (plus EOS when the stream appends one) is cut into windows of L+1 tokens at stride L, the last
+// one padded, so a row never holds two documents and every token but a document's first is scored
+// exactly once. When the stream cuts documents into independent pieces (chunking.max_tokens),
+// evaluation cuts them the same way (without overlap), so positions stay within what training uses;
+// then every token but a piece's first is scored once.
 #pragma once
 
 #include <memory>

@@ -15,21 +15,19 @@ Json SegmentJson(const CanonicalStream& s, const Segment& seg) {
   const SourceStream& src = s.source(seg.source);
   const ShardReader& sh = src.shard(seg.shard);
   const ShardRef& ref = s.manifest().sources[seg.source].shards[seg.shard];
-  return Json{{"source", src.name()},
-              {"shard", ref.path},
-              {"doc", seg.doc},
-              {"key", std::string(sh.doc_key(seg.doc))},
-              {"chunk", seg.chunk},
-              {"doc_offset", ChunkStart(s.manifest().stream.chunking, seg.chunk) +
-                                 seg.piece_offset},
-              {"piece_offset", seg.piece_offset},
-              {"tokens", seg.length},
-              {"ends_with_eos", seg.ends_with_eos},
-              {s.manifest().sources[seg.source].sampling == Sampling::kPermutation
-                   ? "epoch"
-                   : "draw_block",
-               seg.pass},
-              {"window_offset", seg.window_offset}};
+  return Json{
+      {"source", src.name()},
+      {"shard", ref.path},
+      {"doc", seg.doc},
+      {"key", std::string(sh.doc_key(seg.doc))},
+      {"chunk", seg.chunk},
+      {"doc_offset", ChunkStart(s.manifest().stream.chunking, seg.chunk) + seg.piece_offset},
+      {"piece_offset", seg.piece_offset},
+      {"tokens", seg.length},
+      {"ends_with_eos", seg.ends_with_eos},
+      {s.manifest().sources[seg.source].sampling == Sampling::kPermutation ? "epoch" : "draw_block",
+       seg.pass},
+      {"window_offset", seg.window_offset}};
 }
 
 }  // namespace
@@ -51,7 +49,6 @@ std::string PrintableBytes(const std::string& bytes) {
   return out;
 }
 
-
 Json InspectWindow(CanonicalStream& s, uint64_t w, const Decoder& decode) {
   RawWindow win;
   s.Window(w, win);
@@ -69,12 +66,14 @@ Json InspectWindow(CanonicalStream& s, uint64_t w, const Decoder& decode) {
   if (decode) {
     for (size_t i = 0; i < docs.size(); ++i) {
       docs[i]["text"] = PrintableBytes(text_of(static_cast<int64_t>(win.segments[i].window_offset),
-                                          static_cast<int64_t>(win.segments[i].length)));
+                                               static_cast<int64_t>(win.segments[i].length)));
     }
   }
   Json tokens = Json::array();
   for (int64_t i = 0; i <= L; ++i) {
-    Json t{{"token", win.tokens[i]}, {"doc", win.doc[i]}, {"position", win.positions[i]},
+    Json t{{"token", win.tokens[i]},
+           {"doc", win.doc[i]},
+           {"position", win.positions[i]},
            {"real", i < win.length}};
     if (decode) t["piece"] = PrintableBytes(text_of(i, 1));
     if (i < L) {
@@ -86,14 +85,14 @@ Json InspectWindow(CanonicalStream& s, uint64_t w, const Decoder& decode) {
     tokens.push_back(t);
   }
   Json out{{"window", w},
-            {"source", s.source(win.owner.source).name()},
-            {"source_window", win.owner.source_window},
-            {"source_offset", win.owner.token_offset},
-            {"seq_len", L},
-            {"real_tokens", win.length},
-            {"targets", b.target_tokens},
-            {"documents", docs},
-            {"tokens", tokens}};
+           {"source", s.source(win.owner.source).name()},
+           {"source_window", win.owner.source_window},
+           {"source_offset", win.owner.token_offset},
+           {"seq_len", L},
+           {"real_tokens", win.length},
+           {"targets", b.target_tokens},
+           {"documents", docs},
+           {"tokens", tokens}};
   // With phases: the step that consumes the window, and the phases that step is in.
   const StreamConfig& sc = s.manifest().stream;
   if (sc.mixture_phases.empty() && sc.seq_len_phases.empty()) return out;
@@ -176,7 +175,8 @@ std::vector<uint64_t> TokensRead(const CanonicalStream& s, uint64_t w) {
 WindowRange Stretch(const BatchSchedule& schedule, const std::vector<int64_t>& from, size_t i,
                     uint64_t W) {
   const uint64_t start = std::min(W, schedule.StepWindows(from[i]).begin);
-  const uint64_t end = i + 1 < from.size() ? std::min(W, schedule.StepWindows(from[i + 1]).begin) : W;
+  const uint64_t end =
+      i + 1 < from.size() ? std::min(W, schedule.StepWindows(from[i + 1]).begin) : W;
   return {start, end};
 }
 
@@ -205,8 +205,11 @@ Json PhaseShares(CanonicalStream& s, uint64_t W) {
       target[m.sources[k].name] = t / total;
       measured[m.sources[k].name] = read > 0 ? double(b[k] - a[k]) / double(read) : 0.0;
     }
-    out.push_back(Json{{"from_step", phases[i].from_step}, {"start_window", start},
-                       {"windows", end - start}, {"tokens", read}, {"target_share", target},
+    out.push_back(Json{{"from_step", phases[i].from_step},
+                       {"start_window", start},
+                       {"windows", end - start},
+                       {"tokens", read},
+                       {"target_share", target},
                        {"measured_share", measured}});
   }
   return out;
@@ -224,8 +227,10 @@ Json LengthPhases(const CanonicalStream& s, uint64_t W) {
   Json out = Json::array();
   for (size_t i = 0; i < phases.size(); ++i) {
     const auto [start, end] = Stretch(schedule, from, i, W);
-    out.push_back(Json{{"from_step", phases[i].from_step}, {"seq_len", phases[i].seq_len},
-                       {"start_window", start}, {"windows", end - start},
+    out.push_back(Json{{"from_step", phases[i].from_step},
+                       {"seq_len", phases[i].seq_len},
+                       {"start_window", start},
+                       {"windows", end - start},
                        {"tokens", (end - start) * static_cast<uint64_t>(phases[i].seq_len)}});
   }
   return out;
@@ -247,25 +252,25 @@ Json SourceShares(CanonicalStream& s, uint64_t W) {
   for (size_t i = 0; i < counts.size(); ++i) {
     const SourceStream& src = s.source(i);
     const double epochs = double(tokens[i] + (counts[i] ? 1 : 0)) / double(src.epoch_tokens());
-    rows.push_back(Json{
-        {"source", src.name()},
-        {"sampling", m.sources[i].sampling == Sampling::kPermutation ? "permutation"
-                                                                           : "replacement"},
-        {"target_share", m.sources[i].target_share / share_total},
-        {"scheduled_share", sched[i]},
-        {"measured_share", total ? double(tokens[i]) / double(total) : 0.0},
-        {"windows", counts[i]},
-        {"tokens", tokens[i]},
-        {"epoch_tokens", src.epoch_tokens()},
-        {"epochs", epochs},
-        {"ended", s.mixture().EndedBefore(static_cast<uint32_t>(i), W)}});
+    rows.push_back(
+        Json{{"source", src.name()},
+             {"sampling",
+              m.sources[i].sampling == Sampling::kPermutation ? "permutation" : "replacement"},
+             {"target_share", m.sources[i].target_share / share_total},
+             {"scheduled_share", sched[i]},
+             {"measured_share", total ? double(tokens[i]) / double(total) : 0.0},
+             {"windows", counts[i]},
+             {"tokens", tokens[i]},
+             {"epoch_tokens", src.epoch_tokens()},
+             {"epochs", epochs},
+             {"ended", s.mixture().EndedBefore(static_cast<uint32_t>(i), W)}});
   }
-  Json out{{"windows", W},
-                 {"stream_windows", s.num_windows() == kUnlimited ? Json("unlimited")
-                                                                  : Json(s.num_windows())},
-                 {"seq_len", m.stream.seq_len},
-                 {"tokens", total},
-                 {"sources", rows}};
+  Json out{
+      {"windows", W},
+      {"stream_windows", s.num_windows() == kUnlimited ? Json("unlimited") : Json(s.num_windows())},
+      {"seq_len", m.stream.seq_len},
+      {"tokens", total},
+      {"sources", rows}};
   if (!m.stream.mixture_phases.empty()) out["mixture_phases"] = PhaseShares(s, W);
   if (!m.stream.seq_len_phases.empty()) out["seq_len_phases"] = LengthPhases(s, W);
   return out;

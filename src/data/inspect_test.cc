@@ -51,9 +51,8 @@ TEST(Inspect, WindowReportIsTheWindowAndItsPackedRow) {
     EXPECT_EQ(r["tokens"][i].contains("label"), i < 16);  // the last position has no target
   }
   // With a decoder, every document and token gets its text (escaped for printing).
-  const Json t = InspectWindow(s, 7, [](const std::vector<uint32_t>& ids) {
-    return std::string(ids.size(), '\n');
-  });
+  const Json t = InspectWindow(
+      s, 7, [](const std::vector<uint32_t>& ids) { return std::string(ids.size(), '\n'); });
   EXPECT_EQ(t["tokens"][0]["piece"], "\\n");
   EXPECT_TRUE(t["documents"][0].contains("text"));
 }
@@ -117,7 +116,9 @@ TEST(Inspect, VerifyNamesTheDamagedShard) {
 }
 
 TEST(Inspect, PrintableBytesEscapesControlCharacters) {
-  EXPECT_EQ(PrintableBytes("a\nb\x01\x7f" "c"), "a\\nb\\x01\\x7fc");
+  EXPECT_EQ(PrintableBytes("a\nb\x01\x7f"
+                           "c"),
+            "a\\nb\\x01\\x7fc");
 }
 
 }  // namespace

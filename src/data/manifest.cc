@@ -40,8 +40,8 @@ class Reader {
   std::string Str(const char* k, const std::string& dflt) const { return Has(k) ? Str(k) : dflt; }
   uint64_t U64(const char* k) const {
     const Json& v = Get(k);
-    TRAIL_CHECK(v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0),
-                file_, ": ", where_, ".", k, " must be a non-negative integer");
+    TRAIL_CHECK(v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0), file_,
+                ": ", where_, ".", k, " must be a non-negative integer");
     return v.get<uint64_t>();
   }
   uint64_t U64(const char* k, uint64_t dflt) const { return Has(k) ? U64(k) : dflt; }
@@ -98,7 +98,8 @@ std::vector<ShardRef> ParseShards(const Reader& parent, const std::string& where
     s.sha256 = r.Str("sha256");
     TRAIL_CHECK(s.sha256.size() == 64 &&
                     s.sha256.find_first_not_of("0123456789abcdef") == std::string::npos,
-                parent.file(), ": ", where, " shard '", s.path, "': sha256 must be 64 lowercase hex");
+                parent.file(), ": ", where, " shard '", s.path,
+                "': sha256 must be 64 lowercase hex");
     s.tokens = r.U64("tokens");
     s.documents = r.U64("documents");
     out.push_back(std::move(s));
@@ -109,8 +110,8 @@ std::vector<ShardRef> ParseShards(const Reader& parent, const std::string& where
 Json ShardsToJson(const std::vector<ShardRef>& shards) {
   Json arr = Json::array();
   for (const ShardRef& s : shards) {
-    arr.push_back(Json{{"path", s.path}, {"sha256", s.sha256}, {"tokens", s.tokens},
-                       {"documents", s.documents}});
+    arr.push_back(Json{
+        {"path", s.path}, {"sha256", s.sha256}, {"tokens", s.tokens}, {"documents", s.documents}});
   }
   return arr;
 }
@@ -141,26 +142,26 @@ void ParseSeqLenPhases(const Reader& r, StreamConfig& c) {
   for (size_t i = 0; i < arr.size(); ++i) {
     Reader p(arr[i], r.Sub("seq_len_phases[" + std::to_string(i) + "]"), r.file());
     p.AllowOnly({"from_step", "seq_len"});
-    c.seq_len_phases.push_back({static_cast<int64_t>(p.U64("from_step")),
-                                static_cast<int64_t>(p.U64("seq_len"))});
+    c.seq_len_phases.push_back(
+        {static_cast<int64_t>(p.U64("from_step")), static_cast<int64_t>(p.U64("seq_len"))});
   }
 }
 
 void ParseStream(const Reader& r, StreamConfig& c) {
-  r.AllowOnly({"seed", "seq_len", "append_eos", "chunking", "replacement_block_tokens",
-               "semantics", "positions", "batch_schedule", "micro_batch_windows",
-               "mixture_phases", "seq_len_phases"});
+  r.AllowOnly({"seed", "seq_len", "append_eos", "chunking", "replacement_block_tokens", "semantics",
+               "positions", "batch_schedule", "micro_batch_windows", "mixture_phases",
+               "seq_len_phases"});
   c.seed = r.U64("seed");
   c.seq_len = static_cast<int64_t>(r.U64("seq_len"));
-  TRAIL_CHECK(c.seq_len >= 1 && c.seq_len <= (1 << 24), r.file(), ": stream.seq_len ",
-              c.seq_len, " out of range");
+  TRAIL_CHECK(c.seq_len >= 1 && c.seq_len <= (1 << 24), r.file(), ": stream.seq_len ", c.seq_len,
+              " out of range");
   c.append_eos = r.Bool("append_eos", true);
   c.replacement_block_tokens = r.U64("replacement_block_tokens", c.replacement_block_tokens);
   TRAIL_CHECK(c.replacement_block_tokens >= 1, r.file(),
               ": stream.replacement_block_tokens must be positive");
-  c.semantics = r.Enum("semantics", Semantics::kIndependent,
-                       {{"independent", Semantics::kIndependent},
-                        {"continuous", Semantics::kContinuous}});
+  c.semantics =
+      r.Enum("semantics", Semantics::kIndependent,
+             {{"independent", Semantics::kIndependent}, {"continuous", Semantics::kContinuous}});
   c.positions = r.Enum("positions", PositionMode::kDocument,
                        {{"document", PositionMode::kDocument}, {"window", PositionMode::kWindow}});
   if (r.Has("chunking")) {
@@ -168,13 +169,12 @@ void ParseStream(const Reader& r, StreamConfig& c) {
     ch.AllowOnly({"max_tokens", "overlap", "overlap_loss", "boundary"});
     c.chunking.max_tokens = static_cast<uint32_t>(ch.U64("max_tokens", 0));
     c.chunking.overlap = static_cast<uint32_t>(ch.U64("overlap", 0));
-    c.chunking.overlap_loss_once =
-        ch.Enum("overlap_loss", true, {{"once", true}, {"both", false}});
+    c.chunking.overlap_loss_once = ch.Enum("overlap_loss", true, {{"once", true}, {"both", false}});
     c.chunking.boundary = ch.Enum("boundary", ChunkBoundary::kIndependent,
                                   {{"independent", ChunkBoundary::kIndependent},
                                    {"continuation", ChunkBoundary::kContinuation}});
-    TRAIL_CHECK(c.chunking.max_tokens == 0 || c.chunking.overlap < c.chunking.max_tokens,
-                r.file(), ": stream.chunking.overlap must be smaller than max_tokens");
+    TRAIL_CHECK(c.chunking.max_tokens == 0 || c.chunking.overlap < c.chunking.max_tokens, r.file(),
+                ": stream.chunking.overlap must be smaller than max_tokens");
     TRAIL_CHECK(c.chunking.max_tokens != 0 || c.chunking.overlap == 0, r.file(),
                 ": stream.chunking.overlap needs max_tokens");
   }
@@ -184,8 +184,8 @@ void ParseStream(const Reader& r, StreamConfig& c) {
     for (size_t i = 0; i < arr.size(); ++i) {
       Reader p(arr[i], r.Sub("batch_schedule[" + std::to_string(i) + "]"), r.file());
       p.AllowOnly({"from_step", "windows"});
-      c.schedule.push_back({static_cast<int64_t>(p.U64("from_step")),
-                            static_cast<int64_t>(p.U64("windows"))});
+      c.schedule.push_back(
+          {static_cast<int64_t>(p.U64("from_step")), static_cast<int64_t>(p.U64("windows"))});
     }
   }
   c.micro_batch_windows = static_cast<int64_t>(r.U64("micro_batch_windows", 1));
@@ -202,12 +202,12 @@ Json StreamToJson(const StreamConfig& c) {
   j["seed"] = c.seed;
   j["seq_len"] = c.seq_len;
   j["append_eos"] = c.append_eos;
-  j["chunking"] = Json{
-      {"max_tokens", c.chunking.max_tokens},
-      {"overlap", c.chunking.overlap},
-      {"overlap_loss", c.chunking.overlap_loss_once ? "once" : "both"},
-      {"boundary",
-       c.chunking.boundary == ChunkBoundary::kIndependent ? "independent" : "continuation"}};
+  j["chunking"] =
+      Json{{"max_tokens", c.chunking.max_tokens},
+           {"overlap", c.chunking.overlap},
+           {"overlap_loss", c.chunking.overlap_loss_once ? "once" : "both"},
+           {"boundary",
+            c.chunking.boundary == ChunkBoundary::kIndependent ? "independent" : "continuation"}};
   j["replacement_block_tokens"] = c.replacement_block_tokens;
   j["semantics"] = c.semantics == Semantics::kIndependent ? "independent" : "continuous";
   j["positions"] = c.positions == PositionMode::kDocument ? "document" : "window";
@@ -276,8 +276,8 @@ void ValidateSeqLenPhases(const StreamConfig& c, const std::string& file) {
     TRAIL_CHECK(p.from_step > (i == 0 ? 0 : c.seq_len_phases[i - 1].from_step), file, ": ", where,
                 ".from_step must be > 0 and greater than the previous phase's (phase 0 is "
                 "stream.seq_len from step 0)");
-    TRAIL_CHECK(p.seq_len >= 1 && p.seq_len <= (1 << 24), file, ": ", where, ".seq_len ",
-                p.seq_len, " out of range");
+    TRAIL_CHECK(p.seq_len >= 1 && p.seq_len <= (1 << 24), file, ": ", where, ".seq_len ", p.seq_len,
+                " out of range");
     const int64_t before = i == 0 ? c.seq_len : c.seq_len_phases[i - 1].seq_len;
     TRAIL_CHECK(p.seq_len != before, file, ": ", where, ".seq_len is ", p.seq_len,
                 ", the length already in use: a phase must change the length");
@@ -290,7 +290,8 @@ ContractHash ParseContractHash(const std::string& hex, const std::string& where)
   TRAIL_CHECK(hex.size() == 64 && hex.find_first_not_of("0123456789abcdef") == std::string::npos,
               where, ": a tokenizer contract hash is 64 lowercase hex digits, got '", hex, "'");
   ContractHash h{};
-  for (size_t i = 0; i < 32; ++i) h[i] = static_cast<uint8_t>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+  for (size_t i = 0; i < 32; ++i)
+    h[i] = static_cast<uint8_t>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
   return h;
 }
 
@@ -345,9 +346,9 @@ Manifest ParseManifest(const std::string& json_text, const std::string& file,
     s.target_share = r.Num("target_share");
     TRAIL_CHECK(std::isfinite(s.target_share) && s.target_share >= 0, file, ": ", where,
                 ".target_share must be a finite number >= 0");
-    s.sampling = r.Enum("sampling", Sampling::kPermutation,
-                        {{"permutation", Sampling::kPermutation},
-                         {"replacement", Sampling::kReplacement}});
+    s.sampling =
+        r.Enum("sampling", Sampling::kPermutation,
+               {{"permutation", Sampling::kPermutation}, {"replacement", Sampling::kReplacement}});
     s.max_epochs = static_cast<uint32_t>(r.U64("max_epochs", 0));
     TRAIL_CHECK(s.sampling == Sampling::kPermutation || s.max_epochs == 0, file, ": ", where,
                 ".max_epochs applies to permutation sampling only");
@@ -405,12 +406,12 @@ std::string ManifestToJson(const Manifest& m) {
                         {"pad_id", m.tokenizer.pad_id}};
   Json srcs = Json::array();
   for (const SourceSpec& s : m.sources) {
-    srcs.push_back(Json{{"name", s.name},
-                        {"target_share", s.target_share},
-                        {"sampling", s.sampling == Sampling::kPermutation ? "permutation"
-                                                                           : "replacement"},
-                        {"max_epochs", s.max_epochs},
-                        {"shards", ShardsToJson(s.shards)}});
+    srcs.push_back(
+        Json{{"name", s.name},
+             {"target_share", s.target_share},
+             {"sampling", s.sampling == Sampling::kPermutation ? "permutation" : "replacement"},
+             {"max_epochs", s.max_epochs},
+             {"shards", ShardsToJson(s.shards)}});
   }
   j["sources"] = srcs;
   for (const auto* split : {&m.validation, &m.test}) {

@@ -24,15 +24,15 @@ enum class Sampling {
 };
 
 struct SourceSpec {
-  std::string name;           // the training domain
-  double target_share = 0;    // share of training tokens; shares are normalized over sources
+  std::string name;         // the training domain
+  double target_share = 0;  // share of training tokens; shares are normalized over sources
   Sampling sampling = Sampling::kPermutation;
-  uint32_t max_epochs = 0;    // permutation only: 0 = wrap forever; N = the source ends after N
+  uint32_t max_epochs = 0;  // permutation only: 0 = wrap forever; N = the source ends after N
   std::vector<ShardRef> shards;
 };
 
-// A frozen validation or test set of one domain (scored apart from training): read in stored order, never
-// resampled or reweighted.
+// A frozen validation or test set of one domain (scored apart from training): read in stored order,
+// never resampled or reweighted.
 struct EvalSet {
   std::string domain;
   std::vector<ShardRef> shards;

@@ -29,7 +29,8 @@ StreamConfig SmallStream() {
 }
 
 // Rewrites manifest.json with `edit` applied to its JSON and loads it again.
-std::string LoadEdited(const TempDir& dir, const std::function<void(nlohmann::ordered_json&)>& edit) {
+std::string LoadEdited(const TempDir& dir,
+                       const std::function<void(nlohmann::ordered_json&)>& edit) {
   const std::string path = dir / "manifest.json";
   auto j = nlohmann::ordered_json::parse(ReadFileToString(path));
   edit(j);
@@ -64,9 +65,9 @@ TEST(Manifest, BadManifestsAreClearErrors) {
   EXPECT_NE(LoadEdited(dir, [](auto& j) { j["tokenizer"].erase("vocab_size"); })
                 .find("missing 'vocab_size' in tokenizer"),
             std::string::npos);
-  EXPECT_NE(LoadEdited(dir, [](auto& j) { j["sources"][1]["target_share"] = -1; })
-                .find("target_share"),
-            std::string::npos);
+  EXPECT_NE(
+      LoadEdited(dir, [](auto& j) { j["sources"][1]["target_share"] = -1; }).find("target_share"),
+      std::string::npos);
   EXPECT_NE(LoadEdited(dir, [](auto& j) { j["stream"]["chunking"]["overlap"] = 24; })
                 .find("overlap must be smaller"),
             std::string::npos);
@@ -74,15 +75,15 @@ TEST(Manifest, BadManifestsAreClearErrors) {
                 .find("must start with from_step 0"),
             std::string::npos);
   // A manifest pointing at a missing file names that file.
-  std::string err = LoadEdited(dir, [](auto& j) { j["sources"][1]["shards"][0]["path"] = "gone.tshard"; });
+  std::string err =
+      LoadEdited(dir, [](auto& j) { j["sources"][1]["shards"][0]["path"] = "gone.tshard"; });
   EXPECT_NE(err.find("gone.tshard: cannot open"), std::string::npos) << err;
   // Token counts that disagree with the shard.
   err = LoadEdited(dir, [](auto& j) { j["sources"][0]["shards"][1]["tokens"] = 1; });
   EXPECT_NE(err.find("web-1.tshard: the manifest says"), std::string::npos) << err;
   // A shard hash that disagrees with the manifest.
-  err = LoadEdited(dir, [](auto& j) {
-    j["sources"][0]["shards"][0]["sha256"] = std::string(64, 'a');
-  });
+  err = LoadEdited(dir,
+                   [](auto& j) { j["sources"][0]["shards"][0]["sha256"] = std::string(64, 'a'); });
   EXPECT_NE(err.find("web-0.tshard: the manifest expects sha256"), std::string::npos) << err;
   // Another tokenizer contract.
   err = LoadEdited(dir, [](auto& j) { j["tokenizer"]["contract"] = std::string(64, 'b'); });
@@ -91,8 +92,9 @@ TEST(Manifest, BadManifestsAreClearErrors) {
   std::ofstream(dir / "broken.json") << "{\"format\": ";
   EXPECT_NE(ErrorOf([&] { LoadManifest(dir / "broken.json"); }).find("broken.json: not valid JSON"),
             std::string::npos);
-  EXPECT_NE(ErrorOf([&] { LoadManifest(dir / "absent.json"); }).find("absent.json: manifest not found"),
-            std::string::npos);
+  EXPECT_NE(
+      ErrorOf([&] { LoadManifest(dir / "absent.json"); }).find("absent.json: manifest not found"),
+      std::string::npos);
 }
 
 // Data annealing in the manifest: a mixture phase round-trips, starts at the first window of its
@@ -106,10 +108,11 @@ TEST(Manifest, MixturePhasesStartAtTheirStepsWindowAndFollowTheirShares) {
   EXPECT_EQ(ManifestToJson(ParseManifest(ManifestToJson(m), "x", dir.path())), ManifestToJson(m));
   EXPECT_NE(ManifestToJson(m).find("\"mixture_phases\""), std::string::npos);
   CanonicalStream s(LoadManifest(dir / "manifest.json"));
-  const std::vector<uint64_t> at = s.mixture().CountsBefore(56), later = s.mixture().CountsBefore(200);
+  const std::vector<uint64_t> at = s.mixture().CountsBefore(56),
+                              later = s.mixture().CountsBefore(200);
   EXPECT_EQ(at[0] + at[1], 56u);
   EXPECT_NEAR(double(at[0]) / 56, 0.7, 3.0 / 56);  // within 1 + S windows
-  EXPECT_EQ(later[0], at[0]);                       // only code from window 56 on
+  EXPECT_EQ(later[0], at[0]);                      // only code from window 56 on
   EXPECT_EQ(later[1], at[1] + 144);
   // inspect names the step and the mixture phase of a window: window 55 is step 11's (phase 0),
   // window 56 step 12's (the phase from step 12).
@@ -117,7 +120,8 @@ TEST(Manifest, MixturePhasesStartAtTheirStepsWindowAndFollowTheirShares) {
   EXPECT_EQ(InspectWindow(s, 56, nullptr)["step"], 12);
   EXPECT_EQ(InspectWindow(s, 56, nullptr)["mixture_phase_from_step"], 12);
   EXPECT_EQ(InspectWindow(s, 56, nullptr)["source"], "code");
-  const MixturePhase bad_step{0, {{"code", 1.0}}}, unknown{3, {{"wiki", 1.0}}}, zero{3, {{"code", 0.0}}};
+  const MixturePhase bad_step{0, {{"code", 1.0}}}, unknown{3, {{"wiki", 1.0}}},
+      zero{3, {{"code", 0.0}}};
   auto error = [&](const MixturePhase& p) {
     return LoadEdited(dir, [&](nlohmann::ordered_json& j) {
       j["stream"]["mixture_phases"] = nlohmann::ordered_json::array(
@@ -146,7 +150,8 @@ TEST(Manifest, LengthPhasesStartAtTheirStepsWindow) {
   EXPECT_EQ(s.max_seq_len(), 40);
   EXPECT_EQ(s.SeqLenAtStep(11), 16);
   EXPECT_EQ(s.SeqLenAtStep(12), 40);
-  const std::vector<uint64_t> counts = s.mixture().CountsBefore(56), offsets = s.mixture().OffsetsBefore(56);
+  const std::vector<uint64_t> counts = s.mixture().CountsBefore(56),
+                              offsets = s.mixture().OffsetsBefore(56);
   for (size_t k = 0; k < 2; ++k) EXPECT_EQ(offsets[k], counts[k] * 16);
   const Json w = InspectWindow(s, 56, nullptr);
   EXPECT_EQ(w["seq_len"], 40);

@@ -50,8 +50,8 @@ MixtureSchedule::Phase MixtureSchedule::BuildPhase(const std::vector<double>& sh
     size_t best = order[0];
     int64_t best_deficit = INT64_MIN;
     for (size_t s : order) {
-      const int64_t deficit = static_cast<int64_t>((r + 1) * ph.counts[s]) -
-                              static_cast<int64_t>(P * given_to[s]);
+      const int64_t deficit =
+          static_cast<int64_t>((r + 1) * ph.counts[s]) - static_cast<int64_t>(P * given_to[s]);
       if (deficit > best_deficit) {
         best_deficit = deficit;
         best = s;
@@ -157,8 +157,8 @@ uint64_t MixtureSchedule::CountInPhase(const Phase& ph, uint32_t s, uint64_t loc
   if (ph.counts[s] == 0) return 0;
   const uint64_t full = local / kMixturePeriod, rest = local % kMixturePeriod;
   const auto& sl = ph.slots[s];
-  return full * ph.counts[s] + static_cast<uint64_t>(std::lower_bound(sl.begin(), sl.end(), rest) -
-                                                     sl.begin());
+  return full * ph.counts[s] +
+         static_cast<uint64_t>(std::lower_bound(sl.begin(), sl.end(), rest) - sl.begin());
 }
 
 const MixtureSchedule::Phase& MixtureSchedule::PhaseOf(uint64_t w) const {
@@ -175,8 +175,8 @@ WindowOwner MixtureSchedule::Owner(uint64_t w) const {
   const uint64_t slot = local % kMixturePeriod;
   WindowOwner o;
   o.source = ph.slot_source[slot];
-  o.source_window = ph.base[o.source] + (local / kMixturePeriod) * ph.counts[o.source] +
-                    ph.slot_rank[slot];
+  o.source_window =
+      ph.base[o.source] + (local / kMixturePeriod) * ph.counts[o.source] + ph.slot_rank[slot];
   o.token_offset = ph.offset[o.source] +
                    (o.source_window - ph.base[o.source]) * static_cast<uint64_t>(ph.seq_len);
   o.seq_len = ph.seq_len;
@@ -215,7 +215,8 @@ std::vector<uint64_t> MixtureSchedule::OffsetsBefore(uint64_t w) const {
 bool MixtureSchedule::EndedBefore(uint32_t s, uint64_t w) const {
   std::vector<uint64_t> counts, offsets;
   Before(w, counts, offsets);
-  return WindowsLeft(s, counts[s], offsets[s], 1) == 0;  // whether tokens are left does not depend on L
+  return WindowsLeft(s, counts[s], offsets[s], 1) ==
+         0;  // whether tokens are left does not depend on L
 }
 
 std::vector<double> MixtureSchedule::ScheduledShares() const { return ScheduledSharesAt(0); }

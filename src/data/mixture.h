@@ -76,14 +76,14 @@ class MixtureSchedule {
 
  private:
   struct Phase {
-    uint64_t start = 0;                       // first global window of the phase
-    int64_t seq_len = 0;                      // L of its windows
-    std::vector<uint32_t> counts;             // n_s per source (0 if inactive)
-    std::vector<uint64_t> base;               // windows of each source before the phase
-    std::vector<uint64_t> offset;             // stream offset of each source at the phase start
-    std::vector<uint16_t> slot_source;        // [P]
-    std::vector<uint32_t> slot_rank;          // [P] index of the slot among its source's slots
-    std::vector<std::vector<uint32_t>> slots; // per source, its slot positions in the period
+    uint64_t start = 0;                        // first global window of the phase
+    int64_t seq_len = 0;                       // L of its windows
+    std::vector<uint32_t> counts;              // n_s per source (0 if inactive)
+    std::vector<uint64_t> base;                // windows of each source before the phase
+    std::vector<uint64_t> offset;              // stream offset of each source at the phase start
+    std::vector<uint16_t> slot_source;         // [P]
+    std::vector<uint32_t> slot_rank;           // [P] index of the slot among its source's slots
+    std::vector<std::vector<uint32_t>> slots;  // per source, its slot positions in the period
   };
   static Phase BuildPhase(const std::vector<double>& shares, const std::vector<bool>& active);
   uint64_t CountInPhase(const Phase& ph, uint32_t s, uint64_t local) const;

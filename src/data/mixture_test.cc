@@ -118,7 +118,8 @@ TEST(Mixture, TheStreamEndsWhenTheSourcesOfTheCurrentPhaseEnd) {
 // Every window starts where its source's previous window ended (offset + L), whatever the
 // length of that one; OffsetsBefore and SeqLenAt agree with a running count.
 TEST(Mixture, LengthPhasesAdvanceEachSourceByItsWindowsLengths) {
-  const MixtureSchedule m(MixturePlan{{0.7, 0.3}, {kUnlimited, kUnlimited}, {}, {{0, 16}, {1000, 64}}});
+  const MixtureSchedule m(
+      MixturePlan{{0.7, 0.3}, {kUnlimited, kUnlimited}, {}, {{0, 16}, {1000, 64}}});
   std::vector<uint64_t> next(2, 0), offset(2, 0);
   for (uint64_t w = 0; w < 3000; ++w) {
     ASSERT_EQ(m.OffsetsBefore(w), offset) << "window " << w;

@@ -37,7 +37,7 @@ std::vector<int32_t> ShiftedLabels(std::span<const int32_t> tokens,
 struct PackedBatch {
   int64_t rows = 0, seq_len = 0;
   std::vector<int32_t> inputs, labels;
-  std::vector<int32_t> doc_ids;    // for attention: independent: window-local ids; continuous: 0
+  std::vector<int32_t> doc_ids;  // for attention: independent: window-local ids; continuous: 0
   std::vector<int32_t> positions;
   std::vector<uint8_t> key_valid;  // 0 for padding keys
   std::vector<uint8_t> loss_mask;  // 1 iff the label is not ignored

@@ -86,7 +86,7 @@ TEST(Packing, BlockDiagonalMaskAndFunctionalTestThroughAttention) {
   EXPECT_GT(pc[3 * T + 2], 0.0f);  // M_cont[3,2] = True: same (q,k), a configuration choice
   EXPECT_EQ(pb[2 * T + 3], 0.0f);  // causal in both
   EXPECT_EQ(out_block[3], 0.0f);
-  EXPECT_EQ(out_cont[3], 75.0f);   // (100+100+100+0)/4
+  EXPECT_EQ(out_cont[3], 75.0f);  // (100+100+100+0)/4
 
   // Changing document 0's values leaves document 1's outputs unchanged in block mode only.
   const std::vector<float> values2 = {1000, 1000, 1000, 0, 0};
@@ -171,7 +171,8 @@ TEST(Packing, PaddingMasksAndNoEmptyAttentionRow) {
   PackedBatch b;
   b.Resize(2, 8);
   PackPaddingRow(b, 0, 3);
-  PackRow(MakeWindow({1, 2, 3, 4, 5, 6, 7, 8, 9}, {0, 0, 0, 1, 1, 1, 1, 2, 2}), Semantics::kIndependent, b, 1);
+  PackRow(MakeWindow({1, 2, 3, 4, 5, 6, 7, 8, 9}, {0, 0, 0, 1, 1, 1, 1, 2, 2}),
+          Semantics::kIndependent, b, 1);
   EXPECT_TRUE(EveryAttentionRowNonEmpty(b));
   EXPECT_EQ(b.target_tokens, 6);  // 8 labels minus the two document boundaries
   EXPECT_EQ(b.input_tokens, 16);  // B_input counts slots, padding included
@@ -183,8 +184,8 @@ TEST(Packing, StreamPaddingKeepsRowsNonEmptyAndMasksLoss) {
   TempDir dir;
   StreamConfig cfg;
   cfg.seq_len = 64;
-  const Manifest m = synthetic::MakeCorpus(
-      dir.path(), {{"web", 1, 1, 3, 5, 9, Sampling::kPermutation, 1}}, cfg);
+  const Manifest m =
+      synthetic::MakeCorpus(dir.path(), {{"web", 1, 1, 3, 5, 9, Sampling::kPermutation, 1}}, cfg);
   CanonicalStream s(m);
   ASSERT_EQ(s.num_windows(), 1u);
   RawWindow w;

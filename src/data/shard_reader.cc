@@ -8,12 +8,11 @@
 
 namespace trail::data {
 
-ShardReader::ShardReader(const std::string& path, const ShardExpectations& expect)
-    : file_(path) {
+ShardReader::ShardReader(const std::string& path, const ShardExpectations& expect) : file_(path) {
   const uint8_t* p = file_.data();
   const uint64_t size = file_.size();
-  TRAIL_CHECK(size >= kShardHeaderBytes + kShardTrailerBytes, path, ": not a token shard (",
-              size, " bytes is shorter than header + trailer; truncated?)");
+  TRAIL_CHECK(size >= kShardHeaderBytes + kShardTrailerBytes, path, ": not a token shard (", size,
+              " bytes is shorter than header + trailer; truncated?)");
   TRAIL_CHECK(std::memcmp(p, kShardMagic, 8) == 0, path, ": not a token shard (bad magic)");
   const uint32_t version = GetU32(p + 8);
   TRAIL_CHECK(version == kShardVersion, path, ": shard format version ", version,
@@ -28,8 +27,7 @@ ShardReader::ShardReader(const std::string& path, const ShardExpectations& expec
   h.keys_bytes = GetU64(p + 56);
   std::memcpy(h.contract.data(), p + 64, 32);
   h.vocab_size = GetU32(p + 96);
-  TRAIL_CHECK(h.token_bytes == 2 || h.token_bytes == 4, path, ": bad token width ",
-              h.token_bytes);
+  TRAIL_CHECK(h.token_bytes == 2 || h.token_bytes == 4, path, ": bad token width ", h.token_bytes);
 
   // The layout must add up exactly to the file size; a shorter file was truncated.
   const bool sane = h.tokens_offset == kShardHeaderBytes && h.num_tokens < (1ull << 40) &&
@@ -52,8 +50,8 @@ ShardReader::ShardReader(const std::string& path, const ShardExpectations& expec
                 ", trailer says ", sha256(), ")");
   }
   if (expect.sha256) {
-    TRAIL_CHECK(*expect.sha256 == sha256(), path, ": the manifest expects sha256 ",
-                *expect.sha256, " but the shard is ", sha256());
+    TRAIL_CHECK(*expect.sha256 == sha256(), path, ": the manifest expects sha256 ", *expect.sha256,
+                " but the shard is ", sha256());
   }
   if (expect.contract) {
     Digest want, got;
@@ -78,14 +76,13 @@ ShardReader::ShardReader(const std::string& path, const ShardExpectations& expec
   uint64_t next = 0;
   for (uint64_t i = 0; i < h.num_docs; ++i) {
     const DocRecord r = doc(i);
-    TRAIL_CHECK(r.token_start == next && r.length > 0, path, ": corrupted document index at ",
-                i);
+    TRAIL_CHECK(r.token_start == next && r.length > 0, path, ": corrupted document index at ", i);
     TRAIL_CHECK(r.key_offset + r.key_length <= h.keys_bytes && r.key_length > 0, path,
                 ": corrupted key of document ", i);
     next += r.length;
   }
-  TRAIL_CHECK(next == h.num_tokens, path, ": document index covers ", next, " of ",
-              h.num_tokens, " tokens");
+  TRAIL_CHECK(next == h.num_tokens, path, ": document index covers ", next, " of ", h.num_tokens,
+              " tokens");
 }
 
 std::string ShardReader::sha256() const {

@@ -14,10 +14,10 @@
 namespace trail::data {
 
 struct ShardExpectations {
-  std::optional<std::string> sha256;        // hex, as recorded in the manifest
-  std::optional<ContractHash> contract;      // the manifest's tokenizer contract
+  std::optional<std::string> sha256;     // hex, as recorded in the manifest
+  std::optional<ContractHash> contract;  // the manifest's tokenizer contract
   std::optional<uint32_t> token_bytes;
-  bool verify_hash = true;                   // rehash the file on open
+  bool verify_hash = true;  // rehash the file on open
 };
 
 class ShardReader {
@@ -34,9 +34,7 @@ class ShardReader {
   uint32_t doc_length(uint64_t i) const;
   std::string_view doc_key(uint64_t i) const;
   // Token `j` of the shard's token array (documents back to back).
-  uint32_t token(uint64_t j) const {
-    return header_.token_bytes == 2 ? u16_[j] : u32_[j];
-  }
+  uint32_t token(uint64_t j) const { return header_.token_bytes == 2 ? u16_[j] : u32_[j]; }
   // Copies tokens [begin, begin+n) of the token array into out as int32.
   void CopyTokens(uint64_t begin, uint64_t n, int32_t* out) const;
 

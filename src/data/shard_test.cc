@@ -13,7 +13,6 @@
 namespace trail::data {
 namespace {
 
-
 ShardWriterOptions Options(uint32_t token_bytes) {
   ShardWriterOptions o;
   o.token_bytes = token_bytes;
@@ -77,8 +76,9 @@ TEST(Shard, UnfinishedWriterLeavesNothing) {
 TEST(Shard, WriterRejectsBadDocuments) {
   TempDir dir;
   ShardWriter w(dir / "x.tshard", Options(2));
-  EXPECT_NE(ErrorOf([&] { w.Add("k", 0, std::vector<uint32_t>{60000}); }).find("outside the vocabulary"),
-            std::string::npos);
+  EXPECT_NE(
+      ErrorOf([&] { w.Add("k", 0, std::vector<uint32_t>{60000}); }).find("outside the vocabulary"),
+      std::string::npos);
   EXPECT_NE(ErrorOf([&] { w.Add("k", 0, std::vector<uint32_t>{}); }).find("no tokens"),
             std::string::npos);
   EXPECT_NE(ErrorOf([&] { w.Add("", 0, std::vector<uint32_t>{1}); }).find("empty key"),

@@ -62,9 +62,11 @@ SourceStream::SourceStream(uint32_t index, const SourceSpec& spec,
       }
       // Stream tokens of the document: its chunks (overlaps counted in each) plus EOS marks.
       const uint64_t stride = cut ? ch.max_tokens - ch.overlap : 0;
-      const uint64_t chunk_tokens = chunks == 1 ? len : len + (chunks - 1) * (ch.max_tokens - stride);
-      const uint64_t eos = !cfg_.append_eos ? 0
-                           : ch.boundary == ChunkBoundary::kIndependent ? chunks : 1;
+      const uint64_t chunk_tokens =
+          chunks == 1 ? len : len + (chunks - 1) * (ch.max_tokens - stride);
+      const uint64_t eos = !cfg_.append_eos                             ? 0
+                           : ch.boundary == ChunkBoundary::kIndependent ? chunks
+                                                                        : 1;
       tokens += chunk_tokens + eos;
       pieces += chunks;
     }
@@ -227,8 +229,8 @@ uint64_t SourceStream::FillPermutation(uint64_t p, uint64_t n, RawWindow& out) {
     const uint64_t e = p / epoch_tokens_;
     uint64_t q = p % epoch_tokens_;
     const EpochOrder& eo = Epoch(e);
-    const size_t slot = std::upper_bound(eo.prefix.begin(), eo.prefix.end(), q) -
-                        eo.prefix.begin() - 1;
+    const size_t slot =
+        std::upper_bound(eo.prefix.begin(), eo.prefix.end(), q) - eo.prefix.begin() - 1;
     const uint32_t shard = eo.shards[slot];
     q -= eo.prefix[slot];
     const ShardOrder& so = Order(e, shard);

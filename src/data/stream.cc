@@ -17,7 +17,8 @@ MixtureSchedule BuildMixture(const Manifest& m,
   // schedule fixes.
   const BatchSchedule schedule(m.stream.schedule);
   for (const MixturePhase& p : m.stream.mixture_phases) {
-    SharePhase sp{schedule.StepWindows(p.from_step).begin, std::vector<double>(m.sources.size(), 0.0)};
+    SharePhase sp{schedule.StepWindows(p.from_step).begin,
+                  std::vector<double>(m.sources.size(), 0.0)};
     for (const auto& [name, share] : p.shares) {
       for (size_t i = 0; i < m.sources.size(); ++i) {
         if (m.sources[i].name == name) sp.shares[i] = share;
@@ -37,8 +38,8 @@ std::vector<std::unique_ptr<SourceStream>> OpenSources(const Manifest& m,
   std::vector<std::unique_ptr<SourceStream>> out;
   for (size_t i = 0; i < m.sources.size(); ++i) {
     out.push_back(std::make_unique<SourceStream>(static_cast<uint32_t>(i), m.sources[i],
-                                                 OpenShards(m, m.sources[i].shards, opt),
-                                                 m.stream, m.tokenizer));
+                                                 OpenShards(m, m.sources[i].shards, opt), m.stream,
+                                                 m.tokenizer));
   }
   return out;
 }

@@ -41,8 +41,8 @@ class CanonicalStream {
   const SourceStream& source(size_t i) const { return *sources_[i]; }
 
   WindowOwner Owner(uint64_t w) const { return mixture_.Owner(w); }
-  // Fills `out` with window w: L+1 entries (L of w's step), out.length real tokens, then padding (token
-  // pad_id, or eos_id without one, or 0; the last document id continued; never a target).
+  // Fills `out` with window w: L+1 entries (L of w's step), out.length real tokens, then padding
+  // (token pad_id, or eos_id without one, or 0; the last document id continued; never a target).
   void Window(uint64_t w, RawWindow& out);
 
   int32_t pad_token() const { return pad_token_; }

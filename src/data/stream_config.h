@@ -73,7 +73,7 @@ struct StreamConfig {
   Semantics semantics = Semantics::kIndependent;
   PositionMode positions = PositionMode::kDocument;
   std::vector<BatchPhase> schedule{{0, 1}};
-  int64_t micro_batch_windows = 1;  // windows per micro-batch on one logical rank
+  int64_t micro_batch_windows = 1;           // windows per micro-batch on one logical rank
   std::vector<MixturePhase> mixture_phases;  // after phase 0 (the sources' target shares)
   std::vector<SeqLenPhase> seq_len_phases;   // after phase 0 (seq_len from step 0)
 };

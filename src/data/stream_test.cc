@@ -59,11 +59,11 @@ TEST(Stream, RandomAccessEqualsSequentialIteration) {
   StreamConfig cfg = Config(32);
   cfg.chunking.max_tokens = 50;
   cfg.chunking.overlap = 8;
-  const Manifest m = MakeCorpus(
-      dir.path(),
-      {{"web", 0.6, 3, 20, 1, 120}, {"code", 0.3, 2, 15, 5, 60},
-       {"books", 0.1, 1, 5, 100, 300, Sampling::kReplacement}},
-      cfg);
+  const Manifest m = MakeCorpus(dir.path(),
+                                {{"web", 0.6, 3, 20, 1, 120},
+                                 {"code", 0.3, 2, 15, 5, 60},
+                                 {"books", 0.1, 1, 5, 100, 300, Sampling::kReplacement}},
+                                cfg);
   CanonicalStream seq(m), fresh(m);
   RawWindow a, b;
   for (uint64_t w = 0; w < 600; ++w) {
@@ -121,8 +121,8 @@ TEST(Stream, WindowsOverlapByOneTokenSoEveryTokenIsATargetOnce) {
   TempDir dir;
   StreamConfig cfg = Config(8);
   cfg.semantics = Semantics::kContinuous;
-  const Manifest m = MakeCorpus(dir.path(), {{"web", 1, 2, 6, 1, 20, Sampling::kPermutation, 1}},
-                                cfg);
+  const Manifest m =
+      MakeCorpus(dir.path(), {{"web", 1, 2, 6, 1, 20, Sampling::kPermutation, 1}}, cfg);
   CanonicalStream s(m);
   ASSERT_NE(s.num_windows(), kUnlimited);
   std::map<Origin, int> as_target;
@@ -156,8 +156,8 @@ TEST(Stream, ALengthSwitchNeitherSkipsNorRepeatsATarget) {
   cfg.semantics = Semantics::kContinuous;
   cfg.schedule = {{0, 1}};
   cfg.seq_len_phases = {{5, 13}};
-  const Manifest m = MakeCorpus(dir.path(), {{"web", 1, 2, 6, 1, 20, Sampling::kPermutation, 1}},
-                                cfg);
+  const Manifest m =
+      MakeCorpus(dir.path(), {{"web", 1, 2, 6, 1, 20, Sampling::kPermutation, 1}}, cfg);
   CanonicalStream s(m);
   uint64_t docs = 0, doc_tokens = 0;
   for (const auto& sh : m.sources[0].shards) docs += sh.documents, doc_tokens += sh.tokens;
@@ -192,10 +192,12 @@ TEST(Stream, ScheduledTokensSumEveryStepsWindowsTimesItsLength) {
   for (int64_t from = 0; from < 15; ++from) {
     for (int64_t to = from; to < 16; ++to) {
       std::map<int64_t, uint64_t> expect;
-      for (int64_t s = from; s < to; ++s) expect[SeqLenAtStep(cfg, s)] += schedule.WindowsAt(s) * SeqLenAtStep(cfg, s);
+      for (int64_t s = from; s < to; ++s)
+        expect[SeqLenAtStep(cfg, s)] += schedule.WindowsAt(s) * SeqLenAtStep(cfg, s);
       std::map<int64_t, uint64_t> got;
       uint64_t total = 0;
-      for (const LengthTokens& t : ScheduledTokensByLength(cfg, from, to)) got[t.seq_len] += t.tokens, total += t.tokens;
+      for (const LengthTokens& t : ScheduledTokensByLength(cfg, from, to))
+        got[t.seq_len] += t.tokens, total += t.tokens;
       ASSERT_EQ(got, expect) << from << ".." << to;
       ASSERT_EQ(ScheduledTokens(cfg, from, to), total);
     }
@@ -208,8 +210,8 @@ TEST(Stream, EachEpochIsADifferentPermutationOfAllDocuments) {
   TempDir dir;
   StreamConfig cfg = Config(4);
   cfg.append_eos = true;
-  const Manifest m = MakeCorpus(dir.path(), {{"web", 1, 3, 8, 2, 9, Sampling::kPermutation, 3}},
-                                cfg);
+  const Manifest m =
+      MakeCorpus(dir.path(), {{"web", 1, 3, 8, 2, 9, Sampling::kPermutation, 3}}, cfg);
   CanonicalStream s(m);
   std::vector<std::vector<std::pair<uint32_t, uint64_t>>> order(3);
   RawWindow w;
@@ -238,8 +240,8 @@ TEST(Stream, OverlapTokensCarryLossExactlyOnceUnderTheOncePolicy) {
     cfg.chunking.max_tokens = 12;
     cfg.chunking.overlap = 4;
     cfg.chunking.overlap_loss_once = once;
-    const Manifest m = MakeCorpus(
-        dir.path(), {{"web", 1, 2, 10, 1, 60, Sampling::kPermutation, 1}}, cfg);
+    const Manifest m =
+        MakeCorpus(dir.path(), {{"web", 1, 2, 10, 1, 60, Sampling::kPermutation, 1}}, cfg);
     CanonicalStream s(m);
     std::map<Origin, int> as_target;
     RawWindow w;
@@ -280,7 +282,8 @@ TEST(Stream, MeasuredTokenSharesMatchTargetsOverAMillionWindows) {
   StreamConfig cfg = Config(8);
   const std::vector<double> target = {0.55, 0.3, 0.1, 0.05};
   const Manifest m = MakeCorpus(dir.path(),
-                                {{"web", target[0], 2, 30}, {"code", target[1], 2, 20},
+                                {{"web", target[0], 2, 30},
+                                 {"code", target[1], 2, 20},
                                  {"math", target[2], 1, 10, 1, 30, Sampling::kReplacement},
                                  {"wiki", target[3], 1, 5}},
                                 cfg);
@@ -309,12 +312,11 @@ TEST(Stream, MeasuredTokenSharesMatchTargetsOverAMillionWindows) {
 TEST(Stream, ExhaustedSourcesEndOrWrapAsConfigured) {
   TempDir dir;
   StreamConfig cfg = Config(10);
-  const Manifest m = MakeCorpus(
-      dir.path(),
-      {{"once", 0.5, 1, 10, 5, 30, Sampling::kPermutation, 1},
-       {"twice", 0.3, 1, 10, 5, 30, Sampling::kPermutation, 2},
-       {"wraps", 0.2, 1, 4, 5, 30}},
-      cfg);
+  const Manifest m = MakeCorpus(dir.path(),
+                                {{"once", 0.5, 1, 10, 5, 30, Sampling::kPermutation, 1},
+                                 {"twice", 0.3, 1, 10, 5, 30, Sampling::kPermutation, 2},
+                                 {"wraps", 0.2, 1, 4, 5, 30}},
+                                cfg);
   CanonicalStream s(m);
   EXPECT_EQ(s.num_windows(), kUnlimited);
   std::vector<uint64_t> windows(3, 0), max_pass(3, 0);
@@ -322,7 +324,8 @@ TEST(Stream, ExhaustedSourcesEndOrWrapAsConfigured) {
   for (uint64_t i = 0; i < 5000; ++i) {
     s.Window(i, w);
     ++windows[w.owner.source];
-    for (const Segment& seg : w.segments) max_pass[seg.source] = std::max(max_pass[seg.source], seg.pass);
+    for (const Segment& seg : w.segments)
+      max_pass[seg.source] = std::max(max_pass[seg.source], seg.pass);
     if (w.length < 11) {
       EXPECT_NE(w.owner.source, 2u) << "only an ending source has a partial window";
     }
@@ -386,8 +389,7 @@ TEST(Stream, ReplacementDrawsAreUniformOverDocuments) {
   TempDir dir;
   StreamConfig cfg = Config(64);
   cfg.replacement_block_tokens = 4096;
-  const Manifest m =
-      MakeCorpus(dir.path(), {{"r", 1, 2, 10, 3, 3, Sampling::kReplacement}}, cfg);
+  const Manifest m = MakeCorpus(dir.path(), {{"r", 1, 2, 10, 3, 3, Sampling::kReplacement}}, cfg);
   CanonicalStream s(m);
   std::map<std::pair<uint32_t, uint64_t>, int> starts;
   RawWindow w;
@@ -402,7 +404,8 @@ TEST(Stream, ReplacementDrawsAreUniformOverDocuments) {
   int total = 0;
   for (const auto& [k, n] : starts) total += n;
   double chi2 = 0;
-  for (const auto& [k, n] : starts) chi2 += (n - total / 20.0) * (n - total / 20.0) / (total / 20.0);
+  for (const auto& [k, n] : starts)
+    chi2 += (n - total / 20.0) * (n - total / 20.0) / (total / 20.0);
   EXPECT_LT(chi2, 50.0);  // 19 degrees of freedom: the 0.1% tail is at 43.8
 }
 
@@ -489,8 +492,8 @@ TEST(Stream, ChunkBoundaryPolicyDecidesEosAndPositions) {
     cfg.chunking.max_tokens = 10;
     cfg.chunking.overlap = 3;
     cfg.chunking.boundary = boundary;
-    const Manifest m = MakeCorpus(
-        dir.path(), {{"web", 1, 1, 6, 15, 40, Sampling::kPermutation, 1}}, cfg);
+    const Manifest m =
+        MakeCorpus(dir.path(), {{"web", 1, 1, 6, 15, 40, Sampling::kPermutation, 1}}, cfg);
     CanonicalStream s(m);
     RawWindow w;
     int cut_pieces = 0;
@@ -508,7 +511,7 @@ TEST(Stream, ChunkBoundaryPolicyDecidesEosAndPositions) {
           }
         } else {
           EXPECT_EQ(pos, int32_t(start + seg.piece_offset));  // continues through the document
-          EXPECT_TRUE(!seg.ends_with_eos || last);           // only the last piece has EOS
+          EXPECT_TRUE(!seg.ends_with_eos || last);            // only the last piece has EOS
         }
         cut_pieces += seg.chunk > 0;
       }

@@ -32,7 +32,6 @@ int SyntheticDocLength(const SyntheticSource& src, int source, int shard, int do
 // vocab_size 0: 65536 for 2-byte tokens, else kSyntheticVocab; a smaller one (> 16) keeps ids
 // below it (for training a model on the corpus).
 Manifest MakeCorpus(const std::string& dir, const std::vector<SyntheticSource>& sources,
-                    const StreamConfig& stream, uint32_t token_bytes = 4,
-                    uint32_t vocab_size = 0);
+                    const StreamConfig& stream, uint32_t token_bytes = 4, uint32_t vocab_size = 0);
 
 }  // namespace trail::data::synthetic

@@ -19,14 +19,14 @@ struct Segment {
   uint64_t piece_offset = 0;       // offset of the run's first token within the piece
   uint64_t window_offset = 0;      // where the run starts in the window
   uint64_t length = 0;
-  uint64_t pass = 0;               // permutation: epoch; replacement: draw block
-  bool ends_with_eos = false;      // the run includes the piece's appended EOS
+  uint64_t pass = 0;           // permutation: epoch; replacement: draw block
+  bool ends_with_eos = false;  // the run includes the piece's appended EOS
 };
 
 struct RawWindow {
-  uint64_t index = 0;        // global window index w
+  uint64_t index = 0;  // global window index w
   WindowOwner owner;
-  int64_t length = 0;        // real tokens (<= L+1); the rest is padding
+  int64_t length = 0;                           // real tokens (<= L+1); the rest is padding
   std::vector<int32_t> tokens, positions, doc;  // [L+1]; doc: window-local, 0-based
   std::vector<uint8_t> target_ok;               // [L+1]; 0: context only (or padding)
   std::vector<Segment> segments;                // segment i holds the tokens with doc == i

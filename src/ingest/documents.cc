@@ -76,8 +76,8 @@ class ZstdSource : public ByteSource {
         in_ = {in_buf_.data(), got, 0};
       }
       last_ret_ = ZSTD_decompressStream(ctx_, &out, &in_);
-      TRAIL_CHECK(!ZSTD_isError(last_ret_), path_, ": corrupt zstd data: ",
-                  ZSTD_getErrorName(last_ret_));
+      TRAIL_CHECK(!ZSTD_isError(last_ret_), path_,
+                  ": corrupt zstd data: ", ZSTD_getErrorName(last_ret_));
     }
     return out.pos;
   }

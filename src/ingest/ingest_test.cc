@@ -27,7 +27,8 @@ namespace fs = std::filesystem;
 
 std::string Jsonl(const std::vector<std::pair<std::string, std::string>>& docs) {
   std::string out;
-  for (const auto& [id, text] : docs) out += "{\"id\": \"" + id + "\", \"text\": \"" + text + "\"}\n";
+  for (const auto& [id, text] : docs)
+    out += "{\"id\": \"" + id + "\", \"text\": \"" + text + "\"}\n";
   return out;
 }
 
@@ -37,13 +38,16 @@ TEST(Documents, FormatBySuffixOrAsToldAndItsText) {
   WriteFileAtomic(jsonl, Jsonl({{"1", "one"}, {"2", "two"}}));
   WriteFileAtomic(text, "all of it");
   WriteFileAtomic(odd, Jsonl({{"3", "three"}}));
-  EXPECT_TRUE(HasJsonlSuffix("x/y.jsonl") && HasJsonlSuffix("y.jsonl.gz") && HasJsonlSuffix("y.jsonl.zst"));
-  EXPECT_FALSE(HasJsonlSuffix("y.jsonl.txt") || HasJsonlSuffix("jsonl") || HasJsonlSuffix("y.json"));
+  EXPECT_TRUE(HasJsonlSuffix("x/y.jsonl") && HasJsonlSuffix("y.jsonl.gz") &&
+              HasJsonlSuffix("y.jsonl.zst"));
+  EXPECT_FALSE(HasJsonlSuffix("y.jsonl.txt") || HasJsonlSuffix("jsonl") ||
+               HasJsonlSuffix("y.json"));
   EXPECT_EQ(ReadDocumentTexts({jsonl, text, odd}, DocumentFormat::kBySuffix),
             (std::vector<std::string>{"one", "two", "all of it", Jsonl({{"3", "three"}})}));
   EXPECT_EQ(ReadDocumentTexts({odd}, DocumentFormat::kJsonl), (std::vector<std::string>{"three"}));
   EXPECT_EQ(ReadDocumentTexts({jsonl}, DocumentFormat::kText).size(), 1u);
-  EXPECT_NE(ErrorOf([] { ParseDocumentFormat("xml"); }).find("auto, jsonl or text"), std::string::npos);
+  EXPECT_NE(ErrorOf([] { ParseDocumentFormat("xml"); }).find("auto, jsonl or text"),
+            std::string::npos);
 }
 
 data::ShardWriterOptions ShardOptions() {
@@ -57,8 +61,9 @@ data::ShardWriterOptions ShardOptions() {
 TEST(TokenImport, WritesTheDocumentsInOrder) {
   TempDir dir;
   const std::string in = dir / "t.jsonl", out = dir / "t.tshard";
-  WriteFileAtomic(in, "{\"key\": \"a\", \"tokens\": [1, 2, 3]}\n"
-                      "{\"key\": \"b\", \"tokens\": [999], \"domain\": 4}\n");
+  WriteFileAtomic(in,
+                  "{\"key\": \"a\", \"tokens\": [1, 2, 3]}\n"
+                  "{\"key\": \"b\", \"tokens\": [999], \"domain\": 4}\n");
   const data::ShardSummary s = ImportTokenJsonl(in, out, ShardOptions());
   EXPECT_EQ(s.num_docs, 2u);
   EXPECT_EQ(s.num_tokens, 4u);
@@ -94,8 +99,9 @@ TEST(ManifestBuilder, BatchSchedulePhases) {
   EXPECT_EQ(p[1].from_step, 100);
   EXPECT_EQ(p[1].windows, 16);
   EXPECT_EQ(ParseBatchSchedule("32", "--batch-schedule")[0].windows, 32);
-  EXPECT_NE(ErrorOf([] { ParseBatchSchedule("8,x:2", "--batch-schedule"); })
-                .find("--batch-schedule '8,x:2' is not WINDOWS or FROM_STEP:WINDOWS"),
+  EXPECT_NE(ErrorOf([] {
+              ParseBatchSchedule("8,x:2", "--batch-schedule");
+            }).find("--batch-schedule '8,x:2' is not WINDOWS or FROM_STEP:WINDOWS"),
             std::string::npos);
 }
 
@@ -104,8 +110,9 @@ TEST(ManifestBuilder, LengthAndMixturePhases) {
   ASSERT_EQ(L.size(), 2u);
   EXPECT_EQ(L[1].from_step, 900);
   EXPECT_EQ(L[1].seq_len, 2048);
-  EXPECT_NE(ErrorOf([] { ParseSeqLenPhases("512", "--seq-len-phases"); })
-                .find("'512' is not FROM_STEP:L"),
+  EXPECT_NE(ErrorOf([] {
+              ParseSeqLenPhases("512", "--seq-len-phases");
+            }).find("'512' is not FROM_STEP:L"),
             std::string::npos);
   const auto m = ParseMixturePhase("800:books=0.7,code=0.3", "--mixture-phase");
   EXPECT_EQ(m.from_step, 800);
@@ -113,8 +120,9 @@ TEST(ManifestBuilder, LengthAndMixturePhases) {
   EXPECT_EQ(m.shares[0].first, "books");
   EXPECT_EQ(m.shares[1].second, 0.3);
   for (const char* bad : {"books=1", "8:books", "8:books=x", "8:=1", "8:", "8:books=1x"}) {
-    EXPECT_NE(ErrorOf([&] { ParseMixturePhase(bad, "--mixture-phase"); })
-                  .find("is not FROM_STEP:NAME=SHARE"),
+    EXPECT_NE(ErrorOf([&] {
+                ParseMixturePhase(bad, "--mixture-phase");
+              }).find("is not FROM_STEP:NAME=SHARE"),
               std::string::npos)
         << bad;
   }
@@ -126,7 +134,8 @@ struct Fixture {
   std::string contract, list;
   Fixture() {
     std::vector<std::string> docs;
-    for (int i = 0; i < 40; ++i) docs.push_back("the quick brown fox " + std::to_string(i) + " jumps");
+    for (int i = 0; i < 40; ++i)
+      docs.push_back("the quick brown fox " + std::to_string(i) + " jumps");
     tok::TrainOptions t;
     t.vocab_size = 300;
     t.pattern = tok::NamedPattern("cl100k");
@@ -134,10 +143,12 @@ struct Fixture {
     WriteFileAtomic(dir / "tok.json", tok::ToHfTokenizerJson(*tok::TrainBpe(docs, t)));
     WriteFileAtomic(dir / "sample.txt", docs[0]);
     contract = dir / "tok.contract.json";
-    WriteFileAtomic(contract, tok::ContractToJson(tok::MakeContract(
-                                  dir / "tok.json", dir.path(), "", "<|eos|>", "", dir / "sample.txt")));
+    WriteFileAtomic(
+        contract, tok::ContractToJson(tok::MakeContract(dir / "tok.json", dir.path(), "", "<|eos|>",
+                                                        "", dir / "sample.txt")));
     std::string jsonl;
-    for (int i = 0; i < 30; ++i) jsonl += "{\"id\": \"d" + std::to_string(i) + "\", \"text\": \"" + docs[i] + "\"}\n";
+    for (int i = 0; i < 30; ++i)
+      jsonl += "{\"id\": \"d" + std::to_string(i) + "\", \"text\": \"" + docs[i] + "\"}\n";
     WriteFileAtomic(dir / "docs.jsonl", jsonl);
     TokenizeOptions o;
     o.contract = contract;
@@ -169,7 +180,7 @@ TEST(ManifestBuilder, FromTokenizeOutputsAndCheckedByOpeningItsStream) {
   EXPECT_EQ(m.tokenizer.eos_id, lc.contract.eos_id);
   EXPECT_GE(m.tokenizer.eos_id, 256);
   EXPECT_TRUE(m.stream.append_eos);
-  ASSERT_GT(m.sources[0].shards.size(), 1u);  // several shards of 50 tokens
+  ASSERT_GT(m.sources[0].shards.size(), 1u);                          // several shards of 50 tokens
   EXPECT_EQ(m.sources[0].shards[0].path.rfind("../shards/", 0), 0u);  // relative to the manifest
   EXPECT_EQ(m.validation[0].domain, "web");
   EXPECT_EQ(data::CanonicalStream(m).num_windows(), b.windows);
@@ -196,8 +207,9 @@ TEST(ManifestBuilder, RefusesBadSpecsAndForeignOrUnfinishedShardLists) {
   WriteFileAtomic(f.dir / "foreign.json", text);
   EXPECT_NE(error({"web=1=" + (f.dir / "foreign.json")}).find("another tokenizer contract"),
             std::string::npos);
-  WriteFileAtomic(f.dir / "wrong.json", "{\"contract\": \"" + ToHex(tok::LoadContract(f.contract).hash) +
-                                           "\", \"complete\": true, \"shards\": [{\"sha256\": 1}]}");
+  WriteFileAtomic(f.dir / "wrong.json",
+                  "{\"contract\": \"" + ToHex(tok::LoadContract(f.contract).hash) +
+                      "\", \"complete\": true, \"shards\": [{\"sha256\": 1}]}");
   EXPECT_NE(error({"web=1=" + (f.dir / "wrong.json")}).find("not a shard list"), std::string::npos);
   spec.positions = "neither";
   EXPECT_NE(error({"web=1=" + f.list}).find("--positions must be document or window"),

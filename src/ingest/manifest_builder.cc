@@ -67,10 +67,9 @@ std::vector<data::BatchPhase> ParseBatchSchedule(const std::string& text, const 
   while (std::getline(in, item, ',')) {
     const size_t c = item.find(':');
     try {
-      phases.push_back(c == std::string::npos
-                           ? data::BatchPhase{0, std::stoll(item)}
-                           : data::BatchPhase{std::stoll(item.substr(0, c)),
-                                              std::stoll(item.substr(c + 1))});
+      phases.push_back(c == std::string::npos ? data::BatchPhase{0, std::stoll(item)}
+                                              : data::BatchPhase{std::stoll(item.substr(0, c)),
+                                                                 std::stoll(item.substr(c + 1))});
     } catch (...) {
       TRAIL_FAIL(flag, " '", text, "' is not WINDOWS or FROM_STEP:WINDOWS,...");
     }
@@ -130,15 +129,18 @@ BuiltManifest BuildManifest(const ManifestSpec& spec) {
   m.stream.seed = spec.seed;
   m.stream.append_eos = lc.contract.eos_id >= 0;
   const fs::path out_dir = fs::absolute(spec.output).parent_path();
-  for (const std::string& s : spec.sources) m.sources.push_back(ParseSource(s, contract_hex, out_dir));
-  for (auto [specs, sets] : {std::pair{&spec.validation, &m.validation}, std::pair{&spec.test, &m.test}}) {
+  for (const std::string& s : spec.sources)
+    m.sources.push_back(ParseSource(s, contract_hex, out_dir));
+  for (auto [specs, sets] :
+       {std::pair{&spec.validation, &m.validation}, std::pair{&spec.test, &m.test}}) {
     for (const std::string& s : *specs) {
       const size_t a = s.find('=');
       TRAIL_CHECK(a != std::string::npos, "'", s, "' is not DOMAIN=SHARDS_JSON");
       sets->push_back({s.substr(0, a), ReadShardList(s.substr(a + 1), contract_hex, out_dir)});
     }
   }
-  if (!spec.batch_schedule.empty()) m.stream.schedule = ParseBatchSchedule(spec.batch_schedule, "--batch-schedule");
+  if (!spec.batch_schedule.empty())
+    m.stream.schedule = ParseBatchSchedule(spec.batch_schedule, "--batch-schedule");
   if (!spec.seq_len_phases.empty()) {
     m.stream.seq_len_phases = ParseSeqLenPhases(spec.seq_len_phases, "--seq-len-phases");
   }

@@ -15,18 +15,18 @@
 namespace trail::ingest {
 
 struct ManifestSpec {
-  std::string contract;                        // tokenizer.contract.json
-  std::vector<std::string> sources;            // NAME=SHARE=SHARDS_JSON
-  std::vector<std::string> validation, test;   // DOMAIN=SHARDS_JSON
+  std::string contract;                       // tokenizer.contract.json
+  std::vector<std::string> sources;           // NAME=SHARE=SHARDS_JSON
+  std::vector<std::string> validation, test;  // DOMAIN=SHARDS_JSON
   int64_t seq_len = 2048;
   uint64_t seed = 0;
-  std::string batch_schedule;                  // "" (default), N, or FROM_STEP:N,FROM_STEP:N,...
-  std::string seq_len_phases;                  // "" or FROM_STEP:L,FROM_STEP:L,... (after step 0)
-  std::vector<std::string> mixture_phases;     // FROM_STEP:NAME=SHARE,NAME=SHARE,...
+  std::string batch_schedule;               // "" (default), N, or FROM_STEP:N,FROM_STEP:N,...
+  std::string seq_len_phases;               // "" or FROM_STEP:L,FROM_STEP:L,... (after step 0)
+  std::vector<std::string> mixture_phases;  // FROM_STEP:NAME=SHARE,NAME=SHARE,...
   int64_t micro_batch = 1;
-  uint32_t chunk_tokens = 0;                   // 0: documents are never cut
-  std::string positions = "document";          // document | window
-  std::string output;                          // the manifest to write
+  uint32_t chunk_tokens = 0;           // 0: documents are never cut
+  std::string positions = "document";  // document | window
+  std::string output;                  // the manifest to write
 };
 
 struct BuiltManifest {

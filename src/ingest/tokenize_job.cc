@@ -53,12 +53,16 @@ TokenizeResult RunTokenize(const TokenizeOptions& opt,
 void WriteShardList(const TokenizeResult& r, const std::string& path) {
   Json shards = Json::array();
   for (const ShardRef& s : r.shards) {
-    shards.push_back(Json{{"path", s.path}, {"sha256", s.sha256}, {"tokens", s.tokens},
-                          {"documents", s.documents}});
+    shards.push_back(Json{
+        {"path", s.path}, {"sha256", s.sha256}, {"tokens", s.tokens}, {"documents", s.documents}});
   }
-  const Json out{{"contract", r.contract_hash}, {"complete", r.complete}, {"shards", shards},
-                 {"documents", r.documents}, {"empty_documents", r.empty_documents},
-                 {"tokens", r.tokens}, {"bytes", r.bytes}};
+  const Json out{{"contract", r.contract_hash},
+                 {"complete", r.complete},
+                 {"shards", shards},
+                 {"documents", r.documents},
+                 {"empty_documents", r.empty_documents},
+                 {"tokens", r.tokens},
+                 {"bytes", r.bytes}};
   WriteFileAtomic(path, out.dump(2) + "\n");
 }
 

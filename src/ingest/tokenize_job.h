@@ -19,21 +19,21 @@
 namespace trail::ingest {
 
 struct TokenizeOptions {
-  std::string contract;              // tokenizer.contract.json
-  std::vector<std::string> inputs;   // read in this order
+  std::string contract;             // tokenizer.contract.json
+  std::vector<std::string> inputs;  // read in this order
   std::string output_dir;
   std::string prefix = "shard";
   uint64_t shard_tokens = 100'000'000;
   uint32_t domain = 0;
   int threads = 1;
-  int64_t max_shards = -1;           // stop after writing this many shards (resume later)
+  int64_t max_shards = -1;  // stop after writing this many shards (resume later)
 };
 
 struct TokenizeResult {
-  std::vector<data::ShardRef> shards;     // paths relative to output_dir
+  std::vector<data::ShardRef> shards;  // paths relative to output_dir
   std::string contract_hash;
   uint64_t documents = 0, empty_documents = 0, tokens = 0, bytes = 0;
-  bool complete = false;             // false when stopped by max_shards
+  bool complete = false;  // false when stopped by max_shards
   int resumed_shards = 0;
 };
 

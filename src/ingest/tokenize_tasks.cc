@@ -29,7 +29,6 @@ std::string TaskDirectory(const TokenizeOptions& o, uint32_t task, uint32_t task
   return TasksDirectory(o, tasks) + "/" + TaskName(task);
 }
 
-
 Json FilesJson(const TokenizeOptions& o, const std::vector<uint64_t>& bytes, FileRange r) {
   Json files = Json::array();
   for (uint32_t f = r.begin; f < r.end; ++f) {
@@ -52,7 +51,8 @@ std::string CheckTask(const std::string& dir, uint32_t task, uint32_t tasks, con
       return "ran with other parameters (contract, inputs, prefix, shard_tokens or domain)";
     }
     if (m.at("files") != files) return "ran on other input files (they changed since)";
-    if (!fingerprint.empty() && m.at("fingerprint") != fingerprint) return "ran on other input bytes";
+    if (!fingerprint.empty() && m.at("fingerprint") != fingerprint)
+      return "ran on other input bytes";
     const std::string run = dir + "/tokens.run";
     if (!fs::exists(run)) return "tokens.run is missing";
     if (ToHex(Sha256OfFile(run)) != m.at("run").at("sha256")) {
@@ -157,8 +157,8 @@ TokenRuns VerifyTokenizeTasks(const TokenizeOptions& o, uint32_t tasks) {
   }
   if (!problems.empty()) {
     TRAIL_FAIL("the final phase needs all ", tasks, " encode tasks complete and intact; ",
-               problems.size(), " of them are not (in ", TasksDirectory(o, tasks), "):",
-               ProblemLines(problems),
+               problems.size(), " of them are not (in ", TasksDirectory(o, tasks),
+               "):", ProblemLines(problems),
                "\nRun each of these tasks again (the same command with --task I --tasks ", tasks,
                "; each alone repairs itself), then this phase again.");
   }

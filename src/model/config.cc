@@ -82,7 +82,8 @@ ModelCost Cost(const ModelConfig& c, int64_t seq_len) {
   for (int64_t l = 0; l < L; ++l) {
     const int64_t w = c.LayerWindow(l);
     double sum = 0;
-    for (int64_t t = 0; t < seq_len; ++t) sum += double(w > 0 ? std::min<int64_t>(t + 1, w) : t + 1);
+    for (int64_t t = 0; t < seq_len; ++t)
+      sum += double(w > 0 ? std::min<int64_t>(t + 1, w) : t + 1);
     attended += sum / double(seq_len);
   }
   out.attention_flops_per_token = 6.0 * 2.0 * double(d) * attended;

@@ -20,16 +20,16 @@ struct ModelConfig {
   int64_t d_model = 128;
   int64_t n_layers = 4;
   int64_t n_heads = 4;
-  int64_t d_ff = 384;          // hidden width of the MLP (each of gate and up for SwiGLU)
-  int64_t max_seq_len = 256;   // RoPE table length: the longest window the model accepts
+  int64_t d_ff = 384;         // hidden width of the MLP (each of gate and up for SwiGLU)
+  int64_t max_seq_len = 256;  // RoPE table length: the longest window the model accepts
   MlpKind mlp = MlpKind::kSwiGlu;
-  bool norm_gain = true;       // RMSNorms (blocks, final, embedding) carry a learned gain
-  bool embed_norm = false;     // RMSNorm right after the token embedding
-  bool qk_norm = false;        // gain-free RMSNorm of each head's queries and keys (before RoPE)
-  bool tied_embeddings = true; // LM head = embedding table transposed
+  bool norm_gain = true;        // RMSNorms (blocks, final, embedding) carry a learned gain
+  bool embed_norm = false;      // RMSNorm right after the token embedding
+  bool qk_norm = false;         // gain-free RMSNorm of each head's queries and keys (before RoPE)
+  bool tied_embeddings = true;  // LM head = embedding table transposed
   float norm_eps = 1e-5f;
   float rope_theta = 10000.0f;
-  float z_loss = 0.0f;         // coefficient of mean(lse^2) added to the loss
+  float z_loss = 0.0f;  // coefficient of mean(lse^2) added to the loss
   // Attention pattern: layers attend within `attention_window` keys (0 = full causal), except
   // every `full_attention_every`-th layer (1-based; 0 = none) and, with full_attention_last,
   // the last layer, which attend to the full causal prefix.
@@ -44,7 +44,7 @@ struct ModelConfig {
   // paper's fix), or learned LSQ parameters initialized by the same formula and trained by the
   // optimizer (the paper's original recipe, which drifts: kept as an ablation).
   bool quant_step_learned = false;
-  float init_std = 0.02f;      // N(0, init_std); output projections scaled by 1/sqrt(2 n_layers)
+  float init_std = 0.02f;  // N(0, init_std); output projections scaled by 1/sqrt(2 n_layers)
   uint64_t init_seed = 0;
 
   int64_t head_dim() const { return d_model / n_heads; }
@@ -61,7 +61,7 @@ ModelConfig Preset(const std::string& name);
 std::vector<std::string> PresetNames();
 
 const char* MlpName(MlpKind k);
-const char* LinearQuantName(LinearQuant q);           // "none", "int8-lsq"
+const char* LinearQuantName(LinearQuant q);             // "none", "int8-lsq"
 const char* QuantBackwardName(repops::Int8Backward b);  // "int8", "fp32"
 const char* QuantStepName(bool learned);                // "recompute", "learned"
 
@@ -69,10 +69,10 @@ const char* QuantStepName(bool learned);                // "recompute", "learned
 // matrices that multiply every token (embedding lookup excluded, LM head included) plus the
 // attention term 6 · n_layers · d_model · (mean keys attended per query) · 2 (scores and values).
 struct ModelCost {
-  int64_t parameters = 0;         // every trained parameter: the sum of the five below
-  int64_t embedding = 0;          // V·d: looked up, not multiplied
-  int64_t blocks = 0;             // L·(4d² + MLP): attention and MLP matrices
-  int64_t lm_head = 0;            // V·d when untied; 0 when the head is the embedding transposed
+  int64_t parameters = 0;  // every trained parameter: the sum of the five below
+  int64_t embedding = 0;   // V·d: looked up, not multiplied
+  int64_t blocks = 0;      // L·(4d² + MLP): attention and MLP matrices
+  int64_t lm_head = 0;     // V·d when untied; 0 when the head is the embedding transposed
   int64_t norm_gains = 0;
   int64_t quant_steps = 0;        // learned int8 step sizes (one per output channel), else 0
   int64_t matmul_parameters = 0;  // what multiplies every token: blocks + the head's V·d

@@ -164,9 +164,19 @@ TEST(ModelOnDevices, HostReadsOfGuardedActivationsFault) {
   guarded.CopyToHost(logits, host.data());
   EXPECT_TRUE(std::isfinite(host[0]));
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_DEATH({ volatile float x = logits.as<float>()[0]; (void)x; }, "");
+  EXPECT_DEATH(
+      {
+        volatile float x = logits.as<float>()[0];
+        (void)x;
+      },
+      "");
   EXPECT_DEATH(std::memset(logits.data, 0, 4), "");
-  EXPECT_DEATH({ volatile float x = params.embed->data<float>()[0]; (void)x; }, "");
+  EXPECT_DEATH(
+      {
+        volatile float x = params.embed->data<float>()[0];
+        (void)x;
+      },
+      "");
 }
 
 }  // namespace

@@ -9,7 +9,6 @@ namespace {
 
 using repops::Int8Backward;
 
-
 // The bytes of one layer's quantized matrices and inputs, and of the shared scratch.
 struct Sizes {
   int64_t layer = 0, scratch = 0;
@@ -68,8 +67,7 @@ int64_t LinearLayers::bytes() const {
     }
     for (const auto& in : L.in) n += in.q.size() + in.qt.size() + 4 * in.scale.size();
   }
-  n += 4 * (scratch_.acc.size() + scratch_.f.size() + scratch_.scale.size()) +
-       scratch_.a.size();
+  n += 4 * (scratch_.acc.size() + scratch_.f.size() + scratch_.scale.size()) + scratch_.a.size();
   return static_cast<int64_t>(n);
 }
 
@@ -90,7 +88,7 @@ void LinearLayers::BeginForward(const ParameterSet& p) {
       if (t == nullptr) continue;
       const DeviceTensor* step = p.layers[l].step[m];
       be_.QuantizeWeight(t->data<float>(), t->dim(0), t->dim(1), backward_, layers_[l].w[m],
-                        learned_ ? step->data<float>() : nullptr);
+                         learned_ ? step->data<float>() : nullptr);
     }
   }
 }
@@ -112,8 +110,8 @@ void LinearLayers::Forward(int64_t l, Matrix m, LayerInput in, const float* x, c
 }
 
 void LinearLayers::Backward(int64_t l, Matrix m, LayerInput in, const float* x, const float* dy,
-                            const float* w, float* dx, float* dw, int64_t M, int64_t K,
-                            int64_t N, bool accumulate) {
+                            const float* w, float* dx, float* dw, int64_t M, int64_t K, int64_t N,
+                            bool accumulate) {
   if (!quant_) {
     be_.MatMulBT(dy, w, dx, M, N, K, accumulate);
     be_.MatMulAT(x, dy, dw, K, M, N);

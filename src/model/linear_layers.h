@@ -49,9 +49,8 @@ class LinearLayers {
                int64_t M, int64_t K, int64_t N);
   // dx [M, K] (+)= dy [M, N] · Wᵀ and dw [K, N] = xᵀ · dy (and, with learned step sizes, the
   // steps' gradient); int8 quantizes dx's gradient and takes dw's column scales in one pass.
-  void Backward(int64_t l, Matrix m, LayerInput in, const float* x, const float* dy,
-                const float* w, float* dx, float* dw, int64_t M, int64_t K, int64_t N,
-                bool accumulate = false);
+  void Backward(int64_t l, Matrix m, LayerInput in, const float* x, const float* dy, const float* w,
+                float* dx, float* dw, int64_t M, int64_t K, int64_t N, bool accumulate = false);
 
  private:
   struct Layer {

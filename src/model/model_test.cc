@@ -58,7 +58,7 @@ struct Batch {
   std::vector<int32_t> inputs, labels, doc_ids, positions, key_valid;
   std::vector<uint8_t> valid_u8;
   BatchView View() const {
-    return {rows, T, inputs.data(), labels.data(), doc_ids.data(), positions.data(),
+    return {rows,           T, inputs.data(), labels.data(), doc_ids.data(), positions.data(),
             valid_u8.data()};
   }
 };
@@ -88,11 +88,18 @@ Batch MakeBatch(int64_t vocab) {
 }
 
 nlohmann::json ConfigJson(const ModelConfig& c) {
-  return {{"vocab_size", c.vocab_size}, {"d_model", c.d_model}, {"n_layers", c.n_layers},
-          {"n_heads", c.n_heads}, {"mlp", MlpName(c.mlp)}, {"norm_gain", c.norm_gain},
-          {"embed_norm", c.embed_norm}, {"qk_norm", c.qk_norm},
-          {"tied_embeddings", c.tied_embeddings}, {"norm_eps", c.norm_eps},
-          {"rope_theta", c.rope_theta}, {"z_loss", c.z_loss},
+  return {{"vocab_size", c.vocab_size},
+          {"d_model", c.d_model},
+          {"n_layers", c.n_layers},
+          {"n_heads", c.n_heads},
+          {"mlp", MlpName(c.mlp)},
+          {"norm_gain", c.norm_gain},
+          {"embed_norm", c.embed_norm},
+          {"qk_norm", c.qk_norm},
+          {"tied_embeddings", c.tied_embeddings},
+          {"norm_eps", c.norm_eps},
+          {"rope_theta", c.rope_theta},
+          {"z_loss", c.z_loss},
           {"attention_window", c.attention_window},
           {"full_attention_every", c.full_attention_every},
           {"full_attention_last", c.full_attention_last}};
@@ -105,7 +112,9 @@ Tensor I32Tensor(const std::string& name, const std::vector<int32_t>& v, int64_t
 }
 
 // ||a - ref|| / ||ref|| and max |a - ref| / max |ref| over one tensor.
-struct Err { double rel_l2 = 0, rel_max = 0; };
+struct Err {
+  double rel_l2 = 0, rel_max = 0;
+};
 Err Compare(const float* a, const double* ref, int64_t n) {
   double num = 0, den = 0, maxd = 0, maxr = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -178,7 +187,8 @@ INSTANTIATE_TEST_SUITE_P(Features, ModelVsTorch, ::testing::ValuesIn(Cases()),
 // Cosine similarity of two tensors.
 double Cosine(const float* a, const float* b, int64_t n) {
   double ab = 0, aa = 0, bb = 0;
-  for (int64_t i = 0; i < n; ++i) ab += double(a[i]) * b[i], aa += double(a[i]) * a[i], bb += double(b[i]) * b[i];
+  for (int64_t i = 0; i < n; ++i)
+    ab += double(a[i]) * b[i], aa += double(a[i]) * a[i], bb += double(b[i]) * b[i];
   return ab / std::sqrt(aa * bb);
 }
 
@@ -249,10 +259,12 @@ TEST(ModelPresets, EachRunsAForwardAndBackwardWithTheLossOfAnUntrainedModel) {
     const int64_t T = 32;
     Activations acts(c, 1, T, Cpu());
     std::vector<int32_t> in(T), labels(T);
-    for (int64_t t = 0; t < T; ++t) in[t] = int32_t((t * 131 + 7) % 512), labels[t] = in[(t + 1) % T];
+    for (int64_t t = 0; t < T; ++t)
+      in[t] = int32_t((t * 131 + 7) % 512), labels[t] = in[(t + 1) % T];
     labels[T - 1] = kIgnoreLabel;
     const BatchView b{1, T, in.data(), labels.data(), nullptr, nullptr, nullptr};
-    const repops::CrossEntropySums s = model.ForwardBackward(params, b, 1.0f / (T - 1), acts, grads);
+    const repops::CrossEntropySums s =
+        model.ForwardBackward(params, b, 1.0f / (T - 1), acts, grads);
     const double loss = s.nll_sum / double(T - 1);
     // At initialization the logits are small: the loss is near ln(512) = 6.24.
     EXPECT_NEAR(loss, std::log(512.0), 0.5) << name;

@@ -23,7 +23,9 @@ struct OpOutput {
     backend->CopyToHost(view, out.data());
     return out;
   }
-  std::vector<int64_t> shape() const { return {view.shape.begin(), view.shape.begin() + view.rank}; }
+  std::vector<int64_t> shape() const {
+    return {view.shape.begin(), view.shape.begin() + view.rank};
+  }
 };
 
 class OpObserver {

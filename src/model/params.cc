@@ -71,13 +71,20 @@ void ParameterSet::InitRandom(const ModelConfig& c) {
 
 const DeviceTensor* LayerParams::matrix(Matrix m) const {
   switch (m) {
-    case Matrix::kQ: return wq;
-    case Matrix::kK: return wk;
-    case Matrix::kV: return wv;
-    case Matrix::kO: return wo;
-    case Matrix::kGate: return w_gate;
-    case Matrix::kUp: return w_up;
-    case Matrix::kDown: return w_down;
+    case Matrix::kQ:
+      return wq;
+    case Matrix::kK:
+      return wk;
+    case Matrix::kV:
+      return wv;
+    case Matrix::kO:
+      return wo;
+    case Matrix::kGate:
+      return w_gate;
+    case Matrix::kUp:
+      return w_up;
+    case Matrix::kDown:
+      return w_down;
   }
   return nullptr;
 }
@@ -126,12 +133,15 @@ void ParameterSet::FromHost(std::span<const Tensor> host, const std::string& wha
 }
 
 void ParameterSet::CopyFrom(const ParameterSet& other) {
-  TRAIL_CHECK(other.tensors_.size() == tensors_.size(), "copying parameter sets of different "
+  TRAIL_CHECK(other.tensors_.size() == tensors_.size(),
+              "copying parameter sets of different "
               "layouts");
   const std::vector<Tensor> host = other.ToHost();
   for (size_t i = 0; i < tensors_.size(); ++i) {
-    TRAIL_CHECK(host[i].shape() == tensors_[i].shape(), "copying parameter sets of different "
-                "layouts: ", host[i].name(), ", ", tensors_[i].name());
+    TRAIL_CHECK(host[i].shape() == tensors_[i].shape(),
+                "copying parameter sets of different "
+                "layouts: ",
+                host[i].name(), ", ", tensors_[i].name());
     be_.CopyFromHost(host[i].bytes(), tensors_[i].view());
   }
 }
@@ -162,7 +172,8 @@ Digest StateHashOf(repops::Backend& be, std::initializer_list<const ParameterSet
 namespace trail::model {
 
 void AddParameterSets(ParameterSet& acc, const ParameterSet& x) {
-  TRAIL_CHECK(acc.tensors().size() == x.tensors().size(), "adding parameter sets of different layouts");
+  TRAIL_CHECK(acc.tensors().size() == x.tensors().size(),
+              "adding parameter sets of different layouts");
   for (size_t i = 0; i < x.tensors().size(); ++i) {
     DeviceTensor& a = acc.tensors()[i];
     const DeviceTensor& b = x.tensors()[i];

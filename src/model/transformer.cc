@@ -18,9 +18,9 @@ Activations::Activations(const ModelConfig& c, int64_t max_rows, int64_t max_seq
                          repops::Backend& backend)
     : max_rows_(max_rows), max_seq_(max_seq), linear(c, max_rows * max_seq, backend) {
   c.Validate();
-  TRAIL_CHECK(max_rows > 0 && max_seq > 0 && max_seq <= c.max_seq_len, "activations for ",
-              max_rows, " rows of ", max_seq, " positions: the model accepts 1..",
-              c.max_seq_len, " positions");
+  TRAIL_CHECK(max_rows > 0 && max_seq > 0 && max_seq <= c.max_seq_len, "activations for ", max_rows,
+              " rows of ", max_seq, " positions: the model accepts 1..", c.max_seq_len,
+              " positions");
   const int64_t N = max_rows * max_seq;
   const int64_t d = c.d_model, ff = c.d_ff, H = c.n_heads, V = c.vocab_size;
   const bool swiglu = c.mlp == MlpKind::kSwiGlu;
@@ -55,15 +55,15 @@ Activations::Activations(const ModelConfig& c, int64_t max_rows, int64_t max_seq
 std::vector<const Buffer*> Activations::AllBuffers() const {
   std::vector<const Buffer*> all;
   for (const Layer& L : layers_) {
-    for (const Buffer* b : {&L.x_in, &L.rstd1, &L.h1, &L.q_raw, &L.k_raw, &L.rstd_q, &L.rstd_k,
-                            &L.q, &L.k, &L.v, &L.probs, &L.att, &L.x_mid, &L.rstd2, &L.h2, &L.a,
-                            &L.b, &L.act}) {
+    for (const Buffer* b :
+         {&L.x_in, &L.rstd1, &L.h1, &L.q_raw, &L.k_raw, &L.rstd_q, &L.rstd_k, &L.q, &L.k, &L.v,
+          &L.probs, &L.att, &L.x_mid, &L.rstd2, &L.h2, &L.a, &L.b, &L.act}) {
       all.push_back(b);
     }
   }
-  for (const Buffer* b : {&emb, &rstd_e, &x_final, &rstd_f, &hf, &logits, &lse, &inputs,
-                          &labels, &doc_ids, &key_valid, &pos_heads, &dx, &dx2, &dh1, &dtmp, &dq,
-                          &dk, &dv, &dh, &da, &db}) {
+  for (const Buffer* b : {&emb,    &rstd_e,  &x_final,   &rstd_f,    &hf, &logits, &lse, &inputs,
+                          &labels, &doc_ids, &key_valid, &pos_heads, &dx, &dx2,    &dh1, &dtmp,
+                          &dq,     &dk,      &dv,        &dh,        &da, &db}) {
     all.push_back(b);
   }
   return all;
@@ -88,11 +88,10 @@ int64_t Activations::PlannedBytes(const ModelConfig& c, int64_t max_rows, int64_
          LinearLayers::PlannedBytes(c, N);
 }
 
-Transformer::Transformer(const ModelConfig& c, repops::Backend& backend)
-    : c_(c), be_(backend) {
+Transformer::Transformer(const ModelConfig& c, repops::Backend& backend) : c_(c), be_(backend) {
   c_.Validate();
-  rope_ = repops::RopeTableOn(be_, repops::MakeRopeTable(c.max_seq_len, c.head_dim(),
-                                                         c.rope_theta));
+  rope_ =
+      repops::RopeTableOn(be_, repops::MakeRopeTable(c.max_seq_len, c.head_dim(), c.rope_theta));
 }
 
 TensorView Transformer::Logits(const Activations& acts, int64_t rows, int64_t seq) {
@@ -119,19 +118,17 @@ void Transformer::Upload(const BatchView& b, Activations& A) const {
 repops::CrossEntropySums Transformer::Forward(const ParameterSet& p, const BatchView& b,
                                               Activations& A) {
   const int64_t rows = b.rows, T = b.seq, N = rows * T;
-  const int64_t d = c_.d_model, H = c_.n_heads, hd = c_.head_dim(), ff = c_.d_ff,
-                V = c_.vocab_size;
-  TRAIL_CHECK(rows > 0 && T > 0 && rows <= A.max_rows_ && T <= A.max_seq_,
-              "model: a batch of ", rows, " rows × ", T, " positions does not fit the planned ",
-              A.max_rows_, " × ", A.max_seq_);
+  const int64_t d = c_.d_model, H = c_.n_heads, hd = c_.head_dim(), ff = c_.d_ff, V = c_.vocab_size;
+  TRAIL_CHECK(rows > 0 && T > 0 && rows <= A.max_rows_ && T <= A.max_seq_, "model: a batch of ",
+              rows, " rows × ", T, " positions does not fit the planned ", A.max_rows_, " × ",
+              A.max_seq_);
   Upload(b, A);
   A.linear.BeginForward(p);
   float* x0 = Ptr(A.layers_[0].x_in);
   if (c_.embed_norm) {
     be_.EmbeddingForward(Data(p.embed), V, d, A.inputs.data<int32_t>(), N, Ptr(A.emb));
     Note("embedding", -1, "embed", Ptr(A.emb), {N, d});
-    be_.RmsNormForward(Ptr(A.emb), Data(p.embed_norm), c_.norm_eps, N, d, x0,
-                       Ptr(A.rstd_e));
+    be_.RmsNormForward(Ptr(A.emb), Data(p.embed_norm), c_.norm_eps, N, d, x0, Ptr(A.rstd_e));
     Note("rmsnorm", -1, "x0", x0, {N, d});
   } else {
     be_.EmbeddingForward(Data(p.embed), V, d, A.inputs.data<int32_t>(), N, x0);
@@ -141,8 +138,7 @@ repops::CrossEntropySums Transformer::Forward(const ParameterSet& p, const Batch
     Activations::Layer& L = A.layers_[l];
     const LayerParams& P = p.layers[l];
     // Attention block. dq/dk/dv double as [N, d] projection scratch in the forward.
-    be_.RmsNormForward(Ptr(L.x_in), Data(P.attn_norm), c_.norm_eps, N, d, Ptr(L.h1),
-                       Ptr(L.rstd1));
+    be_.RmsNormForward(Ptr(L.x_in), Data(P.attn_norm), c_.norm_eps, N, d, Ptr(L.h1), Ptr(L.rstd1));
     Note("rmsnorm", l, "h1", Ptr(L.h1), {N, d});
     LinearLayers& lin = A.linear;
     lin.SetInput(l, LayerInput::kH1, Ptr(L.h1), N, d);
@@ -155,11 +151,9 @@ repops::CrossEntropySums Transformer::Forward(const ParameterSet& p, const Batch
     if (c_.qk_norm) {
       be_.SplitHeads(Ptr(A.dq), Ptr(L.q_raw), rows, T, H, hd);
       be_.SplitHeads(Ptr(A.dk), Ptr(L.k_raw), rows, T, H, hd);
-      be_.RmsNormForward(Ptr(L.q_raw), nullptr, c_.norm_eps, N * H, hd, Ptr(L.q),
-                         Ptr(L.rstd_q));
+      be_.RmsNormForward(Ptr(L.q_raw), nullptr, c_.norm_eps, N * H, hd, Ptr(L.q), Ptr(L.rstd_q));
       Note("rmsnorm", l, "q_norm", Ptr(L.q), {rows, H, T, hd});
-      be_.RmsNormForward(Ptr(L.k_raw), nullptr, c_.norm_eps, N * H, hd, Ptr(L.k),
-                         Ptr(L.rstd_k));
+      be_.RmsNormForward(Ptr(L.k_raw), nullptr, c_.norm_eps, N * H, hd, Ptr(L.k), Ptr(L.rstd_k));
       Note("rmsnorm", l, "k_norm", Ptr(L.k), {rows, H, T, hd});
     } else {
       be_.SplitHeads(Ptr(A.dq), Ptr(L.q), rows, T, H, hd);
@@ -171,27 +165,22 @@ repops::CrossEntropySums Transformer::Forward(const ParameterSet& p, const Batch
     be_.RopeApply(Ptr(L.k), N * H, hd, A.pos_heads.data<int32_t>(), rope_.view, false);
     Note("rope", l, "k_rope", Ptr(L.k), {rows, H, T, hd});
     const repops::AttentionShape s = A.Shape(b, H, hd, c_.LayerWindow(l));
-    be_.AttentionForward(s, Ptr(L.q), Ptr(L.k), Ptr(L.v), Ptr(A.dtmp),
-                         Ptr(L.probs));
+    be_.AttentionForward(s, Ptr(L.q), Ptr(L.k), Ptr(L.v), Ptr(A.dtmp), Ptr(L.probs));
     Note("attention", l, "attn_out", Ptr(A.dtmp), {rows, H, T, hd});
     be_.MergeHeads(Ptr(A.dtmp), Ptr(L.att), rows, T, H, hd);
     lin.SetInput(l, LayerInput::kAtt, Ptr(L.att), N, d);
-    lin.Forward(l, Matrix::kO, LayerInput::kAtt, Ptr(L.att), Data(P.wo), Ptr(L.x_mid), N, d,
-                d);
+    lin.Forward(l, Matrix::kO, LayerInput::kAtt, Ptr(L.att), Data(P.wo), Ptr(L.x_mid), N, d, d);
     Note("matmul", l, "o_proj", Ptr(L.x_mid), {N, d});
     be_.AddInto(Ptr(L.x_mid), Ptr(L.x_in), N * d);
     Note("add", l, "x_mid", Ptr(L.x_mid), {N, d});
     // MLP block.
-    be_.RmsNormForward(Ptr(L.x_mid), Data(P.mlp_norm), c_.norm_eps, N, d, Ptr(L.h2),
-                       Ptr(L.rstd2));
+    be_.RmsNormForward(Ptr(L.x_mid), Data(P.mlp_norm), c_.norm_eps, N, d, Ptr(L.h2), Ptr(L.rstd2));
     Note("rmsnorm", l, "h2", Ptr(L.h2), {N, d});
     lin.SetInput(l, LayerInput::kH2, Ptr(L.h2), N, d);
-    lin.Forward(l, Matrix::kGate, LayerInput::kH2, Ptr(L.h2), Data(P.w_gate), Ptr(L.a), N,
-                d, ff);
+    lin.Forward(l, Matrix::kGate, LayerInput::kH2, Ptr(L.h2), Data(P.w_gate), Ptr(L.a), N, d, ff);
     Note("matmul", l, "gate", Ptr(L.a), {N, ff});
     if (c_.mlp == MlpKind::kSwiGlu) {
-      lin.Forward(l, Matrix::kUp, LayerInput::kH2, Ptr(L.h2), Data(P.w_up), Ptr(L.b), N, d,
-                  ff);
+      lin.Forward(l, Matrix::kUp, LayerInput::kH2, Ptr(L.h2), Data(P.w_up), Ptr(L.b), N, d, ff);
       Note("matmul", l, "up", Ptr(L.b), {N, ff});
       be_.SwiGluForward(Ptr(L.a), Ptr(L.b), N * ff, Ptr(L.act));
       Note("swiglu", l, "act", Ptr(L.act), {N, ff});
@@ -201,8 +190,7 @@ repops::CrossEntropySums Transformer::Forward(const ParameterSet& p, const Batch
     }
     float* x_out = l + 1 < c_.n_layers ? Ptr(A.layers_[l + 1].x_in) : Ptr(A.x_final);
     lin.SetInput(l, LayerInput::kAct, Ptr(L.act), N, ff);
-    lin.Forward(l, Matrix::kDown, LayerInput::kAct, Ptr(L.act), Data(P.w_down), x_out, N, ff,
-                d);
+    lin.Forward(l, Matrix::kDown, LayerInput::kAct, Ptr(L.act), Data(P.w_down), x_out, N, ff, d);
     Note("matmul", l, "down", x_out, {N, d});
     be_.AddInto(x_out, Ptr(L.x_mid), N * d);
     Note("add", l, "x_out", x_out, {N, d});
@@ -264,8 +252,8 @@ void Transformer::Backward(const ParameterSet& p, const BatchView& b, float grad
   Note("rmsnorm_bwd", -1, "g.final_norm", Data(g.final_norm), {d});
   for (int64_t l = c_.n_layers - 1; l >= 0; --l) BackwardLayer(l, p, b, A, g);
   if (c_.embed_norm) {
-    be_.RmsNormBackward(dx, Ptr(A.emb), Data(p.embed_norm), Ptr(A.rstd_e), N, d,
-                        Ptr(A.dtmp), MutData(g.embed_norm));
+    be_.RmsNormBackward(dx, Ptr(A.emb), Data(p.embed_norm), Ptr(A.rstd_e), N, d, Ptr(A.dtmp),
+                        MutData(g.embed_norm));
     Note("rmsnorm_bwd", -1, "d_embed", Ptr(A.dtmp), {N, d});
     Note("rmsnorm_bwd", -1, "g.embed_norm", Data(g.embed_norm), {d});
     dx = Ptr(A.dtmp);
@@ -286,20 +274,19 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
   float* dx = Ptr(A.dx);
   LinearLayers& lin = A.linear;
   // MLP block: x_out = x_mid + act·Wd.
-  lin.Backward(l, Matrix::kDown, LayerInput::kAct, Ptr(L.act), dx, Data(P.w_down),
-               Ptr(A.dh), MutData(G.w_down), N, ff, d);
+  lin.Backward(l, Matrix::kDown, LayerInput::kAct, Ptr(L.act), dx, Data(P.w_down), Ptr(A.dh),
+               MutData(G.w_down), N, ff, d);
   Note("matmul", l, "d_act", Ptr(A.dh), {N, ff});
   Note("matmul", l, "g.w_down", Data(G.w_down), {ff, d});
   if (c_.mlp == MlpKind::kSwiGlu) {
-    be_.SwiGluBackward(Ptr(A.dh), Ptr(L.a), Ptr(L.b), N * ff, Ptr(A.da),
-                       Ptr(A.db));
+    be_.SwiGluBackward(Ptr(A.dh), Ptr(L.a), Ptr(L.b), N * ff, Ptr(A.da), Ptr(A.db));
     Note("swiglu_bwd", l, "d_gate", Ptr(A.da), {N, ff});
     Note("swiglu_bwd", l, "d_up", Ptr(A.db), {N, ff});
     lin.Backward(l, Matrix::kGate, LayerInput::kH2, Ptr(L.h2), Ptr(A.da), Data(P.w_gate),
                  Ptr(A.dx2), MutData(G.w_gate), N, d, ff);
     Note("matmul", l, "g.w_gate", Data(G.w_gate), {d, ff});
-    lin.Backward(l, Matrix::kUp, LayerInput::kH2, Ptr(L.h2), Ptr(A.db), Data(P.w_up),
-                 Ptr(A.dx2), MutData(G.w_up), N, d, ff, /*accumulate=*/true);
+    lin.Backward(l, Matrix::kUp, LayerInput::kH2, Ptr(L.h2), Ptr(A.db), Data(P.w_up), Ptr(A.dx2),
+                 MutData(G.w_up), N, d, ff, /*accumulate=*/true);
     Note("matmul", l, "g.w_up", Data(G.w_up), {d, ff});
   } else {
     be_.GeluBackward(Ptr(A.dh), Ptr(L.a), N * ff, Ptr(A.da));
@@ -309,12 +296,12 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
     Note("matmul", l, "g.w_gate", Data(G.w_gate), {d, ff});
   }
   Note("matmul", l, "d_h2", Ptr(A.dx2), {N, d});
-  be_.RmsNormBackward(Ptr(A.dx2), Ptr(L.x_mid), Data(P.mlp_norm), Ptr(L.rstd2), N, d,
-                      Ptr(A.dtmp), MutData(G.mlp_norm));
+  be_.RmsNormBackward(Ptr(A.dx2), Ptr(L.x_mid), Data(P.mlp_norm), Ptr(L.rstd2), N, d, Ptr(A.dtmp),
+                      MutData(G.mlp_norm));
   Note("rmsnorm_bwd", l, "d_x_mid_norm", Ptr(A.dtmp), {N, d});
   Note("rmsnorm_bwd", l, "g.mlp_norm", Data(G.mlp_norm), {d});
   be_.AddInto(dx, Ptr(A.dtmp), N * d);  // now d loss / d x_mid
-              Note("add", l, "d_x_mid", dx, {N, d});
+  Note("add", l, "d_x_mid", dx, {N, d});
   // Attention block: x_mid = x_in + att·Wo.
   lin.Backward(l, Matrix::kO, LayerInput::kAtt, Ptr(L.att), dx, Data(P.wo), Ptr(A.dx2),
                MutData(G.wo), N, d, d);
@@ -322,8 +309,8 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
   Note("matmul", l, "g.wo", Data(G.wo), {d, d});
   be_.SplitHeads(Ptr(A.dx2), Ptr(A.dtmp), rows, T, H, hd);
   const repops::AttentionShape s = A.Shape(b, H, hd, c_.LayerWindow(l));
-  be_.AttentionBackward(s, Ptr(L.q), Ptr(L.k), Ptr(L.v), Ptr(L.probs),
-                        Ptr(A.dtmp), Ptr(A.dq), Ptr(A.dk), Ptr(A.dv));
+  be_.AttentionBackward(s, Ptr(L.q), Ptr(L.k), Ptr(L.v), Ptr(L.probs), Ptr(A.dtmp), Ptr(A.dq),
+                        Ptr(A.dk), Ptr(A.dv));
   Note("attention_bwd", l, "dQ", Ptr(A.dq), {rows, H, T, hd});
   Note("attention_bwd", l, "dK", Ptr(A.dk), {rows, H, T, hd});
   Note("attention_bwd", l, "dV", Ptr(A.dv), {rows, H, T, hd});
@@ -334,7 +321,11 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
   // Each projection's gradient in turn: heads -> [N, d] in dx2, its weight gradient, and its
   // share of d loss / d h1, summed in the order q, k, v.
   struct Proj {
-    Matrix m; float* dheads; const float* raw; const float* rstd; const DeviceTensor* w;
+    Matrix m;
+    float* dheads;
+    const float* raw;
+    const float* rstd;
+    const DeviceTensor* w;
     DeviceTensor* gw;
     const char *norm_name, *grad_name;
   };
@@ -346,8 +337,7 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
     const Proj& pr = projs[i];
     const float* heads = pr.dheads;
     if (c_.qk_norm && pr.raw != nullptr) {
-      be_.RmsNormBackward(pr.dheads, pr.raw, nullptr, pr.rstd, N * H, hd, Ptr(A.dtmp),
-                          nullptr);
+      be_.RmsNormBackward(pr.dheads, pr.raw, nullptr, pr.rstd, N * H, hd, Ptr(A.dtmp), nullptr);
       Note("rmsnorm_bwd", l, pr.norm_name, Ptr(A.dtmp), {rows, H, T, hd});
       heads = Ptr(A.dtmp);
     }
@@ -357,12 +347,12 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
     Note("matmul", l, pr.grad_name, Data(pr.gw), {d, d});
   }
   Note("matmul", l, "d_h1", Ptr(A.dh1), {N, d});
-  be_.RmsNormBackward(Ptr(A.dh1), Ptr(L.x_in), Data(P.attn_norm), Ptr(L.rstd1), N, d,
-                      Ptr(A.dtmp), MutData(G.attn_norm));
+  be_.RmsNormBackward(Ptr(A.dh1), Ptr(L.x_in), Data(P.attn_norm), Ptr(L.rstd1), N, d, Ptr(A.dtmp),
+                      MutData(G.attn_norm));
   Note("rmsnorm_bwd", l, "d_x_in_norm", Ptr(A.dtmp), {N, d});
   Note("rmsnorm_bwd", l, "g.attn_norm", Data(G.attn_norm), {d});
   be_.AddInto(dx, Ptr(A.dtmp), N * d);  // now d loss / d x_in
-              Note("add", l, "d_x_in", dx, {N, d});
+  Note("add", l, "d_x_in", dx, {N, d});
 }
 
 }  // namespace trail::model

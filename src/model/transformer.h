@@ -9,10 +9,9 @@
 //                                              model/linear_layers.h)
 //     q,k = RMSNorm_hd(q), RMSNorm_hd(k)      (qk_norm, no gain)
 //     q,k = RoPE(q), RoPE(k)                  (positions from the batch)
-//     a  = Attention(q, k, v)                 (causal, window of layer l, document and padding masks)
-//     x  = x + merge(a)·Wo
-//     h2 = RMSNorm(x, g_mlp)
-//     x  = x + (SiLU(h2·Wg) ⊙ (h2·Wu))·Wd    (SwiGLU)  or  x + GELU(h2·Win)·Wd
+//     a  = Attention(q, k, v)                 (causal, window of layer l, document and padding
+//     masks) x  = x + merge(a)·Wo h2 = RMSNorm(x, g_mlp) x  = x + (SiLU(h2·Wg) ⊙ (h2·Wu))·Wd
+//     (SwiGLU)  or  x + GELU(h2·Win)·Wd
 //   logits = RMSNorm(x, g_f)·W_lm            [N, V]     (W_lm = Embedᵀ when tied)
 //   loss   = (Σ NLL + z Σ lse²) · scale      over the targets of the *whole step*
 //
@@ -59,18 +58,19 @@ class Activations {
   // int8 QAT: while held, forwards on one unchanged parameter set quantize its weights once
   // (LinearLayers::HoldWeights).
   void HoldQuantizedWeights(bool hold) { linear.HoldWeights(hold); }
+
  private:
   friend class Transformer;
   struct Layer {
-    Buffer x_in, rstd1, h1, q_raw, k_raw, rstd_q, rstd_k, q, k, v, probs, att, x_mid, rstd2, h2,
-        a, b, act;
+    Buffer x_in, rstd1, h1, q_raw, k_raw, rstd_q, rstd_k, q, k, v, probs, att, x_mid, rstd2, h2, a,
+        b, act;
   };
   // The attention shape of batch b (its masks on the device) for heads of hd, with `window`.
   repops::AttentionShape Shape(const BatchView& b, int64_t heads, int64_t hd,
                                int64_t window) const {
     const int32_t* docs = b.doc_ids ? doc_ids.data<int32_t>() : nullptr;
-    const auto* valid = b.key_valid ? reinterpret_cast<const uint8_t*>(key_valid.data<int8_t>())
-                                    : nullptr;
+    const auto* valid =
+        b.key_valid ? reinterpret_cast<const uint8_t*>(key_valid.data<int8_t>()) : nullptr;
     return {b.rows, heads, b.seq, hd, window, docs, valid};
   }
   // The buffers bytes() counts, in one list.
@@ -86,7 +86,6 @@ class Activations {
   // Backward scratch.
   Buffer dx, dx2, dh1, dtmp, dq, dk, dv, dh, da, db;
 };
-
 
 class Transformer {
  public:

@@ -16,8 +16,8 @@ namespace trail::plan {
 
 // Fills r (one per residual) and, when J is not null, the Jacobian row-major: J[i * n + j] =
 // ∂r_i/∂x_j for n = x.size().
-using ResidualFunction =
-    std::function<void(const std::vector<double>& x, std::vector<double>& r, std::vector<double>* J)>;
+using ResidualFunction = std::function<void(const std::vector<double>& x, std::vector<double>& r,
+                                            std::vector<double>* J)>;
 
 struct RobustFitOptions {
   double huber_delta = 1e-3;

@@ -55,7 +55,8 @@ StepRate MeasureStepRate(const std::string& recipe_path, const std::string& mani
 RunCost EstimateRunCost(const train::Recipe& recipe, const data::StreamConfig& stream,
                         int64_t processes) {
   const model::ModelConfig& c = recipe.model;
-  TRAIL_CHECK(c.vocab_size > 0, "the model's vocabulary size is unknown: give the data manifest "
+  TRAIL_CHECK(c.vocab_size > 0,
+              "the model's vocabulary size is unknown: give the data manifest "
               "or set [model] vocab_size");
   TRAIL_CHECK(processes >= 1 && processes <= recipe.mesh.ranks(), processes,
               " processes for a mesh of ", recipe.mesh.ranks(), " logical ranks: give 1..",

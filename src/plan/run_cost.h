@@ -18,8 +18,8 @@ struct ProcessMemory {
   int64_t parameters = 0;  // 4 bytes × total: every process holds the whole model
   int64_t gradients = 0;   // 4 bytes × total × (local-fold partial sums + 1 micro-batch gradient)
   int64_t gradient_buffers = 0;
-  int64_t moments = 0;     // AdamW m and v of this process's range of the flat state
-  int64_t activations = 0; // model::Activations for one micro-batch of the longest windows
+  int64_t moments = 0;      // AdamW m and v of this process's range of the flat state
+  int64_t activations = 0;  // model::Activations for one micro-batch of the longest windows
   int64_t total() const { return parameters + gradients + moments + activations; }
 };
 
@@ -28,9 +28,9 @@ struct RunCost {
   int64_t seq_len = 0, steps = 0;  // seq_len: the stream's first length
   // Per window length the steps use (one unless the stream has a sequence-length curriculum).
   std::vector<train::LengthFlops> lengths;
-  double tokens = 0;                 // Σ over steps of windows(step) · L(step) (input positions)
-  double total_flops = 0;            // Σ over lengths of tokens · flops_per_token
-  double tokens_per_parameter = 0;   // tokens / total parameters
+  double tokens = 0;                // Σ over steps of windows(step) · L(step) (input positions)
+  double total_flops = 0;           // Σ over lengths of tokens · flops_per_token
+  double tokens_per_parameter = 0;  // tokens / total parameters
   int64_t processes = 1;
   std::vector<ProcessMemory> memory;  // one per process
 };
@@ -38,9 +38,9 @@ struct RunCost {
 // A step rate measured by training: `steps` real steps of the recipe on its data, in a temporary
 // run directory removed afterwards. The first step (warm-up: allocation, caches) is left out.
 struct StepRate {
-  int64_t steps = 0;                 // measured (after the first)
-  double median_step_seconds = 0;    // of those steps (the step itself: no checkpoint, no eval)
-  double seconds_per_token = 0;      // median over those steps of step seconds / input tokens
+  int64_t steps = 0;               // measured (after the first)
+  double median_step_seconds = 0;  // of those steps (the step itself: no checkpoint, no eval)
+  double seconds_per_token = 0;    // median over those steps of step seconds / input tokens
 };
 // steps >= 2. Throws trail::Error when the recipe or data cannot train.
 StepRate MeasureStepRate(const std::string& recipe_path, const std::string& manifest_path,

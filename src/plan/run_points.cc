@@ -80,7 +80,8 @@ std::vector<SourcedPoint> LossPointsFromCsv(const std::string& path) {
     const std::string where = path + ":" + std::to_string(number);
     if (col[0] < 0) {
       for (size_t i = 0; i < cells.size(); ++i) {
-        for (int k = 0; k < 3; ++k) if (cells[i] == names[k]) col[k] = static_cast<int>(i);
+        for (int k = 0; k < 3; ++k)
+          if (cells[i] == names[k]) col[k] = static_cast<int>(i);
       }
       TRAIL_CHECK(col[0] >= 0 && col[1] >= 0 && col[2] >= 0, where,
                   ": the header must name the columns params, tokens and loss");

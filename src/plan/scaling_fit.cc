@@ -60,9 +60,11 @@ RobustFitResult BestFit(const std::vector<LossPoint>& points,
   const ResidualFunction f = LogResiduals(points);
   RobustFitOptions quick{delta, short_iterations, 1e-15};
   std::vector<Candidate> c;
-  for (size_t i = 0; i < starts.size(); ++i) c.push_back({MinimizeHuber(f, starts[i], points.size(), quick), i});
+  for (size_t i = 0; i < starts.size(); ++i)
+    c.push_back({MinimizeHuber(f, starts[i], points.size(), quick), i});
   auto better = [](const Candidate& l, const Candidate& r) {
-    return l.fit.objective != r.fit.objective ? l.fit.objective < r.fit.objective : l.order < r.order;
+    return l.fit.objective != r.fit.objective ? l.fit.objective < r.fit.objective
+                                              : l.order < r.order;
   };
   const size_t keep = std::min<size_t>(kPolished, c.size());
   std::partial_sort(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(keep), c.end(), better);
@@ -111,7 +113,8 @@ ScalingFit FitScalingLaw(const std::vector<LossPoint>& points, const ScalingFitO
   out.law = LawOf(fit.x);
   out.objective = fit.objective;
   double sq = 0;
-  for (const LossPoint& p : points) sq += std::pow(std::log(out.law.Loss(p.params, p.tokens) / p.loss), 2);
+  for (const LossPoint& p : points)
+    sq += std::pow(std::log(out.law.Loss(p.params, p.tokens) / p.loss), 2);
   out.rms_log_error = std::sqrt(sq / double(points.size()));
 
   std::vector<std::vector<double>> starts = {fit.x};
@@ -142,7 +145,8 @@ ScalingFit FitScalingLaw(const std::vector<LossPoint>& points, const ScalingFitO
   out.alpha = Percentiles(samples[3]);
   out.beta = Percentiles(samples[4]);
   for (size_t j = 0; j < options.budgets.size(); ++j) {
-    out.budgets.push_back({options.budgets[j], AnalyticOptimum(out.law, options.budgets[j], options.k),
+    out.budgets.push_back({options.budgets[j],
+                           AnalyticOptimum(out.law, options.budgets[j], options.k),
                            Percentiles(samples[5 + 2 * j]), Percentiles(samples[6 + 2 * j])});
   }
   return out;

@@ -39,7 +39,7 @@ struct BudgetOptimum {
 
 struct ScalingFit {
   ScalingLaw law;
-  double objective = 0;  // the Huber objective at the fit
+  double objective = 0;      // the Huber objective at the fit
   double rms_log_error = 0;  // sqrt(mean (ln L̂ − ln L)²) over the points
   int bootstrap_fits = 0;
   // Bootstrap fits with an exponent ≤ 0 or a non-finite parameter: their compute optimum is

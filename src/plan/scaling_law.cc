@@ -39,7 +39,8 @@ Allocation AnalyticOptimum(const ScalingLaw& law, double flops, double k) {
 
 Allocation GridOptimum(const ScalingLaw& law, double flops, double k, double min_params,
                        double max_params, int per_decade) {
-  const int count = static_cast<int>(std::ceil(std::log10(max_params / min_params) * per_decade)) + 1;
+  const int count =
+      static_cast<int>(std::ceil(std::log10(max_params / min_params) * per_decade)) + 1;
   Allocation best;
   double best_loss = INFINITY;
   for (double n : LogSpace(min_params, max_params, count)) {

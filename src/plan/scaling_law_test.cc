@@ -109,7 +109,8 @@ TEST(RobustFit, HuberDownweightsAnOutlier) {
   std::vector<double> xs, ys;
   for (int i = 0; i < 20; ++i) xs.push_back(i), ys.push_back(2.0 * i + 1.0);
   ys[7] += 50;
-  auto residuals = [&](const std::vector<double>& p, std::vector<double>& r, std::vector<double>* J) {
+  auto residuals = [&](const std::vector<double>& p, std::vector<double>& r,
+                       std::vector<double>* J) {
     for (size_t i = 0; i < xs.size(); ++i) {
       r[i] = p[0] * xs[i] + p[1] - ys[i];
       if (J) (*J)[i * 2] = xs[i], (*J)[i * 2 + 1] = 1.0;

@@ -32,7 +32,8 @@ StepsAndCost StepsFor(double budget, const model::ModelConfig& c, const data::St
     if (!by_length.contains(L)) by_length[L] = {0.0, model::Cost(c, L).flops_per_token};
     by_length[L].first += double(schedule.WindowsAt(out.steps++)) * double(L);
     out.tokens = out.flops = 0;
-    for (const auto& [len, tf] : by_length) out.tokens += tf.first, out.flops += tf.first * tf.second;
+    for (const auto& [len, tf] : by_length)
+      out.tokens += tf.first, out.flops += tf.first * tf.second;
   }
   return out;
 }
@@ -61,15 +62,18 @@ std::string RecipeText(const std::string& base_text, const std::string& path,
     const double scale = run.tokens / double(base.schedule.total_tokens);
     toml::table& s = SectionOf(root, "schedule");
     s.insert_or_assign("total_tokens", static_cast<int64_t>(run.tokens));
-    s.insert_or_assign("warmup_tokens",
-                       static_cast<int64_t>(std::llround(double(base.schedule.warmup_tokens) * scale)));
+    s.insert_or_assign(
+        "warmup_tokens",
+        static_cast<int64_t>(std::llround(double(base.schedule.warmup_tokens) * scale)));
     if (base.schedule.wsd_decay_tokens > 0) {
-      s.insert_or_assign("wsd_decay_tokens",
-                         static_cast<int64_t>(std::llround(double(base.schedule.wsd_decay_tokens) * scale)));
+      s.insert_or_assign(
+          "wsd_decay_tokens",
+          static_cast<int64_t>(std::llround(double(base.schedule.wsd_decay_tokens) * scale)));
     }
   }
   std::ostringstream out;
-  out << "# " << run.name << ": written by `trail plan sweep` from " << path << "\n" << root << "\n";
+  out << "# " << run.name << ": written by `trail plan sweep` from " << path << "\n"
+      << root << "\n";
   return out.str();
 }
 
@@ -86,18 +90,21 @@ Sweep PlanSweep(const SweepSpec& spec, const data::StreamConfig& stream, int64_t
   std::set<std::string> names;
   for (double budget : spec.budgets) {
     for (int64_t width : spec.widths) {
-      TRAIL_CHECK(names.insert(RunName(budget, width)).second, "two runs of the sweep would both be ",
-                  RunName(budget, width), ": give each budget and width once, budgets differing in "
+      TRAIL_CHECK(names.insert(RunName(budget, width)).second,
+                  "two runs of the sweep would both be ", RunName(budget, width),
+                  ": give each budget and width once, budgets differing in "
                   "their first two digits");
     }
   }
   Sweep out;
   for (double budget : spec.budgets) {
-    TRAIL_CHECK(budget > 0 && std::isfinite(budget), "budget ", budget, " is not a positive FLOP count");
+    TRAIL_CHECK(budget > 0 && std::isfinite(budget), "budget ", budget,
+                " is not a positive FLOP count");
     for (int64_t width : spec.widths) {
       model::ModelConfig c = b;
       c.d_model = width;
-      c.d_ff = std::max<int64_t>(1, std::llround(double(b.d_ff) * double(width) / double(b.d_model)));
+      c.d_ff =
+          std::max<int64_t>(1, std::llround(double(b.d_ff) * double(width) / double(b.d_model)));
       TRAIL_CHECK(width % b.n_heads == 0 && (width / b.n_heads) % 2 == 0, "width ", width,
                   " is not a multiple of 2 x ", b.n_heads, " heads (RoPE needs an even head size)");
       SweepRun run;
@@ -113,15 +120,17 @@ Sweep PlanSweep(const SweepSpec& spec, const data::StreamConfig& stream, int64_t
       }
       if (run.steps < spec.min_steps) {
         out.skipped.push_back(run.name + ": " + std::to_string(run.steps) + " steps (fewer than " +
-                              std::to_string(spec.min_steps) + "): the budget is too small for this width");
+                              std::to_string(spec.min_steps) +
+                              "): the budget is too small for this width");
         continue;
       }
       run.recipe_text = RecipeText(text, spec.base_recipe, base, run);
       out.runs.push_back(std::move(run));
     }
   }
-  TRAIL_CHECK(!out.runs.empty(), "every (budget, width) of the sweep was left out: ",
-              out.skipped.front(), " (raise the budgets or lower the widths)");
+  TRAIL_CHECK(!out.runs.empty(),
+              "every (budget, width) of the sweep was left out: ", out.skipped.front(),
+              " (raise the budgets or lower the widths)");
   return out;
 }
 

@@ -13,10 +13,10 @@
 namespace trail::plan {
 
 struct SweepSpec {
-  std::string base_recipe;        // the recipe every run starts from (optimizer, mesh, …)
-  std::vector<double> budgets;    // training FLOPs per run
-  std::vector<int64_t> widths;    // d_model per run; layers, heads and d_ff/d_model from the base
-  int64_t min_steps = 10;         // a (budget, width) that would train fewer steps is left out
+  std::string base_recipe;      // the recipe every run starts from (optimizer, mesh, …)
+  std::vector<double> budgets;  // training FLOPs per run
+  std::vector<int64_t> widths;  // d_model per run; layers, heads and d_ff/d_model from the base
+  int64_t min_steps = 10;       // a (budget, width) that would train fewer steps is left out
 };
 
 struct SweepRun {

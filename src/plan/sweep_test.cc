@@ -71,19 +71,23 @@ TEST(Sweep, LeavesOutTooShortRunsAndRefusesBadWidths) {
   bool skipped_small = false;
   for (const std::string& why : s.skipped) skipped_small |= why.find("c1.0e+08") == 0;
   EXPECT_TRUE(skipped_small);
-  EXPECT_NE(ErrorOf([&] { PlanSweep({dir / "base.toml", {1e10}, {18}, 10}, stream, 300); })
-                .find("not a multiple of 2 x 2 heads"),
+  EXPECT_NE(ErrorOf([&] {
+              PlanSweep({dir / "base.toml", {1e10}, {18}, 10}, stream, 300);
+            }).find("not a multiple of 2 x 2 heads"),
             std::string::npos);
   // Budgets that print alike (two significant digits) or a width given twice would share a run
   // directory.
-  EXPECT_NE(ErrorOf([&] { PlanSweep({dir / "base.toml", {1.01e10, 1.04e10}, {16}, 10}, stream, 300); })
-                .find("would both be c1.0e+10-d16"),
+  EXPECT_NE(ErrorOf([&] {
+              PlanSweep({dir / "base.toml", {1.01e10, 1.04e10}, {16}, 10}, stream, 300);
+            }).find("would both be c1.0e+10-d16"),
             std::string::npos);
-  EXPECT_NE(ErrorOf([&] { PlanSweep({dir / "base.toml", {1e10}, {16, 16}, 10}, stream, 300); })
-                .find("give each budget and width once"),
+  EXPECT_NE(ErrorOf([&] {
+              PlanSweep({dir / "base.toml", {1e10}, {16, 16}, 10}, stream, 300);
+            }).find("give each budget and width once"),
             std::string::npos);
-  EXPECT_NE(ErrorOf([&] { PlanSweep({dir / "base.toml", {1e3}, {16}, 10}, stream, 300); })
-                .find("raise the budgets"),
+  EXPECT_NE(ErrorOf([&] {
+              PlanSweep({dir / "base.toml", {1e3}, {16}, 10}, stream, 300);
+            }).find("raise the budgets"),
             std::string::npos);
 }
 

@@ -57,28 +57,28 @@ class Backend {
   virtual void MatMul(const float* a, const float* b, float* c, int64_t M, int64_t K, int64_t N,
                       bool accumulate = false) = 0;
   // c [M,N] (+)= a [M,K] · bt [N,K]ᵀ
-  virtual void MatMulBT(const float* a, const float* bt, float* c, int64_t M, int64_t K,
-                        int64_t N, bool accumulate = false) = 0;
+  virtual void MatMulBT(const float* a, const float* bt, float* c, int64_t M, int64_t K, int64_t N,
+                        bool accumulate = false) = 0;
   // c [M,N] (+)= at [K,M]ᵀ · b [K,N]
-  virtual void MatMulAT(const float* at, const float* b, float* c, int64_t M, int64_t K,
-                        int64_t N, bool accumulate = false) = 0;
+  virtual void MatMulAT(const float* at, const float* b, float* c, int64_t M, int64_t K, int64_t N,
+                        bool accumulate = false) = 0;
 
   // ---- int8 QAT linear layers (int8_linear.h). The quantized operands are the backend's.
   virtual void QuantizeWeight(const float* w, int64_t K, int64_t N, Int8Backward backward,
                               QuantizedWeight& out, const float* learned_step) = 0;
   virtual void QuantizeInput(const float* x, int64_t M, int64_t K, QuantizedInput& out) = 0;
   // y [M,N] = Q(X)·Q(W)
-  virtual void Int8LinearForward(const QuantizedInput& x, const QuantizedWeight& w,
-                                 Int8Scratch& s, float* y) = 0;
+  virtual void Int8LinearForward(const QuantizedInput& x, const QuantizedWeight& w, Int8Scratch& s,
+                                 float* y) = 0;
   // dx [M,K] (+)= dY·Q(W)ᵀ, dw [K,N] = Q(X)ᵀ·dY (and dstep with learned step sizes).
   virtual void Int8LinearBackward(QuantizedInput& x, const float* dy, const QuantizedWeight& qw,
-                                  Int8Backward backward, Int8Scratch& s, float* dx,
-                                  bool accumulate, float* dw, const float* w, float* dstep) = 0;
+                                  Int8Backward backward, Int8Scratch& s, float* dx, bool accumulate,
+                                  float* dw, const float* w, float* dstep) = 0;
 
   // ---- Normalization and position (norm.h, rope.h).
   // x, y [rows, d]; gain [d] or null; rstd [rows].
-  virtual void RmsNormForward(const float* x, const float* gain, float eps, int64_t rows,
-                              int64_t d, float* y, float* rstd) = 0;
+  virtual void RmsNormForward(const float* x, const float* gain, float eps, int64_t rows, int64_t d,
+                              float* y, float* rstd) = 0;
   // dx [rows, d] overwritten; dgain [d] accumulated into (null without gain).
   virtual void RmsNormBackward(const float* dy, const float* x, const float* gain,
                                const float* rstd, int64_t rows, int64_t d, float* dx,
@@ -92,23 +92,23 @@ class Backend {
   virtual void AttentionForward(const AttentionShape& s, const float* q, const float* k,
                                 const float* v, float* out, float* probs) = 0;
   virtual void AttentionBackward(const AttentionShape& s, const float* q, const float* k,
-                                 const float* v, const float* probs, const float* dout,
-                                 float* dq, float* dk, float* dv) = 0;
+                                 const float* v, const float* probs, const float* dout, float* dq,
+                                 float* dk, float* dv) = 0;
 
   // ---- MLP activations (activation.h), elementwise over n.
   virtual void SwiGluForward(const float* a, const float* b, int64_t n, float* h) = 0;
-  virtual void SwiGluBackward(const float* dh, const float* a, const float* b, int64_t n,
-                              float* da, float* db) = 0;
+  virtual void SwiGluBackward(const float* dh, const float* a, const float* b, int64_t n, float* da,
+                              float* db) = 0;
   virtual void GeluForward(const float* x, int64_t n, float* y) = 0;
   virtual void GeluBackward(const float* dy, const float* x, int64_t n, float* dx) = 0;
 
   // ---- Embedding and loss (embedding.h, cross_entropy.h).
   // out [n, d] = table [vocab, d] rows tokens [n] (each checked < vocab).
-  virtual void EmbeddingForward(const float* table, int64_t vocab, int64_t d,
-                                const int32_t* tokens, int64_t n, float* out) = 0;
+  virtual void EmbeddingForward(const float* table, int64_t vocab, int64_t d, const int32_t* tokens,
+                                int64_t n, float* out) = 0;
   // dtable[tokens[t], :] += dout[t, :] for t ascending.
-  virtual void EmbeddingBackward(const float* dout, const int32_t* tokens, int64_t n,
-                                 int64_t vocab, int64_t d, float* dtable) = 0;
+  virtual void EmbeddingBackward(const float* dout, const int32_t* tokens, int64_t n, int64_t vocab,
+                                 int64_t d, float* dtable) = 0;
   // logits [rows, vocab], targets [rows], lse [rows] written; the sums come back to the host.
   virtual CrossEntropySums CrossEntropyForward(const float* logits, const int32_t* targets,
                                                int64_t rows, int64_t vocab, int32_t ignore_index,

@@ -22,27 +22,54 @@ inline void CheckGemmShape(const void* a, const void* b, const float* c, int64_t
 inline void MatMul(const Kernels& kernels, const float* a, const float* b, float* c, int64_t M,
                    int64_t K, int64_t N, bool accumulate = false) {
   CheckGemmShape(a, b, c, M, K, N);
-  kernels.gemm({.M = M, .N = N, .K = K, .a = a, .a_rs = K, .a_cs = 1,  // A row-major
-                .b = b, .b_rs = N, .b_cs = 1,                           // B row-major
-                .c = c, .ldc = N, .accumulate = accumulate});
+  kernels.gemm({.M = M,
+                .N = N,
+                .K = K,
+                .a = a,
+                .a_rs = K,
+                .a_cs = 1,  // A row-major
+                .b = b,
+                .b_rs = N,
+                .b_cs = 1,  // B row-major
+                .c = c,
+                .ldc = N,
+                .accumulate = accumulate});
 }
 
 // C = A·Bᵀ: A [M,K], B [N,K]. (Backward to the input: dX = dY·Wᵀ with W stored [N,K].)
 inline void MatMulBT(const Kernels& kernels, const float* a, const float* bt, float* c, int64_t M,
                      int64_t K, int64_t N, bool accumulate = false) {
   CheckGemmShape(a, bt, c, M, K, N);
-  kernels.gemm({.M = M, .N = N, .K = K, .a = a, .a_rs = K, .a_cs = 1,  // A row-major
-                .b = bt, .b_rs = 1, .b_cs = K,                          // B read from Bᵀ
-                .c = c, .ldc = N, .accumulate = accumulate});
+  kernels.gemm({.M = M,
+                .N = N,
+                .K = K,
+                .a = a,
+                .a_rs = K,
+                .a_cs = 1,  // A row-major
+                .b = bt,
+                .b_rs = 1,
+                .b_cs = K,  // B read from Bᵀ
+                .c = c,
+                .ldc = N,
+                .accumulate = accumulate});
 }
 
 // C = Aᵀ·B: A [K,M], B [K,N]. (Backward to the weight: dW = Xᵀ·dY, reducing over tokens.)
 inline void MatMulAT(const Kernels& kernels, const float* at, const float* b, float* c, int64_t M,
                      int64_t K, int64_t N, bool accumulate = false) {
   CheckGemmShape(at, b, c, M, K, N);
-  kernels.gemm({.M = M, .N = N, .K = K, .a = at, .a_rs = 1, .a_cs = M,  // A read from Aᵀ
-                .b = b, .b_rs = N, .b_cs = 1,                            // B row-major
-                .c = c, .ldc = N, .accumulate = accumulate});
+  kernels.gemm({.M = M,
+                .N = N,
+                .K = K,
+                .a = at,
+                .a_rs = 1,
+                .a_cs = M,  // A read from Aᵀ
+                .b = b,
+                .b_rs = N,
+                .b_cs = 1,  // B row-major
+                .c = c,
+                .ldc = N,
+                .accumulate = accumulate});
 }
 
 // The same on the active SIMD target's kernels.

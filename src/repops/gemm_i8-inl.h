@@ -40,8 +40,8 @@ __attribute__((target("avx512vnni"))) HWY_INLINE void DpBusd(__m512i& acc, __m51
 
 // Writes C[r, c] = acc - bias[c] for an MR x NR tile straight from registers.
 __attribute__((target("avx512vnni"))) void I8MicroKernel(size_t k4, const int32_t* ap,
-                                                          const uint8_t* bp, const int32_t* bias,
-                                                          int32_t* c, size_t ldc) {
+                                                         const uint8_t* bp, const int32_t* bias,
+                                                         int32_t* c, size_t ldc) {
   __m512i acc[kI8MR][kI8NV];
   HWY_UNROLL(8)
   for (size_t r = 0; r < kI8MR; ++r) {
@@ -99,7 +99,8 @@ void GemmI8Impl(const GemmI8Args& g) {
           for (size_t c = 0; c < kI8NR; ++c) {
             const int8_t b0 = s0[c], b1 = s0[N + c], b2 = s0[2 * N + c], b3 = s0[3 * N + c];
             dst[c] = uint32_t{static_cast<uint8_t>(b0)} | uint32_t{static_cast<uint8_t>(b1)} << 8 |
-                     uint32_t{static_cast<uint8_t>(b2)} << 16 | uint32_t{static_cast<uint8_t>(b3)} << 24;
+                     uint32_t{static_cast<uint8_t>(b2)} << 16 |
+                     uint32_t{static_cast<uint8_t>(b3)} << 24;
             sum[c] += (b0 + b1) + (b2 + b3);
           }
         }
@@ -129,9 +130,11 @@ void GemmI8Impl(const GemmI8Args& g) {
   });
   const size_t mpanels = (M + kI8MR - 1) / kI8MR;
   const size_t mgroups = (mpanels + 7) / 8;  // 8 row panels (48 rows) per task
-  const size_t splits = std::max<size_t>(1, std::min(panels, (2 * pool.num_threads() + mgroups - 1) / mgroups));
+  const size_t splits =
+      std::max<size_t>(1, std::min(panels, (2 * pool.num_threads() + mgroups - 1) / mgroups));
   pool.ParallelFor(mgroups * splits, [&](size_t task) {
-    const size_t jp0 = panels * (task % splits) / splits, jp1 = panels * (task % splits + 1) / splits;
+    const size_t jp0 = panels * (task % splits) / splits,
+                 jp1 = panels * (task % splits + 1) / splits;
     // The task's row panels are packed first, then each B panel is used by all of them while
     // it is in cache (with a long reduction the whole B is megabytes: streaming it once per
     // row panel made the kernel memory-bound).
@@ -154,7 +157,8 @@ void GemmI8Impl(const GemmI8Args& g) {
           uint32_t word = 0;
           for (size_t q = 0; q < 4; ++q) {
             const size_t kk = p * 4 + q;
-            const uint32_t byte = (i < M && kk < K) ? (static_cast<uint8_t>(row[kk]) ^ 0x80u) : 0x80u;
+            const uint32_t byte =
+                (i < M && kk < K) ? (static_cast<uint8_t>(row[kk]) ^ 0x80u) : 0x80u;
             word |= byte << (8 * q);
           }
           ap[p * kI8MR + r] = static_cast<int32_t>(word);

@@ -36,11 +36,13 @@ struct Align64 {
   template <class U>
   Align64(const Align64<U>&) {}
   T* allocate(size_t n) {
-    return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64}));
+    return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64}));
   }
-  void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t{64}); }
+  void deallocate(T* p, size_t) { ::operator delete (p, std::align_val_t{64}); }
   template <class U>
-  bool operator==(const Align64<U>&) const { return true; }
+  bool operator==(const Align64<U>&) const {
+    return true;
+  }
 };
 template <class T>
 using AlignedVector = std::vector<T, Align64<T>>;
@@ -71,7 +73,7 @@ bool DetectAmxInt8() {
 // Tiles: C in tmm0..3 (a 32×32 int32 block as 2×2 tiles of 16×16), A in tmm4..5 (16 rows × 64
 // bytes each), B in tmm6..7 (16 rows of 16 columns × 4 consecutive depths each).
 constexpr size_t kTileRows = 16, kTileBytes = 64, kBlockRows = 32, kPairCols = 32;
-constexpr size_t kGroupRows = 128;   // rows of A one task packs
+constexpr size_t kGroupRows = 128;    // rows of A one task packs
 constexpr size_t kDepthSlice = 1024;  // depths of one pass (a multiple of 64)
 
 struct alignas(64) TileConfig {
@@ -155,8 +157,8 @@ void PackB(const GemmI8Args& g, size_t Kp, size_t panels, ThreadPool& pool,
 // The float epilogue of GemmI8Args (kernels.h) for one block, 16 columns per vector: the same
 // elementwise operations as ApplyI8Epilogue, in AVX-512 (every AMX CPU has it).
 __attribute__((target("avx512f"))) void BlockEpilogue(const GemmI8Args& g, const int32_t* c,
-                                                      size_t ldc, size_t i0, size_t rows,
-                                                      size_t j0, size_t cols) {
+                                                      size_t ldc, size_t i0, size_t rows, size_t j0,
+                                                      size_t cols) {
   for (size_t r = 0; r < rows; ++r) {
     float* out = g.out + (i0 + r) * g.N + j0;
     const __m512 rs = _mm512_set1_ps(g.row_scale ? g.row_scale[i0 + r] : 1.0f);

@@ -30,15 +30,17 @@ std::vector<double> Ref(char layout, const std::vector<float>& a, const std::vec
 }
 
 void RunLayout(char layout, const std::vector<float>& a, const std::vector<float>& b, int64_t M,
-         int64_t K, int64_t N, std::vector<float>& c, bool acc = false) {
+               int64_t K, int64_t N, std::vector<float>& c, bool acc = false) {
   if (layout == 'N') MatMul(a.data(), b.data(), c.data(), M, K, N, acc);
   if (layout == 'T') MatMulBT(a.data(), b.data(), c.data(), M, K, N, acc);
   if (layout == 'A') MatMulAT(a.data(), b.data(), c.data(), M, K, N, acc);
 }
 
-struct Dims { int64_t M, K, N; };
-const Dims kAwkward[] = {{1, 1, 1}, {3, 17, 255}, {17, 1000, 3}, {255, 3, 17}, {64, 255, 1000},
-                         {1, 1000, 255}, {100, 1000, 17}};
+struct Dims {
+  int64_t M, K, N;
+};
+const Dims kAwkward[] = {{1, 1, 1},       {3, 17, 255},   {17, 1000, 3},  {255, 3, 17},
+                         {64, 255, 1000}, {1, 1000, 255}, {100, 1000, 17}};
 
 // An FMA chain of K steps has at most K roundings, each of relative size 2^-24 of a partial sum
 // bounded by Σ|a·b|; so |c - c64| <= K * 2^-24 * Σ|a·b| (the classic γ_K bound).
@@ -65,7 +67,8 @@ TEST(Gemm, AccumulateContinuesTheChain) {
   std::vector<float> a1(M * 450), a2(M * 450), b1(b.begin(), b.begin() + 450 * N),
       b2(b.begin() + 450 * N, b.end());
   for (int64_t i = 0; i < M; ++i)
-    for (int64_t p = 0; p < 450; ++p) a1[i * 450 + p] = a[i * K + p], a2[i * 450 + p] = a[i * K + 450 + p];
+    for (int64_t p = 0; p < 450; ++p)
+      a1[i * 450 + p] = a[i * K + p], a2[i * 450 + p] = a[i * K + 450 + p];
   RunLayout('N', a1, b1, M, 450, N, half);
   RunLayout('N', a2, b2, M, 450, N, half, true);
   EXPECT_EQ(testing::HashOf(full), testing::HashOf(half));
@@ -80,7 +83,8 @@ TEST(Gemm, BitwiseAcrossBackendsAndThreads) {
       RunLayout(layout, a, b, M, K, N, c);
       return testing::HashOf(c);
     });
-    for (const auto& [label, h] : results) EXPECT_EQ(h, results[0].second) << layout << " " << label;
+    for (const auto& [label, h] : results)
+      EXPECT_EQ(h, results[0].second) << layout << " " << label;
   }
 }
 
@@ -142,7 +146,9 @@ TEST(GemmI8, ExactAgainstInt64) {
 // of 16 or 32, columns not a multiple of 16 or 32, one row, one column, one depth.
 TEST(GemmI8, AmxTilesGiveTheExactSums) {
   if (!AmxInt8Available()) GTEST_SKIP() << "this CPU or OS offers no AMX-INT8";
-  struct Shape { int64_t M, K, N; };
+  struct Shape {
+    int64_t M, K, N;
+  };
   for (const Shape s : {Shape{1, 1, 1}, Shape{37, 1000, 19}, Shape{32, 64, 32}, Shape{33, 65, 33},
                         Shape{200, 130, 70}, Shape{129, 384, 1536}, Shape{5, 2048, 100}}) {
     const int64_t M = s.M, K = s.K, N = s.N;
@@ -177,7 +183,9 @@ TEST(GemmI8, AmxTilesGiveTheExactSums) {
 // column scales, each alone, and accumulation into existing values; on every backend (with and
 // without AMX where the CPU has it), including a reduction long enough to be done in slices.
 TEST(GemmI8, FloatEpilogueEqualsTheDequantizedSums) {
-  struct Shape { int64_t M, K, N; };
+  struct Shape {
+    int64_t M, K, N;
+  };
   for (const Shape sh : {Shape{37, 100, 19}, Shape{130, 2100, 70}}) {
     const int64_t M = sh.M, K = sh.K, N = sh.N;
     std::vector<int8_t> a(M * K), bt(N * K);
@@ -188,8 +196,8 @@ TEST(GemmI8, FloatEpilogueEqualsTheDequantizedSums) {
     for (int64_t j = 0; j < N; ++j) cs[j] = 3e-2f / static_cast<float>(1 + j % 5);
     for (int64_t i = 0; i < M * N; ++i) base[i] = 0.25f * static_cast<float>(i % 11) - 1.0f;
     std::vector<int32_t> sums(M * N);
-    ReferenceKernels().gemm_i8({.M = M, .N = N, .K = K, .a = a.data(), .bt = bt.data(),
-                                .c = sums.data()});
+    ReferenceKernels().gemm_i8(
+        {.M = M, .N = N, .K = K, .a = a.data(), .bt = bt.data(), .c = sums.data()});
     for (int form = 0; form < 4; ++form) {  // both scales; row only; column only; accumulate
       const float* row = form != 2 ? rs.data() : nullptr;
       const float* col = form != 1 ? cs.data() : nullptr;
@@ -204,8 +212,14 @@ TEST(GemmI8, FloatEpilogueEqualsTheDequantizedSums) {
         }
       auto run = [&] {
         std::vector<float> out = base;
-        ActiveKernels().gemm_i8({.M = M, .N = N, .K = K, .a = a.data(), .bt = bt.data(),
-                                 .out = out.data(), .row_scale = row, .col_scale = col,
+        ActiveKernels().gemm_i8({.M = M,
+                                 .N = N,
+                                 .K = K,
+                                 .a = a.data(),
+                                 .bt = bt.data(),
+                                 .out = out.data(),
+                                 .row_scale = row,
+                                 .col_scale = col,
                                  .accumulate = acc});
         return out;
       };

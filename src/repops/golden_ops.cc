@@ -12,33 +12,36 @@ namespace trail::repops::golden {
 namespace {
 
 void GemmCases(std::vector<std::pair<std::string, OpCase>>& cases) {
-  struct S { int64_t M, K, N; };
+  struct S {
+    int64_t M, K, N;
+  };
   for (S s : {S{1, 1, 1}, S{3, 17, 255}, S{17, 255, 3}, S{64, 100, 130}, S{1, 1000, 17},
               S{255, 3, 1000}, S{50, 800, 3080}}) {  // the last crosses K and N blocks
     const std::string tag =
         std::to_string(s.M) + "x" + std::to_string(s.K) + "x" + std::to_string(s.N);
     cases.push_back({"gemm_nn_" + tag, [s](CaseHasher& h, Backend& be) {
-      DeviceArrays d(be);
-      float *a = d.Up(Rand(s.M * s.K, 1)), *b = d.Up(Rand(s.K * s.N, 2)), *c = d.Zeros(s.M * s.N);
-      be.MatMul(a, b, c, s.M, s.K, s.N);
-      h.Add("c", d.Down(c, s.M * s.N));
-      be.MatMul(a, b, c, s.M, s.K, s.N, /*accumulate=*/true);
-      h.Add("c_acc", d.Down(c, s.M * s.N));
-    }});
+                       DeviceArrays d(be);
+                       float *a = d.Up(Rand(s.M * s.K, 1)), *b = d.Up(Rand(s.K * s.N, 2)),
+                             *c = d.Zeros(s.M * s.N);
+                       be.MatMul(a, b, c, s.M, s.K, s.N);
+                       h.Add("c", d.Down(c, s.M * s.N));
+                       be.MatMul(a, b, c, s.M, s.K, s.N, /*accumulate=*/true);
+                       h.Add("c_acc", d.Down(c, s.M * s.N));
+                     }});
     cases.push_back({"gemm_bt_" + tag, [s](CaseHasher& h, Backend& be) {
-      DeviceArrays d(be);
-      float *a = d.Up(Rand(s.M * s.K, 3)), *bt = d.Up(Rand(s.N * s.K, 4));
-      float* c = d.Zeros(s.M * s.N);
-      be.MatMulBT(a, bt, c, s.M, s.K, s.N);
-      h.Add("c", d.Down(c, s.M * s.N));
-    }});
+                       DeviceArrays d(be);
+                       float *a = d.Up(Rand(s.M * s.K, 3)), *bt = d.Up(Rand(s.N * s.K, 4));
+                       float* c = d.Zeros(s.M * s.N);
+                       be.MatMulBT(a, bt, c, s.M, s.K, s.N);
+                       h.Add("c", d.Down(c, s.M * s.N));
+                     }});
     cases.push_back({"gemm_at_" + tag, [s](CaseHasher& h, Backend& be) {
-      DeviceArrays d(be);
-      float *at = d.Up(Rand(s.K * s.M, 5)), *b = d.Up(Rand(s.K * s.N, 6));
-      float* c = d.Zeros(s.M * s.N);
-      be.MatMulAT(at, b, c, s.M, s.K, s.N);
-      h.Add("c", d.Down(c, s.M * s.N));
-    }});
+                       DeviceArrays d(be);
+                       float *at = d.Up(Rand(s.K * s.M, 5)), *b = d.Up(Rand(s.K * s.N, 6));
+                       float* c = d.Zeros(s.M * s.N);
+                       be.MatMulAT(at, b, c, s.M, s.K, s.N);
+                       h.Add("c", d.Down(c, s.M * s.N));
+                     }});
   }
 }
 
@@ -69,8 +72,7 @@ void Int8LinearCase(CaseHasher& h, Backend& be) {
 void RmsNormCase(CaseHasher& h, Backend& be) {
   const int64_t R = 17, D = 255;
   DeviceArrays d(be);
-  const float *x = d.Up(Rand(R * D, 40, 2.0f)), *g = d.Up(Rand(D, 41)),
-              *dy = d.Up(Rand(R * D, 42));
+  const float *x = d.Up(Rand(R * D, 40, 2.0f)), *g = d.Up(Rand(D, 41)), *dy = d.Up(Rand(R * D, 42));
   for (bool with_gain : {true, false}) {
     float *y = d.Zeros(R * D), *rstd = d.Zeros(R), *dx = d.Zeros(R * D), *dg = d.Zeros(D);
     const float* gain = with_gain ? g : nullptr;

@@ -44,91 +44,110 @@ namespace {
 
 void GemmI8Case(std::vector<std::pair<std::string, KernelCase>>& cases) {
   cases.push_back({"gemm_i8", [](CaseHasher& h) {
-    const int64_t M = 17, K = 255, N = 33;
-    std::vector<int8_t> a(M * K), bt(N * K);
-    for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<int8_t>(PhiloxWord(9, 0, i));
-    for (size_t i = 0; i < bt.size(); ++i) bt[i] = static_cast<int8_t>(PhiloxWord(9, 1, i));
-    std::vector<int32_t> c(M * N);
-    ActiveKernels().gemm_i8(
-        {.M = M, .N = N, .K = K, .a = a.data(), .bt = bt.data(), .c = c.data()});
-    h.AddI32("c", c.data(), c.size());
-    Vec sa = Rand(M, 13, 0.01f), sb = Rand(N, 14, 0.01f), y(M * N);
-    DequantizeI32(c.data(), sa.data(), sb.data(), M, N, y.data());
-    h.Add("dequantized", y);
-    std::vector<int32_t> am(M);
-    ArgmaxRows(y.data(), M, N, am.data());
-    h.AddI32("argmax", am.data(), M);
-  }});
+                     const int64_t M = 17, K = 255, N = 33;
+                     std::vector<int8_t> a(M * K), bt(N * K);
+                     for (size_t i = 0; i < a.size(); ++i)
+                       a[i] = static_cast<int8_t>(PhiloxWord(9, 0, i));
+                     for (size_t i = 0; i < bt.size(); ++i)
+                       bt[i] = static_cast<int8_t>(PhiloxWord(9, 1, i));
+                     std::vector<int32_t> c(M * N);
+                     ActiveKernels().gemm_i8(
+                         {.M = M, .N = N, .K = K, .a = a.data(), .bt = bt.data(), .c = c.data()});
+                     h.AddI32("c", c.data(), c.size());
+                     Vec sa = Rand(M, 13, 0.01f), sb = Rand(N, 14, 0.01f), y(M * N);
+                     DequantizeI32(c.data(), sa.data(), sb.data(), M, N, y.data());
+                     h.Add("dequantized", y);
+                     std::vector<int32_t> am(M);
+                     ArgmaxRows(y.data(), M, N, am.data());
+                     h.AddI32("argmax", am.data(), M);
+                   }});
 }
 
 void ReductionAndMathCases(std::vector<std::pair<std::string, KernelCase>>& cases) {
   cases.push_back({"reductions", [](CaseHasher& h) {
-    for (int64_t n : {0, 1, 3, 17, 255, 1000, 4097}) {
-      Vec x = Rand(n, 10 + n, 3.0f), y = Rand(n, 20 + n);
-      const Kernels& k = ActiveKernels();
-      h.AddScalar("sum", k.sum(x.data(), n));
-      h.AddScalar("sum_sq", k.sum_sq(x.data(), n));
-      h.AddScalar("dot", k.dot(x.data(), y.data(), n));
-      h.AddScalar("max", k.max(x.data(), n));
-      Vec z = y;
-      k.axpy(0.37f, x.data(), z.data(), n);
-      h.Add("axpy", z);
-    }
-  }});
+                     for (int64_t n : {0, 1, 3, 17, 255, 1000, 4097}) {
+                       Vec x = Rand(n, 10 + n, 3.0f), y = Rand(n, 20 + n);
+                       const Kernels& k = ActiveKernels();
+                       h.AddScalar("sum", k.sum(x.data(), n));
+                       h.AddScalar("sum_sq", k.sum_sq(x.data(), n));
+                       h.AddScalar("dot", k.dot(x.data(), y.data(), n));
+                       h.AddScalar("max", k.max(x.data(), n));
+                       Vec z = y;
+                       k.axpy(0.37f, x.data(), z.data(), n);
+                       h.Add("axpy", z);
+                     }
+                   }});
   cases.push_back({"math_functions", [](CaseHasher& h) {
-    Vec x = Rand(1000, 30, 100.0f);
-    const float specials[] = {0.0f, -0.0f, 1.0f, -1.0f, 88.72f, 89.0f, -87.3f, -104.0f,
-                              1e-30f, 1e-45f, HUGE_VALF, -HUGE_VALF, NAN, 0.5625f, 1048576.0f,
-                              2e6f, 3.14159265f, 1.17549435e-38f,
-                              0x1.17cc5p+12f, 0x1.17cc5p+11f};  // near multiples of pi/2
-    x.insert(x.end(), std::begin(specials), std::end(specials));
-    Vec y(x.size());
-    for (MathFn fn : {MathFn::kExp, MathFn::kLog, MathFn::kTanh, MathFn::kSigmoid, MathFn::kSin,
-                      MathFn::kCos}) {
-      Map(fn, x.data(), y.data(), x.size());
-      h.Add("y" + std::to_string(static_cast<int>(fn)), y);
-      for (auto& v : y) v = 0;
-      ActiveKernels().exp_sub(x.data(), 1.5f, y.data(), x.size());
-      h.Add("exp_sub", y);
-    }
-  }});
+                     Vec x = Rand(1000, 30, 100.0f);
+                     const float specials[] = {0.0f,
+                                               -0.0f,
+                                               1.0f,
+                                               -1.0f,
+                                               88.72f,
+                                               89.0f,
+                                               -87.3f,
+                                               -104.0f,
+                                               1e-30f,
+                                               1e-45f,
+                                               HUGE_VALF,
+                                               -HUGE_VALF,
+                                               NAN,
+                                               0.5625f,
+                                               1048576.0f,
+                                               2e6f,
+                                               3.14159265f,
+                                               1.17549435e-38f,
+                                               0x1.17cc5p+12f,
+                                               0x1.17cc5p+11f};  // near multiples of pi/2
+                     x.insert(x.end(), std::begin(specials), std::end(specials));
+                     Vec y(x.size());
+                     for (MathFn fn : {MathFn::kExp, MathFn::kLog, MathFn::kTanh, MathFn::kSigmoid,
+                                       MathFn::kSin, MathFn::kCos}) {
+                       Map(fn, x.data(), y.data(), x.size());
+                       h.Add("y" + std::to_string(static_cast<int>(fn)), y);
+                       for (auto& v : y) v = 0;
+                       ActiveKernels().exp_sub(x.data(), 1.5f, y.data(), x.size());
+                       h.Add("exp_sub", y);
+                     }
+                   }});
   cases.push_back({"random_fills", [](CaseHasher& h) {
-    Vec u(1000), g(1000);
-    FillUniform(u.data(), 1000, 7, 1, -2.0f, 3.0f);
-    FillNormal(g.data(), 1000, 7, 2, 0.5f, 0.02f);
-    h.Add("uniform", u);
-    h.Add("normal", g);
-  }});
+                     Vec u(1000), g(1000);
+                     FillUniform(u.data(), 1000, 7, 1, -2.0f, 3.0f);
+                     FillNormal(g.data(), 1000, 7, 2, 0.5f, 0.02f);
+                     h.Add("uniform", u);
+                     h.Add("normal", g);
+                   }});
   cases.push_back({"subnormal_edge", [](CaseHasher& h) {
-    // Products and FMA chains landing at and below FLT_MIN, where flush-to-zero hardware
-    // disagrees across ISAs; the contract keeps gradual underflow so every backend agrees.
-    const int64_t n = 4096;
-    Vec a(n), b(n), prod(n), chain(n, 0.0f);
-    for (int64_t i = 0; i < n; ++i) {
-      uint32_t ua = 0x00800000u + (PhiloxWord(11, 0, i) & 0x3F);
-      uint32_t ub = 0x3F800000u - (PhiloxWord(11, 1, i) & 0x7F);
-      std::memcpy(&a[i], &ua, 4);
-      std::memcpy(&b[i], &ub, 4);
-      prod[i] = a[i] * b[i];
-    }
-    ActiveKernels().axpy(0.75f, a.data(), chain.data(), n);
-    Vec c(16 * 16);
-    MatMul(a.data(), b.data(), c.data(), 16, 16, 16);
-    h.Add("prod", prod);
-    h.Add("axpy", chain);
-    h.Add("gemm", c);
-  }});
+                     // Products and FMA chains landing at and below FLT_MIN, where flush-to-zero
+                     // hardware disagrees across ISAs; the contract keeps gradual underflow so
+                     // every backend agrees.
+                     const int64_t n = 4096;
+                     Vec a(n), b(n), prod(n), chain(n, 0.0f);
+                     for (int64_t i = 0; i < n; ++i) {
+                       uint32_t ua = 0x00800000u + (PhiloxWord(11, 0, i) & 0x3F);
+                       uint32_t ub = 0x3F800000u - (PhiloxWord(11, 1, i) & 0x7F);
+                       std::memcpy(&a[i], &ua, 4);
+                       std::memcpy(&b[i], &ub, 4);
+                       prod[i] = a[i] * b[i];
+                     }
+                     ActiveKernels().axpy(0.75f, a.data(), chain.data(), n);
+                     Vec c(16 * 16);
+                     MatMul(a.data(), b.data(), c.data(), 16, 16, 16);
+                     h.Add("prod", prod);
+                     h.Add("axpy", chain);
+                     h.Add("gemm", c);
+                   }});
 }
 
 void SoftmaxCase(std::vector<std::pair<std::string, KernelCase>>& cases) {
   cases.push_back({"softmax", [](CaseHasher& h) {
-    const int64_t R = 17, N = 1000;
-    Vec x = Rand(R * N, 50, 8.0f), dy = Rand(R * N, 51), y(R * N), dx(R * N);
-    SoftmaxForward(x.data(), R, N, y.data());
-    SoftmaxBackward(y.data(), dy.data(), R, N, dx.data());
-    h.Add("y", y);
-    h.Add("dx", dx);
-  }});
+                     const int64_t R = 17, N = 1000;
+                     Vec x = Rand(R * N, 50, 8.0f), dy = Rand(R * N, 51), y(R * N), dx(R * N);
+                     SoftmaxForward(x.data(), R, N, y.data());
+                     SoftmaxBackward(y.data(), dy.data(), R, N, dx.data());
+                     h.Add("y", y);
+                     h.Add("dx", dx);
+                   }});
 }
 
 }  // namespace

@@ -45,8 +45,8 @@ class GuardedBackend final : public Backend {
                       float* y, float* rstd) override;
   void RmsNormBackward(const float* dy, const float* x, const float* gain, const float* rstd,
                        int64_t rows, int64_t d, float* dx, float* dgain) override;
-  void RopeApply(float* x, int64_t rows, int64_t hd, const int32_t* pos,
-                 const RopeTableView& table, bool backward) override;
+  void RopeApply(float* x, int64_t rows, int64_t hd, const int32_t* pos, const RopeTableView& table,
+                 bool backward) override;
 
   void AttentionForward(const AttentionShape& s, const float* q, const float* k, const float* v,
                         float* out, float* probs) override;

@@ -64,8 +64,14 @@ struct HwyOps {
   I AddI(I a, I b) const { return hn::Add(a, b); }
   I SubI(I a, I b) const { return hn::Sub(a, b); }
   I AndI(I a, I b) const { return hn::And(a, b); }
-  template <int kBits> I ShlI(I a) const { return hn::ShiftLeft<kBits>(a); }
-  template <int kBits> I SarI(I a) const { return hn::ShiftRight<kBits>(a); }
+  template <int kBits>
+  I ShlI(I a) const {
+    return hn::ShiftLeft<kBits>(a);
+  }
+  template <int kBits>
+  I SarI(I a) const {
+    return hn::ShiftRight<kBits>(a);
+  }
   hn::Mask<D> EqI(I a, I b) const { return hn::RebindMask(d, hn::Eq(a, b)); }
 };
 

@@ -104,8 +104,8 @@ std::vector<float>& Reciprocals(const float* s, int64_t n) {
 // contiguous stretch of rows (partial: tasks × N floats), merged in task order; a maximum is
 // exact, so the split does not change the result. With qg and u, each row's dX share is
 // quantized in the same pass (QuantizeGradientRow).
-const float* ColumnScalesOfScaledRows(const Kernels& k, const float* dy, const float* r,
-                                      int64_t M, int64_t N, std::vector<float>& partial,
+const float* ColumnScalesOfScaledRows(const Kernels& k, const float* dy, const float* r, int64_t M,
+                                      int64_t N, std::vector<float>& partial,
                                       const float* step = nullptr, int8_t* qg = nullptr,
                                       float* u = nullptr) {
   ThreadPool& pool = KernelPool();
@@ -286,8 +286,7 @@ void WeightStepSizes(const float* w, int64_t K, int64_t N, float* step) {
 
 void QuantizeRowsAbsmax(const Kernels& kernels, const float* x, int64_t M, int64_t K, int8_t* q,
                         float* scale) {
-  ForEachRow(M,
-             [&](int64_t i) { QuantizeRowAbsmax(kernels, x + i * K, K, q + i * K, scale + i); });
+  ForEachRow(M, [&](int64_t i) { QuantizeRowAbsmax(kernels, x + i * K, K, q + i * K, scale + i); });
 }
 
 void QuantizeWeight(const Kernels& kernels, const float* w, int64_t K, int64_t N,
@@ -339,9 +338,15 @@ void Int8LinearForward(const Kernels& kernels, const QuantizedInput& x, const Qu
   TRAIL_CHECK(x.K == w.K, "int8 linear: input width ", x.K, " against weight rows ", w.K);
   CheckReduction(w.K);
   // y = (float(acc)·r_t)·s_j, applied by the GEMM as each output tile is finished.
-  kernels.gemm_i8({.M = x.M, .N = w.N, .K = w.K, .a = x.q.data(),
-                           .c = Grow(s.acc, x.M * w.N), .b = w.q.data(), .out = y,
-                           .row_scale = x.scale.data(), .col_scale = w.step.data()});
+  kernels.gemm_i8({.M = x.M,
+                   .N = w.N,
+                   .K = w.K,
+                   .a = x.q.data(),
+                   .c = Grow(s.acc, x.M * w.N),
+                   .b = w.q.data(),
+                   .out = y,
+                   .row_scale = x.scale.data(),
+                   .col_scale = w.step.data()});
 }
 
 // The int8 products of the backward, their operands quantized (int8_linear.h).
@@ -350,9 +355,15 @@ namespace {
 // dx = float(qg·qwᵀ)·u_t (added to dx with accumulate), applied by the GEMM per output tile.
 void GradientInputProduct(const Kernels& k, const int8_t* qg, const float* u, int64_t M,
                           const QuantizedWeight& w, Int8Scratch& s, float* dx, bool accumulate) {
-  k.gemm_i8({.M = M, .N = w.K, .K = w.N, .a = qg, .bt = w.q.data(),
-                           .c = Grow(s.acc, M * w.K), .out = dx, .row_scale = u,
-                           .accumulate = accumulate});
+  k.gemm_i8({.M = M,
+             .N = w.K,
+             .K = w.N,
+             .a = qg,
+             .bt = w.q.data(),
+             .c = Grow(s.acc, M * w.K),
+             .out = dx,
+             .row_scale = u,
+             .accumulate = accumulate});
 }
 
 // qh [M, N] = every row's QuantizeScaledRow, then dw = float(qxᵀ·qh)·v_j, applied by the GEMM
@@ -365,15 +376,20 @@ void GradientWeightProduct(const Kernels& k, QuantizedInput& x, const float* dy,
   std::copy(column_scales, column_scales + N, v);
   int8_t* qh = Grow(s.a, M * N);  // [M, N]: the GEMM reads B as is
   const float* inv_v = Reciprocals(v, N).data();
-  ForEachRow(M, [&](int64_t t) {
-    QuantizeScaledRow(k, dy + t * N, x.scale[t], v, inv_v, N, qh + t * N);
-  });
+  ForEachRow(
+      M, [&](int64_t t) { QuantizeScaledRow(k, dy + t * N, x.scale[t], v, inv_v, N, qh + t * N); });
   if (!x.qt_ready) {  // the layers that share this input (q, k, v; gate, up) reuse it
     TransposeI8(x.q.data(), M, K, Grow(x.qt, K * M));
     x.qt_ready = true;
   }
-  k.gemm_i8({.M = K, .N = N, .K = M, .a = x.qt.data(), .c = Grow(s.acc, K * N),
-                           .b = qh, .out = dw, .col_scale = v});
+  k.gemm_i8({.M = K,
+             .N = N,
+             .K = M,
+             .a = x.qt.data(),
+             .c = Grow(s.acc, K * N),
+             .b = qh,
+             .out = dw,
+             .col_scale = v});
 }
 
 // The fp32 backward's dW = Q(X)ᵀ·dY.
@@ -382,8 +398,7 @@ void Fp32WeightGradient(const Kernels& k, const QuantizedInput& x, const float* 
   const int64_t M = x.M, K = x.K;
   float* xd = Grow(s.f, M * K);  // Q(X)
   ForEachRow(M, [&](int64_t t) {
-    for (int64_t p = 0; p < K; ++p)
-      xd[t * K + p] = static_cast<float>(x.q[t * K + p]) * x.scale[t];
+    for (int64_t p = 0; p < K; ++p) xd[t * K + p] = static_cast<float>(x.q[t * K + p]) * x.scale[t];
   });
   MatMulAT(k, xd, dy, dw, K, M, N);
 }
@@ -436,8 +451,8 @@ void Int8LinearBackwardWeight(const Kernels& kernels, QuantizedInput& x, const f
 }
 
 void Int8LinearBackward(const Kernels& kernels, QuantizedInput& x, const float* dy,
-                        const QuantizedWeight& qw, Int8Backward backward, Int8Scratch& s,
-                        float* dx, bool accumulate, float* dw, const float* w, float* dstep) {
+                        const QuantizedWeight& qw, Int8Backward backward, Int8Scratch& s, float* dx,
+                        bool accumulate, float* dw, const float* w, float* dstep) {
   const int64_t M = x.M, K = qw.K, N = qw.N;
   TRAIL_CHECK(x.K == K, "int8 linear: input width ", x.K, " against weight rows ", K);
   if (backward == Int8Backward::kFp32) {
@@ -452,8 +467,8 @@ void Int8LinearBackward(const Kernels& kernels, QuantizedInput& x, const float* 
   int8_t* qg = Grow(s.a, M * N);
   float* u = Grow(s.scale, M);
   thread_local std::vector<float> partial;
-  const float* v = ColumnScalesOfScaledRows(kernels, dy, x.scale.data(), M, N, partial,
-                                            qw.step.data(), qg, u);
+  const float* v =
+      ColumnScalesOfScaledRows(kernels, dy, x.scale.data(), M, N, partial, qw.step.data(), qg, u);
   GradientInputProduct(kernels, qg, u, M, qw, s, dx, accumulate);
   GradientWeightProduct(kernels, x, dy, v, N, s, dw);
   FinishWeightGradient(qw, dw, w, dstep);

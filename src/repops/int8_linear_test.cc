@@ -71,8 +71,8 @@ TEST(Int8Quantize, EdgeValuesGiveTheSameBytesOnEveryBackend) {
     k.quantize_i8(with_nan.data(), halves.data(), nullptr, 1, with_nan.size(), qn.data());
     std::vector<float> out(q.begin(), q.end());
     out.insert(out.end(), qn.begin(), qn.end());
-    out.push_back(k.abs_max(x.data(), 521));           // the half-integers: 130
-    out.push_back(k.abs_max(x.data(), x.size()));      // with ±inf
+    out.push_back(k.abs_max(x.data(), 521));       // the half-integers: 130
+    out.push_back(k.abs_max(x.data(), x.size()));  // with ±inf
     out.push_back(k.abs_max(with_nan.data(), with_nan.size()));
     out.push_back(k.abs_max(x.data(), 0));
     return out;
@@ -82,9 +82,9 @@ TEST(Int8Quantize, EdgeValuesGiveTheSameBytesOnEveryBackend) {
   EXPECT_EQ(ref[ref.size() - 3], INFINITY);
   EXPECT_TRUE(std::isnan(ref[ref.size() - 2]));
   EXPECT_EQ(ref[ref.size() - 1], 0.0f);
-  EXPECT_EQ(ref[260 + 5], 2.0f);   // 2.5 -> 2
-  EXPECT_EQ(ref[260 + 7], 4.0f);   // 3.5 -> 4
-  EXPECT_EQ(ref[260 - 5], -2.0f);  // -2.5 -> -2
+  EXPECT_EQ(ref[260 + 5], 2.0f);         // 2.5 -> 2
+  EXPECT_EQ(ref[260 + 7], 4.0f);         // 3.5 -> 4
+  EXPECT_EQ(ref[260 - 5], -2.0f);        // -2.5 -> -2
   EXPECT_EQ(ref[x.size() + 100], 0.0f);  // NaN -> 0
   for (const auto& [label, v] : results)
     EXPECT_EQ(testing::HashOf(v), testing::HashOf(ref)) << label;
@@ -96,9 +96,23 @@ TEST(Int8Quantize, EdgeValuesGiveTheSameBytesOnEveryBackend) {
 // 2^±126, the largest float, ±0, ±inf, NaN, negative), by one scale and per element with and
 // without reciprocals: every backend gives the quotient's bytes.
 TEST(Int8Quantize, ReciprocalShortcutRoundsExactlyAsTheQuotient) {
-  const float scales[] = {0.1f, 3.0f, 1.0f / 3.0f, 7.3e-3f, 0.0123f, 1.7e-5f, -0.37f, 1e-40f,
-                          0x1p-126f, 0x1p126f, 0x1p-127f, 3.4e38f, 0.0f, -0.0f, INFINITY,
-                          -INFINITY, std::numeric_limits<float>::quiet_NaN()};
+  const float scales[] = {0.1f,
+                          3.0f,
+                          1.0f / 3.0f,
+                          7.3e-3f,
+                          0.0123f,
+                          1.7e-5f,
+                          -0.37f,
+                          1e-40f,
+                          0x1p-126f,
+                          0x1p126f,
+                          0x1p-127f,
+                          3.4e38f,
+                          0.0f,
+                          -0.0f,
+                          INFINITY,
+                          -INFINITY,
+                          std::numeric_limits<float>::quiet_NaN()};
   std::vector<float> x, s;
   for (float sc : scales) {
     for (int h = -261; h <= 261; h += 2) {  // (h / 2)·s: the half-integers from -130.5 to 130.5
@@ -151,7 +165,7 @@ TEST(Int8Quantize, ReciprocalShortcutRoundsExactlyAsTheQuotient) {
 TEST(Int8Quantize, RunningColumnMaximaKeepANaNAndMatchOnEveryBackend) {
   const size_t n = 37;
   std::vector<float> rows[3] = {testing::Rand(n, 60), testing::Rand(n, 61), testing::Rand(n, 62)};
-  rows[0][2] = std::numeric_limits<float>::quiet_NaN();  // column 2: NaN first, then finite
+  rows[0][2] = std::numeric_limits<float>::quiet_NaN();   // column 2: NaN first, then finite
   rows[1][33] = INFINITY;                                 // column 33 (the tail): inf
   rows[2][34] = std::numeric_limits<float>::quiet_NaN();  // column 34: NaN last
   rows[1][5] = -0.0f, rows[0][5] = 0.0f, rows[2][5] = -0.0f;
@@ -173,8 +187,7 @@ TEST(Int8Quantize, RunningColumnMaximaKeepANaNAndMatchOnEveryBackend) {
     for (int t = 0; t < 3; ++t) want = std::max(want, std::fabs(r[t] * rows[t][j]));
     EXPECT_EQ(m[j], want) << "column " << j;
   }
-  for (const auto& [label, v] : results)
-    EXPECT_EQ(testing::HashOf(v), testing::HashOf(m)) << label;
+  for (const auto& [label, v] : results) EXPECT_EQ(testing::HashOf(v), testing::HashOf(m)) << label;
 }
 
 // Inputs with the edge cases a training run meets: a heavy token row, an all-zero row, an
@@ -194,9 +207,9 @@ struct Results {
   QuantizedWeight w8, w32;
   QuantizedInput x;
   std::vector<float> y, dx32, dw32, dx8, dw8, dstep32, dstep8;  // dstep: learned step sizes
-  std::vector<int32_t> acc, acc_dx, acc_dw;    // the int8 GEMMs' sums
-  std::vector<int8_t> qg, qh;                  // the int8 backward's quantized gradients
-  std::vector<float> u, v;                     // and their scales
+  std::vector<int32_t> acc, acc_dx, acc_dw;                     // the int8 GEMMs' sums
+  std::vector<int8_t> qg, qh;  // the int8 backward's quantized gradients
+  std::vector<float> u, v;     // and their scales
 };
 
 // The int32 sums of an int8 product (the layer's GEMMs apply their float epilogue per tile, so
@@ -293,8 +306,8 @@ TEST(Int8Linear, ForwardAndBothBackwardsMatchTheFloat64Reference) {
   for (const Tensor& t : in) ptrs.push_back(&t);
   WriteSafetensors(dir.path() + "/in.safetensors", ptrs, {});
   const std::string cmd = "/usr/bin/python3 " TRAIL_SOURCE_DIR
-                          "/tests/model/int8_linear_reference.py " + dir.path() +
-                          "/in.safetensors " + dir.path() + "/out.safetensors";
+                          "/tests/model/int8_linear_reference.py " +
+                          dir.path() + "/in.safetensors " + dir.path() + "/out.safetensors";
   ASSERT_EQ(std::system(cmd.c_str()), 0)
       << "the float64 reference failed: " << cmd << " (needs Debian's python3-torch)";
   const SafetensorsFile ref = ReadSafetensors(dir.path() + "/out.safetensors");
@@ -334,7 +347,8 @@ TEST(Int8Linear, ForwardAndBothBackwardsMatchTheFloat64Reference) {
   EXPECT_EQ(r.dw32[2 * N + 4], 0.0f);
   EXPECT_EQ(r.dw8[2 * N + 4], 0.0f);
   // Quantizing the gradient to 8 bits costs about 1/127 of each row's (column's) largest value
-  // per element: relative to the fp32 backward, measured 0.5% (dX) and 1.4% (dW) here; 3% bounds it.
+  // per element: relative to the fp32 backward, measured 0.5% (dX) and 1.4% (dW) here; 3% bounds
+  // it.
   EXPECT_LT(RelL2(r.dx8, r.dx32), 0.03);
   EXPECT_LT(RelL2(r.dw8, r.dw32), 0.03);
   RecordProperty("int8_dx_rel_l2", std::to_string(RelL2(r.dx8, r.dx32)));
@@ -346,8 +360,8 @@ TEST(Int8Linear, SameBitsOnEveryBackendAndThreadCount) {
   const auto results = testing::OnEveryBackend<std::vector<float>>([&] {
     const Results r = RunLayer(pr);
     std::vector<float> all;
-    for (const auto* v : {&r.w8.step, &r.y, &r.dx32, &r.dw32, &r.dx8, &r.dw8, &r.dstep32,
-                          &r.dstep8})
+    for (const auto* v :
+         {&r.w8.step, &r.y, &r.dx32, &r.dw32, &r.dx8, &r.dw8, &r.dstep32, &r.dstep8})
       all.insert(all.end(), v->begin(), v->end());
     return all;
   });
@@ -370,8 +384,8 @@ TEST(Int8Linear, BothGradientsAtOnceEqualTheSeparateCalls) {
       QuantizeInput(pr.x.data(), M, K, x_sep);
       QuantizeInput(pr.x.data(), M, K, x_both);
       Int8Scratch s;
-      std::vector<float> dx_sep = dx0, dx_both = dx0, dw_sep(K * N), dw_both(K * N),
-                         dstep_sep(N), dstep_both(N);
+      std::vector<float> dx_sep = dx0, dx_both = dx0, dw_sep(K * N), dw_both(K * N), dstep_sep(N),
+                         dstep_both(N);
       Int8LinearBackwardInput(pr.dy.data(), M, qw, mode, s, dx_sep.data(), true);
       Int8LinearBackwardWeight(x_sep, pr.dy.data(), qw, mode, s, dw_sep.data(), pr.w.data(),
                                dstep_sep.data());

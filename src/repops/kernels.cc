@@ -77,7 +77,8 @@ HWY_INLINE float Reduce(const float* HWY_RESTRICT x, const float* HWY_RESTRICT y
   HWY_ALIGN float p[kCanonicalLanes];
   for (size_t a = 0; a < NA; ++a) hn::Store(acc[a], d, p + a * N);
   for (size_t w = kCanonicalLanes / 2; w >= 1; w /= 2) {
-    for (size_t l = 0; l < w; ++l) p[l] = kOp == RedOp::kMax ? Max2(p[l], p[l + w]) : p[l] + p[l + w];
+    for (size_t l = 0; l < w; ++l)
+      p[l] = kOp == RedOp::kMax ? Max2(p[l], p[l + w]) : p[l] + p[l + w];
   }
   return p[0];
 }
@@ -277,8 +278,7 @@ HWY_INLINE void StoreI8(D d, V z, int8_t* HWY_RESTRICT q) {
 
 template <bool kPerElement>
 HWY_INLINE void QuantizeI8T(const float* HWY_RESTRICT x, const float* HWY_RESTRICT scale,
-                            const float* HWY_RESTRICT inv_scale, size_t n,
-                            int8_t* HWY_RESTRICT q) {
+                            const float* HWY_RESTRICT inv_scale, size_t n, int8_t* HWY_RESTRICT q) {
   const D16 d;
   constexpr size_t N = hn::MaxLanes(D16());
   const float inv0 = 1.0f / scale[0];
@@ -367,7 +367,8 @@ HWY_INLINE void MicroKernel(D d, size_t kc, const float* HWY_RESTRICT ap,
 // Rows [ic, ic + mc) and depths [pc, pc + kc) of A into kMR-row panels, each [kc][kMR], with zero
 // rows past mc. Both stored layouts are read in contiguous runs, with the operand's pointer and
 // strides held locally (through g they were reloaded for every value: the stores may alias it).
-void PackA(const GemmArgs& g, size_t ic, size_t mc, size_t pc, size_t kc, float* HWY_RESTRICT apack) {
+void PackA(const GemmArgs& g, size_t ic, size_t mc, size_t pc, size_t kc,
+           float* HWY_RESTRICT apack) {
   const size_t mpanels = (mc + kMR - 1) / kMR, full = mc / kMR;
   const float* const a = g.a;
   const size_t a_rs = g.a_rs, a_cs = g.a_cs;
@@ -403,7 +404,8 @@ void PackA(const GemmArgs& g, size_t ic, size_t mc, size_t pc, size_t kc, float*
       [&]<size_t... R>(std::index_sequence<R...>) {
         const float* const row[kMR] = {rows[R]...};
         for (size_t p = 0; p < kc; ++p) ((dst[p * kMR + R] = row[R][p]), ...);
-      }(std::make_index_sequence<kMR>());
+      }
+      (std::make_index_sequence<kMR>());
     } else {
       for (size_t p = 0; p < kc; ++p)
         for (size_t r = 0; r < kMR; ++r)
@@ -493,8 +495,8 @@ void GemmImpl(const GemmArgs& g) {
         PackBPanel(g, jc + jp * NR, jc + nc, pc, kc, bpack + jp * kc * NR);
       });
       const size_t mblocks = (M + kMC - 1) / kMC;
-      const size_t splits = std::max<size_t>(
-          1, std::min(panels, (2 * pool.num_threads() + mblocks - 1) / mblocks));
+      const size_t splits =
+          std::max<size_t>(1, std::min(panels, (2 * pool.num_threads() + mblocks - 1) / mblocks));
       pool.ParallelFor(mblocks * splits, [&](size_t task) {
         const size_t ic = (task / splits) * kMC;
         const size_t mc = std::min(kMC, M - ic);
@@ -529,7 +531,6 @@ void GemmImpl(const GemmArgs& g) {
     }
   }
 }
-
 
 const Kernels* GetKernelTable() {
   static const Kernels k = {.name = hwy::TargetName(HWY_TARGET),

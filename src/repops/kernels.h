@@ -12,9 +12,9 @@ namespace trail::repops {
 
 enum class MathFn { kExp, kLog, kTanh, kSigmoid, kSin, kCos };
 
-// C[M,N] = (accumulate ? C : 0) + A·B with A(i,p) = a[i*a_rs + p*a_cs], B(p,j) = b[p*b_rs + j*b_cs],
-// C(i,j) = c[i*ldc + j]. Canonical order: for each (i,j), acc = C(i,j) or +0, then
-// acc = fma(A(i,p), B(p,j), acc) for p = 0, 1, ..., K-1.
+// C[M,N] = (accumulate ? C : 0) + A·B with A(i,p) = a[i*a_rs + p*a_cs], B(p,j) = b[p*b_rs +
+// j*b_cs], C(i,j) = c[i*ldc + j]. Canonical order: for each (i,j), acc = C(i,j) or +0, then acc =
+// fma(A(i,p), B(p,j), acc) for p = 0, 1, ..., K-1.
 struct GemmArgs {
   int64_t M = 0, N = 0, K = 0;
   const float* a = nullptr;
@@ -59,9 +59,9 @@ struct Kernels {
   // Canonical reductions: 16 lane-strided partials (element i goes to partial i mod 16, added in
   // ascending i), then combined by the fixed tree p[l] ⊕= p[l+8], p[l+4], p[l+2], p[l+1].
   float (*sum)(const float* x, size_t n);
-  float (*sum_sq)(const float* x, size_t n);                 // partials: fma(x, x, p)
-  float (*dot)(const float* x, const float* y, size_t n);    // partials: fma(x, y, p)
-  float (*max)(const float* x, size_t n);                    // ⊕ = Max2; -inf for n = 0
+  float (*sum_sq)(const float* x, size_t n);                  // partials: fma(x, x, p)
+  float (*dot)(const float* x, const float* y, size_t n);     // partials: fma(x, y, p)
+  float (*max)(const float* x, size_t n);                     // ⊕ = Max2; -inf for n = 0
   void (*axpy)(float a, const float* x, float* y, size_t n);  // y = fma(a, x, y)
   void (*map)(MathFn fn, const float* x, float* y, size_t n);
   void (*exp_sub)(const float* x, float shift, float* y, size_t n);  // y = Exp(x - shift)
@@ -75,8 +75,8 @@ struct Kernels {
   // inv_scale (optional, for scale_step 1): inv_scale[i] = 1 / scale[i] rounded to float. It
   // changes no result: a kernel may decide most lanes by x·(1/s), which rounds to the same
   // integer as the quotient except within 2^-12 of a half-integer, and divides the rest.
-  void (*quantize_i8)(const float* x, const float* scale, const float* inv_scale,
-                      size_t scale_step, size_t n, int8_t* q);
+  void (*quantize_i8)(const float* x, const float* scale, const float* inv_scale, size_t scale_step,
+                      size_t n, int8_t* q);
   // GELU (tanh form) and its backward, elementwise: y = Gelu(x), dx = dy · GeluGrad(x), as
   // math-inl.h writes them (GeluT, GeluGradT).
   void (*gelu)(const float* x, float* y, size_t n);

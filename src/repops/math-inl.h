@@ -52,8 +52,8 @@ HWY_INLINE typename O::V ExpT(const O& o, typename O::V x) {
 }
 
 // Log: subnormals scaled by 2^23 first; x = 2^k * m with m in [sqrt(2)/2, sqrt(2)); f = m - 1,
-// s = f/(2+f), log(m) by fdlibm's logf reduction (Lg1..Lg4), log(x) = k*ln2_hi + (log(m) + k*ln2_lo).
-// x = 0 -> -inf, x < 0 or NaN -> NaN, +inf -> +inf.
+// s = f/(2+f), log(m) by fdlibm's logf reduction (Lg1..Lg4), log(x) = k*ln2_hi + (log(m) +
+// k*ln2_lo). x = 0 -> -inf, x < 0 or NaN -> NaN, +inf -> +inf.
 template <class O>
 HWY_INLINE typename O::V LogT(const O& o, typename O::V x) {
   using V = typename O::V;
@@ -131,7 +131,8 @@ HWY_INLINE typename O::V GeluGradT(const O& o, typename O::V x) {
   const auto t = TanhT(o, GeluTanhArgT(o, x));
   const auto one = o.Set(1.0f), half = o.Set(0.5f);
   const auto inner = o.Mul(o.Set(0.7978845608f), o.Add(one, o.Mul(o.Set(0.134145f), o.Mul(x, x))));
-  return o.Add(o.Mul(half, o.Add(one, t)), o.Mul(o.Mul(half, x), o.Mul(o.Sub(one, o.Mul(t, t)), inner)));
+  return o.Add(o.Mul(half, o.Add(one, t)),
+               o.Mul(o.Mul(half, x), o.Mul(o.Sub(one, o.Mul(t, t)), inner)));
 }
 
 // Sin and cos share the reduction x = q*pi/2 + r, q = rne(x * 2/pi), with a four-part pi/2

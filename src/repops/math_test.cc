@@ -31,12 +31,18 @@ double UlpError(float f, double ref) {
 
 const char* Name(MathFn fn) {
   switch (fn) {
-    case MathFn::kExp: return "exp";
-    case MathFn::kLog: return "log";
-    case MathFn::kTanh: return "tanh";
-    case MathFn::kSigmoid: return "sigmoid";
-    case MathFn::kSin: return "sin";
-    case MathFn::kCos: return "cos";
+    case MathFn::kExp:
+      return "exp";
+    case MathFn::kLog:
+      return "log";
+    case MathFn::kTanh:
+      return "tanh";
+    case MathFn::kSigmoid:
+      return "sigmoid";
+    case MathFn::kSin:
+      return "sin";
+    case MathFn::kCos:
+      return "cos";
   }
   return "?";
 }
@@ -69,15 +75,16 @@ Sweep Measure(MathFn fn, double (*ref)(double), float lo, float hi) {
   };
   for (uint64_t b = 0; b < (uint64_t{1} << 32); b += stride) {
     float f;
-    const uint32_t u = static_cast<uint32_t>(b) | (stride > 1 ? 0x5A & (stride - 1) : 0);  // low bits vary too
+    const uint32_t u =
+        static_cast<uint32_t>(b) | (stride > 1 ? 0x5A & (stride - 1) : 0);  // low bits vary too
     std::memcpy(&f, &u, 4);
     if (!(f >= lo && f <= hi)) continue;
     x.push_back(f);
     if (x.size() == (1 << 20)) flush();
   }
   flush();
-  std::printf("  %-8s max error %.3f ULP at x=%a over %zu inputs\n", Name(fn), s.max_ulp,
-              s.worst_x, s.count);
+  std::printf("  %-8s max error %.3f ULP at x=%a over %zu inputs\n", Name(fn), s.max_ulp, s.worst_x,
+              s.count);
   return s;
 }
 

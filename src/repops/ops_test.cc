@@ -52,8 +52,8 @@ void ExpectDirectional(const F64& f, const std::vector<float>& x, const std::vec
   EXPECT_NEAR(an, fd, 1e-3 * scale + 1e-9) << what;
 }
 
-std::vector<double> RmsNorm64(const std::vector<double>& x, const std::vector<double>* g,
-                              int64_t R, int64_t D) {
+std::vector<double> RmsNorm64(const std::vector<double>& x, const std::vector<double>* g, int64_t R,
+                              int64_t D) {
   std::vector<double> y(x.size());
   for (int64_t r = 0; r < R; ++r) {
     double ss = 0;
@@ -74,11 +74,11 @@ TEST(RmsNorm, ForwardAndBackward) {
     // Each output is x·rstd·g with rstd from a D-term sum: relative error ~ (D/2 + 4)·2^-24.
     ExpectClose(y, RmsNorm64(ToDouble(x), &g64, R, D), 1e-4, 1e-6, "rmsnorm y");
     RmsNormBackward(w.data(), x.data(), gain.data(), rstd.data(), R, D, dx.data(), dg.data());
-    ExpectDirectional([&](const std::vector<double>& xx) { return RmsNorm64(xx, &g64, R, D); },
-                      x, w, dx, 4, "rmsnorm dx");
+    ExpectDirectional([&](const std::vector<double>& xx) { return RmsNorm64(xx, &g64, R, D); }, x,
+                      w, dx, 4, "rmsnorm dx");
     ExpectDirectional(
-        [&](const std::vector<double>& gg) { return RmsNorm64(ToDouble(x), &gg, R, D); }, gain,
-        w, dg, 5, "rmsnorm dgain");
+        [&](const std::vector<double>& gg) { return RmsNorm64(ToDouble(x), &gg, R, D); }, gain, w,
+        dg, 5, "rmsnorm dgain");
   }
 }
 
@@ -102,8 +102,8 @@ TEST(Softmax, ForwardAndBackward) {
     // exp within 1.5 ULP, a sum of N terms, one reciprocal and one multiply.
     ExpectClose(y, Softmax64(ToDouble(x), R, N), 2e-6 + N * 1e-7, 1e-12, "softmax");
     SoftmaxBackward(y.data(), w.data(), R, N, dx.data());
-    ExpectDirectional([&](const std::vector<double>& xx) { return Softmax64(xx, R, N); }, x, w,
-                      dx, 12, "softmax dx");
+    ExpectDirectional([&](const std::vector<double>& xx) { return Softmax64(xx, R, N); }, x, w, dx,
+                      12, "softmax dx");
   }
 }
 
@@ -114,8 +114,8 @@ double Sig(double a) { return 1 / (1 + std::exp(-a)); }
 // mul_add is one fused operation: (1 + 2^-12)·(1 - 2^-12) + (-1) is -2^-24 fused, +0 rounded.
 TEST(Activations, ElementwisePrimitivesGiveTheReferenceBitsOnEveryBackend) {
   std::vector<float> x = Rand(517, 95, 8.0f);
-  const float edge[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e-40f, -1e-40f, 1e30f, -1e30f,
-                        9.0f, -9.0f, 0.5625f, -0.5625f};
+  const float edge[] = {0.0f,  -0.0f,  INFINITY, -INFINITY, NAN,     1e-40f,  -1e-40f,
+                        1e30f, -1e30f, 9.0f,     -9.0f,     0.5625f, -0.5625f};
   std::copy(std::begin(edge), std::end(edge), x.begin() + 3);
   const std::vector<float> dy = Rand(x.size(), 96), b = Rand(x.size(), 97);
   const auto results = testing::OnEveryBackend<std::vector<float>>([&] {
@@ -154,31 +154,32 @@ TEST(Activations, ElementwisePrimitivesGiveTheReferenceBitsOnEveryBackend) {
 
 TEST(Activations, SwiGluAndGelu) {
   for (int64_t n : {1, 3, 17, 255, 1000, 10007}) {  // 10007 spans several parallel chunks
-  const auto a = Rand(n, 20, 6.0f), b = Rand(n, 21, 2.0f), w = Rand(n, 22);
-  std::vector<float> h(n), da(n), db(n);
-  auto swiglu = [&](const std::vector<double>& aa, const std::vector<double>& bb) {
-    std::vector<double> o(n);
-    for (int64_t i = 0; i < n; ++i) o[i] = aa[i] * Sig(aa[i]) * bb[i];
-    return o;
-  };
-  SwiGluForward(a.data(), b.data(), n, h.data());
-  ExpectClose(h, swiglu(ToDouble(a), ToDouble(b)), 1e-6, 1e-7, "swiglu");
-  SwiGluBackward(w.data(), a.data(), b.data(), n, da.data(), db.data());
-  ExpectDirectional([&](const std::vector<double>& aa) { return swiglu(aa, ToDouble(b)); }, a, w,
-                    da, 23, "swiglu da");
-  ExpectDirectional([&](const std::vector<double>& bb) { return swiglu(ToDouble(a), bb); }, b, w,
-                    db, 24, "swiglu db");
-  auto gelu = [&](const std::vector<double>& xx) {
-    std::vector<double> o(n);
-    for (int64_t i = 0; i < n; ++i)
-      o[i] = 0.5 * xx[i] * (1 + std::tanh(std::sqrt(2 / M_PI) * (xx[i] + 0.044715 * xx[i] * xx[i] * xx[i])));
-    return o;
-  };
-  GeluForward(a.data(), n, h.data());
-  // The tanh-form constants are rounded to binary32 (7 digits): relative error ~1e-7 each.
-  ExpectClose(h, gelu(ToDouble(a)), 2e-6, 1e-6, "gelu");
-  GeluBackward(w.data(), a.data(), n, da.data());
-  ExpectDirectional(gelu, a, w, da, 25, "gelu dx");
+    const auto a = Rand(n, 20, 6.0f), b = Rand(n, 21, 2.0f), w = Rand(n, 22);
+    std::vector<float> h(n), da(n), db(n);
+    auto swiglu = [&](const std::vector<double>& aa, const std::vector<double>& bb) {
+      std::vector<double> o(n);
+      for (int64_t i = 0; i < n; ++i) o[i] = aa[i] * Sig(aa[i]) * bb[i];
+      return o;
+    };
+    SwiGluForward(a.data(), b.data(), n, h.data());
+    ExpectClose(h, swiglu(ToDouble(a), ToDouble(b)), 1e-6, 1e-7, "swiglu");
+    SwiGluBackward(w.data(), a.data(), b.data(), n, da.data(), db.data());
+    ExpectDirectional([&](const std::vector<double>& aa) { return swiglu(aa, ToDouble(b)); }, a, w,
+                      da, 23, "swiglu da");
+    ExpectDirectional([&](const std::vector<double>& bb) { return swiglu(ToDouble(a), bb); }, b, w,
+                      db, 24, "swiglu db");
+    auto gelu = [&](const std::vector<double>& xx) {
+      std::vector<double> o(n);
+      for (int64_t i = 0; i < n; ++i)
+        o[i] = 0.5 * xx[i] *
+               (1 + std::tanh(std::sqrt(2 / M_PI) * (xx[i] + 0.044715 * xx[i] * xx[i] * xx[i])));
+      return o;
+    };
+    GeluForward(a.data(), n, h.data());
+    // The tanh-form constants are rounded to binary32 (7 digits): relative error ~1e-7 each.
+    ExpectClose(h, gelu(ToDouble(a)), 2e-6, 1e-6, "gelu");
+    GeluBackward(w.data(), a.data(), n, da.data());
+    ExpectDirectional(gelu, a, w, da, 25, "gelu dx");
   }
 }
 
@@ -240,34 +241,35 @@ TEST(Embedding, LookupAndOrderedScatterAdd) {
 
 TEST(CrossEntropy, LossAndGradientWithIgnoreAndZLoss) {
   for (int64_t V : {1, 3, 17, 255, 1000}) {
-  const int64_t R = 7;
-  const float z = 1e-3f;
-  const auto logits = Rand(R * V, 50, 6.0f);
-  std::vector<int32_t> tgt = {3, -100, 999, 0, 500, -100, 17};
-  for (int32_t& t : tgt) t = t == -100 ? t : static_cast<int32_t>(t % V);
-  auto loss64 = [&](const std::vector<double>& x) {
-    double total = 0;
-    for (int64_t r = 0; r < R; ++r) {
-      if (tgt[r] == -100) continue;
-      double m = -INFINITY, s = 0;
-      for (int64_t j = 0; j < V; ++j) m = std::max(m, x[r * V + j]);
-      for (int64_t j = 0; j < V; ++j) s += std::exp(x[r * V + j] - m);
-      const double lse = m + std::log(s);
-      total += (lse - x[r * V + tgt[r]]) + z * lse * lse;
-    }
-    return std::vector<double>{total / 5.0};
-  };
-  std::vector<float> lse(R), d(R * V);
-  const CrossEntropySums s = CrossEntropyForward(logits.data(), tgt.data(), R, V, -100, lse.data());
-  EXPECT_EQ(s.valid, 5);
-  const double got = (double(s.nll_sum) + z * double(s.lse_sq_sum)) / 5.0;
-  EXPECT_NEAR(got, loss64(ToDouble(logits))[0], 1e-5 * std::fabs(got));
-  CrossEntropyBackward(logits.data(), tgt.data(), lse.data(), R, V, -100, 1.0f / 5, z, d.data());
-  for (int64_t j = 0; j < V; ++j) EXPECT_EQ(d[1 * V + j], 0.0f);
-  ExpectDirectional(loss64, logits, {1.0f}, d, 51, "cross-entropy dlogits");
-  std::vector<int32_t> bad = tgt;
-  bad[2] = static_cast<int32_t>(V);
-  EXPECT_THROW(CrossEntropyForward(logits.data(), bad.data(), R, V, -100, lse.data()), Error);
+    const int64_t R = 7;
+    const float z = 1e-3f;
+    const auto logits = Rand(R * V, 50, 6.0f);
+    std::vector<int32_t> tgt = {3, -100, 999, 0, 500, -100, 17};
+    for (int32_t& t : tgt) t = t == -100 ? t : static_cast<int32_t>(t % V);
+    auto loss64 = [&](const std::vector<double>& x) {
+      double total = 0;
+      for (int64_t r = 0; r < R; ++r) {
+        if (tgt[r] == -100) continue;
+        double m = -INFINITY, s = 0;
+        for (int64_t j = 0; j < V; ++j) m = std::max(m, x[r * V + j]);
+        for (int64_t j = 0; j < V; ++j) s += std::exp(x[r * V + j] - m);
+        const double lse = m + std::log(s);
+        total += (lse - x[r * V + tgt[r]]) + z * lse * lse;
+      }
+      return std::vector<double>{total / 5.0};
+    };
+    std::vector<float> lse(R), d(R * V);
+    const CrossEntropySums s =
+        CrossEntropyForward(logits.data(), tgt.data(), R, V, -100, lse.data());
+    EXPECT_EQ(s.valid, 5);
+    const double got = (double(s.nll_sum) + z * double(s.lse_sq_sum)) / 5.0;
+    EXPECT_NEAR(got, loss64(ToDouble(logits))[0], 1e-5 * std::fabs(got));
+    CrossEntropyBackward(logits.data(), tgt.data(), lse.data(), R, V, -100, 1.0f / 5, z, d.data());
+    for (int64_t j = 0; j < V; ++j) EXPECT_EQ(d[1 * V + j], 0.0f);
+    ExpectDirectional(loss64, logits, {1.0f}, d, 51, "cross-entropy dlogits");
+    std::vector<int32_t> bad = tgt;
+    bad[2] = static_cast<int32_t>(V);
+    EXPECT_THROW(CrossEntropyForward(logits.data(), bad.data(), R, V, -100, lse.data()), Error);
   }
 }
 
@@ -325,8 +327,8 @@ TEST(Attention, MasksForwardAndBackward) {
     std::vector<float> out(n), probs(s.batch * s.heads * s.seq * s.seq), dq(n), dk(n), dv(n);
     AttentionForward(s, q.data(), k.data(), v.data(), out.data(), probs.data());
     ExpectClose(out, Attention64(s, ToDouble(q), ToDouble(k), ToDouble(v)), 1e-5, 1e-6, "attn");
-    AttentionBackward(s, q.data(), k.data(), v.data(), probs.data(), w.data(), dq.data(),
-                      dk.data(), dv.data());
+    AttentionBackward(s, q.data(), k.data(), v.data(), probs.data(), w.data(), dq.data(), dk.data(),
+                      dv.data());
     const auto q64 = ToDouble(q), k64 = ToDouble(k), v64 = ToDouble(v);
     ExpectDirectional([&](const std::vector<double>& x) { return Attention64(s, x, k64, v64); }, q,
                       w, dq, 64, "attn dq");
@@ -405,7 +407,8 @@ TEST(Attention, IndependentOfBatchComposition) {
   AttentionShape one = big;
   one.batch = 1;
   std::vector<float> o1(per), p1(big.heads * big.seq * big.seq);
-  AttentionForward(one, q.data() + 2 * per, k.data() + 2 * per, v.data() + 2 * per, o1.data(), p1.data());
+  AttentionForward(one, q.data() + 2 * per, k.data() + 2 * per, v.data() + 2 * per, o1.data(),
+                   p1.data());
   EXPECT_EQ(std::memcmp(o1.data(), out.data() + 2 * per, per * 4), 0);
 }
 

@@ -26,16 +26,20 @@ float Reduce(size_t n, float init, Step step, bool is_max) {
 }
 
 float Sum(const float* x, size_t n) {
-  return Reduce(n, 0.0f, [&](float p, size_t i) { return p + x[i]; }, false);
+  return Reduce(
+      n, 0.0f, [&](float p, size_t i) { return p + x[i]; }, false);
 }
 float SumSq(const float* x, size_t n) {
-  return Reduce(n, 0.0f, [&](float p, size_t i) { return std::fma(x[i], x[i], p); }, false);
+  return Reduce(
+      n, 0.0f, [&](float p, size_t i) { return std::fma(x[i], x[i], p); }, false);
 }
 float Dot(const float* x, const float* y, size_t n) {
-  return Reduce(n, 0.0f, [&](float p, size_t i) { return std::fma(x[i], y[i], p); }, false);
+  return Reduce(
+      n, 0.0f, [&](float p, size_t i) { return std::fma(x[i], y[i], p); }, false);
 }
 float Max(const float* x, size_t n) {
-  return Reduce(n, -HUGE_VALF, [&](float p, size_t i) { return Max2(p, x[i]); }, true);
+  return Reduce(
+      n, -HUGE_VALF, [&](float p, size_t i) { return Max2(p, x[i]); }, true);
 }
 void Axpy(float a, const float* x, float* y, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] = std::fma(a, x[i], y[i]);
@@ -43,12 +47,18 @@ void Axpy(float a, const float* x, float* y, size_t n) {
 
 float Apply(MathFn fn, float v) {
   switch (fn) {
-    case MathFn::kExp: return Exp(v);
-    case MathFn::kLog: return Log(v);
-    case MathFn::kTanh: return Tanh(v);
-    case MathFn::kSigmoid: return Sigmoid(v);
-    case MathFn::kSin: return Sin(v);
-    case MathFn::kCos: return Cos(v);
+    case MathFn::kExp:
+      return Exp(v);
+    case MathFn::kLog:
+      return Log(v);
+    case MathFn::kTanh:
+      return Tanh(v);
+    case MathFn::kSigmoid:
+      return Sigmoid(v);
+    case MathFn::kSin:
+      return Sin(v);
+    case MathFn::kCos:
+      return Cos(v);
   }
   return NAN;
 }
@@ -89,8 +99,8 @@ float AbsMax(const float* x, size_t n) {
   return m;
 }
 
-void QuantizeI8(const float* x, const float* scale, const float* /*inv_scale*/,
-                size_t scale_step, size_t n, int8_t* q) {
+void QuantizeI8(const float* x, const float* scale, const float* /*inv_scale*/, size_t scale_step,
+                size_t n, int8_t* q) {
   for (size_t i = 0; i < n; ++i) {
     const float v = x[i] / scale[i * scale_step];
     q[i] = v != v ? 0 : static_cast<int8_t>(std::nearbyint(std::clamp(v, -127.0f, 127.0f)));

@@ -43,11 +43,21 @@ struct ScalarOps {
     std::memcpy(&a, &i, 4);
     return a;
   }
-  I AddI(I a, I b) const { return static_cast<I>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b)); }
-  I SubI(I a, I b) const { return static_cast<I>(static_cast<uint32_t>(a) - static_cast<uint32_t>(b)); }
+  I AddI(I a, I b) const {
+    return static_cast<I>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+  }
+  I SubI(I a, I b) const {
+    return static_cast<I>(static_cast<uint32_t>(a) - static_cast<uint32_t>(b));
+  }
   I AndI(I a, I b) const { return a & b; }
-  template <int kBits> I ShlI(I a) const { return static_cast<I>(static_cast<uint32_t>(a) << kBits); }
-  template <int kBits> I SarI(I a) const { return a >> kBits; }  // arithmetic (C++20)
+  template <int kBits>
+  I ShlI(I a) const {
+    return static_cast<I>(static_cast<uint32_t>(a) << kBits);
+  }
+  template <int kBits>
+  I SarI(I a) const {
+    return a >> kBits;
+  }  // arithmetic (C++20)
   M EqI(I a, I b) const { return a == b; }
 };
 

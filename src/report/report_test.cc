@@ -33,7 +33,8 @@ TEST(SvgChart, EscapesTextAndCarriesTheExactValuesOfEachSeries) {
   const std::string svg = RenderSvg(c);
   EXPECT_NE(svg.find("id=\"chart-t\""), std::string::npos);
   EXPECT_NE(svg.find("A &lt;title&gt;"), std::string::npos);
-  EXPECT_NE(svg.find("data-y=\"0.10000000000000001 nan 0.30000000000000004\""), std::string::npos) << svg;
+  EXPECT_NE(svg.find("data-y=\"0.10000000000000001 nan 0.30000000000000004\""), std::string::npos)
+      << svg;
   // The non-finite point breaks the line: two subpaths, each one move.
   const std::smatch d = [&] {
     std::smatch match;
@@ -65,27 +66,33 @@ TEST(RunReport, AWholeReportFromARunDirectory) {
                       "manifest_sha256": "m", "data_manifest": "/nowhere/manifest.json",
                       "val_unigram_entropy": {"web": 5.5}})");
   WriteFileAtomic(run + "/trajectory.jsonl", "");
-  WriteFileAtomic(run + "/metrics.jsonl",
-                  R"({"step":0,"loss":6.5,"lr":0.001,"tokens":64,"grad_norm":2.0,"grad_norm_clipped":1.0,"skipped":"","tok_s":100,"weight_norms":{"embed":3.0}}
+  WriteFileAtomic(
+      run + "/metrics.jsonl",
+      R"({"step":0,"loss":6.5,"lr":0.001,"tokens":64,"grad_norm":2.0,"grad_norm_clipped":1.0,"skipped":"","tok_s":100,"weight_norms":{"embed":3.0}}
 {"step":1,"loss":6.25,"lr":0.002,"tokens":128,"grad_norm":9.0,"grad_norm_clipped":0,"skipped":"spike","tok_s":120,"alerts":[{"kind":"spike","step":1}]}
 {"step":2,"loss":6.0,"lr":0.003,"tokens":192,"grad_norm":1.5,"grad_norm_clipped":1.0,"skipped":"","tok_s":130,"val":{"web":6.1},"weight_norms":{"embed":3.5}}
 )");
   const std::string html = RunReportHtml({run, ""});
-  for (const char* id : {"chart-loss", "chart-lr", "chart-grad-norm", "chart-throughput", "chart-weight-norms"}) {
+  for (const char* id :
+       {"chart-loss", "chart-lr", "chart-grad-norm", "chart-throughput", "chart-weight-norms"}) {
     EXPECT_NE(html.find(id), std::string::npos) << id;
   }
-  EXPECT_NE(html.find("data-name=\"training loss\" data-x=\"64 128 192\" data-y=\"6.5 6.25 6\""), std::string::npos);
-  EXPECT_NE(html.find("data-name=\"skipped update\" data-x=\"128\" data-y=\"9\""), std::string::npos);
+  EXPECT_NE(html.find("data-name=\"training loss\" data-x=\"64 128 192\" data-y=\"6.5 6.25 6\""),
+            std::string::npos);
+  EXPECT_NE(html.find("data-name=\"skipped update\" data-x=\"128\" data-y=\"9\""),
+            std::string::npos);
   EXPECT_NE(html.find("data-name=\"unigram entropy web\" data-y=\"5.5\""), std::string::npos);
   EXPECT_NE(html.find("1 spike-monitor alert(s); 1 skipped update(s)"), std::string::npos);
   EXPECT_NE(html.find("not here; give a copy with --data"), std::string::npos);
   EXPECT_EQ(html.find("<script"), std::string::npos);
-  EXPECT_EQ(html.find("http://") , html.find("http://www.w3.org/2000/svg"));  // no links out
+  EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg"));  // no links out
   // A trajectory that does not chain is shown as such; the rest of the report is still written.
   WriteFileAtomic(run + "/trajectory.jsonl", "{\"step\": 0, \"chain\": \"00\"}\n");
   EXPECT_NE(RunReportHtml({run, ""}).find("the trajectory does not verify"), std::string::npos);
   WriteFileAtomic(run + "/metrics.jsonl", "{\"loss\": 1}\n");
-  EXPECT_NE(ErrorOf([&] { RunReportHtml({run, ""}); }).find("metrics.jsonl:1: not a metrics record"),
+  EXPECT_NE(ErrorOf([&] {
+              RunReportHtml({run, ""});
+            }).find("metrics.jsonl:1: not a metrics record"),
             std::string::npos);
 }
 

@@ -69,8 +69,8 @@ std::string FactsSection(const train::RunDirectory& run, const train::RunInfo& i
   s += Row("parameters", JsonText(j, "parameters"));
   s += Row("FLOPs per token", JsonText(j, "flops_per_token"));
   s += Row("mesh", EscapeHtml(MeshText(j)));
-  s += Row("steps executed", std::to_string(m.step.size()) + " (trajectory: " +
-                                 std::to_string(records) + " records)");
+  s += Row("steps executed", std::to_string(m.step.size()) +
+                                 " (trajectory: " + std::to_string(records) + " records)");
   s += Row("tokens", m.tokens.empty() ? "0" : FormatNumber("%.0f", m.tokens.back()));
   s += Row("recipe SHA-256", Code(JsonText(j, "recipe_sha256")));
   s += Row("data manifest SHA-256", Code(JsonText(j, "manifest_sha256")));
@@ -97,7 +97,8 @@ Chart LossChart(const RunMetrics& m, const nlohmann::json& entropy) {
 Chart GradChart(const RunMetrics& m) {
   Chart c{"grad-norm", "Gradient norm", "tokens", "global L2 norm", true, {}, {}};
   c.series.push_back({"before clipping", m.tokens, m.grad_norm, SeriesColor(0)});
-  c.series.push_back({"after clipping", m.tokens, m.grad_norm_clipped, SeriesColor(1), false, true});
+  c.series.push_back(
+      {"after clipping", m.tokens, m.grad_norm_clipped, SeriesColor(1), false, true});
   Series skipped{"skipped update", {}, {}, "#d62728", true};
   for (size_t i = 0; i < m.step.size(); ++i) {
     if (m.skipped[i].empty()) continue;
@@ -111,7 +112,8 @@ Chart GradChart(const RunMetrics& m) {
 Chart WeightChart(const RunMetrics& m) {
   Chart c{"weight-norms", "Weight norms", "tokens", "L2 norm", true, {}, {}};
   size_t k = 0;
-  for (const auto& [name, s] : m.weight_norms) c.series.push_back({name, s.tokens, s.values, SeriesColor(k++)});
+  for (const auto& [name, s] : m.weight_norms)
+    c.series.push_back({name, s.tokens, s.values, SeriesColor(k++)});
   return c;
 }
 
@@ -119,10 +121,16 @@ std::string ChartsSection(const RunMetrics& m, const nlohmann::json& info) {
   const nlohmann::json entropy = info.value("val_unigram_entropy", nlohmann::json::object());
   std::string s = "<section id=\"charts\"><h2>Training</h2>";
   s += RenderSvg(LossChart(m, entropy));
-  s += RenderSvg({"lr", "Learning rate", "tokens", "lr", false, {{"lr", m.tokens, m.lr, SeriesColor(0)}}, {}});
+  s += RenderSvg(
+      {"lr", "Learning rate", "tokens", "lr", false, {{"lr", m.tokens, m.lr, SeriesColor(0)}}, {}});
   s += RenderSvg(GradChart(m));
-  s += RenderSvg({"throughput", "Throughput", "tokens", "tokens/s (since start)", false,
-                  {{"tokens/s", m.tokens, m.tok_s, SeriesColor(2)}}, {}});
+  s += RenderSvg({"throughput",
+                  "Throughput",
+                  "tokens",
+                  "tokens/s (since start)",
+                  false,
+                  {{"tokens/s", m.tokens, m.tok_s, SeriesColor(2)}},
+                  {}});
   s += RenderSvg(WeightChart(m));
   return s + "</section>";
 }
@@ -135,9 +143,9 @@ std::string EvalSection(const RunMetrics& m, const nlohmann::json& info) {
   for (const auto& [domain, v] : m.val) {
     const std::string h = entropy.contains(domain) ? LossCell(entropy[domain].get<double>())
                                                    : "<td class=\"num\">—</td>";
-    s += "<tr class=\"val\" data-domain=\"" + EscapeHtml(domain) + "\"><td>" +
-         EscapeHtml(domain) + "</td><td>" + std::to_string(v.steps.back()) + "</td>" +
-         LossCell(v.values.back()) + h + "</tr>";
+    s += "<tr class=\"val\" data-domain=\"" + EscapeHtml(domain) + "\"><td>" + EscapeHtml(domain) +
+         "</td><td>" + std::to_string(v.steps.back()) + "</td>" + LossCell(v.values.back()) + h +
+         "</tr>";
   }
   return s + "</table></section>";
 }
@@ -151,15 +159,16 @@ std::string AlertsSection(const RunMetrics& m) {
   if (m.alerts.empty()) return s + "</section>";
   s += "<table><tr><th>step</th><th>kind</th><th>details</th></tr>";
   for (const nlohmann::json& a : m.alerts) {
-    s += "<tr class=\"alert\"><td>" + JsonText(a, "step") + "</td><td>" + EscapeHtml(JsonText(a, "kind")) +
-         "</td><td>" + Code(a.dump()) + "</td></tr>";
+    s += "<tr class=\"alert\"><td>" + JsonText(a, "step") + "</td><td>" +
+         EscapeHtml(JsonText(a, "kind")) + "</td><td>" + Code(a.dump()) + "</td></tr>";
   }
   return s + "</table></section>";
 }
 
 std::string PhaseTable(const data::Json& phases) {
-  std::string s = "<h3>Mixture phases</h3><table><tr><th>from step</th><th>windows</th>"
-                  "<th>source</th><th>target</th><th>measured</th></tr>";
+  std::string s =
+      "<h3>Mixture phases</h3><table><tr><th>from step</th><th>windows</th>"
+      "<th>source</th><th>target</th><th>measured</th></tr>";
   for (const auto& p : phases) {
     for (const auto& [name, target] : p["target_share"].items()) {
       s += "<tr class=\"phase\"><td>" + p["from_step"].dump() + "</td><td class=\"num\">" +
@@ -172,8 +181,9 @@ std::string PhaseTable(const data::Json& phases) {
 }
 
 std::string LengthTable(const data::Json& phases) {
-  std::string s = "<h3>Sequence-length phases</h3><table><tr><th>from step</th><th>L</th>"
-                  "<th>windows</th><th>tokens</th></tr>";
+  std::string s =
+      "<h3>Sequence-length phases</h3><table><tr><th>from step</th><th>L</th>"
+      "<th>windows</th><th>tokens</th></tr>";
   for (const auto& p : phases) {
     s += "<tr class=\"length\"><td>" + p["from_step"].dump() + "</td><td class=\"num\">" +
          p["seq_len"].dump() + "</td><td class=\"num\">" + p["windows"].dump() +
@@ -185,7 +195,8 @@ std::string LengthTable(const data::Json& phases) {
 std::string MixtureSection(const std::string& manifest_path, int64_t steps) {
   std::string s = "<section id=\"mixture\"><h2>Data mixture</h2>";
   if (manifest_path.empty() || !std::filesystem::exists(manifest_path)) {
-    return s + "<p>The data manifest (" + EscapeHtml(manifest_path.empty() ? "none named" : manifest_path) +
+    return s + "<p>The data manifest (" +
+           EscapeHtml(manifest_path.empty() ? "none named" : manifest_path) +
            ") is not here; give a copy with --data to see the mixture.</p></section>";
   }
   try {
@@ -193,22 +204,24 @@ std::string MixtureSection(const std::string& manifest_path, int64_t steps) {
     const uint64_t windows = data::WindowsBeforeStep(stream.manifest(), steps);
     const data::Json shares = data::SourceShares(stream, windows);
     s += "<p>Shares of the tokens in the " + std::to_string(windows) + " windows of steps 0.." +
-         std::to_string(steps - 1) + ".</p><table><tr><th>source</th><th>target</th><th>scheduled</th>"
+         std::to_string(steps - 1) +
+         ".</p><table><tr><th>source</th><th>target</th><th>scheduled</th>"
          "<th>measured</th><th>tokens</th><th>epochs</th></tr>";
     for (const auto& r : shares["sources"]) {
-      s += "<tr class=\"source\"><td>" + EscapeHtml(r["source"].get<std::string>()) + "</td><td class=\"num\">" +
-           FormatNumber("%.4f", r["target_share"].get<double>()) + "</td><td class=\"num\">" +
-           FormatNumber("%.4f", r["scheduled_share"].get<double>()) + "</td><td class=\"num\">" +
-           FormatNumber("%.4f", r["measured_share"].get<double>()) + "</td><td class=\"num\">" +
-           r["tokens"].dump() + "</td><td class=\"num\">" + FormatNumber("%.3f", r["epochs"].get<double>()) +
-           "</td></tr>";
+      s += "<tr class=\"source\"><td>" + EscapeHtml(r["source"].get<std::string>()) +
+           "</td><td class=\"num\">" + FormatNumber("%.4f", r["target_share"].get<double>()) +
+           "</td><td class=\"num\">" + FormatNumber("%.4f", r["scheduled_share"].get<double>()) +
+           "</td><td class=\"num\">" + FormatNumber("%.4f", r["measured_share"].get<double>()) +
+           "</td><td class=\"num\">" + r["tokens"].dump() + "</td><td class=\"num\">" +
+           FormatNumber("%.3f", r["epochs"].get<double>()) + "</td></tr>";
     }
     s += "</table>";
     if (shares.contains("mixture_phases")) s += PhaseTable(shares["mixture_phases"]);
     if (shares.contains("seq_len_phases")) s += LengthTable(shares["seq_len_phases"]);
     return s + "</section>";
   } catch (const Error& e) {
-    return s + "<p>The data manifest could not be opened: " + EscapeHtml(e.what()) + "</p></section>";
+    return s + "<p>The data manifest could not be opened: " + EscapeHtml(e.what()) +
+           "</p></section>";
   }
 }
 
@@ -228,29 +241,40 @@ std::string CoverageTable(const audit::CollectReport& r) {
       disputed += t.disagreement;
     }
     if (planned == 0) continue;
-    s += "<tr class=\"coverage\"><td>" + std::to_string(lo) + ".." + std::to_string(lo + width - 1) +
-         "</td><td class=\"num\">" + std::to_string(planned) + "</td><td class=\"num\">" +
-         std::to_string(verified) + "</td><td class=\"num\">" + std::to_string(disputed) + "</td></tr>";
+    s += "<tr class=\"coverage\"><td>" + std::to_string(lo) + ".." +
+         std::to_string(lo + width - 1) + "</td><td class=\"num\">" + std::to_string(planned) +
+         "</td><td class=\"num\">" + std::to_string(verified) + "</td><td class=\"num\">" +
+         std::to_string(disputed) + "</td></tr>";
   }
   return s + "</table>";
 }
 
 std::string AuditSection(const RunReportOptions& o) {
   std::string s = "<section id=\"audit\"><h2>Audit</h2>";
-  if (o.audit_plan.empty()) return s + "<p>No attestations given (--plan, --keys, --attestation).</p></section>";
-  const audit::CollectReport r = audit::Collect(o.run_dir, o.audit_plan, o.attestations, o.audit_keys);
+  if (o.audit_plan.empty())
+    return s + "<p>No attestations given (--plan, --keys, --attestation).</p></section>";
+  const audit::CollectReport r =
+      audit::Collect(o.run_dir, o.audit_plan, o.attestations, o.audit_keys);
   s += "<p>Verdict: <strong id=\"audit-verdict\">" + EscapeHtml(r.verdict) + "</strong>; " +
        std::to_string(r.accepted.size()) + " attestation(s) accepted, " +
-       std::to_string(r.rejected.size()) + " rejected; " + std::to_string(r.CoveredBy(r.plan.redundancy)) +
-       " of " + std::to_string(r.steps.size()) + " planned steps verified by at least " +
-       std::to_string(r.plan.redundancy) + " auditor(s).</p>";
-  Series verified{"verified by", {}, {}, SeriesColor(2), true}, disputed{"disagreement", {}, {}, "#d62728", true};
+       std::to_string(r.rejected.size()) + " rejected; " +
+       std::to_string(r.CoveredBy(r.plan.redundancy)) + " of " + std::to_string(r.steps.size()) +
+       " planned steps verified by at least " + std::to_string(r.plan.redundancy) +
+       " auditor(s).</p>";
+  Series verified{"verified by", {}, {}, SeriesColor(2), true},
+      disputed{"disagreement", {}, {}, "#d62728", true};
   for (const audit::StepTally& t : r.steps) {
     verified.x.push_back(double(t.step));
     verified.y.push_back(double(t.verified_by));
-    if (t.disagreement) disputed.x.push_back(double(t.step)), disputed.y.push_back(double(t.votes.size()));
+    if (t.disagreement)
+      disputed.x.push_back(double(t.step)), disputed.y.push_back(double(t.votes.size()));
   }
-  s += RenderSvg({"audit-coverage", "Audit coverage", "step", "auditors", false, {verified, disputed},
+  s += RenderSvg({"audit-coverage",
+                  "Audit coverage",
+                  "step",
+                  "auditors",
+                  false,
+                  {verified, disputed},
                   {{"redundancy r", double(r.plan.redundancy)}}});
   s += CoverageTable(r);
   for (const audit::Rejection& j : r.rejected) {
@@ -278,14 +302,16 @@ std::string RunReportHtml(const RunReportOptions& o) {
   const train::RunInfo info = run.ReadInfo();
   const RunMetrics m = ReadRunMetrics(run.metrics_path());
   const std::string name = std::filesystem::path(o.run_dir).filename().string();
-  std::string html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>trail run " +
-                     EscapeHtml(name) + "</title><style>" + kStyle + "</style></head><body>";
+  std::string html =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>trail run " +
+      EscapeHtml(name) + "</title><style>" + kStyle + "</style></head><body>";
   html += "<h1>trail run <code>" + EscapeHtml(o.run_dir) + "</code></h1>";
   html += FactsSection(run, info, m);
   html += ChartsSection(m, info.json);
   html += EvalSection(m, info.json);
   html += AlertsSection(m);
-  html += MixtureSection(o.data.empty() ? info.data_manifest : o.data, static_cast<int64_t>(m.step.size()));
+  html += MixtureSection(o.data.empty() ? info.data_manifest : o.data,
+                         static_cast<int64_t>(m.step.size()));
   html += AuditSection(o);
   return html + "</body></html>\n";
 }

@@ -50,8 +50,12 @@ double AxisY(double y, bool log) { return log ? (y > 0 ? std::log10(y) : NAN) : 
 
 struct Frame {
   Range x, y;
-  double X(double v) const { return kLeft + (v - x.lo) / (x.hi - x.lo) * (kWidth - kLeft - kRight); }
-  double Y(double v) const { return kHeight - kBottom - (v - y.lo) / (y.hi - y.lo) * (kHeight - kTop - kBottom); }
+  double X(double v) const {
+    return kLeft + (v - x.lo) / (x.hi - x.lo) * (kWidth - kLeft - kRight);
+  }
+  double Y(double v) const {
+    return kHeight - kBottom - (v - y.lo) / (y.hi - y.lo) * (kHeight - kTop - kBottom);
+  }
 };
 
 // Ticks of a log10 axis over [lo, hi] (in decades): 1, 2 and 5 × 10^k while that gives at most
@@ -80,7 +84,8 @@ std::string Axes(const Chart& c, const Frame& f) {
          TickLabel(t, false) + "</text>";
   }
   const bool log_ticks = c.log_y;
-  const std::vector<double> yt = log_ticks ? LogTicks(f.y.lo, f.y.hi) : NiceTicks(f.y.lo, f.y.hi, 5);
+  const std::vector<double> yt =
+      log_ticks ? LogTicks(f.y.lo, f.y.hi) : NiceTicks(f.y.lo, f.y.hi, 5);
   for (double t : yt) {
     if (t < f.y.lo || t > f.y.hi) continue;
     s += "<line x1=\"" + Px(x0) + "\" x2=\"" + Px(x1) + "\" y1=\"" + Px(f.Y(t)) + "\" y2=\"" +
@@ -88,9 +93,10 @@ std::string Axes(const Chart& c, const Frame& f) {
     s += "<text x=\"" + Px(x0 - 6) + "\" y=\"" + Px(f.Y(t) + 4) + "\" text-anchor=\"end\">" +
          TickLabel(t, log_ticks) + "</text>";
   }
-  s += "<text x=\"" + Px((x0 + x1) / 2) + "\" y=\"" + Px(kHeight - 8) + "\" text-anchor=\"middle\">" +
-       EscapeHtml(c.x_label) + "</text>";
-  s += "<text transform=\"translate(14," + Px((y0 + y1) / 2) + ") rotate(-90)\" text-anchor=\"middle\">" +
+  s += "<text x=\"" + Px((x0 + x1) / 2) + "\" y=\"" + Px(kHeight - 8) +
+       "\" text-anchor=\"middle\">" + EscapeHtml(c.x_label) + "</text>";
+  s += "<text transform=\"translate(14," + Px((y0 + y1) / 2) +
+       ") rotate(-90)\" text-anchor=\"middle\">" +
        EscapeHtml(c.y_label + (c.log_y ? " (log)" : "")) + "</text>";
   return s + "</g>";
 }
@@ -115,9 +121,9 @@ std::string SeriesPath(const Series& se, const Frame& f, bool log) {
       pen_down = true;
     }
   }
-  std::string s = "<path class=\"series\" data-name=\"" + EscapeHtml(se.name) + "\" data-x=\"" + xs +
-                  "\" data-y=\"" + ys + "\" d=\"" + d + "\" fill=\"none\" stroke=\"" + se.color +
-                  "\" stroke-width=\"" + (se.markers ? "0" : "1.5") + "\"" +
+  std::string s = "<path class=\"series\" data-name=\"" + EscapeHtml(se.name) + "\" data-x=\"" +
+                  xs + "\" data-y=\"" + ys + "\" d=\"" + d + "\" fill=\"none\" stroke=\"" +
+                  se.color + "\" stroke-width=\"" + (se.markers ? "0" : "1.5") + "\"" +
                   (se.dashed ? " stroke-dasharray=\"5 3\"" : "") + "/>";
   return s + marks;
 }
@@ -133,10 +139,11 @@ std::string Legend(const Chart& c) {
   std::string s = "<g class=\"legend\" font-size=\"11\">";
   double y = kTop + 10;
   auto entry = [&](const std::string& name, const std::string& color, bool dashed) {
-    s += "<line x1=\"" + Px(kWidth - kRight + 12) + "\" x2=\"" + Px(kWidth - kRight + 32) + "\" y1=\"" +
-         Px(y - 4) + "\" y2=\"" + Px(y - 4) + "\" stroke=\"" + color + "\" stroke-width=\"2\"" +
-         (dashed ? " stroke-dasharray=\"5 3\"" : "") + "/>";
-    s += "<text x=\"" + Px(kWidth - kRight + 36) + "\" y=\"" + Px(y) + "\">" + EscapeHtml(name) + "</text>";
+    s += "<line x1=\"" + Px(kWidth - kRight + 12) + "\" x2=\"" + Px(kWidth - kRight + 32) +
+         "\" y1=\"" + Px(y - 4) + "\" y2=\"" + Px(y - 4) + "\" stroke=\"" + color +
+         "\" stroke-width=\"2\"" + (dashed ? " stroke-dasharray=\"5 3\"" : "") + "/>";
+    s += "<text x=\"" + Px(kWidth - kRight + 36) + "\" y=\"" + Px(y) + "\">" + EscapeHtml(name) +
+         "</text>";
     y += 16;
   };
   for (const Series& se : c.series) {
@@ -170,12 +177,23 @@ std::string EscapeHtml(const std::string& text) {
   std::string out;
   for (char ch : text) {
     switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += ch;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += ch;
     }
   }
   return out;
@@ -197,11 +215,14 @@ std::string RenderSvg(const Chart& c) {
     }
   }
   for (const ReferenceLine& l : c.lines) f.y.Add(AxisY(l.y, c.log_y));
-  std::string s = "<svg id=\"chart-" + EscapeHtml(c.id) + "\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" "
-                  "width=\"" + Px(kWidth) + "\" height=\"" + Px(kHeight) + "\" viewBox=\"0 0 " +
-                  Px(kWidth) + " " + Px(kHeight) + "\" role=\"img\">";
+  std::string s = "<svg id=\"chart-" + EscapeHtml(c.id) +
+                  "\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" "
+                  "width=\"" +
+                  Px(kWidth) + "\" height=\"" + Px(kHeight) + "\" viewBox=\"0 0 " + Px(kWidth) +
+                  " " + Px(kHeight) + "\" role=\"img\">";
   s += "<title>" + EscapeHtml(c.title) + "</title>";
-  s += "<text x=\"" + Px(kLeft) + "\" y=\"18\" font-size=\"13\" font-weight=\"bold\">" + EscapeHtml(c.title) + "</text>";
+  s += "<text x=\"" + Px(kLeft) + "\" y=\"18\" font-size=\"13\" font-weight=\"bold\">" +
+       EscapeHtml(c.title) + "</text>";
   if (f.x.empty() || f.y.empty()) {
     return s + "<text x=\"" + Px(kWidth / 2) + "\" y=\"" + Px(kHeight / 2) +
            "\" text-anchor=\"middle\" fill=\"#888\">no data</text></svg>";

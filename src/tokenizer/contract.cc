@@ -25,7 +25,8 @@ void CheckFormatAndUnicode(const Json& j, const std::string& path) {
   TRAIL_CHECK(format != kFormatV1, path,
               ": a trail.tokenizer-contract.v1, written when pre-tokenizer classes came from "
               "PCRE2's Unicode 14 tables; this trail pins them to Unicode ",
-              UnicodeVersion(), ", which splits text holding newer characters differently. "
+              UnicodeVersion(),
+              ", which splits text holding newer characters differently. "
               "Write the contract again with `trail tokenizer contract` (the token shards built "
               "under the old contract must be re-tokenized).");
   TRAIL_CHECK(format == kFormat, path, ": not a ", kFormat, " (format '", format, "')");
@@ -61,8 +62,9 @@ TokenizerContract MakeContract(const std::string& artifact_path, const std::stri
                                const std::string& pad, const std::string& sample_path) {
   const auto t = LoadTokenizer(artifact_path);
   TokenizerContract c;
-  c.artifact = std::filesystem::relative(std::filesystem::absolute(artifact_path),
-                                         std::filesystem::absolute(contract_dir.empty() ? "." : contract_dir))
+  c.artifact = std::filesystem::relative(
+                   std::filesystem::absolute(artifact_path),
+                   std::filesystem::absolute(contract_dir.empty() ? "." : contract_dir))
                    .string();
   c.artifact_sha256 = FileSha256(artifact_path);
   c.kind = KindOf(artifact_path);
@@ -118,8 +120,8 @@ LoadedContract LoadContract(const std::string& path) {
   TRAIL_CHECK(j.is_object(), path, ": a contract is a JSON object");
   CheckFormatAndUnicode(j, path);
   const std::set<std::string> known = {
-      "format", "unicode_version", "artifact",      "vocab_size",           "bos_id",
-      "eos_id", "pad_id",          "normalization", "byte_fallback",        "pretokenizer_pattern",
+      "format",         "unicode_version", "artifact",      "vocab_size",    "bos_id",
+      "eos_id",         "pad_id",          "normalization", "byte_fallback", "pretokenizer_pattern",
       "bytes_per_token"};
   for (auto it = j.begin(); it != j.end(); ++it) {
     TRAIL_CHECK(known.count(it.key()) == 1, path, ": unknown key '", it.key(), "'");
@@ -149,7 +151,10 @@ LoadedContract LoadContract(const std::string& path) {
   }
   const Normalization norm = ParseNormalization(c.normalization, path);
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
-  const std::string artifact = (std::filesystem::path(c.artifact).is_absolute() ? std::filesystem::path(c.artifact) : dir / c.artifact).string();
+  const std::string artifact =
+      (std::filesystem::path(c.artifact).is_absolute() ? std::filesystem::path(c.artifact)
+                                                       : dir / c.artifact)
+          .string();
   TRAIL_CHECK(std::filesystem::exists(artifact), path, ": tokenizer artifact ", artifact,
               " not found");
   const std::string got = FileSha256(artifact);
@@ -157,10 +162,10 @@ LoadedContract LoadContract(const std::string& path) {
               got, " but the contract pins ", c.artifact_sha256);
   out.tokenizer = LoadTokenizer(artifact);
   const Tokenizer& t = *out.tokenizer;
-  TRAIL_CHECK(t.vocab_size() == c.vocab_size && t.pattern() == c.pattern &&
-                  t.normalization() == norm,
-              path, ": the artifact's vocabulary size, pattern or normalization differs from the "
-              "contract");
+  TRAIL_CHECK(
+      t.vocab_size() == c.vocab_size && t.pattern() == c.pattern && t.normalization() == norm, path,
+      ": the artifact's vocabulary size, pattern or normalization differs from the "
+      "contract");
   for (int64_t id : {c.bos_id, c.eos_id, c.pad_id}) {
     TRAIL_CHECK(id < static_cast<int64_t>(c.vocab_size), path, ": special id ", id,
                 " outside the vocabulary");

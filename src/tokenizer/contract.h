@@ -16,9 +16,9 @@
 namespace trail::tok {
 
 struct TokenizerContract {
-  std::string artifact;         // path of the tokenizer file, relative to the contract's folder
+  std::string artifact;  // path of the tokenizer file, relative to the contract's folder
   std::string artifact_sha256;
-  std::string kind;             // tiktoken:<encoding> | gpt2 | tokenizer.json
+  std::string kind;  // tiktoken:<encoding> | gpt2 | tokenizer.json
   uint32_t vocab_size = 0;
   int64_t bos_id = -1, eos_id = -1, pad_id = -1;
   std::string normalization = "none";

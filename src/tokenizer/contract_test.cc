@@ -96,11 +96,12 @@ TEST(Contract, RefusesUnknownKeysAndForeignArtifacts) {
   const std::string pinned = f.Edited(sha, forged);
   EXPECT_TRUE(Contains(ErrorOf([&] { LoadContract(pinned); }), "but the contract pins"));
   const std::string size = std::to_string(lc.contract.vocab_size);
-  const std::string vocab =
-      f.Edited("\"vocab_size\": " + size, "\"vocab_size\": " + std::to_string(lc.contract.vocab_size + 1));
+  const std::string vocab = f.Edited(
+      "\"vocab_size\": " + size, "\"vocab_size\": " + std::to_string(lc.contract.vocab_size + 1));
   EXPECT_TRUE(Contains(ErrorOf([&] { LoadContract(vocab); }), "differs from the contract"));
   const std::string format = f.Edited("trail.tokenizer-contract.v2", "something-else");
-  EXPECT_TRUE(Contains(ErrorOf([&] { LoadContract(format); }), "not a trail.tokenizer-contract.v2"));
+  EXPECT_TRUE(
+      Contains(ErrorOf([&] { LoadContract(format); }), "not a trail.tokenizer-contract.v2"));
 }
 
 }  // namespace

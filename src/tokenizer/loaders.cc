@@ -22,23 +22,43 @@ using ReadJson = nlohmann::json;
 
 const std::vector<TiktokenEncoding>& Registry() {
   static const std::vector<TiktokenEncoding> r = {
-      {"r50k_base", kGpt2Pattern, "r50k_base.tiktoken",
+      {"r50k_base",
+       kGpt2Pattern,
+       "r50k_base.tiktoken",
        "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930",
-       {{"<|endoftext|>", 50256}}, 50256},
-      {"p50k_base", kGpt2Pattern, "p50k_base.tiktoken",
+       {{"<|endoftext|>", 50256}},
+       50256},
+      {"p50k_base",
+       kGpt2Pattern,
+       "p50k_base.tiktoken",
        "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069",
-       {{"<|endoftext|>", 50256}}, 50280},
-      {"p50k_edit", kGpt2Pattern, "p50k_base.tiktoken",
+       {{"<|endoftext|>", 50256}},
+       50280},
+      {"p50k_edit",
+       kGpt2Pattern,
+       "p50k_base.tiktoken",
        "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069",
-       {{"<|endoftext|>", 50256}, {"<|fim_prefix|>", 50281}, {"<|fim_middle|>", 50282},
-        {"<|fim_suffix|>", 50283}}, 50280},
-      {"cl100k_base", kCl100kPattern, "cl100k_base.tiktoken",
+       {{"<|endoftext|>", 50256},
+        {"<|fim_prefix|>", 50281},
+        {"<|fim_middle|>", 50282},
+        {"<|fim_suffix|>", 50283}},
+       50280},
+      {"cl100k_base",
+       kCl100kPattern,
+       "cl100k_base.tiktoken",
        "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
-       {{"<|endoftext|>", 100257}, {"<|fim_prefix|>", 100258}, {"<|fim_middle|>", 100259},
-        {"<|fim_suffix|>", 100260}, {"<|endofprompt|>", 100276}}, 100256},
-      {"o200k_base", kO200kPattern, "o200k_base.tiktoken",
+       {{"<|endoftext|>", 100257},
+        {"<|fim_prefix|>", 100258},
+        {"<|fim_middle|>", 100259},
+        {"<|fim_suffix|>", 100260},
+        {"<|endofprompt|>", 100276}},
+       100256},
+      {"o200k_base",
+       kO200kPattern,
+       "o200k_base.tiktoken",
        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
-       {{"<|endoftext|>", 199999}, {"<|endofprompt|>", 200018}}, 199998},
+       {{"<|endoftext|>", 199999}, {"<|endofprompt|>", 200018}},
+       199998},
   };
   return r;
 }
@@ -179,8 +199,9 @@ std::unique_ptr<Tokenizer> LoadTiktoken(const std::string& name, const std::stri
                 ": bad base64 token");
     uint64_t rank = 0;
     const std::string_view r = line.substr(sp + 1);
-    TRAIL_CHECK(!r.empty() && r.size() < 10 && r.find_first_not_of("0123456789") == std::string_view::npos,
-                path, ":", line_no, ": bad rank '", r, "'");
+    TRAIL_CHECK(
+        !r.empty() && r.size() < 10 && r.find_first_not_of("0123456789") == std::string_view::npos,
+        path, ":", line_no, ": bad rank '", r, "'");
     for (char c : r) rank = rank * 10 + (c - '0');
     // The published files number their ranks below the vocabulary's size (a special token may
     // sit in a gap): a larger rank is damage, refused before it can size the table.
@@ -191,8 +212,8 @@ std::unique_ptr<Tokenizer> LoadTiktoken(const std::string& name, const std::stri
     TRAIL_CHECK(tokens[rank].empty(), path, ":", line_no, ": rank ", rank, " given twice");
     tokens[rank] = bytes;
   }
-  const size_t count = static_cast<size_t>(std::count_if(
-      tokens.begin(), tokens.end(), [](const std::string& t) { return !t.empty(); }));
+  const size_t count = static_cast<size_t>(
+      std::count_if(tokens.begin(), tokens.end(), [](const std::string& t) { return !t.empty(); }));
   TRAIL_CHECK(count == enc->ranks, path, ": ", name, " has ", enc->ranks, " ranks, the file gives ",
               count, " (truncated or another encoding's file?)");
   BpeModel model(std::move(tokens), /*ignore_merges=*/true);
@@ -229,7 +250,8 @@ std::unique_ptr<Tokenizer> Gpt2FromFiles(const std::string& encoder_json,
   }
   // Special ids live outside the BPE model's byte tokens.
   std::unordered_map<std::string, uint32_t> level_ids;
-  for (auto it = enc.begin(); it != enc.end(); ++it) level_ids[it.key()] = it.value().get<uint32_t>();
+  for (auto it = enc.begin(); it != enc.end(); ++it)
+    level_ids[it.key()] = it.value().get<uint32_t>();
   BpeModel model(std::move(tokens), /*ignore_merges=*/false);
   std::ifstream in(vocab_bpe);
   TRAIL_CHECK(in.good(), vocab_bpe, ": cannot open");
@@ -392,12 +414,17 @@ std::string ToHfTokenizerJson(const Tokenizer& t) {
   }
   Json merges = Json::array();
   for (const BpeModel::Merge& mg : m.Merges()) {
-    merges.push_back(Json::array({BytesToByteLevel(m.bytes(mg.left)), BytesToByteLevel(m.bytes(mg.right))}));
+    merges.push_back(
+        Json::array({BytesToByteLevel(m.bytes(mg.left)), BytesToByteLevel(m.bytes(mg.right))}));
   }
   Json added = Json::array();
   for (const SpecialToken& s : t.specials()) {
-    added.push_back(Json{{"id", s.id}, {"content", s.text}, {"single_word", false},
-                         {"lstrip", false}, {"rstrip", false}, {"normalized", false},
+    added.push_back(Json{{"id", s.id},
+                         {"content", s.text},
+                         {"single_word", false},
+                         {"lstrip", false},
+                         {"rstrip", false},
+                         {"normalized", false},
                          {"special", true}});
   }
   Json j;
@@ -405,22 +432,33 @@ std::string ToHfTokenizerJson(const Tokenizer& t) {
   j["truncation"] = nullptr;
   j["padding"] = nullptr;
   j["added_tokens"] = added;
-  j["normalizer"] = t.normalization() == Normalization::kNfc ? Json{{"type", "NFC"}} : Json(nullptr);
-  j["pre_tokenizer"] = Json{
-      {"type", "Sequence"},
-      {"pretokenizers",
-       Json::array({Json{{"type", "Split"}, {"pattern", Json{{"Regex", t.pattern()}}},
-                         {"behavior", "Isolated"}, {"invert", false}},
-                    Json{{"type", "ByteLevel"}, {"add_prefix_space", false},
-                         {"trim_offsets", true}, {"use_regex", false}}})}};
+  j["normalizer"] =
+      t.normalization() == Normalization::kNfc ? Json{{"type", "NFC"}} : Json(nullptr);
+  j["pre_tokenizer"] =
+      Json{{"type", "Sequence"},
+           {"pretokenizers", Json::array({Json{{"type", "Split"},
+                                               {"pattern", Json{{"Regex", t.pattern()}}},
+                                               {"behavior", "Isolated"},
+                                               {"invert", false}},
+                                          Json{{"type", "ByteLevel"},
+                                               {"add_prefix_space", false},
+                                               {"trim_offsets", true},
+                                               {"use_regex", false}}})}};
   j["post_processor"] = nullptr;
-  j["decoder"] = Json{{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true},
+  j["decoder"] = Json{{"type", "ByteLevel"},
+                      {"add_prefix_space", true},
+                      {"trim_offsets", true},
                       {"use_regex", true}};
-  j["model"] = Json{{"type", "BPE"},           {"dropout", nullptr},
-                    {"unk_token", nullptr},      {"continuing_subword_prefix", nullptr},
-                    {"end_of_word_suffix", nullptr}, {"fuse_unk", false},
-                    {"byte_fallback", false},    {"ignore_merges", m.ignore_merges()},
-                    {"vocab", vocab},            {"merges", merges}};
+  j["model"] = Json{{"type", "BPE"},
+                    {"dropout", nullptr},
+                    {"unk_token", nullptr},
+                    {"continuing_subword_prefix", nullptr},
+                    {"end_of_word_suffix", nullptr},
+                    {"fuse_unk", false},
+                    {"byte_fallback", false},
+                    {"ignore_merges", m.ignore_merges()},
+                    {"vocab", vocab},
+                    {"merges", merges}};
   return j.dump(2) + "\n";
 }
 

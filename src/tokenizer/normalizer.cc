@@ -23,8 +23,8 @@ std::string_view ToNfc(std::string_view utf8, std::string& scratch) {
   UErrorCode status = U_ZERO_ERROR;
   const icu::Normalizer2* nfc = icu::Normalizer2::getNFCInstance(status);
   TRAIL_CHECK(U_SUCCESS(status), "ICU NFC normalizer unavailable: ", u_errorName(status));
-  const icu::UnicodeString s =
-      icu::UnicodeString::fromUTF8(icu::StringPiece(utf8.data(), static_cast<int32_t>(utf8.size())));
+  const icu::UnicodeString s = icu::UnicodeString::fromUTF8(
+      icu::StringPiece(utf8.data(), static_cast<int32_t>(utf8.size())));
   if (nfc->isNormalized(s, status) && U_SUCCESS(status)) return utf8;
   status = U_ZERO_ERROR;
   const icu::UnicodeString out = nfc->normalize(s, status);

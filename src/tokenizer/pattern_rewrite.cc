@@ -39,9 +39,9 @@ class Rewriter {
 
  private:
   [[noreturn]] void Refuse(const std::string& what) const {
-    TRAIL_FAIL("the pre-tokenizer pattern uses ", what, " (at byte ", i_, "), which trail cannot pin ",
-               "to Unicode ", UnicodeVersion(), ": write it with \\p{general category}, \\s or ",
-               "literals (pattern: ", p_, ")");
+    TRAIL_FAIL("the pre-tokenizer pattern uses ", what, " (at byte ", i_,
+               "), which trail cannot pin ", "to Unicode ", UnicodeVersion(),
+               ": write it with \\p{general category}, \\s or ", "literals (pattern: ", p_, ")");
   }
 
   bool CaseInsensitive() const {
@@ -56,7 +56,8 @@ class Rewriter {
     if (c == '\\') return Escape();
     if (c == '[' && !in_class_) return OpenClass();
     if (in_class_) {
-      if (c == '[' && i_ + 1 < p_.size() && (p_[i_ + 1] == ':' || p_[i_ + 1] == '=' || p_[i_ + 1] == '.')) {
+      if (c == '[' && i_ + 1 < p_.size() &&
+          (p_[i_ + 1] == ':' || p_[i_ + 1] == '=' || p_[i_ + 1] == '.')) {
         Refuse("a POSIX class");
       }
       if (c == ']') in_class_ = false;
@@ -119,15 +120,25 @@ class Rewriter {
     TRAIL_CHECK(i_ + 1 < p_.size(), "the pre-tokenizer pattern ends with a lone backslash");
     const char n = p_[i_ + 1];
     switch (n) {
-      case 's': return Emit(WhiteSpace(), false, 2);
-      case 'S': return Emit(WhiteSpace(), true, 2);
-      case 'd': return Emit(Property("Nd"), false, 2);
-      case 'D': return Emit(Property("Nd"), true, 2);
+      case 's':
+        return Emit(WhiteSpace(), false, 2);
+      case 'S':
+        return Emit(WhiteSpace(), true, 2);
+      case 'd':
+        return Emit(Property("Nd"), false, 2);
+      case 'D':
+        return Emit(Property("Nd"), true, 2);
       case 'p':
-      case 'P': return PropertyEscape(n == 'P');
-      case 'w': case 'W': case 'b': case 'B': case 'X':
+      case 'P':
+        return PropertyEscape(n == 'P');
+      case 'w':
+      case 'W':
+      case 'b':
+      case 'B':
+      case 'X':
         Refuse(std::string("\\") + n);
-      case 'Q': return Quoted();
+      case 'Q':
+        return Quoted();
       default:
         if (CaseInsensitive() && std::isalnum(static_cast<unsigned char>(n))) {
           Refuse(std::string("the escape \\") + n + " inside a case-insensitive group");

@@ -78,9 +78,9 @@ bool Pretokenizer::Next(MatchState& st, std::string_view text, size_t start, siz
                         size_t& end) const {
   // Text was checked to be valid UTF-8 by the caller (Tokenizer); invalid bytes are never
   // passed here.
-  const int rc = pcre2_match(static_cast<pcre2_code*>(code_),
-                             reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), start,
-                             PCRE2_NO_UTF_CHECK, st.data, ThreadContext());
+  const int rc =
+      pcre2_match(static_cast<pcre2_code*>(code_), reinterpret_cast<PCRE2_SPTR>(text.data()),
+                  text.size(), start, PCRE2_NO_UTF_CHECK, st.data, ThreadContext());
   if (rc == PCRE2_ERROR_NOMATCH) return false;
   TRAIL_CHECK(rc >= 0, "pre-tokenizer match failed: ", PcreMessage(rc));
   const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(st.data);

@@ -13,12 +13,12 @@ namespace {
 
 // Class bits of a code point.
 enum : uint8_t {
-  kLetter = 1,     // \p{L}
-  kNumber = 2,     // \p{N}
-  kSpace = 4,      // \s (White_Space)
-  kNewline = 8,    // [\r\n]
-  kUpper = 16,     // o200k's [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
-  kLower = 32,     // o200k's [\p{Ll}\p{Lm}\p{Lo}\p{M}]
+  kLetter = 1,   // \p{L}
+  kNumber = 2,   // \p{N}
+  kSpace = 4,    // \s (White_Space)
+  kNewline = 8,  // [\r\n]
+  kUpper = 16,   // o200k's [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
+  kLower = 32,   // o200k's [\p{Ll}\p{Lm}\p{Lo}\p{M}]
 };
 constexpr uint8_t kOther = 0;  // [^\s\p{L}\p{N}]: none of the first three bits
 
@@ -245,10 +245,14 @@ ScannerKind ScannerFor(std::string_view pattern) {
 size_t ScanPiece(ScannerKind kind, std::string_view text, size_t pos) {
   const Scan scan(text);
   switch (kind) {
-    case ScannerKind::kGpt2: return scan.Gpt2(pos);
-    case ScannerKind::kCl100k: return scan.Cl100k(pos);
-    case ScannerKind::kO200k: return scan.O200k(pos);
-    case ScannerKind::kNone: break;
+    case ScannerKind::kGpt2:
+      return scan.Gpt2(pos);
+    case ScannerKind::kCl100k:
+      return scan.Cl100k(pos);
+    case ScannerKind::kO200k:
+      return scan.O200k(pos);
+    case ScannerKind::kNone:
+      break;
   }
   return 0;
 }

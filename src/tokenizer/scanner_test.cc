@@ -50,9 +50,8 @@ std::string Escaped(std::string_view s) {
   auto at = [&](const std::vector<std::string_view>& v) {
     return i < v.size() ? "'" + Escaped(v[i]) + "'" : std::string("(end)");
   };
-  return ::testing::AssertionFailure()
-         << "piece " << i << ": scanner " << at(a) << ", regex " << at(b) << " in '"
-         << Escaped(text.substr(0, 300)) << "'";
+  return ::testing::AssertionFailure() << "piece " << i << ": scanner " << at(a) << ", regex "
+                                       << at(b) << " in '" << Escaped(text.substr(0, 300)) << "'";
 }
 
 TEST(Scanner, KnowsTheReferencePatternsExactly) {
@@ -74,7 +73,9 @@ TEST(Scanner, HandPickedPieces) {
             (std::vector<std::string_view>{"HELLOworld's", " ", " x", "\n\n"}));
   const Engines c("cl100k");
   EXPECT_EQ(c.fast.Pieces("I'M  12345 \xC5\xBFo'\xC5\xBF!\r\n/"),
-            (std::vector<std::string_view>{"I", "'M", " ", " ", "123", "45", " \xC5\xBF" "o",
+            (std::vector<std::string_view>{"I", "'M", " ", " ", "123", "45",
+                                           " \xC5\xBF"
+                                           "o",
                                            "'\xC5\xBF", "!\r\n", "/"}));
 }
 
@@ -123,7 +124,8 @@ TEST(Scanner, EqualsTheRegexOnEveryAssignedCodePoint) {
   std::string text;
   for (char32_t c = 0; c <= 0x10FFFF; ++c) {
     const GeneralCategory g = CategoryOf(c);
-    if (g == GeneralCategory::kCn || g == GeneralCategory::kCs || g == GeneralCategory::kCo) continue;
+    if (g == GeneralCategory::kCn || g == GeneralCategory::kCs || g == GeneralCategory::kCo)
+      continue;
     for (const char* before : {"a", "A", " ", "'", "1"}) {
       text += before;
       AppendUtf8(c, text);

@@ -38,8 +38,7 @@ struct EncodeOptions {
 class Tokenizer {
  public:
   Tokenizer(std::string name, std::string pattern, BpeModel model,
-            std::vector<SpecialToken> specials,
-            Normalization normalization = Normalization::kNone);
+            std::vector<SpecialToken> specials, Normalization normalization = Normalization::kNone);
 
   const std::string& name() const { return name_; }
   const std::string& pattern() const { return pretok_.pattern(); }

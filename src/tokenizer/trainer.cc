@@ -142,7 +142,8 @@ class MergeLearner {
     for (uint32_t wi : where) {
       Word& w = words_[wi];
       bool has = false;
-      for (size_t i = 0; i + 1 < w.syms.size(); ++i) has = has || (w.syms[i] == a && w.syms[i + 1] == b);
+      for (size_t i = 0; i + 1 < w.syms.size(); ++i)
+        has = has || (w.syms[i] == a && w.syms[i + 1] == b);
       if (!has) continue;
       const int64_t c = static_cast<int64_t>(w.count);
       for (size_t i = 0; i + 1 < w.syms.size(); ++i) {
@@ -208,8 +209,7 @@ std::unique_ptr<Tokenizer> TrainBpe(const std::vector<std::string>& docs, const 
 
   std::vector<std::string> tokens(256);
   for (int b = 0; b < 256; ++b) tokens[b] = std::string(1, static_cast<char>(b));
-  const uint32_t merges_wanted =
-      opt.vocab_size - 256 - static_cast<uint32_t>(opt.specials.size());
+  const uint32_t merges_wanted = opt.vocab_size - 256 - static_cast<uint32_t>(opt.specials.size());
   MergeLearner learner(WordsInByteOrder(counts), tokens);
   const std::vector<BpeModel::Merge> merges = learner.Learn(merges_wanted, opt.min_frequency);
   st.merges = merges.size();

@@ -18,8 +18,8 @@
 namespace trail::tok {
 
 struct TrainOptions {
-  uint32_t vocab_size = 8192;       // including the 256 byte tokens and the special tokens
-  std::string pattern;              // pre-tokenizer pattern
+  uint32_t vocab_size = 8192;         // including the 256 byte tokens and the special tokens
+  std::string pattern;                // pre-tokenizer pattern
   std::vector<std::string> specials;  // appended after the merges, in this order
   int threads = 1;
   uint64_t min_frequency = 2;

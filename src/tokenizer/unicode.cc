@@ -26,6 +26,7 @@ constexpr char32_t kMaxCodePoint = 0x10FFFF;
 constexpr std::array<std::string_view, static_cast<size_t>(kCount)> kShortNames = {
     "Cn", "Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No", "Pc", "Pd", "Ps",
     "Pe", "Pi", "Pf", "Po", "Sm", "Sc", "Sk", "So", "Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Co"};
+// clang-format off
 constexpr std::array<std::string_view, static_cast<size_t>(kCount)> kLongNames = {
     "Unassigned", "Uppercase_Letter", "Lowercase_Letter", "Titlecase_Letter", "Modifier_Letter",
     "Other_Letter", "Nonspacing_Mark", "Spacing_Mark", "Enclosing_Mark", "Decimal_Number",
@@ -34,6 +35,7 @@ constexpr std::array<std::string_view, static_cast<size_t>(kCount)> kLongNames =
     "Other_Punctuation", "Math_Symbol", "Currency_Symbol", "Modifier_Symbol", "Other_Symbol",
     "Space_Separator", "Line_Separator", "Paragraph_Separator", "Control", "Format", "Surrogate",
     "Private_Use"};
+// clang-format on
 
 // The category of every code point, from the ranges (code points in none are Cn).
 CodePointMap<GeneralCategory> BuildCategories() {
@@ -52,12 +54,25 @@ const CodePointMap<GeneralCategory>& Categories() {
 // The group a name denotes, as the first letter of its categories' short names ('L' for "L" or
 // "Letter"), '&' for the cased letters (LC), 0 for a name that is not a group.
 char GroupOf(std::string_view name) {
-  static const std::map<std::string_view, char> kGroups = {
-      {"L", 'L'},      {"Letter", 'L'},      {"LC", '&'},     {"L&", '&'},
-      {"Cased_Letter", '&'}, {"M", 'M'},     {"Mark", 'M'},   {"Combining_Mark", 'M'},
-      {"N", 'N'},      {"Number", 'N'},      {"P", 'P'},      {"Punctuation", 'P'},
-      {"punct", 'P'},  {"S", 'S'},           {"Symbol", 'S'}, {"Z", 'Z'},
-      {"Separator", 'Z'}, {"C", 'C'},        {"Other", 'C'}};
+  static const std::map<std::string_view, char> kGroups = {{"L", 'L'},
+                                                           {"Letter", 'L'},
+                                                           {"LC", '&'},
+                                                           {"L&", '&'},
+                                                           {"Cased_Letter", '&'},
+                                                           {"M", 'M'},
+                                                           {"Mark", 'M'},
+                                                           {"Combining_Mark", 'M'},
+                                                           {"N", 'N'},
+                                                           {"Number", 'N'},
+                                                           {"P", 'P'},
+                                                           {"Punctuation", 'P'},
+                                                           {"punct", 'P'},
+                                                           {"S", 'S'},
+                                                           {"Symbol", 'S'},
+                                                           {"Z", 'Z'},
+                                                           {"Separator", 'Z'},
+                                                           {"C", 'C'},
+                                                           {"Other", 'C'}};
   const auto it = kGroups.find(name);
   return it == kGroups.end() ? 0 : it->second;
 }
@@ -81,9 +96,7 @@ std::string_view UnicodeVersion() { return kUnicodeDataVersion; }
 
 std::string_view CategoryName(GeneralCategory c) { return kShortNames[static_cast<size_t>(c)]; }
 
-GeneralCategory CategoryOf(char32_t cp) {
-  return cp > kMaxCodePoint ? kCn : Categories()[cp];
-}
+GeneralCategory CategoryOf(char32_t cp) { return cp > kMaxCodePoint ? kCn : Categories()[cp]; }
 
 bool IsWhiteSpace(char32_t cp) {
   for (const CodeRange& r : kWhiteSpaceRanges) {
@@ -132,7 +145,8 @@ bool PropertyRanges(std::string_view name, std::vector<CodeRange>& out) {
     if (want[static_cast<size_t>(r.category)]) AppendRange(out, r.first, r.last);
     next = r.last + 1;
   }
-  if (next <= kMaxCodePoint && want[static_cast<size_t>(kCn)]) AppendRange(out, next, kMaxCodePoint);
+  if (next <= kMaxCodePoint && want[static_cast<size_t>(kCn)])
+    AppendRange(out, next, kMaxCodePoint);
   return true;
 }
 

@@ -17,10 +17,12 @@ namespace trail::tok {
 std::string_view UnicodeVersion();
 
 // The general categories, Cn (unassigned) first.
+// clang-format off
 enum class GeneralCategory : uint8_t {
   kCn, kLu, kLl, kLt, kLm, kLo, kMn, kMc, kMe, kNd, kNl, kNo, kPc, kPd, kPs, kPe, kPi, kPf, kPo,
   kSm, kSc, kSk, kSo, kZs, kZl, kZp, kCc, kCf, kCs, kCo, kCount
 };
+// clang-format on
 std::string_view CategoryName(GeneralCategory c);  // "Lu"
 
 struct CodeRange {

@@ -15,12 +15,12 @@ TEST(Unicode, PinnedVersionAndCategories) {
   EXPECT_EQ(UnicodeVersion(), "16.0.0");
   EXPECT_EQ(CategoryOf('A'), G::kLu);
   EXPECT_EQ(CategoryOf('a'), G::kLl);
-  EXPECT_EQ(CategoryOf(0x01C5), G::kLt);   // Dž
-  EXPECT_EQ(CategoryOf(0x02B0), G::kLm);   // modifier letter small h
+  EXPECT_EQ(CategoryOf(0x01C5), G::kLt);  // Dž
+  EXPECT_EQ(CategoryOf(0x02B0), G::kLm);  // modifier letter small h
   EXPECT_EQ(CategoryOf(0x4E00), G::kLo);
   EXPECT_EQ(CategoryOf(0x0301), G::kMn);
   EXPECT_EQ(CategoryOf('5'), G::kNd);
-  EXPECT_EQ(CategoryOf(0x2160), G::kNl);   // Roman numeral one
+  EXPECT_EQ(CategoryOf(0x2160), G::kNl);  // Roman numeral one
   EXPECT_EQ(CategoryOf(0x00B2), G::kNo);
   EXPECT_EQ(CategoryOf(' '), G::kZs);
   EXPECT_EQ(CategoryOf(0x2028), G::kZl);
@@ -96,8 +96,9 @@ TEST(Unicode, CaseFolding) {
 TEST(PatternRewrite, ClassesBecomeExplicitRanges) {
   EXPECT_EQ(PinUnicodeClasses(R"(\p{Zl})"), R"([\x{2028}])");
   EXPECT_EQ(PinUnicodeClasses(R"([^\p{Zl}\p{Zp}x])"), R"([^\x{2028}\x{2029}x])");
-  EXPECT_EQ(PinUnicodeClasses(R"(\s)"),
-            R"([\x{9}-\x{D}\x{20}\x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}-\x{2029}\x{202F}\x{205F}\x{3000}])");
+  EXPECT_EQ(
+      PinUnicodeClasses(R"(\s)"),
+      R"([\x{9}-\x{D}\x{20}\x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}-\x{2029}\x{202F}\x{205F}\x{3000}])");
   EXPECT_EQ(PinUnicodeClasses(R"(a\Q\p{L}\E)"), R"(a\Q\p{L}\E)");
   EXPECT_EQ(PinUnicodeClasses(R"((?i:'s|'t)x)"), R"((?:'[\x{53}\x{73}\x{17F}]|'[\x{54}\x{74}])x)");
   EXPECT_EQ(PinUnicodeClasses(R"(\pL)"), PinUnicodeClasses(R"(\p{L})"));
@@ -124,8 +125,12 @@ TEST(PatternRewrite, RefusesWhatCannotBePinned) {
 TEST(PatternRewrite, RegexSeesTheNewerCharacters) {
   // U+13460 (Unicode 16) is a letter; PCRE2's own tables would call it unassigned.
   const Pretokenizer p(R"(\p{L}+|\P{L}+)", PretokenizerEngine::kRegex);
-  const std::string text = "a\xF0\x93\x91\xA0" "b 1";
-  EXPECT_EQ(p.Pieces(text), (std::vector<std::string_view>{"a\xF0\x93\x91\xA0" "b", " 1"}));
+  const std::string text =
+      "a\xF0\x93\x91\xA0"
+      "b 1";
+  EXPECT_EQ(p.Pieces(text), (std::vector<std::string_view>{"a\xF0\x93\x91\xA0"
+                                                           "b",
+                                                           " 1"}));
 }
 
 }  // namespace

@@ -89,8 +89,9 @@ void SaveCheckpoint(const std::string& run_dir, const TrainState& st, const RunI
       {"manifest_sha256", id.manifest_sha256},
       {"params_hash", ToHex(st.params.StateHash())},
       {"optimizer_hash", ToHex(st.OptimizerHash())},
-      {"files", {{"model.safetensors", ToHex(Sha256OfFile(tmp + "/model.safetensors"))},
-                 {"optim.safetensors", ToHex(Sha256OfFile(tmp + "/optim.safetensors"))}}},
+      {"files",
+       {{"model.safetensors", ToHex(Sha256OfFile(tmp + "/model.safetensors"))},
+        {"optim.safetensors", ToHex(Sha256OfFile(tmp + "/optim.safetensors"))}}},
       {"resume_tier", 3},
       {"resume_tier_meaning",
        "bitwise-identical continuation: weights, optimizer moments and step count, LR clock "
@@ -170,8 +171,8 @@ void LoadCheckpoint(const std::string& dir, const RunIdentity& id, TrainState& s
                 ")");
     TRAIL_CHECK(meta.at("manifest_sha256") == id.manifest_sha256, dir,
                 ": checkpoint of other data (manifest sha256 ",
-                meta.at("manifest_sha256").get<std::string>(), ", this run's ",
-                id.manifest_sha256, ")");
+                meta.at("manifest_sha256").get<std::string>(), ", this run's ", id.manifest_sha256,
+                ")");
     VerifyCheckpointFiles(dir);  // format, and both files against their recorded SHA-256
     Fill(ReadSafetensors(dir + "/model.safetensors"), dir + "/model.safetensors", {&st.params});
     Fill(ReadSafetensors(dir + "/optim.safetensors"), dir + "/optim.safetensors",

@@ -34,7 +34,8 @@ TEST(Devices, GuardedDeviceTrainsTracesAndResumesToTheCpuBits) {
             ReadFileToString(cpu->run + "/trajectory.jsonl"));
   for (const char* file : {"/model.safetensors", "/optim.safetensors"}) {
     EXPECT_EQ(ReadFileToString(CheckpointDir(guarded->run, 8) + file),
-              ReadFileToString(CheckpointDir(cpu->run, 8) + file)) << file;
+              ReadFileToString(CheckpointDir(cpu->run, 8) + file))
+        << file;
   }
   for (int64_t step : {3, 6}) {
     const StepTrace a = ReadStepTrace(TracePath(cpu->run, step));

@@ -24,29 +24,28 @@ void FlatState::ForEachChunk(
   }
 }
 
-void FlatState::Read(repops::Backend& be, const std::vector<DeviceTensor>& tensors,
-                     int64_t begin, int64_t count, float* out) const {
-  ForEachChunk(ChunkAt(begin), ChunkAt(begin + count), [&](int64_t t, int64_t off, int64_t n,
-                                                          int64_t flat) {
-    const TensorView chunk = TensorView::Contiguous(
-        const_cast<float*>(tensors[t].data<float>() + off), DType::kF32, be.device(), {n});
-    be.CopyToHost(chunk, out + (flat - begin));
-  });
+void FlatState::Read(repops::Backend& be, const std::vector<DeviceTensor>& tensors, int64_t begin,
+                     int64_t count, float* out) const {
+  ForEachChunk(
+      ChunkAt(begin), ChunkAt(begin + count), [&](int64_t t, int64_t off, int64_t n, int64_t flat) {
+        const TensorView chunk = TensorView::Contiguous(
+            const_cast<float*>(tensors[t].data<float>() + off), DType::kF32, be.device(), {n});
+        be.CopyToHost(chunk, out + (flat - begin));
+      });
 }
 
 void FlatState::Write(repops::Backend& be, std::vector<DeviceTensor>& tensors, int64_t begin,
                       std::span<const float> values) const {
   const int64_t end = begin + static_cast<int64_t>(values.size());
   ForEachChunk(ChunkAt(begin), ChunkAt(end), [&](int64_t t, int64_t off, int64_t n, int64_t flat) {
-    const TensorView chunk = TensorView::Contiguous(tensors[t].data<float>() + off, DType::kF32,
-                                                    be.device(), {n});
+    const TensorView chunk =
+        TensorView::Contiguous(tensors[t].data<float>() + off, DType::kF32, be.device(), {n});
     be.CopyFromHost(values.data() + (flat - begin), chunk);
   });
 }
 
-std::vector<Digest> FlatState::Leaves(repops::Backend& be,
-                                      const std::vector<DeviceTensor>& tensors, int64_t c0,
-                                      int64_t c1) const {
+std::vector<Digest> FlatState::Leaves(repops::Backend& be, const std::vector<DeviceTensor>& tensors,
+                                      int64_t c0, int64_t c1) const {
   std::vector<repops::LeafChunk> chunks;
   for (int64_t c = c0; c < c1; ++c) {
     const StateChunk& ch = layout_.chunks()[c];

@@ -35,8 +35,7 @@ class FlatState {
   // holding flat [FlatBegin(c0), ...).
   std::vector<Digest> Leaves(repops::Backend& be, const std::vector<DeviceTensor>& tensors,
                              int64_t c0, int64_t c1) const;
-  std::vector<Digest> Leaves(repops::Backend& be, const float* range, int64_t c0,
-                             int64_t c1) const;
+  std::vector<Digest> Leaves(repops::Backend& be, const float* range, int64_t c0, int64_t c1) const;
   // The state hash from all leaves in chunk order; names, dtypes and shapes from `tensors`.
   Digest Root(std::span<const TensorMeta> tensors, std::span<const Digest> leaves) const {
     return StateRootFromLeaves(tensors, layout_, leaves);

@@ -17,9 +17,9 @@ LoadedRun::LoadedRun(const std::string& recipe_path, const std::string& manifest
       recipe(LoadRecipe(recipe_path, stream.manifest().tokenizer.vocab_size)),
       engine(recipe, stream, comm, device) {
   for (const data::EvalSet& e : stream.manifest().validation) {
-    evals.emplace_back(e.domain, std::make_unique<data::EvalStream>(
-                                     stream.manifest(), "validation", e.domain,
-                                     data::StreamOptions{verify}));
+    evals.emplace_back(e.domain,
+                       std::make_unique<data::EvalStream>(stream.manifest(), "validation", e.domain,
+                                                          data::StreamOptions{verify}));
   }
 }
 

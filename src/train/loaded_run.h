@@ -22,7 +22,8 @@ struct LoadedRun {
   // verify: rehash every shard while opening it. The engine runs this process's part of each
   // step in the job `comm` (default: a job of one process), on a backend of `device`.
   LoadedRun(const std::string& recipe_path, const std::string& manifest_path, bool verify,
-            collectives::Communicator& comm = collectives::SingleProcess(), const Device& device = {});
+            collectives::Communicator& comm = collectives::SingleProcess(),
+            const Device& device = {});
 
   RunIdentity id() const { return {recipe.sha256, manifest_sha}; }
 

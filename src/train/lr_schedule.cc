@@ -55,9 +55,12 @@ DecayKind ParseDecayKind(const std::string& s) {
 
 const char* DecayName(DecayKind k) {
   switch (k) {
-    case DecayKind::kConstant: return "constant";
-    case DecayKind::kCosine: return "cosine";
-    case DecayKind::kWsd: return "wsd";
+    case DecayKind::kConstant:
+      return "constant";
+    case DecayKind::kCosine:
+      return "cosine";
+    case DecayKind::kWsd:
+      return "wsd";
   }
   return "?";
 }

@@ -19,8 +19,8 @@ struct LrSchedule {
 
   // Deterministic on every platform: IEEE double + - * / and trail's own Cos (no libm).
   //   warmup:  peak * (t + 1) / warmup                         for t < warmup
-  //   cosine:  floor + (peak - floor) * 0.5 * (1 + Cos(pi * p)),  p = (t - warmup) / (total - warmup)
-  //   wsd:     peak until total - decay, then linear to floor at total
+  //   cosine:  floor + (peak - floor) * 0.5 * (1 + Cos(pi * p)),  p = (t - warmup) / (total -
+  //   warmup) wsd:     peak until total - decay, then linear to floor at total
   float At(int64_t tokens) const;
   void Validate() const;
 };

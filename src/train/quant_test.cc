@@ -24,30 +24,33 @@ TEST(Recipe, QuantSectionSelectsInt8TrainingOfTheBlockMatrices) {
   const Recipe q = ParseRecipe(base + "[quant]\nlinear = \"int8-lsq\"\n", "r.toml", 64);
   EXPECT_EQ(q.model.linear_quant, model::LinearQuant::kInt8Lsq);
   EXPECT_EQ(q.model.quant_backward, repops::Int8Backward::kInt8);
-  const Recipe f = ParseRecipe(base + "[quant]\nlinear = \"int8-lsq\"\nbackward = \"fp32\"\n",
-                               "r.toml", 64);
+  const Recipe f =
+      ParseRecipe(base + "[quant]\nlinear = \"int8-lsq\"\nbackward = \"fp32\"\n", "r.toml", 64);
   EXPECT_EQ(f.model.quant_backward, repops::Int8Backward::kFp32);
-  EXPECT_NE(ErrorOf([&] { ParseRecipe(base + "[quant]\nlinear = \"int4\"\n", "r.toml", 64); })
-                .find("[quant] linear must be \"none\" or \"int8-lsq\", got \"int4\""),
+  EXPECT_NE(ErrorOf([&] {
+              ParseRecipe(base + "[quant]\nlinear = \"int4\"\n", "r.toml", 64);
+            }).find("[quant] linear must be \"none\" or \"int8-lsq\", got \"int4\""),
             std::string::npos);
-  EXPECT_NE(ErrorOf([&] { ParseRecipe(base + "[quant]\nbackward = \"fp32\"\n", "r.toml", 64); })
-                .find("add linear = \"int8-lsq\""),
+  EXPECT_NE(ErrorOf([&] {
+              ParseRecipe(base + "[quant]\nbackward = \"fp32\"\n", "r.toml", 64);
+            }).find("add linear = \"int8-lsq\""),
             std::string::npos);
-  const Recipe l = ParseRecipe(base + "[quant]\nlinear = \"int8-lsq\"\nstep_size = \"learned\"\n",
-                               "r.toml", 64);
+  const Recipe l =
+      ParseRecipe(base + "[quant]\nlinear = \"int8-lsq\"\nstep_size = \"learned\"\n", "r.toml", 64);
   EXPECT_TRUE(l.model.quant_step_learned);
   EXPECT_FALSE(q.model.quant_step_learned);
   // One step-size tensor per matrix and output channel, counted as parameters.
   const model::ParameterSet p(l.model, TestCpu());
   EXPECT_NE(p.Find("layers.0.mlp.w_down.step"), nullptr);
   EXPECT_EQ(p.numel(), model::Cost(l.model, 64).parameters);
-  EXPECT_NE(ErrorOf([&] { ParseRecipe(base + "[quant]\nlinear = \"none\"\nstep_size = \"learned\"\n",
-                                      "r.toml", 64); })
-                .find("needs linear = \"int8-lsq\""),
+  EXPECT_NE(ErrorOf([&] {
+              ParseRecipe(base + "[quant]\nlinear = \"none\"\nstep_size = \"learned\"\n", "r.toml",
+                          64);
+            }).find("needs linear = \"int8-lsq\""),
             std::string::npos);
-  EXPECT_NE(ErrorOf([&] { ParseRecipe(base + "[quant]\nlinear = \"int8-lsq\"\nstep = 1\n",
-                                      "r.toml", 64); })
-                .find("unknown key 'step' in [quant]"),
+  EXPECT_NE(ErrorOf([&] {
+              ParseRecipe(base + "[quant]\nlinear = \"int8-lsq\"\nstep = 1\n", "r.toml", 64);
+            }).find("unknown key 'step' in [quant]"),
             std::string::npos);
 }
 
@@ -104,7 +107,8 @@ TEST(Quant, LearnedStepSizesDriftFromTheirWeightsRecomputedOnesDoNot) {
     EXPECT_EQ(start[learned].median_log_drift, 0.0);  // learned steps start at the formula
     for (int s = 0; s < 20; ++s) engine.Run(st);
     end[learned] = Health(st.params, learned);
-    RecordProperty(learned ? "learned_snr_db" : "recompute_snr_db", std::to_string(end[learned].snr_db));
+    RecordProperty(learned ? "learned_snr_db" : "recompute_snr_db",
+                   std::to_string(end[learned].snr_db));
     RecordProperty(learned ? "learned_drift" : "recompute_drift",
                    std::to_string(end[learned].median_log_drift));
   }

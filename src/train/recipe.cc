@@ -25,8 +25,8 @@ class Reader {
     if (t == nullptr) return;
     const std::set<std::string> ok(keys.begin(), keys.end());
     for (const auto& [k, v] : *t) {
-      TRAIL_CHECK(ok.count(std::string(k.str())) == 1, file_, ": unknown key '", k.str(),
-                  "' in ", where);
+      TRAIL_CHECK(ok.count(std::string(k.str())) == 1, file_, ": unknown key '", k.str(), "' in ",
+                  where);
     }
   }
   template <class T>
@@ -63,10 +63,27 @@ void ReadModel(const Reader& rd, const toml::table& root, const std::string& pat
                int64_t data_vocab, Recipe& r) {
   const toml::table* m = rd.Section(root, "model");
   TRAIL_CHECK(m != nullptr, path, ": a [model] section is required");
-  rd.AllowOnly(m, {"preset", "vocab_size", "d_model", "n_layers", "n_heads", "d_ff",
-                   "max_seq_len", "mlp", "norm_gain", "embed_norm", "qk_norm", "tied_embeddings",
-                   "norm_eps", "rope_theta", "z_loss", "attention_window",
-                   "full_attention_every", "full_attention_last", "init_std", "init_seed"},
+  rd.AllowOnly(m,
+               {"preset",
+                "vocab_size",
+                "d_model",
+                "n_layers",
+                "n_heads",
+                "d_ff",
+                "max_seq_len",
+                "mlp",
+                "norm_gain",
+                "embed_norm",
+                "qk_norm",
+                "tied_embeddings",
+                "norm_eps",
+                "rope_theta",
+                "z_loss",
+                "attention_window",
+                "full_attention_every",
+                "full_attention_last",
+                "init_std",
+                "init_seed"},
                "[model]");
   rd.Get(m, "preset", "model", r.preset);
   model::ModelConfig& c = r.model;
@@ -107,11 +124,11 @@ void ReadModel(const Reader& rd, const toml::table& root, const std::string& pat
 }
 
 // [optimizer]: AdamW, clipping and the spike-skip protocol (lr is the schedule's peak).
-void ReadOptimizer(const Reader& rd, const toml::table& root, const std::string& path,
-               Recipe& r) {
+void ReadOptimizer(const Reader& rd, const toml::table& root, const std::string& path, Recipe& r) {
   const toml::table* o = rd.Section(root, "optimizer");
-  rd.AllowOnly(o, {"lr", "beta1", "beta2", "eps", "weight_decay", "clip_norm",
-                   "spike_skip_factor", "spike_window", "spike_min_history"},
+  rd.AllowOnly(o,
+               {"lr", "beta1", "beta2", "eps", "weight_decay", "clip_norm", "spike_skip_factor",
+                "spike_window", "spike_min_history"},
                "[optimizer]");
   OptimizerConfig& oc = r.optimizer;
   rd.Get(o, "lr", "optimizer", r.schedule.peak_lr);
@@ -129,14 +146,13 @@ void ReadOptimizer(const Reader& rd, const toml::table& root, const std::string&
               ": [optimizer] eps and clip_norm must be > 0, weight_decay >= 0");
   TRAIL_CHECK(oc.spike_skip_factor == 0 || oc.spike_skip_factor > 1, path,
               ": [optimizer] spike_skip_factor must be 0 (off) or > 1");
-  TRAIL_CHECK(oc.spike_window > 0 && oc.spike_min_history > 0 &&
-                  oc.spike_min_history <= oc.spike_window,
-              path, ": [optimizer] need 0 < spike_min_history <= spike_window");
+  TRAIL_CHECK(
+      oc.spike_window > 0 && oc.spike_min_history > 0 && oc.spike_min_history <= oc.spike_window,
+      path, ": [optimizer] need 0 < spike_min_history <= spike_window");
 }
 
 // [schedule]: token-anchored warmup and decay.
-void ReadSchedule(const Reader& rd, const toml::table& root, const std::string& path,
-               Recipe& r) {
+void ReadSchedule(const Reader& rd, const toml::table& root, const std::string& path, Recipe& r) {
   const toml::table* s = rd.Section(root, "schedule");
   rd.AllowOnly(s, {"warmup_tokens", "decay", "total_tokens", "min_lr_ratio", "wsd_decay_tokens"},
                "[schedule]");
@@ -155,8 +171,7 @@ void ReadSchedule(const Reader& rd, const toml::table& root, const std::string& 
 }
 
 // [mesh]: the logical data-parallel mesh.
-void ReadMesh(const Reader& rd, const toml::table& root, const std::string& path,
-               Recipe& r) {
+void ReadMesh(const Reader& rd, const toml::table& root, const std::string& path, Recipe& r) {
   const toml::table* me = rd.Section(root, "mesh");
   rd.AllowOnly(me, {"replicas", "shards", "micro_batches"}, "[mesh]");
   rd.Get(me, "replicas", "mesh", r.mesh.replicas);
@@ -167,11 +182,11 @@ void ReadMesh(const Reader& rd, const toml::table& root, const std::string& path
 }
 
 // [train]: steps, evaluation, checkpoints and logging.
-void ReadLoop(const Reader& rd, const toml::table& root, const std::string& path,
-               Recipe& r) {
+void ReadLoop(const Reader& rd, const toml::table& root, const std::string& path, Recipe& r) {
   const toml::table* t = rd.Section(root, "train");
-  rd.AllowOnly(t, {"steps", "eval_every", "eval_windows", "checkpoint_every", "keep_checkpoints",
-                   "log_every", "state_hash_every"},
+  rd.AllowOnly(t,
+               {"steps", "eval_every", "eval_windows", "checkpoint_every", "keep_checkpoints",
+                "log_every", "state_hash_every"},
                "[train]");
   rd.Get(t, "steps", "train", r.loop.steps);
   rd.Get(t, "eval_every", "train", r.loop.eval_every);
@@ -183,13 +198,13 @@ void ReadLoop(const Reader& rd, const toml::table& root, const std::string& path
   TRAIL_CHECK(r.loop.steps >= 1 && r.loop.eval_every >= 0 && r.loop.eval_windows >= 1 &&
                   r.loop.checkpoint_every >= 0 && r.loop.keep_checkpoints >= 1 &&
                   r.loop.log_every >= 1 && r.loop.state_hash_every >= 0,
-              path, ": [train] steps, eval_windows, keep_checkpoints, log_every must be >= 1; "
+              path,
+              ": [train] steps, eval_windows, keep_checkpoints, log_every must be >= 1; "
               "eval_every, checkpoint_every, state_hash_every >= 0");
 }
 
 // [monitor]: the loss-spike monitor.
-void ReadMonitor(const Reader& rd, const toml::table& root, const std::string& path,
-               Recipe& r) {
+void ReadMonitor(const Reader& rd, const toml::table& root, const std::string& path, Recipe& r) {
   const toml::table* mo = rd.Section(root, "monitor");
   rd.AllowOnly(mo, {"window", "min_history", "threshold", "confirm"}, "[monitor]");
   rd.Get(mo, "window", "monitor", r.monitor.window);
@@ -218,9 +233,10 @@ void ReadQuant(const Reader& rd, const toml::table& root, const std::string& pat
               ": [quant] linear must be \"none\" or \"int8-lsq\", got \"", linear, "\"");
   TRAIL_CHECK(backward == "int8" || backward == "fp32", path,
               ": [quant] backward must be \"int8\" or \"fp32\", got \"", backward, "\"");
-  TRAIL_CHECK(q == nullptr || q->contains("linear") ||
-                  (!q->contains("backward") && !q->contains("step_size")),
-              path, ": [quant] backward or step_size is set but linear is not; add linear = \"int8-lsq\"");
+  TRAIL_CHECK(
+      q == nullptr || q->contains("linear") ||
+          (!q->contains("backward") && !q->contains("step_size")),
+      path, ": [quant] backward or step_size is set but linear is not; add linear = \"int8-lsq\"");
   c.linear_quant = linear == "int8-lsq" ? model::LinearQuant::kInt8Lsq : model::LinearQuant::kNone;
   c.quant_backward = backward == "int8" ? repops::Int8Backward::kInt8 : repops::Int8Backward::kFp32;
   c.quant_step_learned = step == "learned";

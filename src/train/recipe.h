@@ -14,8 +14,8 @@ namespace trail::train {
 
 struct OptimizerConfig {
   float beta1 = 0.9f, beta2 = 0.95f, eps = 1e-8f;
-  float weight_decay = 0.1f;    // decoupled; applied to matrices (embedding included), not gains
-  float clip_norm = 1.0f;       // global-norm clipping of the final accumulated gradient
+  float weight_decay = 0.1f;  // decoupled; applied to matrices (embedding included), not gains
+  float clip_norm = 1.0f;     // global-norm clipping of the final accumulated gradient
   // Spike protocol: skip the update when the pre-clip norm exceeds spike_skip_factor times the
   // median of the last spike_window accepted norms (0 = off; needs spike_min_history norms).
   float spike_skip_factor = 0.0f;

@@ -80,8 +80,7 @@ RunAttestationCheck CheckRunAttestation(const RunDirectory& rd, const RunInfo& i
     }
     const int64_t steps = JsonInteger<int64_t>(st.at("steps"), "steps");
     if (steps != static_cast<int64_t>(records.size())) {
-      problem("attests ", steps, " steps but the trajectory holds ",
-              records.size());
+      problem("attests ", steps, " steps but the trajectory holds ", records.size());
     }
   } catch (const std::exception& e) {
     problem("malformed: ", e.what());

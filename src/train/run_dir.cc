@@ -64,7 +64,8 @@ std::vector<TrajectoryRecord> RunDirectory::ReadTrajectory(const Digest& genesis
 namespace {
 
 // The chain a checkpoint at `step` must record: genesis at 0, else the record of step - 1.
-std::string ChainAt(int64_t step, const Digest& genesis, const std::vector<TrajectoryRecord>& recs) {
+std::string ChainAt(int64_t step, const Digest& genesis,
+                    const std::vector<TrajectoryRecord>& recs) {
   return ToHex(step == 0 ? genesis : recs[static_cast<size_t>(step - 1)].chain);
 }
 

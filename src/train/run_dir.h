@@ -26,8 +26,8 @@
 namespace trail::train {
 
 struct RunInfo {
-  nlohmann::json json;       // run.json as written
-  Digest genesis{};          // H_0 of the chained trajectory
+  nlohmann::json json;        // run.json as written
+  Digest genesis{};           // H_0 of the chained trajectory
   std::string data_manifest;  // "" when run.json names none
 };
 
@@ -50,8 +50,8 @@ class RunDirectory {
   std::string trajectory_path() const { return dir_ + "/trajectory.jsonl"; }
   std::string metrics_path() const { return dir_ + "/metrics.jsonl"; }
 
-  bool HoldsRun() const;     // a trajectory exists: the run has started
-  bool CanResume() const;    // recipe.toml and trajectory.jsonl exist
+  bool HoldsRun() const;   // a trajectory exists: the run has started
+  bool CanResume() const;  // recipe.toml and trajectory.jsonl exist
 
   // Lays out a fresh run: checkpoints/, recipe.toml (unless recipe_source already is it),
   // run.json and an empty metrics file, each written atomically. The run has not started yet:

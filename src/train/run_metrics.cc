@@ -35,8 +35,9 @@ RunMetrics ReadRunMetrics(const std::string& path) {
   for (int number = 1; std::getline(in, line); ++number) {
     if (line.empty()) continue;
     const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    TRAIL_CHECK(!j.is_discarded() && j.is_object() && j.contains("step") && j["step"].is_number_integer(),
-                path, ":", number, ": not a metrics record");
+    TRAIL_CHECK(
+        !j.is_discarded() && j.is_object() && j.contains("step") && j["step"].is_number_integer(),
+        path, ":", number, ": not a metrics record");
     const int64_t step = j["step"].get<int64_t>();
     const double tokens = NumberOr(j, "tokens", NAN);
     m.step.push_back(step);

@@ -19,10 +19,10 @@ struct Samples {  // a quantity recorded on some steps only
 struct RunMetrics {
   std::vector<int64_t> step;
   std::vector<double> tokens, loss, lr, grad_norm, grad_norm_clipped, tok_s;
-  std::vector<std::string> skipped;                // "" or the reason the update was skipped
-  std::map<std::string, Samples> val;              // per validation domain (evaluation steps)
-  std::map<std::string, Samples> weight_norms;     // per tensor group (log steps)
-  std::vector<nlohmann::json> alerts;              // the spike monitor's, with their step
+  std::vector<std::string> skipped;             // "" or the reason the update was skipped
+  std::map<std::string, Samples> val;           // per validation domain (evaluation steps)
+  std::map<std::string, Samples> weight_norms;  // per tensor group (log steps)
+  std::vector<nlohmann::json> alerts;           // the spike monitor's, with their step
 };
 
 // Throws trail::Error naming the file and line for a line that is not a metrics object.

@@ -30,8 +30,10 @@ SelftestRun RunOn(const std::string& backend, int threads, const Device& device)
   o.cases = results.size();
   for (const auto& r : results) {
     const auto it = golden.find(r.name);
-    if (it == golden.end()) o.missing.push_back(r.name);
-    else if (it->second != r.digest) o.mismatched.push_back(r.name);
+    if (it == golden.end())
+      o.missing.push_back(r.name);
+    else if (it->second != r.digest)
+      o.mismatched.push_back(r.name);
   }
   // A few training steps: the model, the logical-mesh reduction and AdamW, end to end.
   const GoldenTable& train_golden = CommittedTrainingGolden();

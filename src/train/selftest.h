@@ -15,23 +15,23 @@ namespace trail::train {
 struct SelftestRun {
   std::string backend;
   int threads = 0;
-  size_t cases = 0;                        // RepOps cases + training runs executed
-  std::vector<std::string> mismatched;     // "case" or "train.<run> (chain <hex>)"
-  std::vector<std::string> missing;        // cases the golden registry does not list
-  double seconds = 0;                      // the RepOps suite's time
+  size_t cases = 0;                     // RepOps cases + training runs executed
+  std::vector<std::string> mismatched;  // "case" or "train.<run> (chain <hex>)"
+  std::vector<std::string> missing;     // cases the golden registry does not list
+  double seconds = 0;                   // the RepOps suite's time
   bool ok() const { return mismatched.empty() && missing.empty(); }
 };
 
 struct SelftestReport {
-  std::string fp_problems;                 // non-empty: the floating-point contract fails here
-  std::string device;                      // where the training runs ran ("cpu", ...)
+  std::string fp_problems;  // non-empty: the floating-point contract fails here
+  std::string device;       // where the training runs ran ("cpu", ...)
   std::vector<SelftestRun> runs;
-  std::vector<std::string> not_runnable;   // SIMD targets compiled in that this CPU cannot run
+  std::vector<std::string> not_runnable;  // SIMD targets compiled in that this CPU cannot run
   size_t golden_cases = 0, training_runs = 0;
   bool stream_ok = false;
   std::string stream_digest;
   double stream_seconds = 0;
-  bool reproduces = false;                 // everything above matched
+  bool reproduces = false;  // everything above matched
 };
 
 // backend: "" for every SIMD target available here, else that one (throws trail::Error when

@@ -12,8 +12,8 @@
 namespace trail::train {
 
 std::string Alert::ToJson() const {
-  nlohmann::json j = {{"step", step}, {"kind", kind}, {"value", value}, {"median", median},
-                      {"scale", scale}, {"z", z}};
+  nlohmann::json j = {{"step", step},     {"kind", kind},   {"value", value},
+                      {"median", median}, {"scale", scale}, {"z", z}};
   if (!std::isfinite(value)) j["value"] = std::isnan(value) ? "nan" : (value > 0 ? "inf" : "-inf");
   return j.dump();
 }
@@ -73,8 +73,8 @@ std::string SpikeMonitor::StateJson() const {
   nlohmann::json j = {{"history", std::vector<double>(history_.begin(), history_.end())}};
   if (pending_) {
     const Alert& f = pending_->flag;
-    j["pending"] = {{"step", f.step}, {"value", f.value}, {"median", f.median},
-                    {"scale", f.scale}, {"z", f.z}, {"after", pending_->after}};
+    j["pending"] = {{"step", f.step},   {"value", f.value}, {"median", f.median},
+                    {"scale", f.scale}, {"z", f.z},         {"after", pending_->after}};
   }
   return j.dump();
 }
@@ -87,9 +87,9 @@ void SpikeMonitor::RestoreState(const std::string& text) {
     pending_.reset();
     if (j.contains("pending")) {
       const auto& p = j.at("pending");
-      pending_ = Pending{{JsonInteger<int64_t>(p.at("step"), "monitor state: step"), "anomaly", p.at("value").get<double>(),
-                          p.at("median").get<double>(), p.at("scale").get<double>(),
-                          p.at("z").get<double>()},
+      pending_ = Pending{{JsonInteger<int64_t>(p.at("step"), "monitor state: step"), "anomaly",
+                          p.at("value").get<double>(), p.at("median").get<double>(),
+                          p.at("scale").get<double>(), p.at("z").get<double>()},
                          p.at("after").get<std::vector<double>>()};
     }
   } catch (const nlohmann::json::exception& e) {

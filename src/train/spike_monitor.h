@@ -13,16 +13,16 @@
 namespace trail::train {
 
 struct MonitorConfig {
-  int64_t window = 32;       // rolling history of accepted values
-  int64_t min_history = 5;   // no verdicts before this many values
-  double threshold = 6.0;    // flag when (x - median) / (1.4826 MAD) exceeds this
-  int64_t confirm = 3;       // values after a flag that decide spike vs sustained_shift
-  double min_scale = 1e-3;   // MAD floor, relative to |median| (a flat history still has a scale)
+  int64_t window = 32;      // rolling history of accepted values
+  int64_t min_history = 5;  // no verdicts before this many values
+  double threshold = 6.0;   // flag when (x - median) / (1.4826 MAD) exceeds this
+  int64_t confirm = 3;      // values after a flag that decide spike vs sustained_shift
+  double min_scale = 1e-3;  // MAD floor, relative to |median| (a flat history still has a scale)
 };
 
 struct Alert {
-  int64_t step = 0;          // the step whose value raised it (for a classification: the flag's)
-  std::string kind;          // "non_finite", "anomaly" (flagged, pending), "spike", "sustained_shift"
+  int64_t step = 0;  // the step whose value raised it (for a classification: the flag's)
+  std::string kind;  // "non_finite", "anomaly" (flagged, pending), "spike", "sustained_shift"
   double value = 0, median = 0, scale = 0, z = 0;
   std::string ToJson() const;
 };

@@ -22,10 +22,10 @@ struct TrainState {
   repops::Backend& backend() const { return params.backend(); }
 
   model::ParameterSet params;
-  int64_t step = 0;              // the next step to run (= steps completed)
-  uint64_t window_cursor = 0;    // first window of that step
-  int64_t tokens = 0;            // tokens consumed (the LR schedule's clock)
-  int64_t optimizer_updates = 0; // AdamW's t (skipped steps do not count)
+  int64_t step = 0;                // the next step to run (= steps completed)
+  uint64_t window_cursor = 0;      // first window of that step
+  int64_t tokens = 0;              // tokens consumed (the LR schedule's clock)
+  int64_t optimizer_updates = 0;   // AdamW's t (skipped steps do not count)
   std::deque<float> norm_history;  // accepted pre-clip norms (spike protocol)
   std::string monitor_state;       // SpikeMonitor::StateJson()
   Digest chain{};                  // H_step of the trajectory

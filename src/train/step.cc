@@ -60,17 +60,21 @@ int64_t CheckedMaxSeqLen(const Recipe& recipe, const data::CanonicalStream& stre
 
 const char* SkipReasonName(SkipReason r) {
   switch (r) {
-    case SkipReason::kNone: return "";
-    case SkipReason::kNoTargets: return "no_targets";
-    case SkipReason::kNonFinite: return "non_finite";
-    case SkipReason::kSpike: return "spike";
+    case SkipReason::kNone:
+      return "";
+    case SkipReason::kNoTargets:
+      return "no_targets";
+    case SkipReason::kNonFinite:
+      return "non_finite";
+    case SkipReason::kSpike:
+      return "spike";
   }
   return "";
 }
 
 model::BatchView ViewOf(const data::PackedBatch& b) {
-  return {b.rows, b.seq_len, b.inputs.data(), b.labels.data(), b.doc_ids.data(),
-          b.positions.data(), b.key_valid.data()};
+  return {b.rows,           b.seq_len,          b.inputs.data(),   b.labels.data(),
+          b.doc_ids.data(), b.positions.data(), b.key_valid.data()};
 }
 
 Digest TrainState::OptimizerHash() const {
@@ -117,10 +121,10 @@ StepEngine::StepEngine(const Recipe& recipe, data::CanonicalStream& stream,
               ", but the model's RoPE covers ", recipe.model.max_seq_len,
               " positions: chunk documents below max_seq_len (independent pieces) or use "
               "window positions");
-  TRAIL_CHECK(static_cast<int64_t>(stream.manifest().tokenizer.vocab_size) ==
-                  recipe.model.vocab_size,
-              "the model's vocabulary (", recipe.model.vocab_size,
-              ") differs from the data's tokenizer (", stream.manifest().tokenizer.vocab_size, ")");
+  TRAIL_CHECK(
+      static_cast<int64_t>(stream.manifest().tokenizer.vocab_size) == recipe.model.vocab_size,
+      "the model's vocabulary (", recipe.model.vocab_size, ") differs from the data's tokenizer (",
+      stream.manifest().tokenizer.vocab_size, ")");
 }
 
 std::unique_ptr<model::ParameterSet> StepEngine::TakeBuffer() {
@@ -134,7 +138,8 @@ std::vector<MicroRecord> StepEngine::RunLocalRanks(const TrainState& st, float s
                                                    std::vector<std::pair<int, Buf>>& partials) {
   const MeshConfig& mesh = recipe_.mesh;
   const int64_t K = mesh.ranks();
-  collectives::LocalFold<Buf> fold(tree_, own_, [](Buf& l, Buf& r) { model::AddParameterSets(*l, *r); });
+  collectives::LocalFold<Buf> fold(tree_, own_,
+                                   [](Buf& l, Buf& r) { model::AddParameterSets(*l, *r); });
   auto recycle = [this](Buf&& b) { free_.push_back(std::move(b)); };
   std::vector<MicroRecord> recs;
   // st.params do not change until the update: every micro-batch of the step multiplies the
@@ -170,7 +175,8 @@ std::vector<MicroRecord> StepEngine::RunLocalRanks(const TrainState& st, float s
 }
 
 StepResult StepEngine::Run(TrainState& st) {
-  TRAIL_CHECK(!sharded() || adopted_, "a step engine of a job of several processes runs only "
+  TRAIL_CHECK(!sharded() || adopted_,
+              "a step engine of a job of several processes runs only "
               "after AdoptMoments");
   const auto t0 = Clock::now();
   const double comm_s0 = comm_.exchange_seconds();
@@ -178,16 +184,16 @@ StepResult StepEngine::Run(TrainState& st) {
   StepResult r;
   r.step = st.step;
   const data::WindowRange range = batcher_.schedule().StepWindows(st.step);
-  TRAIL_CHECK(range.begin == st.window_cursor, "step ", st.step, " starts at window ",
-              range.begin, " by the batch schedule, but the state's cursor is ",
-              st.window_cursor, " (a resume that lost or changed its cursor)");
+  TRAIL_CHECK(range.begin == st.window_cursor, "step ", st.step, " starts at window ", range.begin,
+              " by the batch schedule, but the state's cursor is ", st.window_cursor,
+              " (a resume that lost or changed its cursor)");
   r.window_begin = range.begin, r.window_end = range.end;
   const data::StepCounts counts = batcher_.CountStep(st.step);
   r.input_tokens = counts.input_tokens, r.target_tokens = counts.target_tokens;
   r.tokens_before = st.tokens;
   // The step's one average: d loss / d NLL-sum = 1 / Σ valid targets of the whole step.
-  const float scale = counts.target_tokens > 0 ? 1.0f / static_cast<float>(counts.target_tokens)
-                                               : 0.0f;
+  const float scale =
+      counts.target_tokens > 0 ? 1.0f / static_cast<float>(counts.target_tokens) : 0.0f;
   std::vector<std::pair<int, Buf>> partials;
   const std::vector<MicroRecord> mine = RunLocalRanks(st, scale, partials);
 

@@ -5,9 +5,9 @@
 // Loss = Σ NLL / Σ valid targets over the whole step: the reciprocal 1/Σvalid is computed once
 // from the step's batch counts before any forward and scales every micro-batch's d loss/d logits,
 // so micro-batches with different target counts weigh by their targets (not a mean of means).
-// Gradient reduction (Open-1B appendix A, collectives/reduction_tree.h): each logical rank's running
-// sum over its micro-batches (acc = g_0; acc = acc + g_m); inside a replica the ascending sum
-// over shards; across replicas TreeFold. The flat gradient is reduce-scattered: process q
+// Gradient reduction (Open-1B appendix A, collectives/reduction_tree.h): each logical rank's
+// running sum over its micro-batches (acc = g_0; acc = acc + g_m); inside a replica the ascending
+// sum over shards; across replicas TreeFold. The flat gradient is reduce-scattered: process q
 // reduces, norms, clips, updates and hashes its range of whole chunks (core/state_hash.h), then
 // the updated parameters are all-gathered.
 // Then: global norm (Σ of per-chunk SumSq in chunk order), spike protocol, clipping of that final
@@ -53,9 +53,8 @@ struct StepResult {
   Digest batch_hash{}, grads_hash{}, params_hash{}, optim_hash{};
   bool state_hashed = false;  // params_hash and optim_hash computed (Recipe CommitsStateAfter)
   double seconds = 0, hash_seconds = 0, comm_seconds = 0;
-  int64_t bytes_sent = 0;     // by this process, to other processes
+  int64_t bytes_sent = 0;  // by this process, to other processes
 };
-
 
 // One micro-batch's contribution to the step's scalars, gathered from every process.
 struct MicroRecord {
@@ -143,7 +142,7 @@ class StepEngine {
   Buffer m_, v_;  // this process's range of the moments (device), in a sharded job
   bool adopted_ = false;
   std::vector<int64_t> chunk_bounds_, flat_bounds_;  // process q: chunks / flat [b[q], b[q+1])
-  std::vector<Buf> free_;  // reusable gradient buffers
+  std::vector<Buf> free_;                            // reusable gradient buffers
   collectives::MeshBuffers reduce_buffers_, gather_buffers_;
   // This process's range of the gradient as used by the update (on the device: grad_device_,
   // or reduce_buffers_ on a host device).

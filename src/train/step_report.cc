@@ -28,9 +28,12 @@ nlohmann::json WeightNorms(const model::ParameterSet& p) {
 
 std::string FormatDuration(double s) {
   char buf[32];
-  if (s < 60) std::snprintf(buf, sizeof buf, "%.0fs", s);
-  else if (s < 3600) std::snprintf(buf, sizeof buf, "%dm%02ds", int(s) / 60, int(s) % 60);
-  else std::snprintf(buf, sizeof buf, "%dh%02dm", int(s) / 3600, (int(s) / 60) % 60);
+  if (s < 60)
+    std::snprintf(buf, sizeof buf, "%.0fs", s);
+  else if (s < 3600)
+    std::snprintf(buf, sizeof buf, "%dm%02ds", int(s) / 60, int(s) % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%dh%02dm", int(s) / 3600, (int(s) / 60) % 60);
   return buf;
 }
 
@@ -46,8 +49,13 @@ void Say(bool quiet, const std::string& line) {
 
 StepReporter::StepReporter(LoadedRun& run, SpikeMonitor& monitor, const std::string& metrics_path,
                            int64_t first_step, int64_t last_step, bool quiet)
-    : run_(run), monitor_(monitor), metrics_(metrics_path), first_step_(first_step),
-      last_step_(last_step), quiet_(quiet), start_(std::chrono::steady_clock::now()) {}
+    : run_(run),
+      monitor_(monitor),
+      metrics_(metrics_path),
+      first_step_(first_step),
+      last_step_(last_step),
+      quiet_(quiet),
+      start_(std::chrono::steady_clock::now()) {}
 
 double StepReporter::Record(const StepResult& r, const TrainState& st) {
   const LoopConfig& loop = run_.recipe.loop;
@@ -55,12 +63,20 @@ double StepReporter::Record(const StepResult& r, const TrainState& st) {
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const double tok_s = double(tokens_run_) / std::max(elapsed, 1e-9);
-  nlohmann::json m = {{"step", r.step}, {"loss", r.loss}, {"lr", r.lr},
-                      {"tokens", r.tokens_before + r.input_tokens}, {"targets", r.target_tokens},
-                      {"grad_norm", r.grad_norm}, {"grad_norm_clipped", r.grad_norm * r.clip_coef},
-                      {"clip_coef", r.clip_coef}, {"skipped", SkipReasonName(r.skip)},
-                      {"tok_s", tok_s}, {"step_s", r.seconds}, {"hash_s", r.hash_seconds},
-                      {"comm_s", r.comm_seconds}, {"sent_bytes", r.bytes_sent}};
+  nlohmann::json m = {{"step", r.step},
+                      {"loss", r.loss},
+                      {"lr", r.lr},
+                      {"tokens", r.tokens_before + r.input_tokens},
+                      {"targets", r.target_tokens},
+                      {"grad_norm", r.grad_norm},
+                      {"grad_norm_clipped", r.grad_norm * r.clip_coef},
+                      {"clip_coef", r.clip_coef},
+                      {"skipped", SkipReasonName(r.skip)},
+                      {"tok_s", tok_s},
+                      {"step_s", r.seconds},
+                      {"hash_s", r.hash_seconds},
+                      {"comm_s", r.comm_seconds},
+                      {"sent_bytes", r.bytes_sent}};
   if (run_.recipe.model.z_loss > 0) m["z_loss"] = r.z_loss;
   std::vector<std::string> alert_text;
   nlohmann::json alerts = nlohmann::json::array();
@@ -75,8 +91,8 @@ double StepReporter::Record(const StepResult& r, const TrainState& st) {
   const bool is_last = st.step == loop.steps;
   const bool log_now = st.step % loop.log_every == 0 || is_last || st.step == first_step_ + 1;
   if (log_now) m["weight_norms"] = WeightNorms(st.params);
-  const bool eval_now = !run_.evals.empty() &&
-                        ((loop.eval_every > 0 && st.step % loop.eval_every == 0) || is_last);
+  const bool eval_now =
+      !run_.evals.empty() && ((loop.eval_every > 0 && st.step % loop.eval_every == 0) || is_last);
   std::string val_text;
   double val_mean = -1;
   if (eval_now) {
@@ -94,10 +110,10 @@ double StepReporter::Record(const StepResult& r, const TrainState& st) {
   // Remaining input tokens over the rate so far (batches and windows may still grow).
   const uint64_t left = data::ScheduledTokens(run_.stream.manifest().stream, st.step, last_step_);
   const double eta = double(left) / std::max(tok_s, 1e-9);
-  std::string s = "step " + std::to_string(st.step) + "/" + std::to_string(loop.steps) +
-                  "  loss " + FormatNumber("%.4f", r.loss) + "  lr " + FormatNumber("%.2e", r.lr) + "  |g| " +
-                  FormatNumber("%.3f", r.grad_norm) + "  " + FormatNumber("%.0f", tok_s) + " tok/s  ETA " +
-                  FormatDuration(eta);
+  std::string s = "step " + std::to_string(st.step) + "/" + std::to_string(loop.steps) + "  loss " +
+                  FormatNumber("%.4f", r.loss) + "  lr " + FormatNumber("%.2e", r.lr) + "  |g| " +
+                  FormatNumber("%.3f", r.grad_norm) + "  " + FormatNumber("%.0f", tok_s) +
+                  " tok/s  ETA " + FormatDuration(eta);
   if (!val_text.empty()) s += "  val" + val_text;
   for (const std::string& a : alert_text) s += "  ALERT " + a;
   Say(false, s);

@@ -18,8 +18,7 @@ namespace {
 // The step's gradient as the mean of per-micro-batch means, which trail does not do: each
 // micro-batch's gradient scaled by 1 / (its targets · micro-batches), summed in order, on the
 // step's first parameters.
-std::unique_ptr<model::ParameterSet> MeanOfMeansGradient(const data::Manifest& m,
-                                                         const Recipe& r) {
+std::unique_ptr<model::ParameterSet> MeanOfMeansGradient(const data::Manifest& m, const Recipe& r) {
   data::CanonicalStream stream(m);
   data::Batcher batcher(stream);
   repops::Backend& be = TestCpu();
@@ -33,8 +32,8 @@ std::unique_ptr<model::ParameterSet> MeanOfMeansGradient(const data::Manifest& m
   data::PackedBatch pb;
   for (int64_t i = 0; i < M; ++i) {
     batcher.MicroBatch(0, 0, 1, i, pb);
-    const float scale = (1.0f / static_cast<float>(pb.target_tokens)) *
-                        (1.0f / static_cast<float>(M));
+    const float scale =
+        (1.0f / static_cast<float>(pb.target_tokens)) * (1.0f / static_cast<float>(M));
     model.ForwardBackward(params, ViewOf(pb), scale, acts, i == 0 ? *acc : g);
     if (i > 0) model::AddParameterSets(*acc, g);
   }

@@ -15,8 +15,8 @@ namespace trail::train {
 namespace {
 
 nlohmann::json OpJson(const TraceOp& o, size_t i) {
-  nlohmann::json j = {{"i", i},          {"rank", o.rank},     {"micro", o.micro},
-                      {"op", o.op},      {"layer", o.layer},   {"tensor", o.tensor},
+  nlohmann::json j = {{"i", i},           {"rank", o.rank},   {"micro", o.micro},
+                      {"op", o.op},       {"layer", o.layer}, {"tensor", o.tensor},
                       {"shape", o.shape}, {"hash", o.hash}};
   if (!o.values.empty()) j["values"] = o.values;
   return j;
@@ -79,8 +79,14 @@ void TraceRecorder::BeginMicroBatch(int64_t logical_rank, int64_t micro, const D
 void TraceRecorder::Output(const char* op, int64_t layer, const char* tensor,
                            const model::OpOutput& out) {
   const std::vector<float> host = out.ToHost();
-  TraceOp o{rank_,  micro_, layer, op, tensor, out.shape(),
-            ToHex(ElementsRoot(DType::kF32, host.data(), static_cast<int64_t>(host.size()))), ""};
+  TraceOp o{rank_,
+            micro_,
+            layer,
+            op,
+            tensor,
+            out.shape(),
+            ToHex(ElementsRoot(DType::kF32, host.data(), static_cast<int64_t>(host.size()))),
+            ""};
   if (static_cast<int64_t>(ops_.size()) == capture_) {
     o.values = HexOf({reinterpret_cast<const uint8_t*>(host.data()), host.size() * 4});
   }
@@ -124,8 +130,8 @@ void WriteStepTrace(const std::string& path, const StepTrace& t) {
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent);
   const nlohmann::json header = {
-      {"format", "trail.trace.v1"}, {"genesis", t.genesis},  {"step", t.step},
-      {"chain", t.chain},           {"backend", t.backend},  {"threads", t.threads},
+      {"format", "trail.trace.v1"}, {"genesis", t.genesis}, {"step", t.step},
+      {"chain", t.chain},           {"backend", t.backend}, {"threads", t.threads},
       {"processes", t.processes},   {"ops", t.ops.size()}};
   std::string text = header.dump() + "\n";
   for (size_t i = 0; i < t.ops.size(); ++i) text += OpJson(t.ops[i], i).dump() + "\n";

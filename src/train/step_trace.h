@@ -65,7 +65,7 @@ class TraceRecorder : public StepObserver {
 std::string TracedStepAndChain(StepEngine& engine, TrainState& st, StepResult& r,
                                const Digest& genesis, StepTrace& trace, int64_t capture = -1);
 
-std::string TracePath(const std::string& run_dir, int64_t step);  // <run>/traces/step_N.trace
+std::string TracePath(const std::string& run_dir, int64_t step);   // <run>/traces/step_N.trace
 void WriteStepTrace(const std::string& path, const StepTrace& t);  // atomic; creates the folder
 // Strict: a malformed line, a wrong count or index throws trail::Error naming file and line.
 StepTrace ReadStepTrace(const std::string& path);

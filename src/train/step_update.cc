@@ -170,8 +170,7 @@ void StepEngine::GatherMoments(TrainState& st) {
   if (me != 0) return;
   in[0] = std::move(mine);
   for (int p = 0; p < P; ++p) {
-    flat_.Write(*backend_, st.adam_m().tensors(), flat_bounds_[p],
-                std::span(in[p]).first(len(p)));
+    flat_.Write(*backend_, st.adam_m().tensors(), flat_bounds_[p], std::span(in[p]).first(len(p)));
     flat_.Write(*backend_, st.adam_v().tensors(), flat_bounds_[p],
                 std::span(in[p]).subspan(len(p)));
   }

@@ -26,7 +26,8 @@ inline repops::Backend& TestCpu() {
 constexpr uint32_t kVocab = 96;
 
 // A synthetic corpus on disk with `windows` windows per step of L = 16.
-inline data::Manifest Corpus(const std::string& dir, int64_t windows, int64_t micro, int max_len = 30) {
+inline data::Manifest Corpus(const std::string& dir, int64_t windows, int64_t micro,
+                             int max_len = 30) {
   data::StreamConfig sc;
   sc.seed = 5;
   sc.seq_len = 16;
@@ -41,8 +42,8 @@ inline std::string SmallRecipe(int64_t R, int64_t S, const std::string& extra = 
   return "[model]\nd_model = 32\nn_layers = 2\nn_heads = 2\nd_ff = 48\nmax_seq_len = 32\n"
          "qk_norm = true\nattention_window = 5\ninit_seed = 3\n"
          "[optimizer]\nlr = 1e-2\nclip_norm = 1e30\n"
-         "[mesh]\nreplicas = " + std::to_string(R) + "\nshards = " + std::to_string(S) + "\n" +
-         extra;
+         "[mesh]\nreplicas = " +
+         std::to_string(R) + "\nshards = " + std::to_string(S) + "\n" + extra;
 }
 
 struct RunFiles {
@@ -56,17 +57,18 @@ inline std::unique_ptr<RunFiles> MakeRun(int64_t steps, int64_t checkpoint_every
   f->manifest = f->dir.path() + "/manifest.json";
   f->recipe = f->dir.path() + "/recipe.toml";
   f->run = f->dir.path() + "/run";
-  WriteFileAtomic(f->recipe, SmallRecipe(2, 1, "[train]\nsteps = " + std::to_string(steps) +
-                                                   "\ncheckpoint_every = " +
-                                                   std::to_string(checkpoint_every) +
-                                                   "\nkeep_checkpoints = 10\nlog_every = 1\n"
-                                                   "[schedule]\ndecay = \"cosine\"\n"
-                                                   "warmup_tokens = 64\ntotal_tokens = 2000\n"));
+  WriteFileAtomic(f->recipe,
+                  SmallRecipe(2, 1,
+                              "[train]\nsteps = " + std::to_string(steps) +
+                                  "\ncheckpoint_every = " + std::to_string(checkpoint_every) +
+                                  "\nkeep_checkpoints = 10\nlog_every = 1\n"
+                                  "[schedule]\ndecay = \"cosine\"\n"
+                                  "warmup_tokens = 64\ntotal_tokens = 2000\n"));
   return f;
 }
 
 inline TrainSummary Train(const RunFiles& f, bool resume, int64_t stop_after = -1,
-                   ResumeFault fault = ResumeFault::kNone) {
+                          ResumeFault fault = ResumeFault::kNone) {
   TrainOptions o;
   o.recipe_path = f.recipe, o.manifest_path = f.manifest, o.run_dir = f.run;
   o.resume = resume, o.stop_after = stop_after, o.quiet = true;

@@ -27,12 +27,9 @@ struct CaseSpec {
 // int8_1x1x2 and int8_fp32bw_3x2x2: those two recipes with int8 QAT of the block matrices,
 // the backward GEMMs in int8 and in fp32 respectively; int8_learned_1x1x2 the first with learned
 // LSQ step sizes (the drift ablation).
-const CaseSpec kCases[] = {{"mesh_1x1x2", 4, 2, 4},
-                           {"mesh_3x2x2", 12, 1, 3},
-                           {"lifecycle_2x1x1", 4, 2, 5, true},
-                           {"int8_1x1x2", 4, 2, 4},
-                           {"int8_fp32bw_3x2x2", 12, 1, 3},
-                           {"int8_learned_1x1x2", 4, 2, 4}};
+const CaseSpec kCases[] = {
+    {"mesh_1x1x2", 4, 2, 4}, {"mesh_3x2x2", 12, 1, 3},        {"lifecycle_2x1x1", 4, 2, 5, true},
+    {"int8_1x1x2", 4, 2, 4}, {"int8_fp32bw_3x2x2", 12, 1, 3}, {"int8_learned_1x1x2", 4, 2, 4}};
 
 const CaseSpec& Spec(const std::string& name) {
   for (const CaseSpec& c : kCases) {
@@ -52,8 +49,7 @@ std::string GoldenRecipeText(const std::string& name) {
     return GoldenRecipeText("int8_1x1x2") + "step_size = \"learned\"\n";
   }
   if (name == "int8_fp32bw_3x2x2") {
-    return GoldenRecipeText("mesh_3x2x2") +
-           "[quant]\nlinear = \"int8-lsq\"\nbackward = \"fp32\"\n";
+    return GoldenRecipeText("mesh_3x2x2") + "[quant]\nlinear = \"int8-lsq\"\nbackward = \"fp32\"\n";
   }
   const CaseSpec& c = Spec(name);
   const std::string common = R"(
@@ -79,11 +75,14 @@ decay = "cosine"
 warmup_tokens = 64
 total_tokens = 512
 [mesh]
-replicas = )" + std::to_string(replicas) + R"(
+replicas = )" +
+           std::to_string(replicas) + R"(
 shards = 1
-micro_batches = )" + (replicas == 1 ? "2" : "1") + R"(
+micro_batches = )" +
+           (replicas == 1 ? "2" : "1") + R"(
 [train]
-steps = )" + std::to_string(c.steps) + "\n";
+steps = )" +
+           std::to_string(c.steps) + "\n";
   }
   return "[model]\n" + common + R"(mlp = "gelu"
 tied_embeddings = false
@@ -103,7 +102,8 @@ replicas = 3
 shards = 2
 micro_batches = 2
 [train]
-steps = )" + std::to_string(c.steps) + "\n";
+steps = )" +
+         std::to_string(c.steps) + "\n";
 }
 
 std::vector<GoldenRun> RunTrainingGolden(const Device& device) {

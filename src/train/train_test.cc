@@ -70,7 +70,8 @@ TEST(SpikeMonitor, OnlyTheLastPointOfTheReferenceSequenceIsFlagged) {
 TEST(SpikeMonitor, NoFalseAlarmOnASmoothDecline) {
   SpikeMonitor m;
   std::vector<double> xs;
-  for (int i = 0; i < 400; ++i) xs.push_back(2.0 + 8.0 * std::exp(-i / 60.0) + 0.002 * ((i * 7) % 5));
+  for (int i = 0; i < 400; ++i)
+    xs.push_back(2.0 + 8.0 * std::exp(-i / 60.0) + 0.002 * ((i * 7) % 5));
   EXPECT_TRUE(Feed(m, xs).empty());
 }
 
@@ -129,8 +130,9 @@ TEST(Recipe, TomlParserDefectsAreContainedAsInvalidToml) {
               std::string::npos)
         << text;
   }
-  EXPECT_NE(ErrorOf([&] { ParseRecipe("[model]\nname = \"caf\xc3\xa9\"\n", "r.toml", 64); })
-                .find("unknown key 'name'"),
+  EXPECT_NE(ErrorOf([&] {
+              ParseRecipe("[model]\nname = \"caf\xc3\xa9\"\n", "r.toml", 64);
+            }).find("unknown key 'name'"),
             std::string::npos);
 }
 
@@ -139,20 +141,25 @@ TEST(Recipe, UnknownKeysAndInconsistentShapesAreClearErrors) {
   const Recipe r = ParseRecipe(good, "r.toml", 4096);
   EXPECT_EQ(r.model.d_model, 128);
   EXPECT_EQ(r.model.vocab_size, 4096);
-  EXPECT_NE(ErrorOf([&] { ParseRecipe(good + "learning_rat = 3\n", "r.toml", 4096); })
-                .find("unknown key 'learning_rat' in [train]"),
+  EXPECT_NE(ErrorOf([&] {
+              ParseRecipe(good + "learning_rat = 3\n", "r.toml", 4096);
+            }).find("unknown key 'learning_rat' in [train]"),
             std::string::npos);
-  EXPECT_NE(ErrorOf([&] { ParseRecipe("[model]\npreset = \"tiny\"\nd_modle = 3\n", "r.toml", 9); })
-                .find("unknown key 'd_modle'"),
+  EXPECT_NE(ErrorOf([&] {
+              ParseRecipe("[model]\npreset = \"tiny\"\nd_modle = 3\n", "r.toml", 9);
+            }).find("unknown key 'd_modle'"),
             std::string::npos);
-  EXPECT_NE(ErrorOf([&] { ParseRecipe("[model]\npreset = \"tiny\"\nn_heads = 3\n", "r.toml", 9); })
-                .find("multiple of n_heads"),
+  EXPECT_NE(ErrorOf([&] {
+              ParseRecipe("[model]\npreset = \"tiny\"\nn_heads = 3\n", "r.toml", 9);
+            }).find("multiple of n_heads"),
             std::string::npos);
-  EXPECT_NE(ErrorOf([&] { ParseRecipe("[model]\nvocab_size = 10\n", "r.toml", 4096); })
-                .find("differs from the tokenizer"),
+  EXPECT_NE(ErrorOf([&] {
+              ParseRecipe("[model]\nvocab_size = 10\n", "r.toml", 4096);
+            }).find("differs from the tokenizer"),
             std::string::npos);
-  EXPECT_NE(ErrorOf([&] { ParseRecipe("[model]\nd_model = \"wide\"\n", "r.toml", 9); })
-                .find("must be an integer"),
+  EXPECT_NE(ErrorOf([&] {
+              ParseRecipe("[model]\nd_model = \"wide\"\n", "r.toml", 9);
+            }).find("must be an integer"),
             std::string::npos);
   EXPECT_NE(ErrorOf([&] { ParseRecipe("[model\n", "r.toml", 9); }).find("not valid TOML"),
             std::string::npos);
@@ -171,8 +178,9 @@ TEST(Step, LogicalMeshesReduceTheSameGradientInTheirOwnOrder) {
   EXPECT_LT(RelDiff(*mesh.grad, *flat.grad), 1e-5);
   EXPECT_NE(flat.result.grads_hash, mesh.result.grads_hash);  // the order is part of the bits
   // The mesh is asserted against the data: 12 windows over 6 ranks is 2 micro-batches, not 3.
-  EXPECT_NE(ErrorOf([&] { RunOneStep(m12, SmallRecipe(3, 2, "micro_batches = 3\n")); })
-                .find("has 2 micro-batches but the recipe's mesh says 3"),
+  EXPECT_NE(ErrorOf([&] {
+              RunOneStep(m12, SmallRecipe(3, 2, "micro_batches = 3\n"));
+            }).find("has 2 micro-batches but the recipe's mesh says 3"),
             std::string::npos);
 }
 
@@ -198,8 +206,8 @@ std::vector<std::string> RunOnProcesses(const data::Manifest& m, const std::stri
     }
     engine.GatherMoments(st);
     std::lock_guard<std::mutex> lock(mu);
-    finals[comm.rank()] = ToHex(st.params.StateHash()) +
-                          (comm.rank() == 0 ? " " + ToHex(st.OptimizerHash()) : "");
+    finals[comm.rank()] =
+        ToHex(st.params.StateHash()) + (comm.rank() == 0 ? " " + ToHex(st.OptimizerHash()) : "");
   });
   // Every process holds the same parameters; process 0 the whole optimizer state.
   for (int p = 1; p < P; ++p) EXPECT_EQ(finals[p], finals[0].substr(0, 64)) << "process " << p;
@@ -293,8 +301,8 @@ std::unique_ptr<RunFiles> LifecycleRun() {
   sc.chunking.max_tokens = 24;  // never cuts an 11-token document; positions stay below 32
   sc.mixture_phases = {{5, {{"late", 1.0}}}};
   sc.seq_len_phases = {{6, 24}};
-  data::synthetic::MakeCorpus(f->dir.path(), {{"early", 0.5, 2, 40, 11, 11}, {"late", 0.5, 2, 40, 11, 11}},
-                              sc, 2, kVocab);
+  data::synthetic::MakeCorpus(
+      f->dir.path(), {{"early", 0.5, 2, 40, 11, 11}, {"late", 0.5, 2, 40, 11, 11}}, sc, 2, kVocab);
   return f;
 }
 
@@ -312,7 +320,8 @@ TEST(Resume, AcrossAMixturePhaseAndALengthSwitchEqualsAStraightRun) {
             ReadFileToString(straight->run + "/trajectory.jsonl"));
   data::CanonicalStream stream(data::LoadManifest(straight->manifest));
   std::set<uint32_t> before, after;
-  for (uint64_t w = 0; w < 28; ++w) (w < 20 ? before : after).insert(stream.mixture().Owner(w).source);
+  for (uint64_t w = 0; w < 28; ++w)
+    (w < 20 ? before : after).insert(stream.mixture().Owner(w).source);
   EXPECT_EQ(before, (std::set<uint32_t>{0, 1}));
   EXPECT_EQ(after, (std::set<uint32_t>{1}));
 }
@@ -424,16 +433,19 @@ TEST(Resume, DamagedCheckpointsAreSkippedOtherRunsRefused) {
     Train(*f, false, 9);  // checkpoints 0, 4, 8
     const std::string model = CheckpointDir(f->run, 8) + "/model.safetensors";
     std::string bytes = ReadFileToString(model);
-    if (damage == 0) bytes[bytes.size() / 2] ^= 0x10;  // one flipped bit
-    else bytes.resize(bytes.size() - 100);             // truncated
+    if (damage == 0)
+      bytes[bytes.size() / 2] ^= 0x10;  // one flipped bit
+    else
+      bytes.resize(bytes.size() - 100);  // truncated
     WriteFileAtomic(model, bytes);
     const std::string err = ErrorOf([&] {
       TrainState st(ParseRecipe(ReadFileToString(f->recipe), "r", kVocab).model, TestCpu());
-      LoadCheckpoint(CheckpointDir(f->run, 8),
-                     {ParseRecipe(ReadFileToString(f->recipe), "r", kVocab).sha256,
-                      ToHex(Sha256({reinterpret_cast<const uint8_t*>(ReadFileToString(f->manifest).data()),
-                                    ReadFileToString(f->manifest).size()}))},
-                     st);
+      LoadCheckpoint(
+          CheckpointDir(f->run, 8),
+          {ParseRecipe(ReadFileToString(f->recipe), "r", kVocab).sha256,
+           ToHex(Sha256({reinterpret_cast<const uint8_t*>(ReadFileToString(f->manifest).data()),
+                         ReadFileToString(f->manifest).size()}))},
+          st);
     });
     EXPECT_NE(err.find("SHA-256 differs from meta.json (corrupted)"), std::string::npos) << err;
     // Resume falls back to checkpoint 4, keeps the damaged one aside, ends on the same bits.
@@ -474,10 +486,13 @@ TEST(RunDirectory, LayoutInfoAndMetricsTrim) {
   TempDir dir;
   const RunDirectory rd(dir / "run");
   EXPECT_FALSE(rd.HoldsRun());
-  EXPECT_NE(ErrorOf([&] { rd.ReadInfo(); }).find("is not a trail run directory"), std::string::npos);
+  EXPECT_NE(ErrorOf([&] { rd.ReadInfo(); }).find("is not a trail run directory"),
+            std::string::npos);
   WriteFileAtomic(dir / "r.toml", "recipe");
-  rd.Create(dir / "r.toml", "recipe", {{"format", "trail.run.v1"}, {"genesis", std::string(64, 'c')},
-                                       {"data_manifest", "/m.json"}});
+  rd.Create(dir / "r.toml", "recipe",
+            {{"format", "trail.run.v1"},
+             {"genesis", std::string(64, 'c')},
+             {"data_manifest", "/m.json"}});
   // Laid out but not started: a fresh run may still reuse the directory.
   EXPECT_FALSE(rd.HoldsRun() || rd.CanResume());
   rd.MarkStarted();
@@ -486,7 +501,8 @@ TEST(RunDirectory, LayoutInfoAndMetricsTrim) {
   const RunInfo info = rd.ReadInfo();
   EXPECT_EQ(info.data_manifest, "/m.json");
   EXPECT_EQ(ToHex(info.genesis), std::string(64, 'c'));
-  WriteFileAtomic(rd.metrics_path(), "{\"step\": 0}\n{\"step\": 1}\nnot json\n{\"step\": 2}\n{\"st");
+  WriteFileAtomic(rd.metrics_path(),
+                  "{\"step\": 0}\n{\"step\": 1}\nnot json\n{\"step\": 2}\n{\"st");
   rd.TrimMetrics(2);
   EXPECT_EQ(ReadFileToString(rd.metrics_path()), "{\"step\": 0}\n{\"step\": 1}\n");
   WriteFileAtomic(rd.info_path(), "{\"genesis\": 5}");
@@ -512,7 +528,8 @@ TEST(RunDirectory, VerifyFindsEachTamperingWithoutExecutingAStep) {
   flip(model, ReadFileToString(model).size() - 3);
   c = rd.Verify();
   ASSERT_EQ(c.problems.size(), 1u);
-  EXPECT_NE(c.problems[0].find("step_00000004/model.safetensors: SHA-256 differs"), std::string::npos)
+  EXPECT_NE(c.problems[0].find("step_00000004/model.safetensors: SHA-256 differs"),
+            std::string::npos)
       << c.problems[0];
   EXPECT_EQ(c.checkpoints, (std::vector<int64_t>{0, 8}));
   flip(model, ReadFileToString(model).size() - 3);

@@ -59,22 +59,22 @@ void StartFresh(const TrainOptions& opt, const RunDirectory& rd, LoadedRun& run,
                 std::optional<RunLock>& lock) {
   const Recipe& R = run.recipe;
   const model::ModelCost cost = model::Cost(R.model, run.stream.max_seq_len());
-  const double flops_per_token = MeanFlopsPerToken(R.model, run.stream.manifest().stream, R.loop.steps);
+  const double flops_per_token =
+      MeanFlopsPerToken(R.model, run.stream.manifest().stream, R.loop.steps);
   st.params.InitRandom(R.model);
   st.chain = GenesisHash(R.sha256, run.manifest_sha, st.params.StateHash());
   if (!lead) return;
-  const nlohmann::json info = {
-      {"format", "trail.run.v1"},
-      {"recipe", "recipe.toml"},
-      {"recipe_sha256", R.sha256},
-      {"data_manifest", run.manifest_path},
-      {"manifest_sha256", run.manifest_sha},
-      {"genesis", ToHex(st.chain)},
-      {"parameters", cost.parameters},
-      {"flops_per_token", flops_per_token},
-      {"repops", "repops v1"},
-      {"mesh", {{"replicas", R.mesh.replicas}, {"shards", R.mesh.shards}}},
-      {"val_unigram_entropy", unigram}};
+  const nlohmann::json info = {{"format", "trail.run.v1"},
+                               {"recipe", "recipe.toml"},
+                               {"recipe_sha256", R.sha256},
+                               {"data_manifest", run.manifest_path},
+                               {"manifest_sha256", run.manifest_sha},
+                               {"genesis", ToHex(st.chain)},
+                               {"parameters", cost.parameters},
+                               {"flops_per_token", flops_per_token},
+                               {"repops", "repops v1"},
+                               {"mesh", {{"replicas", R.mesh.replicas}, {"shards", R.mesh.shards}}},
+                               {"val_unigram_entropy", unigram}};
   rd.Create(opt.recipe_path, R.text, info);
   lock.emplace(rd.dir());
   SaveCheckpoint(rd.dir(), st, run.id());
@@ -86,7 +86,8 @@ void StartFresh(const TrainOptions& opt, const RunDirectory& rd, LoadedRun& run,
 // metrics trimmed. Returns, on process 0, the recorded steps after the checkpoint, which the
 // resumed run must reproduce exactly.
 std::vector<TrajectoryRecord> Resume(const TrainOptions& opt, const RunDirectory& rd,
-                                     LoadedRun& run, TrainState& st, collectives::Communicator& comm,
+                                     LoadedRun& run, TrainState& st,
+                                     collectives::Communicator& comm,
                                      std::optional<RunLock>& lock) {
   const bool lead = comm.rank() == 0;
   if (lead) {

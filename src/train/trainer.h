@@ -20,8 +20,8 @@ struct TrainOptions {
   std::string manifest_path;  // the data manifest (on resume: default the run's, from run.json)
   std::string run_dir;
   bool resume = false;
-  int64_t stop_after = -1;    // stop once this many steps are done (the recipe's count still rules)
-  bool quiet = false;         // no progress lines on stderr
+  int64_t stop_after = -1;  // stop once this many steps are done (the recipe's count still rules)
+  bool quiet = false;       // no progress lines on stderr
   bool verify_shards = true;
   // The job this process is part of (nullptr: a job of one process). Every process runs the
   // same steps; process 0 alone writes the run directory, which every process must see at the
@@ -39,14 +39,15 @@ struct TrainOptions {
 
 struct TrainSummary {
   int64_t steps_done = 0;
-  std::string final_chain;    // H of the last step, hex
-  std::string final_params;   // parameter state hash, hex
+  std::string final_chain;   // H of the last step, hex
+  std::string final_params;  // parameter state hash, hex
   int64_t steps_verified_on_resume = 0;
-  double last_val_loss = 0;   // mean over domains of the last evaluation
+  double last_val_loss = 0;  // mean over domains of the last evaluation
 };
 
 // Throws trail::Error on bad input or a diverging resume (nothing already written is lost). In a
-// job of several processes, an error on any one must end the job (collectives::AbortJobIfDistributed).
+// job of several processes, an error on any one must end the job
+// (collectives::AbortJobIfDistributed).
 TrainSummary RunTraining(const TrainOptions& opt);
 
 }  // namespace trail::train

@@ -64,7 +64,6 @@ const TrajectoryField kFields[] = {
 };
 // clang-format on
 
-
 }  // namespace
 
 std::span<const TrajectoryField> TrajectoryFields() { return kFields; }

@@ -26,7 +26,8 @@ uint64_t HexU64(std::string_view hex) {
   return v;
 }
 
-void MergeInto(const std::vector<std::string>& group, const std::string& out, const Budget& budget) {
+void MergeInto(const std::vector<std::string>& group, const std::string& out,
+               const Budget& budget) {
   SpillWriter w(out, budget.write_buffer());
   DocRunMerge merge(group, budget.run_buffer(group.size()));
   std::string bytes;
@@ -49,9 +50,10 @@ void AssignOrdinals(const std::vector<std::string>& runs, size_t run_buffer,
   for (DocRunMerge::Item it; merge.Next(it);) {
     const DocRecord& d = it.doc;
     if (it.repeated) {
-      report.quarantined.push_back({files[d.file_index], d.offset, 0, d.raw_bytes, "duplicate_id",
-                                    "key " + d.key + " was already read from " + files[it.first_file],
-                                    d.raw_sample, d.raw_sha256});
+      report.quarantined.push_back(
+          {files[d.file_index], d.offset, 0, d.raw_bytes, "duplicate_id",
+           "key " + d.key + " was already read from " + files[it.first_file], d.raw_sample,
+           d.raw_sha256});
       ++report.dropped["read"]["quarantine.duplicate_id"];
       continue;
     }

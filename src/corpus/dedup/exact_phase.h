@@ -24,8 +24,8 @@ std::vector<std::string> MergeDocRunGroups(std::vector<std::string> runs, const 
                                            const std::string& work);
 
 struct ExactDedupResult {
-  uint64_t documents = 0, bytes_in = 0;     // documents with an ordinal, and their raw bytes
-  std::unordered_set<uint32_t> survivors;   // ordinals that have exact duplicates
+  uint64_t documents = 0, bytes_in = 0;    // documents with an ordinal, and their raw bytes
+  std::unordered_set<uint32_t> survivors;  // ordinals that have exact duplicates
 };
 
 // `files` are the build's input files (for quarantine records). Counts drops by stage in the

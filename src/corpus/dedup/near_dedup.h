@@ -2,8 +2,9 @@
 // candidate verified by exact Jaccard over the shingle sets, union-find over verified pairs
 // only. A cluster's survivor is its member with the smallest key (a stable document key), so
 // which duplicate is kept never depends on input order or run order. Splits are assigned per
-// cluster, so a cluster is never split across train/validation/test (the split-leak check: a cluster is the transitive closure of
-// verified pairs, so A~B and B~C put A and C in one split even if A and C were never compared).
+// cluster, so a cluster is never split across train/validation/test (the split-leak check: a
+// cluster is the transitive closure of verified pairs, so A~B and B~C put A and C in one split even
+// if A and C were never compared).
 #pragma once
 
 #include <cstdint>
@@ -24,7 +25,7 @@ struct NearDedupConfig {
 struct NearDedupResult {
   std::vector<uint32_t> survivor;  // per document: the index of its cluster's survivor
   std::vector<std::pair<uint32_t, uint32_t>> verified;  // i < j, sorted
-  uint64_t candidates = 0;          // distinct LSH candidate pairs
+  uint64_t candidates = 0;                              // distinct LSH candidate pairs
 };
 
 // shingles[i]: sorted unique shingle hashes of document i; keys[i]: its stable key (unique).

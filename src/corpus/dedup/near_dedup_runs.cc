@@ -61,7 +61,8 @@ void AddCandidatePairs(ExternalSorter<BandEntry>& bands, ExternalSorter<uint64_t
   BandEntry head{};
   auto close_bucket = [&] {
     for (size_t x = 0; x < bucket.size(); ++x) {
-      for (size_t y = x + 1; y < bucket.size(); ++y) pairs.Add(uint64_t{bucket[x]} << 32 | bucket[y]);
+      for (size_t y = x + 1; y < bucket.size(); ++y)
+        pairs.Add(uint64_t{bucket[x]} << 32 | bucket[y]);
     }
     bucket.clear();
   };
@@ -80,7 +81,8 @@ class CandidateVerifier {
   CandidateVerifier(const NearDedupRunsInput& in, ThreadPool& pool, SpillWriter& out,
                     PartitionCounts& res)
       : in_(in), pool_(pool), out_(out), res_(res), loc_file_(in.locations) {
-    for (const std::string& r : in.runs) run_files_.push_back(std::make_unique<PositionalReader>(r));
+    for (const std::string& r : in.runs)
+      run_files_.push_back(std::make_unique<PositionalReader>(r));
   }
 
   void Add(uint64_t pair) {

@@ -23,13 +23,13 @@
 namespace trail::corpus {
 
 struct NearDedupRunsInput {
-  std::vector<std::string> runs;  // document runs (DocRunMerge)
-  size_t run_buffer = 1 << 16;    // read buffer per run
-  std::string work;               // scratch directory for sort runs
-  std::string exact_dups;         // ExactDup records sorted by ordinal: these take no part
-  std::string locations;          // Location records by ordinal
+  std::vector<std::string> runs;         // document runs (DocRunMerge)
+  size_t run_buffer = 1 << 16;           // read buffer per run
+  std::string work;                      // scratch directory for sort runs
+  std::string exact_dups;                // ExactDup records sorted by ordinal: these take no part
+  std::string locations;                 // Location records by ordinal
   uint64_t documents = 0, bytes_in = 0;  // for progress
-  int ngram = 5, bands = 20;      // ngram: the shingles verification compares
+  int ngram = 5, bands = 20;             // ngram: the shingles verification compares
   double threshold = 0.8;
   uint64_t sort_budget = 0, verify_budget = 0;  // bytes
   bool progress = false;

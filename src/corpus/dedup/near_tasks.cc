@@ -99,8 +99,9 @@ IndexRecord VerifyIndex(const CorpusConfig& cfg, const std::string& out_dir, uin
     }
     r.read_digest = m.at("read_digest");
     if (!read_digest.empty() && r.read_digest != read_digest) {
-      TRAIL_FAIL(IndexProblem("was made from other read tasks' outputs (a read task ran again since)",
-                              read_tasks, near_tasks));
+      TRAIL_FAIL(
+          IndexProblem("was made from other read tasks' outputs (a read task ran again since)",
+                       read_tasks, near_tasks));
     }
     for (const Json& run : m.at("runs")) {
       const std::string path = out_dir + "/" + run.at("path").get<std::string>();
@@ -124,7 +125,8 @@ IndexRecord VerifyIndex(const CorpusConfig& cfg, const std::string& out_dir, uin
     r.bytes_in = m.at("bytes_in");
     r.digest = JsonSha256(m);
   } catch (const nlohmann::json::exception& e) {
-    TRAIL_FAIL(IndexProblem(std::string("manifest is malformed: ") + e.what(), read_tasks, near_tasks));
+    TRAIL_FAIL(
+        IndexProblem(std::string("manifest is malformed: ") + e.what(), read_tasks, near_tasks));
   }
   return r;
 }
@@ -163,7 +165,8 @@ std::string CheckNearTask(const std::string& out_dir, uint32_t task, uint32_t ne
     if (m.at("format") != kNearFormat || m.at("task") != task || m.at("tasks") != near_tasks) {
       return "task.json belongs to another task or format";
     }
-    if (m.at("index_digest") != index_digest) return "ran on another index (the index ran again since)";
+    if (m.at("index_digest") != index_digest)
+      return "ran on another index (the index ran again since)";
     const std::string pairs = dir + "/pairs.bin";
     if (!fs::exists(pairs)) return "pairs.bin is missing";
     if (ToHex(Sha256OfFile(pairs)) != m.at("pairs").at("sha256")) {

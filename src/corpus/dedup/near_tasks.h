@@ -1,5 +1,5 @@
-// The near-dedup phases of a corpus build in tasks (pipeline/task_records.h has the read phase), for M
-// near tasks (--near-tasks M):
+// The near-dedup phases of a corpus build in tasks (pipeline/task_records.h has the read phase),
+// for M near tasks (--near-tasks M):
 //
 //   index phase, one task, after every read task:
 //     trail corpus build --config C --out DIR --tasks N --near-tasks M --phase index

@@ -33,12 +33,12 @@ std::vector<Word> Words(std::string_view s) {
     const int32_t at = i;
     UChar32 c;
     U8_NEXT(p, i, n, c);  // invalid bytes give c < 0: a separator
-    const bool word_char = c >= 0 && (c < 0x80 ? ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') ||
-                                                     (c >= '0' && c <= '9')
-                                               : u_isalnum(c));
+    const bool word_char =
+        c >= 0 && (c < 0x80 ? ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || (c >= '0' && c <= '9')
+                            : u_isalnum(c));
     if (word_char) {
-      const UChar32 f = c < 0x80 ? ((c >= 'A' && c <= 'Z') ? c + 32 : c)
-                                 : u_foldCase(c, U_FOLD_CASE_DEFAULT);
+      const UChar32 f =
+          c < 0x80 ? ((c >= 'A' && c <= 'Z') ? c + 32 : c) : u_foldCase(c, U_FOLD_CASE_DEFAULT);
       h = Mix64(h ^ (static_cast<uint64_t>(f) + 0x9e3779b97f4a7c15ull));
       if (!in_word) word_begin = at;
       in_word = true;

@@ -19,8 +19,8 @@ struct EvalItem {
 };
 
 struct ContaminationHit {
-  size_t item;                 // index into the items the index was built from
-  uint32_t begin, end;         // byte span of the matched n-gram in the document
+  size_t item;          // index into the items the index was built from
+  uint32_t begin, end;  // byte span of the matched n-gram in the document
 };
 
 class ContaminationIndex {
@@ -38,13 +38,13 @@ class ContaminationIndex {
 };
 
 struct DecontamConfig {
-  bool cut = false;        // false: drop contaminated documents
+  bool cut = false;  // false: drop contaminated documents
   uint32_t margin = 200, min_piece = 200, max_pieces = 10;
 };
 
 struct DecontamOutcome {
   bool dropped = false;
-  std::string text;        // the kept text (pieces joined with "\n"), empty when dropped
+  std::string text;  // the kept text (pieces joined with "\n"), empty when dropped
   std::vector<ContaminationHit> hits;
 };
 

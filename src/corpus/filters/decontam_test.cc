@@ -159,9 +159,10 @@ TEST(Decontam, QuizAgainstEnglishFortunesFlagsExactlyTheVerbatimOverlaps) {
   std::set<size_t> want_docs, got_docs;
   for (const auto& p : want) want_docs.insert(p.first);
   for (const auto& p : got) got_docs.insert(p.first);
-  std::printf("quiz: %zu items (%zu indexed, %zu shorter than 13 words); fortunes: %zu ASCII "
-              "records; contaminated: %zu\n",
-              items.size(), idx.indexed_items(), idx.short_items(), docs.size(), got_docs.size());
+  std::printf(
+      "quiz: %zu items (%zu indexed, %zu shorter than 13 words); fortunes: %zu ASCII "
+      "records; contaminated: %zu\n",
+      items.size(), idx.indexed_items(), idx.short_items(), docs.size(), got_docs.size());
   for (const auto& [d, i] : got) {
     std::printf("  %s  <- %s #%s\n", names[d].c_str(), items[i].benchmark.c_str(),
                 items[i].id.c_str());

@@ -30,8 +30,8 @@ class Regex {
     int err = 0;
     PCRE2_SIZE off = 0;
     code_ = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern), PCRE2_ZERO_TERMINATED,
-                          PCRE2_UTF | PCRE2_UCP | PCRE2_NO_UTF_CHECK | PCRE2_USE_OFFSET_LIMIT,
-                          &err, &off, nullptr);
+                          PCRE2_UTF | PCRE2_UCP | PCRE2_NO_UTF_CHECK | PCRE2_USE_OFFSET_LIMIT, &err,
+                          &off, nullptr);
     TRAIL_CHECK(code_ != nullptr, "PII pattern does not compile at ", off, ": ", pattern);
     pcre2_jit_compile(code_, PCRE2_JIT_COMPLETE);
   }
@@ -129,8 +129,8 @@ size_t FindPhoneDigits(std::string_view s, size_t from) {
     if (!MaybeDigit(s[i]) || !MaybeDigit(s[i + 1])) continue;
     size_t j = i + 2;
     if (s[j] == ')') ++j;
-    if (j + 3 < s.size() && MaybeSeparator(s[j]) && MaybeDigit(s[j + 1]) &&
-        MaybeDigit(s[j + 2]) && MaybeDigit(s[j + 3])) {
+    if (j + 3 < s.size() && MaybeSeparator(s[j]) && MaybeDigit(s[j + 1]) && MaybeDigit(s[j + 2]) &&
+        MaybeDigit(s[j + 3])) {
       return i;
     }
   }
@@ -154,19 +154,21 @@ bool PublicIpv4(std::string_view s) {
     }
   }
   const int a = oct[0], b = oct[1];
-  if (a == 0 || a == 10 || a == 127 || a >= 224) return false;           // this, private, loopback, multicast+
-  if (a == 169 && b == 254) return false;                                 // link-local
-  if (a == 172 && b >= 16 && b <= 31) return false;                       // private
-  if (a == 192 && b == 168) return false;                                 // private
-  if (a == 100 && b >= 64 && b <= 127) return false;                      // carrier-grade NAT
-  if (a == 192 && b == 0 && oct[2] == 2) return false;                    // documentation
-  if (a == 198 && (b == 18 || b == 19)) return false;                     // benchmarking
+  if (a == 0 || a == 10 || a == 127 || a >= 224)
+    return false;                                       // this, private, loopback, multicast+
+  if (a == 169 && b == 254) return false;               // link-local
+  if (a == 172 && b >= 16 && b <= 31) return false;     // private
+  if (a == 192 && b == 168) return false;               // private
+  if (a == 100 && b >= 64 && b <= 127) return false;    // carrier-grade NAT
+  if (a == 192 && b == 0 && oct[2] == 2) return false;  // documentation
+  if (a == 198 && (b == 18 || b == 19)) return false;   // benchmarking
   return true;
 }
 
 PiiResult Redact(std::string_view text, bool prefiltered) {
-  static const Regex email(R"([A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,})",
-                           {FindAt, Prefilter::kUnbounded});
+  static const Regex email(
+      R"([A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,})",
+      {FindAt, Prefilter::kUnbounded});
   static const Regex secret(
       R"(-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----)"
       R"(|\bAKIA[0-9A-Z]{16}\b|\bgh[pousr]_[A-Za-z0-9]{36,}\b|\bxox[abprs]-[A-Za-z0-9\-]{10,}\b)"
@@ -184,28 +186,32 @@ PiiResult Redact(std::string_view text, bool prefiltered) {
   TRAIL_CHECK(IsValidUtf8(text), "PII redaction needs valid UTF-8 (normalize the text first)");
   PiiResult r;
   using Out = std::optional<std::string>;
-  std::string s = secret.Replace(text, prefiltered, [&](std::string_view, size_t, size_t, const PCRE2_SIZE*, int) -> Out {
-    ++r.counts.secret;
-    return "<SECRET>";
-  });
-  s = email.Replace(s, prefiltered, [&](std::string_view, size_t, size_t, const PCRE2_SIZE*, int) -> Out {
-    ++r.counts.email;
-    return "<EMAIL>";
-  });
-  s = ip.Replace(s, prefiltered, [&](std::string_view v, size_t b, size_t e, const PCRE2_SIZE*, int) -> Out {
-    if (!PublicIpv4(v.substr(b, e - b))) return std::nullopt;
-    ++r.counts.ip;
-    return "<IP_ADDRESS>";
-  });
+  std::string s = secret.Replace(
+      text, prefiltered, [&](std::string_view, size_t, size_t, const PCRE2_SIZE*, int) -> Out {
+        ++r.counts.secret;
+        return "<SECRET>";
+      });
+  s = email.Replace(s, prefiltered,
+                    [&](std::string_view, size_t, size_t, const PCRE2_SIZE*, int) -> Out {
+                      ++r.counts.email;
+                      return "<EMAIL>";
+                    });
+  s = ip.Replace(s, prefiltered,
+                 [&](std::string_view v, size_t b, size_t e, const PCRE2_SIZE*, int) -> Out {
+                   if (!PublicIpv4(v.substr(b, e - b))) return std::nullopt;
+                   ++r.counts.ip;
+                   return "<IP_ADDRESS>";
+                 });
   // A phone number needs a cue: the keyword (kept in the text) or a '+' country code.
-  s = phone.Replace(s, prefiltered, [&](std::string_view v, size_t b, size_t, const PCRE2_SIZE* ov,
-                           int rc) -> Out {
-    const bool cue = rc > 1 && ov[2] != PCRE2_UNSET;
-    const bool plus = rc > 2 && ov[4] != PCRE2_UNSET;
-    if (!cue && !plus) return std::nullopt;
-    ++r.counts.phone;
-    return (cue ? std::string(v.substr(b, ov[3] - b)) : std::string()) + "<PHONE>";
-  });
+  s = phone.Replace(s, prefiltered,
+                    [&](std::string_view v, size_t b, size_t, const PCRE2_SIZE* ov, int rc) -> Out {
+                      const bool cue = rc > 1 && ov[2] != PCRE2_UNSET;
+                      const bool plus = rc > 2 && ov[4] != PCRE2_UNSET;
+                      if (!cue && !plus) return std::nullopt;
+                      ++r.counts.phone;
+                      return (cue ? std::string(v.substr(b, ov[3] - b)) : std::string()) +
+                             "<PHONE>";
+                    });
   r.text = std::move(s);
   return r;
 }

@@ -26,19 +26,22 @@ TEST(Pii, EachTypeIsReplacedAndCounted) {
   EXPECT_EQ(r.counts.secret, 2u);
   EXPECT_NE(r.text.find("Mail <EMAIL> or call: <PHONE>."), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("Phone <PHONE>."), std::string::npos) << r.text;
-  EXPECT_NE(r.text.find("Server <IP_ADDRESS> and 192.168.1.10, router 10.0.0.1"), std::string::npos);
+  EXPECT_NE(r.text.find("Server <IP_ADDRESS> and 192.168.1.10, router 10.0.0.1"),
+            std::string::npos);
   EXPECT_NE(r.text.find("1.2.3.4.5"), std::string::npos);
   EXPECT_NE(r.text.find("aws <SECRET> and <SECRET>"), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("Footnote 12 345 678 and year ranges 1999-2004 stay."), std::string::npos);
-  EXPECT_EQ(RedactPii("-----BEGIN RSA PRIVATE KEY-----\nMIIE\nabc\n-----END RSA PRIVATE KEY-----")
-                .text,
-            "<SECRET>");
+  EXPECT_EQ(
+      RedactPii("-----BEGIN RSA PRIVATE KEY-----\nMIIE\nabc\n-----END RSA PRIVATE KEY-----").text,
+      "<SECRET>");
 }
 
 // The patterns run with UTF-8 checks off, which is undefined on invalid UTF-8 (Latin-1 text
 // crashed the matcher): such text is refused before any matching.
 TEST(Pii, InvalidUtf8IsAClearError) {
-  for (const char* bad : {"Al bona \xe6" "asisto iras mem la besto", "\xff", "mail a@b.org \xc3"}) {
+  for (const char* bad : {"Al bona \xe6"
+                          "asisto iras mem la besto",
+                          "\xff", "mail a@b.org \xc3"}) {
     try {
       RedactPii(bad);
       ADD_FAILURE() << "accepted " << bad;
@@ -55,6 +58,7 @@ TEST(Pii, InvalidUtf8IsAClearError) {
 // words in mixed case, multi-byte filler between cue and number near the phone lookback, and
 // long runs with no anchor at all, redact exactly as with every pattern tried at every byte.
 TEST(Pii, PrefiltersChangeNoResult) {
+  // clang-format off
   const std::vector<std::string> pieces = {
       "0", "1", "2", "3", "4", "5", "9", "12", "415", "555", "0123", "8.8", "203.0.113.", ".",
       "-", " ", "  ", "\n", "\t", "(", ")", "+", "+1 ", "@", "a", "x", "Z", "jane.doe", "example",
@@ -62,6 +66,7 @@ TEST(Pii, PrefiltersChangeNoResult) {
       "\xe3\x80\x80", "\xd9\xa3", "\xd9\xa7\xd9\xa8", "\xef\xbc\x95", "\xe0\xa5\xa8",
       "\xc3\xa9", "\xe6\x97\xa5", "\xf0\x9f\x98\x80", "\xe2\x80\x94", ":", "=", "api_key",
       "password = ", "AKIA", "IOSFODNN7EXAMPLE", "the quick brown fox "};
+  // clang-format on
   uint64_t state = 0x9e3779b97f4a7c15ull;
   auto next = [&](uint64_t n) {
     state ^= state << 13, state ^= state >> 7, state ^= state << 17;
@@ -92,7 +97,8 @@ TEST(Pii, PrefiltersChangeNoResult) {
             // may be digits), so the cue ends up far before the first anchor.
             const char* fill[] = {"x", "\xe6\x97\xa5", "\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80x"};
             const bool far = next(2);
-            for (uint64_t k = far ? 6 + next(2) : next(14); k > 0; --k) text += fill[far ? 3 : next(3)];
+            for (uint64_t k = far ? 6 + next(2) : next(14); k > 0; --k)
+              text += fill[far ? 3 : next(3)];
           }
           if (next(2)) text += "+" + number(1, 3) + (next(2) ? sep() : "");
           text += (next(3) ? "" : "(") + number(1, 5) + (next(3) ? "" : ")") + sep();
@@ -104,7 +110,8 @@ TEST(Pii, PrefiltersChangeNoResult) {
           for (uint64_t k = 2 + next(3); k > 0; --k) text += "." + number(1, 4);
           break;
         case 2: {  // an e-mail address, its local part up to 300 characters long
-          for (uint64_t k = 1 + (next(4) ? next(10) : next(300)); k > 0; --k) text += "ab.9_%+-"[next(8)];
+          for (uint64_t k = 1 + (next(4) ? next(10) : next(300)); k > 0; --k)
+            text += "ab.9_%+-"[next(8)];
           text += "@example" + std::string(next(2) ? ".org" : ".c");
           break;
         }
@@ -160,7 +167,8 @@ TEST(Pii, RealStyleLinesMatchHandWrittenExpectations) {
        "See https://www.gnu.org/licenses/gpl-3.0.html or ask @maintainer on IRC."},
       {"Chapter 3, verses 16-18: 1,234,567 copies; room 101.",
        "Chapter 3, verses 16-18: 1,234,567 copies; room 101."},
-      {"user@localhost and 999.1.2.3 and 1.2.3 stay", "user@localhost and 999.1.2.3 and 1.2.3 stay"},
+      {"user@localhost and 999.1.2.3 and 1.2.3 stay",
+       "user@localhost and 999.1.2.3 and 1.2.3 stay"},
   };
   for (const auto& [in, want] : cases) EXPECT_EQ(RedactPii(in).text, want) << in;
 }
@@ -183,8 +191,8 @@ TEST(Pii, DebianCopyrightFilesLoseEveryAddress) {
     if (files >= 400) break;
   }
   closedir(d);
-  std::printf("copyright files: %llu, e-mail addresses redacted: %llu\n",
-              (unsigned long long)files, (unsigned long long)emails);
+  std::printf("copyright files: %llu, e-mail addresses redacted: %llu\n", (unsigned long long)files,
+              (unsigned long long)emails);
   EXPECT_GT(files, 50u);
   EXPECT_GT(emails, files);  // most list several maintainers' addresses
 }

@@ -24,7 +24,9 @@ constexpr std::array<uint8_t, 256> kByteClass = [] {
   for (int c = 0; c < 256; ++c) {
     uint8_t k = 0;
     if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') k |= kSpace;
-    if ((c >= '!' && c <= '/') || (c >= ':' && c <= '@') || (c >= '[' && c <= '`') || (c >= '{' && c <= '~')) k |= kPunct;
+    if ((c >= '!' && c <= '/') || (c >= ':' && c <= '@') || (c >= '[' && c <= '`') ||
+        (c >= '{' && c <= '~'))
+      k |= kPunct;
     if (c >= 0x80 || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z')) k |= kLetter;
     t[size_t(c)] = k;
   }
@@ -186,8 +188,8 @@ struct TextView {
 
 bool IsStopWord(std::string_view w, const std::vector<std::string>& stop_words) {
   return std::any_of(stop_words.begin(), stop_words.end(), [&](const std::string& sw) {
-    return sw.size() == w.size() &&
-           std::equal(w.begin(), w.end(), sw.begin(), [](char x, char y) { return AsciiLower(x) == y; });
+    return sw.size() == w.size() && std::equal(w.begin(), w.end(), sw.begin(),
+                                               [](char x, char y) { return AsciiLower(x) == y; });
   });
 }
 
@@ -200,10 +202,13 @@ void GopherQuality(const TextView& v, const QualityConfig& cfg, std::vector<Rule
   size_t len_sum = 0;
   for (std::string_view w : v.words) len_sum += w.size();
   const double avg = v.words.empty() ? 0 : static_cast<double>(len_sum) / v.n_words;
-  Add(out, "gopher.min_avg_word_length", avg, cfg.min_avg_word_length, avg >= cfg.min_avg_word_length);
-  Add(out, "gopher.max_avg_word_length", avg, cfg.max_avg_word_length, avg <= cfg.max_avg_word_length);
+  Add(out, "gopher.min_avg_word_length", avg, cfg.min_avg_word_length,
+      avg >= cfg.min_avg_word_length);
+  Add(out, "gopher.max_avg_word_length", avg, cfg.max_avg_word_length,
+      avg <= cfg.max_avg_word_length);
   const double hashes = static_cast<double>(Count(text, "#")) / v.safe_words;
-  Add(out, "gopher.hash_word_ratio", hashes, cfg.max_symbol_word_ratio, hashes <= cfg.max_symbol_word_ratio);
+  Add(out, "gopher.hash_word_ratio", hashes, cfg.max_symbol_word_ratio,
+      hashes <= cfg.max_symbol_word_ratio);
   const double ellipses =
       static_cast<double>(Count(text, "...") + Count(text, "\xe2\x80\xa6")) / v.safe_words;
   Add(out, "gopher.ellipsis_word_ratio", ellipses, cfg.max_symbol_word_ratio,
@@ -249,7 +254,8 @@ void Paragraphs(std::string_view text, std::vector<std::string_view>& paras) {
   }
 }
 
-void GopherDuplicateLines(const TextView& v, const QualityConfig& cfg, std::vector<RuleResult>& out) {
+void GopherDuplicateLines(const TextView& v, const QualityConfig& cfg,
+                          std::vector<RuleResult>& out) {
   thread_local std::vector<std::string_view> paras;
   Paragraphs(v.text, Reused(paras));
   const auto [dup_para, dup_para_chars] = Duplicates(paras);
@@ -272,12 +278,13 @@ void C4Document(const TextView& v, const QualityConfig& cfg, std::vector<RuleRes
     constexpr std::string_view kLorem = "lorem ipsum";
     bool lorem = false;
     // Candidates: every 'l' or 'L' (the bytes c with c | 0x20 == 'l').
-    ForEachMarkedByte(text, [](uint64_t w) { return BytesEqual(w | 0x2020202020202020ull, 'l'); },
-                      [&](size_t i) {
-                        lorem = lorem || (i + kLorem.size() <= text.size() &&
-                                          std::equal(kLorem.begin(), kLorem.end(), text.begin() + i,
-                                                     [](char want, char c) { return AsciiLower(c) == want; }));
-                      });
+    ForEachMarkedByte(
+        text, [](uint64_t w) { return BytesEqual(w | 0x2020202020202020ull, 'l'); },
+        [&](size_t i) {
+          lorem = lorem || (i + kLorem.size() <= text.size() &&
+                            std::equal(kLorem.begin(), kLorem.end(), text.begin() + i,
+                                       [](char want, char c) { return AsciiLower(c) == want; }));
+        });
     Add(out, "c4.lorem_ipsum", lorem, 0, !lorem);
   }
   if (cfg.c4_curly_bracket) {
@@ -286,9 +293,9 @@ void C4Document(const TextView& v, const QualityConfig& cfg, std::vector<RuleRes
   }
   // A sentence ends at '.', '!' or '?' followed by white space or the end of the text.
   size_t ends = 0;
-  ForEachMarkedByte(text,
-                    [](uint64_t w) { return BytesEqual(w, '.') | BytesEqual(w, '!') | BytesEqual(w, '?'); },
-                    [&](size_t i) { ends += i + 1 == text.size() || IsSpace(text[i + 1]) ? 1 : 0; });
+  ForEachMarkedByte(
+      text, [](uint64_t w) { return BytesEqual(w, '.') | BytesEqual(w, '!') | BytesEqual(w, '?'); },
+      [&](size_t i) { ends += i + 1 == text.size() || IsSpace(text[i + 1]) ? 1 : 0; });
   const double sentences = static_cast<double>(ends);
   Add(out, "c4.min_sentences", sentences, cfg.c4_min_sentences, sentences >= cfg.c4_min_sentences);
 }

@@ -26,8 +26,8 @@ struct QualityConfig {
   // Gopher quality
   int min_doc_words = 50, max_doc_words = 100000;
   double min_avg_word_length = 3, max_avg_word_length = 10;
-  double max_symbol_word_ratio = 0.1, max_bullet_lines_ratio = 0.9,
-         max_ellipsis_lines_ratio = 0.3, min_alpha_words_ratio = 0.8;
+  double max_symbol_word_ratio = 0.1, max_bullet_lines_ratio = 0.9, max_ellipsis_lines_ratio = 0.3,
+         min_alpha_words_ratio = 0.8;
   int min_stop_words = 2;
   std::vector<std::string> stop_words = {"the", "be", "to", "of", "and", "that", "have", "with"};
   // Gopher repetition (calibrated for web pages; short texts such as quotes trip it)
@@ -35,8 +35,8 @@ struct QualityConfig {
   double dup_line_frac = 0.3, dup_para_frac = 0.3, dup_line_char_frac = 0.2,
          dup_para_char_frac = 0.2;
   std::vector<std::pair<int, double>> top_ngram_char_frac = {{2, 0.2}, {3, 0.18}, {4, 0.16}};
-  std::vector<std::pair<int, double>> dup_ngram_char_frac = {
-      {5, 0.15}, {6, 0.14}, {7, 0.13}, {8, 0.12}, {9, 0.11}, {10, 0.10}};
+  std::vector<std::pair<int, double>> dup_ngram_char_frac = {{5, 0.15}, {6, 0.14}, {7, 0.13},
+                                                             {8, 0.12}, {9, 0.11}, {10, 0.10}};
   // C4 (document level)
   bool c4_lorem_ipsum = true, c4_curly_bracket = true;
   int c4_min_sentences = 5;

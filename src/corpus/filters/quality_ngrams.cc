@@ -128,9 +128,12 @@ std::string_view GramRuleNameSlow(const char* kind, int n) {
 class WordGrams {
  public:
   explicit WordGrams(const std::vector<std::string_view>& words)
-      : word_hash_(Reused(Arrays().word_hash)), gram_(Reused(Arrays().gram)),
-        first_count_(Reused(Arrays().first_count)), len_prefix_(Reused(Arrays().len_prefix)),
-        items_(Reused(Arrays().items)), slots_(Reused(Arrays().slots)),
+      : word_hash_(Reused(Arrays().word_hash)),
+        gram_(Reused(Arrays().gram)),
+        first_count_(Reused(Arrays().first_count)),
+        len_prefix_(Reused(Arrays().len_prefix)),
+        items_(Reused(Arrays().items)),
+        slots_(Reused(Arrays().slots)),
         candidates_(Reused(Arrays().candidates)) {
     word_hash_.resize(words.size());
     len_prefix_.assign(words.size() + 1, 0);
@@ -174,7 +177,8 @@ class WordGrams {
       gram_n_ = n;
       if (candidates_.size() <= kPartitionAbove) {
         items_.resize(candidates_.size());
-        for (size_t c = 0; c < candidates_.size(); ++c) items_[c] = {gram_[candidates_[c]], candidates_[c]};
+        for (size_t c = 0; c < candidates_.size(); ++c)
+          items_[c] = {gram_[candidates_[c]], candidates_[c]};
         CountRange(items_.data(), 0, items_.size(), counter);
       } else {
         CountPartitioned(candidates_.data(), candidates_.size(), counter);
@@ -258,7 +262,8 @@ class WordGrams {
       gram_n_ = 1;
     }
     for (; gram_n_ < n; ++gram_n_) {
-      for (size_t i = 0; i + gram_n_ < word_hash_.size(); ++i) gram_[i] = Mix64(gram_[i] ^ word_hash_[i + gram_n_]);
+      for (size_t i = 0; i + gram_n_ < word_hash_.size(); ++i)
+        gram_[i] = Mix64(gram_[i] ^ word_hash_[i + gram_n_]);
     }
   }
   struct ThreadArrays {

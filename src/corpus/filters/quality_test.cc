@@ -41,7 +41,8 @@ TEST(Quality, EachRuleCatchesWhatItIsFor) {
   QualityConfig cfg;
   EXPECT_EQ(FirstFailure(QualityRules("Too short to be a document.", cfg)), "gopher.min_doc_words");
   std::string repeated;
-  for (int i = 0; i < 30; ++i) repeated += "Buy cheap watches online today, best prices guaranteed.\n";
+  for (int i = 0; i < 30; ++i)
+    repeated += "Buy cheap watches online today, best prices guaranteed.\n";
   const auto rep = QualityRules(repeated, cfg);
   EXPECT_FALSE(Rule(rep, "gopher.dup_line_frac").pass);
   EXPECT_NEAR(Rule(rep, "gopher.dup_line_frac").value, 29.0 / 30.0, 1e-9);
@@ -63,8 +64,8 @@ TEST(Quality, EachRuleCatchesWhatItIsFor) {
   EXPECT_FALSE(Rule(menu, "fineweb.newline_ratio").pass);
 }
 
-// The repetition fractions and the sentence count on texts small enough to count by hand. Words (2 characters each,
-// 29 characters with the spaces): aa bb cc aa bb dd ee aa bb cc.
+// The repetition fractions and the sentence count on texts small enough to count by hand. Words (2
+// characters each, 29 characters with the spaces): aa bb cc aa bb dd ee aa bb cc.
 // - 2-grams seen more than once start at words 0, 1, 3, 7, 8 ("aa bb" 3×, "bb cc" 2×); the words
 //   they cover are 0-4 and 7-9: 8 words, 16 characters. The top one is "aa bb" (5 characters)
 //   3 times: 15.
@@ -119,7 +120,8 @@ TEST(Quality, RepeatedNgramFractionsMatchABruteForceCountForEverySize) {
     std::vector<std::string> w;
     const size_t len = 1 + rng() % 40;
     for (size_t i = 0; i < len; ++i) {
-      w.push_back(doc % 3 == 0 ? vocab[rng() % vocab.size()] + std::to_string(i) : vocab[rng() % vocab.size()]);
+      w.push_back(doc % 3 == 0 ? vocab[rng() % vocab.size()] + std::to_string(i)
+                               : vocab[rng() % vocab.size()]);
     }
     if (doc % 2 == 1 && len > 6) {
       const size_t from = rng() % (len / 2), n = 1 + rng() % (len / 2);
@@ -180,11 +182,13 @@ TEST(Quality, RepeatedNgramFractionsOfALongDocumentMatchABruteForceCount) {
   const auto ds = QualityRules(text, QualityConfig{});
   for (const auto& [n, frac] : QualityConfig{}.top_ngram_char_frac) {
     EXPECT_EQ(Rule(ds, "gopher.top_" + std::to_string(n) + "gram_char_frac").value,
-              TopNgramChars(w, size_t(n)) / chars) << n;
+              TopNgramChars(w, size_t(n)) / chars)
+        << n;
   }
   for (const auto& [n, frac] : QualityConfig{}.dup_ngram_char_frac) {
     EXPECT_EQ(Rule(ds, "gopher.dup_" + std::to_string(n) + "gram_char_frac").value,
-              DupNgramChars(w, size_t(n)) / chars) << n;
+              DupNgramChars(w, size_t(n)) / chars)
+        << n;
   }
 }
 

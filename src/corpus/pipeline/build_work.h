@@ -29,8 +29,9 @@ std::string InputFingerprint(const CorpusConfig& cfg, uint64_t budget_bytes);
 // files of an interrupted build (everything but finished document runs). Returns the work
 // directory's path.
 std::string PrepareWorkDirectory(const std::string& out_dir, const std::string& fingerprint);
-// The part of that for any directory of document runs (also a read task's, pipeline/task_records.h):
-// clears it when it holds another fingerprint, else removes everything but finished runs.
+// The part of that for any directory of document runs (also a read task's,
+// pipeline/task_records.h): clears it when it holds another fingerprint, else removes everything
+// but finished runs.
 void PrepareRunDirectory(const std::string& dir, const std::string& fingerprint);
 
 std::string DocRunPath(const std::string& work, size_t chunk);

@@ -56,16 +56,17 @@ CorpusConfig LoadCorpusConfig(const std::string& path) {
   CorpusConfig c;
   c.text = ReadFileToString(path);
   const toml::table root = ParseTomlText(c.text, path);
-  AllowOnly(root, {"seed", "max_record_bytes", "memory_budget_mb", "source", "language", "quality", "dedup", "pii", "decontamination",
-                   "split", "output"},
+  AllowOnly(root,
+            {"seed", "max_record_bytes", "memory_budget_mb", "source", "language", "quality",
+             "dedup", "pii", "decontamination", "split", "output"},
             "the top level", path);
   c.seed = static_cast<uint64_t>(Get<int64_t>(root, "seed", 0, "top", path));
-  const int64_t max_record = Get<int64_t>(root, "max_record_bytes",
-                                          static_cast<int64_t>(c.max_record_bytes), "top", path);
+  const int64_t max_record =
+      Get<int64_t>(root, "max_record_bytes", static_cast<int64_t>(c.max_record_bytes), "top", path);
   TRAIL_CHECK(max_record > 0, path, ": max_record_bytes must be > 0");
   c.max_record_bytes = static_cast<uint64_t>(max_record);
-  const int64_t budget_mb = Get<int64_t>(root, "memory_budget_mb",
-                                         static_cast<int64_t>(c.memory_budget_bytes >> 20), "top", path);
+  const int64_t budget_mb = Get<int64_t>(
+      root, "memory_budget_mb", static_cast<int64_t>(c.memory_budget_bytes >> 20), "top", path);
   TRAIL_CHECK(budget_mb >= kMinMemoryBudgetMb, path, ": memory_budget_mb must be at least ",
               kMinMemoryBudgetMb);
   c.memory_budget_bytes = static_cast<uint64_t>(budget_mb) << 20;
@@ -76,8 +77,9 @@ CorpusConfig LoadCorpusConfig(const std::string& path) {
     const toml::table* t = (*srcs)[i].as_table();
     const std::string where = "source[" + std::to_string(i) + "]";
     TRAIL_CHECK(t != nullptr, path, ": ", where, " must be a table");
-    AllowOnly(*t, {"name", "format", "paths", "encoding", "esperanto_x_system", "quota",
-                   "language_filter", "quality_filter"},
+    AllowOnly(*t,
+              {"name", "format", "paths", "encoding", "esperanto_x_system", "quota",
+               "language_filter", "quality_filter"},
               where, path);
     SourceConfig s;
     s.name = Get<std::string>(*t, "name", "", where, path);
@@ -105,8 +107,9 @@ CorpusConfig LoadCorpusConfig(const std::string& path) {
     c.min_language_score = Get<double>(*t, "min_score", 0.0, "language", path);
   }
   if (const toml::table* t = Section(root, "quality", path)) {
-    AllowOnly(*t, {"enabled", "min_doc_words", "max_doc_words", "min_stop_words", "repetition",
-                   "c4_min_sentences", "fineweb_line_punct_ratio"},
+    AllowOnly(*t,
+              {"enabled", "min_doc_words", "max_doc_words", "min_stop_words", "repetition",
+               "c4_min_sentences", "fineweb_line_punct_ratio"},
               "[quality]", path);
     c.quality_cfg.repetition = Get<bool>(*t, "repetition", true, "quality", path);
     c.quality_cfg.fineweb_line_punct_ratio = Get<double>(
@@ -114,12 +117,12 @@ CorpusConfig LoadCorpusConfig(const std::string& path) {
     c.quality_cfg.c4_min_sentences = static_cast<int>(
         Get<int64_t>(*t, "c4_min_sentences", c.quality_cfg.c4_min_sentences, "quality", path));
     c.quality = Get<bool>(*t, "enabled", true, "quality", path);
-    c.quality_cfg.min_doc_words =
-        static_cast<int>(Get<int64_t>(*t, "min_doc_words", c.quality_cfg.min_doc_words, "quality", path));
-    c.quality_cfg.max_doc_words =
-        static_cast<int>(Get<int64_t>(*t, "max_doc_words", c.quality_cfg.max_doc_words, "quality", path));
-    c.quality_cfg.min_stop_words =
-        static_cast<int>(Get<int64_t>(*t, "min_stop_words", c.quality_cfg.min_stop_words, "quality", path));
+    c.quality_cfg.min_doc_words = static_cast<int>(
+        Get<int64_t>(*t, "min_doc_words", c.quality_cfg.min_doc_words, "quality", path));
+    c.quality_cfg.max_doc_words = static_cast<int>(
+        Get<int64_t>(*t, "max_doc_words", c.quality_cfg.max_doc_words, "quality", path));
+    c.quality_cfg.min_stop_words = static_cast<int>(
+        Get<int64_t>(*t, "min_stop_words", c.quality_cfg.min_stop_words, "quality", path));
   }
   if (const toml::table* t = Section(root, "dedup", path)) {
     AllowOnly(*t, {"ngram", "bands", "rows", "threshold"}, "[dedup]", path);
@@ -152,7 +155,8 @@ CorpusConfig LoadCorpusConfig(const std::string& path) {
   }
   if (const toml::table* t = Section(root, "output", path)) {
     AllowOnly(*t, {"shard_documents"}, "[output]", path);
-    c.shard_documents = static_cast<uint64_t>(Get<int64_t>(*t, "shard_documents", 10000, "output", path));
+    c.shard_documents =
+        static_cast<uint64_t>(Get<int64_t>(*t, "shard_documents", 10000, "output", path));
     TRAIL_CHECK(c.shard_documents >= 1, path, ": [output].shard_documents must be positive");
   }
   return c;

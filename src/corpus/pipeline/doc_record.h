@@ -16,20 +16,20 @@
 namespace trail::corpus {
 
 struct DocRecord {
-  std::string key;                  // "source/id": unique after the read stage
-  uint32_t source_index = 0;        // into the config's sources
-  uint32_t file_index = 0;          // into the build's list of input files
+  std::string key;            // "source/id": unique after the read stage
+  uint32_t source_index = 0;  // into the config's sources
+  uint32_t file_index = 0;    // into the build's list of input files
   uint64_t offset = 0, raw_bytes = 0;
-  std::string raw_sha256;           // of the raw text (hex), for a quarantined repeated key
-  std::string raw_sample;           // SampleBytes(raw), likewise
-  std::string text;                 // normalized text; empty once dropped
-  std::string content_hash;         // exact-dedup key of the normalized text
-  Drop drop;                        // the verdict (kept by default)
-  std::string drop_stage;           // the stage that dropped it ("" while kept)
+  std::string raw_sha256;    // of the raw text (hex), for a quarantined repeated key
+  std::string raw_sample;    // SampleBytes(raw), likewise
+  std::string text;          // normalized text; empty once dropped
+  std::string content_hash;  // exact-dedup key of the normalized text
+  Drop drop;                 // the verdict (kept by default)
+  std::string drop_stage;    // the stage that dropped it ("" while kept)
   NormalizeStats norm;
   LanguageGuess lang;
-  std::string rules_json;           // the quality rules' [[value, pass], ...] ("" if not run)
-  std::vector<uint64_t> bands;      // LSH band hashes of a kept text (near_dedup.h), else empty
+  std::string rules_json;       // the quality rules' [[value, pass], ...] ("" if not run)
+  std::vector<uint64_t> bands;  // LSH band hashes of a kept text (near_dedup.h), else empty
 };
 
 // Appends the record's encoding to *out.

@@ -5,7 +5,8 @@
 namespace trail::corpus {
 
 DocRunMerge::DocRunMerge(const std::vector<std::string>& runs, size_t buffer_bytes) {
-  for (const std::string& r : runs) readers_.push_back(std::make_unique<SpillReader>(r, buffer_bytes));
+  for (const std::string& r : runs)
+    readers_.push_back(std::make_unique<SpillReader>(r, buffer_bytes));
   for (uint32_t i = 0; i < readers_.size(); ++i) Pull(i);
 }
 
@@ -15,7 +16,8 @@ void DocRunMerge::Pull(uint32_t run) {
   h.offset = readers_[run]->offset();
   if (!readers_[run]->ReadRecord(h.bytes)) return;
   // The key is the record's first field: length, then bytes.
-  const uint64_t n = h.bytes.size() >= 8 ? GetU64(reinterpret_cast<const uint8_t*>(h.bytes.data())) : 0;
+  const uint64_t n =
+      h.bytes.size() >= 8 ? GetU64(reinterpret_cast<const uint8_t*>(h.bytes.data())) : 0;
   h.key = h.bytes.substr(8, n);
   heap_.push(std::move(h));
 }

@@ -49,7 +49,8 @@ class NormalizeStage : public DocStage {
     // prefix of the text's SHA-256) is then the raw bytes' hash, already computed.
     d.content_hash = d.text == p.raw ? d.raw_sha256.substr(0, 32) : ContentHash(d.text);
     std::string().swap(p.raw);
-    if (d.text.find_first_not_of(" \t\n") == std::string::npos) d.drop = Drop(DropReason::kEmptyAfterNormalize);
+    if (d.text.find_first_not_of(" \t\n") == std::string::npos)
+      d.drop = Drop(DropReason::kEmptyAfterNormalize);
   }
 
  private:
@@ -152,8 +153,10 @@ std::string RuleValuesJson(const std::vector<RuleResult>& rules) {
   char buf[64];
   for (const RuleResult& r : rules) {
     j += j.size() == 1 ? "[" : ",[";
-    if (std::isfinite(r.value)) j.append(buf, std::to_chars(buf, buf + sizeof buf, r.value).ptr);
-    else j += "null";
+    if (std::isfinite(r.value))
+      j.append(buf, std::to_chars(buf, buf + sizeof buf, r.value).ptr);
+    else
+      j += "null";
     j += r.pass ? ",1]" : ",0]";
   }
   return j + "]";

@@ -4,23 +4,36 @@
 
 namespace trail::corpus {
 namespace {
-constexpr DropReason kAll[] = {DropReason::kEmptyAfterNormalize, DropReason::kLanguageNotAllowed,
-                               DropReason::kLanguageLowScore,    DropReason::kQuality,
-                               DropReason::kContaminated,        DropReason::kQuota,
-                               DropReason::kExactDup,            DropReason::kNearDup};
+constexpr DropReason kAll[] = {DropReason::kEmptyAfterNormalize,
+                               DropReason::kLanguageNotAllowed,
+                               DropReason::kLanguageLowScore,
+                               DropReason::kQuality,
+                               DropReason::kContaminated,
+                               DropReason::kQuota,
+                               DropReason::kExactDup,
+                               DropReason::kNearDup};
 }  // namespace
 
 std::string_view DropReasonText(DropReason r) {
   switch (r) {
-    case DropReason::kNone: return "";
-    case DropReason::kEmptyAfterNormalize: return "normalize.empty";
-    case DropReason::kLanguageNotAllowed: return "language.not_allowed";
-    case DropReason::kLanguageLowScore: return "language.low_score";
-    case DropReason::kQuality: return "quality.";
-    case DropReason::kContaminated: return "contaminated";
-    case DropReason::kQuota: return "quota";
-    case DropReason::kExactDup: return "exact_dup";
-    case DropReason::kNearDup: return "near_dup";
+    case DropReason::kNone:
+      return "";
+    case DropReason::kEmptyAfterNormalize:
+      return "normalize.empty";
+    case DropReason::kLanguageNotAllowed:
+      return "language.not_allowed";
+    case DropReason::kLanguageLowScore:
+      return "language.low_score";
+    case DropReason::kQuality:
+      return "quality.";
+    case DropReason::kContaminated:
+      return "contaminated";
+    case DropReason::kQuota:
+      return "quota";
+    case DropReason::kExactDup:
+      return "exact_dup";
+    case DropReason::kNearDup:
+      return "near_dup";
   }
   return "";
 }

@@ -11,15 +11,15 @@
 namespace trail::corpus {
 
 enum class DropReason : uint8_t {
-  kNone,                // kept
-  kEmptyAfterNormalize, // "normalize.empty": nothing but white space is left
-  kLanguageNotAllowed,  // "language.not_allowed": not one of allowed_languages
-  kLanguageLowScore,    // "language.low_score": below min_language_score
-  kQuality,             // "quality.<rule>": the first quality rule it fails
-  kContaminated,        // "contaminated": overlaps a benchmark (decontamination drops it)
-  kQuota,               // "quota": its source's quota is full
-  kExactDup,            // "exact_dup": the same normalized text as an earlier document
-  kNearDup,             // "near_dup": in a near-duplicate cluster whose survivor is another
+  kNone,                 // kept
+  kEmptyAfterNormalize,  // "normalize.empty": nothing but white space is left
+  kLanguageNotAllowed,   // "language.not_allowed": not one of allowed_languages
+  kLanguageLowScore,     // "language.low_score": below min_language_score
+  kQuality,              // "quality.<rule>": the first quality rule it fails
+  kContaminated,         // "contaminated": overlaps a benchmark (decontamination drops it)
+  kQuota,                // "quota": its source's quota is full
+  kExactDup,             // "exact_dup": the same normalized text as an earlier document
+  kNearDup,              // "near_dup": in a near-duplicate cluster whose survivor is another
 };
 
 // A document's verdict: kept (the default), or dropped with a reason.

@@ -51,28 +51,37 @@ std::vector<SourceEffectiveData> EffectiveData(const std::string& lineage_db) {
   } catch (const Error& e) {
     TRAIL_FAIL(lineage_db, ": not a lineage database (", e.what(), ")");
   }
-  TRAIL_CHECK(lineage, lineage_db, ": not a lineage database (no documents table): give the "
+  TRAIL_CHECK(lineage, lineage_db,
+              ": not a lineage database (no documents table): give the "
               "lineage.sqlite of a corpus build's output directory");
   std::map<std::string, SourceEffectiveData> by_source;
   {
-    Stmt st(db.get(), "SELECT source, kept, COALESCE(drop_reason, ''), COUNT(*), SUM(bytes) "
-                      "FROM documents GROUP BY source, kept, drop_reason");
+    Stmt st(db.get(),
+            "SELECT source, kept, COALESCE(drop_reason, ''), COUNT(*), SUM(bytes) "
+            "FROM documents GROUP BY source, kept, drop_reason");
     while (sqlite3_step(st.get()) == SQLITE_ROW) {
       SourceEffectiveData& s = by_source[Column(st.get(), 0)];
       const std::string reason = Column(st.get(), 2);
-      const int64_t docs = sqlite3_column_int64(st.get(), 3), bytes = sqlite3_column_int64(st.get(), 4);
+      const int64_t docs = sqlite3_column_int64(st.get(), 3),
+                    bytes = sqlite3_column_int64(st.get(), 4);
       Add(s.read, docs, bytes);
-      if (sqlite3_column_int64(st.get(), 1) != 0) Add(s.kept, docs, bytes);
-      else if (reason == "exact_dup") Add(s.exact_dup, docs, bytes);
-      else if (reason == "near_dup") Add(s.near_dup, docs, bytes);
-      else Add(s.filtered, docs, bytes);
+      if (sqlite3_column_int64(st.get(), 1) != 0)
+        Add(s.kept, docs, bytes);
+      else if (reason == "exact_dup")
+        Add(s.exact_dup, docs, bytes);
+      else if (reason == "near_dup")
+        Add(s.near_dup, docs, bytes);
+      else
+        Add(s.filtered, docs, bytes);
     }
   }
   if (HasTable(db, "tokens")) {
-    Stmt st(db.get(), "SELECT d.source, t.split, SUM(t.tokens) FROM tokens t JOIN documents d "
-                      "ON d.key = t.key GROUP BY d.source, t.split");
+    Stmt st(db.get(),
+            "SELECT d.source, t.split, SUM(t.tokens) FROM tokens t JOIN documents d "
+            "ON d.key = t.key GROUP BY d.source, t.split");
     while (sqlite3_step(st.get()) == SQLITE_ROW) {
-      by_source[Column(st.get(), 0)].tokens[Column(st.get(), 1)] = sqlite3_column_int64(st.get(), 2);
+      by_source[Column(st.get(), 0)].tokens[Column(st.get(), 1)] =
+          sqlite3_column_int64(st.get(), 2);
     }
   }
   std::vector<SourceEffectiveData> out;

@@ -16,10 +16,10 @@ struct DocsBytes {
 
 struct SourceEffectiveData {
   std::string source;
-  DocsBytes read;         // every input document of the source
-  DocsBytes exact_dup;    // dropped as exact duplicates (drop_reason "exact_dup")
-  DocsBytes near_dup;     // dropped as near duplicates ("near_dup")
-  DocsBytes filtered;     // dropped by any other stage (language, quality, contamination, …)
+  DocsBytes read;       // every input document of the source
+  DocsBytes exact_dup;  // dropped as exact duplicates (drop_reason "exact_dup")
+  DocsBytes near_dup;   // dropped as near duplicates ("near_dup")
+  DocsBytes filtered;   // dropped by any other stage (language, quality, contamination, …)
   DocsBytes kept;
   std::map<std::string, int64_t> tokens;  // per split, of kept documents (after `corpus tokenize`)
   int64_t total_tokens() const;

@@ -17,17 +17,20 @@ TEST(EffectiveData, CountsEachVerdictAndTheKeptTokensPerSource) {
   {
     Db db(path);
     CreateLineageTables(db);
-    db.Exec("CREATE TABLE tokens(key TEXT PRIMARY KEY, split TEXT, token_shard TEXT, "
-            "shard_doc INTEGER, token_start INTEGER, tokens INTEGER)");
+    db.Exec(
+        "CREATE TABLE tokens(key TEXT PRIMARY KEY, split TEXT, token_shard TEXT, "
+        "shard_doc INTEGER, token_start INTEGER, tokens INTEGER)");
     // web: 2 kept (100 + 300 bytes), 1 exact duplicate (100), 1 near duplicate (50), 1 dropped
     // for language (25); code: 1 kept (1000 bytes), 1 dropped by a quality rule (10).
-    db.Exec("INSERT INTO documents(key, source, bytes, kept, drop_reason, split) VALUES "
-            "('w1','web',100,1,NULL,'train'), ('w2','web',300,1,NULL,'validation'), "
-            "('w3','web',100,0,'exact_dup',NULL), ('w4','web',50,0,'near_dup',NULL), "
-            "('w5','web',25,0,'language.not_allowed',NULL), ('c1','code',1000,1,NULL,'train'), "
-            "('c2','code',10,0,'quality.gopher.min_doc_words',NULL)");
-    db.Exec("INSERT INTO tokens(key, split, tokens) VALUES ('w1','train',30), ('w2','validation',70), "
-            "('c1','train',400)");
+    db.Exec(
+        "INSERT INTO documents(key, source, bytes, kept, drop_reason, split) VALUES "
+        "('w1','web',100,1,NULL,'train'), ('w2','web',300,1,NULL,'validation'), "
+        "('w3','web',100,0,'exact_dup',NULL), ('w4','web',50,0,'near_dup',NULL), "
+        "('w5','web',25,0,'language.not_allowed',NULL), ('c1','code',1000,1,NULL,'train'), "
+        "('c2','code',10,0,'quality.gopher.min_doc_words',NULL)");
+    db.Exec(
+        "INSERT INTO tokens(key, split, tokens) VALUES ('w1','train',30), ('w2','validation',70), "
+        "('c1','train',400)");
   }
   const std::vector<SourceEffectiveData> d = EffectiveData(path);
   ASSERT_EQ(d.size(), 2u);
@@ -51,7 +54,8 @@ TEST(EffectiveData, CountsEachVerdictAndTheKeptTokensPerSource) {
   WriteFileAtomic(dir / "other.sqlite", "not a database at all, just text");
   EXPECT_NE(ErrorOf([&] { EffectiveData(dir / "other.sqlite"); }).find("not a lineage database"),
             std::string::npos);
-  EXPECT_NE(ErrorOf([&] { EffectiveData(dir / "missing.sqlite"); }).find("not found"), std::string::npos);
+  EXPECT_NE(ErrorOf([&] { EffectiveData(dir / "missing.sqlite"); }).find("not found"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -48,8 +48,14 @@ class FinalPass {
  public:
   FinalPass(const CorpusConfig& cfg, const std::vector<std::string>& files, ThreadPool& pool,
             LineageWriter& lineage, ShardGroups& shards, BuildSummary& sum, BuildReport& report)
-      : cfg_(cfg), files_(files), pool_(pool), lineage_(lineage), shards_(shards), sum_(sum),
-        report_(report), contam_(LoadContaminationIndex(cfg)),
+      : cfg_(cfg),
+        files_(files),
+        pool_(pool),
+        lineage_(lineage),
+        shards_(shards),
+        sum_(sum),
+        report_(report),
+        contam_(LoadContaminationIndex(cfg)),
         kept_per_source_(cfg.sources.size(), 0) {
     decontam_.cut = cfg.decontam_cut;
   }
@@ -97,9 +103,12 @@ class FinalPass {
     }
     if (f.d.drop.dropped()) return;
     const DocRecord& d = f.d;
-    f.line = Json{{"id", d.key}, {"text", d.text}, {"source", cfg_.sources[d.source_index].name},
+    f.line = Json{{"id", d.key},
+                  {"text", d.text},
+                  {"source", cfg_.sources[d.source_index].name},
                   {"metadata", Json{{"language", d.lang.language}, {"cluster", f.cluster}}}}
-                 .dump() + "\n";
+                 .dump() +
+             "\n";
     f.text_bytes = d.text.size();
     std::string().swap(f.d.text);
   }
@@ -110,7 +119,8 @@ class FinalPass {
     if (d.drop.reason() == DropReason::kContaminated) {
       ++report_.dropped["pii_decontamination"][d.drop.text()];
     }
-    if (!f.cluster.empty()) f.split = SplitOfCluster(f.cluster, cfg_.seed, cfg_.train, cfg_.validation);
+    if (!f.cluster.empty())
+      f.split = SplitOfCluster(f.cluster, cfg_.seed, cfg_.train, cfg_.validation);
     if (d.drop.dropped()) return;
     const uint64_t quota = cfg_.sources[d.source_index].quota;
     if (quota > 0 && kept_per_source_[d.source_index] >= quota) {
@@ -172,9 +182,9 @@ class FinalPass {
 }  // namespace
 
 void RunFinalPass(const CorpusConfig& cfg, const Budget& budget,
-                  const std::vector<std::string>& files, const FinalPassInput& in,
-                  ThreadPool& pool, bool show_progress, LineageWriter& lineage,
-                  ShardGroups& shards, BuildSummary& sum, BuildReport& report) {
+                  const std::vector<std::string>& files, const FinalPassInput& in, ThreadPool& pool,
+                  bool show_progress, LineageWriter& lineage, ShardGroups& shards,
+                  BuildSummary& sum, BuildReport& report) {
   FinalPass pass(cfg, files, pool, lineage, shards, sum, report);
   // The keys needed before they are reached are those of cluster roots and exact survivors:
   // both smaller than every document that refers to them.

@@ -23,7 +23,7 @@ namespace trail::corpus {
 struct FinalPassInput {
   std::vector<std::string> runs;  // the merged document runs
   size_t run_buffer = 0;
-  std::string exact_dups;         // exact.bin: ExactDup records by ordinal
+  std::string exact_dups;  // exact.bin: ExactDup records by ordinal
   std::unordered_set<uint32_t> exact_survivors;
   std::unordered_map<uint32_t, uint32_t> root_of;  // near-dup cluster roots, by ordinal
   uint64_t documents = 0, bytes_in = 0;            // for progress
@@ -32,8 +32,8 @@ struct FinalPassInput {
 // Writes the lineage rows (not yet committed) and the shard groups' lines; fills the summary's
 // kept and bytes_out and the report's drops and times.
 void RunFinalPass(const CorpusConfig& cfg, const Budget& budget,
-                  const std::vector<std::string>& files, const FinalPassInput& in,
-                  ThreadPool& pool, bool progress, LineageWriter& lineage, ShardGroups& shards,
-                  BuildSummary& sum, BuildReport& report);
+                  const std::vector<std::string>& files, const FinalPassInput& in, ThreadPool& pool,
+                  bool progress, LineageWriter& lineage, ShardGroups& shards, BuildSummary& sum,
+                  BuildReport& report);
 
 }  // namespace trail::corpus

@@ -19,12 +19,12 @@ constexpr DocColumnSpec kDocumentColumns[] = {
     {C::kSource, "source", "TEXT"},
     {C::kFile, "file", "TEXT"},
     {C::kOffset, "offset", "INTEGER"},
-    {C::kBytes, "bytes", "INTEGER"},                // raw bytes
+    {C::kBytes, "bytes", "INTEGER"},  // raw bytes
     {C::kEncoding, "encoding", "TEXT"},
     {C::kEncodingDetected, "encoding_detected", "INTEGER"},
     {C::kReplaced, "replaced", "INTEGER"},
     {C::kControlsRemoved, "controls_removed", "INTEGER"},
-    {C::kContentHash, "content_hash", "TEXT"},      // the exact-dedup key
+    {C::kContentHash, "content_hash", "TEXT"},  // the exact-dedup key
     {C::kLanguage, "language", "TEXT"},
     {C::kLanguageScore, "language_score", "REAL"},
     {C::kExactSurvivor, "exact_survivor", "TEXT"},  // "" when dropped earlier
@@ -33,13 +33,13 @@ constexpr DocColumnSpec kDocumentColumns[] = {
     {C::kPiiPhone, "pii_phone", "INTEGER"},
     {C::kPiiIp, "pii_ip", "INTEGER"},
     {C::kPiiSecret, "pii_secret", "INTEGER"},
-    {C::kContamination, "contamination", "TEXT"},   // "" when clean
-    {C::kSplit, "split", "TEXT"},                   // "" without a cluster
+    {C::kContamination, "contamination", "TEXT"},  // "" when clean
+    {C::kSplit, "split", "TEXT"},                  // "" without a cluster
     {C::kKept, "kept", "INTEGER"},
-    {C::kDropReason, "drop_reason", "TEXT"},        // drop_reason.h; "" when kept
-    {C::kShard, "shard", "TEXT"},                   // "" when not kept
-    {C::kShardLine, "shard_line", "INTEGER"},       // 1-based; 0 when not kept
-    {C::kRules, "rules", "TEXT"},                   // [[value, pass], ...]; NULL if not run
+    {C::kDropReason, "drop_reason", "TEXT"},   // drop_reason.h; "" when kept
+    {C::kShard, "shard", "TEXT"},              // "" when not kept
+    {C::kShardLine, "shard_line", "INTEGER"},  // 1-based; 0 when not kept
+    {C::kRules, "rules", "TEXT"},              // [[value, pass], ...]; NULL if not run
 };
 
 constexpr bool InEnumOrder() {
@@ -74,19 +74,22 @@ std::string InsertDocumentSql() {
 }
 
 void CreateLineageTables(Db& db) {
-  db.Exec("CREATE TABLE run(name TEXT PRIMARY KEY, value TEXT);"
-          "CREATE TABLE documents(" + ColumnList(true) + ");"
-          // Quality rules: names and thresholds once (quality_rules), each document's
-          // [[value, pass], ...] in that order (documents.rules), read as rows (key, rule,
-          // value, threshold, pass) through the view `rules` — one insert per document
-          // instead of one per rule.
-          "CREATE TABLE quality_rules(idx INTEGER PRIMARY KEY, rule TEXT, threshold REAL);"
-          "CREATE VIEW rules AS SELECT d.key AS key, q.rule AS rule,"
-          " json_extract(r.value, '$[0]') AS value, q.threshold AS threshold,"
-          " json_extract(r.value, '$[1]') AS pass FROM documents d, json_each(d.rules) r"
-          " JOIN quality_rules q ON q.idx = r.key;"
-          "CREATE TABLE quarantine(file TEXT, offset INTEGER, line INTEGER, bytes INTEGER,"
-          " reason TEXT, detail TEXT, sample TEXT, sha256 TEXT);");
+  db.Exec(
+      "CREATE TABLE run(name TEXT PRIMARY KEY, value TEXT);"
+      "CREATE TABLE documents(" +
+      ColumnList(true) +
+      ");"
+      // Quality rules: names and thresholds once (quality_rules), each document's
+      // [[value, pass], ...] in that order (documents.rules), read as rows (key, rule,
+      // value, threshold, pass) through the view `rules` — one insert per document
+      // instead of one per rule.
+      "CREATE TABLE quality_rules(idx INTEGER PRIMARY KEY, rule TEXT, threshold REAL);"
+      "CREATE VIEW rules AS SELECT d.key AS key, q.rule AS rule,"
+      " json_extract(r.value, '$[0]') AS value, q.threshold AS threshold,"
+      " json_extract(r.value, '$[1]') AS pass FROM documents d, json_each(d.rules) r"
+      " JOIN quality_rules q ON q.idx = r.key;"
+      "CREATE TABLE quarantine(file TEXT, offset INTEGER, line INTEGER, bytes INTEGER,"
+      " reason TEXT, detail TEXT, sample TEXT, sha256 TEXT);");
 }
 
 std::string ExplainDocument(const std::string& lineage_db, const std::string& key) {
@@ -114,11 +117,10 @@ std::string ExplainDocument(const std::string& lineage_db, const std::string& ke
     out << "  language " << col(C::kLanguage) << " (score " << col(C::kLanguageScore) << ")\n";
   }
   if (integer(C::kKept) != 0) {
-    const int64_t pii = integer(C::kPiiEmail) + integer(C::kPiiPhone) + integer(C::kPiiIp) +
-                        integer(C::kPiiSecret);
-    out << "  KEPT: split " << col(C::kSplit) << ", cluster " << col(C::kCluster)
-        << ", written to " << col(C::kShard) << " line " << col(C::kShardLine) << "; " << pii
-        << " PII replacements\n";
+    const int64_t pii =
+        integer(C::kPiiEmail) + integer(C::kPiiPhone) + integer(C::kPiiIp) + integer(C::kPiiSecret);
+    out << "  KEPT: split " << col(C::kSplit) << ", cluster " << col(C::kCluster) << ", written to "
+        << col(C::kShard) << " line " << col(C::kShardLine) << "; " << pii << " PII replacements\n";
   } else {
     const Drop drop = Drop::Parse(col(C::kDropReason));
     out << "  DROPPED: " << drop.text();
@@ -136,7 +138,8 @@ std::string ExplainDocument(const std::string& lineage_db, const std::string& ke
   const bool tokenized = sqlite3_step(has) == SQLITE_ROW;
   sqlite3_finalize(has);
   if (tokenized) {
-    Stmt t(db.get(), "SELECT token_shard, shard_doc, token_start, tokens FROM tokens WHERE key = ?");
+    Stmt t(db.get(),
+           "SELECT token_shard, shard_doc, token_start, tokens FROM tokens WHERE key = ?");
     t.Text(1, key);
     if (sqlite3_step(t.get()) == SQLITE_ROW) {
       out << "  tokens: " << reinterpret_cast<const char*>(sqlite3_column_text(t.get(), 0))

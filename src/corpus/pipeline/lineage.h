@@ -14,10 +14,31 @@ namespace trail::corpus {
 // INSERT and binds (lineage_writer.cc) and `trail corpus why` read. Appending a column means
 // one entry here and one bind in LineageWriter::AddDocument.
 enum class DocColumn : int {
-  kKey, kSource, kFile, kOffset, kBytes, kEncoding, kEncodingDetected, kReplaced,
-  kControlsRemoved, kContentHash, kLanguage, kLanguageScore, kExactSurvivor, kCluster,
-  kPiiEmail, kPiiPhone, kPiiIp, kPiiSecret, kContamination, kSplit, kKept, kDropReason, kShard,
-  kShardLine, kRules,
+  kKey,
+  kSource,
+  kFile,
+  kOffset,
+  kBytes,
+  kEncoding,
+  kEncodingDetected,
+  kReplaced,
+  kControlsRemoved,
+  kContentHash,
+  kLanguage,
+  kLanguageScore,
+  kExactSurvivor,
+  kCluster,
+  kPiiEmail,
+  kPiiPhone,
+  kPiiIp,
+  kPiiSecret,
+  kContamination,
+  kSplit,
+  kKept,
+  kDropReason,
+  kShard,
+  kShardLine,
+  kRules,
 };
 struct DocColumnSpec {
   DocColumn column;

@@ -15,8 +15,8 @@ namespace trail::corpus {
 class Db {
  public:
   explicit Db(const std::string& path) {
-    TRAIL_CHECK(sqlite3_open(path.c_str(), &db_) == SQLITE_OK, path, ": cannot open: ",
-                sqlite3_errmsg(db_));
+    TRAIL_CHECK(sqlite3_open(path.c_str(), &db_) == SQLITE_OK, path,
+                ": cannot open: ", sqlite3_errmsg(db_));
   }
   ~Db() { sqlite3_close(db_); }
   void Exec(const std::string& sql) {
@@ -35,8 +35,8 @@ class Db {
 class Stmt {
  public:
   Stmt(sqlite3* db, const char* sql) {
-    TRAIL_CHECK(sqlite3_prepare_v2(db, sql, -1, &st_, nullptr) == SQLITE_OK, "lineage: ",
-                sqlite3_errmsg(db));
+    TRAIL_CHECK(sqlite3_prepare_v2(db, sql, -1, &st_, nullptr) == SQLITE_OK,
+                "lineage: ", sqlite3_errmsg(db));
   }
   ~Stmt() { sqlite3_finalize(st_); }
   Stmt& Text(int i, const std::string& s) {

@@ -11,8 +11,10 @@ LineageWriter::LineageWriter(const std::string& path, int64_t cache_kib)
     : path_(path), tmp_(path + ".tmp") {
   fs::remove(tmp_);
   db_ = std::make_unique<Db>(tmp_);
-  db_->Exec("PRAGMA page_size=16384; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-" +
-            std::to_string(cache_kib) + "; PRAGMA temp_store=FILE;");
+  db_->Exec(
+      "PRAGMA page_size=16384; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA "
+      "cache_size=-" +
+      std::to_string(cache_kib) + "; PRAGMA temp_store=FILE;");
   CreateLineageTables(*db_);
   db_->Exec("BEGIN;");
   run_ = std::make_unique<Stmt>(db_->get(), "INSERT INTO run VALUES (?, ?)");
@@ -32,7 +34,8 @@ void LineageWriter::AddRunInfo(const std::string& name, const std::string& value
 void LineageWriter::AddQualityRules(const std::vector<RuleResult>& rules) {
   Stmt q(db_->get(), "INSERT INTO quality_rules (idx, rule, threshold) VALUES (?,?,?)");
   int64_t idx = 0;
-  for (const RuleResult& r : rules) q.Int(1, idx++).Text(2, std::string(r.rule)).Real(3, r.threshold).Run();
+  for (const RuleResult& r : rules)
+    q.Int(1, idx++).Text(2, std::string(r.rule)).Real(3, r.threshold).Run();
 }
 
 void LineageWriter::AddDocument(const LineageRow& r) {
@@ -61,9 +64,15 @@ void LineageWriter::AddDocument(const LineageRow& r) {
 }
 
 void LineageWriter::AddQuarantined(const Quarantined& q) {
-  quarantine_->Text(1, q.file).Int(2, static_cast<int64_t>(q.offset))
-      .Int(3, static_cast<int64_t>(q.line)).Int(4, static_cast<int64_t>(q.bytes))
-      .Text(5, q.reason).Text(6, q.detail).Text(7, q.sample).Text(8, q.sha256).Run();
+  quarantine_->Text(1, q.file)
+      .Int(2, static_cast<int64_t>(q.offset))
+      .Int(3, static_cast<int64_t>(q.line))
+      .Int(4, static_cast<int64_t>(q.bytes))
+      .Text(5, q.reason)
+      .Text(6, q.detail)
+      .Text(7, q.sample)
+      .Text(8, q.sha256)
+      .Run();
 }
 
 void LineageWriter::Commit() {

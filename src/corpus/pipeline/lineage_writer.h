@@ -21,23 +21,23 @@ namespace trail::corpus {
 // themselves are lineage.h's DocumentColumns). Its text fields view the caller's strings,
 // which must stay unchanged until AddDocument returns.
 struct LineageRow {
-  std::string_view key, source, file;      // key, source, file
-  uint64_t offset = 0, bytes = 0;          // offset, bytes (raw)
-  std::string_view encoding;               // encoding
-  bool encoding_detected = false;          // encoding_detected
+  std::string_view key, source, file;  // key, source, file
+  uint64_t offset = 0, bytes = 0;      // offset, bytes (raw)
+  std::string_view encoding;           // encoding
+  bool encoding_detected = false;      // encoding_detected
   uint64_t replaced = 0, controls_removed = 0;
-  std::string_view content_hash;           // content_hash (exact-dedup key)
-  std::string_view language;               // language
-  double language_score = 0;               // language_score
+  std::string_view content_hash;             // content_hash (exact-dedup key)
+  std::string_view language;                 // language
+  double language_score = 0;                 // language_score
   std::string_view exact_survivor, cluster;  // exact_survivor, cluster ("" when dropped earlier)
   uint64_t pii_email = 0, pii_phone = 0, pii_ip = 0, pii_secret = 0;
-  std::string_view contamination;          // contamination ("" when clean)
-  std::string_view split;                  // split ("" when the document has no cluster)
-  bool kept = false;                       // kept
-  std::string_view drop_reason;            // drop_reason ("" when kept)
-  std::string_view shard;                  // shard ("" when not kept)
-  uint64_t shard_line = 0;                 // shard_line (1-based; 0 when not kept)
-  std::string_view rules;                  // rules: [[value, pass], ...]; "" stores NULL
+  std::string_view contamination;  // contamination ("" when clean)
+  std::string_view split;          // split ("" when the document has no cluster)
+  bool kept = false;               // kept
+  std::string_view drop_reason;    // drop_reason ("" when kept)
+  std::string_view shard;          // shard ("" when not kept)
+  uint64_t shard_line = 0;         // shard_line (1-based; 0 when not kept)
+  std::string_view rules;          // rules: [[value, pass], ...]; "" stores NULL
 };
 
 class LineageWriter {

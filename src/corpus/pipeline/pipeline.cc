@@ -107,8 +107,13 @@ BuildSummary CrossDocumentPhases(const CorpusConfig& cfg, const std::string& out
   {
     LineageWriter lineage(out_dir + "/lineage.sqlite", budget.sqlite_cache_kib());
     WriteLineageHeader(cfg, lineage);
-    FinalPassInput in{runs, run_buffer, work + "/exact.bin", std::move(exact.survivors),
-                      std::move(near.root_of), sum.documents, sum.bytes_in};
+    FinalPassInput in{runs,
+                      run_buffer,
+                      work + "/exact.bin",
+                      std::move(exact.survivors),
+                      std::move(near.root_of),
+                      sum.documents,
+                      sum.bytes_in};
     RunFinalPass(cfg, budget, files, in, pool, opt.progress, lineage, shards, sum, report);
     t = Clock::now();
     for (const Quarantined& q : report.quarantined) lineage.AddQuarantined(q);

@@ -29,16 +29,16 @@ namespace trail::corpus {
 
 struct BuildOptions {
   int threads = 1;
-  bool progress = false;  // per-stage progress lines on stderr
+  bool progress = false;             // per-stage progress lines on stderr
   uint64_t memory_budget_bytes = 0;  // 0: the config's memory_budget_mb
 };
 BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir,
                          const BuildOptions& opt);
 BuildSummary BuildCorpus(const CorpusConfig& cfg, const std::string& out_dir, int threads);
 
-// The same build in tasks (pipeline/task_records.h, near_tasks.h): read task `task` of `tasks` runs the
-// per-document stages on its slice of the inputs; optionally, with near_tasks = M > 0, the index
-// phase and M near tasks do near dedup in hash partitions; then BuildCorpusFromTasks verifies
+// The same build in tasks (pipeline/task_records.h, near_tasks.h): read task `task` of `tasks` runs
+// the per-document stages on its slice of the inputs; optionally, with near_tasks = M > 0, the
+// index phase and M near tasks do near dedup in hash partitions; then BuildCorpusFromTasks verifies
 // every task and runs the cross-document phases (taking the clusters from the near tasks when
 // there are any), writing the shards and lineage a one-process build writes, byte for byte, and
 // removing the tasks' directories. A task that is already complete does nothing
@@ -62,8 +62,7 @@ PhaseSummary RunIndexPhase(const CorpusConfig& cfg, const std::string& out_dir, 
 PhaseSummary RunNearTask(const CorpusConfig& cfg, const std::string& out_dir, uint32_t task,
                          uint32_t tasks, uint32_t near_tasks, const BuildOptions& opt);
 BuildSummary BuildCorpusFromTasks(const CorpusConfig& cfg, const std::string& out_dir,
-                                  uint32_t tasks, const BuildOptions& opt,
-                                  uint32_t near_tasks = 0);
+                                  uint32_t tasks, const BuildOptions& opt, uint32_t near_tasks = 0);
 
 // A human-readable account of one document from a lineage database ("" if unknown key).
 std::string ExplainDocument(const std::string& lineage_db, const std::string& key);

@@ -33,17 +33,29 @@ std::string Config(const std::string& dir) {
     }
   }
   return "seed = 7\n"
-         "[[source]]\nname = \"en\"\nformat = \"fortune\"\npaths = [\"" + f + "literature\", \"" +
-         f + "songs-poems\", \"" + f + "startrek\"]\n"
-         "[[source]]\nname = \"eo\"\nformat = \"fortune\"\npaths = [\"" + f + "eo/proverbaro\"]\n"
+         "[[source]]\nname = \"en\"\nformat = \"fortune\"\npaths = [\"" +
+         f + "literature\", \"" + f + "songs-poems\", \"" + f +
+         "startrek\"]\n"
+         "[[source]]\nname = \"eo\"\nformat = \"fortune\"\npaths = [\"" +
+         f +
+         "eo/proverbaro\"]\n"
          "[[source]]\nname = \"eo-ascii\"\nformat = \"fortune\"\nesperanto_x_system = true\n"
-         "paths = [\"" + f + "eo-ascii/proverbaro\"]\n"
+         "paths = [\"" +
+         f +
+         "eo-ascii/proverbaro\"]\n"
          "[[source]]\nname = \"eo-latin3\"\nformat = \"fortune\"\nencoding = \"ISO-8859-3\"\n"
-         "paths = [\"" + f + "eo-iso3/proverbaro\"]\nquota = 100\n"
-         "[language]\nmodel = \"" + kModel + "\"\nallowed = [\"en\", \"eo\"]\n"
-         "[quality]\nmin_doc_words = 4\nmin_stop_words = 0\nc4_min_sentences = 0\nrepetition = false\n"
+         "paths = [\"" +
+         f +
+         "eo-iso3/proverbaro\"]\nquota = 100\n"
+         "[language]\nmodel = \"" +
+         kModel +
+         "\"\nallowed = [\"en\", \"eo\"]\n"
+         "[quality]\nmin_doc_words = 4\nmin_stop_words = 0\nc4_min_sentences = 0\nrepetition = "
+         "false\n"
          "fineweb_line_punct_ratio = 0\n"
-         "[decontamination]\neval_files = [\"" + dir + "/poetry.txt\"]\n"
+         "[decontamination]\neval_files = [\"" +
+         dir +
+         "/poetry.txt\"]\n"
          "[split]\ntrain = 0.8\nvalidation = 0.1\n"
          "[output]\nshard_documents = 500\n";
 }
@@ -70,7 +82,8 @@ int64_t Count(const std::string& db_path, const std::string& where) {
   sqlite3* db = nullptr;
   sqlite3_open(db_path.c_str(), &db);
   sqlite3_stmt* st = nullptr;
-  sqlite3_prepare_v2(db, ("SELECT count(*) FROM documents WHERE " + where).c_str(), -1, &st, nullptr);
+  sqlite3_prepare_v2(db, ("SELECT count(*) FROM documents WHERE " + where).c_str(), -1, &st,
+                     nullptr);
   sqlite3_step(st);
   const int64_t n = sqlite3_column_int64(st, 0);
   sqlite3_finalize(st);
@@ -128,22 +141,25 @@ TEST(CorpusBuild, DeterministicWithLineageForEveryDocument) {
   // once: the copies are exact duplicates after normalization.
   EXPECT_EQ(Count(db, "source LIKE 'eo%'"), 3 * 2626);
   // The three copies share every verdict; of those that reach exact dedup, two in three go.
-  const int64_t reach = Count(db, "source LIKE 'eo%' AND drop_reason IN ('', 'exact_dup', "
-                                  "'near_dup', 'contaminated', 'quota')");
+  const int64_t reach = Count(db,
+                              "source LIKE 'eo%' AND drop_reason IN ('', 'exact_dup', "
+                              "'near_dup', 'contaminated', 'quota')");
   EXPECT_GT(reach, 3000);
   EXPECT_EQ(reach % 3, 0);
   EXPECT_EQ(Count(db, "source LIKE 'eo%' AND drop_reason = 'exact_dup'"), 2 * reach / 3);
   EXPECT_EQ(Count(db, "source = 'eo-latin3' AND kept = 1"), 0);  // 'eo-ascii/…' keys sort first
   // Clusters never straddle splits.
-  EXPECT_EQ(Count(db, "cluster != '' AND cluster IN (SELECT cluster FROM documents GROUP BY "
-                      "cluster HAVING count(DISTINCT split) > 1)"),
+  EXPECT_EQ(Count(db,
+                  "cluster != '' AND cluster IN (SELECT cluster FROM documents GROUP BY "
+                  "cluster HAVING count(DISTINCT split) > 1)"),
             0);
   // Contamination and language verdicts are recorded.
   EXPECT_GE(Count(db, "drop_reason = 'contaminated'"), 3);
   EXPECT_GT(Count(db, "language = 'en'"), 1000);
   // "Why" answers for a dropped and a kept document.
   const std::string why = ExplainDocument(db, "eo-latin3/proverbaro:00000000");
-  EXPECT_NE(why.find("DROPPED: exact_dup of eo-ascii/proverbaro:00000000"), std::string::npos) << why;
+  EXPECT_NE(why.find("DROPPED: exact_dup of eo-ascii/proverbaro:00000000"), std::string::npos)
+      << why;
   EXPECT_NE(ExplainDocument(db, "eo-ascii/proverbaro:00000000").find("KEPT"), std::string::npos);
   EXPECT_EQ(ExplainDocument(db, "nope"), "");
 }
@@ -161,10 +177,13 @@ TEST(CorpusBuild, VimTutorsInLegacyEncodingsAreExactDuplicatesOfTheirUtf8Version
     paths += std::string(paths.empty() ? "" : ", ") + "\"" + v + f + "\"";
   }
   WriteFileAtomic(dir / "corpus.toml",
-                  "[[source]]\nname = \"vim\"\nformat = \"text\"\npaths = [" + paths + "]\n"
-                  "[[source]]\nname = \"vim-dos\"\nformat = \"text\"\nencoding = \"ibm-737\"\n"
-                  "paths = [\"" + v + "tutor.el.cp737\"]\n"
-                  "[quality]\nenabled = false\n");
+                  "[[source]]\nname = \"vim\"\nformat = \"text\"\npaths = [" + paths +
+                      "]\n"
+                      "[[source]]\nname = \"vim-dos\"\nformat = \"text\"\nencoding = \"ibm-737\"\n"
+                      "paths = [\"" +
+                      v +
+                      "tutor.el.cp737\"]\n"
+                      "[quality]\nenabled = false\n");
   BuildCorpus(LoadCorpusConfig(dir / "corpus.toml"), dir / "out", 2);
   const std::string db = dir / "out/lineage.sqlite";
   // (dropped, survivor): of identical texts the smallest key survives ("vim-dos/" sorts
@@ -175,8 +194,10 @@ TEST(CorpusBuild, VimTutorsInLegacyEncodingsAreExactDuplicatesOfTheirUtf8Version
       {"vim/tutor.cs.utf-8", "vim/tutor.cs.cp1250"},   {"vim/tutor.de.utf-8", "vim/tutor.de"},
       {"vim/tutor.el.utf-8", "vim-dos/tutor.el.cp737"}};
   for (const auto& [dropped, survivor] : dups) {
-    EXPECT_EQ(Count(db, "key = '" + dropped + "' AND drop_reason = 'exact_dup' AND "
-                        "exact_survivor = '" + survivor + "'"),
+    EXPECT_EQ(Count(db, "key = '" + dropped +
+                            "' AND drop_reason = 'exact_dup' AND "
+                            "exact_survivor = '" +
+                            survivor + "'"),
               1)
         << dropped;
   }
@@ -187,8 +208,11 @@ TEST(CorpusBuild, VimTutorsInLegacyEncodingsAreExactDuplicatesOfTheirUtf8Version
 
 TEST(CorpusBuild, ConfigErrorsNameTheKey) {
   TempDir dir;
-  WriteFileAtomic(dir / "a.toml", "seed = 1\n[[source]]\nname = \"x\"\npaths = [\"/x\"]\nlanguages = 3\n");
-  EXPECT_NE(ErrorOf([&] { LoadCorpusConfig(dir / "a.toml"); }).find("unknown key 'languages' in source[0]"),
+  WriteFileAtomic(dir / "a.toml",
+                  "seed = 1\n[[source]]\nname = \"x\"\npaths = [\"/x\"]\nlanguages = 3\n");
+  EXPECT_NE(ErrorOf([&] {
+              LoadCorpusConfig(dir / "a.toml");
+            }).find("unknown key 'languages' in source[0]"),
             std::string::npos);
   WriteFileAtomic(dir / "b.toml", "seed = 1\n[dedup]\nbands = 20\n");
   EXPECT_NE(ErrorOf([&] { LoadCorpusConfig(dir / "b.toml"); }).find("at least one [[source]]"),

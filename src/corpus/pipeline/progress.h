@@ -15,7 +15,10 @@ class StageProgress {
  public:
   // total: documents the stage will look at; bytes: their input bytes (for MB/s).
   StageProgress(std::string stage, uint64_t total, uint64_t bytes, bool enabled)
-      : stage_(std::move(stage)), total_(total), bytes_(bytes), enabled_(enabled),
+      : stage_(std::move(stage)),
+        total_(total),
+        bytes_(bytes),
+        enabled_(enabled),
         start_(Clock::now()) {}
 
   void Tick() {
@@ -42,8 +45,8 @@ class StageProgress {
     const double mbs = double(bytes_) * frac / 1e6 / s;
     const double eta = frac > 0 ? s * (1.0 - frac) / frac : 0.0;
     std::fprintf(stderr, "  [%s] %llu/%llu documents (%.0f%%), %.1f MB/s, %s %.0fs\n",
-                 stage_.c_str(), (unsigned long long)done, (unsigned long long)total_,
-                 100.0 * frac, mbs, final ? "took" : "ETA", final ? s : eta);
+                 stage_.c_str(), (unsigned long long)done, (unsigned long long)total_, 100.0 * frac,
+                 mbs, final ? "took" : "ETA", final ? s : eta);
   }
 
   std::string stage_;

@@ -22,7 +22,11 @@ class ChunkWriter {
   ChunkWriter(const Budget& budget, const std::string& work, const std::string& fingerprint,
               const std::vector<std::unique_ptr<DocStage>>& stages, ThreadPool& pool,
               BuildReport& report)
-      : budget_(budget), work_(work), fingerprint_(fingerprint), stages_(stages), pool_(pool),
+      : budget_(budget),
+        work_(work),
+        fingerprint_(fingerprint),
+        stages_(stages),
+        pool_(pool),
         report_(report) {}
 
   // Adds a document; true when that filled the chunk and it was written.
@@ -82,14 +86,15 @@ class ChunkWriter {
 
 std::vector<std::string> BuildFileList(const CorpusConfig& cfg) {
   std::vector<std::string> files;
-  for (const SourceConfig& s : cfg.sources) files.insert(files.end(), s.paths.begin(), s.paths.end());
+  for (const SourceConfig& s : cfg.sources)
+    files.insert(files.end(), s.paths.begin(), s.paths.end());
   return files;
 }
 
 std::vector<std::string> ReadIntoDocRuns(const CorpusConfig& cfg, const Budget& budget,
                                          const std::string& work, const std::string& fingerprint,
-                                         ThreadPool& pool, bool show_progress,
-                                         BuildReport& report, FileRange range) {
+                                         ThreadPool& pool, bool show_progress, BuildReport& report,
+                                         FileRange range) {
   const auto start = Clock::now();
   uint64_t input_bytes = 0;
   const std::vector<std::string> files = BuildFileList(cfg);
@@ -108,10 +113,10 @@ std::vector<std::string> ReadIntoDocRuns(const CorpusConfig& cfg, const Budget& 
         cfg, i, first_file, range,
         [&](RawDoc&& r) {
           const uint64_t offset = r.offset;
-          if (chunks.Add(std::move(r), static_cast<uint32_t>(i))) progress.Update(files_done + offset);
+          if (chunks.Add(std::move(r), static_cast<uint32_t>(i)))
+            progress.Update(files_done + offset);
         },
-        [&](Quarantined&& q) { report.quarantined.push_back(std::move(q)); },
-        report.warc_skipped,
+        [&](Quarantined&& q) { report.quarantined.push_back(std::move(q)); }, report.warc_skipped,
         [&](uint64_t bytes) {
           files_done += bytes;
           progress.Update(files_done);
@@ -128,7 +133,8 @@ std::vector<std::string> ReadIntoDocRuns(const CorpusConfig& cfg, const Budget& 
     if (std::string_view(stage->name()) != "read") stage_seconds += report.seconds[stage->name()];
   }
   report.seconds["read"] = SecondsSince(start) - stage_seconds - report.checkpoint_seconds;
-  for (const Quarantined& q : report.quarantined) ++report.dropped["read"]["quarantine." + q.reason];
+  for (const Quarantined& q : report.quarantined)
+    ++report.dropped["read"]["quarantine." + q.reason];
   report.reader_quarantined = report.quarantined.size();
   return runs;
 }

@@ -46,7 +46,9 @@ void CompressInto(const PositionalReader& in, uint64_t offset, uint64_t bytes,
 
 ShardGroups::ShardGroups(std::string work, uint64_t shard_documents,
                          std::vector<std::string> source_names)
-    : work_(std::move(work)), shard_documents_(shard_documents), sources_(std::move(source_names)) {}
+    : work_(std::move(work)),
+      shard_documents_(shard_documents),
+      sources_(std::move(source_names)) {}
 
 ShardGroups::~ShardGroups() = default;
 

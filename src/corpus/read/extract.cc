@@ -7,9 +7,18 @@ namespace {
 
 bool Boilerplate(GumboTag t) {
   switch (t) {
-    case GUMBO_TAG_SCRIPT: case GUMBO_TAG_STYLE: case GUMBO_TAG_NOSCRIPT: case GUMBO_TAG_TEMPLATE:
-    case GUMBO_TAG_HEAD: case GUMBO_TAG_NAV: case GUMBO_TAG_FOOTER: case GUMBO_TAG_ASIDE:
-    case GUMBO_TAG_FORM: case GUMBO_TAG_BUTTON: case GUMBO_TAG_SELECT: case GUMBO_TAG_SVG:
+    case GUMBO_TAG_SCRIPT:
+    case GUMBO_TAG_STYLE:
+    case GUMBO_TAG_NOSCRIPT:
+    case GUMBO_TAG_TEMPLATE:
+    case GUMBO_TAG_HEAD:
+    case GUMBO_TAG_NAV:
+    case GUMBO_TAG_FOOTER:
+    case GUMBO_TAG_ASIDE:
+    case GUMBO_TAG_FORM:
+    case GUMBO_TAG_BUTTON:
+    case GUMBO_TAG_SELECT:
+    case GUMBO_TAG_SVG:
       return true;
     default:
       return false;
@@ -18,11 +27,28 @@ bool Boilerplate(GumboTag t) {
 
 bool Block(GumboTag t) {
   switch (t) {
-    case GUMBO_TAG_P: case GUMBO_TAG_DIV: case GUMBO_TAG_H1: case GUMBO_TAG_H2: case GUMBO_TAG_H3:
-    case GUMBO_TAG_H4: case GUMBO_TAG_H5: case GUMBO_TAG_H6: case GUMBO_TAG_LI: case GUMBO_TAG_UL:
-    case GUMBO_TAG_OL: case GUMBO_TAG_TR: case GUMBO_TAG_TABLE: case GUMBO_TAG_BR:
-    case GUMBO_TAG_ARTICLE: case GUMBO_TAG_SECTION: case GUMBO_TAG_HEADER: case GUMBO_TAG_BLOCKQUOTE:
-    case GUMBO_TAG_PRE: case GUMBO_TAG_DD: case GUMBO_TAG_DT: case GUMBO_TAG_BODY:
+    case GUMBO_TAG_P:
+    case GUMBO_TAG_DIV:
+    case GUMBO_TAG_H1:
+    case GUMBO_TAG_H2:
+    case GUMBO_TAG_H3:
+    case GUMBO_TAG_H4:
+    case GUMBO_TAG_H5:
+    case GUMBO_TAG_H6:
+    case GUMBO_TAG_LI:
+    case GUMBO_TAG_UL:
+    case GUMBO_TAG_OL:
+    case GUMBO_TAG_TR:
+    case GUMBO_TAG_TABLE:
+    case GUMBO_TAG_BR:
+    case GUMBO_TAG_ARTICLE:
+    case GUMBO_TAG_SECTION:
+    case GUMBO_TAG_HEADER:
+    case GUMBO_TAG_BLOCKQUOTE:
+    case GUMBO_TAG_PRE:
+    case GUMBO_TAG_DD:
+    case GUMBO_TAG_DT:
+    case GUMBO_TAG_BODY:
       return true;
     default:
       return false;

@@ -13,7 +13,7 @@ inline constexpr char kExtractorVersion[] = "trail-html-1";
 
 struct ExtractedHtml {
   std::string text;
-  std::string lang;   // the <html lang="..."> attribute, if any
+  std::string lang;  // the <html lang="..."> attribute, if any
   std::string title;
 };
 

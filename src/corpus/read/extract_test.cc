@@ -62,11 +62,12 @@ TEST(ExtractHtml, UdhrDeclarationsExtractAndIdentifyTheirLanguage) {
   }
   const double acc = judged ? double(right) / judged : 0;
   const double conf_acc = confident ? double(confident_right) / confident : 0;
-  std::printf("UDHR: %zu declarations, %d extracted (>= 1000 bytes), %d in lid.176's languages, "
-              "%d identified: accuracy %.3f; with score >= 0.5: %d of %d, accuracy %.3f\n"
-              "  misses:%s\n",
-              files.size(), extracted, judged, right, acc, confident_right, confident, conf_acc,
-              misses.c_str());
+  std::printf(
+      "UDHR: %zu declarations, %d extracted (>= 1000 bytes), %d in lid.176's languages, "
+      "%d identified: accuracy %.3f; with score >= 0.5: %d of %d, accuracy %.3f\n"
+      "  misses:%s\n",
+      files.size(), extracted, judged, right, acc, confident_right, confident, conf_acc,
+      misses.c_str());
   EXPECT_GT(extracted, 500);
   EXPECT_GT(judged, 150);
   // Most misses are dialects and minority languages tagged with a parent language (068.html,

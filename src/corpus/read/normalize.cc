@@ -86,7 +86,8 @@ std::string NormalizedUtf8(std::string_view raw, const NormalizeConfig& cfg, Nor
       const icu::StringPiece piece(raw.data(), static_cast<int32_t>(raw.size()));
       if (!cfg.nfc || (Nfc().isNormalizedUTF8(piece, e) && U_SUCCESS(e))) return std::string(raw);
     }
-    u = icu::UnicodeString::fromUTF8(icu::StringPiece(raw.data(), static_cast<int32_t>(raw.size())));
+    u = icu::UnicodeString::fromUTF8(
+        icu::StringPiece(raw.data(), static_cast<int32_t>(raw.size())));
   } else {
     st.encoding = cfg.declared_encoding.empty() ? Detect(raw) : cfg.declared_encoding;
     st.detected = cfg.declared_encoding.empty();
@@ -114,8 +115,8 @@ std::string RemoveControls(const std::string& utf8, uint64_t* removed) {
   size_t i = 0;
   while (i < utf8.size()) {
     size_t j = i;
-    while (j < utf8.size() && (!Special(static_cast<unsigned char>(utf8[j])) || utf8[j] == '\n' ||
-                               utf8[j] == '\t')) {
+    while (j < utf8.size() &&
+           (!Special(static_cast<unsigned char>(utf8[j])) || utf8[j] == '\n' || utf8[j] == '\t')) {
       ++j;
     }
     out.append(utf8, i, j - i);

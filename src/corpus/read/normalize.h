@@ -21,9 +21,9 @@ struct NormalizeConfig {
 };
 
 struct NormalizeStats {
-  std::string encoding;           // "UTF-8", or the encoding converted from
-  bool detected = false;          // the encoding was guessed, not declared
-  uint64_t replaced = 0;          // characters that did not convert (now U+FFFD)
+  std::string encoding;   // "UTF-8", or the encoding converted from
+  bool detected = false;  // the encoding was guessed, not declared
+  uint64_t replaced = 0;  // characters that did not convert (now U+FFFD)
   uint64_t controls_removed = 0;
 };
 

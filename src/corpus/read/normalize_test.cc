@@ -48,7 +48,8 @@ TEST(Normalize, EsperantoInThreeEncodingsBecomesOneTextAndDeduplicates) {
       ++records;
     }
   }
-  std::printf("Esperanto: %zu records from 3 encodings -> %zu distinct\n", records, survivor.size());
+  std::printf("Esperanto: %zu records from 3 encodings -> %zu distinct\n", records,
+              survivor.size());
   EXPECT_EQ(records, 3 * 2626u);
   EXPECT_EQ(survivor.size(), 2626u);
   // The survivor is the smallest key in byte order: "eo-ascii:…" sorts before "eo:…".
@@ -59,8 +60,8 @@ TEST(Normalize, VimTutorsInLegacyEncodingsMatchTheirUtf8Versions) {
   const std::string dir = "/usr/share/vim/vim90/tutor/";
   // (legacy file, its UTF-8 sibling); the encodings are detected, not declared.
   const std::vector<std::pair<std::string, std::string>> pairs = {
-      {"tutor.ru", "tutor.ru.utf-8"}, {"tutor.ja.euc", "tutor.ja.utf-8"},
-      {"tutor.ja.sjis", "tutor.ja.utf-8"}, {"tutor.ko.euc", "tutor.ko.utf-8"},
+      {"tutor.ru", "tutor.ru.utf-8"},       {"tutor.ja.euc", "tutor.ja.utf-8"},
+      {"tutor.ja.sjis", "tutor.ja.utf-8"},  {"tutor.ko.euc", "tutor.ko.utf-8"},
       {"tutor.el.cp737", "tutor.el.utf-8"}, {"tutor.cs.cp1250", "tutor.cs.utf-8"},
       {"tutor.de", "tutor.de.utf-8"}};
   int same = 0, checked = 0;
@@ -86,7 +87,10 @@ TEST(Normalize, VimTutorsInLegacyEncodingsMatchTheirUtf8Versions) {
 
 TEST(Normalize, ControlsLineEndsAndNfc) {
   NormalizeStats st;
-  EXPECT_EQ(NormalizeText("a\r\nb\rc\x01\x7f" "d\tE\xcc\x81", {}, &st), "a\nb\ncd\t\xc3\x89");
+  EXPECT_EQ(NormalizeText("a\r\nb\rc\x01\x7f"
+                          "d\tE\xcc\x81",
+                          {}, &st),
+            "a\nb\ncd\t\xc3\x89");
   EXPECT_EQ(st.controls_removed, 2u);
   EXPECT_EQ(ContentHash("x").size(), 32u);
 }
@@ -102,7 +106,8 @@ std::string ControlsByteByByte(const std::string& utf8, uint64_t* removed) {
       if (i + 1 < utf8.size() && utf8[i + 1] == '\n') ++i;
     } else if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F) {
       ++*removed;
-    } else if (c == 0xC2 && i + 1 < utf8.size() && static_cast<unsigned char>(utf8[i + 1]) >= 0x80 &&
+    } else if (c == 0xC2 && i + 1 < utf8.size() &&
+               static_cast<unsigned char>(utf8[i + 1]) >= 0x80 &&
                static_cast<unsigned char>(utf8[i + 1]) <= 0x9F) {
       ++*removed;
       ++i;
@@ -116,9 +121,23 @@ std::string ControlsByteByByte(const std::string& utf8, uint64_t* removed) {
 TEST(Normalize, ValidNfcTextTakesTheShortPathWithTheSameResult) {
   // Random valid UTF-8 dense in what the passes treat specially (CR, LF, tab, C0, DEL, C1 as
   // U+0080..U+009F, U+00A0.. after the same lead byte, a combining accent that NFC composes).
-  const std::vector<std::string> pieces = {"a", "Z", " ", "\r", "\n", "\r\n", "\t", "\x01", "\x1f",
-                                           "\x7f", "\xc2\x85", "\xc2\x9f", "\xc2\xa0", "\xc3\xa9",
-                                           "e\xcc\x81", "\xe2\x80\xa6", "\xf0\x9f\x98\x80"};
+  const std::vector<std::string> pieces = {"a",
+                                           "Z",
+                                           " ",
+                                           "\r",
+                                           "\n",
+                                           "\r\n",
+                                           "\t",
+                                           "\x01",
+                                           "\x1f",
+                                           "\x7f",
+                                           "\xc2\x85",
+                                           "\xc2\x9f",
+                                           "\xc2\xa0",
+                                           "\xc3\xa9",
+                                           "e\xcc\x81",
+                                           "\xe2\x80\xa6",
+                                           "\xf0\x9f\x98\x80"};
   uint64_t seed = 7;
   for (int round = 0; round < 2000; ++round) {
     std::string text;
@@ -132,7 +151,8 @@ TEST(Normalize, ValidNfcTextTakesTheShortPathWithTheSameResult) {
     // under NFC; a text without one is already NFC and takes the short path), then the
     // byte-by-byte control pass.
     std::string nfc = text;
-    for (size_t at; (at = nfc.find("e\xcc\x81")) != std::string::npos;) nfc.replace(at, 3, "\xc3\xa9");
+    for (size_t at; (at = nfc.find("e\xcc\x81")) != std::string::npos;)
+      nfc.replace(at, 3, "\xc3\xa9");
     uint64_t removed = 0;
     EXPECT_EQ(got, ControlsByteByByte(nfc, &removed)) << round;
     EXPECT_EQ(st.controls_removed, removed) << round;

@@ -95,10 +95,10 @@ bool Blank(const std::string& s) {
 }
 
 Quarantined Bad(const std::string& file, uint64_t offset, uint64_t line, uint64_t bytes,
-                std::string reason, std::string detail, const std::string& held,
-                std::string sha) {
-  return {file, offset, line, bytes, std::move(reason), std::move(detail), SampleBytes(held),
-          std::move(sha)};
+                std::string reason, std::string detail, const std::string& held, std::string sha) {
+  return {
+      file,          offset, line, bytes, std::move(reason), std::move(detail), SampleBytes(held),
+      std::move(sha)};
 }
 
 }  // namespace
@@ -131,8 +131,8 @@ std::string SampleBytes(const std::string& bytes, size_t max_bytes) {
   return out;
 }
 
-void ReadJsonlRecords(const std::string& path, uint64_t max_record_bytes,
-                      const RecordFn& on_record, const QuarantineFn& on_bad) {
+void ReadJsonlRecords(const std::string& path, uint64_t max_record_bytes, const RecordFn& on_record,
+                      const QuarantineFn& on_bad) {
   Stream in(path);
   simdjson::dom::parser parser;
   std::string line;
@@ -169,7 +169,8 @@ void ReadJsonlRecords(const std::string& path, uint64_t max_record_bytes,
     }
     simdjson::dom::object obj;
     if (doc.get_object().get(obj)) {
-      on_bad(Bad(path, offset, number, length, "malformed_json", "not a JSON object", line, digest));
+      on_bad(
+          Bad(path, offset, number, length, "malformed_json", "not a JSON object", line, digest));
       continue;
     }
     RawRecord rec;
@@ -244,8 +245,10 @@ bool Dechunk(const std::string& in, std::string& out) {
     if (pos + n > in.size()) return false;
     out.append(in, pos, n);
     pos += n;
-    if (in.compare(pos, 2, "\r\n") == 0) pos += 2;
-    else if (in.compare(pos, 1, "\n") == 0) pos += 1;
+    if (in.compare(pos, 2, "\r\n") == 0)
+      pos += 2;
+    else if (in.compare(pos, 1, "\n") == 0)
+      pos += 1;
   }
 }
 
@@ -289,9 +292,8 @@ HttpBody HtmlOfResponse(const std::string& block) {
 
 }  // namespace
 
-void ReadWarcRecords(const std::string& path, uint64_t max_record_bytes,
-                     const RecordFn& on_record, const QuarantineFn& on_bad, uint64_t* skipped,
-                     bool extract_html) {
+void ReadWarcRecords(const std::string& path, uint64_t max_record_bytes, const RecordFn& on_record,
+                     const QuarantineFn& on_bad, uint64_t* skipped, bool extract_html) {
   Stream in(path);
   constexpr uint64_t kMaxHeaderLine = 1 << 16;
   std::string line, pending, block;
@@ -321,8 +323,8 @@ void ReadWarcRecords(const std::string& path, uint64_t max_record_bytes,
       // Not a record start: quarantine everything up to the next "WARC/" line.
       const std::string first = line;
       const uint64_t bytes = first.size() + resync();
-      on_bad(Bad(path, offset, 0, bytes, "warc_header", "expected a WARC/1.x version line",
-                 first, ""));
+      on_bad(Bad(path, offset, 0, bytes, "warc_header", "expected a WARC/1.x version line", first,
+                 ""));
       continue;
     }
     // Header lines up to the blank line.

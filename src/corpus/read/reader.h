@@ -12,8 +12,8 @@
 namespace trail::corpus {
 
 struct RawRecord {
-  std::string id;     // the record's own id (JSONL "id", WARC-Record-ID)
-  std::string text;   // the document text (HTML already reduced to its main text for WARC)
+  std::string id;       // the record's own id (JSONL "id", WARC-Record-ID)
+  std::string text;     // the document text (HTML already reduced to its main text for WARC)
   uint64_t offset = 0;  // byte offset of the record in the (decompressed) file
   uint64_t line = 0;    // JSONL: 1-based line
 };

