@@ -3,6 +3,7 @@
 // repops/backend.h, on host memory.
 #pragma once
 
+#include "core/guarded_memory.h"
 #include "repops/backend.h"
 #include "repops/kernels.h"
 
@@ -11,9 +12,10 @@ namespace trail::repops {
 class CpuBackend : public Backend {
  public:
   // Runs every op on `kernels` (which must outlive it: the tables of kernels.h are static), on
-  // `allocator` (host-addressable memory).
-  CpuBackend(const Kernels& kernels, Allocator& allocator)
-      : kernels_(kernels), allocator_(allocator) {}
+  // `allocator` (host-addressable memory). With `window` (the guarded test device,
+  // repops/guarded_backend.h), every op holds that memory's access window open while it runs.
+  CpuBackend(const Kernels& kernels, Allocator& allocator, GuardedAllocator* window = nullptr)
+      : kernels_(kernels), allocator_(allocator), window_(window) {}
   // On the SIMD target active now (ActiveKernels()) and the process's cpu allocator.
   CpuBackend() : CpuBackend(ActiveKernels(), HostAllocator()) {}
   const Kernels& kernels() const { return kernels_; }
@@ -91,6 +93,7 @@ class CpuBackend : public Backend {
  private:
   const Kernels& kernels_;
   Allocator& allocator_;
+  GuardedAllocator* window_;
 };
 
 }  // namespace trail::repops
