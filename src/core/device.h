@@ -15,6 +15,7 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "core/dtype.h"
@@ -114,6 +115,31 @@ class Buffer {
   DType dtype_ = DType::kF32;
   int64_t numel_ = 0;
 };
+
+// A standard-library allocator over a device's Allocator, so a backend can keep growable
+// arrays (its own scratch and operand structures) in its device's memory: DeviceVector<T>.
+// Value-initializing or reading elements is host code, so a backend does it only inside its
+// ops; reserve() allocates without touching them. Default: the host's allocator.
+template <class T>
+struct DeviceStdAllocator {
+  using value_type = T;
+  using propagate_on_container_move_assignment = std::true_type;
+  using propagate_on_container_copy_assignment = std::true_type;
+  using propagate_on_container_swap = std::true_type;
+  Allocator* memory;
+  DeviceStdAllocator() : memory(&HostAllocator()) {}
+  explicit DeviceStdAllocator(Allocator& a) : memory(&a) {}
+  template <class U>
+  DeviceStdAllocator(const DeviceStdAllocator<U>& o) : memory(o.memory) {}
+  T* allocate(size_t n) { return static_cast<T*>(memory->Allocate(n * sizeof(T))); }
+  void deallocate(T* p, size_t n) { memory->Free(p, n * sizeof(T)); }
+  template <class U>
+  bool operator==(const DeviceStdAllocator<U>& o) const {
+    return memory == o.memory;
+  }
+};
+template <class T>
+using DeviceVector = std::vector<T, DeviceStdAllocator<T>>;
 
 // A named, shaped, contiguous row-major array on a device: a parameter, gradient or moment
 // tensor of training state. The device counterpart of the host Tensor, without any host access:

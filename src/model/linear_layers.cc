@@ -38,6 +38,10 @@ LinearLayers::LinearLayers(const ModelConfig& c, int64_t max_tokens, repops::Bac
       backward_(c.quant_backward) {
   if (!quant_) return;
   const int64_t d = c.d_model, ff = c.d_ff, M = max_tokens, wide = std::max(d, ff);
+  // The operands live on the backend's device: reserved here (reserve() writes no element;
+  // only the backend's ops do), filled by its quantize ops.
+  Allocator& memory = be_.allocator();
+  scratch_ = repops::Int8Scratch(memory);
   layers_.resize(c.n_layers);
   const int64_t shapes[kMatrices][2] = {{d, d}, {d, d}, {d, d}, {d, d}, {d, ff}, {d, ff}, {ff, d}};
   const int64_t widths[kLayerInputs] = {d, d, d, ff};
@@ -45,29 +49,31 @@ LinearLayers::LinearLayers(const ModelConfig& c, int64_t max_tokens, repops::Bac
     for (int m = 0; m < kMatrices; ++m) {
       if (m == static_cast<int>(Matrix::kUp) && c.mlp != MlpKind::kSwiGlu) continue;
       const int64_t K = shapes[m][0], N = shapes[m][1];
-      repops::QuantizedWeight& w = L.w[m];
-      w.step.resize(N), w.q.resize(K * N);
-      if (backward_ == Int8Backward::kFp32) w.dequant.resize(K * N);
+      repops::QuantizedWeight& w = L.w[m] = repops::QuantizedWeight(memory);
+      w.step.reserve(N), w.q.reserve(K * N);
+      if (backward_ == Int8Backward::kFp32) w.dequant.reserve(K * N);
     }
     for (int i = 0; i < kLayerInputs; ++i) {
-      L.in[i].q.resize(M * widths[i]), L.in[i].scale.resize(M);
-      if (backward_ == Int8Backward::kInt8) L.in[i].qt.resize(M * widths[i]);
+      repops::QuantizedInput& in = L.in[i] = repops::QuantizedInput(memory);
+      in.q.reserve(M * widths[i]), in.scale.reserve(M);
+      if (backward_ == Int8Backward::kInt8) in.qt.reserve(M * widths[i]);
     }
   }
-  scratch_.acc.resize(std::max(M * wide, d * ff));
-  scratch_.f.resize(M * wide), scratch_.a.resize(M * wide);
-  scratch_.scale.resize(std::max(M, wide));
+  scratch_.acc.reserve(std::max(M * wide, d * ff));
+  scratch_.f.reserve(M * wide), scratch_.a.reserve(M * wide);
+  scratch_.scale.reserve(std::max(M, wide));
 }
 
 int64_t LinearLayers::bytes() const {
   size_t n = 0;
   for (const Layer& L : layers_) {
     for (const auto& w : L.w) {
-      n += w.q.size() + 4 * (w.step.size() + w.dequant.size());
+      n += w.q.capacity() + 4 * (w.step.capacity() + w.dequant.capacity());
     }
-    for (const auto& in : L.in) n += in.q.size() + in.qt.size() + 4 * in.scale.size();
+    for (const auto& in : L.in) n += in.q.capacity() + in.qt.capacity() + 4 * in.scale.capacity();
   }
-  n += 4 * (scratch_.acc.size() + scratch_.f.size() + scratch_.scale.size()) + scratch_.a.size();
+  n += 4 * (scratch_.acc.capacity() + scratch_.f.capacity() + scratch_.scale.capacity()) +
+       scratch_.a.capacity();
   return static_cast<int64_t>(n);
 }
 

@@ -53,16 +53,16 @@ void Int8LinearCase(CaseHasher& h, Backend& be) {
   w[2 * N + 4] = 5.0f;  // clipped
   DeviceArrays d(be);
   const float *xd = d.Up(x), *wd = d.Up(w), *dyd = d.Up(dy);
-  QuantizedInput qx;
+  QuantizedInput qx(be.allocator());
   be.QuantizeInput(xd, M, K, qx);
-  Int8Scratch s;
+  Int8Scratch s(be.allocator());
   for (Int8Backward mode : {Int8Backward::kInt8, Int8Backward::kFp32}) {
-    QuantizedWeight qw;
+    QuantizedWeight qw(be.allocator());
     be.QuantizeWeight(wd, K, N, mode, qw, nullptr);
     float *y = d.Zeros(M * N), *dx = d.Zeros(M * K), *dw = d.Zeros(K * N);
     be.Int8LinearForward(qx, qw, s, y);
     be.Int8LinearBackward(qx, dyd, qw, mode, s, dx, false, dw, nullptr, nullptr);
-    h.Add("step", qw.step);  // the backend's quantized operand (host-held on the CPU backends)
+    h.Add("step", d.Down(qw.step.data(), N));  // the backend's quantized operand
     h.Add("y", d.Down(y, M * N));
     h.Add("dx", d.Down(dx, M * K));
     h.Add("dw", d.Down(dw, K * N));

@@ -21,8 +21,8 @@ namespace {
 // float(√127), rounded once; the divisor of the step-size rule.
 const float kSqrtQMax = static_cast<float>(std::sqrt(static_cast<double>(kInt8QMax)));
 
-template <class T>
-T* Grow(std::vector<T>& v, int64_t n) {
+template <class T, class A>
+T* Grow(std::vector<T, A>& v, int64_t n) {
   if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
   return v.data();
 }

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/device.h"
 #include "repops/kernels.h"
 
 namespace trail::repops {
@@ -31,30 +32,50 @@ inline constexpr int kInt8QMax = 127;
 
 enum class Int8Backward { kFp32, kInt8 };
 
+// The operand structures below live in the memory of the backend whose ops fill and read them
+// (constructed with its allocator; the host's by default): only those ops touch their elements.
+
 // W [K, N] quantized for one step.
 struct QuantizedWeight {
+  QuantizedWeight() = default;
+  explicit QuantizedWeight(Allocator& memory)
+      : step(DeviceStdAllocator<float>(memory)),
+        q(DeviceStdAllocator<int8_t>(memory)),
+        dequant(DeviceStdAllocator<float>(memory)),
+        clipped(DeviceStdAllocator<int64_t>(memory)) {}
   int64_t K = 0, N = 0;
-  std::vector<float> step;       // [N]    s
-  std::vector<int8_t> q;         // [K, N] qw in W's layout (B of the forward, Bᵀ of dX's)
-  std::vector<float> dequant;    // [K, N] Q(W) (fp32 backward)
-  std::vector<int64_t> clipped;  // p·N + j of each clipped weight (|W/s| > 127), ascending
+  DeviceVector<float> step;       // [N]    s
+  DeviceVector<int8_t> q;         // [K, N] qw in W's layout (B of the forward, Bᵀ of dX's)
+  DeviceVector<float> dequant;    // [K, N] Q(W) (fp32 backward)
+  DeviceVector<int64_t> clipped;  // p·N + j of each clipped weight (|W/s| > 127), ascending
 };
 
 // X [M, K] quantized per row.
 struct QuantizedInput {
+  QuantizedInput() = default;
+  explicit QuantizedInput(Allocator& memory)
+      : q(DeviceStdAllocator<int8_t>(memory)),
+        scale(DeviceStdAllocator<float>(memory)),
+        qt(DeviceStdAllocator<int8_t>(memory)) {}
   int64_t M = 0, K = 0;
-  std::vector<int8_t> q;     // [M, K]
-  std::vector<float> scale;  // [M]    r
-  std::vector<int8_t> qt;    // [K, M] q transposed (int8 dW), made by the first backward use
+  DeviceVector<int8_t> q;     // [M, K]
+  DeviceVector<float> scale;  // [M]    r
+  DeviceVector<int8_t> qt;    // [K, M] q transposed (int8 dW), made by the first backward use
   bool qt_ready = false;
 };
 
 // Buffers the GEMMs reuse across calls (they only grow).
 struct Int8Scratch {
-  std::vector<int32_t> acc;
-  std::vector<float> f;
-  std::vector<int8_t> a;
-  std::vector<float> scale;
+  Int8Scratch() = default;
+  explicit Int8Scratch(Allocator& memory)
+      : acc(DeviceStdAllocator<int32_t>(memory)),
+        f(DeviceStdAllocator<float>(memory)),
+        a(DeviceStdAllocator<int8_t>(memory)),
+        scale(DeviceStdAllocator<float>(memory)) {}
+  DeviceVector<int32_t> acc;
+  DeviceVector<float> f;
+  DeviceVector<int8_t> a;
+  DeviceVector<float> scale;
 };
 
 // s[j] = (2·m) / float(√127) with m = Sum(|W[0..K-1, j]|) / K, Sum the canonical reduction

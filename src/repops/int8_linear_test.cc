@@ -30,7 +30,8 @@ TEST(Int8Quantize, StepSizeIsTwiceTheMeanMagnitudeOverRootQmax) {
   QuantizedWeight q;
   QuantizeWeight(w, 4, 2, Int8Backward::kInt8, q);
   // q [K, N] in W's layout: column 0 is (2, -5, 7, -9), column 1 all 0.
-  EXPECT_EQ(q.q, (std::vector<int8_t>{2, 0, -5, 0, 7, 0, -9, 0}));
+  EXPECT_EQ(std::vector<int8_t>(q.q.begin(), q.q.end()),
+            (std::vector<int8_t>{2, 0, -5, 0, 7, 0, -9, 0}));
 }
 
 TEST(Int8Quantize, RoundsHalfToEvenClampsAndZeroesNaN) {
@@ -249,14 +250,15 @@ Results RunLayer(const Problem& pr) {
   return r;
 }
 
-Tensor F32(const std::string& name, const std::vector<float>& v, std::vector<int64_t> shape) {
+template <class A>
+Tensor F32(const std::string& name, const std::vector<float, A>& v, std::vector<int64_t> shape) {
   Tensor t = Tensor::Of<float>(name, std::move(shape));
   std::copy(v.begin(), v.end(), t.data<float>());
   return t;
 }
 
-template <class T>
-void ExpectExact(const std::vector<T>& got, const Tensor* ref, const char* what) {
+template <class T, class A>
+void ExpectExact(const std::vector<T, A>& got, const Tensor* ref, const char* what) {
   ASSERT_NE(ref, nullptr) << what;
   ASSERT_EQ(static_cast<int64_t>(got.size()), ref->numel()) << what;
   const double* r = ref->data<double>();
@@ -266,7 +268,8 @@ void ExpectExact(const std::vector<T>& got, const Tensor* ref, const char* what)
 }
 
 // max_i |got_i - ref_i| / |ref_i| (0 where both are 0; inf where only ref is).
-double MaxElementRel(const std::vector<float>& got, const Tensor* ref) {
+template <class A>
+double MaxElementRel(const std::vector<float, A>& got, const Tensor* ref) {
   const double* r = ref->data<double>();
   double worst = 0;
   for (size_t i = 0; i < got.size(); ++i) {
@@ -277,7 +280,8 @@ double MaxElementRel(const std::vector<float>& got, const Tensor* ref) {
 }
 
 // max |got - ref| / max |ref|.
-double MaxRel(const std::vector<float>& got, const Tensor* ref) {
+template <class A>
+double MaxRel(const std::vector<float, A>& got, const Tensor* ref) {
   const double* r = ref->data<double>();
   double e = 0, m = 0;
   for (size_t i = 0; i < got.size(); ++i) {
@@ -359,9 +363,8 @@ TEST(Int8Linear, SameBitsOnEveryBackendAndThreadCount) {
   const Problem pr;
   const auto results = testing::OnEveryBackend<std::vector<float>>([&] {
     const Results r = RunLayer(pr);
-    std::vector<float> all;
-    for (const auto* v :
-         {&r.w8.step, &r.y, &r.dx32, &r.dw32, &r.dx8, &r.dw8, &r.dstep32, &r.dstep8})
+    std::vector<float> all(r.w8.step.begin(), r.w8.step.end());
+    for (const auto* v : {&r.y, &r.dx32, &r.dw32, &r.dx8, &r.dw8, &r.dstep32, &r.dstep8})
       all.insert(all.end(), v->begin(), v->end());
     return all;
   });
