@@ -132,20 +132,6 @@ void ParameterSet::FromHost(std::span<const Tensor> host, const std::string& wha
   }
 }
 
-void ParameterSet::CopyFrom(const ParameterSet& other) {
-  TRAIL_CHECK(other.tensors_.size() == tensors_.size(),
-              "copying parameter sets of different "
-              "layouts");
-  const std::vector<Tensor> host = other.ToHost();
-  for (size_t i = 0; i < tensors_.size(); ++i) {
-    TRAIL_CHECK(host[i].shape() == tensors_[i].shape(),
-                "copying parameter sets of different "
-                "layouts: ",
-                host[i].name(), ", ", tensors_[i].name());
-    be_.CopyFromHost(host[i].bytes(), tensors_[i].view());
-  }
-}
-
 Digest StateHashOf(repops::Backend& be, std::initializer_list<const ParameterSet*> sets) {
   std::vector<int64_t> sizes;
   std::vector<TensorMeta> metas;

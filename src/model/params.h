@@ -66,8 +66,6 @@ class ParameterSet {
   // Sets every tensor from the host tensor of the same full name in `host`, which must hold
   // exactly this set's names, dtypes and shapes (`what` names the source in errors).
   void FromHost(std::span<const Tensor> host, const std::string& what);
-  // Copies another set of the same layout (on any backend) into this one, through the host.
-  void CopyFrom(const ParameterSet& other);
 
   DeviceTensor* embed = nullptr;       // [V, d]
   DeviceTensor* embed_norm = nullptr;  // [d] (embed_norm with gains)

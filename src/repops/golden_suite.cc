@@ -194,8 +194,6 @@ std::vector<GoldenResult> RunGoldenSuite() {
   return RunGoldenSuite(cpu);
 }
 
-std::vector<GoldenResult> RunGoldenOpCases(Backend& ops) { return RunOpCases(ops); }
-
 const GoldenTable& CommittedGolden() { return CommittedGoldens("repops"); }
 
 }  // namespace trail::repops

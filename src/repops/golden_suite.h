@@ -23,9 +23,6 @@ struct GoldenResult {
 // cases through `ops` (a CPU backend when not given).
 std::vector<GoldenResult> RunGoldenSuite(Backend& ops);
 std::vector<GoldenResult> RunGoldenSuite();
-// Only the op cases, through `ops`: every op of the backend interface the model, loss and
-// optimizer use, on the committed digests (how a device backend is checked).
-std::vector<GoldenResult> RunGoldenOpCases(Backend& ops);
 
 // The committed golden digests (goldens/repops.txt): name -> digest.
 const GoldenTable& CommittedGolden();
