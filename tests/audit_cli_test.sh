@@ -93,6 +93,15 @@ echo "-- operation traces: a replayed trace equals the recorded one; an altered 
 "$trail" audit trace --run run --step 20 --out t20.trace --threads 2 > /dev/null
 "$trail" audit bisect run/traces/step_00000020.trace t20.trace > bisect.out || fail "bisect: $(cat bisect.out)"
 grep -q "the traces are identical" bisect.out || fail "bisect: $(cat bisect.out)"
+# The same on the guarded test device (docs/devices.md): a CPU-trained run replays and traces
+# there with the same bits.
+"$trail" audit replay --run run --steps 30:40 --device guarded --quiet > guarded.out ||
+  { cat guarded.out; fail "replay on the guarded device"; }
+grep -q "10 of 10 requested steps bit-identical .* on guarded" guarded.out || fail "guarded: $(cat guarded.out)"
+"$trail" audit trace --run run --step 20 --out g20.trace --device guarded > /dev/null
+"$trail" audit bisect run/traces/step_00000020.trace g20.trace > gbisect.out ||
+  fail "bisect on the guarded device: $(cat gbisect.out)"
+grep -q "the traces are identical" gbisect.out || fail "guarded bisect: $(cat gbisect.out)"
 python3 - t20.trace <<'PY'
 import json, sys
 lines = open(sys.argv[1]).read().splitlines()

@@ -48,8 +48,6 @@ class Backend {
   virtual void CopyToHost(const TensorView& src, void* dst) = 0;
   // dst's elements = src (host, dst.nbytes() bytes); dst contiguous.
   virtual void CopyFromHost(const void* src, const TensorView& dst) = 0;
-  // Device to device, both contiguous and of the same size.
-  virtual void Copy(const TensorView& src, const TensorView& dst) = 0;
   virtual void Zero(const TensorView& x) = 0;  // every element +0 (all bits zero)
 
   // ---- fp32 GEMM (gemm.h): every output one FMA chain over p = 0..K-1, from C or +0.

@@ -51,14 +51,6 @@ void CpuBackend::CopyFromHost(const void* src, const TensorView& dst) {
   if (dst.nbytes() > 0) std::memcpy(dst.data, src, dst.nbytes());
 }
 
-void CpuBackend::Copy(const TensorView& src, const TensorView& dst) {
-  const OpWindow open(window_);
-  TRAIL_CHECK(src.contiguous() && dst.contiguous() && src.nbytes() == dst.nbytes(),
-              "device copy: views of ", src.nbytes(), " and ", dst.nbytes(),
-              " bytes (both must be contiguous and of one size)");
-  if (src.nbytes() > 0) std::memmove(dst.data, src.data, src.nbytes());
-}
-
 void CpuBackend::Zero(const TensorView& x) {
   const OpWindow open(window_);
   TRAIL_CHECK(x.contiguous(), "zero: the view is not contiguous");

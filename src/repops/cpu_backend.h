@@ -18,7 +18,6 @@ class CpuBackend : public Backend {
       : kernels_(kernels), allocator_(allocator), window_(window) {}
   // On the SIMD target active now (ActiveKernels()) and the process's cpu allocator.
   CpuBackend() : CpuBackend(ActiveKernels(), HostAllocator()) {}
-  const Kernels& kernels() const { return kernels_; }
 
   Device device() const override { return allocator_.device(); }
   Allocator& allocator() override { return allocator_; }
@@ -26,7 +25,6 @@ class CpuBackend : public Backend {
 
   void CopyToHost(const TensorView& src, void* dst) override;
   void CopyFromHost(const void* src, const TensorView& dst) override;
-  void Copy(const TensorView& src, const TensorView& dst) override;
   void Zero(const TensorView& x) override;
 
   void MatMul(const float* a, const float* b, float* c, int64_t M, int64_t K, int64_t N,

@@ -65,8 +65,6 @@ std::string ColumnList(bool with_types) {
 
 std::span<const DocColumnSpec> DocumentColumns() { return kDocumentColumns; }
 
-const char* ColumnName(DocColumn c) { return kDocumentColumns[static_cast<int>(c)].name; }
-
 std::string InsertDocumentSql() {
   std::string marks;
   for (size_t i = 0; i < std::size(kDocumentColumns); ++i) marks += i ? ",?" : "?";

@@ -46,7 +46,6 @@ struct DocColumnSpec {
   const char* type;  // its SQL type (and constraint)
 };
 std::span<const DocColumnSpec> DocumentColumns();
-const char* ColumnName(DocColumn c);
 // The column's position among the INSERT's parameters (1-based, as sqlite3_bind_* counts).
 inline int BindIndex(DocColumn c) { return static_cast<int>(c) + 1; }
 // "INSERT INTO documents (key, ...) VALUES (?, ...)" over every column.
