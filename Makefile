@@ -32,7 +32,7 @@ test-exhaustive: build
 # The unit tests (and every committed fuzz input) built with AddressSanitizer and
 # UndefinedBehaviorSanitizer, any report fatal.
 test-sanitize: deps assets
-	cmake -S . -B $(BUILD)-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRAIL_SANITIZE=ON \
+	cmake -S . -B $(BUILD)-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRAIL_SANITIZE=ON -DTRAIL_CUDA=OFF \
 	  -DTRAIL_BUILD_BENCH=OFF
 	cmake --build $(BUILD)-sanitize -j $(JOBS)
 	ln -sfn $(abspath $(BUILD))/assets $(BUILD)-sanitize/assets
@@ -42,7 +42,7 @@ test-sanitize: deps assets
 FUZZ_SECONDS ?= 240
 fuzz: deps assets
 	CC=clang-14 CXX=clang++-14 cmake -S . -B $(BUILD)-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Release \
-	  -DTRAIL_FUZZ=ON -DTRAIL_BUILD_TESTS=OFF -DTRAIL_BUILD_BENCH=OFF
+	  -DTRAIL_FUZZ=ON -DTRAIL_CUDA=OFF -DTRAIL_BUILD_TESTS=OFF -DTRAIL_BUILD_BENCH=OFF
 	cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_targets
 	TRAIL_ASSETS=$(abspath $(BUILD))/assets scripts/fuzz.sh $(BUILD)-fuzz $(FUZZ_SECONDS)
 

@@ -109,6 +109,10 @@ def function_lengths(path):
     return found
 
 
+# C++ sources and headers, CUDA's included.
+SOURCE_SUFFIXES = (".cc", ".h", ".cu", ".cuh")
+
+
 def layer_of(path, src):
     rel = os.path.relpath(path, src)
     return rel.split(os.sep)[0]
@@ -118,7 +122,7 @@ def check_sources(src):
     problems = []
     for root, _, files in os.walk(src):
         for f in sorted(files):
-            if not f.endswith((".cc", ".h", ".cc.in")):
+            if not f.endswith(SOURCE_SUFFIXES + (".cc.in",)):
                 continue
             path = os.path.join(root, f)
             rel = os.path.relpath(path, os.path.dirname(src))
@@ -134,7 +138,7 @@ def check_sources(src):
                 for m in re.finditer(r'#include "([a-z_]+)/', text):
                     if m.group(1) in LAYERS and m.group(1) not in allowed:
                         problems.append(f"{rel}: layer '{layer}' includes '{m.group(0)[10:]}' (allowed: {', '.join(sorted(allowed))})")
-            if f.endswith((".cc", ".h")):
+            if f.endswith(SOURCE_SUFFIXES):
                 for n, start, head in function_lengths(path):
                     if n > MAX_FUNCTION_LINES:
                         problems.append(f"{rel}:{start}: function of {n} lines (at most {MAX_FUNCTION_LINES}): ...{head}")
@@ -170,7 +174,7 @@ def main(argv):
     problems = check_sources(src) + check_links(names, binaries)
     for p in problems:
         print(p)
-    files = sum(len([f for f in fs if f.endswith((".cc", ".h"))]) for _, _, fs in os.walk(src))
+    files = sum(len([f for f in fs if f.endswith(SOURCE_SUFFIXES)]) for _, _, fs in os.walk(src))
     print(f"structure: {files} source files, {len(binaries)} binaries checked; {len(problems)} problems")
     return 1 if problems else 0
 

@@ -1,5 +1,6 @@
 // The backends this build has, by device: "cpu" (repops/cpu_backend.h) and "guarded" (the test
-// device of repops/guarded_backend.h) always; "cuda:N" once a CUDA backend is built in.
+// device of repops/guarded_backend.h) always; "cuda:N" in a build with the CUDA backend
+// (repops/cuda/cuda_backend.h) on a machine with NVIDIA GPUs.
 #pragma once
 
 #include <memory>

@@ -1,0 +1,22 @@
+// The CUDA backend: every op of repops/backend.h as CUDA kernels (launch.h) on one NVIDIA GPU,
+// computing docs/repops.md's canonical order, so its bits are the CPU backend's. Training state
+// lives in the GPU's memory (cudaMalloc); only what an op returns to the host (a sum, the
+// state hash's digests) and explicit copies cross PCIe. Ops run in order on the device's
+// default stream; an op that returns a value to the host waits for the ones before it.
+//
+// Built only when nvcc is found (cmake/cuda.cmake); made by MakeBackend for "cuda:N".
+#pragma once
+
+#include <memory>
+
+#include "repops/backend.h"
+
+namespace trail::repops {
+
+// A backend on CUDA device `index`; a clear error when this machine has no such device (no GPU,
+// no driver, or fewer devices).
+std::unique_ptr<Backend> MakeCudaBackend(int index);
+// How many CUDA devices this process can use (0 without a GPU or driver).
+int CudaDeviceCount();
+
+}  // namespace trail::repops

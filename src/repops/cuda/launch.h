@@ -1,0 +1,86 @@
+// The CUDA backend's kernels, as host functions that enqueue them on the current device's
+// default stream (in order: every op sees the results of the ops before it). Pointers are device
+// pointers unless marked host. Each kernel computes exactly the op of repops/backend.h named
+// beside it, in docs/repops.md's order; cuda_backend.cc checks arguments and launch errors.
+// Plain C++ declarations, so the backend itself compiles without nvcc.
+#pragma once
+
+#include <cstdint>
+
+#include "repops/cuda/gemm_tiling.h"
+
+namespace trail::repops::cuda {
+
+// ---- fp32 GEMM (MatMul, MatMulBT, MatMulAT, and the attention products, batched).
+void LaunchGemm(const GemmShape& g, const float* a, const float* b, float* c);
+
+// ---- Elementwise (elementwise.cu).
+void LaunchFill(float* x, int64_t n, float value);
+void LaunchScale(float* x, int64_t n, float coef);
+void LaunchAddInto(float* y, const float* x, int64_t n);
+void LaunchAddZero(float* x, int64_t n);  // x = x + (+0): the attention products' last step
+void LaunchSwiGluForward(const float* a, const float* b, int64_t n, float* h);
+void LaunchSwiGluBackward(const float* dh, const float* a, const float* b, int64_t n, float* da,
+                          float* db);
+void LaunchGeluForward(const float* x, int64_t n, float* y);
+void LaunchGeluBackward(const float* dy, const float* x, int64_t n, float* dx);
+// AdamWStep with its per-step constants computed on the host exactly as optim.cc does.
+struct AdamWConstants {
+  float lr, beta1, beta2, eps, bc1, bc2, decay, omb1, omb2;
+};
+void LaunchAdamW(float* p, const float* g, float* m, float* v, int64_t n, const AdamWConstants& k);
+void LaunchFillNormal(float* x, int64_t n, uint64_t seed, uint64_t stream, float mean,
+                      float stddev);
+void LaunchRope(float* x, int64_t rows, int64_t hd, const int32_t* pos, const float* cos,
+                const float* sin, bool backward);
+void LaunchSplitHeads(const float* x, float* y, int64_t rows, int64_t T, int64_t H, int64_t hd);
+void LaunchMergeHeads(const float* y, float* x, int64_t rows, int64_t T, int64_t H, int64_t hd);
+void LaunchEmbeddingForward(const float* table, int64_t d, const int32_t* tokens, int64_t n,
+                            float* out);
+void LaunchEmbeddingBackward(const float* dout, const int32_t* tokens, int64_t n, int64_t d,
+                             float* dtable);
+// *first_bad = min(*first_bad, i) for every i < n with ids[i] outside [lo, hi) and != except
+// (first_bad starts at UINT64_MAX); *valid += the count of ids[i] != except.
+void LaunchCheckIds(const int32_t* ids, int64_t n, int64_t lo, int64_t hi, int64_t except,
+                    unsigned long long* first_bad, unsigned long long* valid);
+
+// ---- Row ops and reductions (rows.cu): canonical reductions on half-warps.
+void LaunchRmsNormForward(const float* x, const float* gain, float eps, float inv_d, int64_t rows,
+                          int64_t d, float* y, float* rstd);
+void LaunchRmsNormBackward(const float* dy, const float* x, const float* gain, const float* rstd,
+                           float inv_d, int64_t rows, int64_t d, float* dx);
+void LaunchRmsNormGain(const float* dy, const float* x, const float* rstd, int64_t rows, int64_t d,
+                       float* dgain);
+// Per row: lse, and nll and lse² (+0 on ignored rows) for the sums.
+void LaunchCrossEntropyRows(const float* logits, const int32_t* targets, int64_t rows,
+                            int64_t vocab, int32_t ignore_index, float* lse, float* nll,
+                            float* lse_sq);
+void LaunchCrossEntropyBackward(const float* logits, const int32_t* targets, const float* lse,
+                                int64_t rows, int64_t vocab, int32_t ignore_index, float grad_scale,
+                                float z2, float* dlogits);
+// out[0] = Sum(x[0..n)), or SumSq, in the canonical order.
+void LaunchSum(const float* x, int64_t n, float* out);
+void LaunchSumSq(const float* x, int64_t n, float* out);
+void LaunchWeightStepSizes(const float* w, int64_t K, int64_t N, float sqrt_qmax, float* step);
+
+// ---- Attention rows (attention.cu): S, P, dP, dS are [B·H, T, T].
+struct AttentionRows {
+  int64_t batch, heads, seq, window;
+  const int32_t* doc_ids;    // [B, T] or null
+  const uint8_t* key_valid;  // [B, T] or null
+  float scale;
+};
+// P = the masked softmax of S·scale over each query's range (docs/repops.md §5).
+void LaunchAttentionSoftmax(const AttentionRows& a, const float* S, float* P);
+// dS (in place over dP) = (P·(dP − D))·scale on the allowed keys, +0 elsewhere.
+void LaunchAttentionScoreGrad(const AttentionRows& a, const float* P, float* dP_to_dS);
+
+// ---- State hash leaves (blake3.cu): digests[32·i ..] = ChunkLeafDigest of chunk i.
+struct DeviceLeafChunk {
+  const float* data;
+  int64_t index, count;
+};
+void LaunchChunkLeaves(const DeviceLeafChunk* chunks, int64_t n, const uint32_t* key,
+                       uint8_t* digests);
+
+}  // namespace trail::repops::cuda
