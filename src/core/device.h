@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "core/dtype.h"
@@ -47,6 +48,9 @@ class Allocator {
   virtual Device device() const = 0;
   virtual void* Allocate(size_t bytes) = 0;
   virtual void Free(void* p, size_t bytes) = 0;  // bytes: as passed to Allocate
+  // Whether host code may read and write this memory (inside a backend's ops, for the guarded
+  // device); false for a GPU's.
+  virtual bool host_addressable() const { return true; }
 };
 
 Allocator& HostAllocator();  // the process's cpu allocator
@@ -120,6 +124,10 @@ class Buffer {
 // arrays (its own scratch and operand structures) in its device's memory: DeviceVector<T>.
 // Value-initializing or reading elements is host code, so a backend does it only inside its
 // ops; reserve() allocates without touching them. Default: the host's allocator.
+// On memory the host cannot address (a GPU's), the vector's own element construction does
+// nothing: resize() only allocates (zero-filled, by the Allocator's contract), and a vector
+// that grows does not carry its old elements over. Such a vector is an array whose size the
+// host tracks and whose elements only the device's kernels write (T trivially copyable).
 template <class T>
 struct DeviceStdAllocator {
   using value_type = T;
@@ -133,6 +141,11 @@ struct DeviceStdAllocator {
   DeviceStdAllocator(const DeviceStdAllocator<U>& o) : memory(o.memory) {}
   T* allocate(size_t n) { return static_cast<T*>(memory->Allocate(n * sizeof(T))); }
   void deallocate(T* p, size_t n) { memory->Free(p, n * sizeof(T)); }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    static_assert(std::is_trivially_copyable_v<U>, "device vectors hold plain values");
+    if (memory->host_addressable()) ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
   template <class U>
   bool operator==(const DeviceStdAllocator<U>& o) const {
     return memory == o.memory;

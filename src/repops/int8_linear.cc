@@ -130,12 +130,6 @@ const float* ColumnScalesOfScaledRows(const Kernels& k, const float* dy, const f
   return parts;
 }
 
-// An int8 GEMM's int32 sums cannot overflow: |Σ| <= n·127².
-void CheckReduction(int64_t n) {
-  TRAIL_CHECK(n <= (int64_t{1} << 31) / (kInt8QMax * kInt8QMax), "int8 linear: a reduction over ",
-              n, " elements could overflow its int32 sum; at most 133144 are supported");
-}
-
 // Whether W[p,j] lies outside the quantizer's range (the STE passes no gradient there).
 bool Clipped(float w, float step) {
   const float v = w / step;
@@ -273,6 +267,11 @@ void LsqStepGradient(const float* dw, const float* w, const QuantizedWeight& qw,
 
 }  // namespace
 
+void CheckInt8Reduction(int64_t n) {
+  TRAIL_CHECK(n <= (int64_t{1} << 31) / (kInt8QMax * kInt8QMax), "int8 linear: a reduction over ",
+              n, " elements could overflow its int32 sum; at most 133144 are supported");
+}
+
 int8_t QuantizeValue(const Kernels& kernels, float x, float scale) {
   int8_t q;
   kernels.quantize_i8(&x, &scale, nullptr, 0, 1, &q);
@@ -336,7 +335,7 @@ void QuantizeInput(const Kernels& kernels, const float* x, int64_t M, int64_t K,
 void Int8LinearForward(const Kernels& kernels, const QuantizedInput& x, const QuantizedWeight& w,
                        Int8Scratch& s, float* y) {
   TRAIL_CHECK(x.K == w.K, "int8 linear: input width ", x.K, " against weight rows ", w.K);
-  CheckReduction(w.K);
+  CheckInt8Reduction(w.K);
   // y = (float(acc)·r_t)·s_j, applied by the GEMM as each output tile is finished.
   kernels.gemm_i8({.M = x.M,
                    .N = w.N,
@@ -423,7 +422,7 @@ void Int8LinearBackwardInput(const Kernels& kernels, const float* dy, int64_t M,
     return;
   }
   // g = dY·diag(s), quantized per token, each row while it is in cache; dX = u ⊙ (qg·qwᵀ).
-  CheckReduction(N);
+  CheckInt8Reduction(N);
   int8_t* qg = Grow(s.a, M * N);
   float* u = Grow(s.scale, M);
   ForEachRow(M, [&](int64_t t) {
@@ -442,7 +441,7 @@ void Int8LinearBackwardWeight(const Kernels& kernels, QuantizedInput& x, const f
   } else {
     // h = diag(r)·dY, quantized per column: the scales from column maxima taken over whole
     // rows, then h row by row. (Computed twice, h[t, j] is the same rounded product.)
-    CheckReduction(M);
+    CheckInt8Reduction(M);
     thread_local std::vector<float> partial;
     const float* v = ColumnScalesOfScaledRows(kernels, dy, x.scale.data(), M, N, partial);
     GradientWeightProduct(kernels, x, dy, v, N, s, dw);
@@ -460,8 +459,8 @@ void Int8LinearBackward(const Kernels& kernels, QuantizedInput& x, const float* 
     Int8LinearBackwardWeight(kernels, x, dy, qw, backward, s, dw, w, dstep);
     return;
   }
-  CheckReduction(N);
-  CheckReduction(M);
+  CheckInt8Reduction(N);
+  CheckInt8Reduction(M);
   // One pass over dY quantizes every row's g and takes the column maxima of diag(r)·dY; the dX
   // product runs before qh takes qg's buffer.
   int8_t* qg = Grow(s.a, M * N);

@@ -42,12 +42,16 @@ struct QuantizedWeight {
       : step(DeviceStdAllocator<float>(memory)),
         q(DeviceStdAllocator<int8_t>(memory)),
         dequant(DeviceStdAllocator<float>(memory)),
-        clipped(DeviceStdAllocator<int64_t>(memory)) {}
+        clipped(DeviceStdAllocator<int64_t>(memory)),
+        clip_mask(DeviceStdAllocator<uint8_t>(memory)) {}
   int64_t K = 0, N = 0;
   DeviceVector<float> step;       // [N]    s
   DeviceVector<int8_t> q;         // [K, N] qw in W's layout (B of the forward, Bᵀ of dX's)
   DeviceVector<float> dequant;    // [K, N] Q(W) (fp32 backward)
   DeviceVector<int64_t> clipped;  // p·N + j of each clipped weight (|W/s| > 127), ascending
+  // [K, N] 1 where the weight is clipped, 0 elsewhere: the form a GPU backend keeps instead of
+  // the list (marking needs no host round trip); a backend fills one of the two.
+  DeviceVector<uint8_t> clip_mask;
 };
 
 // X [M, K] quantized per row.
@@ -77,6 +81,10 @@ struct Int8Scratch {
   DeviceVector<int8_t> a;
   DeviceVector<float> scale;
 };
+
+// An int8 GEMM's int32 sums cannot overflow: |Σ| <= n·127² < 2^31, so a reduction over n
+// terms is refused (a clear error) when n > 133 144.
+void CheckInt8Reduction(int64_t n);
 
 // s[j] = (2·m) / float(√127) with m = Sum(|W[0..K-1, j]|) / K, Sum the canonical reduction
 // (docs/repops.md §2). Also the initial value of learned step sizes (model/params.cc).

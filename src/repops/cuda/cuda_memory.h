@@ -22,6 +22,7 @@ class CudaAllocator final : public Allocator {
   Device device() const override { return {DeviceKind::kCuda, index_}; }
   void* Allocate(size_t bytes) override;
   void Free(void* p, size_t bytes) override;
+  bool host_addressable() const override { return false; }
 
  private:
   int index_;

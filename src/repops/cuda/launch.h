@@ -75,6 +75,36 @@ void LaunchAttentionSoftmax(const AttentionRows& a, const float* S, float* P);
 // dS (in place over dP) = (P·(dP − D))·scale on the allowed keys, +0 elsewhere.
 void LaunchAttentionScoreGrad(const AttentionRows& a, const float* P, float* dP_to_dS);
 
+// ---- int8 QAT layers (int8.cu, gemm_i8.cu; repops/int8_linear.h).
+// q = Q(w, step[j]) [K, N], clip_mask = 1 where clipped, dequant = float(q)·step[j] (if given).
+void LaunchQuantizeWeight(const float* w, int64_t K, int64_t N, const float* step, int8_t* q,
+                          float* dequant, uint8_t* clip_mask);
+// Per row t of x [M, K]: g = x[t, :] (·col_mul elementwise, if given), scale[t] =
+// AbsMax(g) / 127, q[t, :] = Q(g, scale[t]).
+void LaunchQuantizeRows(const float* x, int64_t M, int64_t K, const float* col_mul, int8_t* q,
+                        float* scale);
+// v[j] = AbsMax over t of r[t]·dy[t, j], over 127.
+void LaunchColumnAbsMaxScales(const float* dy, const float* r, int64_t M, int64_t N, float* v);
+// qh[t, j] = Q(dy[t, j]·r[t], v[j]).
+void LaunchQuantizeScaledRows(const float* dy, const float* r, const float* v, int64_t M, int64_t N,
+                              int8_t* qh);
+// out[t, p] = float(q[t, p])·r[t].
+void LaunchDequantizeRows(const int8_t* q, const float* r, int64_t M, int64_t K, float* out);
+// The learned step sizes' gradient (int8_linear.h), g = 1/√(K·127) rounded once.
+void LaunchLsqStepGradient(const float* dw, const float* w, const int8_t* q, const float* step,
+                           int64_t K, int64_t N, float g, float* dstep);
+void LaunchZeroMasked(float* x, const uint8_t* mask, int64_t n);  // x[i] = +0 where mask[i]
+// out [M, N] (+)= (float(Σ_p A[i, p]·B[p, j])·row_scale[i])·col_scale[j], a scale left out when
+// null; A(i, p) = a[i·a_rs + p·a_cs], B(p, j) = b[p·b_rs + j·b_cs].
+struct GemmI8Shape {
+  int64_t M = 0, N = 0, K = 0;
+  int64_t a_rs = 0, a_cs = 0, b_rs = 0, b_cs = 0;
+  const float* row_scale = nullptr;
+  const float* col_scale = nullptr;
+  bool accumulate = false;
+};
+void LaunchGemmI8(const GemmI8Shape& g, const int8_t* a, const int8_t* b, float* out);
+
 // ---- State hash leaves (blake3.cu): digests[32·i ..] = ChunkLeafDigest of chunk i.
 struct DeviceLeafChunk {
   const float* data;
