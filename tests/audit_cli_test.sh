@@ -124,10 +124,15 @@ for i in 0 1 2 3; do
   cp auditor$i.pub trusted/
 done
 "$trail" audit plan --run run --auditors 4 --redundancy 2 --out plan.json > /dev/null
+# Auditor 3 replays on the guarded device (memory reached only through the backend's ops), and
+# its attestation names the device it replayed on.
 for i in 0 1 2 3; do
+  device=cpu; [ $i = 3 ] && device=guarded
   "$trail" audit certify --run run --plan plan.json --key auditor$i.key --auditor $i \
-    --out att$i.json --quiet --threads $((i % 2 + 1)) > certify$i.out || fail "certify $i: $(cat certify$i.out)"
+    --out att$i.json --quiet --threads $((i % 2 + 1)) --device $device > certify$i.out \
+    || fail "certify $i: $(cat certify$i.out)"
 done
+grep -q '"backend": "guarded (' att3.json || fail "the attestation does not name the device"
 "$trail" audit collect --run run --plan plan.json --keys trusted att0.json att1.json att2.json \
   att3.json > collect.out || { cat collect.out; fail "collect"; }
 grep -q "coverage: 40 of 40 planned steps verified by at least one auditor (100.0%), 40 by at least 2 (100.0%)" \

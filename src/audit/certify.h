@@ -9,6 +9,7 @@
 #include "audit/plan.h"
 #include "audit/replay.h"
 #include "collectives/communicator.h"
+#include "core/device.h"
 
 namespace trail::audit {
 
@@ -22,6 +23,7 @@ struct CertifyOptions {
   int64_t auditor = -1;  // the slot in the plan
   bool quiet = false;
   collectives::Communicator* comm = nullptr;
+  Device device;  // where the steps are replayed; the attestation's machine.backend names it
 };
 
 struct Certified {

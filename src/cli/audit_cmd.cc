@@ -94,6 +94,7 @@ void AddCertify(CLI::App* audit, AuditCommand& c) {
   AddData(c.certify, c.data);
   AddThreads(c.certify, c.threads);
   c.certify->add_flag("--quiet", c.quiet, "No progress lines");
+  AddDeviceOption(c.certify, c.device);
 }
 
 void AddCollect(CLI::App* audit, AuditCommand& c) {
@@ -179,7 +180,7 @@ int RunPlan(const AuditCommand& c) {
 int RunCertify(const AuditCommand& c) {
   audit::CertifyOptions o;
   o.run_dir = c.run, o.plan_path = c.plan_path, o.key_path = c.key, o.data = c.data;
-  o.auditor = c.slot, o.quiet = c.quiet;
+  o.auditor = c.slot, o.quiet = c.quiet, o.device = ParseDevice(c.device);
   o.comm = &collectives::JobCommunicator();
   const audit::Certified r = audit::Certify(o);
   if (o.comm->rank() != 0) return r.report.ok() ? 0 : 1;

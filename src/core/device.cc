@@ -29,7 +29,7 @@ std::string Device::ToString() const {
     case DeviceKind::kGuarded:
       return "guarded";
     case DeviceKind::kCuda:
-      return "cuda:" + std::to_string(index);
+      return index == kLocalGpu ? "cuda" : "cuda:" + std::to_string(index);
   }
   return "?";
 }
@@ -37,7 +37,7 @@ std::string Device::ToString() const {
 Device ParseDevice(std::string_view text) {
   if (text == "cpu") return {DeviceKind::kCpu, 0};
   if (text == "guarded") return {DeviceKind::kGuarded, 0};
-  if (text == "cuda") return {DeviceKind::kCuda, 0};
+  if (text == "cuda") return {DeviceKind::kCuda, Device::kLocalGpu};
   if (text.starts_with("cuda:")) {
     const std::string_view n = text.substr(5);
     int index = -1;

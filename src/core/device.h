@@ -1,6 +1,6 @@
 // Where training state lives: devices, their allocators, buffers and views.
 //
-// A Device names a place memory lives and ops run ("cpu", "guarded", later "cuda:N"). Every
+// A Device names a place memory lives and ops run ("cpu", "guarded", "cuda:N"). Every
 // device has an Allocator; a Buffer owns one allocation of a typed, shaped array on it, and a
 // TensorView describes (without owning) an array on some device: pointer, dtype, shape,
 // strides, device. A pointer on a device other than the host's may not be dereferenced by host
@@ -31,13 +31,17 @@ enum class DeviceKind : uint8_t { kCpu, kGuarded, kCuda };
 
 struct Device {
   DeviceKind kind = DeviceKind::kCpu;
-  int index = 0;  // the ordinal among devices of the kind (cuda:N); 0 for the others
+  // The ordinal among devices of the kind (cuda:N); 0 for the others. kLocalGpu ("cuda"): the
+  // GPU of this process's local rank among the processes of its job on this machine, modulo
+  // the GPUs there (one GPU a process); 0 outside a job.
+  int index = 0;
+  static constexpr int kLocalGpu = -1;
   bool operator==(const Device&) const = default;
   bool is_host() const { return kind == DeviceKind::kCpu; }
-  std::string ToString() const;  // "cpu", "guarded", "cuda:0"
+  std::string ToString() const;  // "cpu", "guarded", "cuda:0", "cuda" (kLocalGpu)
 };
 
-// "cpu", "guarded", "cuda" (= "cuda:0") or "cuda:N"; an error naming these otherwise.
+// "cpu", "guarded", "cuda" (index kLocalGpu) or "cuda:N"; an error naming these otherwise.
 Device ParseDevice(std::string_view text);
 
 // Hands out memory on one device. Allocations are zero-filled and 64-byte aligned; a request

@@ -12,7 +12,8 @@ namespace {
 TEST(Device, NamesParseAndPrint) {
   EXPECT_EQ(ParseDevice("cpu"), (Device{DeviceKind::kCpu, 0}));
   EXPECT_EQ(ParseDevice("guarded"), (Device{DeviceKind::kGuarded, 0}));
-  EXPECT_EQ(ParseDevice("cuda"), (Device{DeviceKind::kCuda, 0}));
+  EXPECT_EQ(ParseDevice("cuda"), (Device{DeviceKind::kCuda, Device::kLocalGpu}));
+  EXPECT_EQ(ParseDevice("cuda").ToString(), "cuda");
   EXPECT_EQ(ParseDevice("cuda:3"), (Device{DeviceKind::kCuda, 3}));
   EXPECT_EQ(ParseDevice("cuda:3").ToString(), "cuda:3");
   EXPECT_EQ(ParseDevice("cpu").ToString(), "cpu");

@@ -2,6 +2,7 @@
 
 #include <climits>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -13,16 +14,35 @@
 namespace trail::repops {
 namespace cuda {
 
-CudaBackend::CudaBackend(int index) : index_(index), allocator_(index) {
+namespace {
+
+// This process's rank among its job's processes on this machine, as the launcher says it
+// (Open MPI's mpirun, Slurm's srun, MPICH's Hydra); 0 outside a job.
+int LocalRank() {
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID"}) {
+    if (const char* v = std::getenv(name); v != nullptr && *v != '\0') return std::atoi(v);
+  }
+  return 0;
+}
+
+// The ordinal "cuda" (Device::kLocalGpu) or "cuda:N" names on this machine.
+int ResolveIndex(int index) {
   const int count = CudaDeviceCount();
-  TRAIL_CHECK(count > 0, "--device cuda:", index,
+  TRAIL_CHECK(count > 0, "--device ", Device{DeviceKind::kCuda, index}.ToString(),
               ": this machine has no usable CUDA device (no NVIDIA GPU or driver); use "
               "--device cpu");
+  if (index == Device::kLocalGpu) return LocalRank() % count;
   TRAIL_CHECK(index >= 0 && index < count, "--device cuda:", index, ": this machine has ", count,
               " CUDA device", count == 1 ? "" : "s", " (cuda:0 to cuda:", count - 1, ")");
-  CheckCuda(cudaSetDevice(index), "selecting the device");
+  return index;
+}
+
+}  // namespace
+
+CudaBackend::CudaBackend(int index) : index_(ResolveIndex(index)), allocator_(index_) {
+  CheckCuda(cudaSetDevice(index_), "selecting the device");
   cudaDeviceProp prop{};
-  CheckCuda(cudaGetDeviceProperties(&prop, index), "reading the device's properties");
+  CheckCuda(cudaGetDeviceProperties(&prop, index_), "reading the device's properties");
   description_ = device().ToString() + " (" + prop.name + ", sm_" + std::to_string(prop.major) +
                  std::to_string(prop.minor) + ")";
   leaf_key_ = Blake3ContextKey(kChunkContext, static_cast<int>(std::strlen(kChunkContext)));

@@ -13,8 +13,9 @@
 
 namespace trail::repops {
 
-// A backend on CUDA device `index`; a clear error when this machine has no such device (no GPU,
-// no driver, or fewer devices).
+// A backend on CUDA device `index` (Device::kLocalGpu: the one of this process's local rank,
+// modulo the GPUs here); a clear error when this machine has no such device (no GPU, no
+// driver, or fewer devices).
 std::unique_ptr<Backend> MakeCudaBackend(int index);
 // How many CUDA devices this process can use (0 without a GPU or driver).
 int CudaDeviceCount();
