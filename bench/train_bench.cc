@@ -3,11 +3,13 @@
 // the step spent hashing state (gradients, parameters, optimizer), peak memory, and the
 // logical-mesh overhead (the same 8 windows as 2 replicas × 2 shards). Prints one JSON object;
 // bench/run_train_bench.sh runs it beside PyTorch and prints ratios.
-//   train_bench [steps] [threads] [fp32|int8|int8-fp32bw] [profile|-] [B|gpt2-small]
+//   train_bench [steps] [threads] [fp32|int8|int8-fp32bw] [profile|-] [B|gpt2-small|gpt2-1024]
+//               [DEVICE]
 // The third argument is the block matrices' arithmetic; with `profile`, a table of where the
 // step's time goes (by operation and output, summed over layers) is printed to stderr. The
-// last picks the model: configuration B above, or the gpt2-small preset (12 × 768, vocabulary
-// 50257) at T = 128, B = 8 (then without the mesh measurement).
+// fifth picks the model: configuration B above, or the gpt2-small preset (12 × 768, vocabulary
+// 50257) at T = 128, B = 8 (gpt2-1024: at T = 1024, the GPU benchmark's shape), then without
+// the mesh measurement. DEVICE (default cpu) is where the step runs, e.g. cuda.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -23,6 +25,9 @@
 #include "core/thread_pool.h"
 #include "data/stream.h"
 #include "data/synthetic_corpus.h"
+#include "collectives/communicator.h"
+#include "core/device.h"
+#include "repops/devices.h"
 #include "repops/kernels.h"
 #include "train/recipe.h"
 #include "train/step.h"
@@ -74,19 +79,23 @@ struct BenchModel {
 };
 
 BenchModel ModelOf(const std::string& name, int replicas, int shards, const std::string& quant) {
-  if (name == "gpt2-small") {
+  if (name == "gpt2-small" || name == "gpt2-1024") {
+    const int64_t T = name == "gpt2-small" ? 128 : 1024;
     return {(quant.empty() ? "" : "[quant]\n" + quant) +
-                "[model]\npreset = \"gpt2-small\"\nvocab_size = 50257\nmax_seq_len = 128\n"
+                "[model]\npreset = \"gpt2-small\"\nvocab_size = 50257\nmax_seq_len = " +
+                std::to_string(T) +
+                "\n"
                 "[optimizer]\nlr = 1e-3\nweight_decay = 0.1\nclip_norm = 1.0\n"
                 "[mesh]\nreplicas = " +
                 std::to_string(replicas) + "\nshards = " + std::to_string(shards) + "\n",
-            50257, 128};
+            50257, T};
   }
   return {bench::ConfigBRecipe(replicas, shards, quant), 16384, 256};
 }
 
 Timing TimeSteps(const std::string& dir, int micro, int replicas, int shards, int steps,
-                 const std::string& quant, const std::string& model, OpClock* clock = nullptr) {
+                 const std::string& quant, const std::string& model, const Device& device,
+                 OpClock* clock = nullptr) {
   const BenchModel bm = ModelOf(model, replicas, shards, quant);
   data::StreamConfig sc;
   sc.seed = 1;
@@ -98,7 +107,7 @@ Timing TimeSteps(const std::string& dir, int micro, int replicas, int shards, in
                                                        static_cast<uint32_t>(bm.vocab));
   data::CanonicalStream stream(m);
   const train::Recipe r = train::ParseRecipe(bm.recipe, "bench", bm.vocab);
-  train::StepEngine engine(r, stream);
+  train::StepEngine engine(r, stream, collectives::SingleProcess(), device);
   train::TrainState st(r.model, engine.backend());
   st.params.InitRandom(r.model);
   engine.Run(st);  // warm-up: first touch of every buffer
@@ -130,27 +139,30 @@ int main(int argc, char** argv) {
   TempDir a, b;
   const bool profile = argc > 4 && std::string(argv[4]) == "profile";
   const std::string model = argc > 5 ? argv[5] : "B";
-  if (model != "B" && model != "gpt2-small") {
-    std::fprintf(stderr, "train_bench: the model must be B or gpt2-small\n");
+  if (model != "B" && model != "gpt2-small" && model != "gpt2-1024") {
+    std::fprintf(stderr, "train_bench: the model must be B, gpt2-small or gpt2-1024\n");
     return 2;
   }
+  const Device device = ParseDevice(argc > 6 ? argv[6] : "cpu");
   OpClock clock;
-  const Timing flat = TimeSteps(a.path(), 8, 1, 1, steps, quant, model, profile ? &clock : nullptr);
+  const Timing flat =
+      TimeSteps(a.path(), 8, 1, 1, steps, quant, model, device, profile ? &clock : nullptr);
   if (profile) clock.Print(flat.median, steps);
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   const double peak_mb = double(ru.ru_maxrss) / 1024.0;
-  const Timing mesh =
-      model == "B" ? TimeSteps(b.path(), 2, 2, 2, steps, quant, model) : Timing{flat.median, 0};
+  const Timing mesh = model == "B" ? TimeSteps(b.path(), 2, 2, 2, steps, quant, model, device)
+                                   : Timing{flat.median, 0};
   const double tokens = 8.0 * ModelOf(model, 1, 1, "").seq_len;
+  const std::string backend =
+      device.is_host() ? repops::ActiveKernels().name : repops::MakeBackend(device)->description();
   std::printf(
       "{\"model\": \"%s\", \"arithmetic\": \"%s\", \"backend\": \"%s\", \"threads\": %d, "
       "\"step_s\": %.4f, \"tok_s\": %.1f, "
       "\"hash_s\": %.4f, \"hash_share\": %.4f, \"peak_rss_mb\": %.1f, "
       "\"mesh_2x2_step_s\": %.4f, \"mesh_overhead\": %.4f}\n",
-      model.c_str(), mode.c_str(), repops::ActiveKernels().name, threads, flat.median,
-      tokens / flat.median, flat.hash, flat.hash / flat.median, peak_mb, mesh.median,
-      mesh.median / flat.median - 1.0);
+      model.c_str(), mode.c_str(), backend.c_str(), threads, flat.median, tokens / flat.median,
+      flat.hash, flat.hash / flat.median, peak_mb, mesh.median, mesh.median / flat.median - 1.0);
   ShutdownKernelPool();
   return 0;
 }

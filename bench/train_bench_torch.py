@@ -1,13 +1,17 @@
 #!/usr/bin/python3
-"""PyTorch CPU baseline for bench/train_bench: the same architecture (pre-norm RMSNorm with
+"""PyTorch baseline for bench/train_bench: the same architecture (pre-norm RMSNorm with
 gains, RoPE, causal attention, GELU(tanh) MLP of 4d, tied head, AdamW, global-norm clipping
 at 1.0) and shapes (L=6, d=384, 6 heads, vocab 16384, T=256, B=8), fp32, PyTorch's default
 kernels. Prints one JSON object: median step seconds, tokens/s, peak RSS, and whether the
 parameters after two steps are bit-identical with 1 and with 2 threads.
 
-Usage: train_bench_torch.py STEPS THREADS [B|gpt2-small]
-gpt2-small: L=12, d=768, 12 heads, vocab 50257, T=128, B=8 (the bitwise check is skipped).
+Usage: train_bench_torch.py STEPS THREADS [B|gpt2-small|gpt2-1024] [cpu|cuda] [fp32|bf16]
+gpt2-small: L=12, d=768, 12 heads, vocab 50257, T=128, B=8 (the bitwise check is skipped);
+gpt2-1024: the same at T=1024. On cuda PyTorch runs at its best for the GPU: attention by
+scaled_dot_product_attention (flash kernels), the fused AdamW, TF32 off for fp32; bf16 runs
+the step under bf16 autocast. Times are taken after torch.cuda.synchronize().
 """
+import contextlib
 import hashlib
 import json
 import resource
@@ -19,6 +23,14 @@ import torch
 L, D, H, V, T, B, FF = 6, 384, 6, 16384, 256, 8, 1536
 if len(sys.argv) > 3 and sys.argv[3] == "gpt2-small":
     L, D, H, V, T, B, FF = 12, 768, 12, 50257, 128, 8, 3072
+if len(sys.argv) > 3 and sys.argv[3] == "gpt2-1024":
+    L, D, H, V, T, B, FF = 12, 768, 12, 50257, 1024, 8, 3072
+DEVICE = sys.argv[4] if len(sys.argv) > 4 else "cpu"
+PRECISION = sys.argv[5] if len(sys.argv) > 5 else "fp32"
+CUDA = DEVICE == "cuda"
+if CUDA:
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
 
 
 def rmsnorm(x, g, eps=1e-5):
@@ -58,8 +70,11 @@ class Model(torch.nn.Module):
             h = rmsnorm(x, g1)
             heads = lambda w: (h @ w).view(B, T, H, hd).transpose(1, 2)
             q, k, v = self.rope(heads(wq)), self.rope(heads(wk)), heads(wv)
-            s = (q @ k.transpose(-1, -2)) / hd ** 0.5
-            a = torch.softmax(s.masked_fill(~self.mask, float("-inf")), -1) @ v
+            if CUDA:
+                a = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+            else:
+                s = (q @ k.transpose(-1, -2)) / hd ** 0.5
+                a = torch.softmax(s.masked_fill(~self.mask, float("-inf")), -1) @ v
             x = x + a.transpose(1, 2).reshape(B, T, D) @ wo
             m = torch.nn.functional.gelu(rmsnorm(x, g2) @ w1, approximate="tanh")
             x = x + m @ w2
@@ -67,29 +82,41 @@ class Model(torch.nn.Module):
         return torch.nn.functional.cross_entropy(logits.view(-1, V), labels.reshape(-1))
 
 
+def autocast():
+    if CUDA and PRECISION == "bf16":
+        return torch.autocast("cuda", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
 def params_hash(model):
     h = hashlib.sha256()
     for p in model.parameters():
-        h.update(p.detach().numpy().tobytes())
+        h.update(p.detach().cpu().numpy().tobytes())
     return h.hexdigest()
 
 
 def run(steps, threads):
     torch.set_num_threads(threads)
     torch.manual_seed(0)
-    model = Model()
+    model = Model().to(DEVICE)
+    fused = {"fused": True} if CUDA else {}  # (Debian's CPU torch predates the argument)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, betas=(0.9, 0.95), eps=1e-8,
-                            weight_decay=0.1)
+                            weight_decay=0.1, **fused)
     gen = torch.Generator().manual_seed(1)
     times = []
     for step in range(steps + 1):
-        tokens = torch.randint(0, V, (B, T + 1), generator=gen)
+        tokens = torch.randint(0, V, (B, T + 1), generator=gen).to(DEVICE)
+        if CUDA:
+            torch.cuda.synchronize()
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
-        loss = model(tokens[:, :-1], tokens[:, 1:])
+        with autocast():
+            loss = model(tokens[:, :-1], tokens[:, 1:])
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
+        if CUDA:
+            torch.cuda.synchronize()
         if step > 0:  # the first step allocates
             times.append(time.perf_counter() - t0)
     return sorted(times)[len(times) // 2], params_hash(model)
@@ -100,11 +127,12 @@ def main():
     median, _ = run(steps, threads)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     bitwise = None
-    if V == 16384:
+    if V == 16384 and not CUDA:
         _, h1 = run(2, 1)
         _, h2 = run(2, 2)
         bitwise = h1 == h2
-    print(json.dumps({"torch": torch.__version__, "threads": threads, "step_s": median,
+    print(json.dumps({"torch": torch.__version__, "device": DEVICE, "precision": PRECISION,
+                      "threads": threads, "step_s": median,
                       "tok_s": B * T / median, "peak_rss_mb": peak,
                       "bitwise_1_vs_2_threads": bitwise}))
 
