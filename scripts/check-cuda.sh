@@ -70,8 +70,9 @@ PY
 done
 
 note "3/4 replaying the cpu-trained fp32 run on $device"
+steps=$(wc -l < "$work/runs/fp32-cpu/trajectory.jsonl")  # a line a step
 timeout 120 "$trail" audit replay --run "$work/runs/fp32-cpu" --data "$data/manifest.json" \
-  --steps 0:30 --device "$device" --json --quiet > "$out/replay.json" 2> "$out/replay.err"
+  --steps "0:$steps" --device "$device" --json --quiet > "$out/replay.json" 2> "$out/replay.err"
 echo $? > "$out/replay.rc"
 
 note "4/4 benchmarks"

@@ -6,11 +6,12 @@
 #                       training data (tokenizer, shards, manifest), three recipes, and the
 #                       runs those recipes trained here on the CPU (the reference bits);
 # Then, on the GPU machine, in the repository root:  scripts/check-cuda.sh .gpu OUT_DIR
-#   scripts/pack-cuda.sh [BUILD] [STEPS]
+#   scripts/pack-cuda.sh [BUILD] [STEPS] [DEST]   (DEST: default .gpu)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here/build}
 steps=${2:-30}
+dest=${3:-$here/.gpu}
 cd "$here"
 grep -q '^TRAIL_HAVE_CUDA:INTERNAL=ON' "$build/CMakeCache.txt" 2>/dev/null \
   || grep -q 'TRAIL_HAVE_CUDA=1' "$build/build.ninja" \
@@ -58,6 +59,6 @@ for r in fp32 int8 int8-learned; do
     --run "$stage/runs/$r-cpu" --device cpu --threads 2 --quiet > /dev/null \
     || fail "training $r on the cpu"
 done
-mkdir -p .gpu
-tar -C "$stage" -cJf .gpu/bundle.tar.xz bin lib data runs
-echo "pack-cuda: .gpu/bundle.tar.xz $(du -h .gpu/bundle.tar.xz | cut -f1) ($(ls "$stage/lib" | wc -l) libraries; CPU runs of $steps steps)"
+mkdir -p "$dest"
+tar -C "$stage" -cJf "$dest/bundle.tar.xz" bin lib data runs
+echo "pack-cuda: $dest/bundle.tar.xz $(du -h "$dest/bundle.tar.xz" | cut -f1) ($(ls "$stage/lib" | wc -l) libraries; CPU runs of $steps steps)"
