@@ -5,9 +5,10 @@
 // cublasSgemm in its default math mode (no TF32), at 4096³ and the gpt2-small training shapes
 // (8192 tokens × 768 → 3072, and 3072 → 768), in the three layouts training uses; every trail
 // result is also checked bit for bit against a one-thread-per-output FMA chain on the GPU.
-// int8: trail's exact int8 GEMM against cublasGemmEx (int8 in, int32 compute), results checked
-// equal. Times are medians of `reps` runs each, after warm-up, with CUDA events.
-// Builds with the CUDA toolkit alone (scripts/check-cuda.sh compiles it on the GPU machine).
+// int8: trail's exact int8 GEMM (CUDA cores, and the WMMA tensor-core kernel) against
+// cublasGemmEx (int8 in, int32 compute), results checked equal. Times are medians of `reps` runs
+// each, after warm-up, with CUDA events. Builds with the CUDA toolkit alone (scripts/check-cuda.sh
+// compiles it on the GPU machine).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -154,8 +155,14 @@ std::string Int8Case(cublasHandle_t h, const Shape& s, int reps) {
   const double flop = 2.0 * M * N * K;
   const GemmI8Shape bt{.M = M, .N = N, .K = K, .a_rs = K, .a_cs = 1, .b_rs = 1, .b_cs = K};
   const GemmI8Shape bn{.M = M, .N = N, .K = K, .a_rs = K, .a_cs = 1, .b_rs = N, .b_cs = 1};
-  const double bn_ms = MedianMs(reps, [&] { LaunchGemmI8(bn, a, b, c); });
-  const double bt_ms = MedianMs(reps, [&] { LaunchGemmI8(bt, a, b, c); });
+  const double bn_ms = MedianMs(reps, [&] { LaunchGemmI8(bn, a, b, c, Int8Kernel::kCudaCores); });
+  // The tensor-core kernel's sums must equal the CUDA-core kernel's (both exact).
+  float* tc = Alloc<float>(M * N);
+  const double tc_ms =
+      MedianMs(reps, [&] { LaunchGemmI8(bt, a, b, tc, Int8Kernel::kTensorCores); });
+  const double bt_ms = MedianMs(reps, [&] { LaunchGemmI8(bt, a, b, c, Int8Kernel::kCudaCores); });
+  const bool tc_equal = SameBits(tc, c, M * N);
+  cudaFree(tc);
   const int32_t one = 1, zero = 0;
   const double cublas_ms = MedianMs(reps, [&] {
     // Column-major Cᵀ [N, M] = (Bᵀ stored [N,K] read transposed)ᵀ... with b as Bᵀ [N, K].

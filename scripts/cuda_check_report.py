@@ -68,6 +68,9 @@ def ratios(bn):
         r[f"fp32 gemm {case['shape']} (trail/cuBLAS)"] = round(case["cublas_ms"] / case["matmul_ms"], 3)
     for case in g.get("int8", []) if isinstance(g, dict) else []:
         r[f"int8 gemm {case['shape']} (trail/cuBLAS)"] = round(case["cublas_ms"] / case["bt_ms"], 3)
+        if "tensor_cores_ms" in case:
+            r[f"int8 gemm {case['shape']} tensor cores (trail/cuBLAS)"] = round(
+                case["cublas_ms"] / case["tensor_cores_ms"], 3)
     tok = lambda k: (bn.get(k) or {}).get("tok_s")
     pairs = [("trail fp32 / torch fp32", "step-trail-fp32", "step-torch-fp32"),
              ("trail int8 / torch bf16", "step-trail-int8", "step-torch-bf16"),
@@ -92,8 +95,11 @@ report = {
                "error": (read("replay.err", "") or "")[-1500:]},
     "bench": bn,
 }
+tc = read_json("selftest-int8-tc.json") or {}
+report["golden_int8_tensor_cores"] = tc
 report["summary"] = {
     "golden_reproduces": g.get("reproduces"),
+    "golden_reproduces_int8_tensor_cores": tc.get("reproduces"),
     "golden_mismatched": g.get("mismatched"),
     "training_same_bits": {r: v["trajectory"] for r, v in t.items()},
     "cpu_run_replays_on_gpu": read("replay.rc") == "0",

@@ -86,6 +86,12 @@ for P in 1 2 3 4 6; do
   same_run in6 p6_$P "3x2x2 mesh on $P processes"
 done
 echo "3x2x2 mesh: P = 1, 2, 3, 4, 6 and in-process identical: $(cat in6.out)"
+# Each process on a device whose memory only its backend reaches (guarded): the mesh reduction
+# and the optimizer's state exchange go through explicit copies, as with one GPU a process.
+mpi 3 train --recipe r6.toml --data m6.json --run g6_3 --device guarded --quiet > g6_3.out
+cmp -s in6.out g6_3.out || fail "3x2x2 mesh on 3 processes on the guarded device: final hashes differ"
+same_run in6 g6_3 "3x2x2 mesh on 3 processes on the guarded device"
+echo "3x2x2 mesh: P = 3 on the guarded device identical"
 "$trail" train --recipe r4.toml --data m4.json --run in4 --quiet > in4.out
 for P in 1 2 4; do
   mpi $P train --recipe r4.toml --data m4.json --run p4_$P --quiet > p4_$P.out

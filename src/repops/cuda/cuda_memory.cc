@@ -35,6 +35,8 @@ Scratch::~Scratch() {
 void* Scratch::Get(size_t bytes) {
   if (bytes <= bytes_ && data_ != nullptr) return data_;
   if (data_ != nullptr) {
+    // Kernels queued earlier may still read the old buffer.
+    CheckCuda(cudaDeviceSynchronize(), "growing scratch memory");
     CheckCuda(cudaFree(data_), "freeing scratch memory");
     data_ = nullptr, bytes_ = 0;
   }

@@ -103,7 +103,12 @@ struct GemmI8Shape {
   const float* col_scale = nullptr;
   bool accumulate = false;
 };
-void LaunchGemmI8(const GemmI8Shape& g, const int8_t* a, const int8_t* b, float* out);
+// kCudaCores: integer multiply-adds; kTensorCores: WMMA int8 fragments (unverified on a GPU
+// so far); kDefault: CUDA cores unless TRAIL_CUDA_INT8_TENSOR_CORES=1. Every kernel gives the
+// same exact sums.
+enum class Int8Kernel { kDefault, kCudaCores, kTensorCores };
+void LaunchGemmI8(const GemmI8Shape& g, const int8_t* a, const int8_t* b, float* out,
+                  Int8Kernel kernel = Int8Kernel::kDefault);
 
 // ---- State hash leaves (blake3.cu): digests[32·i ..] = ChunkLeafDigest of chunk i.
 struct DeviceLeafChunk {
