@@ -9,8 +9,8 @@ namespace {
 template <bool kAContig, bool kBContig>
 __global__ void __launch_bounds__(kGemmThreads)
     GemmKernel(GemmShape g, const float* a, const float* b, float* c) {
-  __shared__ TileA As;
-  __shared__ TileB Bs;
+  __shared__ __align__(16) TileA As;
+  __shared__ __align__(16) TileB Bs;
   const int t = threadIdx.x;
   const int64_t bz = blockIdx.z;
   a += bz * g.a_batch;

@@ -73,9 +73,23 @@ TRAIL_HOST_DEVICE float FusedMulAdd(float a, float b, float c) {
 #endif
 }
 
+// x[0..8) = p[0..8): two 16-byte shared-memory loads on the device (p is 16-byte aligned: rows
+// of 132 floats, offsets multiples of 8), a plain copy on the host.
+TRAIL_HOST_DEVICE void Load8(const float* p, float* x) {
+#if defined(__CUDA_ARCH__)
+  const float4 lo = reinterpret_cast<const float4*>(p)[0],
+               hi = reinterpret_cast<const float4*>(p)[1];
+  x[0] = lo.x, x[1] = lo.y, x[2] = lo.z, x[3] = lo.w, x[4] = hi.x, x[5] = hi.y, x[6] = hi.z,
+  x[7] = hi.w;
+#else
+  for (int i = 0; i < 8; ++i) x[i] = p[i];
+#endif
+}
+static_assert(kThreadM == 8 && kThreadN == 8 && (kTileM + 4) % 4 == 0 && (kTileN + 4) % 4 == 0);
+
 // The block's steps, each run by every thread t of the block between barriers; gemm.cu's kernel
 // is these in order, and tests run them on the host thread by thread.
-using TileA = float[kTileK][kTileM + 4];  // +4: rows start on different banks
+using TileA = float[kTileK][kTileM + 4];  // +4: rows start on different banks, 16-byte aligned
 using TileB = float[kTileK][kTileN + 4];
 using Accumulators = float[kThreadM][kThreadN];
 
@@ -109,8 +123,8 @@ TRAIL_HOST_DEVICE void MultiplyTile(const TileA& As, const TileB& Bs, int depth,
   const int r0 = ThreadRow0(t), c0 = ThreadCol0(t);
   for (int k = 0; k < depth; ++k) {
     float av[kThreadM], bv[kThreadN];
-    for (int r = 0; r < kThreadM; ++r) av[r] = As[k][r0 + r];
-    for (int q = 0; q < kThreadN; ++q) bv[q] = Bs[k][c0 + q];
+    Load8(&As[k][r0], av);
+    Load8(&Bs[k][c0], bv);
     for (int r = 0; r < kThreadM; ++r)
       for (int q = 0; q < kThreadN; ++q) acc[r][q] = FusedMulAdd(av[r], bv[q], acc[r][q]);
   }
