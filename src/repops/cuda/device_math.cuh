@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/philox_rounds.h"
+
 namespace trail::repops::cuda {
 
 struct DeviceOps {
@@ -107,27 +109,14 @@ __device__ __forceinline__ float HalfWarpDot(const float* x, const float* y, int
       n, 0.0f, [&](float p, int64_t i) { return __fmaf_rn(x[i], y[i], p); }, false);
 }
 
-// Philox4x32-10 (core/philox.h): key = seed, counter = (index, stream).
+// Philox4x32-10: the CPU's rounds (core/philox_rounds.h).
 struct PhiloxOut {
   uint32_t w[4];
 };
 __device__ __forceinline__ PhiloxOut DevPhilox(uint64_t seed, uint64_t stream, uint64_t index) {
-  constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;
-  constexpr uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
-  uint32_t c0 = static_cast<uint32_t>(index), c1 = static_cast<uint32_t>(index >> 32);
-  uint32_t c2 = static_cast<uint32_t>(stream), c3 = static_cast<uint32_t>(stream >> 32);
-  uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
-  for (int round = 0; round < 10; ++round) {
-    const uint32_t hi0 = __umulhi(kM0, c0), lo0 = kM0 * c0;
-    const uint32_t hi1 = __umulhi(kM1, c2), lo1 = kM1 * c2;
-    c0 = hi1 ^ c1 ^ k0;
-    c1 = lo1;
-    c2 = hi0 ^ c3 ^ k1;
-    c3 = lo0;
-    k0 += kW0;
-    k1 += kW1;
-  }
-  return {{c0, c1, c2, c3}};
+  PhiloxOut out;
+  PhiloxRounds(seed, stream, index, out.w);
+  return out;
 }
 
 }  // namespace trail::repops::cuda

@@ -3,55 +3,33 @@
 #include <climits>
 
 #include "repops/cuda/device_math.cuh"
+#include "repops/cuda/for_each.cuh"
 #include "repops/cuda/launch.h"
 
 namespace trail::repops::cuda {
-namespace {
-
-constexpr int kThreads = 256;
-
-unsigned Blocks(int64_t n) {
-  const int64_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(b < 65535 * 16 ? (b > 0 ? b : 1) : 65535 * 16);
-}
-
-// Runs f(i) for every i < n over a grid-stride loop.
-template <class F>
-__global__ void ForEach(int64_t n, F f) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{gridDim.x} * blockDim.x)
-    f(i);
-}
-
-template <class F>
-void Launch(int64_t n, F f) {
-  if (n > 0) ForEach<<<Blocks(n), kThreads>>>(n, f);
-}
-
-}  // namespace
 
 void LaunchFill(float* x, int64_t n, float value) {
-  Launch(n, [=] __device__(int64_t i) { x[i] = value; });
+  LaunchForEach(n, [=] __device__(int64_t i) { x[i] = value; });
 }
 void LaunchScale(float* x, int64_t n, float coef) {
-  Launch(n, [=] __device__(int64_t i) { x[i] = __fmul_rn(x[i], coef); });
+  LaunchForEach(n, [=] __device__(int64_t i) { x[i] = __fmul_rn(x[i], coef); });
 }
 void LaunchAddInto(float* y, const float* x, int64_t n) {
-  Launch(n, [=] __device__(int64_t i) { y[i] = __fadd_rn(y[i], x[i]); });
+  LaunchForEach(n, [=] __device__(int64_t i) { y[i] = __fadd_rn(y[i], x[i]); });
 }
 void LaunchAddZero(float* x, int64_t n) {
-  Launch(n, [=] __device__(int64_t i) { x[i] = __fadd_rn(x[i], 0.0f); });
+  LaunchForEach(n, [=] __device__(int64_t i) { x[i] = __fadd_rn(x[i], 0.0f); });
 }
 
 void LaunchSwiGluForward(const float* a, const float* b, int64_t n, float* h) {
-  Launch(n, [=] __device__(int64_t i) {
+  LaunchForEach(n, [=] __device__(int64_t i) {
     const float s = DevSigmoid(a[i]);
     h[i] = __fmul_rn(__fmul_rn(a[i], s), b[i]);
   });
 }
 void LaunchSwiGluBackward(const float* dh, const float* a, const float* b, int64_t n, float* da,
                           float* db) {
-  Launch(n, [=] __device__(int64_t i) {
+  LaunchForEach(n, [=] __device__(int64_t i) {
     const float s = DevSigmoid(a[i]), ai = a[i], dhi = dh[i], bi = b[i];
     db[i] = __fmul_rn(dhi, __fmul_rn(ai, s));
     // (dh·b)·(s·(1 + a·(1 − s)))
@@ -60,15 +38,15 @@ void LaunchSwiGluBackward(const float* dh, const float* a, const float* b, int64
   });
 }
 void LaunchGeluForward(const float* x, int64_t n, float* y) {
-  Launch(n, [=] __device__(int64_t i) { y[i] = DevGelu(x[i]); });
+  LaunchForEach(n, [=] __device__(int64_t i) { y[i] = DevGelu(x[i]); });
 }
 void LaunchGeluBackward(const float* dy, const float* x, int64_t n, float* dx) {
   // kernels.cc's gelu_backward: dx = dy · GeluGrad(x).
-  Launch(n, [=] __device__(int64_t i) { dx[i] = __fmul_rn(dy[i], DevGeluGrad(x[i])); });
+  LaunchForEach(n, [=] __device__(int64_t i) { dx[i] = __fmul_rn(dy[i], DevGeluGrad(x[i])); });
 }
 
 void LaunchAdamW(float* p, const float* g, float* m, float* v, int64_t n, const AdamWConstants& k) {
-  Launch(n, [=] __device__(int64_t i) {
+  LaunchForEach(n, [=] __device__(int64_t i) {
     const float gi = g[i];
     const float mi = __fadd_rn(__fmul_rn(k.beta1, m[i]), __fmul_rn(k.omb1, gi));
     const float vi = __fadd_rn(__fmul_rn(k.beta2, v[i]), __fmul_rn(k.omb2, __fmul_rn(gi, gi)));
@@ -82,7 +60,7 @@ void LaunchAdamW(float* p, const float* g, float* m, float* v, int64_t n, const 
 
 void LaunchFillNormal(float* x, int64_t n, uint64_t seed, uint64_t stream, float mean,
                       float stddev) {
-  Launch(n, [=] __device__(int64_t i) {
+  LaunchForEach(n, [=] __device__(int64_t i) {
     const PhiloxOut b = DevPhilox(seed, stream, static_cast<uint64_t>(i));
     // core/philox.h: UniformOpenZeroFromBits and UniformFromBits (exact conversions).
     const float u1 = __fmul_rn(__uint2float_rn((b.w[0] >> 8) + 1u), 0x1p-24f);
@@ -96,7 +74,7 @@ void LaunchFillNormal(float* x, int64_t n, uint64_t seed, uint64_t stream, float
 void LaunchRope(float* x, int64_t rows, int64_t hd, const int32_t* pos, const float* cos,
                 const float* sin, bool backward) {
   const int64_t h = hd / 2;
-  Launch(rows * h, [=] __device__(int64_t e) {
+  LaunchForEach(rows * h, [=] __device__(int64_t e) {
     const int64_t r = e / h, i = e % h;
     const float c = cos[pos[r] * h + i], s = sin[pos[r] * h + i];
     float* xr = x + r * hd;
@@ -113,13 +91,13 @@ void LaunchRope(float* x, int64_t rows, int64_t hd, const int32_t* pos, const fl
 
 // x [rows, T, H, hd] <-> y [rows, H, T, hd]: element e of y.
 void LaunchSplitHeads(const float* x, float* y, int64_t rows, int64_t T, int64_t H, int64_t hd) {
-  Launch(rows * T * H * hd, [=] __device__(int64_t e) {
+  LaunchForEach(rows * T * H * hd, [=] __device__(int64_t e) {
     const int64_t d = e % hd, t = (e / hd) % T, h = (e / (hd * T)) % H, r = e / (hd * T * H);
     y[e] = x[((r * T + t) * H + h) * hd + d];
   });
 }
 void LaunchMergeHeads(const float* y, float* x, int64_t rows, int64_t T, int64_t H, int64_t hd) {
-  Launch(rows * T * H * hd, [=] __device__(int64_t e) {
+  LaunchForEach(rows * T * H * hd, [=] __device__(int64_t e) {
     const int64_t d = e % hd, t = (e / hd) % T, h = (e / (hd * T)) % H, r = e / (hd * T * H);
     x[((r * T + t) * H + h) * hd + d] = y[e];
   });
@@ -127,7 +105,7 @@ void LaunchMergeHeads(const float* y, float* x, int64_t rows, int64_t T, int64_t
 
 void LaunchEmbeddingForward(const float* table, int64_t d, const int32_t* tokens, int64_t n,
                             float* out) {
-  Launch(n * d, [=] __device__(int64_t e) {
+  LaunchForEach(n * d, [=] __device__(int64_t e) {
     const int64_t t = e / d, j = e % d;
     out[e] = table[int64_t{tokens[t]} * d + j];
   });
@@ -135,7 +113,7 @@ void LaunchEmbeddingForward(const float* table, int64_t d, const int32_t* tokens
 // One thread per column: positions in ascending order, as the spec orders the additions.
 void LaunchEmbeddingBackward(const float* dout, const int32_t* tokens, int64_t n, int64_t d,
                              float* dtable) {
-  Launch(d, [=] __device__(int64_t j) {
+  LaunchForEach(d, [=] __device__(int64_t j) {
     for (int64_t t = 0; t < n; ++t) {
       float* cell = dtable + int64_t{tokens[t]} * d + j;
       *cell = __fadd_rn(*cell, dout[t * d + j]);
@@ -145,7 +123,7 @@ void LaunchEmbeddingBackward(const float* dout, const int32_t* tokens, int64_t n
 
 void LaunchCheckIds(const int32_t* ids, int64_t n, int64_t lo, int64_t hi, int64_t except,
                     unsigned long long* first_bad, unsigned long long* valid) {
-  Launch(n, [=] __device__(int64_t i) {
+  LaunchForEach(n, [=] __device__(int64_t i) {
     const int64_t id = ids[i];
     if (id == except) return;
     atomicAdd(valid, 1ull);

@@ -2,6 +2,7 @@
 // quantization, scales, dequantization and the step-size gradient. Maxima are exact, so their
 // order is free; every other value is the spec's expression, one rounded operation at a time.
 #include "repops/cuda/device_math.cuh"
+#include "repops/cuda/for_each.cuh"
 #include "repops/cuda/launch.h"
 
 namespace trail::repops::cuda {
@@ -20,19 +21,6 @@ __device__ __forceinline__ float AbsMaxStep(float m, float x) { return Max2(m, f
 // AbsMax's result: the default quiet NaN when any element was NaN.
 __device__ __forceinline__ float AbsMaxResult(float m) {
   return m != m ? __int_as_float(0x7FC00000) : m;
-}
-
-template <class F>
-__global__ void ForEach(int64_t n, F f) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{gridDim.x} * blockDim.x)
-    f(i);
-}
-template <class F>
-void Launch(int64_t n, F f) {
-  if (n <= 0) return;
-  const int64_t blocks = (n + 255) / 256;
-  ForEach<<<static_cast<unsigned>(blocks < (1 << 20) ? blocks : (1 << 20)), 256>>>(n, f);
 }
 
 // Row t (one half-warp): g = x[t, :]·col_mul (or x itself), scale[t] = AbsMax(g) / 127,
@@ -84,7 +72,7 @@ unsigned Blocks(int64_t n, int per) { return static_cast<unsigned>((n + per - 1)
 
 void LaunchQuantizeWeight(const float* w, int64_t K, int64_t N, const float* step, int8_t* q,
                           float* dequant, uint8_t* clip_mask) {
-  Launch(K * N, [=] __device__(int64_t i) {
+  LaunchForEach(K * N, [=] __device__(int64_t i) {
     const float s = step[i % N];
     const int8_t qi = Quantize(w[i], s);
     q[i] = qi;
@@ -105,13 +93,13 @@ void LaunchColumnAbsMaxScales(const float* dy, const float* r, int64_t M, int64_
 
 void LaunchQuantizeScaledRows(const float* dy, const float* r, const float* v, int64_t M, int64_t N,
                               int8_t* qh) {
-  Launch(M * N,
-         [=] __device__(int64_t i) { qh[i] = Quantize(__fmul_rn(dy[i], r[i / N]), v[i % N]); });
+  LaunchForEach(
+      M * N, [=] __device__(int64_t i) { qh[i] = Quantize(__fmul_rn(dy[i], r[i / N]), v[i % N]); });
 }
 
 void LaunchDequantizeRows(const int8_t* q, const float* r, int64_t M, int64_t K, float* out) {
-  Launch(M * K,
-         [=] __device__(int64_t i) { out[i] = __fmul_rn(static_cast<float>(q[i]), r[i / K]); });
+  LaunchForEach(
+      M * K, [=] __device__(int64_t i) { out[i] = __fmul_rn(static_cast<float>(q[i]), r[i / K]); });
 }
 
 void LaunchLsqStepGradient(const float* dw, const float* w, const int8_t* q, const float* step,
@@ -120,7 +108,7 @@ void LaunchLsqStepGradient(const float* dw, const float* w, const int8_t* q, con
 }
 
 void LaunchZeroMasked(float* x, const uint8_t* mask, int64_t n) {
-  Launch(n, [=] __device__(int64_t i) {
+  LaunchForEach(n, [=] __device__(int64_t i) {
     if (mask[i]) x[i] = 0.0f;
   });
 }
