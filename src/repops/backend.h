@@ -125,6 +125,9 @@ class Backend {
   virtual void WeightStepSizes(const float* w, int64_t K, int64_t N, float* step) = 0;
   // SumSq(x [n]) in the canonical reduction order, returned to the host.
   virtual float SumSq(const float* x, int64_t n) = 0;
+  // out[i] (host) = SumSq of chunks[i]'s count floats: the gradient norm's partial sums, all
+  // chunks in one op (one round trip on a GPU).
+  virtual void ChunkSumSqs(std::span<const LeafChunk> chunks, float* out) = 0;
   // x[i] = x[i] · coef for i < n (gradient clipping: one rounded product each).
   virtual void Scale(float* x, int64_t n, float coef) = 0;
   // One AdamW update of p, m, v [n] from g [n] at step t (AdamWStep).

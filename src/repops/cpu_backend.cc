@@ -186,6 +186,13 @@ float CpuBackend::SumSq(const float* x, int64_t n) {
   return kernels_.sum_sq(x, static_cast<size_t>(n));
 }
 
+void CpuBackend::ChunkSumSqs(std::span<const LeafChunk> chunks, float* out) {
+  const OpWindow open(window_);
+  KernelPool().ParallelFor(chunks.size(), [&](size_t i) {
+    out[i] = kernels_.sum_sq(chunks[i].data, static_cast<size_t>(chunks[i].count));
+  });
+}
+
 void CpuBackend::Scale(float* x, int64_t n, float coef) {
   const OpWindow open(window_);
   for (int64_t i = 0; i < n; ++i) x[i] = x[i] * coef;

@@ -77,6 +77,7 @@ class CpuBackend : public Backend {
                   float stddev) override;
   void WeightStepSizes(const float* w, int64_t K, int64_t N, float* step) override;
   float SumSq(const float* x, int64_t n) override;
+  void ChunkSumSqs(std::span<const LeafChunk> chunks, float* out) override;
   void Scale(float* x, int64_t n, float coef) override;
   void AdamWStep(float* p, const float* g, float* m, float* v, int64_t n, const AdamWHyper& h,
                  int64_t t) override;

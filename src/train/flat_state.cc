@@ -56,16 +56,30 @@ std::vector<Digest> FlatState::Leaves(repops::Backend& be, const std::vector<Dev
   return out;
 }
 
-std::vector<Digest> FlatState::Leaves(repops::Backend& be, const float* range, int64_t c0,
-                                      int64_t c1) const {
+std::vector<repops::LeafChunk> FlatState::RangeChunks(const float* range, int64_t c0,
+                                                      int64_t c1) const {
   const int64_t base = layout_.FlatBegin(c0);
   std::vector<repops::LeafChunk> chunks;
   for (int64_t c = c0; c < c1; ++c) {
     const StateChunk& ch = layout_.chunks()[c];
     chunks.push_back({range + (ch.flat - base), ch.index, ch.count});
   }
+  return chunks;
+}
+
+std::vector<Digest> FlatState::Leaves(repops::Backend& be, const float* range, int64_t c0,
+                                      int64_t c1) const {
+  const std::vector<repops::LeafChunk> chunks = RangeChunks(range, c0, c1);
   std::vector<Digest> out(chunks.size());
   be.ChunkLeaves(chunks, out.data());
+  return out;
+}
+
+std::vector<float> FlatState::ChunkSumSqs(repops::Backend& be, const float* range, int64_t c0,
+                                          int64_t c1) const {
+  const std::vector<repops::LeafChunk> chunks = RangeChunks(range, c0, c1);
+  std::vector<float> out(chunks.size());
+  be.ChunkSumSqs(chunks, out.data());
   return out;
 }
 

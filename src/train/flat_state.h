@@ -36,6 +36,9 @@ class FlatState {
   std::vector<Digest> Leaves(repops::Backend& be, const std::vector<DeviceTensor>& tensors,
                              int64_t c0, int64_t c1) const;
   std::vector<Digest> Leaves(repops::Backend& be, const float* range, int64_t c0, int64_t c1) const;
+  // SumSq of each of chunks [c0, c1) of a device buffer holding them (as Leaves), in one op.
+  std::vector<float> ChunkSumSqs(repops::Backend& be, const float* range, int64_t c0,
+                                 int64_t c1) const;
   // The state hash from all leaves in chunk order; names, dtypes and shapes from `tensors`.
   Digest Root(std::span<const TensorMeta> tensors, std::span<const Digest> leaves) const {
     return StateRootFromLeaves(tensors, layout_, leaves);
@@ -44,6 +47,8 @@ class FlatState {
   int64_t ChunkAt(int64_t flat) const;
 
  private:
+  // The chunks [c0, c1) of a device buffer holding them back to back from chunk c0's start.
+  std::vector<repops::LeafChunk> RangeChunks(const float* range, int64_t c0, int64_t c1) const;
   ChunkLayout layout_;
 };
 

@@ -46,11 +46,9 @@ void StepEngine::UpdateRange(TrainState& st, StepResult& r, float* g) {
   const auto th = Clock::now();
   const std::vector<Digest> leaves = flat_.Leaves(be, g, c0, c1);
   r.hash_seconds += SecondsSince(th);
+  const std::vector<float> sum_sqs = flat_.ChunkSumSqs(be, g, c0, c1);
   std::vector<ChunkSums> mine;
-  for (int64_t c = c0; c < c1; ++c) {
-    const StateChunk& ch = flat_.layout().chunks()[c];
-    mine.push_back({be.SumSq(g + (ch.flat - base), ch.count), leaves[c - c0]});
-  }
+  for (int64_t c = c0; c < c1; ++c) mine.push_back({sum_sqs[c - c0], leaves[c - c0]});
   const std::vector<ChunkSums> all = collectives::AllGatherItems<ChunkSums>(comm_, mine);
   float total = 0.0f;
   std::vector<Digest> all_leaves;

@@ -218,6 +218,22 @@ void CudaBackend::ChunkLeaves(std::span<const LeafChunk> chunks, Digest* out) {
             "ChunkLeaves");
 }
 
+void CudaBackend::ChunkSumSqs(std::span<const LeafChunk> chunks, float* out) {
+  if (chunks.empty()) return;
+  std::vector<DeviceLeafChunk> host(chunks.size());
+  for (size_t i = 0; i < chunks.size(); ++i)
+    host[i] = {chunks[i].data, chunks[i].index, chunks[i].count};
+  const auto n = static_cast<int64_t>(chunks.size());
+  auto* dev = sum_chunks_.As<DeviceLeafChunk>(n);
+  CheckCuda(cudaMemcpy(dev, host.data(), host.size() * sizeof host[0], cudaMemcpyHostToDevice),
+            "ChunkSumSqs");
+  float* sums = sums_.As<float>(n);
+  LaunchChunkSumSqs(dev, n, sums);
+  CheckLaunch("ChunkSumSqs");
+  CheckCuda(cudaMemcpy(out, sums, static_cast<size_t>(n) * sizeof(float), cudaMemcpyDeviceToHost),
+            "ChunkSumSqs");
+}
+
 }  // namespace cuda
 
 int CudaDeviceCount() {

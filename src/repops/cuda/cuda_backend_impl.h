@@ -189,6 +189,7 @@ class CudaBackend final : public Backend {
     CheckCuda(cudaMemcpy(&host, out, sizeof host, cudaMemcpyDeviceToHost), "SumSq");
     return host;
   }
+  void ChunkSumSqs(std::span<const LeafChunk> chunks, float* out) override;
   void Scale(float* x, int64_t n, float coef) override {
     LaunchScale(x, n, coef);
     CheckLaunch("Scale");
@@ -234,6 +235,7 @@ class CudaBackend final : public Backend {
   CudaAllocator allocator_;
   Blake3Words leaf_key_;
   Scratch scalars_, id_check_, rows_a_, rows_b_, attention_, leaf_chunks_, digests_;
+  Scratch sum_chunks_, sums_;
   Scratch i8_a_, i8_u_, i8_v_, i8_float_;  // the int8 backward's operands
 };
 

@@ -11,6 +11,12 @@
 
 namespace trail::repops::cuda {
 
+// A run of count floats at data (device), chunk `index` of its tensor (core/state_hash.h).
+struct DeviceLeafChunk {
+  const float* data;
+  int64_t index, count;
+};
+
 // ---- fp32 GEMM (MatMul, MatMulBT, MatMulAT, and the attention products, batched).
 void LaunchGemm(const GemmShape& g, const float* a, const float* b, float* c);
 
@@ -61,6 +67,8 @@ void LaunchCrossEntropyBackward(const float* logits, const int32_t* targets, con
 // out[0] = Sum(x[0..n)), or SumSq, in the canonical order.
 void LaunchSum(const float* x, int64_t n, float* out);
 void LaunchSumSq(const float* x, int64_t n, float* out);
+// sums[i] = SumSq of chunk i's count floats, a half-warp a chunk.
+void LaunchChunkSumSqs(const DeviceLeafChunk* chunks, int64_t n, float* sums);
 void LaunchWeightStepSizes(const float* w, int64_t K, int64_t N, float sqrt_qmax, float* step);
 
 // ---- Attention rows (attention.cu): S, P, dP, dS are [B·H, T, T].
@@ -111,10 +119,6 @@ void LaunchGemmI8(const GemmI8Shape& g, const int8_t* a, const int8_t* b, float*
                   Int8Kernel kernel = Int8Kernel::kDefault);
 
 // ---- State hash leaves (blake3.cu): digests[32·i ..] = ChunkLeafDigest of chunk i.
-struct DeviceLeafChunk {
-  const float* data;
-  int64_t index, count;
-};
 void LaunchChunkLeaves(const DeviceLeafChunk* chunks, int64_t n, const uint32_t* key,
                        uint8_t* digests);
 

@@ -137,7 +137,19 @@ __global__ void WeightStepKernel(const float* w, int64_t K, int64_t N, float sqr
   step[j] = __fdiv_rn(__fadd_rn(mean, mean), sqrt_qmax);
 }
 
+__global__ void ChunkSumSqKernel(const DeviceLeafChunk* chunks, int64_t n, float* sums) {
+  const int64_t c = MyRow();
+  const bool live = c < n;
+  const DeviceLeafChunk ch = chunks[live ? c : 0];
+  const float s = HalfWarpSumSq(ch.data, live ? ch.count : 0);
+  if (live && (threadIdx.x & 15u) == 0) sums[c] = s;
+}
+
 }  // namespace
+
+void LaunchChunkSumSqs(const DeviceLeafChunk* chunks, int64_t n, float* sums) {
+  if (n > 0) ChunkSumSqKernel<<<RowBlocks(n), kRowThreads>>>(chunks, n, sums);
+}
 
 void LaunchRmsNormForward(const float* x, const float* gain, float eps, float inv_d, int64_t rows,
                           int64_t d, float* y, float* rstd) {
