@@ -26,24 +26,26 @@ note() { echo "[$(($(date +%s) - start))s] $*"; }
 tar -C "$work" -xJf "$bundle/bundle.tar.xz" || { echo "cannot unpack $bundle/bundle.tar.xz"; exit 1; }
 # cuBLAS for the GEMM benchmark: the machine's CUDA, else the one PyTorch ships.
 cublas_dirs=$(python3 -c 'import nvidia.cublas, os; print(os.path.join(list(nvidia.cublas.__path__)[0], "lib"))' 2>/dev/null || true)
-export LD_LIBRARY_PATH="$work/lib:/usr/local/cuda/lib64:${cublas_dirs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-trail=$work/bin/trail
+# The carried libraries for trail's binaries only: python3 (PyTorch) keeps the machine's own.
+libs="$work/lib:/usr/local/cuda/lib64:${cublas_dirs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+carried="env LD_LIBRARY_PATH=$libs"
+trail="$carried $work/bin/trail"
 device=${CHECK_DEVICE:-cuda}
 data=$work/data
 { nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; } \
   > "$out/nvidia-smi.txt" 2>&1
-"$trail" --version > "$out/trail-version.txt" 2>&1 || true
+$trail --version > "$out/trail-version.txt" 2>&1 || true
 
 note "1/4 golden suite on $device"
-timeout 180 "$trail" selftest --device "$device" --backend AVX2 --threads 1 --json > "$out/selftest.json" 2> "$out/selftest.err"
+timeout 180 $trail selftest --device "$device" --backend AVX2 --threads 1 --json > "$out/selftest.json" 2> "$out/selftest.err"
 echo $? > "$out/selftest.rc"
 # The same with the int8 GEMMs on tensor cores (WMMA), the kernel not yet the default.
-TRAIL_CUDA_INT8_TENSOR_CORES=1 timeout 180 "$trail" selftest --device "$device" --backend AVX2 \
+TRAIL_CUDA_INT8_TENSOR_CORES=1 timeout 180 $trail selftest --device "$device" --backend AVX2 \
   --threads 1 --json > "$out/selftest-int8-tc.json" 2> "$out/selftest-int8-tc.err"
 
 note "2/4 training on $device against the cpu runs"
 for r in fp32 int8 int8-learned; do
-  timeout 120 "$trail" train --recipe "$data/$r.toml" --data "$data/manifest.json" \
+  timeout 120 $trail train --recipe "$data/$r.toml" --data "$data/manifest.json" \
     --run "$work/runs/$r-cuda" --device "$device" --quiet > "$out/train-$r.log" 2>&1
   echo $? > "$out/train-$r.rc"
   a=$work/runs/$r-cpu/trajectory.jsonl b=$work/runs/$r-cuda/trajectory.jsonl
@@ -64,31 +66,32 @@ PY
 )
   [ -n "$step" ] || step=0
   echo "$step" > "$out/train-$r.first-step"
-  timeout 60 "$trail" audit trace --run "$work/runs/$r-cpu" --data "$data/manifest.json" \
+  timeout 60 $trail audit trace --run "$work/runs/$r-cpu" --data "$data/manifest.json" \
     --step "$step" --device cpu --out "$work/$r-cpu.trace" > /dev/null 2>&1
-  timeout 60 "$trail" audit trace --run "$work/runs/$r-cpu" --data "$data/manifest.json" \
+  timeout 60 $trail audit trace --run "$work/runs/$r-cpu" --data "$data/manifest.json" \
     --step "$step" --device "$device" --out "$work/$r-cuda.trace" > "$out/trace-$r-cuda.log" 2>&1
-  timeout 60 "$trail" audit bisect "$work/$r-cpu.trace" "$work/$r-cuda.trace" \
+  timeout 60 $trail audit bisect "$work/$r-cpu.trace" "$work/$r-cuda.trace" \
     --run "$work/runs/$r-cpu" --data "$data/manifest.json" --json > "$out/bisect-$r.json" 2>&1
 done
 
 note "3/4 replaying the cpu-trained fp32 run on $device"
 steps=$(wc -l < "$work/runs/fp32-cpu/trajectory.jsonl")  # a line a step
-timeout 120 "$trail" audit replay --run "$work/runs/fp32-cpu" --data "$data/manifest.json" \
+timeout 120 $trail audit replay --run "$work/runs/fp32-cpu" --data "$data/manifest.json" \
   --steps "0:$steps" --device "$device" --json --quiet > "$out/replay.json" 2> "$out/replay.err"
 echo $? > "$out/replay.rc"
 
 note "4/4 benchmarks"
 if [ "${CHECK_BENCH:-1}" != 0 ]; then
-bench=$work/bin/cuda_gemm_bench
-if ! "$bench" 1 > /dev/null 2>&1; then  # built elsewhere and not runnable here: build it here
-  nvcc -O3 -std=c++17 -arch=sm_90 --fmad=false -ftz=false -prec-div=true -prec-sqrt=true \
+bench="$carried $work/bin/cuda_gemm_bench"
+if ! $bench 1 > /dev/null 2>&1; then  # built elsewhere and not runnable here: build it here
+  "${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}" -O3 -std=c++17 -arch=sm_90 --fmad=false -ftz=false -prec-div=true -prec-sqrt=true \
     --extended-lambda -I"$here/src" "$here/bench/cuda_gemm_bench.cu" "$here"/src/repops/cuda/{gemm,gemm_i8,blake3}.cu \
-    -lcublas -o "$work/cuda_gemm_bench" > "$out/gemm-bench-build.log" 2>&1 && bench=$work/cuda_gemm_bench
+    -lcublas -o "$work/cuda_gemm_bench" > "$out/gemm-bench-build.log" 2>&1 \
+    && bench="$carried $work/cuda_gemm_bench"
 fi
-timeout 150 "$bench" 20 > "$out/gemm-bench.json" 2> "$out/gemm-bench.err"
+timeout 150 $bench 20 > "$out/gemm-bench.json" 2> "$out/gemm-bench.err"
 for mode in fp32 int8; do
-  timeout 150 "$work/bin/train_bench" 5 16 $mode - gpt2-1024 cuda > "$out/step-trail-$mode.json" \
+  timeout 150 $carried "$work/bin/train_bench" 5 16 $mode - gpt2-1024 cuda > "$out/step-trail-$mode.json" \
     2> "$out/step-trail-$mode.err"
 done
 for precision in fp32 bf16; do
