@@ -2,8 +2,8 @@
 # Training-step time of trail vs PyTorch CPU on the same architecture and shapes (L=6, d=384,
 # 6 heads, vocab 16384, T=256, B=8; bench/train_bench.cc, bench/train_bench_torch.py), 2 threads
 # each, run alternately three times; prints medians and the ratio. PyTorch is set up at its
-# best here: the OpenMP build of OpenBLAS with its SkylakeX kernels, and
-# torch.set_num_threads(2). trail also runs the same model with int8 quantization-aware training
+# best here: the OpenMP build of OpenBLAS with its best kernels for this CPU (bench/openblas_core.sh
+# chooses them from the CPU's flags and prints the choice), and torch.set_num_threads(2). trail also runs the same model with int8 quantization-aware training
 # of the block matrices (int8 backward GEMMs, and fp32 backward GEMMs), compared with its fp32 step.
 # MODEL gpt2-small runs the gpt2-small preset instead (12 × 768, vocabulary 50257, T=128, B=8).
 #   bench/run_train_bench.sh [BUILD] [STEPS] [B|gpt2-small]
@@ -13,7 +13,9 @@ steps=${2:-5}
 model=${3:-B}
 here=$(cd "$(dirname "$0")" && pwd)
 omp=/usr/lib/x86_64-linux-gnu/openblas-openmp
-torch_env=(OPENBLAS_CORETYPE=SKYLAKEX OMP_NUM_THREADS=2)
+. "$here/openblas_core.sh"
+torch_env=(OMP_NUM_THREADS=2)
+[ -n "$OPENBLAS_CORE" ] && torch_env+=(OPENBLAS_CORETYPE=$OPENBLAS_CORE)
 [ -e "$omp/libblas.so.3" ] && torch_env+=(LD_LIBRARY_PATH=$omp)
 out=$(mktemp -d "${TMPDIR:-/tmp}/trail-trainbench-XXXXXX")
 trap 'rm -rf "$out"' EXIT
