@@ -1,5 +1,6 @@
 // The int8 GEMM kernels of kernels.cc, one set per Highway target: AMX tiles or AVX-512 VNNI on
-// AVX3_DL, plain exact integer loops elsewhere. Included by kernels.cc inside its per-target
+// AVX3_DL, vpmaddwd on int16-widened operands on AVX2 and AVX3, plain exact integer loops
+// elsewhere. Included by kernels.cc inside its per-target
 // namespace; integer sums are exact, so every path gives the same int32 values.
 //
 // Per-target include (Highway's pattern): no include guard of the usual kind.
@@ -177,6 +178,111 @@ void GemmI8Impl(const GemmI8Args& g) {
         } else {
           I8MicroKernel(k4, ap, bp, bias.data() + jp * kI8NR, tile, kI8NR);
           for (size_t r = 0; r < rows; ++r) std::memcpy(c + r * N, tile + r * kI8NR, cols * 4);
+        }
+      }
+    }
+  });
+}
+#elif HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3
+// AVX2 (and AVX-512 without VNNI): vpmaddwd multiplies 8 pairs of int16 and adds each pair into
+// an int32 lane. Operands are widened to int16 when packed, so every int8 value (-128 too) is
+// exact: a pair sum is at most 2·128² = 32768, far inside int32 (vpmaddubsw on bytes would
+// saturate int16 where a sign trick meets -128). B is packed as [k/2][column][2 × int16], one
+// 32-byte load holding 8 columns × 2 depths; A as int32 words of two int16 depths, broadcast.
+constexpr size_t kW16MR = 6, kW16NV = 2, kW16NR = 8 * kW16NV;
+
+// C[r, c] for an MR × NR tile, straight from registers (12 accumulators, 2 B and 1 A register).
+__attribute__((target("avx2"))) void I8PairKernel(size_t k2, const int32_t* ap, const int16_t* bp,
+                                                  int32_t* c, size_t ldc) {
+  __m256i acc[kW16MR][kW16NV];
+  HWY_UNROLL(6)
+  for (size_t r = 0; r < kW16MR; ++r) {
+    HWY_UNROLL(2)
+    for (size_t v = 0; v < kW16NV; ++v) acc[r][v] = _mm256_setzero_si256();
+  }
+  for (size_t p = 0; p < k2; ++p) {
+    __m256i b[kW16NV];
+    HWY_UNROLL(2)
+    for (size_t v = 0; v < kW16NV; ++v)
+      b[v] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + (p * kW16NR + v * 8) * 2));
+    HWY_UNROLL(6)
+    for (size_t r = 0; r < kW16MR; ++r) {
+      const __m256i a = _mm256_set1_epi32(ap[p * kW16MR + r]);
+      HWY_UNROLL(2)
+      for (size_t v = 0; v < kW16NV; ++v)
+        acc[r][v] = _mm256_add_epi32(acc[r][v], _mm256_madd_epi16(a, b[v]));
+    }
+  }
+  HWY_UNROLL(6)
+  for (size_t r = 0; r < kW16MR; ++r) {
+    HWY_UNROLL(2)
+    for (size_t v = 0; v < kW16NV; ++v)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r * ldc + v * 8), acc[r][v]);
+  }
+}
+
+// Two int16 depths as one int32 word (the low half the first), as vpmaddwd pairs them.
+inline int32_t PairWord(int16_t lo, int16_t hi) {
+  return static_cast<int32_t>(uint32_t{static_cast<uint16_t>(lo)} |
+                              uint32_t{static_cast<uint16_t>(hi)} << 16);
+}
+
+// B panel jp (columns [jp·NR, +NR)) as [k2][column][2 × int16], zero-padded.
+void PackPairPanel(const GemmI8Args& g, size_t jp, int16_t* panel) {
+  const size_t K = g.K, N = g.N, cols = std::min(kW16NR, N - jp * kW16NR);
+  for (size_t c = 0; c < cols; ++c) {
+    const size_t j = jp * kW16NR + c;
+    for (size_t p = 0; p < K; ++p) {
+      const int8_t v = g.b != nullptr ? g.b[p * N + j] : g.bt[j * K + p];
+      panel[((p >> 1) * kW16NR + c) * 2 + (p & 1)] = v;
+    }
+  }
+}
+
+void GemmI8Impl(const GemmI8Args& g) {
+  if (g.out != nullptr) return GemmI8ThroughScratch(g, &GemmI8Impl);
+  const size_t M = g.M, N = g.N, K = g.K;
+  if (M == 0 || N == 0) return;
+  const size_t k2 = (K + 1) / 2, panels = (N + kW16NR - 1) / kW16NR;
+  ThreadPool& pool = KernelPool();
+  thread_local std::vector<int16_t> bpack_storage;  // reused per calling thread, as above
+  bpack_storage.assign(panels * k2 * kW16NR * 2, 0);
+  std::vector<int16_t>& bpack = bpack_storage;
+  pool.ParallelFor(panels,
+                   [&](size_t jp) { PackPairPanel(g, jp, bpack.data() + jp * k2 * kW16NR * 2); });
+  const size_t mpanels = (M + kW16MR - 1) / kW16MR;
+  const size_t mgroups = (mpanels + 7) / 8;  // 8 row panels (48 rows) per task
+  const size_t splits =
+      std::max<size_t>(1, std::min(panels, (2 * pool.num_threads() + mgroups - 1) / mgroups));
+  pool.ParallelFor(mgroups * splits, [&](size_t task) {
+    const size_t jp0 = panels * (task % splits) / splits,
+                 jp1 = panels * (task % splits + 1) / splits;
+    const size_t ip0 = (task / splits) * 8, ip_end = std::min(mpanels, ip0 + 8);
+    std::vector<int32_t> apack((ip_end - ip0) * k2 * kW16MR);
+    alignas(32) int32_t tile[kW16MR * kW16NR];
+    for (size_t ip = ip0; ip < ip_end; ++ip) {  // A rows as pair words, zero-padded
+      int32_t* ap = apack.data() + (ip - ip0) * k2 * kW16MR;
+      for (size_t r = 0; r < kW16MR; ++r) {
+        const size_t i = ip * kW16MR + r;
+        for (size_t p = 0; p < k2; ++p) {
+          const int16_t lo = (i < M && 2 * p < K) ? g.a[i * K + 2 * p] : 0;
+          const int16_t hi = (i < M && 2 * p + 1 < K) ? g.a[i * K + 2 * p + 1] : 0;
+          ap[p * kW16MR + r] = PairWord(lo, hi);
+        }
+      }
+    }
+    for (size_t jp = jp0; jp < jp1; ++jp) {
+      const size_t cols = std::min(kW16NR, N - jp * kW16NR);
+      const int16_t* bp = bpack.data() + jp * k2 * kW16NR * 2;
+      for (size_t ip = ip0; ip < ip_end; ++ip) {
+        const size_t rows = std::min(kW16MR, M - ip * kW16MR);
+        const int32_t* ap = apack.data() + (ip - ip0) * k2 * kW16MR;
+        int32_t* c = g.c + ip * kW16MR * N + jp * kW16NR;
+        if (rows == kW16MR && cols == kW16NR) {
+          I8PairKernel(k2, ap, bp, c, N);
+        } else {
+          I8PairKernel(k2, ap, bp, tile, kW16NR);
+          for (size_t r = 0; r < rows; ++r) std::memcpy(c + r * N, tile + r * kW16NR, cols * 4);
         }
       }
     }
