@@ -16,7 +16,14 @@ cd "$here"
 grep -q '^TRAIL_HAVE_CUDA:INTERNAL=ON' "$build/CMakeCache.txt" 2>/dev/null \
   || grep -q 'TRAIL_HAVE_CUDA=1' "$build/build.ninja" \
   || { echo "pack-cuda: $build was configured without the CUDA backend (nvcc not found)" >&2; exit 1; }
-cmake --build "$build" --target trail train_bench cuda_gemm_bench > /dev/null
+# PACK_BUILD=0: use the binaries as they are (the test that runs this script inside ctest must
+# not rebuild what other tests are running).
+if [ "${PACK_BUILD:-1}" != 0 ]; then
+  cmake --build "$build" --target trail train_bench cuda_gemm_bench > /dev/null
+fi
+for b in src/cli/trail bench/train_bench bench/cuda_gemm_bench; do
+  [ -x "$build/$b" ] || { echo "pack-cuda: $build/$b is not built" >&2; exit 1; }
+done
 stage=$(mktemp -d "${TMPDIR:-/tmp}/trail-gpu-XXXXXX")
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib" "$stage/data" "$stage/runs"

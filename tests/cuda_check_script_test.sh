@@ -9,7 +9,7 @@ src=$1; build=$2
 dir=$(mktemp -d "${TMPDIR:-/tmp}/trail-cudacheck-XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
-"$src/scripts/pack-cuda.sh" "$build" 12 "$dir/bundle" || fail "pack-cuda.sh"
+PACK_BUILD=0 "$src/scripts/pack-cuda.sh" "$build" 12 "$dir/bundle" || fail "pack-cuda.sh"
 CHECK_DEVICE=cpu CHECK_BENCH=0 "$src/scripts/check-cuda.sh" "$dir/bundle" "$dir/out" > "$dir/log" \
   || { cat "$dir/log"; fail "check-cuda.sh"; }
 python3 - "$dir/out/cuda-check.json" <<'PY' || fail "the report: $(cat "$dir/out/cuda-check.json")"
