@@ -1,6 +1,6 @@
 // The int8 GEMM kernels of kernels.cc, one set per Highway target: AMX tiles or AVX-512 VNNI on
-// AVX3_DL, vpmaddwd on int16-widened operands on AVX2 and AVX3, plain exact integer loops
-// elsewhere. Included by kernels.cc inside its per-target
+// AVX3_DL, (v)pmaddwd on int16-widened operands on AVX2, AVX3, SSE4 and SSSE3, plain exact
+// integer loops elsewhere. Included by kernels.cc inside its per-target
 // namespace; integer sums are exact, so every path gives the same int32 values.
 //
 // Per-target include (Highway's pattern): no include guard of the usual kind.
@@ -183,43 +183,70 @@ void GemmI8Impl(const GemmI8Args& g) {
     }
   });
 }
-#elif HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3
-// AVX2 (and AVX-512 without VNNI): vpmaddwd multiplies 8 pairs of int16 and adds each pair into
-// an int32 lane. Operands are widened to int16 when packed, so every int8 value (-128 too) is
-// exact: a pair sum is at most 2·128² = 32768, far inside int32 (vpmaddubsw on bytes would
-// saturate int16 where a sign trick meets -128). B is packed as [k/2][column][2 × int16], one
-// 32-byte load holding 8 columns × 2 depths; A as int32 words of two int16 depths, broadcast.
-constexpr size_t kW16MR = 6, kW16NV = 2, kW16NR = 8 * kW16NV;
+#elif HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_SSE4 || \
+    HWY_TARGET == HWY_SSSE3
+// AVX2, AVX-512 without VNNI, SSE4 and SSSE3: vpmaddwd (pmaddwd) multiplies pairs of int16 and
+// adds each pair into an int32 lane. Operands are widened to int16 when packed, so every int8
+// value (-128 too) is exact: a pair sum is at most 2·128² = 32768, far inside int32 (pmaddubsw
+// on bytes would saturate int16 where a sign trick meets -128). B is packed as
+// [k/2][column][2 × int16], one vector load holding kPairLanes columns × 2 depths; A as int32
+// words of two int16 depths, broadcast.
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3
+#define TRAIL_PAIR_ATTR __attribute__((target("avx2")))
+using PairVec = __m256i;
+constexpr size_t kPairLanes = 8, kW16MR = 6;  // 12 accumulators of 16 registers
+TRAIL_PAIR_ATTR inline PairVec PairZero() { return _mm256_setzero_si256(); }
+TRAIL_PAIR_ATTR inline PairVec PairLoad(const void* p) {
+  return _mm256_loadu_si256(static_cast<const __m256i*>(p));
+}
+TRAIL_PAIR_ATTR inline PairVec PairSet(int32_t w) { return _mm256_set1_epi32(w); }
+TRAIL_PAIR_ATTR inline PairVec PairMadd(PairVec acc, PairVec a, PairVec b) {
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b));
+}
+TRAIL_PAIR_ATTR inline void PairStore(void* p, PairVec v) {
+  _mm256_storeu_si256(static_cast<__m256i*>(p), v);
+}
+#else  // SSE2's pmaddwd, on every x86-64
+#define TRAIL_PAIR_ATTR
+using PairVec = __m128i;
+constexpr size_t kPairLanes = 4, kW16MR = 2;  // 8 accumulators of 16 registers
+inline PairVec PairZero() { return _mm_setzero_si128(); }
+inline PairVec PairLoad(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
+inline PairVec PairSet(int32_t w) { return _mm_set1_epi32(w); }
+inline PairVec PairMadd(PairVec acc, PairVec a, PairVec b) {
+  return _mm_add_epi32(acc, _mm_madd_epi16(a, b));
+}
+inline void PairStore(void* p, PairVec v) { _mm_storeu_si128(static_cast<__m128i*>(p), v); }
+#endif
+constexpr size_t kW16NR = 16, kW16NV = kW16NR / kPairLanes;
 
-// C[r, c] for an MR × NR tile, straight from registers (12 accumulators, 2 B and 1 A register).
-__attribute__((target("avx2"))) void I8PairKernel(size_t k2, const int32_t* ap, const int16_t* bp,
-                                                  int32_t* c, size_t ldc) {
-  __m256i acc[kW16MR][kW16NV];
+// C[r, c] for an MR × NR tile, straight from registers.
+TRAIL_PAIR_ATTR void I8PairKernel(size_t k2, const int32_t* ap, const int16_t* bp, int32_t* c,
+                                  size_t ldc) {
+  PairVec acc[kW16MR][kW16NV];
   HWY_UNROLL(6)
   for (size_t r = 0; r < kW16MR; ++r) {
-    HWY_UNROLL(2)
-    for (size_t v = 0; v < kW16NV; ++v) acc[r][v] = _mm256_setzero_si256();
+    HWY_UNROLL(4)
+    for (size_t v = 0; v < kW16NV; ++v) acc[r][v] = PairZero();
   }
   for (size_t p = 0; p < k2; ++p) {
-    __m256i b[kW16NV];
-    HWY_UNROLL(2)
-    for (size_t v = 0; v < kW16NV; ++v)
-      b[v] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + (p * kW16NR + v * 8) * 2));
+    PairVec b[kW16NV];
+    HWY_UNROLL(4)
+    for (size_t v = 0; v < kW16NV; ++v) b[v] = PairLoad(bp + (p * kW16NR + v * kPairLanes) * 2);
     HWY_UNROLL(6)
     for (size_t r = 0; r < kW16MR; ++r) {
-      const __m256i a = _mm256_set1_epi32(ap[p * kW16MR + r]);
-      HWY_UNROLL(2)
-      for (size_t v = 0; v < kW16NV; ++v)
-        acc[r][v] = _mm256_add_epi32(acc[r][v], _mm256_madd_epi16(a, b[v]));
+      const PairVec a = PairSet(ap[p * kW16MR + r]);
+      HWY_UNROLL(4)
+      for (size_t v = 0; v < kW16NV; ++v) acc[r][v] = PairMadd(acc[r][v], a, b[v]);
     }
   }
   HWY_UNROLL(6)
   for (size_t r = 0; r < kW16MR; ++r) {
-    HWY_UNROLL(2)
-    for (size_t v = 0; v < kW16NV; ++v)
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r * ldc + v * 8), acc[r][v]);
+    HWY_UNROLL(4)
+    for (size_t v = 0; v < kW16NV; ++v) PairStore(c + r * ldc + v * kPairLanes, acc[r][v]);
   }
 }
+#undef TRAIL_PAIR_ATTR
 
 // Two int16 depths as one int32 word (the low half the first), as vpmaddwd pairs them.
 inline int32_t PairWord(int16_t lo, int16_t hi) {
@@ -251,7 +278,7 @@ void GemmI8Impl(const GemmI8Args& g) {
   pool.ParallelFor(panels,
                    [&](size_t jp) { PackPairPanel(g, jp, bpack.data() + jp * k2 * kW16NR * 2); });
   const size_t mpanels = (M + kW16MR - 1) / kW16MR;
-  const size_t mgroups = (mpanels + 7) / 8;  // 8 row panels (48 rows) per task
+  const size_t mgroups = (mpanels + 7) / 8;  // 8 row panels (8·kW16MR rows) per task
   const size_t splits =
       std::max<size_t>(1, std::min(panels, (2 * pool.num_threads() + mgroups - 1) / mgroups));
   pool.ParallelFor(mgroups * splits, [&](size_t task) {
