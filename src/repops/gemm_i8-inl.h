@@ -16,6 +16,8 @@
 
 #if HWY_ARCH_X86
 #include <immintrin.h>
+#elif HWY_ARCH_ARM_A64
+#include <arm_neon.h>
 #endif
 
 #include "core/thread_pool.h"
@@ -184,13 +186,14 @@ void GemmI8Impl(const GemmI8Args& g) {
   });
 }
 #elif HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_SSE4 || \
-    HWY_TARGET == HWY_SSSE3
+    HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_NEON
 // AVX2, AVX-512 without VNNI, SSE4 and SSSE3: vpmaddwd (pmaddwd) multiplies pairs of int16 and
-// adds each pair into an int32 lane. Operands are widened to int16 when packed, so every int8
-// value (-128 too) is exact: a pair sum is at most 2·128² = 32768, far inside int32 (pmaddubsw
-// on bytes would saturate int16 where a sign trick meets -128). B is packed as
-// [k/2][column][2 × int16], one vector load holding kPairLanes columns × 2 depths; A as int32
-// words of two int16 depths, broadcast.
+// adds each pair into an int32 lane; NEON does the same with MUL (int16 products of int8 values
+// are exact: |p| <= 128² = 16384) and SADALP (adjacent pairs added into int32 lanes). Operands are
+// widened to int16 when packed, so every int8 value (-128 too) is exact: a pair sum is at most
+// 2·128² = 32768, far inside int32 (pmaddubsw on bytes would saturate int16 where a sign trick
+// meets -128). B is packed as [k/2][column][2 × int16], one vector load holding kPairLanes columns
+// × 2 depths; A as int32 words of two int16 depths, broadcast.
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3
 #define TRAIL_PAIR_ATTR __attribute__((target("avx2")))
 using PairVec = __m256i;
@@ -206,6 +209,19 @@ TRAIL_PAIR_ATTR inline PairVec PairMadd(PairVec acc, PairVec a, PairVec b) {
 TRAIL_PAIR_ATTR inline void PairStore(void* p, PairVec v) {
   _mm256_storeu_si256(static_cast<__m256i*>(p), v);
 }
+#elif HWY_TARGET == HWY_NEON
+#define TRAIL_PAIR_ATTR
+using PairVec = int32x4_t;
+constexpr size_t kPairLanes = 4, kW16MR = 6;  // 24 accumulators of 32 registers
+inline PairVec PairZero() { return vdupq_n_s32(0); }
+inline PairVec PairLoad(const void* p) {
+  return vreinterpretq_s32_s16(vld1q_s16(static_cast<const int16_t*>(p)));
+}
+inline PairVec PairSet(int32_t w) { return vdupq_n_s32(w); }
+inline PairVec PairMadd(PairVec acc, PairVec a, PairVec b) {
+  return vpadalq_s16(acc, vmulq_s16(vreinterpretq_s16_s32(a), vreinterpretq_s16_s32(b)));
+}
+inline void PairStore(void* p, PairVec v) { vst1q_s32(static_cast<int32_t*>(p), v); }
 #else  // SSE2's pmaddwd, on every x86-64
 #define TRAIL_PAIR_ATTR
 using PairVec = __m128i;
