@@ -104,10 +104,6 @@ __device__ __forceinline__ float HalfWarpSumSq(const float* x, int64_t n) {
   return HalfWarpReduce(
       n, 0.0f, [&](float p, int64_t i) { return __fmaf_rn(x[i], x[i], p); }, false);
 }
-__device__ __forceinline__ float HalfWarpDot(const float* x, const float* y, int64_t n) {
-  return HalfWarpReduce(
-      n, 0.0f, [&](float p, int64_t i) { return __fmaf_rn(x[i], y[i], p); }, false);
-}
 
 // Philox4x32-10: the CPU's rounds (core/philox_rounds.h).
 struct PhiloxOut {

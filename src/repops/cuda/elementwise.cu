@@ -1,7 +1,5 @@
 // Elementwise kernels of the CUDA backend: each element's value is the spec's expression, one
 // rounded operation at a time (docs/repops.md §5), so any launch geometry gives the same bits.
-#include <climits>
-
 #include "repops/cuda/device_math.cuh"
 #include "repops/cuda/for_each.cuh"
 #include "repops/cuda/launch.h"
