@@ -29,6 +29,45 @@ HWY_BEFORE_NAMESPACE();
 namespace trail::repops::HWY_NAMESPACE {
 
 // int8 GEMM: exact, so any order gives the same bits.
+
+// The packed kernels' schedule over C [M, N] (g.c): row panels of MR rows, 8 to a task, and the
+// NR-column panels split among tasks so that about 2·threads tasks exist. A task packs its row
+// panels once (pack_a(ip, ap): `words` int32 depth words of each of the panel's MR rows, as
+// ap[word·MR + r]), then runs every one of its column panels against all of them while that
+// panel is in cache (with a long reduction the whole B is megabytes: streaming it once per row
+// panel made the kernel memory-bound). kernel(ap, jp, c, ldc) writes an MR × NR tile at c; edge
+// tiles go through a scratch tile.
+template <size_t MR, size_t NR, class PackA, class Kernel>
+void RunI8Tiles(const GemmI8Args& g, size_t words, size_t panels, PackA pack_a, Kernel kernel) {
+  const size_t M = g.M, N = g.N;
+  ThreadPool& pool = KernelPool();
+  const size_t mpanels = (M + MR - 1) / MR, mgroups = (mpanels + 7) / 8;
+  const size_t splits =
+      std::max<size_t>(1, std::min(panels, (2 * pool.num_threads() + mgroups - 1) / mgroups));
+  pool.ParallelFor(mgroups * splits, [&](size_t task) {
+    const size_t jp0 = panels * (task % splits) / splits,
+                 jp1 = panels * (task % splits + 1) / splits;
+    const size_t ip0 = (task / splits) * 8, ip_end = std::min(mpanels, ip0 + 8);
+    std::vector<int32_t> apack((ip_end - ip0) * words * MR);
+    alignas(64) int32_t tile[MR * NR];
+    for (size_t ip = ip0; ip < ip_end; ++ip) pack_a(ip, apack.data() + (ip - ip0) * words * MR);
+    for (size_t jp = jp0; jp < jp1; ++jp) {
+      const size_t cols = std::min(NR, N - jp * NR);
+      for (size_t ip = ip0; ip < ip_end; ++ip) {
+        const size_t rows = std::min(MR, M - ip * MR);
+        const int32_t* ap = apack.data() + (ip - ip0) * words * MR;
+        int32_t* c = g.c + ip * MR * N + jp * NR;
+        if (rows == MR && cols == NR) {
+          kernel(ap, jp, c, N);
+        } else {
+          kernel(ap, jp, tile, NR);
+          for (size_t r = 0; r < rows; ++r) std::memcpy(c + r * N, tile + r * NR, cols * 4);
+        }
+      }
+    }
+  });
+}
+
 #if HWY_TARGET == HWY_AVX3_DL
 // AVX-512 VNNI: vpdpbusd multiplies 4 unsigned by 4 signed bytes and adds them to an int32 lane.
 // A is made unsigned by adding 128 (xor 0x80); the bias 128·Σ_p B[j,p] is subtracted at the end.
@@ -131,59 +170,32 @@ void GemmI8Impl(const GemmI8Args& g) {
       bias[j] = 128 * sum;
     }
   });
-  const size_t mpanels = (M + kI8MR - 1) / kI8MR;
-  const size_t mgroups = (mpanels + 7) / 8;  // 8 row panels (48 rows) per task
-  const size_t splits =
-      std::max<size_t>(1, std::min(panels, (2 * pool.num_threads() + mgroups - 1) / mgroups));
-  pool.ParallelFor(mgroups * splits, [&](size_t task) {
-    const size_t jp0 = panels * (task % splits) / splits,
-                 jp1 = panels * (task % splits + 1) / splits;
-    // The task's row panels are packed first, then each B panel is used by all of them while
-    // it is in cache (with a long reduction the whole B is megabytes: streaming it once per
-    // row panel made the kernel memory-bound).
-    const size_t ip0 = (task / splits) * 8, ip_end = std::min(mpanels, ip0 + 8);
-    std::vector<int32_t> apack((ip_end - ip0) * k4 * kI8MR);
-    alignas(64) int32_t tile[kI8MR * kI8NR];
-    for (size_t ip = ip0; ip < ip_end; ++ip) {
-      int32_t* ap = apack.data() + (ip - ip0) * k4 * kI8MR;
-      // A rows as little-endian groups of 4 bytes, biased to unsigned; padding is 0x80 (value 0).
-      for (size_t r = 0; r < kI8MR; ++r) {
-        const size_t i = ip * kI8MR + r;
-        const size_t full = i < M ? K / 4 : 0;  // whole groups of 4 inside the row
-        const int8_t* row = g.a + i * K;
-        for (size_t p = 0; p < full; ++p) {
-          uint32_t word;
-          std::memcpy(&word, row + 4 * p, 4);
-          ap[p * kI8MR + r] = static_cast<int32_t>(word ^ 0x80808080u);
+  // A rows as little-endian groups of 4 bytes, biased to unsigned; padding is 0x80 (value 0).
+  const auto pack_a = [&](size_t ip, int32_t* ap) {
+    for (size_t r = 0; r < kI8MR; ++r) {
+      const size_t i = ip * kI8MR + r;
+      const size_t full = i < M ? K / 4 : 0;  // whole groups of 4 inside the row
+      const int8_t* row = g.a + i * K;
+      for (size_t p = 0; p < full; ++p) {
+        uint32_t word;
+        std::memcpy(&word, row + 4 * p, 4);
+        ap[p * kI8MR + r] = static_cast<int32_t>(word ^ 0x80808080u);
+      }
+      for (size_t p = full; p < k4; ++p) {
+        uint32_t word = 0;
+        for (size_t q = 0; q < 4; ++q) {
+          const size_t kk = p * 4 + q;
+          const uint32_t byte = (i < M && kk < K) ? (static_cast<uint8_t>(row[kk]) ^ 0x80u) : 0x80u;
+          word |= byte << (8 * q);
         }
-        for (size_t p = full; p < k4; ++p) {
-          uint32_t word = 0;
-          for (size_t q = 0; q < 4; ++q) {
-            const size_t kk = p * 4 + q;
-            const uint32_t byte =
-                (i < M && kk < K) ? (static_cast<uint8_t>(row[kk]) ^ 0x80u) : 0x80u;
-            word |= byte << (8 * q);
-          }
-          ap[p * kI8MR + r] = static_cast<int32_t>(word);
-        }
+        ap[p * kI8MR + r] = static_cast<int32_t>(word);
       }
     }
-    for (size_t jp = jp0; jp < jp1; ++jp) {
-      const size_t cols = std::min(kI8NR, N - jp * kI8NR);
-      const uint8_t* bp = bpack.data() + jp * k4 * kI8NR * 4;
-      for (size_t ip = ip0; ip < ip_end; ++ip) {
-        const size_t rows = std::min(kI8MR, M - ip * kI8MR);
-        const int32_t* ap = apack.data() + (ip - ip0) * k4 * kI8MR;
-        int32_t* c = g.c + ip * kI8MR * N + jp * kI8NR;
-        if (rows == kI8MR && cols == kI8NR) {
-          I8MicroKernel(k4, ap, bp, bias.data() + jp * kI8NR, c, N);
-        } else {
-          I8MicroKernel(k4, ap, bp, bias.data() + jp * kI8NR, tile, kI8NR);
-          for (size_t r = 0; r < rows; ++r) std::memcpy(c + r * N, tile + r * kI8NR, cols * 4);
-        }
-      }
-    }
-  });
+  };
+  RunI8Tiles<kI8MR, kI8NR>(
+      g, k4, panels, pack_a, [&](const int32_t* ap, size_t jp, int32_t* c, size_t ldc) {
+        I8MicroKernel(k4, ap, bpack.data() + jp * k4 * kI8NR * 4, bias.data() + jp * kI8NR, c, ldc);
+      });
 }
 #elif HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_SSE4 || \
     HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_NEON
@@ -293,43 +305,20 @@ void GemmI8Impl(const GemmI8Args& g) {
   std::vector<int16_t>& bpack = bpack_storage;
   pool.ParallelFor(panels,
                    [&](size_t jp) { PackPairPanel(g, jp, bpack.data() + jp * k2 * kW16NR * 2); });
-  const size_t mpanels = (M + kW16MR - 1) / kW16MR;
-  const size_t mgroups = (mpanels + 7) / 8;  // 8 row panels (8·kW16MR rows) per task
-  const size_t splits =
-      std::max<size_t>(1, std::min(panels, (2 * pool.num_threads() + mgroups - 1) / mgroups));
-  pool.ParallelFor(mgroups * splits, [&](size_t task) {
-    const size_t jp0 = panels * (task % splits) / splits,
-                 jp1 = panels * (task % splits + 1) / splits;
-    const size_t ip0 = (task / splits) * 8, ip_end = std::min(mpanels, ip0 + 8);
-    std::vector<int32_t> apack((ip_end - ip0) * k2 * kW16MR);
-    alignas(32) int32_t tile[kW16MR * kW16NR];
-    for (size_t ip = ip0; ip < ip_end; ++ip) {  // A rows as pair words, zero-padded
-      int32_t* ap = apack.data() + (ip - ip0) * k2 * kW16MR;
-      for (size_t r = 0; r < kW16MR; ++r) {
-        const size_t i = ip * kW16MR + r;
-        for (size_t p = 0; p < k2; ++p) {
-          const int16_t lo = (i < M && 2 * p < K) ? g.a[i * K + 2 * p] : 0;
-          const int16_t hi = (i < M && 2 * p + 1 < K) ? g.a[i * K + 2 * p + 1] : 0;
-          ap[p * kW16MR + r] = PairWord(lo, hi);
-        }
+  const auto pack_a = [&](size_t ip, int32_t* ap) {  // A rows as pair words, zero-padded
+    for (size_t r = 0; r < kW16MR; ++r) {
+      const size_t i = ip * kW16MR + r;
+      for (size_t p = 0; p < k2; ++p) {
+        const int16_t lo = (i < M && 2 * p < K) ? g.a[i * K + 2 * p] : 0;
+        const int16_t hi = (i < M && 2 * p + 1 < K) ? g.a[i * K + 2 * p + 1] : 0;
+        ap[p * kW16MR + r] = PairWord(lo, hi);
       }
     }
-    for (size_t jp = jp0; jp < jp1; ++jp) {
-      const size_t cols = std::min(kW16NR, N - jp * kW16NR);
-      const int16_t* bp = bpack.data() + jp * k2 * kW16NR * 2;
-      for (size_t ip = ip0; ip < ip_end; ++ip) {
-        const size_t rows = std::min(kW16MR, M - ip * kW16MR);
-        const int32_t* ap = apack.data() + (ip - ip0) * k2 * kW16MR;
-        int32_t* c = g.c + ip * kW16MR * N + jp * kW16NR;
-        if (rows == kW16MR && cols == kW16NR) {
-          I8PairKernel(k2, ap, bp, c, N);
-        } else {
-          I8PairKernel(k2, ap, bp, tile, kW16NR);
-          for (size_t r = 0; r < rows; ++r) std::memcpy(c + r * N, tile + r * kW16NR, cols * 4);
-        }
-      }
-    }
-  });
+  };
+  RunI8Tiles<kW16MR, kW16NR>(g, k2, panels, pack_a,
+                             [&](const int32_t* ap, size_t jp, int32_t* c, size_t ldc) {
+                               I8PairKernel(k2, ap, bpack.data() + jp * k2 * kW16NR * 2, c, ldc);
+                             });
 }
 #else
 // Portable path: one exact int32 dot product per output (integer sums are exact, so the order
