@@ -44,4 +44,25 @@ inline void AttentionBackward(const AttentionShape& s, const float* q, const flo
   AttentionBackward(ActiveKernels(), s, q, k, v, probs, dout, dq, dk, dv);
 }
 
+// Attention of the queries at positions [first, first + queries) of one sequence against its
+// keys [0, first + queries), as inference runs it with a KV cache: q, out [queries, H·hd] and
+// k, v [first + queries, H·hd] token-major (head h in columns [h·hd, (h+1)·hd)), with the causal
+// window and no document or padding mask. Each query's scores, softmax and P·V are the
+// operations AttentionForward spells out above, on the same values: the scores are the same
+// chains over d, the softmax runs over the same range [lo(t), t], and P·V is the chain over
+// [lo(t), t] plus +0, which equals the forward's full-length chain whenever V is finite (the
+// terms left out are +0·v: docs/repops.md §5). So a query's output has the bits a full forward
+// over the sequence gives it, for finite values.
+struct CachedAttentionShape {
+  int64_t heads = 1, head_dim = 1;
+  int64_t first = 0;    // position of the first query = keys cached before this call
+  int64_t queries = 1;  // new positions, whose keys and values are already in k, v
+  int64_t window = 0;   // keys j with t - j < window; 0 = unlimited
+  int64_t keys() const { return first + queries; }
+};
+void AttentionCached(const Kernels& kernels, const CachedAttentionShape& s, const float* q,
+                     const float* k, const float* v, float* out);
+// Throws trail::Error unless every dimension is positive, first >= 0 and window >= 0.
+void CheckCachedAttention(const CachedAttentionShape& s);
+
 }  // namespace trail::repops

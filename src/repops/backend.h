@@ -92,6 +92,10 @@ class Backend {
   virtual void AttentionBackward(const AttentionShape& s, const float* q, const float* k,
                                  const float* v, const float* probs, const float* dout, float* dq,
                                  float* dk, float* dv) = 0;
+  // Inference against a KV cache (AttentionCached): q, out [queries, H·hd], k, v
+  // [first + queries, H·hd], token-major, one sequence.
+  virtual void AttentionCached(const CachedAttentionShape& s, const float* q, const float* k,
+                               const float* v, float* out) = 0;
 
   // ---- MLP activations (activation.h), elementwise over n.
   virtual void SwiGluForward(const float* a, const float* b, int64_t n, float* h) = 0;

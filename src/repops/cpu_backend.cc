@@ -122,6 +122,11 @@ void CpuBackend::AttentionBackward(const AttentionShape& s, const float* q, cons
   const OpWindow open(window_);
   repops::AttentionBackward(kernels_, s, q, k, v, probs, dout, dq, dk, dv);
 }
+void CpuBackend::AttentionCached(const CachedAttentionShape& s, const float* q, const float* k,
+                                 const float* v, float* out) {
+  const OpWindow open(window_);
+  repops::AttentionCached(kernels_, s, q, k, v, out);
+}
 
 void CpuBackend::SwiGluForward(const float* a, const float* b, int64_t n, float* h) {
   const OpWindow open(window_);

@@ -55,6 +55,8 @@ class CpuBackend : public Backend {
   void AttentionBackward(const AttentionShape& s, const float* q, const float* k, const float* v,
                          const float* probs, const float* dout, float* dq, float* dk,
                          float* dv) override;
+  void AttentionCached(const CachedAttentionShape& s, const float* q, const float* k,
+                       const float* v, float* out) override;
 
   void SwiGluForward(const float* a, const float* b, int64_t n, float* h) override;
   void SwiGluBackward(const float* dh, const float* a, const float* b, int64_t n, float* da,

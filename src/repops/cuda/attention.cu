@@ -15,7 +15,7 @@ struct QueryRow {
 };
 
 __device__ QueryRow RowOf(const AttentionRows& a, int64_t row) {
-  const int64_t T = a.seq, t = row % T, b = row / (T * a.heads);
+  const int64_t t = a.first + row % a.queries, b = row / (a.queries * a.heads);
   const int64_t lo = a.window > 0 ? max(int64_t{0}, t - a.window + 1) : 0;
   return {b, t, lo, t - lo + 1};
 }
@@ -106,11 +106,11 @@ unsigned Blocks(int64_t rows) {
 }  // namespace
 
 void LaunchAttentionSoftmax(const AttentionRows& a, const float* S, float* P) {
-  const int64_t rows = a.batch * a.heads * a.seq;
+  const int64_t rows = a.batch * a.heads * a.queries;
   if (rows > 0) SoftmaxKernel<<<Blocks(rows), kThreads>>>(a, rows, S, P);
 }
 void LaunchAttentionScoreGrad(const AttentionRows& a, const float* P, float* dP_to_dS) {
-  const int64_t rows = a.batch * a.heads * a.seq;
+  const int64_t rows = a.batch * a.heads * a.queries;
   if (rows > 0) ScoreGradKernel<<<Blocks(rows), kThreads>>>(a, rows, P, dP_to_dS);
 }
 

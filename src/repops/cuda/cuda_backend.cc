@@ -126,7 +126,9 @@ AttentionRows RowsOf(const AttentionShape& s) {
           .window = s.window,
           .doc_ids = s.doc_ids,
           .key_valid = s.key_valid,
-          .scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim))};
+          .scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim)),
+          .first = 0,
+          .queries = s.seq};
 }
 
 // Per head: C [T, n] = A [T, K]-like · B, batched over B·H heads. x_rs/x_cs are A's strides.
@@ -178,6 +180,56 @@ void CudaBackend::AttentionBackward(const AttentionShape& s, const float* q, con
   Gemm(HeadGemm(s, T, hd, T, 1, T, T * T, hd, 1, head), probs, dout, dv, "AttentionBackward (dv)");
   for (float* x : {dq, dk, dv}) LaunchAddZero(x, BH * head);
   CheckLaunch("AttentionBackward");
+}
+
+// Against a KV cache: the same three steps on the queries [first, first + n) of one sequence,
+// token-major ([n, H·hd] and [keys, H·hd]), scores [H, n, keys] in scratch.
+void CudaBackend::AttentionCached(const CachedAttentionShape& s, const float* q, const float* k,
+                                  const float* v, float* out) {
+  CheckCachedAttention(s);
+  const int64_t H = s.heads, hd = s.head_dim, d = H * hd, n = s.queries, L = s.keys();
+  const AttentionRows rows{.batch = 1,
+                           .heads = H,
+                           .seq = L,
+                           .window = s.window,
+                           .doc_ids = nullptr,
+                           .key_valid = nullptr,
+                           .scale = 1.0f / std::sqrt(static_cast<float>(hd)),
+                           .first = s.first,
+                           .queries = n};
+  float* S = attention_.As<float>(H * n * L);
+  // S [n, L] = Q · Kᵀ per head (column block h·hd of the token-major rows).
+  Gemm({.M = n,
+        .N = L,
+        .K = hd,
+        .a_rs = d,
+        .a_cs = 1,
+        .b_rs = 1,
+        .b_cs = d,
+        .ldc = L,
+        .a_batch = hd,
+        .b_batch = hd,
+        .c_batch = n * L,
+        .batches = H},
+       q, k, S, "AttentionCached (scores)");
+  LaunchAttentionSoftmax(rows, S, S);
+  CheckLaunch("AttentionCached (softmax)");
+  // out [n, hd] of head h = P · V, written into the token-major output, then + (+0).
+  Gemm({.M = n,
+        .N = hd,
+        .K = L,
+        .a_rs = L,
+        .a_cs = 1,
+        .b_rs = d,
+        .b_cs = 1,
+        .ldc = d,
+        .a_batch = n * L,
+        .b_batch = hd,
+        .c_batch = hd,
+        .batches = H},
+       S, v, out, "AttentionCached (P·V)");
+  LaunchAddZero(out, n * d);
+  CheckLaunch("AttentionCached");
 }
 
 void CudaBackend::AdamWStep(float* p, const float* g, float* m, float* v, int64_t n,

@@ -71,12 +71,14 @@ void LaunchSumSq(const float* x, int64_t n, float* out);
 void LaunchChunkSumSqs(const DeviceLeafChunk* chunks, int64_t n, float* sums);
 void LaunchWeightStepSizes(const float* w, int64_t K, int64_t N, float sqrt_qmax, float* step);
 
-// ---- Attention rows (attention.cu): S, P, dP, dS are [B·H, T, T].
+// ---- Attention rows (attention.cu): S, P, dP, dS are [B·H, queries, T]: the queries at
+// positions [first, first + queries) against keys [0, T) (training: first 0, queries T).
 struct AttentionRows {
   int64_t batch, heads, seq, window;
   const int32_t* doc_ids;    // [B, T] or null
   const uint8_t* key_valid;  // [B, T] or null
   float scale;
+  int64_t first, queries;
 };
 // P = the masked softmax of S·scale over each query's range (docs/repops.md §5).
 void LaunchAttentionSoftmax(const AttentionRows& a, const float* S, float* P);
