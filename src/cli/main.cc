@@ -9,6 +9,7 @@
 
 #include "cli/audit_cmd.h"
 #include "cli/data_cmd.h"
+#include "cli/generate_cmd.h"
 #include "cli/goldens_cmd.h"
 #include "cli/plan_cmd.h"
 #include "cli/report_cmd.h"
@@ -112,6 +113,8 @@ int main(int argc, char** argv) {
   trail::cli::AddPlanCommand(app, plan);
   trail::cli::ReportCommand report;
   trail::cli::AddReportCommand(app, report);
+  trail::cli::GenerateCommand generate;
+  trail::cli::AddGenerateCommand(app, generate);
 #if TRAIL_WITH_CORPUS
   trail::cli::CorpusCommand corpus;
   trail::cli::AddCorpusCommand(app, corpus);
@@ -160,6 +163,11 @@ int main(int argc, char** argv) {
     }
     if (*plan.plan) return trail::cli::RunPlanCommand(plan);
     if (*report.report) return trail::cli::RunReportCommand(report);
+    if (*generate.generate) {
+      const int rc = trail::cli::RunGenerateCommand(generate);
+      trail::ShutdownKernelPool();
+      return rc;
+    }
 #if TRAIL_WITH_CORPUS
     if (*corpus.corpus) return trail::cli::RunCorpusCommand(corpus);
 #endif

@@ -44,6 +44,8 @@ class Decoder {
   int64_t length() const { return length_; }  // positions in the cache
   int64_t capacity() const { return capacity_; }
   int64_t max_chunk() const { return max_chunk_; }
+  const ModelConfig& config() const { return c_; }
+  repops::Backend& backend() const { return be_; }
   // Keeps the cache's first `length` positions (<= length()): a shared prefix is computed once
   // (e.g. one context scored against several continuations). Truncate(0) starts afresh.
   void Truncate(int64_t length);

@@ -200,6 +200,35 @@ void LoadCheckpoint(const std::string& dir, const RunIdentity& id, TrainState& s
   }
 }
 
+int64_t LoadCheckpointParams(const std::string& dir, const RunIdentity& id,
+                             model::ParameterSet& params) {
+  const std::string meta_path = dir + "/meta.json", path = dir + "/model.safetensors";
+  TRAIL_CHECK(fs::exists(meta_path), dir, ": no checkpoint here (meta.json is missing)");
+  nlohmann::json meta;
+  try {
+    meta = nlohmann::json::parse(ReadFileToString(meta_path));
+  } catch (const nlohmann::json::exception& e) {
+    TRAIL_FAIL(meta_path, ": not valid JSON: ", e.what());
+  }
+  try {
+    TRAIL_CHECK(meta.at("format") == kFormat, meta_path, ": not a ", kFormat, " checkpoint");
+    TRAIL_CHECK(meta.at("recipe_sha256") == id.recipe_sha256 &&
+                    meta.at("manifest_sha256") == id.manifest_sha256,
+                dir, ": a checkpoint of another run (its recipe or data manifest differs)");
+    TRAIL_CHECK(fs::exists(path), path, ": missing");
+    const std::string got = ToHex(Sha256OfFile(path));
+    TRAIL_CHECK(got == meta.at("files").at("model.safetensors").get<std::string>(), path,
+                ": SHA-256 differs from meta.json (corrupted): ", got);
+    Fill(ReadSafetensors(path), path, {&params});
+    TRAIL_CHECK(ToHex(params.StateHash()) == meta.at("params_hash").get<std::string>(), dir,
+                ": parameter state hash differs from meta.json");
+    return JsonInteger<int64_t>(meta.at("step"), meta_path + ": step");
+  } catch (const nlohmann::json::exception& e) {
+    TRAIL_FAIL(meta_path, ": malformed: ", e.what());
+  }
+  return 0;
+}
+
 void ApplyRetention(const std::string& run_dir, int64_t keep) {
   const std::vector<int64_t> steps = ListCheckpoints(run_dir);
   for (size_t i = 0; i + static_cast<size_t>(keep) < steps.size(); ++i) {

@@ -42,6 +42,13 @@ CheckpointMeta VerifyCheckpointFiles(const std::string& dir);
 // is wrong; `st` is unspecified after a failure.
 void LoadCheckpoint(const std::string& dir, const RunIdentity& id, TrainState& st);
 
+// The model's parameters alone, for inference (model.safetensors; optim.safetensors may be
+// absent): the checkpoint must belong to the run `id`, the file must match meta.json's SHA-256
+// and the loaded parameters its state hash. Returns the checkpoint's step; throws trail::Error
+// naming the file at fault.
+int64_t LoadCheckpointParams(const std::string& dir, const RunIdentity& id,
+                             model::ParameterSet& params);
+
 // Deletes all but the newest `keep` checkpoints.
 void ApplyRetention(const std::string& run_dir, int64_t keep);
 
