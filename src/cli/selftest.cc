@@ -42,8 +42,9 @@ void PrintJson(const train::SelftestReport& r) {
 }
 
 void PrintText(const train::SelftestReport& r) {
-  std::printf("trail selftest on %s: %zu golden cases + %zu training runs on %s\n", Arch(),
-              r.golden_cases, r.training_runs, r.device.c_str());
+  std::printf(
+      "trail selftest on %s: %zu golden cases + %zu training runs + %zu generations on %s\n",
+      Arch(), r.golden_cases, r.training_runs, r.generations, r.device.c_str());
   for (const auto& o : r.runs) {
     std::printf("  %-12s threads=%d  %s  (%.2fs)\n", o.backend.c_str(), o.threads,
                 o.ok() ? "reproduces the reference bits" : "DIFFERS", o.seconds);

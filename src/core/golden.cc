@@ -6,9 +6,10 @@
 
 namespace trail {
 
-extern const char kGoldenRepopsText[];    // generated from goldens/repops.txt
-extern const char kGoldenStreamText[];    // generated from goldens/stream.txt
-extern const char kGoldenTrainingText[];  // generated from goldens/training.txt
+extern const char kGoldenRepopsText[];      // generated from goldens/repops.txt
+extern const char kGoldenStreamText[];      // generated from goldens/stream.txt
+extern const char kGoldenTrainingText[];    // generated from goldens/training.txt
+extern const char kGoldenGenerationText[];  // generated from goldens/generation.txt
 
 namespace {
 
@@ -20,6 +21,9 @@ const char* Header(std::string_view set) {
   if (set == "repops")
     return "# RepOps golden cases (docs/goldens.md): case name, SHA-256 of its output buffers.";
   if (set == "stream") return "# The canonical data stream's golden digest (docs/goldens.md).";
+  if (set == "generation")
+    return "# Golden generations (docs/goldens.md): case name, SHA-256 of logits, tokens and "
+           "log-probs.";
   return "# Golden training runs (docs/goldens.md): case name, final chained trajectory hash.";
 }
 
@@ -49,8 +53,12 @@ const GoldenTable& CommittedGoldens(std::string_view set) {
   static const GoldenTable stream = ParseGoldenTable(kGoldenStreamText, "goldens/stream.txt");
   static const GoldenTable training = ParseGoldenTable(kGoldenTrainingText, "goldens/training.txt");
   if (set == "repops") return repops;
+  static const GoldenTable generation =
+      ParseGoldenTable(kGoldenGenerationText, "goldens/generation.txt");
   if (set == "stream") return stream;
-  TRAIL_CHECK(set == "training", "no golden set '", set, "' (repops, stream, training)");
+  if (set == "generation") return generation;
+  TRAIL_CHECK(set == "training", "no golden set '", set,
+              "' (repops, stream, training, generation)");
   return training;
 }
 

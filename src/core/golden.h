@@ -4,6 +4,7 @@
 //   repops.txt    one line per RepOps golden case: SHA-256 of its output buffers
 //   stream.txt    "stream": the canonical data stream's digest
 //   training.txt  one line per golden training run: its final chained trajectory hash
+//   generation.txt one line per golden generation: SHA-256 of its logits, tokens and log-probs
 // Format: '#' comment lines and blank lines are ignored; every other line is
 // "<case name> <64 lowercase hex digits>", each case once. How each case is built is specified
 // in docs/goldens.md. The values change only with a documented spec change, through
@@ -20,7 +21,7 @@ namespace trail {
 using GoldenTable = std::map<std::string, std::string>;  // case name -> hex digest
 
 // The sets, in the order the registry lists them.
-inline constexpr std::string_view kGoldenSets[] = {"repops", "stream", "training"};
+inline constexpr std::string_view kGoldenSets[] = {"repops", "stream", "training", "generation"};
 
 // Parses a golden file; errors name `file` and the line.
 GoldenTable ParseGoldenTable(const std::string& text, const std::string& file = "golden file");

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/golden.h"
+#include "model/generation_golden.h"
 #include "model/transformer.h"
 #include "repops/cpu_backend.h"
 #include "repops/guarded_backend.h"
@@ -161,6 +163,23 @@ TEST(Decoder, RefusesWhatDoesNotFitAndKeepsItsCache) {
   EXPECT_THROW(dec.Truncate(9), Error);
   EXPECT_THROW(Decoder(c, p, cpu, c.max_seq_len + 1, 4), Error);
   EXPECT_GT(dec.bytes(), 2 * 2 * 10 * 16 * 4);
+}
+
+// The committed golden generations (goldens/generation.txt) on the active SIMD target and on
+// the scalar reference.
+TEST(GenerationGolden, ReproducesTheCommittedDigests) {
+  const GoldenTable& golden = CommittedGoldens("generation");
+  ASSERT_EQ(golden.size(), 3u);
+  const repops::SimdTarget best = repops::BestSimdTarget();
+  for (const repops::SimdTarget& target : {repops::AvailableSimdTargets().front(), best}) {
+    repops::UseSimdTarget(target);
+    repops::CpuBackend cpu;
+    for (const GoldenGeneration& g : RunGenerationGolden(cpu)) {
+      ASSERT_TRUE(golden.count(g.name)) << g.name;
+      EXPECT_EQ(golden.at(g.name), g.digest) << target.name << " " << g.name;
+    }
+  }
+  repops::UseSimdTarget(best);
 }
 
 }  // namespace

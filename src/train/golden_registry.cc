@@ -3,6 +3,8 @@
 #include "core/file_util.h"
 #include "core/thread_pool.h"
 #include "data/stream_golden.h"
+#include "model/generation_golden.h"
+#include "repops/cpu_backend.h"
 #include "repops/golden_suite.h"
 #include "repops/kernels.h"
 #include "train/train_golden.h"
@@ -17,6 +19,10 @@ std::map<std::string, GoldenTable> ComputeAll() {
   for (const repops::GoldenResult& r : repops::RunGoldenSuite()) out["repops"][r.name] = r.digest;
   out["stream"]["stream"] = data::ComputeStreamGoldenDigest();
   for (const GoldenRun& r : RunTrainingGolden()) out["training"][r.name] = r.chain;
+  repops::CpuBackend cpu;
+  for (const model::GoldenGeneration& g : model::RunGenerationGolden(cpu)) {
+    out["generation"][g.name] = g.digest;
+  }
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include "core/thread_pool.h"
 #include "core/timing.h"
 #include "data/stream_golden.h"
+#include "model/generation_golden.h"
 #include "repops/gemm_i8_amx.h"
 #include "repops/golden_suite.h"
 #include "repops/devices.h"
@@ -44,6 +45,15 @@ SelftestRun RunOn(const std::string& backend, int threads, const Device& device)
       o.mismatched.push_back("train." + r.name + " (chain " + r.chain + ")");
     }
   }
+  // Generation: the KV-cache decoder and the sampler on that device.
+  const GoldenTable& gen_golden = CommittedGoldens("generation");
+  for (const model::GoldenGeneration& g : model::RunGenerationGolden(*ops)) {
+    ++o.cases;
+    const auto it = gen_golden.find(g.name);
+    if (it == gen_golden.end() || it->second != g.digest) {
+      o.mismatched.push_back("generation." + g.name + " (digest " + g.digest + ")");
+    }
+  }
   return o;
 }
 
@@ -60,6 +70,7 @@ SelftestReport RunSelftest(const std::string& backend, const std::vector<int>& t
   }
   rep.golden_cases = repops::CommittedGolden().size();
   rep.training_runs = CommittedTrainingGolden().size();
+  rep.generations = CommittedGoldens("generation").size();
   bool all_ok = rep.golden_cases > 0;
   for (const repops::SimdTarget& b : repops::AvailableSimdTargets()) {
     if (!backend.empty() && b.name != backend) continue;

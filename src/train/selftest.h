@@ -1,7 +1,7 @@
 // The self-test behind `trail selftest`: does this machine reproduce trail's reference bits?
-// Every RepOps golden case and both golden training runs on each backend (or one) with each
-// thread count, and the canonical data stream's digest once (it is integer-only), all compared
-// with the golden registry (core/golden.h).
+// Every RepOps golden case, the golden training runs and the golden generations on each
+// backend (or one) with each thread count, and the canonical data stream's digest once (it is
+// integer-only), all compared with the golden registry (core/golden.h).
 #pragma once
 
 #include <cstddef>
@@ -15,10 +15,11 @@ namespace trail::train {
 struct SelftestRun {
   std::string backend;
   int threads = 0;
-  size_t cases = 0;                     // RepOps cases + training runs executed
-  std::vector<std::string> mismatched;  // "case" or "train.<run> (chain <hex>)"
-  std::vector<std::string> missing;     // cases the golden registry does not list
-  double seconds = 0;                   // the RepOps suite's time
+  size_t cases = 0;  // RepOps cases + training runs + generations executed
+  // "case", "train.<run> (chain <hex>)" or "generation.<case> (digest <hex>)"
+  std::vector<std::string> mismatched;
+  std::vector<std::string> missing;  // cases the golden registry does not list
+  double seconds = 0;                // the RepOps suite's time
   bool ok() const { return mismatched.empty() && missing.empty(); }
 };
 
@@ -27,7 +28,7 @@ struct SelftestReport {
   std::string device;       // where the training runs ran ("cpu", ...)
   std::vector<SelftestRun> runs;
   std::vector<std::string> not_runnable;  // SIMD targets compiled in that this CPU cannot run
-  size_t golden_cases = 0, training_runs = 0;
+  size_t golden_cases = 0, training_runs = 0, generations = 0;
   bool stream_ok = false;
   std::string stream_digest;
   double stream_seconds = 0;
