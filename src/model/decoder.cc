@@ -58,10 +58,12 @@ void Decoder::Truncate(int64_t length) {
   length_ = length;
 }
 
-TensorView Decoder::Extend(const int32_t* tokens, int64_t n, bool all_logits) {
+TensorView Decoder::Extend(const int32_t* tokens, int64_t n, int64_t logit_rows) {
   const int64_t d = c_.d_model, H = c_.n_heads, V = c_.vocab_size;
   TRAIL_CHECK(n >= 1 && n <= max_chunk_, "decoder: ", n, " tokens in one call; 1..", max_chunk_,
               " fit its chunk");
+  TRAIL_CHECK(logit_rows >= 1 && logit_rows <= n, "decoder: logits of ", logit_rows,
+              " rows asked of a chunk of ", n);
   TRAIL_CHECK(length_ + n <= capacity_, "decoder: ", length_, " cached positions + ", n,
               " new ones exceed its capacity of ", capacity_,
               " (the model's context is max_seq_len = ", c_.max_seq_len, ")");
@@ -81,9 +83,11 @@ TensorView Decoder::Extend(const int32_t* tokens, int64_t n, bool all_logits) {
   }
   for (int64_t l = 0; l < c_.n_layers; ++l) Layer(l, n);
   length_ += n;
-  be_.RmsNormForward(Ptr(x_), Data(p_.final_norm), c_.norm_eps, n, d, Ptr(h_), Ptr(rstd_));
-  const int64_t rows = all_logits ? n : 1;
-  const float* hf = Ptr(h_) + (n - rows) * d;
+  // The final norm and the head on the rows asked for only (both act per row).
+  const int64_t rows = logit_rows;
+  float* hf = Ptr(h_) + (n - rows) * d;
+  be_.RmsNormForward(Ptr(x_) + (n - rows) * d, Data(p_.final_norm), c_.norm_eps, rows, d, hf,
+                     Ptr(rstd_));
   if (c_.tied_embeddings) {
     be_.MatMulBT(hf, Data(p_.embed), Ptr(logits_), rows, d, V);
   } else {

@@ -10,7 +10,7 @@
 //       q,K = RMSNorm_hd (qk_norm), then RoPE at the positions
 //       a   = AttentionCached(q against K, V [0, len + n))           [n, d]
 //       x   = x + a·Wo;  x = x + MLP(RMSNorm(x, g_mlp))
-//     logits = RMSNorm(x, g_f)·W_lm                                 [n, V] (or the last row)
+//     logits = RMSNorm(x, g_f)·W_lm                                 [n, V] (or its last rows)
 //
 // Every operation is the training forward's (transformer.h) on the same rows and values: the
 // norms, projections (fp32 or int8 QAT), RoPE and MLP are per token, and the cached attention
@@ -51,10 +51,10 @@ class Decoder {
   void Truncate(int64_t length);
 
   // Runs tokens [n] (host ids, 1 <= n <= max_chunk) at positions [length(), length() + n),
-  // appends their keys and values, and returns the logits on the backend's device: [n, V] with
-  // all_logits, else [1, V] for the last token. Throws trail::Error (cache unchanged) when the
-  // capacity would be exceeded or an id is outside the vocabulary.
-  TensorView Extend(const int32_t* tokens, int64_t n, bool all_logits = false);
+  // appends their keys and values, and returns the logits of the last `logit_rows` of them
+  // (1..n) on the backend's device: [logit_rows, V]. Throws trail::Error (cache unchanged) when
+  // the capacity would be exceeded, an id is outside the vocabulary or logit_rows is not 1..n.
+  TensorView Extend(const int32_t* tokens, int64_t n, int64_t logit_rows = 1);
 
   int64_t bytes() const;  // device memory held
 

@@ -72,8 +72,8 @@ struct Returned {
   std::vector<bool> has;
 };
 
-// Extends by the chunk sizes in `split` (repeating the last), alternating between asking for
-// every row's logits and the last row's.
+// Extends by the chunk sizes in `split` (repeating the last), asking in turn for every row's
+// logits, the last row's and the last three rows'.
 Returned Decoded(Decoder& dec, repops::Backend& be, const std::vector<int32_t>& tokens,
                  const std::vector<int64_t>& split, int64_t V) {
   const int64_t T = static_cast<int64_t>(tokens.size());
@@ -81,9 +81,9 @@ Returned Decoded(Decoder& dec, repops::Backend& be, const std::vector<int32_t>& 
   size_t s = 0;
   for (int64_t t = 0; t < T;) {
     const int64_t n = std::min(split[std::min(s++, split.size() - 1)], T - t);
-    const bool all = s % 2 == 1;
-    const TensorView logits = dec.Extend(tokens.data() + t, n, all);
-    const int64_t first = all ? t : t + n - 1;
+    const int64_t rows = s % 3 == 1 ? n : s % 3 == 2 ? 1 : std::min<int64_t>(n, 3);
+    const TensorView logits = dec.Extend(tokens.data() + t, n, rows);
+    const int64_t first = t + n - rows;
     be.CopyToHost(logits, out.logits.data() + first * V);
     for (int64_t r = first; r < t + n; ++r) out.has[r] = true;
     t += n;
@@ -120,7 +120,7 @@ void CheckConfig(const std::string& name, const ModelConfig& c, repops::Backend&
   // A kept prefix: the cache's first 40 positions, then the rest again.
   dec.Truncate(40);
   Returned tail{std::vector<float>(T * V), std::vector<bool>(T)};
-  const TensorView logits = dec.Extend(tokens.data() + 40, T - 40, true);
+  const TensorView logits = dec.Extend(tokens.data() + 40, T - 40, T - 40);
   be.CopyToHost(logits, tail.logits.data() + 40 * V);
   for (int64_t r = 40; r < T; ++r) tail.has[r] = true;
   ExpectSameBits(full, tail, V, name + " after Truncate(40)");
@@ -153,7 +153,8 @@ TEST(Decoder, RefusesWhatDoesNotFitAndKeepsItsCache) {
   p.InitRandom(c);
   Decoder dec(c, p, cpu, 10, 4);
   const std::vector<int32_t> tokens = Tokens(10, c.vocab_size);
-  EXPECT_THROW(dec.Extend(tokens.data(), 5), Error);  // more than a chunk
+  EXPECT_THROW(dec.Extend(tokens.data(), 5), Error);     // more than a chunk
+  EXPECT_THROW(dec.Extend(tokens.data(), 2, 3), Error);  // more logit rows than tokens
   dec.Extend(tokens.data(), 4);
   dec.Extend(tokens.data() + 4, 4);
   EXPECT_THROW(dec.Extend(tokens.data(), 3), Error);  // past the capacity
