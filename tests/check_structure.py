@@ -31,7 +31,7 @@ LAYERS = {
     "audit": {"core", "repops", "model", "data", "collectives", "train", "audit"},
     "plan": {"core", "repops", "model", "data", "collectives", "train", "plan"},
     "report": {"core", "repops", "model", "data", "collectives", "train", "audit", "report"},
-    "infer": {"core", "repops", "model", "data", "tokenizer", "collectives", "train", "infer"},
+    "infer": {"core", "repops", "model", "data", "tokenizer", "ingest", "collectives", "train", "infer"},
 }
 # The block-diagonal mask's functional test of packing runs packed batches through the real attention op.
 TEST_EXTRA = {"data": {"repops"}}

@@ -247,6 +247,7 @@ void AddAuditCommand(CLI::App& app, AuditCommand& c) {
   AddCertify(c.audit, c);
   AddCollect(c.audit, c);
   AddTraceAndBisect(c.audit, c);
+  AddAuditEvalCommand(c.audit, c.eval);
 }
 
 int RunAuditCommand(const AuditCommand& c) {
@@ -259,6 +260,7 @@ int RunAuditCommand(const AuditCommand& c) {
   if (*c.collect) return RunCollect(c);
   if (*c.trace) return RunTrace(c);
   if (*c.bisect) return RunBisect(c);
+  if (*c.eval.eval) return RunAuditEvalCommand(c.eval);
   return 0;
 }
 

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/audit_eval_cmd.h"
+
 namespace CLI {
 class App;
 }
@@ -26,6 +28,7 @@ struct AuditCommand {
   uint64_t seed = 0;
   int threads = 0;
   bool json = false, quiet = false;
+  AuditEvalCommand eval;  // `audit eval`
 };
 void AddAuditCommand(CLI::App& app, AuditCommand& cmd);
 int RunAuditCommand(const AuditCommand& cmd);

@@ -9,6 +9,7 @@
 
 #include "cli/audit_cmd.h"
 #include "cli/data_cmd.h"
+#include "cli/eval_cmd.h"
 #include "cli/generate_cmd.h"
 #include "cli/goldens_cmd.h"
 #include "cli/plan_cmd.h"
@@ -115,6 +116,8 @@ int main(int argc, char** argv) {
   trail::cli::AddReportCommand(app, report);
   trail::cli::GenerateCommand generate;
   trail::cli::AddGenerateCommand(app, generate);
+  trail::cli::EvalCommand eval;
+  trail::cli::AddEvalCommand(app, eval);
 #if TRAIL_WITH_CORPUS
   trail::cli::CorpusCommand corpus;
   trail::cli::AddCorpusCommand(app, corpus);
@@ -163,6 +166,11 @@ int main(int argc, char** argv) {
     }
     if (*plan.plan) return trail::cli::RunPlanCommand(plan);
     if (*report.report) return trail::cli::RunReportCommand(report);
+    if (*eval.eval) {
+      const int rc = trail::cli::RunEvalCommand(eval);
+      trail::ShutdownKernelPool();
+      return rc;
+    }
     if (*generate.generate) {
       const int rc = trail::cli::RunGenerateCommand(generate);
       trail::ShutdownKernelPool();

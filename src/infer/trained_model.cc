@@ -107,6 +107,7 @@ TrainedModel::TrainedModel(const TrainedModelOptions& o) {
   params_ = std::make_unique<model::ParameterSet>(config_, *backend_);
   step_ = train::LoadCheckpointParams(
       checkpoint_dir_, {recipe_sha, info.json.value("manifest_sha256", "")}, *params_);
+  params_hash_ = ToHex(params_->StateHash());  // LoadCheckpointParams checked it against meta
   contract_ = FindTokenizer(o.tokenizer, o.run_dir, info.data_manifest, tokenizer_path_);
   TRAIL_CHECK(contract_.contract.vocab_size == config_.vocab_size, tokenizer_path_,
               ": a tokenizer of ", contract_.contract.vocab_size, " ids; the model has ",

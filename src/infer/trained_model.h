@@ -39,6 +39,7 @@ class TrainedModel {
   int64_t step() const { return step_; }
   const std::string& checkpoint_dir() const { return checkpoint_dir_; }
   const std::string& tokenizer_path() const { return tokenizer_path_; }
+  const std::string& params_hash() const { return params_hash_; }  // the state hash, hex
 
  private:
   std::unique_ptr<repops::Backend> backend_;
@@ -46,7 +47,7 @@ class TrainedModel {
   std::unique_ptr<model::ParameterSet> params_;
   tok::LoadedContract contract_;
   int64_t step_ = 0;
-  std::string checkpoint_dir_, tokenizer_path_;
+  std::string checkpoint_dir_, tokenizer_path_, params_hash_;
 };
 
 }  // namespace trail::infer

@@ -9,6 +9,7 @@
 
 #include "core/file_util.h"
 #include "core/safetensors.h"
+#include "model/float64_reference.h"
 #include "model/transformer.h"
 #include "repops/cpu_backend.h"
 #include "repops/kernels.h"
@@ -87,30 +88,6 @@ Batch MakeBatch(int64_t vocab) {
   return b;
 }
 
-nlohmann::json ConfigJson(const ModelConfig& c) {
-  return {{"vocab_size", c.vocab_size},
-          {"d_model", c.d_model},
-          {"n_layers", c.n_layers},
-          {"n_heads", c.n_heads},
-          {"mlp", MlpName(c.mlp)},
-          {"norm_gain", c.norm_gain},
-          {"embed_norm", c.embed_norm},
-          {"qk_norm", c.qk_norm},
-          {"tied_embeddings", c.tied_embeddings},
-          {"norm_eps", c.norm_eps},
-          {"rope_theta", c.rope_theta},
-          {"z_loss", c.z_loss},
-          {"attention_window", c.attention_window},
-          {"full_attention_every", c.full_attention_every},
-          {"full_attention_last", c.full_attention_last}};
-}
-
-Tensor I32Tensor(const std::string& name, const std::vector<int32_t>& v, int64_t rows, int64_t T) {
-  Tensor t = Tensor::Of<int32_t>(name, {rows, T});
-  std::copy(v.begin(), v.end(), t.data<int32_t>());
-  return t;
-}
-
 // ||a - ref|| / ||ref|| and max |a - ref| / max |ref| over one tensor.
 struct Err {
   double rel_l2 = 0, rel_max = 0;
@@ -145,21 +122,12 @@ TEST_P(ModelVsTorch, LogitsLossAndEveryGradientMatchFloat64) {
 
   TempDir dir;
   std::vector<Tensor> batch_t;
-  batch_t.push_back(I32Tensor("inputs", b.inputs, b.rows, b.T));
-  batch_t.push_back(I32Tensor("labels", b.labels, b.rows, b.T));
-  batch_t.push_back(I32Tensor("doc_ids", b.doc_ids, b.rows, b.T));
-  batch_t.push_back(I32Tensor("positions", b.positions, b.rows, b.T));
-  batch_t.push_back(I32Tensor("key_valid", b.key_valid, b.rows, b.T));
-  const std::vector<Tensor> host_params = params.ToHost();
-  std::vector<const Tensor*> all;
-  for (const Tensor& t : host_params) all.push_back(&t);
-  for (const Tensor& t : batch_t) all.push_back(&t);
-  WriteSafetensors(dir.path() + "/in.safetensors", all, {{"config", ConfigJson(c).dump()}});
-  const std::string cmd = "/usr/bin/python3 " TRAIL_SOURCE_DIR "/tests/model/model_reference.py " +
-                          dir.path() + "/in.safetensors " + dir.path() + "/out.safetensors";
-  ASSERT_EQ(std::system(cmd.c_str()), 0)
-      << "the float64 reference failed: " << cmd << " (needs Debian's python3-torch)";
-  const SafetensorsFile ref = ReadSafetensors(dir.path() + "/out.safetensors");
+  batch_t.push_back(ReferenceI32("inputs", b.inputs, b.rows, b.T));
+  batch_t.push_back(ReferenceI32("labels", b.labels, b.rows, b.T));
+  batch_t.push_back(ReferenceI32("doc_ids", b.doc_ids, b.rows, b.T));
+  batch_t.push_back(ReferenceI32("positions", b.positions, b.rows, b.T));
+  batch_t.push_back(ReferenceI32("key_valid", b.key_valid, b.rows, b.T));
+  const SafetensorsFile ref = RunFloat64Reference(c, params, batch_t, dir.path(), TRAIL_SOURCE_DIR);
 
   // Tolerances. Every op is fp32 with unit roundoff u = 6e-8; dot products here run over at
   // most 53 terms, trail's Exp/Log/Tanh/Sin/Cos are within 2.5 ULP, and errors pass through 3

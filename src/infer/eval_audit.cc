@@ -1,0 +1,155 @@
+#include "infer/eval_audit.h"
+
+#include <algorithm>
+#include <bit>
+#include <filesystem>
+#include <map>
+
+#include "core/error.h"
+#include "core/file_util.h"
+#include "core/hash.h"
+#include "core/philox.h"
+#include "infer/eval_report.h"
+#include "infer/eval_run.h"
+#include "infer/loglikelihood.h"
+#include "infer/olmes_tasks.h"
+#include "infer/trained_model.h"
+
+namespace trail::infer {
+namespace fs = std::filesystem;
+namespace {
+
+bool SameBits(double a, double b) {
+  return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b);
+}
+
+std::string RequestName(const EvalRequestLine& l) {
+  return l.task + " document " + std::to_string(l.doc_id) + " choice " + std::to_string(l.idx);
+}
+
+// The recorded lines, checked against the report's hash.
+std::vector<EvalRequestLine> ReadLines(const std::string& report_path, const EvalReport& r,
+                                       EvalAuditResult& out) {
+  const std::string path = (fs::path(report_path).parent_path() / r.requests_file).string();
+  const std::string text = ReadFileToString(path);
+  const std::string sha =
+      ToHex(Sha256({reinterpret_cast<const uint8_t*>(text.data()), text.size()}));
+  if (sha != r.requests_sha256) {
+    out.findings.push_back(path + ": SHA-256 " + sha + " is not the report's " + r.requests_sha256);
+  }
+  std::vector<EvalRequestLine> lines;
+  size_t pos = 0;
+  for (int64_t n = 1; pos < text.size(); ++n) {
+    const size_t end = text.find('\n', pos);
+    const std::string line = text.substr(pos, end == std::string::npos ? end : end - pos);
+    lines.push_back(ParseEvalRequestLine(line, path + ":" + std::to_string(n)));
+    pos = end == std::string::npos ? text.size() : end + 1;
+  }
+  return lines;
+}
+
+// Each task's files and metrics against the report; `by_task` gets the task's lines.
+void CheckTasks(const EvalReport& r, const std::vector<EvalTask>& tasks,
+                const std::vector<EvalRequestLine>& lines, EvalAuditResult& out) {
+  size_t at = 0;
+  std::vector<TaskScore> scores;
+  for (const EvalTaskReport& tr : r.tasks) {
+    const auto t = std::find_if(tasks.begin(), tasks.end(),
+                                [&](const EvalTask& x) { return x.name == tr.name; });
+    if (t == tasks.end()) {
+      out.findings.push_back(tr.name + ": not among the task folders given (--tasks)");
+      return;
+    }
+    if (t->config_sha256 != tr.config_sha256 || t->requests_sha256 != tr.requests_sha256) {
+      out.findings.push_back(t->dir + ": not the task files the report scored (SHA-256 differs)");
+    }
+    std::vector<ScoredRequest> s;
+    for (size_t i = 0; i < t->requests.size(); ++i, ++at) {
+      const EvalRequest& q = t->requests[i];
+      if (at >= lines.size() || lines[at].task != tr.name || lines[at].doc_id != q.doc_id ||
+          lines[at].idx != q.idx || lines[at].label != q.label) {
+        out.findings.push_back(tr.name + ": the requests file does not list its requests in order");
+        return;
+      }
+      s.push_back(lines[at].score);
+    }
+    const TaskMetrics m = ComputeMetrics(*t, s);
+    const double primary = m.Metric(tr.primary_metric);
+    for (const std::string& name : EvalMetricNames()) {
+      if (!SameBits(m.Metric(name), tr.metrics.Metric(name))) {
+        out.findings.push_back(
+            tr.name + ": " + name + " " + std::to_string(tr.metrics.Metric(name)) +
+            " in the report; the recorded log-likelihoods give " + std::to_string(m.Metric(name)));
+      }
+    }
+    scores.push_back({tr.name, tr.base, tr.primary_metric, tr.mc, primary});
+  }
+  if (at != lines.size()) out.findings.push_back("the requests file has lines of no task");
+  if (!SameBits(ComputeMacro(scores).score, r.macro.score)) {
+    out.findings.push_back("the macro score differs from what the tasks' metrics give");
+  }
+}
+
+// `k` distinct indices of [0, n): the first k of the order by Philox word (seed, i).
+std::vector<size_t> Sample(size_t n, int64_t k, uint64_t seed) {
+  std::vector<std::pair<uint32_t, size_t>> keyed;
+  const uint64_t stream = StreamIdForName("trail.audit-eval");
+  for (size_t i = 0; i < n; ++i) keyed.push_back({PhiloxWord(seed, stream, i), i});
+  std::sort(keyed.begin(), keyed.end());
+  std::vector<size_t> out;
+  for (size_t i = 0; i < std::min(n, static_cast<size_t>(k)); ++i) out.push_back(keyed[i].second);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+EvalAuditResult AuditEval(const EvalAuditOptions& o,
+                          const std::function<void(const std::string&)>& log) {
+  EvalAuditResult out;
+  const EvalReport r = ParseEvalReport(ReadFileToString(o.report), o.report);
+  const std::vector<EvalRequestLine> lines = ReadLines(o.report, r, out);
+  out.requests = static_cast<int64_t>(lines.size());
+  std::vector<EvalTask> tasks;
+  std::vector<const EvalRequest*> requests;  // in the requests file's order
+  for (const std::string& d : FindTaskDirs(o.tasks)) tasks.push_back(LoadTask(d, r.limit));
+  CheckTasks(r, tasks, lines, out);
+  if (!out.ok() || o.sample <= 0) return out;
+  for (const EvalTaskReport& tr : r.tasks) {
+    for (const EvalTask& t : tasks) {
+      if (t.name != tr.name) continue;
+      for (const EvalRequest& q : t.requests) requests.push_back(&q);
+    }
+  }
+  const TrainedModel m({o.run.empty() ? r.run : o.run, r.step, o.tokenizer, o.device});
+  if (m.params_hash() != r.params_hash) {
+    out.findings.push_back(m.checkpoint_dir() + ": parameters " + m.params_hash() +
+                           " are not the ones the report scored (" + r.params_hash + ")");
+    return out;
+  }
+  const std::vector<size_t> pick = Sample(lines.size(), o.sample, o.seed);
+  std::vector<EvalRequest> again;
+  for (size_t i : pick) again.push_back(*requests[i]);
+  if (log)
+    log("audit eval: scoring " + std::to_string(again.size()) + " of " +
+        std::to_string(lines.size()) + " requests again");
+  for (EvalRequest& q : again) q.doc_id = &q - again.data();  // each its own group
+  LoglikelihoodScorer scorer(m.config(), m.params(), m.backend(), m.tokenizer(),
+                             m.contract().eos_id);
+  const std::vector<ScoredRequest> s = scorer.Score(again);
+  for (size_t k = 0; k < pick.size(); ++k) {
+    const EvalRequestLine& l = lines[pick[k]];
+    if (!SameBits(s[k].loglik, l.score.loglik) || s[k].greedy != l.score.greedy ||
+        s[k].continuation_tokens != l.score.continuation_tokens ||
+        s[k].truncated != l.score.truncated) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.17g", s[k].loglik);
+      out.findings.push_back(RequestName(l) + ": recorded log-likelihood " +
+                             std::to_string(l.score.loglik) + ", scored again " + buf);
+    }
+  }
+  out.rescored = static_cast<int64_t>(pick.size());
+  return out;
+}
+
+}  // namespace trail::infer
