@@ -30,7 +30,7 @@ LAYERS = {
     "train": {"core", "repops", "model", "data", "collectives", "train"},
     "audit": {"core", "repops", "model", "data", "collectives", "train", "audit"},
     "plan": {"core", "repops", "model", "data", "collectives", "train", "plan"},
-    "report": {"core", "repops", "model", "data", "collectives", "train", "audit", "report"},
+    "report": {"core", "repops", "model", "data", "collectives", "train", "audit", "infer", "report"},
     "infer": {"core", "repops", "model", "data", "tokenizer", "ingest", "collectives", "train", "infer"},
 }
 # The block-diagonal mask's functional test of packing runs packed batches through the real attention op.

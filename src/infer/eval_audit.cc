@@ -36,14 +36,20 @@ std::vector<EvalRequestLine> ReadLines(const std::string& report_path, const Eva
       ToHex(Sha256({reinterpret_cast<const uint8_t*>(text.data()), text.size()}));
   if (sha != r.requests_sha256) {
     out.findings.push_back(path + ": SHA-256 " + sha + " is not the report's " + r.requests_sha256);
+    return {};
   }
   std::vector<EvalRequestLine> lines;
   size_t pos = 0;
-  for (int64_t n = 1; pos < text.size(); ++n) {
-    const size_t end = text.find('\n', pos);
-    const std::string line = text.substr(pos, end == std::string::npos ? end : end - pos);
-    lines.push_back(ParseEvalRequestLine(line, path + ":" + std::to_string(n)));
-    pos = end == std::string::npos ? text.size() : end + 1;
+  try {
+    for (int64_t n = 1; pos < text.size(); ++n) {
+      const size_t end = text.find('\n', pos);
+      const std::string line = text.substr(pos, end == std::string::npos ? end : end - pos);
+      lines.push_back(ParseEvalRequestLine(line, path + ":" + std::to_string(n)));
+      pos = end == std::string::npos ? text.size() : end + 1;
+    }
+  } catch (const Error& e) {  // a published file that is not what it should be: a finding
+    out.findings.push_back(e.what());
+    return {};
   }
   return lines;
 }
@@ -110,6 +116,7 @@ EvalAuditResult AuditEval(const EvalAuditOptions& o,
   const EvalReport r = ParseEvalReport(ReadFileToString(o.report), o.report);
   const std::vector<EvalRequestLine> lines = ReadLines(o.report, r, out);
   out.requests = static_cast<int64_t>(lines.size());
+  if (!out.ok()) return out;
   std::vector<EvalTask> tasks;
   std::vector<const EvalRequest*> requests;  // in the requests file's order
   for (const std::string& d : FindTaskDirs(o.tasks)) tasks.push_back(LoadTask(d, r.limit));

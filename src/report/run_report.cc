@@ -12,6 +12,7 @@
 #include "data/manifest.h"
 #include "data/stream.h"
 #include "train/run_metrics.h"
+#include "report/eval_section.h"
 #include "report/svg_chart.h"
 #include "train/run_dir.h"
 #include "train/step_report.h"
@@ -309,6 +310,7 @@ std::string RunReportHtml(const RunReportOptions& o) {
   html += FactsSection(run, info, m);
   html += ChartsSection(m, info.json);
   html += EvalSection(m, info.json);
+  html += DownstreamEvalSection(o.run_dir);
   html += AlertsSection(m);
   html += MixtureSection(o.data.empty() ? info.data_manifest : o.data,
                          static_cast<int64_t>(m.step.size()));

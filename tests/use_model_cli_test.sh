@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# Using a model trained on real text (the King James Bible).
+# `trail generate`:
+#   - the same options give the same ids and log-probability bits with 1, 2 and 7 threads and on
+#     every SIMD target here; another seed gives other tokens;
+#   - greedy text streams to stdout and equals the --json text; a stop string cuts it; the
+#     model's context ends a long prompt's generation;
+#   - the tokenizer is found through the manifest's contract hash; a run without checkpoints, a
+#     step without one, another tokenizer, an empty or too long prompt and bad sampling options
+#     get clear errors.
+# `trail eval` and `trail audit eval`, on a task made here in the OLMES format and, where
+# ../shared/data/olmes (or $TRAIL_OLMES) exists, on two real OLMES tasks:
+#   - the request bits (the requests file's SHA-256) are the same on 1 and 2 threads and every
+#     SIMD target; the report lands in RUN/evals/ and `trail report` shows its table;
+#   - the audit agrees with an honest evaluation and finds one altered log-likelihood, an
+#     altered metric and a requests file that is not the one the report names;
+#   - missing task folders, unknown request types and a bad --limit get clear errors.
+set -euo pipefail
+trail=$1; assets=$2; olmes=${3:-}
+here=$(cd "$(dirname "$0")" && pwd)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/trail-generate-XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+cd "$dir"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+expect() { "$here/expect_exit.sh" "$@" > expect.out || { cat expect.out; fail "$*"; }; }
+
+. "$here/kjv_train_data.sh"
+kjv_train_data
+recipe 60 > recipe.toml
+"$trail" train --recipe recipe.toml --data manifest.json --run run --threads 2 > train.out 2>&1 \
+  || { cat train.out; fail "training"; }
+
+echo "-- the same bits on every thread count and SIMD target"
+gen() { "$trail" generate --run run --prompt "And God said" --max-tokens 40 "$@"; }
+field() { node -e 'const j = JSON.parse(require("fs").readFileSync(0, "utf8"));
+                   console.log(JSON.stringify([j.ids, j.logprob_bits, j.text, j.finish]))'; }
+ref=$(gen --temperature 0.8 --top-p 0.95 --seed 5 --json --threads 1 | field)
+for t in 2 7; do
+  [ "$(gen --temperature 0.8 --top-p 0.95 --seed 5 --json --threads $t | field)" = "$ref" ] \
+    || fail "threads $t: other tokens or bits"
+done
+targets=$("$trail" selftest --json --threads 1 | node -e '
+  const j = JSON.parse(require("fs").readFileSync(0, "utf8"));
+  console.log([...new Set(j.runs.map(r => r.backend.replace("+AMX", "")))].join(" "))')
+for b in $targets; do
+  [ "$(TRAIL_BACKEND=$b gen --temperature 0.8 --top-p 0.95 --seed 5 --json | field)" = "$ref" ] \
+    || fail "SIMD target $b: other tokens or bits"
+done
+echo "identical on threads 1, 2, 7 and targets: $targets"
+[ "$(gen --temperature 0.8 --top-p 0.95 --seed 6 --json | field)" != "$ref" ] \
+  || fail "another seed gave the same tokens"
+
+echo "-- greedy text, stop strings, the context"
+gen --temperature 0 > greedy.txt 2> greedy.err
+grep -q "finish: length" greedy.err || fail "no summary line: $(cat greedy.err)"
+node -e '
+  const fs = require("fs");
+  const j = JSON.parse(fs.readFileSync(0, "utf8"));
+  const streamed = fs.readFileSync("greedy.txt", "utf8");
+  if (streamed !== j.text + "\n") { console.error("streamed text differs from --json"); process.exit(1); }
+  if (j.ids.length !== 40 || j.logprob_bits.length !== 40) process.exit(1);
+  for (let i = 0; i < 40; i++) {
+    const b = Buffer.alloc(4); b.writeFloatBE(j.logprobs[i]);
+    if (b.toString("hex") !== j.logprob_bits[i] || !(j.logprobs[i] <= 0)) { console.error("bits", i); process.exit(1); }
+  }' < <(gen --temperature 0 --json) || fail "greedy --json"
+stop=$(head -c 30 greedy.txt | tail -c 4)
+gen --temperature 0 --stop "$stop" --json > stop.json
+node -e '
+  const j = JSON.parse(require("fs").readFileSync("stop.json", "utf8"));
+  const full = require("fs").readFileSync("greedy.txt", "utf8");
+  if (j.finish !== "stop" || j.text !== full.slice(0, full.indexOf(process.argv[1]))) process.exit(1);' \
+  "$stop" || fail "stop string"
+long=$(head -c 2000 "$assets/text/kjv.txt")
+"$trail" generate --run run --prompt "$long" --max-tokens 5 --json > long.json 2>&1 || true
+grep -q "context is max_seq_len = 128" long.json || fail "a prompt past the context: $(cat long.json)"
+printf '%s' "$(head -c 310 "$assets/text/kjv.txt" | tail -c 300)" > prompt.txt
+"$trail" generate --run run --prompt-file prompt.txt --max-tokens 100 --temperature 0 --json > ctx.json
+node -e '
+  const j = JSON.parse(require("fs").readFileSync("ctx.json", "utf8"));
+  if (j.finish !== "context" || j.prompt_ids.length + j.ids.length !== 129) {
+    console.error(j.finish, j.prompt_ids.length, j.ids.length); process.exit(1); }' \
+  || fail "the context did not end the generation"
+
+echo "-- errors"
+expect 3 "no checkpoint of step 7; its checkpoints: " -- "$trail" generate --run run --step 7 --prompt x
+mkdir -p fresh/checkpoints && cp run/run.json run/recipe.toml fresh/
+expect 3 "has no checkpoint yet" -- "$trail" generate --run fresh --prompt x
+"$trail" tokenizer contract --tokenizer tokenizer.json --eos '<|endoftext|>' --output other.json > /dev/null
+expect 3 "not the tokenizer of this run" -- "$trail" generate --run run --prompt x --tokenizer other.json
+expect 3 "give the prompt" -- "$trail" generate --run run --prompt ""
+: > empty.txt
+expect 3 "the prompt is empty" -- "$trail" generate --run run --prompt-file empty.txt
+expect 3 "top-p must be in \(0, 1\]" -- "$trail" generate --run run --prompt x --top-p 0
+expect 3 "temperature must be >= 0" -- "$trail" generate --run run --prompt x --temperature -1
+expect 2 "prompt-file" -- "$trail" generate --run run --prompt x --prompt-file prompt.txt
+
+echo "-- eval: a task in the OLMES format made here (which verse continues a verse)"
+node - "$assets/text/kjv.txt" <<'JS'
+const fs = require("fs"), zlib = require("zlib");
+const verses = fs.readFileSync(process.argv[2], "utf8").split("\n")
+  .filter(l => /^ *\d+ \S/.test(l)).map(l => l.replace(/^ *\d+ /, "").trim()).slice(1000, 1400);
+const lines = [];
+for (let d = 0; d < 40; d++) {
+  const ctx = verses[d * 10], gold = d % 4;
+  for (let i = 0; i < 4; i++) {
+    const cont = " " + verses[d * 10 + (i === gold ? 1 : 5 + i)].split(" ").slice(0, 6).join(" ");
+    lines.push(JSON.stringify({request_type: "loglikelihood", request: {context: ctx, continuation: cont},
+                               doc_id: d, idx: i, label: gold}));
+  }
+}
+fs.mkdirSync("tasks/verses", {recursive: true});
+fs.writeFileSync("tasks/verses/config.json", JSON.stringify({task_name: "verses",
+  task_config: {primary_metric: "acc_per_char"}}));
+fs.writeFileSync("tasks/verses/requests.jsonl.gz", zlib.gzipSync(lines.join("\n") + "\n"));
+JS
+task_args=(tasks/verses)
+if [ -z "$olmes" ] || [ ! -d "$olmes/arc_easy" ]; then
+  echo "(no OLMES request files at '${olmes}': the real tasks are left out)"
+else
+  task_args+=("$olmes/arc_easy" "$olmes/winogrande")
+fi
+sha() { node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1])).requests_sha256)' "$1"; }
+"$trail" eval --run run --tasks "${task_args[@]}" --limit 15 --threads 1 --quiet > eval.txt
+grep -q "OLMES macro over" eval.txt || fail "no table: $(cat eval.txt)"
+report=$(ls run/evals/step_*.json)
+ref=$(sha "$report")
+"$trail" eval --run run --tasks "${task_args[@]}" --limit 15 --threads 2 --quiet --out e2.json > /dev/null
+[ "$(sha e2.json)" = "$ref" ] || fail "eval bits differ on 2 threads"
+for b in $targets; do
+  TRAIL_BACKEND=$b "$trail" eval --run run --tasks "${task_args[@]}" --limit 15 --quiet --out "e-$b.json" > /dev/null
+  [ "$(sha "e-$b.json")" = "$ref" ] || fail "eval bits differ on $b"
+done
+echo "request bits identical on threads 1, 2 and targets: $targets"
+"$trail" report run > /dev/null
+grep -q "OLMES macro" run/report.html || fail "the run report shows no evaluation"
+
+echo "-- audit eval"
+"$trail" audit eval --report "$report" --tasks "${task_args[@]}" --sample 20 --seed 4 > audit.txt \
+  || { cat audit.txt; fail "the audit of an honest evaluation disagrees"; }
+req=${report%.json}.requests.jsonl
+# One log-likelihood altered by one ulp, the report's hash updated to match.
+node - "$report" "$req" <<'JS'
+const fs = require("fs"), crypto = require("crypto");
+const [report, req] = process.argv.slice(2);
+const lines = fs.readFileSync(req, "utf8").split("\n");
+const j = JSON.parse(lines[5]);
+const b = Buffer.from(j.loglik_bits, "hex"); b.writeBigUInt64BE(b.readBigUInt64BE() + 1n);
+j.loglik_bits = b.toString("hex");
+lines[5] = JSON.stringify(j);
+fs.writeFileSync("forged.requests.jsonl", lines.join("\n"));
+const r = JSON.parse(fs.readFileSync(report));
+r.requests_file = "forged.requests.jsonl";
+r.requests_sha256 = crypto.createHash("sha256").update(fs.readFileSync("forged.requests.jsonl")).digest("hex");
+fs.writeFileSync("forged.json", JSON.stringify(r));
+const m = JSON.parse(fs.readFileSync(report)); m.tasks[0].metrics.acc_raw += 0.25;
+m.requests_file = "inflated.requests.jsonl";
+fs.writeFileSync("inflated.json", JSON.stringify(m));
+JS
+cp "$req" inflated.requests.jsonl
+expect 1 "recorded log-likelihood .* scored again" -- "$trail" audit eval --report forged.json \
+  --tasks "${task_args[@]}" --sample 100000
+expect 1 "acc_raw .* in the report; the recorded log-likelihoods give" -- \
+  "$trail" audit eval --report inflated.json --tasks "${task_args[@]}" --sample 0
+printf 'x' >> inflated.requests.jsonl
+expect 1 "is not the report's" -- "$trail" audit eval --report inflated.json --tasks "${task_args[@]}" --sample 0
+
+echo "-- eval errors"
+expect 3 "not a folder of OLMES tasks" -- "$trail" eval --run run --tasks no-such-dir
+mkdir -p tasks/gen && cp tasks/verses/config.json tasks/gen/
+printf '{"request_type": "generate_until", "request": {"context": "a", "continuation": "b"}, "doc_id": 0, "idx": 0, "label": 0}\n' \
+  | gzip > tasks/gen/requests.jsonl.gz
+expect 3 "loglikelihood requests only" -- "$trail" eval --run run --tasks tasks/gen
+expect 3 "limit must be >= 0" -- "$trail" eval --run run --tasks tasks/verses --limit -1
+echo "PASS"
