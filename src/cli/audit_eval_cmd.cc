@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/device_option.h"
+#include "core/thread_pool.h"
 #include "infer/eval_audit.h"
 
 namespace trail::cli {
@@ -24,11 +25,13 @@ void AddAuditEvalCommand(CLI::App* audit, AuditEvalCommand& c) {
       ->capture_default_str();
   c.eval->add_option("--run", c.run, "The run directory (default: the one the report names)");
   c.eval->add_option("--tokenizer", c.tokenizer, "The run's tokenizer.contract.json");
+  c.eval->add_option("--threads", c.threads, "Kernel threads (default: all CPUs)");
   c.eval->add_flag("--json", c.json, "Print the result as JSON");
   AddDeviceOption(c.eval, c.device);
 }
 
 int RunAuditEvalCommand(const AuditEvalCommand& c) {
+  if (c.threads > 0) SetKernelThreads(static_cast<size_t>(c.threads));
   infer::EvalAuditOptions o;
   o.report = c.report, o.run = c.run, o.tasks = c.tasks, o.tokenizer = c.tokenizer;
   o.sample = c.sample, o.seed = c.seed, o.device = ParseDevice(c.device);

@@ -18,6 +18,7 @@ struct AuditEvalCommand {
   std::vector<std::string> tasks;
   int64_t sample = 64;
   uint64_t seed = 0;
+  int threads = 0;
   bool json = false;
 };
 void AddAuditEvalCommand(CLI::App* audit, AuditEvalCommand& cmd);
