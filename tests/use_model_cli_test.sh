@@ -15,8 +15,13 @@
 #   - the audit agrees with an honest evaluation and finds one altered log-likelihood, an
 #     altered metric and a requests file that is not the one the report names;
 #   - missing task folders, unknown request types and a bad --limit get clear errors.
+# `trail export`:
+#   - the Hugging Face folder holds config.json (LlamaForCausalLM), the weights, the tokenizer;
+#   - llama.cpp (node-llama-cpp@3.21.1 from assets/llama, x86-64) reads the GGUF of this llama
+#     model (f32 and f16) and of a qwen3 one (QK-norm): tests/llama_cpp_check.mjs compares
+#     tokens, next-token probabilities and the greedy continuation with trail's.
 set -euo pipefail
-trail=$1; assets=$2; olmes=${3:-}
+trail=$1; assets=$2; olmes=${3:-}; probe=${4:-}
 here=$(cd "$(dirname "$0")" && pwd)
 dir=$(mktemp -d "${TMPDIR:-/tmp}/trail-generate-XXXXXX")
 trap 'rm -rf "$dir"' EXIT
@@ -171,4 +176,47 @@ printf '{"request_type": "generate_until", "request": {"context": "a", "continua
   | gzip > tasks/gen/requests.jsonl.gz
 expect 3 "loglikelihood requests only" -- "$trail" eval --run run --tasks tasks/gen
 expect 3 "limit must be >= 0" -- "$trail" eval --run run --tasks tasks/verses --limit -1
+
+echo "-- export: Hugging Face"
+"$trail" export --run run --format hf --out hf > export.txt
+for f in config.json generation_config.json model.safetensors tokenizer.json tokenizer_config.json; do
+  [ -s "hf/$f" ] || fail "the Hugging Face export lacks $f"
+done
+node -e '
+  const c = JSON.parse(require("fs").readFileSync("hf/config.json", "utf8"));
+  if (c.architectures[0] !== "LlamaForCausalLM" || c.vocab_size !== 1024 || c.hidden_size !== 64 ||
+      c.num_hidden_layers !== 2 || c.max_position_embeddings !== 128 || !c.tie_word_embeddings) {
+    console.error(JSON.stringify(c)); process.exit(1); }' || fail "config.json"
+
+echo "-- export: GGUF, read by llama.cpp"
+if [ ! -d "$assets/llama/node_modules/node-llama-cpp" ] || [ -z "$probe" ]; then
+  echo "(llama.cpp is not installed here: assets/llama is fetched on x86-64 only)"
+else
+  sed -n 3000,3100p "$assets/text/kjv.txt" > text.txt
+  llama_check() {  # run gguf
+    local run=$1 gguf=$2
+    "$probe" "$run" text text.txt "$gguf.text"
+    "$trail" generate --run "$run" --prompt "And the LORD spake unto Moses, saying" --max-tokens 40 \
+      --temperature 0 --json > "$gguf.gen.json"
+    node -e 'const j = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+             console.log(JSON.stringify([...j.prompt_ids, ...j.ids.slice(0, -1)]))' \
+      "$gguf.gen.json" > "$gguf.greedy.ids"
+    "$probe" "$run" ids "$gguf.greedy.ids" "$gguf.greedy"
+    node "$here/llama_cpp_check.mjs" "$assets/llama" "$gguf" text.txt "$gguf.text" \
+      "$gguf.gen.json" "$gguf.greedy" || fail "llama.cpp on $gguf"
+  }
+  # Models whose context holds the 256 tokens compared: Llama's features, and Qwen3's (QK-norm).
+  recipe 30 | sed 's/^max_seq_len = 128$/max_seq_len = 256/' > llama.toml
+  sed 's/^init_seed = 1$/init_seed = 1\nqk_norm = true/' llama.toml > qwen3.toml
+  for r in llama qwen3; do
+    "$trail" train --recipe $r.toml --data manifest.json --run $r --threads 2 > $r.out 2>&1 \
+      || { cat $r.out; fail "training $r"; }
+  done
+  "$trail" export --run llama --format gguf --out llama-f32.gguf | grep -q "as llama" || fail "not llama"
+  llama_check llama llama-f32.gguf
+  "$trail" export --run llama --format gguf --type f16 --out llama-f16.gguf > /dev/null
+  llama_check llama llama-f16.gguf
+  "$trail" export --run qwen3 --format gguf --out qwen3.gguf | grep -q "as qwen3" || fail "not qwen3"
+  llama_check qwen3 qwen3.gguf
+fi
 echo "PASS"

@@ -10,6 +10,7 @@
 #include "cli/audit_cmd.h"
 #include "cli/data_cmd.h"
 #include "cli/eval_cmd.h"
+#include "cli/export_cmd.h"
 #include "cli/generate_cmd.h"
 #include "cli/goldens_cmd.h"
 #include "cli/plan_cmd.h"
@@ -118,6 +119,8 @@ int main(int argc, char** argv) {
   trail::cli::AddGenerateCommand(app, generate);
   trail::cli::EvalCommand eval;
   trail::cli::AddEvalCommand(app, eval);
+  trail::cli::ExportCommand export_cmd;
+  trail::cli::AddExportCommand(app, export_cmd);
 #if TRAIL_WITH_CORPUS
   trail::cli::CorpusCommand corpus;
   trail::cli::AddCorpusCommand(app, corpus);
@@ -166,6 +169,7 @@ int main(int argc, char** argv) {
     }
     if (*plan.plan) return trail::cli::RunPlanCommand(plan);
     if (*report.report) return trail::cli::RunReportCommand(report);
+    if (*export_cmd.export_) return trail::cli::RunExportCommand(export_cmd);
     if (*eval.eval) {
       const int rc = trail::cli::RunEvalCommand(eval);
       trail::ShutdownKernelPool();

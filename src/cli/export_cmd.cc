@@ -1,0 +1,42 @@
+#include "cli/export_cmd.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include "infer/export.h"
+
+namespace trail::cli {
+
+void AddExportCommand(CLI::App& app, ExportCommand& c) {
+  c.export_ = app.add_subcommand(
+      "export",
+      "Write a run's checkpoint as a Hugging Face model folder (Llama or Qwen3) or a GGUF file "
+      "for llama.cpp; a feature neither represents is refused, never approximated");
+  auto* e = c.export_;
+  e->add_option("--run", c.run, "The run directory")->required();
+  e->add_option("--step", c.step, "The checkpoint's step (default: the newest)");
+  e->add_option("--format", c.format, "hf or gguf")
+      ->required()
+      ->check(CLI::IsMember({"hf", "gguf"}));
+  e->add_option("--out", c.out, "The folder (hf) or the .gguf file (gguf)")->required();
+  e->add_option("--type", c.type, "GGUF tensor type: f32, or f16 for the matrices")
+      ->check(CLI::IsMember({"f32", "f16"}))
+      ->capture_default_str();
+  e->add_option("--tokenizer", c.tokenizer, "The run's tokenizer.contract.json (default: found)");
+}
+
+int RunExportCommand(const ExportCommand& c) {
+  infer::ExportOptions o;
+  o.model = {c.run, c.step, c.tokenizer, {}};
+  o.format = c.format == "hf" ? infer::ExportFormat::kHf : infer::ExportFormat::kGguf;
+  o.out = c.out, o.gguf_type = c.type;
+  const infer::ExportResult r = infer::ExportModel(o);
+  std::printf("step %lld as %s (%s), %lld tensors:\n", static_cast<long long>(r.step),
+              r.arch.name.c_str(), c.format == "hf" ? r.arch.hf_class.c_str() : c.type.c_str(),
+              static_cast<long long>(r.tensors));
+  for (const std::string& f : r.files) std::printf("  %s\n", f.c_str());
+  return 0;
+}
+
+}  // namespace trail::cli

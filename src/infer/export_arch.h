@@ -1,0 +1,51 @@
+// Which architecture of Hugging Face transformers and llama.cpp represents a trail model
+// exactly (docs/inference.md §6), and the tensors of that architecture, named and laid out as
+// Hugging Face stores them. An export never approximates: a feature neither target has is
+// refused with a message naming it.
+//
+//   trail                                   llama / LlamaForCausalLM   qwen3 / Qwen3ForCausalLM
+//   RMSNorm, SwiGLU MLP, RoPE (half-split)  yes                        yes
+//   gain-free norms                          weights of ones            weights of ones
+//   per-head QK-norm (gain-free)             no                         q_norm, k_norm (ones)
+//   sliding windows on some layers           no                         HF: layer_types;
+//                                                                       llama.cpp: no
+//   tied embeddings                          tie_word_embeddings        tie_word_embeddings
+//   ungated GELU MLP, embedding norm, int8   refused                    refused
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/config.h"
+#include "model/params.h"
+
+namespace trail::infer {
+
+enum class ExportFormat { kHf, kGguf };
+
+struct ExportArchitecture {
+  std::string name;      // "llama" or "qwen3" (llama.cpp's and HF's model_type)
+  std::string hf_class;  // "LlamaForCausalLM" or "Qwen3ForCausalLM"
+  bool qk_norm = false;  // q_norm / k_norm per head
+  bool sliding = false;  // some layers attend within a window
+};
+
+// Throws trail::Error naming the feature and the formats that lack it.
+ExportArchitecture ChooseArchitecture(const model::ModelConfig& c, ExportFormat format);
+
+// One tensor of the export, in Hugging Face's name and layout ([out, in] for a projection).
+struct ExportTensor {
+  std::string hf_name;
+  std::vector<int64_t> shape;
+  std::vector<float> data;
+  int64_t layer = -1;  // its block, or -1
+  std::string role;    // embed, attn_norm, q, k, v, o, q_norm, k_norm, mlp_norm, gate, up, down,
+                       // final_norm, lm_head
+};
+// Every tensor, from parameters on any device (copied to the host here). Gain-free norms and
+// QK-norms become weights of ones; no lm_head when the embeddings are tied.
+std::vector<ExportTensor> ExportTensors(const model::ModelConfig& c, const model::ParameterSet& p,
+                                        const ExportArchitecture& arch);
+
+}  // namespace trail::infer
