@@ -67,6 +67,7 @@ bench: build assets
 	bench/run_corpus_bench.sh $(BUILD)
 	bench/run_train_bench.sh $(BUILD)
 	bench/run_dist_bench.sh $(BUILD)
+	bench/run_generate_bench.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)
