@@ -6,10 +6,11 @@
 # the KJV, trained one step (speed does not depend on the weights), exported to GGUF f32. Then
 # evaluation speed: OLMES requests/s at --limit 200 on the nine tasks (when ../shared/data/olmes
 # or $TRAIL_OLMES exists), and its cost against a training step's forward.
-#   bench/run_generate_bench.sh [BUILD] [NEW_TOKENS]
+#   bench/run_generate_bench.sh [BUILD] [NEW_TOKENS] [EVAL_LIMIT (200; 0 leaves evaluation out)]
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 new=${2:-128}
+limit=${3:-200}
 here=$(cd "$(dirname "$0")" && pwd)
 trail=$build/src/cli/trail
 assets=$build/assets
@@ -59,9 +60,9 @@ for (const t of [1, 2]) {
   console.log(`  ${t} thread(s): trail ${ta.toFixed(1)} tok/s (${a[0].tokens} tokens), llama.cpp ${tb.toFixed(1)} tok/s (${b[0].tokens}): ${(ta / tb).toFixed(2)}x`);
 }' "$new"
 olmes=${TRAIL_OLMES:-$here/../../shared/data/olmes}
-if [ -d "$olmes" ]; then
-  "$trail" eval --run run --tasks "$olmes" --limit 200 --threads 2 --quiet --out eval.json > /dev/null
+if [ -d "$olmes" ] && [ "$limit" -gt 0 ]; then
+  "$trail" eval --run run --tasks "$olmes" --limit "$limit" --threads 2 --quiet --out eval.json > /dev/null
   node -e '
     const r = JSON.parse(require("fs").readFileSync("eval.json", "utf8"));
-    console.log(`evaluation: ${r.requests} OLMES requests (nine tasks, CF and MCF, --limit 200) in ${r.seconds.toFixed(1)} s: ${(r.requests / r.seconds).toFixed(1)} requests/s on 2 threads`);'
+    console.log(`evaluation: ${r.requests} OLMES requests (nine tasks, CF and MCF, --limit ${r.limit}) in ${r.seconds.toFixed(1)} s: ${(r.requests / r.seconds).toFixed(1)} requests/s on 2 threads`);'
 fi

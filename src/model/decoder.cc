@@ -1,5 +1,7 @@
 #include "model/decoder.h"
 
+#include <vector>
+
 #include "core/error.h"
 #include "repops/rope.h"
 
@@ -40,13 +42,21 @@ Decoder::Decoder(const ModelConfig& c, const ParameterSet& p, repops::Backend& b
   pos_ = repops::AllocateOn<int32_t>(be_, m * c.n_heads);
   host_pos_.resize(m * c.n_heads);
   linear_.HoldWeights(true);  // p does not change while the decoder lives
+  if (c.tied_embeddings) {    // once, through the host: the backend has no transpose
+    const int64_t V = c.vocab_size;
+    std::vector<float> table(V * d), t(V * d);
+    be_.CopyToHost(p.embed->view(), table.data());
+    for (int64_t v = 0; v < V; ++v)
+      for (int64_t k = 0; k < d; ++k) t[k * V + v] = table[v * d + k];
+    head_t_ = repops::UploadTo<float>(be_, t.data(), V * d);
+  }
 }
 
 int64_t Decoder::bytes() const {
   size_t n = 0;
   for (const Cache& L : cache_) n += L.k.nbytes() + L.v.nbytes();
   for (const Buffer* b : {&x_, &h_, &q_, &q_raw_, &k_raw_, &att_, &x_mid_, &a_, &b_, &act_, &rstd_,
-                          &logits_, &tokens_, &pos_}) {
+                          &logits_, &tokens_, &pos_, &head_t_}) {
     n += b->nbytes();
   }
   return static_cast<int64_t>(n) + linear_.bytes();
@@ -89,7 +99,7 @@ TensorView Decoder::Extend(const int32_t* tokens, int64_t n, int64_t logit_rows)
   be_.RmsNormForward(Ptr(x_) + (n - rows) * d, Data(p_.final_norm), c_.norm_eps, rows, d, hf,
                      Ptr(rstd_));
   if (c_.tied_embeddings) {
-    be_.MatMulBT(hf, Data(p_.embed), Ptr(logits_), rows, d, V);
+    be_.MatMul(hf, Ptr(head_t_), Ptr(logits_), rows, d, V);
   } else {
     be_.MatMul(hf, Data(p_.lm_head), Ptr(logits_), rows, d, V);
   }

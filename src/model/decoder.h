@@ -69,6 +69,9 @@ class Decoder {
   int64_t capacity_, max_chunk_, length_ = 0;
   repops::DeviceRopeTable rope_;
   std::vector<Cache> cache_;
+  // Tied embeddings: the table transposed, [d, V], so the head is a MatMul that streams it row
+  // by row (the same chains as MatMulBT on the table: the bits do not depend on the layout).
+  Buffer head_t_;
   LinearLayers linear_;
   // Chunk scratch: [max_chunk, d] x, h, q (and q_raw, k_raw with qk_norm), att, x_mid; [max_chunk,
   // ff] a, b, act; rstd [max_chunk · H]; logits [max_chunk, V]; the chunk's ids and positions.

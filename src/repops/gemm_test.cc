@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "core/philox.h"
 #include "repops/test_util.h"
@@ -86,6 +87,37 @@ TEST(Gemm, BitwiseAcrossBackendsAndThreads) {
     for (const auto& [label, h] : results)
       EXPECT_EQ(h, results[0].second) << layout << " " << label;
   }
+}
+
+// A few rows (a decoder's step takes its own path: fewer rows than a register tile) have the
+// bits of the same rows inside a batch of 64, in every layout, accumulating or not, with K
+// crossing a K block and N not a multiple of a panel, on every SIMD target.
+TEST(Gemm, FewRowsHaveTheBitsOfTheSameRowsInABatch) {
+  const int64_t Mbig = 64, K = 1000, N = 131;
+  const auto a = Rand(Mbig * K, 17), b = Rand(K * N, 18), c0 = Rand(Mbig * N, 19);
+  const SimdTarget best = BestSimdTarget();
+  for (const SimdTarget& target : AvailableSimdTargets()) {
+    UseSimdTarget(target);
+    for (char layout : {'N', 'T', 'A'}) {
+      for (bool acc : {false, true}) {
+        std::vector<float> big = c0;
+        RunLayout(layout, a, b, Mbig, K, N, big, acc);
+        for (int64_t M = 1; M <= 6; ++M) {
+          // The first M rows of A (for 'A', stored [K, M]: the first M of each depth's row).
+          std::vector<float> rows(M * K);
+          for (int64_t i = 0; i < M; ++i)
+            for (int64_t p = 0; p < K; ++p)
+              (layout == 'A' ? rows[p * M + i] : rows[i * K + p]) =
+                  layout == 'A' ? a[p * Mbig + i] : a[i * K + p];
+          std::vector<float> small(c0.begin(), c0.begin() + M * N);
+          RunLayout(layout, rows, b, M, K, N, small, acc);
+          EXPECT_EQ(std::memcmp(small.data(), big.data(), M * N * 4), 0)
+              << target.name << " " << layout << " M=" << M << " acc=" << acc;
+        }
+      }
+    }
+  }
+  UseSimdTarget(best);
 }
 
 // Row i of X·W and of dY·Wᵀ is the same computed inside a batch of 64 or alone.

@@ -458,6 +458,139 @@ void PackBPanel(const GemmArgs& g, size_t j0, size_t j_end, size_t pc, size_t kc
   }
 }
 
+// Fewer rows than a register tile (a decoder's step: one token) — the full tile would multiply
+// kMR rows, all but R of them zero, after copying B into panels. With B stored [K, N] its rows
+// stream through SmallRowsDirect; otherwise each NR-wide column panel keeps R × kNV accumulators
+// in registers over the whole of K, through a K block's packed panel. Every output is still the
+// one FMA chain over p = 0..K-1 from C or +0: the same bits as the tiled path.
+template <size_t R>
+void SmallPanel(const GemmArgs& g, size_t j0, float* HWY_RESTRICT bpanel) {
+  using D = hn::ScalableTag<float>;
+  const D d;
+  using V = hn::Vec<D>;
+  constexpr size_t N = hn::MaxLanes(D());
+  constexpr size_t NR = kNV * N;
+  const size_t nr = std::min(NR, g.N - j0), K = g.K;
+  size_t K0 = 0;  // depths the gathered path below has done
+  V acc[R][kNV];
+  HWY_ALIGN float edge[R * NR] = {};
+  for (size_t r = 0; r < R; ++r) {
+    if (g.accumulate) std::memcpy(edge + r * NR, g.c + r * g.ldc + j0, nr * sizeof(float));
+    for (size_t v = 0; v < kNV; ++v) acc[r][v] = hn::Load(d, edge + r * NR + v * N);
+  }
+  if (g.b_rs == 1) {  // Bᵀ stored [N, K] (logits, scores): each depth's columns gathered
+    const hn::RebindToSigned<D> di;
+    HWY_ALIGN int32_t index[NR];
+    for (size_t j = 0; j < NR; ++j) {  // lanes past the edge repeat its last column
+      index[j] = static_cast<int32_t>(std::min(j, nr - 1) * g.b_cs);
+    }
+    decltype(hn::Load(di, index)) idx[kNV];
+    for (size_t v = 0; v < kNV; ++v) idx[v] = hn::Load(di, index + v * N);
+    const float* bcol = g.b + j0 * g.b_cs;
+    for (size_t p = 0; p < K; ++p) {
+      V b[kNV];
+      HWY_UNROLL(4)
+      for (size_t v = 0; v < kNV; ++v) b[v] = hn::GatherIndex(d, bcol + p, idx[v]);
+      HWY_UNROLL(8)
+      for (size_t r = 0; r < R; ++r) {
+        const V a = hn::Set(d, g.a[r * g.a_rs + p * g.a_cs]);
+        HWY_UNROLL(4)
+        for (size_t v = 0; v < kNV; ++v) acc[r][v] = FusedMulAdd(d, a, b[v], acc[r][v]);
+      }
+    }
+    K0 = K;  // done
+  }
+  const bool direct = g.b_cs == 1 && nr == NR;
+  for (size_t pc = K0; pc < K; pc += kKC) {
+    const size_t kc = std::min(kKC, K - pc);
+    const float* bp = g.b + pc * g.b_rs + j0;
+    size_t stride = g.b_rs;
+    if (!direct) {
+      PackBPanel(g, j0, g.N, pc, kc, bpanel);
+      bp = bpanel, stride = NR;
+    }
+    for (size_t p = 0; p < kc; ++p) {
+      V b[kNV];
+      HWY_UNROLL(4)
+      for (size_t v = 0; v < kNV; ++v) b[v] = hn::LoadU(d, bp + p * stride + v * N);
+      HWY_UNROLL(8)
+      for (size_t r = 0; r < R; ++r) {
+        const V a = hn::Set(d, g.a[r * g.a_rs + (pc + p) * g.a_cs]);
+        HWY_UNROLL(4)
+        for (size_t v = 0; v < kNV; ++v) acc[r][v] = FusedMulAdd(d, a, b[v], acc[r][v]);
+      }
+    }
+  }
+  for (size_t r = 0; r < R; ++r) {
+    for (size_t v = 0; v < kNV; ++v) hn::Store(acc[r][v], d, edge + r * NR + v * N);
+    std::memcpy(g.c + r * g.ldc + j0, edge + r * NR, nr * sizeof(float));
+  }
+}
+
+// B stored [K, N]: columns [j0, j1) (whole vectors) of R rows accumulated in a row buffer
+// while B's rows stream by in order, each read once in one contiguous run (a panel at a time
+// would jump a whole row between reads). acc[r][j] is output (r, j)'s chain over p ascending.
+template <size_t R>
+void SmallRowsDirect(const GemmArgs& g, size_t j0, size_t j1) {
+  using D = hn::ScalableTag<float>;
+  const D d;
+  constexpr size_t N = hn::MaxLanes(D());
+  const size_t w = j1 - j0;
+  thread_local hwy::AlignedFreeUniquePtr<float[]> buffer;
+  thread_local size_t capacity = 0;
+  if (capacity < R * w) buffer = hwy::AllocateAligned<float>(R * w), capacity = R * w;
+  float* HWY_RESTRICT acc = buffer.get();
+  for (size_t r = 0; r < R; ++r) {
+    if (g.accumulate) {
+      std::memcpy(acc + r * w, g.c + r * g.ldc + j0, w * sizeof(float));
+    } else {
+      std::fill(acc + r * w, acc + (r + 1) * w, 0.0f);
+    }
+  }
+  for (size_t p = 0; p < g.K; ++p) {
+    const float* HWY_RESTRICT b = g.b + p * g.b_rs + j0;
+    for (size_t r = 0; r < R; ++r) {
+      const auto a = hn::Set(d, g.a[r * g.a_rs + p * g.a_cs]);
+      float* HWY_RESTRICT c = acc + r * w;
+      for (size_t j = 0; j < w; j += N) {
+        hn::Store(FusedMulAdd(d, a, hn::LoadU(d, b + j), hn::Load(d, c + j)), d, c + j);
+      }
+    }
+  }
+  for (size_t r = 0; r < R; ++r) std::memcpy(g.c + r * g.ldc + j0, acc + r * w, w * sizeof(float));
+}
+
+template <size_t R>
+void GemmSmallM(const GemmArgs& g) {
+  constexpr size_t N = hn::MaxLanes(hn::ScalableTag<float>());
+  constexpr size_t NR = kNV * N;
+  ThreadPool& pool = KernelPool();
+  if (g.b_cs == 1 && g.N >= N) {
+    // Whole vectors in up to 4 tasks a thread (at least 4 vectors each: a thread that wakes
+    // late finds work left rather than a half it must wait for); the last partial vector's
+    // columns go through a zero-padded panel.
+    const size_t vecs = g.N / N;
+    const size_t tasks = std::min(pool.num_threads(), std::max<size_t>(1, vecs / 4));
+    pool.ParallelFor(tasks + 1, [&](size_t t) {
+      if (t < tasks) return SmallRowsDirect<R>(g, vecs * t / tasks * N, vecs * (t + 1) / tasks * N);
+      if (vecs * N == g.N) return;
+      thread_local hwy::AlignedFreeUniquePtr<float[]> bpanel;
+      if (!bpanel) bpanel = hwy::AllocateAligned<float>(kKC * NR);
+      SmallPanel<R>(g, vecs * N, bpanel.get());
+    });
+    return;
+  }
+  const size_t panels = (g.N + NR - 1) / NR;
+  const size_t tasks = std::min(panels, 4 * pool.num_threads());
+  pool.ParallelFor(tasks, [&](size_t t) {
+    thread_local hwy::AlignedFreeUniquePtr<float[]> bpanel;
+    if (!bpanel) bpanel = hwy::AllocateAligned<float>(kKC * NR);
+    for (size_t jp = panels * t / tasks; jp < panels * (t + 1) / tasks; ++jp) {
+      SmallPanel<R>(g, jp * NR, bpanel.get());
+    }
+  });
+}
+
 void GemmImpl(const GemmArgs& g) {
   using D = hn::ScalableTag<float>;
   const D d;
@@ -469,6 +602,23 @@ void GemmImpl(const GemmArgs& g) {
     if (!g.accumulate)
       for (size_t i = 0; i < M; ++i) std::fill(g.c + i * g.ldc, g.c + i * g.ldc + Ncols, 0.0f);
     return;
+  }
+  static_assert(kMR >= 4 && kMR <= 6);
+  switch (M) {
+    case 1:
+      return GemmSmallM<1>(g);
+    case 2:
+      return GemmSmallM<2>(g);
+    case 3:
+      return GemmSmallM<3>(g);
+    case 4:
+      if constexpr (kMR > 4) return GemmSmallM<4>(g);
+      break;
+    case 5:
+      if constexpr (kMR > 5) return GemmSmallM<5>(g);
+      break;
+    default:
+      break;
   }
   ThreadPool& pool = KernelPool();
   const size_t nc_max = std::min(kNC, (Ncols + NR - 1) / NR * NR);
