@@ -31,8 +31,9 @@ Decoder::Decoder(const ModelConfig& c, const ParameterSet& p, repops::Backend& b
   const int64_t d = c.d_model, ff = c.d_ff, m = max_chunk;
   auto floats = [&](int64_t n) { return repops::AllocateOn<float>(be_, n); };
   cache_.resize(c.n_layers);
-  for (Cache& L : cache_) L.k = floats(capacity * d), L.v = floats(capacity * d);
-  x_ = floats(m * d), h_ = floats(m * d), q_ = floats(m * d), att_ = floats(m * d);
+  for (Cache& L : cache_) L.kt = floats(capacity * d), L.v = floats(capacity * d);
+  x_ = floats(m * d), h_ = floats(m * d), q_ = floats(m * d), k_ = floats(m * d);
+  att_ = floats(m * d);
   x_mid_ = floats(m * d);
   if (c.qk_norm) q_raw_ = floats(m * d), k_raw_ = floats(m * d);
   a_ = floats(m * ff), act_ = floats(m * ff);
@@ -54,9 +55,9 @@ Decoder::Decoder(const ModelConfig& c, const ParameterSet& p, repops::Backend& b
 
 int64_t Decoder::bytes() const {
   size_t n = 0;
-  for (const Cache& L : cache_) n += L.k.nbytes() + L.v.nbytes();
-  for (const Buffer* b : {&x_, &h_, &q_, &q_raw_, &k_raw_, &att_, &x_mid_, &a_, &b_, &act_, &rstd_,
-                          &logits_, &tokens_, &pos_, &head_t_}) {
+  for (const Cache& L : cache_) n += L.kt.nbytes() + L.v.nbytes();
+  for (const Buffer* b : {&x_, &h_, &q_, &k_, &q_raw_, &k_raw_, &att_, &x_mid_, &a_, &b_, &act_,
+                          &rstd_, &logits_, &tokens_, &pos_, &head_t_}) {
     n += b->nbytes();
   }
   return static_cast<int64_t>(n) + linear_.bytes();
@@ -111,8 +112,8 @@ void Decoder::Layer(int64_t l, int64_t n) {
   const int64_t d = c_.d_model, H = c_.n_heads, hd = c_.head_dim(), ff = c_.d_ff;
   const LayerParams& P = p_.layers[l];
   LinearLayers& lin = linear_;
-  float* K = Ptr(cache_[l].k) + length_ * d;  // this chunk's rows of the cache
-  float* V = Ptr(cache_[l].v) + length_ * d;
+  float* K = Ptr(k_);                         // the chunk's keys, then appended to the cache
+  float* V = Ptr(cache_[l].v) + length_ * d;  // this chunk's rows of the cache
   be_.RmsNormForward(Ptr(x_), Data(P.attn_norm), c_.norm_eps, n, d, Ptr(h_), Ptr(rstd_));
   lin.SetInput(l, LayerInput::kH1, Ptr(h_), n, d);
   float* q_out = c_.qk_norm ? Ptr(q_raw_) : Ptr(q_);
@@ -126,9 +127,14 @@ void Decoder::Layer(int64_t l, int64_t n) {
   }
   be_.RopeApply(Ptr(q_), n * H, hd, pos_.data<int32_t>(), rope_.view, false);
   be_.RopeApply(K, n * H, hd, pos_.data<int32_t>(), rope_.view, false);
-  const repops::CachedAttentionShape s{
-      .heads = H, .head_dim = hd, .first = length_, .queries = n, .window = c_.LayerWindow(l)};
-  be_.AttentionCached(s, Ptr(q_), Ptr(cache_[l].k), Ptr(cache_[l].v), Ptr(att_));
+  be_.AppendKeysTransposed(K, n, H, hd, Ptr(cache_[l].kt), capacity_, length_);
+  const repops::CachedAttentionShape s{.heads = H,
+                                       .head_dim = hd,
+                                       .first = length_,
+                                       .queries = n,
+                                       .window = c_.LayerWindow(l),
+                                       .capacity = capacity_};
+  be_.AttentionCached(s, Ptr(q_), Ptr(cache_[l].kt), Ptr(cache_[l].v), Ptr(att_));
   lin.SetInput(l, LayerInput::kAtt, Ptr(att_), n, d);
   lin.Forward(l, Matrix::kO, LayerInput::kAtt, Ptr(att_), Data(P.wo), Ptr(x_mid_), n, d, d);
   be_.AddInto(Ptr(x_mid_), Ptr(x_), n * d);

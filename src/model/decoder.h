@@ -5,10 +5,11 @@
 //     x   = Embed(tokens)  (then RMSNorm with embed_norm)           [n, d]
 //     per layer l:
 //       h1  = RMSNorm(x, g_attn)                                    [n, d]
-//       q   = h1·Wq;  K[len:len+n] = h1·Wk;  V[len:len+n] = h1·Wv    [n, d] token-major, heads
+//       q   = h1·Wq;  k = h1·Wk;  V[len:len+n] = h1·Wv              [n, d] token-major, heads
 //                                                                    in column blocks of hd
-//       q,K = RMSNorm_hd (qk_norm), then RoPE at the positions
-//       a   = AttentionCached(q against K, V [0, len + n))           [n, d]
+//       q,k = RMSNorm_hd (qk_norm), then RoPE at the positions
+//       Kᵀ[:, len:len+n] = k                                         the keys transposed
+//       a   = AttentionCached(q against Kᵀ, V [0, len + n))          [n, d]
 //       x   = x + a·Wo;  x = x + MLP(RMSNorm(x, g_mlp))
 //     logits = RMSNorm(x, g_f)·W_lm                                 [n, V] (or its last rows)
 //
@@ -61,7 +62,8 @@ class Decoder {
  private:
   void Layer(int64_t l, int64_t n);
   struct Cache {
-    Buffer k, v;  // [capacity, d]
+    Buffer kt;  // [H, hd, capacity]: the keys transposed (a step's scores stream them)
+    Buffer v;   // [capacity, d]
   };
   ModelConfig c_;
   const ParameterSet& p_;
@@ -73,9 +75,10 @@ class Decoder {
   // by row (the same chains as MatMulBT on the table: the bits do not depend on the layout).
   Buffer head_t_;
   LinearLayers linear_;
-  // Chunk scratch: [max_chunk, d] x, h, q (and q_raw, k_raw with qk_norm), att, x_mid; [max_chunk,
-  // ff] a, b, act; rstd [max_chunk · H]; logits [max_chunk, V]; the chunk's ids and positions.
-  Buffer x_, h_, q_, q_raw_, k_raw_, att_, x_mid_, a_, b_, act_, rstd_, logits_, tokens_, pos_;
+  // Chunk scratch: [max_chunk, d] x, h, q, k (and q_raw, k_raw with qk_norm), att, x_mid;
+  // [max_chunk, ff] a, b, act; rstd [max_chunk · H]; logits [max_chunk, V]; the chunk's ids and
+  // positions.
+  Buffer x_, h_, q_, k_, q_raw_, k_raw_, att_, x_mid_, a_, b_, act_, rstd_, logits_, tokens_, pos_;
   std::vector<int32_t> host_pos_;
 };
 

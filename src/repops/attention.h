@@ -46,8 +46,10 @@ inline void AttentionBackward(const AttentionShape& s, const float* q, const flo
 
 // Attention of the queries at positions [first, first + queries) of one sequence against its
 // keys [0, first + queries), as inference runs it with a KV cache: q, out [queries, H·hd] and
-// k, v [first + queries, H·hd] token-major (head h in columns [h·hd, (h+1)·hd)), with the causal
-// window and no document or padding mask. Each query's scores, softmax and P·V are the
+// v [first + queries, H·hd] token-major (head h in columns [h·hd, (h+1)·hd)); the keys
+// transposed, kt [H, hd, capacity] (key j's dimension c of head h at kt[(h·hd + c)·capacity +
+// j]), so a decoding step's scores stream them; the causal window and no document or padding
+// mask. Each query's scores, softmax and P·V are the
 // operations AttentionForward spells out above, on the same values: the scores are the same
 // chains over d, the softmax runs over the same range [lo(t), t], and P·V is the chain over
 // [lo(t), t] plus +0, which equals the forward's full-length chain whenever V is finite (the
@@ -55,14 +57,20 @@ inline void AttentionBackward(const AttentionShape& s, const float* q, const flo
 // over the sequence gives it, for finite values.
 struct CachedAttentionShape {
   int64_t heads = 1, head_dim = 1;
-  int64_t first = 0;    // position of the first query = keys cached before this call
-  int64_t queries = 1;  // new positions, whose keys and values are already in k, v
-  int64_t window = 0;   // keys j with t - j < window; 0 = unlimited
+  int64_t first = 0;     // position of the first query = keys cached before this call
+  int64_t queries = 1;   // new positions, whose keys and values are already in k, v
+  int64_t window = 0;    // keys j with t - j < window; 0 = unlimited
+  int64_t capacity = 0;  // kt's row length (>= first + queries)
   int64_t keys() const { return first + queries; }
 };
 void AttentionCached(const Kernels& kernels, const CachedAttentionShape& s, const float* q,
-                     const float* k, const float* v, float* out);
-// Throws trail::Error unless every dimension is positive, first >= 0 and window >= 0.
+                     const float* kt, const float* v, float* out);
+// kt[(h·hd + c)·capacity + first + i] = k[i, h·hd + c] for the n new keys k [n, H·hd]: the
+// cache's layout above (exact copies).
+void AppendKeysTransposed(const float* k, int64_t n, int64_t heads, int64_t head_dim, float* kt,
+                          int64_t capacity, int64_t first);
+// Throws trail::Error unless every dimension is positive, first >= 0, window >= 0 and the keys
+// fit the capacity.
 void CheckCachedAttention(const CachedAttentionShape& s);
 
 }  // namespace trail::repops

@@ -21,22 +21,23 @@ int64_t WindowStart(const CachedAttentionShape& s, int64_t t) {
 // [klo, klo + n), the probabilities of each query's range [lo(t), t] and +0 elsewhere; then
 // out = S · V[klo, klo + n) + (+0). Every step is the forward's (attention.cc): the scores one
 // chain over d from +0, then ·scale, Exp(x - Max), one reciprocal of the Sum, ·reciprocal.
-void QueryBlock(const Kernels& kern, const CachedAttentionShape& s, const float* q, const float* k,
+void QueryBlock(const Kernels& kern, const CachedAttentionShape& s, const float* q, const float* kt,
                 const float* v, float* out, int64_t i0, int64_t i1, std::vector<float>& S) {
   const int64_t hd = s.head_dim, d = s.heads * hd;
   const int64_t t0 = s.first + i0, t1 = s.first + i1, klo = WindowStart(s, t0), n = t1 - klo;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   S.resize(static_cast<size_t>((i1 - i0) * n));
-  // S = Q[i0:i1] · K[klo:t1]ᵀ, both token-major with row stride d.
+  // S = Q[i0:i1] · Kᵀ[:, klo:t1]: q token-major (row stride d), the head's keys transposed
+  // (row stride capacity).
   kern.gemm({.M = i1 - i0,
              .N = n,
              .K = hd,
              .a = q + i0 * d,
              .a_rs = d,
              .a_cs = 1,
-             .b = k + klo * d,
-             .b_rs = 1,
-             .b_cs = d,
+             .b = kt + klo,
+             .b_rs = s.capacity,
+             .b_cs = 1,
              .c = S.data(),
              .ldc = n});
   for (int64_t i = i0; i < i1; ++i) {
@@ -74,10 +75,12 @@ void CheckCachedAttention(const CachedAttentionShape& s) {
   TRAIL_CHECK(s.heads > 0 && s.head_dim > 0 && s.queries > 0 && s.first >= 0,
               "cached attention: heads, head_dim and queries must be positive and first >= 0");
   TRAIL_CHECK(s.window >= 0, "cached attention: window must be >= 0, got ", s.window);
+  TRAIL_CHECK(s.keys() <= s.capacity, "cached attention: ", s.keys(),
+              " keys do not fit a cache of ", s.capacity);
 }
 
 void AttentionCached(const Kernels& kernels, const CachedAttentionShape& s, const float* q,
-                     const float* k, const float* v, float* out) {
+                     const float* kt, const float* v, float* out) {
   CheckCachedAttention(s);
   const int64_t hd = s.head_dim;
   KernelPool().ParallelFor(static_cast<size_t>(s.heads), [&](size_t h) {
@@ -85,9 +88,20 @@ void AttentionCached(const Kernels& kernels, const CachedAttentionShape& s, cons
     const int64_t off = static_cast<int64_t>(h) * hd;
     for (int64_t i0 = 0; i0 < s.queries; i0 += kQueryBlock) {
       const int64_t i1 = std::min(s.queries, i0 + kQueryBlock);
-      QueryBlock(kernels, s, q + off, k + off, v + off, out + off, i0, i1, S);
+      QueryBlock(kernels, s, q + off, kt + off * s.capacity, v + off, out + off, i0, i1, S);
     }
   });
+}
+
+void AppendKeysTransposed(const float* k, int64_t n, int64_t heads, int64_t head_dim, float* kt,
+                          int64_t capacity, int64_t first) {
+  TRAIL_CHECK(n >= 0 && first >= 0 && first + n <= capacity, "cached keys: ", first, " + ", n,
+              " do not fit a cache of ", capacity);
+  const int64_t d = heads * head_dim;
+  for (int64_t c = 0; c < d; ++c) {  // row c of kt: dimension c % hd of head c / hd
+    float* row = kt + c * capacity + first;
+    for (int64_t i = 0; i < n; ++i) row[i] = k[i * d + c];
+  }
 }
 
 }  // namespace trail::repops

@@ -92,10 +92,13 @@ class Backend {
   virtual void AttentionBackward(const AttentionShape& s, const float* q, const float* k,
                                  const float* v, const float* probs, const float* dout, float* dq,
                                  float* dk, float* dv) = 0;
-  // Inference against a KV cache (AttentionCached): q, out [queries, H·hd], k, v
-  // [first + queries, H·hd], token-major, one sequence.
-  virtual void AttentionCached(const CachedAttentionShape& s, const float* q, const float* k,
+  // Inference against a KV cache (AttentionCached): q, out [queries, H·hd] and v
+  // [first + queries, H·hd] token-major, the keys transposed, kt [H, hd, capacity]; one sequence.
+  virtual void AttentionCached(const CachedAttentionShape& s, const float* q, const float* kt,
                                const float* v, float* out) = 0;
+  // kt (that layout) gets the n new keys k [n, H·hd] at positions [first, first + n).
+  virtual void AppendKeysTransposed(const float* k, int64_t n, int64_t heads, int64_t head_dim,
+                                    float* kt, int64_t capacity, int64_t first) = 0;
 
   // ---- MLP activations (activation.h), elementwise over n.
   virtual void SwiGluForward(const float* a, const float* b, int64_t n, float* h) = 0;

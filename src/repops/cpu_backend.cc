@@ -122,10 +122,15 @@ void CpuBackend::AttentionBackward(const AttentionShape& s, const float* q, cons
   const OpWindow open(window_);
   repops::AttentionBackward(kernels_, s, q, k, v, probs, dout, dq, dk, dv);
 }
-void CpuBackend::AttentionCached(const CachedAttentionShape& s, const float* q, const float* k,
+void CpuBackend::AttentionCached(const CachedAttentionShape& s, const float* q, const float* kt,
                                  const float* v, float* out) {
   const OpWindow open(window_);
-  repops::AttentionCached(kernels_, s, q, k, v, out);
+  repops::AttentionCached(kernels_, s, q, kt, v, out);
+}
+void CpuBackend::AppendKeysTransposed(const float* k, int64_t n, int64_t heads, int64_t head_dim,
+                                      float* kt, int64_t capacity, int64_t first) {
+  const OpWindow open(window_);
+  repops::AppendKeysTransposed(k, n, heads, head_dim, kt, capacity, first);
 }
 
 void CpuBackend::SwiGluForward(const float* a, const float* b, int64_t n, float* h) {

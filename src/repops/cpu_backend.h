@@ -55,8 +55,10 @@ class CpuBackend : public Backend {
   void AttentionBackward(const AttentionShape& s, const float* q, const float* k, const float* v,
                          const float* probs, const float* dout, float* dq, float* dk,
                          float* dv) override;
-  void AttentionCached(const CachedAttentionShape& s, const float* q, const float* k,
+  void AttentionCached(const CachedAttentionShape& s, const float* q, const float* kt,
                        const float* v, float* out) override;
+  void AppendKeysTransposed(const float* k, int64_t n, int64_t heads, int64_t head_dim, float* kt,
+                            int64_t capacity, int64_t first) override;
 
   void SwiGluForward(const float* a, const float* b, int64_t n, float* h) override;
   void SwiGluBackward(const float* dh, const float* a, const float* b, int64_t n, float* da,

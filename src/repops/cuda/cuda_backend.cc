@@ -184,7 +184,7 @@ void CudaBackend::AttentionBackward(const AttentionShape& s, const float* q, con
 
 // Against a KV cache: the same three steps on the queries [first, first + n) of one sequence,
 // token-major ([n, H·hd] and [keys, H·hd]), scores [H, n, keys] in scratch.
-void CudaBackend::AttentionCached(const CachedAttentionShape& s, const float* q, const float* k,
+void CudaBackend::AttentionCached(const CachedAttentionShape& s, const float* q, const float* kt,
                                   const float* v, float* out) {
   CheckCachedAttention(s);
   const int64_t H = s.heads, hd = s.head_dim, d = H * hd, n = s.queries, L = s.keys();
@@ -198,20 +198,20 @@ void CudaBackend::AttentionCached(const CachedAttentionShape& s, const float* q,
                            .first = s.first,
                            .queries = n};
   float* S = attention_.As<float>(H * n * L);
-  // S [n, L] = Q · Kᵀ per head (column block h·hd of the token-major rows).
+  // S [n, L] = Q · Kᵀ per head: q's column block h·hd, the head's transposed keys.
   Gemm({.M = n,
         .N = L,
         .K = hd,
         .a_rs = d,
         .a_cs = 1,
-        .b_rs = 1,
-        .b_cs = d,
+        .b_rs = s.capacity,
+        .b_cs = 1,
         .ldc = L,
         .a_batch = hd,
-        .b_batch = hd,
+        .b_batch = hd * s.capacity,
         .c_batch = n * L,
         .batches = H},
-       q, k, S, "AttentionCached (scores)");
+       q, kt, S, "AttentionCached (scores)");
   LaunchAttentionSoftmax(rows, S, S);
   CheckLaunch("AttentionCached (softmax)");
   // out [n, hd] of head h = P · V, written into the token-major output, then + (+0).

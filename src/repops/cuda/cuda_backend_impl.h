@@ -123,8 +123,15 @@ class CudaBackend final : public Backend {
   void AttentionBackward(const AttentionShape& s, const float* q, const float* k, const float* v,
                          const float* probs, const float* dout, float* dq, float* dk,
                          float* dv) override;
-  void AttentionCached(const CachedAttentionShape& s, const float* q, const float* k,
+  void AttentionCached(const CachedAttentionShape& s, const float* q, const float* kt,
                        const float* v, float* out) override;
+  void AppendKeysTransposed(const float* k, int64_t n, int64_t heads, int64_t head_dim, float* kt,
+                            int64_t capacity, int64_t first) override {
+    TRAIL_CHECK(n >= 0 && first >= 0 && first + n <= capacity, "cached keys: ", first, " + ", n,
+                " do not fit a cache of ", capacity);
+    LaunchAppendKeysTransposed(k, n, heads * head_dim, kt, capacity, first);
+    CheckLaunch("AppendKeysTransposed");
+  }
 
   void SwiGluForward(const float* a, const float* b, int64_t n, float* h) override {
     LaunchSwiGluForward(a, b, n, h);

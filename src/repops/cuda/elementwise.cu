@@ -94,6 +94,14 @@ void LaunchSplitHeads(const float* x, float* y, int64_t rows, int64_t T, int64_t
     y[e] = x[((r * T + t) * H + h) * hd + d];
   });
 }
+void LaunchAppendKeysTransposed(const float* k, int64_t n, int64_t d, float* kt, int64_t capacity,
+                                int64_t first) {
+  if (n == 0) return;
+  LaunchForEach(n * d, [=] __device__(int64_t e) {
+    const int64_t i = e / d, c = e % d;
+    kt[c * capacity + first + i] = k[e];
+  });
+}
 void LaunchMergeHeads(const float* y, float* x, int64_t rows, int64_t T, int64_t H, int64_t hd) {
   LaunchForEach(rows * T * H * hd, [=] __device__(int64_t e) {
     const int64_t d = e % hd, t = (e / hd) % T, h = (e / (hd * T)) % H, r = e / (hd * T * H);

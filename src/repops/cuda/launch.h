@@ -40,6 +40,9 @@ void LaunchFillNormal(float* x, int64_t n, uint64_t seed, uint64_t stream, float
 void LaunchRope(float* x, int64_t rows, int64_t hd, const int32_t* pos, const float* cos,
                 const float* sin, bool backward);
 void LaunchSplitHeads(const float* x, float* y, int64_t rows, int64_t T, int64_t H, int64_t hd);
+// kt[c·capacity + first + i] = k[i·d + c] for i < n, c < d.
+void LaunchAppendKeysTransposed(const float* k, int64_t n, int64_t d, float* kt, int64_t capacity,
+                                int64_t first);
 void LaunchMergeHeads(const float* y, float* x, int64_t rows, int64_t T, int64_t H, int64_t hd);
 void LaunchEmbeddingForward(const float* table, int64_t d, const int32_t* tokens, int64_t n,
                             float* out);
