@@ -62,7 +62,20 @@ for (const t of [1, 2]) {
 olmes=${TRAIL_OLMES:-$here/../../shared/data/olmes}
 if [ -d "$olmes" ] && [ "$limit" -gt 0 ]; then
   "$trail" eval --run run --tasks "$olmes" --limit "$limit" --threads 2 --quiet --out eval.json > /dev/null
+  # Training steps of the same model on 512-token batches (the median of steps 2-5), for the
+  # forward's rate (a step is about three forwards' work).
+  sed 's/^steps = 1$/steps = 6\nlog_every = 1/' recipe.toml > recipe4.toml
+  "$trail" train --recipe recipe4.toml --data manifest.json --run run4 --threads 2 > train4.out 2>&1
   node -e '
-    const r = JSON.parse(require("fs").readFileSync("eval.json", "utf8"));
-    console.log(`evaluation: ${r.requests} OLMES requests (nine tasks, CF and MCF, --limit ${r.limit}) in ${r.seconds.toFixed(1)} s: ${(r.requests / r.seconds).toFixed(1)} requests/s on 2 threads`);'
+    const fs = require("fs");
+    const r = JSON.parse(fs.readFileSync("eval.json", "utf8"));
+    const lines = fs.readFileSync("eval.requests.jsonl", "utf8").trim().split("\n").map(JSON.parse);
+    const windows = lines.reduce((s, l) => s + l.context_tokens + l.continuation_tokens - 1, 0);
+    // Steps 2..5: neither the first (warm-up) nor the last (it also validates).
+    const rates = fs.readFileSync("train4.out", "utf8").split("\n")
+      .filter(l => /^step [2-5]\/6 /.test(l)).map(l => Number(/([0-9.]+) tok\/s/.exec(l)[1]))
+      .sort((a, b) => a - b);
+    const train = rates[Math.floor(rates.length / 2)];
+    console.log(`evaluation: ${r.requests} OLMES requests (nine tasks, CF and MCF, --limit ${r.limit}) in ${r.seconds.toFixed(1)} s: ${(r.requests / r.seconds).toFixed(1)} requests/s on 2 threads`);
+    console.log(`  ${(windows / r.seconds).toFixed(0)} window tokens/s (${windows} tokens read, shared prefixes counted each time) vs a training step ${train} tok/s (a forward is about a third: ~${(3 * train).toFixed(0)} tok/s)`);'
 fi
