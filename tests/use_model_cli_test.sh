@@ -14,6 +14,7 @@
 #     SIMD target; the report lands in RUN/evals/ and `trail report` shows its table;
 #   - the audit agrees with an honest evaluation and finds one altered log-likelihood, an
 #     altered metric and a requests file that is not the one the report names;
+#   - killed with SIGKILL after its first task, an evaluation resumes with the same bits;
 #   - missing task folders, unknown request types and a bad --limit get clear errors.
 # `trail export`:
 #   - the Hugging Face folder holds config.json (LlamaForCausalLM), the weights, the tokenizer;
@@ -168,6 +169,32 @@ expect 1 "acc_raw .* in the report; the recorded log-likelihoods give" -- \
   "$trail" audit eval --report inflated.json --tasks "${task_args[@]}" --sample 0
 printf 'x' >> inflated.requests.jsonl
 expect 1 "is not the report's" -- "$trail" audit eval --report inflated.json --tasks "${task_args[@]}" --sample 0
+
+echo "-- eval resumes after kill -9 with the same bits"
+mkdir -p tasks/resume/a tasks/resume/b && cp tasks/verses/* tasks/resume/a/
+node -e '
+  const fs = require("fs"), zlib = require("zlib");
+  const lines = zlib.gunzipSync(fs.readFileSync("tasks/verses/requests.jsonl.gz")).toString().trim().split("\n");
+  const out = [];
+  for (let copy = 0; copy < 80; copy++)  // 3200 documents: long enough to be killed during
+    for (const l of lines) { const j = JSON.parse(l); j.doc_id += 100 * copy; out.push(JSON.stringify(j)); }
+  fs.writeFileSync("tasks/resume/b/requests.jsonl.gz", zlib.gzipSync(out.join("\n") + "\n"));
+  fs.writeFileSync("tasks/resume/b/config.json", JSON.stringify({task_name: "verses_long",
+    task_config: {primary_metric: "acc_raw"}}));'
+"$trail" eval --run run --tasks tasks/resume --threads 1 --quiet --out straight.json > /dev/null
+"$trail" eval --run run --tasks tasks/resume --threads 1 --out killed.json > killed.log 2>&1 &
+pid=$!
+for i in $(seq 1 1000); do [ -s killed.json.partial/0.jsonl ] && break; sleep 0.01; done
+kill -9 $pid 2>/dev/null || true
+wait $pid 2>/dev/null || true
+[ -s killed.json.partial/0.jsonl ] || fail "no partial file of the first task"
+[ ! -e killed.json ] || fail "the evaluation ended before the kill"
+"$trail" eval --run run --tasks tasks/resume --threads 1 --out killed.json > resumed.log 2>&1
+grep -q "verses: resumed from" resumed.log || fail "the first task was scored again: $(cat resumed.log)"
+[ "$(sha killed.json)" = "$(sha straight.json)" ] || fail "a resumed evaluation has other bits"
+[ ! -e killed.json.partial ] || fail "the partial files were left behind"
+echo "killed after its first task, resumed: the same request bits (straight run:" \
+  "$(node -e 'console.log(JSON.parse(require("fs").readFileSync("straight.json")).seconds.toFixed(1))') s)"
 
 echo "-- eval errors"
 expect 3 "not a folder of OLMES tasks" -- "$trail" eval --run run --tasks no-such-dir

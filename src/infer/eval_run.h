@@ -22,7 +22,14 @@ struct EvalOptions {
 
 // `log` receives progress lines (a task's start, then its requests done at most every two
 // seconds). Throws trail::Error for a malformed task, a run without checkpoints or a request
-// that cannot be scored; nothing is written then.
+// that cannot be scored; no report is written then.
+//
+// Resume: each finished task's request lines go to OUT.partial/K.jsonl (K its place in the task
+// list) under a first line naming what they depend on (parameters, tokenizer, context, limit,
+// the task's files). A run killed midway and started again with the same options takes those
+// tasks from there and scores the rest; every value is a pure function of its request, so the
+// requests file comes out the same bytes (and the report the same values but its wall time).
+// The folder is removed once the report is written.
 EvalReport RunEval(const EvalOptions& options,
                    const std::function<void(const std::string&)>& log = {});
 
