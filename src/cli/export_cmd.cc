@@ -34,8 +34,8 @@ int RunExportCommand(const ExportCommand& c) {
   const infer::ExportResult r = infer::ExportModel(o);
   std::printf("step %lld as %s (%s), %lld tensors:\n", static_cast<long long>(r.step),
               r.arch.name.c_str(), c.format == "hf" ? r.arch.hf_class.c_str() : c.type.c_str(),
-              static_cast<long long>(r.tensors));
-  for (const std::string& f : r.files) std::printf("  %s\n", f.c_str());
+              static_cast<long long>(r.written.tensors));
+  for (const std::string& f : r.written.files) std::printf("  %s\n", f.c_str());
   return 0;
 }
 

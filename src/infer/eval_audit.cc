@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <filesystem>
-#include <map>
+#include <cstdio>
 
 #include "core/error.h"
 #include "core/file_util.h"
@@ -149,10 +149,10 @@ EvalAuditResult AuditEval(const EvalAuditOptions& o,
     if (!SameBits(s[k].loglik, l.score.loglik) || s[k].greedy != l.score.greedy ||
         s[k].continuation_tokens != l.score.continuation_tokens ||
         s[k].truncated != l.score.truncated) {
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%.17g", s[k].loglik);
-      out.findings.push_back(RequestName(l) + ": recorded log-likelihood " +
-                             std::to_string(l.score.loglik) + ", scored again " + buf);
+      char buf[128];
+      std::snprintf(buf, sizeof buf, ": recorded log-likelihood %.17g, scored again %.17g",
+                    l.score.loglik, s[k].loglik);
+      out.findings.push_back(RequestName(l) + buf);
     }
   }
   out.rescored = static_cast<int64_t>(pick.size());

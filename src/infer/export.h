@@ -24,10 +24,16 @@ struct ExportOptions {
   std::string gguf_type = "f32";  // f32 | f16
 };
 
+// What an export wrote.
+struct ExportWritten {
+  std::vector<std::string> files;
+  int64_t tensors = 0;
+};
+
 struct ExportResult {
   ExportArchitecture arch;
-  std::vector<std::string> files;  // written
-  int64_t tensors = 0, step = 0;
+  ExportWritten written;
+  int64_t step = 0;
 };
 
 // Throws trail::Error for a model no target represents, a tokenizer llama.cpp does not know
@@ -35,12 +41,11 @@ struct ExportResult {
 ExportResult ExportModel(const ExportOptions& options);
 
 // The parts, for tests: the HF folder and the GGUF file of a model in memory.
-std::vector<std::string> ExportHf(const model::ModelConfig& c, const model::ParameterSet& p,
-                                  const tok::TokenizerContract& contract,
-                                  const tok::Tokenizer& tokenizer, const std::string& out_dir);
-std::vector<std::string> ExportGguf(const model::ModelConfig& c, const model::ParameterSet& p,
-                                    const tok::TokenizerContract& contract,
-                                    const tok::Tokenizer& tokenizer, const std::string& out_file,
-                                    const std::string& type);
+ExportWritten ExportHf(const model::ModelConfig& c, const model::ParameterSet& p,
+                       const tok::TokenizerContract& contract, const tok::Tokenizer& tokenizer,
+                       const std::string& out_dir);
+ExportWritten ExportGguf(const model::ModelConfig& c, const model::ParameterSet& p,
+                         const tok::TokenizerContract& contract, const tok::Tokenizer& tokenizer,
+                         const std::string& out_file, const std::string& type);
 
 }  // namespace trail::infer

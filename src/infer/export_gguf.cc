@@ -93,10 +93,9 @@ void AddTokenizer(GgufWriter& g, const tok::TokenizerContract& k, const tok::Tok
 
 }  // namespace
 
-std::vector<std::string> ExportGguf(const model::ModelConfig& c, const model::ParameterSet& p,
-                                    const tok::TokenizerContract& contract,
-                                    const tok::Tokenizer& tokenizer, const std::string& out,
-                                    const std::string& type) {
+ExportWritten ExportGguf(const model::ModelConfig& c, const model::ParameterSet& p,
+                         const tok::TokenizerContract& contract, const tok::Tokenizer& tokenizer,
+                         const std::string& out, const std::string& type) {
   TRAIL_CHECK(type == "f32" || type == "f16", "GGUF type '", type, "': f32 or f16");
   TRAIL_CHECK(tokenizer.normalization() == tok::Normalization::kNone,
               "the tokenizer normalizes text (NFC), which llama.cpp's gpt2 tokenizer does not: "
@@ -120,7 +119,9 @@ std::vector<std::string> ExportGguf(const model::ModelConfig& c, const model::Pa
   g.AddF32(arch + ".attention.layer_norm_rms_epsilon", c.norm_eps);
   g.AddU32(arch + ".vocab_size", static_cast<uint32_t>(c.vocab_size));
   AddTokenizer(g, contract, tokenizer);
+  int64_t tensors = 0;
   for (ExportTensor& t : ExportTensors(c, p, a)) {
+    ++tensors;
     if (arch == "llama" && (t.role == "q" || t.role == "k")) {
       t.data = InterleaveRotaryRows(t.data, c.n_heads, c.head_dim(), c.d_model);
     }
@@ -130,22 +131,7 @@ std::vector<std::string> ExportGguf(const model::ModelConfig& c, const model::Pa
   }
   if (fs::path(out).has_parent_path()) fs::create_directories(fs::path(out).parent_path());
   g.Write(out);
-  return {out};
-}
-
-ExportResult ExportModel(const ExportOptions& o) {
-  TRAIL_CHECK(!o.out.empty(), "give the output: --out DIR (hf) or --out FILE.gguf (gguf)");
-  const TrainedModel m(o.model);
-  ExportResult r;
-  r.arch = ChooseArchitecture(m.config(), o.format);
-  r.step = m.step();
-  r.files =
-      o.format == ExportFormat::kHf
-          ? ExportHf(m.config(), m.params(), m.contract(), m.tokenizer(), o.out)
-          : ExportGguf(m.config(), m.params(), m.contract(), m.tokenizer(), o.out, o.gguf_type);
-  const model::ModelConfig& c = m.config();
-  r.tensors = 2 + c.n_layers * (9 + (r.arch.qk_norm ? 2 : 0)) + (c.tied_embeddings ? 0 : 1);
-  return r;
+  return {{out}, tensors};
 }
 
 }  // namespace trail::infer

@@ -75,9 +75,9 @@ nlohmann::json TokenizerConfigJson(const tok::TokenizerContract& k, const tok::T
 
 }  // namespace
 
-std::vector<std::string> ExportHf(const model::ModelConfig& c, const model::ParameterSet& p,
-                                  const tok::TokenizerContract& contract,
-                                  const tok::Tokenizer& tokenizer, const std::string& out) {
+ExportWritten ExportHf(const model::ModelConfig& c, const model::ParameterSet& p,
+                       const tok::TokenizerContract& contract, const tok::Tokenizer& tokenizer,
+                       const std::string& out) {
   const ExportArchitecture a = ChooseArchitecture(c, ExportFormat::kHf);
   fs::create_directories(out);
   std::vector<Tensor> tensors;
@@ -98,8 +98,9 @@ std::vector<std::string> ExportHf(const model::ModelConfig& c, const model::Para
   WriteFileAtomic(out + "/tokenizer.json", tok::ToHfTokenizerJson(tokenizer));
   WriteFileAtomic(out + "/tokenizer_config.json",
                   TokenizerConfigJson(contract, tokenizer).dump(2) + "\n");
-  return {out + "/config.json", out + "/generation_config.json", out + "/model.safetensors",
-          out + "/tokenizer.json", out + "/tokenizer_config.json"};
+  return {{out + "/config.json", out + "/generation_config.json", out + "/model.safetensors",
+           out + "/tokenizer.json", out + "/tokenizer_config.json"},
+          static_cast<int64_t>(tensors.size())};
 }
 
 }  // namespace trail::infer
