@@ -78,7 +78,8 @@ void CheckOptions(const model::ModelConfig& c, const GenerateOptions& o, int64_t
   for (const std::string& s : o.stop) TRAIL_CHECK(!s.empty(), "a stop string is empty");
   const int64_t P = static_cast<int64_t>(o.prompt.size());
   TRAIL_CHECK(P <= c.max_seq_len, "the prompt is ", P,
-              " tokens; the model's context is max_seq_len = ", c.max_seq_len, " tokens");
+              " tokens; the model's context is max_seq_len = ", c.max_seq_len,
+              " tokens: shorten it");
   TRAIL_CHECK(capacity >= P, "the decoder holds ", capacity, " positions; the prompt needs ", P);
 }
 
@@ -145,11 +146,7 @@ GenerateRun GenerateFromRun(const TrainedModelOptions& model, const std::string&
   for (uint32_t id : m.tokenizer().Encode(prompt)) run.prompt.push_back(static_cast<int32_t>(id));
   options.prompt = run.prompt;
   options.eos_id = m.contract().eos_id;
-  const int64_t P = static_cast<int64_t>(run.prompt.size());
-  TRAIL_CHECK(P >= 1, "the prompt is empty: give at least one character of text");
-  TRAIL_CHECK(P <= m.config().max_seq_len, "the prompt is ", P,
-              " tokens; the model's context is max_seq_len = ", m.config().max_seq_len,
-              " tokens: shorten it");
+  const int64_t P = static_cast<int64_t>(run.prompt.size());  // Generate checks its bounds
   const int64_t capacity = DecoderCapacity(m.config(), P, options.max_tokens);
   model::Decoder dec(m.config(), m.params(), m.backend(), capacity,
                      std::min<int64_t>(capacity, 256));
