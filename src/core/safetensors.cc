@@ -91,10 +91,11 @@ void WriteSafetensors(const std::string& path, std::span<const Tensor* const> te
   f.Commit();
 }
 
-SafetensorsFile ReadSafetensors(const std::string& path) {
-  const MappedFile file(path);
-  const uint8_t* p = file.data();
-  const uint64_t size = file.size();
+namespace {
+
+// Parses and checks the header of a safetensors file of `size` bytes at p (the data need not be
+// resident: only the header's bytes are read).
+SafetensorsLayout ParseLayout(const uint8_t* p, uint64_t size, const std::string& path) {
   TRAIL_CHECK(size >= 8, path, ": truncated safetensors file (", size, " bytes)");
   const uint64_t header_len = GetU64(p);
   TRAIL_CHECK(header_len <= size - 8, path, ": truncated safetensors file: header of ", header_len,
@@ -106,7 +107,8 @@ SafetensorsFile ReadSafetensors(const std::string& path) {
   const uint64_t data_begin = 8 + header_len;
   const uint64_t data_size = size - data_begin;
 
-  SafetensorsFile out;
+  SafetensorsLayout out;
+  out.file_size = size;
   struct Entry {
     uint64_t begin, end;
     std::string name;
@@ -149,7 +151,7 @@ SafetensorsFile ReadSafetensors(const std::string& path) {
   std::sort(entries.begin(), entries.end(),
             [](const Entry& a, const Entry& b) { return a.begin < b.begin; });
   uint64_t expect = 0;
-  for (const Entry& e : entries) {
+  for (Entry& e : entries) {
     const std::string where = path + ": tensor '" + e.name + "'";
     // Checked before anything is allocated: the elements must fit the file's data.
     uint64_t numel = 1;
@@ -164,13 +166,32 @@ SafetensorsFile ReadSafetensors(const std::string& path) {
                 " bytes but dtype and shape need ", numel * DTypeSize(e.dtype));
     TRAIL_CHECK(e.end <= data_size, where, " ends at byte ", e.end, " but the file has only ",
                 data_size, " data bytes (truncated?)");
-    Tensor t(e.name, e.dtype, e.shape);
-    if (t.nbytes() > 0) std::memcpy(t.bytes(), p + data_begin + e.begin, t.nbytes());
-    out.tensors.push_back(std::move(t));
+    out.tensors.push_back(
+        {std::move(e.name), e.dtype, std::move(e.shape), data_begin + e.begin, e.end - e.begin});
     expect = e.end;
   }
   TRAIL_CHECK(expect == data_size, path, ": ", data_size - expect,
               " trailing bytes after the last tensor");
+  return out;
+}
+
+}  // namespace
+
+SafetensorsLayout ReadSafetensorsLayout(const std::string& path) {
+  const MappedFile file(path);
+  return ParseLayout(file.data(), file.size(), path);
+}
+
+SafetensorsFile ReadSafetensors(const std::string& path) {
+  const MappedFile file(path);
+  SafetensorsLayout layout = ParseLayout(file.data(), file.size(), path);
+  SafetensorsFile out;
+  out.metadata = std::move(layout.metadata);
+  for (SafetensorsEntry& e : layout.tensors) {
+    Tensor t(std::move(e.name), e.dtype, std::move(e.shape));
+    if (t.nbytes() > 0) std::memcpy(t.bytes(), file.data() + e.offset, t.nbytes());
+    out.tensors.push_back(std::move(t));
+  }
   return out;
 }
 

@@ -24,6 +24,24 @@ struct SafetensorsFile {
   const Tensor* Find(const std::string& name) const;
 };
 
+// One tensor's place in a safetensors file, checked against the file: `nbytes` bytes from byte
+// `offset` of the file (not of its data section).
+struct SafetensorsEntry {
+  std::string name;
+  DType dtype;
+  std::vector<int64_t> shape;
+  uint64_t offset = 0, nbytes = 0;
+};
+struct SafetensorsLayout {
+  SafetensorsMetadata metadata;
+  std::vector<SafetensorsEntry> tensors;  // in file order
+  uint64_t file_size = 0;
+};
+
+// The header alone, with every check ReadSafetensors makes: what a reader that maps the file
+// (and copies nothing) needs.
+SafetensorsLayout ReadSafetensorsLayout(const std::string& path);
+
 // Errors name the file and what is wrong: truncated, header not JSON, unknown dtype, offsets
 // outside the data or overlapping, a size that disagrees with dtype × shape.
 SafetensorsFile ReadSafetensors(const std::string& path);

@@ -44,6 +44,34 @@ TEST(Safetensors, RoundTripKeepsNamesShapesBytesAndMetadata) {
   EXPECT_EQ(bytes.size(), 8 + n + 15 * 4 + 4);
 }
 
+// The layout alone (what a reader that maps the file uses) points at each tensor's bytes, in
+// file order, and refuses what ReadSafetensors refuses.
+TEST(Safetensors, LayoutPointsAtEachTensorsBytes) {
+  TempDir dir;
+  std::vector<Tensor> ts = SampleTensors();
+  std::vector<const Tensor*> ptrs{&ts[0], &ts[1], &ts[2]};
+  const std::string path = dir.path() + "/a.safetensors";
+  WriteSafetensors(path, ptrs, {{"step", "7"}});
+  const SafetensorsLayout l = ReadSafetensorsLayout(path);
+  const std::string bytes = ReadFileToString(path);
+  EXPECT_EQ(l.file_size, bytes.size());
+  EXPECT_EQ(l.metadata.at("step"), "7");
+  ASSERT_EQ(l.tensors.size(), 3u);
+  for (size_t i = 0; i < ts.size(); ++i) {
+    const SafetensorsEntry& e = l.tensors[i];
+    EXPECT_EQ(e.name, ts[i].name());
+    EXPECT_EQ(e.dtype, ts[i].dtype());
+    EXPECT_EQ(e.shape, ts[i].shape());
+    ASSERT_EQ(e.nbytes, ts[i].nbytes());
+    ASSERT_LE(e.offset + e.nbytes, bytes.size());
+    if (e.nbytes > 0) {
+      EXPECT_EQ(std::memcmp(bytes.data() + e.offset, ts[i].bytes(), e.nbytes), 0) << e.name;
+    }
+  }
+  WriteFileAtomic(path, bytes.substr(0, bytes.size() - 3));
+  EXPECT_NE(ErrorOf([&] { ReadSafetensorsLayout(path); }).find("truncated"), std::string::npos);
+}
+
 TEST(Safetensors, DamagedFilesAreRefusedWithTheReason) {
   TempDir dir;
   std::vector<Tensor> ts = SampleTensors();
