@@ -3,7 +3,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps configure build assets test test-exhaustive test-sanitize fuzz soak demo bench clean
+.PHONY: all deps configure build python assets test test-exhaustive test-sanitize fuzz soak demo bench clean
 
 all: build
 
@@ -15,6 +15,11 @@ configure: deps
 
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
+
+# The Python package (python/, docs/python.md) into the active virtual environment, else the
+# user site of /usr/bin/python3; then `python3 -c "import trail"` works.
+python: build
+	scripts/install-python.sh $(BUILD)
 
 # Reference tokenizer files, the reference encoder and real text (pinned, hash-checked, not committed).
 assets: deps
@@ -32,7 +37,7 @@ test-exhaustive: build
 # The unit tests (and every committed fuzz input) built with AddressSanitizer and
 # UndefinedBehaviorSanitizer, any report fatal.
 test-sanitize: deps assets
-	cmake -S . -B $(BUILD)-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRAIL_SANITIZE=ON -DTRAIL_CUDA=OFF \
+	cmake -S . -B $(BUILD)-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRAIL_SANITIZE=ON -DTRAIL_CUDA=OFF -DTRAIL_PYTHON=OFF \
 	  -DTRAIL_BUILD_BENCH=OFF
 	cmake --build $(BUILD)-sanitize -j $(JOBS)
 	ln -sfn $(abspath $(BUILD))/assets $(BUILD)-sanitize/assets
@@ -42,7 +47,7 @@ test-sanitize: deps assets
 FUZZ_SECONDS ?= 240
 fuzz: deps assets
 	CC=clang-14 CXX=clang++-14 cmake -S . -B $(BUILD)-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Release \
-	  -DTRAIL_FUZZ=ON -DTRAIL_CUDA=OFF -DTRAIL_BUILD_TESTS=OFF -DTRAIL_BUILD_BENCH=OFF
+	  -DTRAIL_FUZZ=ON -DTRAIL_CUDA=OFF -DTRAIL_PYTHON=OFF -DTRAIL_BUILD_TESTS=OFF -DTRAIL_BUILD_BENCH=OFF
 	cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_targets
 	TRAIL_ASSETS=$(abspath $(BUILD))/assets scripts/fuzz.sh $(BUILD)-fuzz $(FUZZ_SECONDS)
 

@@ -8,6 +8,6 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here/build/clang}
 command -v clang++-14 >/dev/null || { echo "missing clang++-14: run scripts/install-deps.sh" >&2; exit 1; }
 CC=clang-14 CXX=clang++-14 cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DTRAIL_BUILD_TESTS=OFF -DTRAIL_BUILD_BENCH=OFF -DTRAIL_CUDA=OFF -DTRAIL_CORPUS=OFF >/dev/null
+  -DTRAIL_BUILD_TESTS=OFF -DTRAIL_BUILD_BENCH=OFF -DTRAIL_CUDA=OFF -DTRAIL_CORPUS=OFF -DTRAIL_PYTHON=OFF >/dev/null
 cmake --build "$build" --target trail
 exec "$build/src/cli/trail" selftest --threads 1,2,7

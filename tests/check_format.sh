@@ -5,7 +5,7 @@
 set -uo pipefail
 src=${1:?usage: check_format.sh SOURCE_DIR}
 cd "$src" || exit 1
-files=$(find src bench fuzz -name '*.cc' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' | sort)
+files=$(find src bench fuzz python -name '*.cc' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' | sort)
 bad=$(for f in $files; do
   clang-format-14 --style=file --dry-run --Werror "$f" > /dev/null 2>&1 || echo "$f"
 done)
