@@ -62,7 +62,8 @@ demo: build assets
 	scripts/demo.sh $(BUILD)
 
 # GEMM against OpenBLAS, int8 against fp32 (medians of interleaved runs); attention and
-# cross-entropy time per token; the data stream's assembly rate and seek time on a 1 GB corpus.
+# cross-entropy time per token; the data stream's assembly rate and seek time on a 1 GB corpus;
+# the Python package's ops against numpy.
 bench: build assets
 	bench/run_gemm_bench.sh $(BUILD)
 	$(BUILD)/bench/ops_bench
@@ -73,6 +74,7 @@ bench: build assets
 	bench/run_train_bench.sh $(BUILD)
 	bench/run_dist_bench.sh $(BUILD)
 	bench/run_generate_bench.sh $(BUILD)
+	bench/run_python_bench.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)
