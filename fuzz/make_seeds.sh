@@ -58,6 +58,11 @@ put trace "$(ls run/traces/*.trace | head -n 1)" step.trace
 "$trail" audit certify --run run --data manifest.json --plan plan.json --key signer.key --auditor 0 \
   --out audit.json --quiet > /dev/null
 put attestation audit.json audit.json
+"$trail" publish --run run --out bundle --key signer.key --chunk-bytes 4096 --quiet > /dev/null
+put publication bundle/publication.json publication.json
+mkdir -p "$seeds/content_range"
+printf 'bytes 0-1023/4096' > "$seeds/content_range/range.txt"
+printf 'bytes 4096-8191/*' > "$seeds/content_range/unknown_total.txt"
 put safetensors "$(ls -d run/checkpoints/step_* | head -n 1)/model.safetensors" model.safetensors
 python3 - <<'PY'
 import json, struct

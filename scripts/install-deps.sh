@@ -12,12 +12,13 @@ native_pkgs=(
   libopenmpi-dev openmpi-bin
   librust-blake3-dev
   clang-14 libclang-rt-14-dev llvm-14 clang-format-14
-  python3-dev pybind11-dev python3-pytest
+  python3-dev pybind11-dev python3-pytest libcurl4-openssl-dev
 )
 # clang-14: the second compiler whose build must reproduce the golden hashes; libclang-rt-14-dev
 # and llvm-14: libFuzzer, the sanitizer runtimes and llvm-symbolizer (make fuzz, make test-sanitize).
 # clang-format-14: the format test checks every C++ file against .clang-format.
 # python3-dev, pybind11-dev and python3-pytest: the Python package (python/) and its tests.
+# libcurl4-openssl-dev: remote audits fetch published bundles over HTTP(S) (src/fetch).
 # librust-blake3-dev: BLAKE3's official C sources (built by cmake/blake3.cmake) for the state hash.
 # b3sum and python3-cryptography: independent BLAKE3 and Ed25519 for the audit tests' forgeries.
 # python3-torch (Debian's) is the float64 reference for the model's gradients and the training benchmark.

@@ -24,6 +24,7 @@ struct CertifyOptions {
   bool quiet = false;
   collectives::Communicator* comm = nullptr;
   Device device;  // where the steps are replayed; the attestation's machine.backend names it
+  bool verify_shards = true;  // as ReplayOptions::verify_shards
 };
 
 struct Certified {

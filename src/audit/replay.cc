@@ -328,8 +328,8 @@ ReplayReport ReplaySteps(const ReplayOptions& o) {
   TRAIL_CHECK(o.steps.back() < recorded, "audit: step ", o.steps.back(), " is beyond the ",
               recorded, " steps ", run.rd.trajectory_path(), " records");
   const Clock::time_point t0 = Clock::now();
-  train::LoadedRun loaded(run.rd.recipe_path(), ManifestForReplay(run, o.data), true, comm,
-                          o.device);
+  train::LoadedRun loaded(run.rd.recipe_path(), ManifestForReplay(run, o.data), o.verify_shards,
+                          comm, o.device);
   report.backend = loaded.engine.backend().description();  // e.g. "cpu (AVX3_DL)"
   report.load_seconds += SecondsSince(t0);
   Replayer replayer(run, loaded, o, report, quiet);

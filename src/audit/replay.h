@@ -56,6 +56,9 @@ struct ReplayOptions {
   // operation (audit/bisect.h) in the step's verdict.
   bool bisect = true;
   Device device;  // where the steps are replayed (repops/devices.h)
+  // Rehash every shard on open. A remote audit turns it off: its shards hold only the chunks
+  // the steps read, each verified against the publication when fetched (audit/remote_run.h).
+  bool verify_shards = true;
 };
 
 struct ReplayReport {

@@ -5,12 +5,14 @@
 #include "cli/checks.h"
 
 #include <cstdio>
+#include <memory>
 
 #include "audit/bisect.h"
 #include "cli/device_option.h"
 #include "audit/certify.h"
 #include "audit/collect.h"
 #include "audit/published_run.h"
+#include "audit/remote_run.h"
 #include "audit/replay.h"
 #include "audit/step_selection.h"
 #include "core/error.h"
@@ -18,6 +20,7 @@
 #include "core/hash.h"
 #include "core/signing.h"
 #include "core/thread_pool.h"
+#include "fetch/source.h"
 #include "collectives/launch.h"
 #include "repops/kernels.h"
 #include "train/step_trace.h"
@@ -30,6 +33,16 @@ void AddData(CLI::App* c, std::string& data) {
                 "A copy of the run's data manifest (default: the one run.json names)");
 }
 
+// --run as a URL of a published bundle, and where its bytes are cached.
+void AddRemote(CLI::App* c, AuditCommand& a) {
+  c->add_option("--cache", a.cache,
+                "With --run URL: the cache of fetched bytes, shared between audits (default: "
+                "$XDG_CACHE_HOME/trail or ~/.cache/trail)");
+  c->add_option("--retries", a.retries, "With --run URL: retries of a failed transfer")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 20));
+}
+
 void AddThreads(CLI::App* c, int& threads) {
   c->add_option("--threads", threads, "Kernel threads (default: all CPUs)")
       ->check(CLI::Range(1, 1024));
@@ -40,7 +53,9 @@ void AddReplay(CLI::App* audit, AuditCommand& c) {
       "replay",
       "Replay steps of a published run on this machine and compare every recorded "
       "field with its trajectory (exit 0 only when all match)");
-  c.replay->add_option("--run", c.run, "The run directory")->required();
+  c.replay->add_option("--run", c.run, "The run directory, or a published bundle's URL")
+      ->required();
+  AddRemote(c.replay, c);
   auto* one = c.replay->add_option("--step", c.step, "One step")->check(kNonNegative);
   auto* range = c.replay->add_option("--steps", c.step_spec, "Steps A:B (B exclusive)");
   auto* sample =
@@ -83,7 +98,9 @@ void AddCertify(CLI::App* audit, AuditCommand& c) {
       "certify",
       "Replay the steps a plan assigns to one auditor and write a signed attestation "
       "of the verdicts (exit 0 only when all match)");
-  c.certify->add_option("--run", c.run, "The run directory")->required();
+  c.certify->add_option("--run", c.run, "The run directory, or a published bundle's URL")
+      ->required();
+  AddRemote(c.certify, c);
   c.certify->add_option("--plan", c.plan_path, "The plan (from `trail audit plan`)")->required();
   c.certify->add_option("--key", c.key, "This auditor's private key (from `trail audit keygen`)")
       ->required();
@@ -113,7 +130,8 @@ void AddCollect(CLI::App* audit, AuditCommand& c) {
 void AddTraceAndBisect(CLI::App* audit, AuditCommand& c) {
   c.trace = audit->add_subcommand(
       "trace", "Replay one step and record the hash of every operation's output (a trace)");
-  c.trace->add_option("--run", c.run, "The run directory")->required();
+  c.trace->add_option("--run", c.run, "The run directory, or a published bundle's URL")->required();
+  AddRemote(c.trace, c);
   c.trace->add_option("--step", c.step, "The step")->required()->check(kNonNegative);
   c.trace->add_option("--capture", c.capture, "Also keep the output values of this entry")
       ->check(kNonNegative);
@@ -136,26 +154,63 @@ void AddTraceAndBisect(CLI::App* audit, AuditCommand& c) {
   c.bisect->add_flag("--json", c.json, "Print the result as JSON");
 }
 
-std::vector<int64_t> RequestedSteps(const AuditCommand& c) {
+// A run given as a URL: its publication, opened (nullptr for a run directory).
+std::unique_ptr<audit::RemoteRun> OpenRemote(const AuditCommand& c) {
+  if (!fetch::IsUrl(c.run)) return nullptr;
+  if (!c.data.empty()) {
+    throw CLI::ValidationError("audit",
+                               "--data does not go with --run URL: the bundle holds the data");
+  }
+  audit::RemoteOptions ro;
+  ro.location = c.run, ro.cache_dir = c.cache, ro.quiet = c.quiet;
+  ro.source.retries = c.retries;
+  return std::make_unique<audit::RemoteRun>(ro);
+}
+
+// Fetches what the steps read and points the replay at the cache's copy.
+nlohmann::json FetchInto(audit::RemoteRun& remote, const std::vector<int64_t>& steps,
+                         audit::ReplayOptions& o, bool quiet) {
+  const audit::FetchedRun f = remote.FetchForSteps(steps);
+  o.run_dir = f.run_dir, o.data = f.manifest, o.verify_shards = false;
+  const uint64_t total = remote.publication().total_bytes();
+  if (!quiet) {
+    std::fprintf(stderr,
+                 "fetch: %.2f MB now; these steps read %.2f MB of the bundle's %.2f MB (%.1f%%)\n",
+                 f.fetched_bytes / 1e6, f.used_bytes / 1e6, total / 1e6,
+                 total ? 100.0 * f.used_bytes / total : 0.0);
+  }
+  return {{"root", remote.publication().root},
+          {"fetched_bytes", f.fetched_bytes},
+          {"used_bytes", f.used_bytes},
+          {"bundle_bytes", total}};
+}
+
+std::vector<int64_t> RequestedSteps(const AuditCommand& c, const audit::RemoteRun* remote) {
   if (c.step >= 0) return {c.step};
   if (!c.step_spec.empty()) return audit::ParseSteps(c.step_spec);
   if (c.sample <= 0) {
     throw CLI::ValidationError("audit replay",
                                "choose the steps: --step N, --steps A:B or --sample K");
   }
-  const audit::PublishedRun run = audit::OpenPublishedRun(c.run);
-  return audit::SampleSteps(run.steps(), c.sample, c.seed);
+  const int64_t steps =
+      remote ? remote->publication().run.steps : audit::OpenPublishedRun(c.run).steps();
+  return audit::SampleSteps(steps, c.sample, c.seed);
 }
 
 int RunReplay(const AuditCommand& c) {
+  const std::unique_ptr<audit::RemoteRun> remote = OpenRemote(c);
   audit::ReplayOptions o;
-  o.run_dir = c.run, o.data = c.data, o.steps = RequestedSteps(c), o.quiet = c.quiet;
+  o.run_dir = c.run, o.data = c.data, o.steps = RequestedSteps(c, remote.get()), o.quiet = c.quiet;
   o.device = ParseDevice(c.device);
   o.comm = &collectives::JobCommunicator();  // MPI under mpirun / srun, else this process alone
+  nlohmann::json fetched;
+  if (remote) fetched = FetchInto(*remote, o.steps, o, c.quiet || o.comm->rank() != 0);
   const audit::ReplayReport r = audit::ReplaySteps(o);
   if (o.comm->rank() == 0) {
     if (c.json) {
-      std::printf("%s\n", audit::ReportJson(r).dump(2).c_str());
+      nlohmann::json j = audit::ReportJson(r);
+      if (remote) fetched["url"] = c.run, j["fetch"] = fetched;
+      std::printf("%s\n", j.dump(2).c_str());
     } else {
       std::printf("%s", audit::ReportText(r).c_str());
     }
@@ -178,8 +233,17 @@ int RunPlan(const AuditCommand& c) {
 }
 
 int RunCertify(const AuditCommand& c) {
+  const std::unique_ptr<audit::RemoteRun> remote = OpenRemote(c);
   audit::CertifyOptions o;
   o.run_dir = c.run, o.plan_path = c.plan_path, o.key_path = c.key, o.data = c.data;
+  if (remote) {
+    const audit::AuditPlan plan = audit::LoadPlanFor(c.plan_path, remote->publication().run);
+    TRAIL_CHECK(c.slot < plan.auditors, "audit certify: --auditor ", c.slot,
+                " is not a slot of the plan (0..", plan.auditors - 1, ")");
+    audit::ReplayOptions ro;
+    FetchInto(*remote, plan.assignments[static_cast<size_t>(c.slot)], ro, c.quiet);
+    o.run_dir = ro.run_dir, o.data = ro.data, o.verify_shards = false;
+  }
   o.auditor = c.slot, o.quiet = c.quiet, o.device = ParseDevice(c.device);
   o.comm = &collectives::JobCommunicator();
   const audit::Certified r = audit::Certify(o);
@@ -200,8 +264,10 @@ int RunCollect(const AuditCommand& c) {
 }
 
 int RunTrace(const AuditCommand& c) {
+  const std::unique_ptr<audit::RemoteRun> remote = OpenRemote(c);
   audit::ReplayOptions o;
   o.run_dir = c.run, o.data = c.data, o.steps = {c.step}, o.quiet = true;
+  if (remote) FetchInto(*remote, o.steps, o, c.quiet);
   o.trace_step = c.step, o.capture = c.capture, o.bisect = false;
   o.device = ParseDevice(c.device);
   const audit::ReplayReport r = audit::ReplaySteps(o);

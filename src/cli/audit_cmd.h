@@ -1,7 +1,9 @@
 // `trail audit …`: what an auditor runs on a published run (docs/audit.md): replay steps and
 // compare them with the trajectory; keys, plans, signed attestations and their collection for
-// many auditors verifying a run together. Exit status: 0 when the verdict is a match, 1 when a
-// step differs or a published file disagrees, 2 on a usage error, 3 on an error.
+// many auditors verifying a run together. `replay`, `certify` and `trace` take a run published
+// elsewhere as --run URL (audit/remote_run.h). Exit status: 0 when the verdict is a match, 1
+// when a step differs or a published file disagrees, 2 on a usage error, 3 on an error, 4 when
+// the publication's bytes cannot be fetched (or are not the published ones).
 #pragma once
 
 #include <cstdint>
@@ -24,7 +26,8 @@ struct AuditCommand {
   std::vector<std::string> attestations;
   int64_t step = -1, sample = -1, auditors = 0, redundancy = 1, plan_sample = -1, slot = -1,
           capture = -1;
-  std::string trace_a, trace_b, device = "cpu";
+  std::string trace_a, trace_b, device = "cpu", cache;
+  int retries = 4;
   uint64_t seed = 0;
   int threads = 0;
   bool json = false, quiet = false;

@@ -11,6 +11,8 @@
 #include "cli/data_cmd.h"
 #include "cli/eval_cmd.h"
 #include "cli/export_cmd.h"
+#include "cli/publish_cmd.h"
+#include "fetch/remote_file.h"
 #include "cli/generate_cmd.h"
 #include "cli/goldens_cmd.h"
 #include "cli/plan_cmd.h"
@@ -30,8 +32,9 @@
 
 namespace {
 
-// Exit codes: 0 success, 1 the command ran and found a problem, 2 bad usage, 3 error.
-constexpr int kUsage = 2, kError = 3;
+// Exit codes: 0 success, 1 the command ran and found a problem, 2 bad usage, 3 error, 4 a
+// publication's bytes could not be fetched (or were not the published ones).
+constexpr int kUsage = 2, kError = 3, kFetch = 4;
 
 std::vector<int> ParseThreadList(const std::string& s) {
   std::vector<int> out;
@@ -60,6 +63,21 @@ int ReportError(const trail::Error& e, bool debug) {
   std::cerr.flush();
   trail::collectives::AbortJobIfDistributed(kError);
   return kError;
+}
+
+int ReportFetchError(const trail::fetch::FetchError& e) {
+  std::cerr << "trail: cannot fetch the publication: " << e.what()
+            << "\n(check the URL and the connection, then rerun: what was fetched is kept in the "
+               "cache)\n";
+  return kFetch;
+}
+
+// Runs a command that uses the kernel pool, then joins the pool's workers before exit.
+template <class F>
+int WithKernelPool(F run) {
+  const int rc = run();
+  trail::ShutdownKernelPool();
+  return rc;
 }
 
 bool DebugFromEnvironment() {
@@ -121,6 +139,8 @@ int main(int argc, char** argv) {
   trail::cli::AddEvalCommand(app, eval);
   trail::cli::ExportCommand export_cmd;
   trail::cli::AddExportCommand(app, export_cmd);
+  trail::cli::PublishCommand publish;
+  trail::cli::AddPublishCommand(app, publish);
 #if TRAIL_WITH_CORPUS
   trail::cli::CorpusCommand corpus;
   trail::cli::AddCorpusCommand(app, corpus);
@@ -150,42 +170,27 @@ int main(int argc, char** argv) {
       trail::ShutdownKernelPool();
       return rc;
     }
-    if (*goldens.goldens) {
-      const int rc = trail::cli::RunGoldensCommand(goldens);
-      trail::ShutdownKernelPool();
-      return rc;
-    }
+    if (*goldens.goldens)
+      return WithKernelPool([&] { return trail::cli::RunGoldensCommand(goldens); });
     if (*data.data) return trail::cli::RunDataCommand(data);
     if (*tokenizer.tokenizer) return trail::cli::RunTokenizerCommand(tokenizer);
-    if (*train.train) {
-      const int rc = trail::cli::RunTrainCommand(train);
-      trail::ShutdownKernelPool();
-      return rc;
-    }
-    if (*audit.audit) {
-      const int rc = trail::cli::RunAuditCommand(audit);
-      trail::ShutdownKernelPool();
-      return rc;
-    }
+    if (*train.train) return WithKernelPool([&] { return trail::cli::RunTrainCommand(train); });
+    if (*audit.audit) return WithKernelPool([&] { return trail::cli::RunAuditCommand(audit); });
     if (*plan.plan) return trail::cli::RunPlanCommand(plan);
     if (*report.report) return trail::cli::RunReportCommand(report);
     if (*export_cmd.export_) return trail::cli::RunExportCommand(export_cmd);
-    if (*eval.eval) {
-      const int rc = trail::cli::RunEvalCommand(eval);
-      trail::ShutdownKernelPool();
-      return rc;
-    }
-    if (*generate.generate) {
-      const int rc = trail::cli::RunGenerateCommand(generate);
-      trail::ShutdownKernelPool();
-      return rc;
-    }
+    if (*publish.publish) return trail::cli::RunPublishCommand(publish);
+    if (*eval.eval) return WithKernelPool([&] { return trail::cli::RunEvalCommand(eval); });
+    if (*generate.generate)
+      return WithKernelPool([&] { return trail::cli::RunGenerateCommand(generate); });
 #if TRAIL_WITH_CORPUS
     if (*corpus.corpus) return trail::cli::RunCorpusCommand(corpus);
 #endif
   } catch (const CLI::ValidationError& e) {
     std::cerr << "trail: " << e.what() << "\n";
     return kUsage;
+  } catch (const trail::fetch::FetchError& e) {
+    return ReportFetchError(e);
   } catch (const trail::Error& e) {
     return ReportError(e, debug);
   } catch (const std::exception& e) {  // a library's own exception that escaped a check

@@ -8,16 +8,14 @@
 
 namespace trail::data {
 
-ShardReader::ShardReader(const std::string& path, const ShardExpectations& expect) : file_(path) {
-  const uint8_t* p = file_.data();
-  const uint64_t size = file_.size();
+ShardHeader ParseShardHeader(const uint8_t* p, uint64_t size, const std::string& path) {
   TRAIL_CHECK(size >= kShardHeaderBytes + kShardTrailerBytes, path, ": not a token shard (", size,
               " bytes is shorter than header + trailer; truncated?)");
   TRAIL_CHECK(std::memcmp(p, kShardMagic, 8) == 0, path, ": not a token shard (bad magic)");
   const uint32_t version = GetU32(p + 8);
   TRAIL_CHECK(version == kShardVersion, path, ": shard format version ", version,
               " is not supported (this build reads version ", kShardVersion, ")");
-  ShardHeader& h = header_;
+  ShardHeader h;
   h.token_bytes = GetU32(p + 12);
   h.num_docs = GetU64(p + 16);
   h.num_tokens = GetU64(p + 24);
@@ -40,6 +38,15 @@ ShardReader::ShardReader(const std::string& path, const ShardExpectations& expec
   TRAIL_CHECK(trailer + kShardTrailerBytes == size, path, ": file is ", size,
               " bytes but its header describes ", trailer + kShardTrailerBytes,
               " (truncated or appended to)");
+  return h;
+}
+
+ShardReader::ShardReader(const std::string& path, const ShardExpectations& expect) : file_(path) {
+  const uint8_t* p = file_.data();
+  const uint64_t size = file_.size();
+  header_ = ParseShardHeader(p, size, path);
+  const ShardHeader& h = header_;
+  const uint64_t trailer = h.keys_offset + h.keys_bytes;
   TRAIL_CHECK(std::memcmp(p + trailer, kShardTrailerMagic, 8) == 0, path,
               ": missing shard trailer (truncated?)");
 
@@ -113,6 +120,7 @@ std::string_view ShardReader::doc_key(uint64_t i) const {
 }
 
 void ShardReader::CopyTokens(uint64_t begin, uint64_t n, int32_t* out) const {
+  if (read_log_ != nullptr) read_log_->push_back({begin, begin + n});
   if (u16_ != nullptr) {
     const uint16_t* src = u16_ + begin;
     for (uint64_t i = 0; i < n; ++i) out[i] = src[i];

@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/file_util.h"
 #include "data/shard_format.h"
@@ -19,6 +21,14 @@ struct ShardExpectations {
   std::optional<uint32_t> token_bytes;
   bool verify_hash = true;  // rehash the file on open
 };
+
+// Decodes and checks the 128-byte header at p of a shard file of `size` bytes (the section
+// offsets must add up to the size); ShardReader's first check, usable before the rest of the
+// file is at hand.
+ShardHeader ParseShardHeader(const uint8_t* p, uint64_t size, const std::string& path);
+
+// Token ranges [begin, end) of the token array, as CopyTokens read them.
+using TokenReadLog = std::vector<std::pair<uint64_t, uint64_t>>;
 
 class ShardReader {
  public:
@@ -37,6 +47,9 @@ class ShardReader {
   uint32_t token(uint64_t j) const { return header_.token_bytes == 2 ? u16_[j] : u32_[j]; }
   // Copies tokens [begin, begin+n) of the token array into out as int32.
   void CopyTokens(uint64_t begin, uint64_t n, int32_t* out) const;
+  // Every later CopyTokens appends its range to *log (nullptr: none, the default). Planning
+  // which bytes of a remote shard a computation reads runs the computation with a log.
+  void LogReadsTo(TokenReadLog* log) const { read_log_ = log; }
 
  private:
   MappedFile file_;
@@ -45,6 +58,7 @@ class ShardReader {
   const char* keys_ = nullptr;
   const uint16_t* u16_ = nullptr;
   const uint32_t* u32_ = nullptr;
+  mutable TokenReadLog* read_log_ = nullptr;
 };
 
 }  // namespace trail::data

@@ -1,0 +1,47 @@
+// `trail publish`: a finished run made into a bundle (audit/publication.h) that auditors fetch
+// from anywhere, and `trail publish verify`: a bundle checked byte for byte against its signed
+// file list, in a directory or at a URL.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "audit/publication.h"
+#include "fetch/source.h"
+
+namespace trail::audit {
+
+struct PublishOptions {
+  std::string run_dir, out_dir, key_path;
+  // Keep the checkpoints whose step is a multiple of K, and always the first and the last
+  // (0: every checkpoint).
+  int64_t checkpoint_every = 0;
+  uint64_t chunk_bytes = 1u << 20;
+  bool quiet = false;
+};
+
+struct PublishSummary {
+  Publication publication;
+  uint64_t bytes = 0;
+};
+
+// Checks the run first (the trajectory chains, every checkpoint verifies, the manifest is the
+// one the run hashed, its shards are where it says and relative to it), then writes the bundle
+// (files hard-linked where the file system allows, else copied) and publication.json last.
+// Refuses an out_dir that exists and is not empty.
+PublishSummary Publish(const PublishOptions& o);
+
+struct BundleCheck {
+  Publication publication;
+  std::vector<std::string> problems;  // each names the file and what is wrong
+  uint64_t bytes_read = 0;
+  bool ok() const { return problems.empty(); }
+};
+
+// Reads publication.json (its signature must verify: else it throws) and every listed file in
+// full, checking each chunk and each file's SHA-256. Extra files in a directory are ignored
+// (a hub adds its own); a missing or altered file is a problem.
+BundleCheck VerifyBundle(const std::string& location, const fetch::SourceOptions& so);
+
+}  // namespace trail::audit

@@ -1,0 +1,175 @@
+#include "audit/remote_run.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "data/batch_schedule.h"
+#include "data/manifest.h"
+#include "data/shard_reader.h"
+#include "data/stream.h"
+#include "train/step_trace.h"
+
+namespace trail::audit {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string BundlePathOfShard(const data::ShardRef& s) {
+  return "data/" + fs::path(s.path).lexically_normal().generic_string();
+}
+
+// Every shard the manifest names, train sources first (in source and shard order).
+std::vector<const data::ShardRef*> AllShards(const data::Manifest& m) {
+  std::vector<const data::ShardRef*> out;
+  for (const data::SourceSpec& s : m.sources) {
+    for (const data::ShardRef& r : s.shards) out.push_back(&r);
+  }
+  for (const auto* sets : {&m.validation, &m.test}) {
+    for (const data::EvalSet& e : *sets) {
+      for (const data::ShardRef& r : e.shards) out.push_back(&r);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string DefaultCacheDir() {
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0') {
+    return std::string(x) + "/trail";
+  }
+  const char* home = std::getenv("HOME");
+  return std::string(home != nullptr ? home : ".") + "/.cache/trail";
+}
+
+RemoteRun::RemoteRun(const RemoteOptions& o)
+    : o_(o), source_(fetch::OpenSource(o.location, o.source)), progress_(o.quiet) {
+  if (o_.cache_dir.empty()) o_.cache_dir = DefaultCacheDir();
+  cache_ = std::make_unique<fetch::ChunkCache>(o_.cache_dir, *source_, progress_);
+  const std::string text = source_->ReadSmall(kPublicationFile, kMaxPublicationBytes);
+  pub_ = ParsePublication(text, source_->Describe(kPublicationFile));
+  publication_bytes_ = text.size();
+  bundle_ = o_.cache_dir + "/bundles/" + pub_.root;
+  fs::create_directories(bundle_);
+  std::ofstream(bundle_ + "/" + kPublicationFile, std::ios::binary) << text;
+}
+
+RemoteRun::~RemoteRun() = default;
+
+// Makes [begin, end) of f present (whole: every chunk and the file's hash) and links the
+// object at its bundle path.
+std::string RemoteRun::Need(const fetch::RemoteFile& f, uint64_t begin, uint64_t end, bool whole) {
+  if (whole) begin = 0, end = f.size;
+  end = std::min(end, f.size);
+  for (uint64_t c = begin / f.chunk_bytes; begin < end && c <= (end - 1) / f.chunk_bytes; ++c) {
+    used_[f.path].insert(c);
+  }
+  progress_.Plan(cache_->MissingBytes(f, begin, end));
+  const std::string object = whole ? cache_->EnsureWhole(f) : cache_->Ensure(f, begin, end);
+  const fs::path link = fs::path(bundle_) / f.path;
+  fs::create_directories(link.parent_path());
+  std::error_code ec;
+  if (!fs::is_symlink(link, ec)) {
+    fs::remove(link, ec);
+    fs::create_symlink(fs::absolute(object), link);
+  }
+  return link.string();
+}
+
+void RemoteRun::FetchRunFiles(const std::vector<int64_t>& steps) {
+  for (const char* name : {"run/run.json", "run/recipe.toml", "run/trajectory.jsonl"}) {
+    Need(pub_.Get(name), 0, 0, true);
+  }
+  if (const fetch::RemoteFile* a = pub_.Find("run/attestation.json")) Need(*a, 0, 0, true);
+  for (int64_t s : steps) {  // the trainer's trace of a step names where a replay diverges
+    const std::string trace = train::TracePath("run", s);
+    if (const fetch::RemoteFile* t = pub_.Find(trace)) Need(*t, 0, 0, true);
+  }
+}
+
+// The newest published checkpoint at or before each step, fetched whole; returns the step each
+// chosen step is replayed from.
+std::vector<int64_t> RemoteRun::FetchCheckpoints(const std::vector<int64_t>& steps) {
+  std::vector<int64_t> starts;
+  for (int64_t s : steps) {
+    auto it = std::upper_bound(pub_.checkpoints.begin(), pub_.checkpoints.end(), s);
+    const int64_t c = it == pub_.checkpoints.begin() ? -1 : *std::prev(it);
+    starts.push_back(std::max<int64_t>(c, 0));
+    if (c < 0) continue;
+    for (const char* file : {"meta.json", "model.safetensors", "optim.safetensors"}) {
+      if (const fetch::RemoteFile* f = pub_.Find(BundleCheckpointPath(c, file))) {
+        Need(*f, 0, 0, true);
+      }
+    }
+  }
+  return starts;
+}
+
+// The manifest, every shard's header, index, keys and trailer, then the token ranges that the
+// windows of the `replayed` steps read.
+void RemoteRun::FetchData(const std::vector<int64_t>& replayed) {
+  const std::string manifest_path = Need(pub_.Get(pub_.manifest), 0, 0, true);
+  const data::Manifest m = data::LoadManifest(manifest_path);
+  for (const data::ShardRef* r : AllShards(m)) {
+    const fetch::RemoteFile& f = pub_.Get(BundlePathOfShard(*r));
+    const std::string local = Need(f, 0, data::kShardHeaderBytes);
+    std::string head(data::kShardHeaderBytes, '\0');
+    std::ifstream(local, std::ios::binary)
+        .read(head.data(), static_cast<std::streamsize>(head.size()));
+    const data::ShardHeader h =
+        data::ParseShardHeader(reinterpret_cast<const uint8_t*>(head.data()), f.size, f.path);
+    Need(f, h.index_offset, f.size);
+  }
+  data::CanonicalStream stream(m, data::StreamOptions{false});
+  std::vector<std::vector<data::TokenReadLog>> logs(stream.num_sources());
+  for (size_t i = 0; i < stream.num_sources(); ++i) {
+    logs[i].resize(m.sources[i].shards.size());
+    for (size_t j = 0; j < logs[i].size(); ++j) {
+      stream.source(i).shard(static_cast<uint32_t>(j)).LogReadsTo(&logs[i][j]);
+    }
+  }
+  const data::BatchSchedule schedule(m.stream.schedule);
+  data::RawWindow raw;
+  for (int64_t step : replayed) {
+    const data::WindowRange r = schedule.StepWindows(step);
+    for (uint64_t w = r.begin; w < r.end; ++w) stream.Window(w, raw);
+  }
+  for (size_t i = 0; i < logs.size(); ++i) {
+    for (size_t j = 0; j < logs[i].size(); ++j) {
+      const data::ShardReader& sh = stream.source(i).shard(static_cast<uint32_t>(j));
+      sh.LogReadsTo(nullptr);
+      const fetch::RemoteFile& f = pub_.Get(BundlePathOfShard(m.sources[i].shards[j]));
+      const uint64_t base = sh.header().tokens_offset, width = sh.header().token_bytes;
+      for (const auto& [b, e] : logs[i][j]) Need(f, base + b * width, base + e * width);
+    }
+  }
+}
+
+FetchedRun RemoteRun::FetchForSteps(const std::vector<int64_t>& steps) {
+  TRAIL_CHECK(!steps.empty(), "audit: no steps to fetch");
+  TRAIL_CHECK(steps.back() < pub_.run.steps, "audit: step ", steps.back(), " is beyond the ",
+              pub_.run.steps, " steps the publication records");
+  const uint64_t before = cache_->fetched_bytes();
+  FetchRunFiles(steps);
+  const std::vector<int64_t> starts = FetchCheckpoints(steps);
+  std::set<int64_t> replayed;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    for (int64_t s = starts[i]; s <= steps[i]; ++s) replayed.insert(s);
+  }
+  FetchData({replayed.begin(), replayed.end()});
+  progress_.Finish();
+  FetchedRun out;
+  out.run_dir = bundle_ + "/run";
+  out.manifest = bundle_ + "/" + pub_.manifest;
+  out.fetched_bytes = cache_->fetched_bytes() - before + publication_bytes_;
+  for (const auto& [path, chunks] : used_) {
+    const fetch::RemoteFile& f = pub_.Get(path);
+    for (uint64_t c : chunks) out.used_bytes += f.ChunkEnd(c) - f.ChunkBegin(c);
+  }
+  return out;
+}
+
+}  // namespace trail::audit

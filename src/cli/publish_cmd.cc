@@ -1,0 +1,81 @@
+#include "cli/publish_cmd.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include "audit/publish.h"
+#include "cli/checks.h"
+
+namespace trail::cli {
+
+void AddPublishCommand(CLI::App& app, PublishCommand& c) {
+  c.publish = app.add_subcommand(
+      "publish",
+      "Make a finished run a signed bundle (run files, kept checkpoints, data manifest and "
+      "shards, publication.json) that auditors fetch from a web server, a Hugging Face "
+      "repository or a bucket");
+  c.publish->add_option("--run", c.run, "The run directory");
+  c.publish->add_option("--out", c.out, "The bundle folder to write (new or empty)");
+  c.publish->add_option("--key", c.key, "The trainer's private key (from `trail audit keygen`)");
+  c.publish
+      ->add_option("--checkpoint-every", c.checkpoint_every,
+                   "Keep the checkpoints at multiples of K steps, and the first and last "
+                   "(default: all)")
+      ->check(kNonNegative);
+  c.publish->add_option("--chunk-bytes", c.chunk_bytes, "Bytes per hashed chunk")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{4096}, int64_t{1} << 30));
+  c.publish->add_flag("--quiet", c.quiet, "No progress line");
+  c.verify = c.publish->add_subcommand(
+      "verify", "Check every byte of a bundle against its signed file list (exit 0 when it holds)");
+  c.verify->add_option("--bundle", c.bundle, "The bundle: a folder or an https://, file:// URL")
+      ->required();
+  c.verify->add_option("--retries", c.retries, "Retries of a failed transfer")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 20));
+  c.verify->add_flag("--json", c.json, "Print the result as JSON");
+}
+
+namespace {
+
+int RunVerify(const PublishCommand& c) {
+  fetch::SourceOptions so;
+  so.retries = static_cast<int>(c.retries);
+  const audit::BundleCheck r = audit::VerifyBundle(c.bundle, so);
+  if (c.json) {
+    const nlohmann::json j = {{"ok", r.ok()},
+                              {"root", r.publication.root},
+                              {"signer", r.publication.signer},
+                              {"files", r.publication.files.size()},
+                              {"bytes", r.bytes_read},
+                              {"problems", r.problems}};
+    std::printf("%s\n", j.dump(2).c_str());
+    return r.ok() ? 0 : 1;
+  }
+  for (const std::string& p : r.problems) std::printf("FAIL %s\n", p.c_str());
+  std::printf("%s: %zu files, %.1f MB, signed by %s; root %s: %s\n", c.bundle.c_str(),
+              r.publication.files.size(), r.bytes_read / 1e6, r.publication.signer.c_str(),
+              r.publication.root.c_str(), r.ok() ? "verified" : "FAILED");
+  return r.ok() ? 0 : 1;
+}
+
+}  // namespace
+
+int RunPublishCommand(const PublishCommand& c) {
+  if (*c.verify) return RunVerify(c);
+  if (c.run.empty() || c.out.empty() || c.key.empty()) {
+    throw CLI::ValidationError("publish", "--run, --out and --key are required");
+  }
+  audit::PublishOptions o;
+  o.run_dir = c.run, o.out_dir = c.out, o.key_path = c.key, o.quiet = c.quiet;
+  o.checkpoint_every = c.checkpoint_every, o.chunk_bytes = static_cast<uint64_t>(c.chunk_bytes);
+  const audit::PublishSummary s = audit::Publish(o);
+  const audit::Publication& p = s.publication;
+  std::printf("wrote %s: %zu files, %.1f MB, %zu checkpoints, %lld steps; signed by %s\nroot %s\n",
+              c.out.c_str(), p.files.size(), s.bytes / 1e6, p.checkpoints.size(),
+              static_cast<long long>(p.run.steps), p.signer.c_str(), p.root.c_str());
+  return 0;
+}
+
+}  // namespace trail::cli

@@ -1,0 +1,26 @@
+// `trail publish --run DIR --out DIR --key KEY [--checkpoint-every K]`: a finished run as a
+// signed bundle that auditors fetch from anywhere (audit/publish.h); and `trail publish verify
+// --bundle DIR|URL`: every byte of a bundle against its signed file list. Exit status: 0 when
+// the bundle verifies, 1 when a file does not, 2 on a usage error, 3 on an error, 4 when bytes
+// cannot be fetched.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace trail::cli {
+
+struct PublishCommand {
+  CLI::App *publish = nullptr, *verify = nullptr;
+  std::string run, out, key, bundle;
+  int64_t checkpoint_every = 0, chunk_bytes = 1 << 20, retries = 4;
+  bool quiet = false, json = false;
+};
+void AddPublishCommand(CLI::App& app, PublishCommand& cmd);
+int RunPublishCommand(const PublishCommand& cmd);
+
+}  // namespace trail::cli

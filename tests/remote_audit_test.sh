@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Published runs and audits over the network (docs/audit.md, "Publishing a run" and "Auditing a
+# published run"), on a 60-step run of the King James Bible with four checkpoints, published in
+# 64 KiB chunks (its one shard is 2.5 MB):
+#   - `trail publish` writes a bundle that `trail publish verify` checks, as a folder and over
+#     http://; a publication whose file list was altered after signing is refused;
+#   - `audit replay --run http://127.0.0.1:PORT/…` (tests/range_server.py: Range requests on
+#     loopback) gives the verdicts of the local replay and fetches well under half of the
+#     bundle for three steps (the figure is printed); a warm cache fetches only publication.json;
+#   - faults: a byte flipped in transit is named (file, byte range) with exit 4 and no verdict;
+#     a connection dropped mid-transfer fails, and the rerun resumes from the cache and matches;
+#     a server that answers ranges with the whole file still gives the match; a wrong
+#     Content-Range is refused (exit 4); a server that is down gets a clear error (exit 4);
+#   - `audit certify` and `audit trace` take the URL too.
+set -euo pipefail
+trail=$1; assets=$2
+here=$(cd "$(dirname "$0")" && pwd)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/trail-remote-XXXXXX")
+server_pid=""
+stop_server() { if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; server_pid=""; fi; }
+trap 'stop_server; rm -rf "$dir"' EXIT
+cd "$dir"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+expect() { "$here/expect_exit.sh" "$@" > expect.out || { cat expect.out; fail "$*"; }; }
+json() { python3 -c "import json, sys; j = json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+# serve ROOT [FAULTS...]: starts tests/range_server.py on an ephemeral port; sets $url.
+serve() {
+  stop_server
+  rm -f port
+  python3 "$here/range_server.py" "$1" port "${@:2}" > server.log 2>&1 &
+  server_pid=$!
+  for _ in $(seq 100); do [ -s port ] && break; sleep 0.05; done
+  [ -s port ] || { cat server.log; fail "the test server did not start"; }
+  url="http://127.0.0.1:$(cat port)"
+}
+
+. "$here/kjv_train_data.sh"
+kjv_train_data
+recipe 60 | sed 's/^keep_checkpoints = 2/keep_checkpoints = 10/' > recipe.toml
+"$trail" audit keygen --out trainer > /dev/null
+"$trail" train --recipe recipe.toml --data manifest.json --run run --threads 2 --quiet \
+  --key trainer.key --trace-every 20 > train.out 2>&1 || { cat train.out; fail "training"; }
+
+echo "-- publish and verify"
+"$trail" publish --run run --out bundle --key trainer.key --chunk-bytes 65536 --quiet > publish.out
+cat publish.out
+[ "$(json bundle/publication.json 'len(j["statement"]["checkpoints"])')" -ge 3 ] || fail "checkpoints"
+"$trail" publish verify --bundle bundle > /dev/null || fail "publish verify of a folder"
+serve bundle
+"$trail" publish verify --bundle "$url" --json > verify.json || fail "publish verify over http"
+[ "$(json verify.json 'j["ok"]')" = True ] || fail "verify.json"
+expect 3 "exists and is not empty" -- "$trail" publish --run run --out bundle --key trainer.key
+python3 - <<'PY'
+import json
+d = json.load(open("bundle/publication.json"))
+d["statement"]["files"][0]["size"] += 1
+json.dump(d, open("forged.json", "w"))
+PY
+mkdir forged && cp bundle/publication.json forged/ && cp forged.json forged/publication.json
+expect 3 "signature does not verify" -- "$trail" publish verify --bundle forged
+
+echo "-- remote replay: the local verdicts, a fraction of the bytes"
+"$trail" audit replay --run run --steps 50:53 --json --quiet > local.json
+"$trail" audit replay --run "$url" --steps 50:53 --cache cache --json --quiet > remote.json \
+  || fail "remote replay"
+verdicts() { json "$1" '[(s["step"], s["verdict"], s["chain"]) for s in j["steps"]]'; }
+[ "$(verdicts remote.json)" = "$(verdicts local.json)" ] || fail "remote verdicts differ from local"
+[ "$(json remote.json 'j["verdict"]')" = match ] || fail "remote verdict"
+fraction=$(json remote.json 'round(100 * j["fetch"]["fetched_bytes"] / j["fetch"]["bundle_bytes"], 1)')
+echo "3 steps of 60 fetched ${fraction}% of the bundle ($(json remote.json 'j["fetch"]["fetched_bytes"]') of $(json remote.json 'j["fetch"]["bundle_bytes"]') bytes)"
+python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < 40 else 1)" "$fraction" \
+  || fail "fetched $fraction% of the bundle for 3 steps"
+"$trail" audit replay --run "$url" --steps 50:53 --cache cache --json --quiet > warm.json
+[ "$(json warm.json 'j["fetch"]["fetched_bytes"] == len(open("bundle/publication.json", "rb").read())')" = True ] \
+  || fail "a warm cache fetched more than publication.json"
+
+echo "-- certify and trace from the URL"
+"$trail" audit plan --run run --auditors 2 --sample 4 --out plan.json > /dev/null
+"$trail" audit keygen --out auditor > /dev/null
+"$trail" audit certify --run "$url" --cache cache --plan plan.json --key auditor.key --auditor 1 \
+  --out att.json --quiet > certify.out || { cat certify.out; fail "remote certify"; }
+"$trail" audit trace --run "$url" --cache cache --step 40 --out remote.trace > /dev/null
+"$trail" audit bisect run/traces/step_00000040.trace remote.trace > /dev/null \
+  || fail "the remote trace of step 40 diverges from the recorded one"
+
+echo "-- faults"
+serve bundle --flip .tshard
+expect 4 "tshard: bytes \[[0-9]+, [0-9]+\) are not the published ones" --not "verdict" -- \
+  "$trail" audit replay --run "$url" --steps 50:53 --cache c1 --quiet
+serve bundle --drop-once 100000
+expect 4 "partial" -- "$trail" audit replay --run "$url" --steps 50:53 --cache c2 --quiet --retries 0
+"$trail" audit replay --run "$url" --steps 50:53 --cache c2 --json --quiet --retries 0 > resumed.json \
+  || fail "the rerun after a dropped connection"
+[ "$(verdicts resumed.json)" = "$(verdicts local.json)" ] || fail "resumed verdicts"
+serve bundle --ignore-range
+"$trail" audit replay --run "$url" --steps 50:53 --cache c3 --json --quiet > whole.json \
+  || fail "a server that ignores ranges"
+[ "$(verdicts whole.json)" = "$(verdicts local.json)" ] || fail "whole-file verdicts"
+serve bundle --bad-range
+expect 4 "Content-Range" -- "$trail" audit replay --run "$url" --steps 50:53 --cache c4 --quiet
+stop_server
+expect 4 "Couldn't connect" -- "$trail" audit replay --run "$url" --steps 50:53 --cache c5 --quiet --retries 1
+echo "remote audit: all checks passed"
