@@ -91,9 +91,11 @@ std::string Bisect(const std::string& a, const std::string& b, const std::string
   });
 }
 
-std::string Plan(const std::string& dir, int64_t auditors, int64_t redundancy, int64_t sample) {
-  return Unlocked(
-      [&] { return audit::PlanJson(audit::PlanForRun(dir, auditors, redundancy, sample)).dump(); });
+std::string Plan(const std::string& dir, int64_t auditors, int64_t redundancy, int64_t sample,
+                 int64_t segments) {
+  return Unlocked([&] {
+    return audit::PlanJson(audit::PlanForRun(dir, auditors, redundancy, sample, segments)).dump();
+  });
 }
 
 // `trail audit certify`: the report and the signed attestation, both as JSON text.
@@ -152,7 +154,7 @@ void BindRuns(py::module_& m) {
   m.def("read_trace", &ReadTrace, py::arg("path"));
   m.def("bisect", &Bisect, py::arg("a"), py::arg("b"), py::arg("run") = "", py::arg("data") = "");
   m.def("plan", &Plan, py::arg("run"), py::arg("auditors"), py::arg("redundancy"),
-        py::arg("sample"));
+        py::arg("sample"), py::arg("segments") = 0);
   m.def("certify", &Certify, py::arg("run"), py::arg("plan"), py::arg("key"), py::arg("auditor"),
         py::arg("data") = "");
   m.def("read_attestation", &ReadAttestation, py::arg("path"));

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Published runs and audits over the network (docs/audit.md, "Publishing a run" and "Auditing a
-# published run"), on a 60-step run of the King James Bible with four checkpoints, published in
-# 64 KiB chunks (its one shard is 2.5 MB):
+# published run", "Verifying a run together"), on a 60-step run of the King James Bible with a
+# checkpoint every 10 steps, published in 64 KiB chunks (its one shard is 2.5 MB):
 #   - `trail publish` writes a bundle that `trail publish verify` checks, as a folder and over
 #     http://; a publication whose file list was altered after signing is refused;
 #   - `audit replay --run http://127.0.0.1:PORT/…` (tests/range_server.py: Range requests on
@@ -11,7 +11,11 @@
 #     a connection dropped mid-transfer fails, and the rerun resumes from the cache and matches;
 #     a server that answers ranges with the whole file still gives the match; a wrong
 #     Content-Range is refused (exit 4); a server that is down gets a clear error (exit 4);
-#   - `audit certify` and `audit trace` take the URL too.
+#   - `audit certify` and `audit trace` take the URL too;
+#   - a segment plan (4 auditors, redundancy 2, segments of 10 steps) covers every step twice, is
+#     a pure function of the run, and each auditor's certify from the URL loads one checkpoint
+#     per run of consecutive segments (read from its report) and fetches exactly the bytes the
+#     plan priced; the four attestations collect to "verified".
 set -euo pipefail
 trail=$1; assets=$2
 here=$(cd "$(dirname "$0")" && pwd)
@@ -37,7 +41,8 @@ serve() {
 
 . "$here/kjv_train_data.sh"
 kjv_train_data
-recipe 60 | sed 's/^keep_checkpoints = 2/keep_checkpoints = 10/' > recipe.toml
+recipe 60 | sed 's/^keep_checkpoints = 2/keep_checkpoints = 10/; s/^checkpoint_every = 25/checkpoint_every = 10/' \
+  > recipe.toml
 "$trail" audit keygen --out trainer > /dev/null
 "$trail" train --recipe recipe.toml --data manifest.json --run run --threads 2 --quiet \
   --key trainer.key --trace-every 20 > train.out 2>&1 || { cat train.out; fail "training"; }
@@ -83,6 +88,41 @@ echo "-- certify and trace from the URL"
 "$trail" audit trace --run "$url" --cache cache --step 40 --out remote.trace > /dev/null
 "$trail" audit bisect run/traces/step_00000040.trace remote.trace > /dev/null \
   || fail "the remote trace of step 40 diverges from the recorded one"
+
+echo "-- segment plans"
+"$trail" audit plan --run run --auditors 4 --redundancy 2 --segments 10 --bundle "$url" \
+  --cache costs --out segplan.json > segplan.out
+cat segplan.out
+"$trail" audit plan --run run --auditors 4 --redundancy 2 --segments 10 --out again.json > /dev/null
+cmp -s segplan.json again.json || fail "the segment plan is not a pure function of the run"
+python3 - <<'PY' || fail "segment plan coverage"
+import collections, json
+p = json.load(open("segplan.json"))
+count = collections.Counter(s for a in p["assignments"] for s in a["steps"])
+assert sorted(count) == list(range(60)) and set(count.values()) == {2}, count
+for a in p["assignments"]:
+    assert len(a["steps"]) == 10 * len({s // 10 for s in a["steps"]}), a
+PY
+mkdir trusted
+for i in 0 1 2 3; do
+  "$trail" audit keygen --out trusted/seg$i > /dev/null
+  "$trail" audit certify --run "$url" --cache segcache$i --plan segplan.json --key trusted/seg$i.key \
+    --auditor $i --out segatt$i.json > cert$i.out 2> cert$i.err || { cat cert$i.out cert$i.err; fail "certify $i"; }
+  starts=$(python3 -c '
+import json, sys
+steps = sorted(json.load(open("segplan.json"))["assignments"][int(sys.argv[1])]["steps"])
+segs = sorted({s // 10 for s in steps})
+print(", ".join(str(10 * g) for k, g in enumerate(segs) if k == 0 or segs[k - 1] != g - 1))' $i)
+  grep -q "starting points at steps $starts loaded" cert$i.out \
+    || { cat cert$i.out; fail "auditor $i did not load exactly one checkpoint per run of segments ($starts)"; }
+  priced=$(sed -nE "s/^  auditor $i: .*fetches ([0-9.]+) MB.*/\1/p" segplan.out)
+  grep -q "these steps read $priced MB" cert$i.err \
+    || { grep fetch: cert$i.err; fail "auditor $i fetched other bytes than the plan priced ($priced MB)"; }
+done
+rm trusted/*.key
+"$trail" audit collect --run run --plan segplan.json --keys trusted segatt0.json segatt1.json \
+  segatt2.json segatt3.json > collect.out || { cat collect.out; fail "collect of the segment plan"; }
+grep -q "verified" collect.out || fail "the segment plan's run verdict"
 
 echo "-- faults"
 serve bundle --flip .tshard

@@ -173,9 +173,10 @@ class Run:
         return bisect(a, b, run=self.path, data=data)
 
     def plan(self, auditors: int, redundancy: int = 1, sample: Optional[int] = None,
-             out=None) -> dict:
-        """``trail audit plan``: steps assigned to auditors, derived from the final chain."""
-        text = _trail.plan(str(self.path), auditors, redundancy, sample or 0)
+             out=None, segments: int = 0) -> dict:
+        """``trail audit plan``: steps assigned to auditors, derived from the final chain
+        (contiguous segments of ``segments`` steps each when given)."""
+        text = _trail.plan(str(self.path), auditors, redundancy, sample or 0, segments)
         if out is not None:
             Path(out).write_text(json.dumps(json.loads(text), indent=2) + "\n")
         return json.loads(text)

@@ -16,11 +16,13 @@ RunBinding BindingOf(const PublishedRun& run) {
 }  // namespace
 
 AuditPlan PlanForRun(const std::string& run_dir, int64_t auditors, int64_t redundancy,
-                     int64_t sample) {
+                     int64_t sample, int64_t segment_steps) {
   const PublishedRun run = OpenPublishedRun(run_dir);
   TRAIL_CHECK(run.trajectory_problem.empty(), "audit plan: ", run.trajectory_problem,
               ": a plan binds to the final chain of an intact trajectory");
-  return MakePlan(BindingOf(run), auditors, redundancy, sample < 1 ? run.steps() : sample);
+  const int64_t units =
+      segment_steps > 0 ? (run.steps() + segment_steps - 1) / segment_steps : run.steps();
+  return MakePlan(BindingOf(run), auditors, redundancy, sample < 1 ? units : sample, segment_steps);
 }
 
 Certified Certify(const CertifyOptions& o) {

@@ -14,9 +14,9 @@
 namespace trail::audit {
 
 // The plan for a published run (its final chain and step count from the trajectory); sample
-// < 1 means every recorded step.
+// < 1 means every recorded step (every segment, with segment_steps L > 0).
 AuditPlan PlanForRun(const std::string& run_dir, int64_t auditors, int64_t redundancy,
-                     int64_t sample);
+                     int64_t sample, int64_t segment_steps = 0);
 
 struct CertifyOptions {
   std::string run_dir, plan_path, key_path, data;

@@ -13,9 +13,10 @@
 namespace trail::audit {
 namespace {
 
-uint64_t PlanSeed(const RunBinding& run, int64_t K, int64_t r, int64_t n) {
-  const std::string text =
+uint64_t PlanSeed(const RunBinding& run, int64_t K, int64_t r, int64_t n, int64_t L) {
+  std::string text =
       StrCat("trail.audit.plan.v1 ", run.final_chain, " ", run.steps, " ", K, " ", r, " ", n);
+  if (L > 0) text += StrCat(" segments ", L);
   const Digest d = Sha256({reinterpret_cast<const uint8_t*>(text.data()), text.size()});
   uint64_t seed = 0;
   for (int i = 7; i >= 0; --i) seed = (seed << 8) | d[static_cast<size_t>(i)];
@@ -24,7 +25,8 @@ uint64_t PlanSeed(const RunBinding& run, int64_t K, int64_t r, int64_t n) {
 
 }  // namespace
 
-AuditPlan MakePlan(const RunBinding& run, int64_t auditors, int64_t redundancy, int64_t sample) {
+AuditPlan MakePlan(const RunBinding& run, int64_t auditors, int64_t redundancy, int64_t sample,
+                   int64_t segment_steps) {
   TRAIL_CHECK(auditors >= 1 && auditors <= kMaxAuditors,
               "audit plan: the number of auditors must "
               "be 1..",
@@ -33,16 +35,21 @@ AuditPlan MakePlan(const RunBinding& run, int64_t auditors, int64_t redundancy, 
               " needs 1 ≤ r ≤ the number of auditors (", auditors, ")");
   TRAIL_CHECK(sample >= 1, "audit plan: the sample must hold at least one step");
   TRAIL_CHECK(run.steps >= 1, "audit plan: the run records no step");
+  TRAIL_CHECK(segment_steps >= 0, "audit plan: --segments must be 1 or more steps");
   AuditPlan p;
   p.run = run, p.auditors = auditors, p.redundancy = redundancy, p.sample = sample;
-  p.seed = PlanSeed(run, auditors, redundancy, sample);
-  const std::vector<int64_t> sampled = SampleSteps(run.steps, sample, p.seed);
+  p.segment_steps = segment_steps;
+  p.seed = PlanSeed(run, auditors, redundancy, sample, segment_steps);
+  const int64_t L = std::max<int64_t>(segment_steps, 1);
+  const std::vector<int64_t> sampled = SampleSteps((run.steps + L - 1) / L, sample, p.seed);
   const data::Permutation order(sampled.size(), p.seed, kPlanStream);
   p.assignments.assign(static_cast<size_t>(auditors), {});
   for (uint64_t i = 0; i < sampled.size(); ++i) {
     for (int64_t j = 0; j < redundancy; ++j) {
       const uint64_t a = (i * static_cast<uint64_t>(redundancy) + j) % auditors;
-      p.assignments[a].push_back(sampled[order(i)]);
+      const int64_t first = sampled[order(i)] * L;
+      for (int64_t s = first; s < std::min(first + L, run.steps); ++s)
+        p.assignments[a].push_back(s);
     }
   }
   for (std::vector<int64_t>& steps : p.assignments) std::sort(steps.begin(), steps.end());
@@ -56,7 +63,7 @@ nlohmann::json PlanJson(const AuditPlan& p) {
   }
   char seed[17];
   std::snprintf(seed, sizeof seed, "%016llx", static_cast<unsigned long long>(p.seed));
-  return {
+  nlohmann::json j = {
       {"format", "trail.audit.plan.v1"},
       {"run",
        {{"genesis", p.run.genesis}, {"final_chain", p.run.final_chain}, {"steps", p.run.steps}}},
@@ -65,6 +72,8 @@ nlohmann::json PlanJson(const AuditPlan& p) {
       {"sample", p.sample},
       {"seed", seed},
       {"assignments", assignments}};
+  if (p.segment_steps > 0) j["segment_steps"] = p.segment_steps;
+  return j;
 }
 
 AuditPlan LoadPlanFor(const std::string& path, const RunBinding& run) {
@@ -85,7 +94,10 @@ AuditPlan LoadPlanFor(const std::string& path, const RunBinding& run) {
   try {
     p = MakePlan(run, JsonInteger<int64_t>(j.at("auditors"), path + ": auditors"),
                  JsonInteger<int64_t>(j.at("redundancy"), path + ": redundancy"),
-                 JsonInteger<int64_t>(j.at("sample"), path + ": sample"));
+                 JsonInteger<int64_t>(j.at("sample"), path + ": sample"),
+                 j.contains("segment_steps")
+                     ? JsonInteger<int64_t>(j.at("segment_steps"), path + ": segment_steps")
+                     : 0);
   } catch (const nlohmann::json::exception& e) {
     TRAIL_FAIL(path, ": malformed plan: ", e.what());
   }

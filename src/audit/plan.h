@@ -9,8 +9,14 @@
 //   position i of the order (i = 0, 1, ...) holds sampled[order(i)] and goes to the auditors
 //   (i·r + j) mod K for j = 0..r-1 — r distinct auditors when r ≤ K, and every auditor gets
 //   ⌊|sampled|·r/K⌋ or one more steps. Each auditor's steps are listed ascending.
+// A segment plan (segment length L ≥ 1) assigns contiguous segments instead of single steps, so
+// one checkpoint load serves many verified steps: the run's steps are cut into segments
+// [i·L, min((i+1)·L, steps)), n counts segments, the seed text ends with " segments L", and the
+// rule above runs over segment indices; an auditor's steps are every step of its segments.
+// With L a multiple of the run's checkpoint interval, a segment starts at a checkpoint.
 // The plan file (format "trail.audit.plan.v1") records the run it is for (genesis, final chain,
-// steps), K, r, n, the seed and the assignments; attestations bind to its SHA-256.
+// steps), K, r, n, "segment_steps" (L, only in a segment plan), the seed and the assignments;
+// attestations bind to its SHA-256.
 #pragma once
 
 #include <cstdint>
@@ -33,16 +39,18 @@ struct RunBinding {
 struct AuditPlan {
   RunBinding run;
   int64_t auditors = 0, redundancy = 0, sample = 0;  // K, r, n as requested
+  int64_t segment_steps = 0;                         // L; 0: single steps
   uint64_t seed = 0;
   std::vector<std::vector<int64_t>> assignments;  // per auditor, ascending
   bool operator==(const AuditPlan&) const = default;
 };
 
-// Throws trail::Error unless 1 ≤ r ≤ K and n ≥ 1.
-AuditPlan MakePlan(const RunBinding& run, int64_t auditors, int64_t redundancy, int64_t sample);
+// Throws trail::Error unless 1 ≤ r ≤ K, n ≥ 1 and L ≥ 0.
+AuditPlan MakePlan(const RunBinding& run, int64_t auditors, int64_t redundancy, int64_t sample,
+                   int64_t segment_steps = 0);
 
 nlohmann::json PlanJson(const AuditPlan& p);
-// Parses a plan file and checks it is the plan MakePlan derives for `run` with its K, r, n;
+// Parses a plan file and checks it is the plan MakePlan derives for `run` with its K, r, n, L;
 // throws trail::Error naming the file and what does not match.
 AuditPlan LoadPlanFor(const std::string& path, const RunBinding& run);
 

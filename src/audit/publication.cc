@@ -1,6 +1,7 @@
 #include "audit/publication.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "core/error.h"
 #include "core/hash.h"
@@ -128,6 +129,23 @@ Publication ParsePublication(const std::string& text, const std::string& where) 
     TRAIL_FAIL(where, ": malformed publication: ", e.what());
   }
   return p;
+}
+
+std::string BundleShardPath(const data::ShardRef& s) {
+  return "data/" + std::filesystem::path(s.path).lexically_normal().generic_string();
+}
+
+std::vector<const data::ShardRef*> ManifestShards(const data::Manifest& m) {
+  std::vector<const data::ShardRef*> out;
+  for (const data::SourceSpec& s : m.sources) {
+    for (const data::ShardRef& r : s.shards) out.push_back(&r);
+  }
+  for (const auto* sets : {&m.validation, &m.test}) {
+    for (const data::EvalSet& e : *sets) {
+      for (const data::ShardRef& r : e.shards) out.push_back(&r);
+    }
+  }
+  return out;
 }
 
 std::string BundleCheckpointPath(int64_t step, const std::string& file) {

@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "audit/plan.h"
+#include "data/manifest.h"
 #include "fetch/remote_file.h"
 
 namespace trail::audit {
@@ -55,5 +56,10 @@ Publication ParsePublication(const std::string& text, const std::string& where);
 
 // The bundle path of a run's checkpoint file, e.g. "run/checkpoints/step_00000100/meta.json".
 std::string BundleCheckpointPath(int64_t step, const std::string& file);
+// The bundle path of a shard: "data/" + its manifest path, normalized.
+std::string BundleShardPath(const data::ShardRef& s);
+// Every shard the manifest names, in the order: training sources, validation, test (a shard
+// named twice appears twice).
+std::vector<const data::ShardRef*> ManifestShards(const data::Manifest& m);
 
 }  // namespace trail::audit

@@ -59,16 +59,12 @@ void AddRunFiles(const std::string& run_dir, const std::vector<int64_t>& kept,
 void AddDataFiles(const std::string& manifest_path, std::vector<Entry>& out) {
   out.push_back({manifest_path, "data/manifest.json"});
   const data::Manifest m = data::LoadManifest(manifest_path);
-  auto add = [&](const data::ShardRef& s) {
-    TRAIL_CHECK(!fs::path(s.path).is_absolute() && s.path.find("..") == std::string::npos,
-                manifest_path, ": shard '", s.path, "' is not inside the manifest's folder; ",
-                "publish needs shard paths relative to the manifest (rebuild it with them)");
-    out.push_back({m.ShardPath(s), "data/" + s.path});
-  };
-  for (const data::SourceSpec& src : m.sources)
-    std::for_each(src.shards.begin(), src.shards.end(), add);
-  for (const auto* sets : {&m.validation, &m.test}) {
-    for (const data::EvalSet& e : *sets) std::for_each(e.shards.begin(), e.shards.end(), add);
+  for (const data::ShardRef* s : ManifestShards(m)) {
+    const fs::path norm = fs::path(s->path).lexically_normal();
+    TRAIL_CHECK(!norm.is_absolute() && !norm.empty() && *norm.begin() != "..", manifest_path,
+                ": shard '", s->path, "' is not inside the manifest's folder; publish needs ",
+                "shard paths relative to the manifest (rebuild it with them)");
+    out.push_back({m.ShardPath(*s), BundleShardPath(*s)});
   }
 }
 

@@ -6,34 +6,15 @@
 #include <fstream>
 
 #include "core/error.h"
-#include "data/batch_schedule.h"
+#include "audit/step_reads.h"
 #include "data/manifest.h"
 #include "data/shard_reader.h"
-#include "data/stream.h"
 #include "train/step_trace.h"
 
 namespace trail::audit {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string BundlePathOfShard(const data::ShardRef& s) {
-  return "data/" + fs::path(s.path).lexically_normal().generic_string();
-}
-
-// Every shard the manifest names, train sources first (in source and shard order).
-std::vector<const data::ShardRef*> AllShards(const data::Manifest& m) {
-  std::vector<const data::ShardRef*> out;
-  for (const data::SourceSpec& s : m.sources) {
-    for (const data::ShardRef& r : s.shards) out.push_back(&r);
-  }
-  for (const auto* sets : {&m.validation, &m.test}) {
-    for (const data::EvalSet& e : *sets) {
-      for (const data::ShardRef& r : e.shards) out.push_back(&r);
-    }
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -90,22 +71,16 @@ void RemoteRun::FetchRunFiles(const std::vector<int64_t>& steps) {
   }
 }
 
-// The newest published checkpoint at or before each step, fetched whole; returns the step each
-// chosen step is replayed from.
-std::vector<int64_t> RemoteRun::FetchCheckpoints(const std::vector<int64_t>& steps) {
-  std::vector<int64_t> starts;
-  for (int64_t s : steps) {
-    auto it = std::upper_bound(pub_.checkpoints.begin(), pub_.checkpoints.end(), s);
-    const int64_t c = it == pub_.checkpoints.begin() ? -1 : *std::prev(it);
-    starts.push_back(std::max<int64_t>(c, 0));
-    if (c < 0) continue;
+// The newest published checkpoint at or before each step, fetched whole.
+void RemoteRun::FetchCheckpoints(const std::vector<int64_t>& steps) {
+  for (int64_t c : StartingCheckpoints(steps, pub_.checkpoints)) {
+    if (c < 0) continue;  // replayed from step 0
     for (const char* file : {"meta.json", "model.safetensors", "optim.safetensors"}) {
       if (const fetch::RemoteFile* f = pub_.Find(BundleCheckpointPath(c, file))) {
         Need(*f, 0, 0, true);
       }
     }
   }
-  return starts;
 }
 
 // The manifest, every shard's header, index, keys and trailer, then the token ranges that the
@@ -113,8 +88,8 @@ std::vector<int64_t> RemoteRun::FetchCheckpoints(const std::vector<int64_t>& ste
 void RemoteRun::FetchData(const std::vector<int64_t>& replayed) {
   const std::string manifest_path = Need(pub_.Get(pub_.manifest), 0, 0, true);
   const data::Manifest m = data::LoadManifest(manifest_path);
-  for (const data::ShardRef* r : AllShards(m)) {
-    const fetch::RemoteFile& f = pub_.Get(BundlePathOfShard(*r));
+  for (const data::ShardRef* r : ManifestShards(m)) {
+    const fetch::RemoteFile& f = pub_.Get(BundleShardPath(*r));
     const std::string local = Need(f, 0, data::kShardHeaderBytes);
     std::string head(data::kShardHeaderBytes, '\0');
     std::ifstream(local, std::ios::binary)
@@ -123,27 +98,10 @@ void RemoteRun::FetchData(const std::vector<int64_t>& replayed) {
         data::ParseShardHeader(reinterpret_cast<const uint8_t*>(head.data()), f.size, f.path);
     Need(f, h.index_offset, f.size);
   }
-  data::CanonicalStream stream(m, data::StreamOptions{false});
-  std::vector<std::vector<data::TokenReadLog>> logs(stream.num_sources());
-  for (size_t i = 0; i < stream.num_sources(); ++i) {
-    logs[i].resize(m.sources[i].shards.size());
-    for (size_t j = 0; j < logs[i].size(); ++j) {
-      stream.source(i).shard(static_cast<uint32_t>(j)).LogReadsTo(&logs[i][j]);
-    }
-  }
-  const data::BatchSchedule schedule(m.stream.schedule);
-  data::RawWindow raw;
-  for (int64_t step : replayed) {
-    const data::WindowRange r = schedule.StepWindows(step);
-    for (uint64_t w = r.begin; w < r.end; ++w) stream.Window(w, raw);
-  }
-  for (size_t i = 0; i < logs.size(); ++i) {
-    for (size_t j = 0; j < logs[i].size(); ++j) {
-      const data::ShardReader& sh = stream.source(i).shard(static_cast<uint32_t>(j));
-      sh.LogReadsTo(nullptr);
-      const fetch::RemoteFile& f = pub_.Get(BundlePathOfShard(m.sources[i].shards[j]));
-      const uint64_t base = sh.header().tokens_offset, width = sh.header().token_bytes;
-      for (const auto& [b, e] : logs[i][j]) Need(f, base + b * width, base + e * width);
+  for (const ShardReads& r : TokenReadsOfSteps(m, replayed)) {
+    const fetch::RemoteFile& f = pub_.Get(BundleShardPath(m.sources[r.source].shards[r.shard]));
+    for (const auto& [b, e] : r.ranges) {
+      Need(f, r.tokens_offset + b * r.token_bytes, r.tokens_offset + e * r.token_bytes);
     }
   }
 }
@@ -154,12 +112,8 @@ FetchedRun RemoteRun::FetchForSteps(const std::vector<int64_t>& steps) {
               pub_.run.steps, " steps the publication records");
   const uint64_t before = cache_->fetched_bytes();
   FetchRunFiles(steps);
-  const std::vector<int64_t> starts = FetchCheckpoints(steps);
-  std::set<int64_t> replayed;
-  for (size_t i = 0; i < steps.size(); ++i) {
-    for (int64_t s = starts[i]; s <= steps[i]; ++s) replayed.insert(s);
-  }
-  FetchData({replayed.begin(), replayed.end()});
+  FetchCheckpoints(steps);
+  FetchData(ReplayedSteps(steps, pub_.checkpoints));
   progress_.Finish();
   FetchedRun out;
   out.run_dir = bundle_ + "/run";

@@ -55,7 +55,7 @@ class RemoteRun {
  private:
   std::string Need(const fetch::RemoteFile& f, uint64_t begin, uint64_t end, bool whole = false);
   void FetchRunFiles(const std::vector<int64_t>& steps);
-  std::vector<int64_t> FetchCheckpoints(const std::vector<int64_t>& steps);
+  void FetchCheckpoints(const std::vector<int64_t>& steps);
   void FetchData(const std::vector<int64_t>& replayed);
 
   RemoteOptions o_;

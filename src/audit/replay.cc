@@ -96,6 +96,7 @@ class Replayer {
       const int64_t c = starts_[i].step;
       if (problem.empty()) {
         checked_.insert(i);
+        report_.starting_points.push_back(c);
         train::Say(quiet_, StrCat("audit: starting at step ", c,
                                   starts_[i].checkpoint ? " from its checkpoint"
                                                         : " from the recipe's initial parameters"));

@@ -69,9 +69,10 @@ struct ReplayReport {
   train::RunAttestationCheck attestation;
   std::string backend;
   int64_t threads = 0, processes = 0;
-  double load_seconds = 0;  // reading and checking starting points
-  train::StepTrace trace;   // of ReplayOptions::trace_step
-  std::string divergence;   // the first diverging operation of the first traced step that differs
+  double load_seconds = 0;               // reading and checking starting points
+  std::vector<int64_t> starting_points;  // the step of every starting point loaded, in order
+  train::StepTrace trace;                // of ReplayOptions::trace_step
+  std::string divergence;  // the first diverging operation of the first traced step that differs
 
   // The first step that differs, is unverified or carries a finding; -1 when none.
   int64_t first_failure() const;

@@ -36,7 +36,8 @@ nlohmann::json ReportJson(const ReplayReport& r) {
             {"signed", r.attestation.is_signed},
             {"signer", r.attestation.signer}}},
           {"machine", {{"backend", r.backend}, {"threads", r.threads}, {"processes", r.processes}}},
-          {"load_seconds", r.load_seconds}};
+          {"load_seconds", r.load_seconds},
+          {"starting_points", r.starting_points}};
 }
 
 std::string ReportText(const ReplayReport& r) {
@@ -79,11 +80,13 @@ std::string ReportText(const ReplayReport& r) {
                ? StrCat("run attestation: signed by key ", r.attestation.signer.substr(0, 16), "\n")
                : std::string("run attestation: unsigned\n");
   }
-  out +=
-      StrCat(matched, " of ", requested, " requested steps bit-identical (", replayed,
-             " replayed, ", train::FormatNumber("%.3f", replayed ? step_seconds / replayed : 0),
-             " s/step; starting points loaded in ", train::FormatNumber("%.2f", r.load_seconds),
-             " s) on ", r.backend, ", ", r.threads, " thread(s), ", r.processes, " process(es)\n");
+  std::string starts;
+  for (int64_t s : r.starting_points) starts += StrCat(starts.empty() ? "" : ", ", s);
+  out += StrCat(matched, " of ", requested, " requested steps bit-identical (", replayed,
+                " replayed, ", train::FormatNumber("%.3f", replayed ? step_seconds / replayed : 0),
+                " s/step; starting points at steps ", starts.empty() ? "none" : starts,
+                " loaded in ", train::FormatNumber("%.2f", r.load_seconds), " s) on ", r.backend,
+                ", ", r.threads, " thread(s), ", r.processes, " process(es)\n");
   out += r.ok() ? "verdict: MATCH\n"
                 : StrCat("verdict: FAIL (first failure at step ", r.first_failure(), ")\n");
   return out;

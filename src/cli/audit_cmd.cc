@@ -11,6 +11,7 @@
 #include "cli/device_option.h"
 #include "audit/certify.h"
 #include "audit/collect.h"
+#include "audit/plan_cost.h"
 #include "audit/published_run.h"
 #include "audit/remote_run.h"
 #include "audit/replay.h"
@@ -23,6 +24,7 @@
 #include "fetch/source.h"
 #include "collectives/launch.h"
 #include "repops/kernels.h"
+#include "train/checkpoint.h"
 #include "train/step_trace.h"
 
 namespace trail::cli {
@@ -88,8 +90,20 @@ void AddPlan(CLI::App* audit, AuditCommand& c) {
   c.plan->add_option("--redundancy", c.redundancy, "r: auditors per step")
       ->capture_default_str()
       ->check(kPositive);
-  c.plan->add_option("--sample", c.plan_sample, "Steps to check (default: every step)")
+  c.plan
+      ->add_option("--sample", c.plan_sample,
+                   "Steps (segments, with --segments) to check (default: all)")
       ->check(kPositive);
+  c.plan
+      ->add_option("--segments", c.segments,
+                   "Assign contiguous segments of L steps instead of single steps (L a multiple "
+                   "of the checkpoint interval: one checkpoint load per segment)")
+      ->check(kPositive);
+  c.plan->add_option("--bundle", c.bundle,
+                     "The run's published bundle (folder or URL): also print each auditor's "
+                     "bytes to download");
+  c.plan->add_option("--cache", c.cache, "With --bundle: where its publication.json is kept");
+  AddData(c.plan, c.data);
   c.plan->add_option("--out", c.out, "The plan file to write (JSON)")->required();
 }
 
@@ -218,8 +232,38 @@ int RunReplay(const AuditCommand& c) {
   return r.ok() ? 0 : 1;
 }
 
+// Each auditor's cost: steps to replay and starting points to load by the checkpoints at
+// hand (the bundle's, when given), and with a bundle the bytes a remote audit fetches.
+void PrintPlanCosts(const AuditCommand& c, const audit::AuditPlan& p) {
+  std::unique_ptr<audit::RemoteRun> remote;
+  std::vector<int64_t> checkpoints = train::ListCheckpoints(c.run);
+  std::string manifest;
+  if (!c.bundle.empty()) {
+    audit::RemoteOptions ro;
+    ro.location = c.bundle, ro.cache_dir = c.cache, ro.quiet = true;
+    remote = std::make_unique<audit::RemoteRun>(ro);
+    TRAIL_CHECK(remote->publication().run == p.run, c.bundle, " is the bundle of another run");
+    checkpoints = remote->publication().checkpoints;
+    manifest = audit::ManifestForReplay(audit::OpenPublishedRun(c.run), c.data);
+  }
+  for (size_t a = 0; a < p.assignments.size(); ++a) {
+    audit::AuditorCost cost = audit::ReplayCost(p.assignments[a], checkpoints);
+    std::printf("  auditor %zu: %lld steps; replays %lld from %lld starting point(s)", a,
+                static_cast<long long>(cost.steps), static_cast<long long>(cost.replayed),
+                static_cast<long long>(cost.loads));
+    if (remote) {
+      cost.bytes = audit::FetchBytes(remote->publication(), p.assignments[a], manifest);
+      const uint64_t total = remote->publication().total_bytes();
+      std::printf("; fetches %.2f MB of the bundle's %.2f MB (%.1f%%)", cost.bytes / 1e6,
+                  total / 1e6, total ? 100.0 * cost.bytes / total : 0.0);
+    }
+    std::printf("\n");
+  }
+}
+
 int RunPlan(const AuditCommand& c) {
-  const audit::AuditPlan p = audit::PlanForRun(c.run, c.auditors, c.redundancy, c.plan_sample);
+  const audit::AuditPlan p =
+      audit::PlanForRun(c.run, c.auditors, c.redundancy, c.plan_sample, c.segments);
   WriteFileAtomic(c.out, audit::PlanJson(p).dump(2) + "\n");
   size_t planned = 0;
   for (const auto& a : p.assignments) planned += a.size();
@@ -229,6 +273,7 @@ int RunPlan(const AuditCommand& c) {
       c.out.c_str(), static_cast<long long>(p.auditors), static_cast<long long>(planned),
       static_cast<long long>(p.redundancy), static_cast<long long>(p.run.steps),
       ToHex(Sha256OfFile(c.out)).c_str());
+  PrintPlanCosts(c, p);
   return 0;
 }
 

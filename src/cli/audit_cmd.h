@@ -26,7 +26,8 @@ struct AuditCommand {
   std::vector<std::string> attestations;
   int64_t step = -1, sample = -1, auditors = 0, redundancy = 1, plan_sample = -1, slot = -1,
           capture = -1;
-  std::string trace_a, trace_b, device = "cpu", cache;
+  std::string trace_a, trace_b, device = "cpu", cache, bundle;
+  int64_t segments = 0;
   int retries = 4;
   uint64_t seed = 0;
   int threads = 0;
