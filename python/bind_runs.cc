@@ -82,9 +82,11 @@ std::string ReadTrace(const std::string& path) {
 }
 
 std::string Bisect(const std::string& a, const std::string& b, const std::string& run,
-                   const std::string& data) {
+                   const std::string& data, bool strict) {
+  if (strict && run.empty()) throw py::value_error("strict=True needs run=");
   return Unlocked([&] {
     const train::StepTrace ta = train::ReadStepTrace(a), tb = train::ReadStepTrace(b);
+    if (strict) audit::CheckStrictTraces(a, ta, tb, run);
     const audit::Divergence d =
         run.empty() ? audit::Bisect(ta, tb) : audit::BisectWithRun(ta, tb, run, data);
     return audit::DivergenceJson(d).dump();
@@ -152,7 +154,8 @@ void BindRuns(py::module_& m) {
   m.def("trace", &Trace, py::arg("run"), py::arg("step"), py::arg("out"), py::arg("capture") = -1,
         py::arg("data") = "");
   m.def("read_trace", &ReadTrace, py::arg("path"));
-  m.def("bisect", &Bisect, py::arg("a"), py::arg("b"), py::arg("run") = "", py::arg("data") = "");
+  m.def("bisect", &Bisect, py::arg("a"), py::arg("b"), py::arg("run") = "", py::arg("data") = "",
+        py::arg("strict") = false);
   m.def("plan", &Plan, py::arg("run"), py::arg("auditors"), py::arg("redundancy"),
         py::arg("sample"), py::arg("segments") = 0);
   m.def("certify", &Certify, py::arg("run"), py::arg("plan"), py::arg("key"), py::arg("auditor"),

@@ -11,7 +11,8 @@
 #     a connection dropped mid-transfer fails, and the rerun resumes from the cache and matches;
 #     a server that answers ranges with the whole file still gives the match; a wrong
 #     Content-Range is refused (exit 4); a server that is down gets a clear error (exit 4);
-#   - `audit certify` and `audit trace` take the URL too;
+#   - `audit certify` and `audit trace` take the URL too; the trainer's signed trace and the
+#     remote one bisect clean under --strict, which refuses an unsigned or altered trace;
 #   - a segment plan (4 auditors, redundancy 2, segments of 10 steps) covers every step twice, is
 #     a pure function of the run, and each auditor's certify from the URL loads one checkpoint
 #     per run of consecutive segments (read from its report) and fetches exactly the bytes the
@@ -86,8 +87,16 @@ echo "-- certify and trace from the URL"
 "$trail" audit certify --run "$url" --cache cache --plan plan.json --key auditor.key --auditor 1 \
   --out att.json --quiet > certify.out || { cat certify.out; fail "remote certify"; }
 "$trail" audit trace --run "$url" --cache cache --step 40 --out remote.trace > /dev/null
-"$trail" audit bisect run/traces/step_00000040.trace remote.trace > /dev/null \
+"$trail" audit bisect run/traces/step_00000040.trace remote.trace --run run --strict > /dev/null \
   || fail "the remote trace of step 40 diverges from the recorded one"
+
+echo "-- signed traces: bisect --strict"
+expect 3 "is unsigned" -- "$trail" audit bisect remote.trace run/traces/step_00000040.trace --run run --strict
+cp run/traces/step_00000040.trace altered.trace && cp run/traces/step_00000040.trace.sig altered.trace.sig
+sed -i '3s/"hash":"[0-9a-f]\{8\}/"hash":"00000000/' altered.trace
+expect 3 "signs another trace" -- "$trail" audit bisect altered.trace remote.trace --run run --strict
+expect 2 "needs --run" -- "$trail" audit bisect run/traces/step_00000040.trace remote.trace --strict
+"$trail" audit bisect altered.trace remote.trace > /dev/null && fail "an altered trace agrees" || true
 
 echo "-- segment plans"
 "$trail" audit plan --run run --auditors 4 --redundancy 2 --segments 10 --bundle "$url" \

@@ -119,6 +119,9 @@ def test_trace_and_bisect_equal_the_cli(run_dir, tmp_path):
     assert list(values.shape) == mine[3]["shape"] and values.dtype == np.float32
     d = trail.bisect(mine, recorded)
     assert not d.diverges
+    assert not run.bisect(recorded, mine, strict=True).diverges  # the trainer signed its trace
+    with pytest.raises(trail.TrailError, match="unsigned"):
+        run.bisect(mine, recorded, strict=True)
     assert d.json == cli_json("audit", "bisect", tmp_path / "cli.trace", recorded.path, "--json")
     with pytest.raises(ValueError, match="hash only"):
         theirs.values(3)

@@ -65,11 +65,12 @@ class Trace:
         return f"<Trace of step {self.step}: {len(self)} entries, {self.backend}>"
 
 
-def bisect(a, b, run=None, data=None) -> Divergence:
+def bisect(a, b, run=None, data=None, strict: bool = False) -> Divergence:
     """``trail audit bisect``: the first operation where two traces of a step diverge. With
-    ``run``, the step is re-run here to name the first differing element."""
+    ``run``, the step is re-run here to name the first differing element; with ``strict``,
+    ``a`` must be the trace the run's trainer signed (TrailError otherwise)."""
     a, b = (x.path if isinstance(x, Trace) else str(x) for x in (a, b))
-    return Divergence(json.loads(_trail.bisect(a, b, str(run or ""), str(data or ""))))
+    return Divergence(json.loads(_trail.bisect(a, b, str(run or ""), str(data or ""), strict)))
 
 
 class Run:
@@ -168,9 +169,9 @@ class Run:
         """The trace the trainer recorded for ``step`` (``--trace-every``)."""
         return Trace(_trail.trace_path(str(self.path), step))
 
-    def bisect(self, a, b, data=None) -> Divergence:
+    def bisect(self, a, b, data=None, strict: bool = False) -> Divergence:
         """``trail audit bisect --run``: as ``trail.bisect``, naming the element by re-running."""
-        return bisect(a, b, run=self.path, data=data)
+        return bisect(a, b, run=self.path, data=data, strict=strict)
 
     def plan(self, auditors: int, redundancy: int = 1, sample: Optional[int] = None,
              out=None, segments: int = 0) -> dict:

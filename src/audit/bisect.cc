@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "audit/published_run.h"
 #include "audit/replay.h"
 #include "core/error.h"
 #include "core/hash.h"
@@ -113,6 +114,31 @@ Divergence BisectWithRun(const train::StepTrace& a, const train::StepTrace& b,
                                      " holds the value the "
                                      "specification (the reference kernels) gives");
   return d;
+}
+
+void CheckStrictTraces(const std::string& a_path, const train::StepTrace& a,
+                       const train::StepTrace& b, const std::string& run_dir) {
+  const PublishedRun run = OpenPublishedRun(run_dir);
+  TRAIL_CHECK(run.attestation.is_signed && run.attestation.problems.empty(), run_dir,
+              ": the run's attestation is not signed, so a strict bisect has no trainer's key "
+              "to check the trace against (drop --strict to compare unsigned traces)");
+  const train::TraceSignatureCheck sig = train::CheckTraceSignature(a_path, a);
+  TRAIL_CHECK(sig.present, a_path, " is unsigned (no ", a_path,
+              ".sig): --strict takes only a trace the trainer signed");
+  TRAIL_CHECK(sig.problem.empty(), sig.problem);
+  TRAIL_CHECK(sig.signer == run.attestation.signer, a_path, " is signed by key ",
+              sig.signer.substr(0, 16), ", not by the key that signed the run (",
+              run.attestation.signer.substr(0, 16), ")");
+  const std::string genesis = ToHex(run.info.genesis);
+  TRAIL_CHECK(a.genesis == genesis && b.genesis == genesis, "the traces are not of this run ",
+              "(genesis ", a.genesis.substr(0, 16), " and ", b.genesis.substr(0, 16),
+              ", the run's ", genesis.substr(0, 16), ")");
+  TRAIL_CHECK(a.step == b.step, "the traces are of different steps (", a.step, " and ", b.step,
+              ")");
+  TRAIL_CHECK(a.step >= 0 && a.step < run.steps() &&
+                  a.chain == ToHex(run.records[static_cast<size_t>(a.step)].chain),
+              a_path, " records a chain after step ", a.step,
+              " that is not the one the run's trajectory holds");
 }
 
 std::string DivergenceText(const Divergence& d) {

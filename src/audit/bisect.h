@@ -42,6 +42,13 @@ Divergence Bisect(const train::StepTrace& a, const train::StepTrace& b);
 Divergence BisectWithRun(const train::StepTrace& a, const train::StepTrace& b,
                          const std::string& run_dir, const std::string& data);
 
+// `audit bisect --strict`: refuses (trail::Error saying why) unless trace `a` is the trainer's —
+// signed (<a>.sig, train/step_trace.h) by the key that signed the run's attestation, of the
+// run's genesis, recording the chain the trajectory holds after its step — and `b` is a trace
+// of the same run and step.
+void CheckStrictTraces(const std::string& a_path, const train::StepTrace& a,
+                       const train::StepTrace& b, const std::string& run_dir);
+
 std::string DivergenceText(const Divergence& d);
 nlohmann::json DivergenceJson(const Divergence& d);
 

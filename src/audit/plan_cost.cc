@@ -63,7 +63,10 @@ uint64_t FetchBytes(const Publication& pub, const std::vector<int64_t>& steps,
        {"run/run.json", "run/recipe.toml", "run/trajectory.jsonl", "run/attestation.json"}) {
     count.Whole(f);
   }
-  for (int64_t s : steps) count.Whole(train::TracePath("run", s));
+  for (int64_t s : steps) {
+    count.Whole(train::TracePath("run", s));
+    count.Whole(train::TracePath("run", s) + ".sig");
+  }
   for (int64_t c : StartingCheckpoints(steps, pub.checkpoints)) {
     if (c < 0) continue;
     for (const char* f : {"meta.json", "model.safetensors", "optim.safetensors"}) {

@@ -43,7 +43,9 @@ void AddRunFiles(const std::string& run_dir, const std::vector<int64_t>& kept,
   }
   if (fs::is_directory(run_dir + "/traces")) {
     for (const auto& e : fs::directory_iterator(run_dir + "/traces")) {
-      if (e.is_regular_file() && e.path().extension() == ".trace") {
+      const std::string name = e.path().filename().string();
+      if (e.is_regular_file() &&
+          (e.path().extension() == ".trace" || name.size() > 10 && name.ends_with(".trace.sig"))) {
         out.push_back({e.path().string(), "run/traces/" + e.path().filename().string()});
       }
     }

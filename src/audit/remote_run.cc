@@ -66,8 +66,9 @@ void RemoteRun::FetchRunFiles(const std::vector<int64_t>& steps) {
   }
   if (const fetch::RemoteFile* a = pub_.Find("run/attestation.json")) Need(*a, 0, 0, true);
   for (int64_t s : steps) {  // the trainer's trace of a step names where a replay diverges
-    const std::string trace = train::TracePath("run", s);
-    if (const fetch::RemoteFile* t = pub_.Find(trace)) Need(*t, 0, 0, true);
+    for (const std::string& p : {train::TracePath("run", s), train::TracePath("run", s) + ".sig"}) {
+      if (const fetch::RemoteFile* t = pub_.Find(p)) Need(*t, 0, 0, true);
+    }
   }
 }
 

@@ -164,6 +164,9 @@ void AddTraceAndBisect(CLI::App* audit, AuditCommand& c) {
                        "The run: re-run the step here to name the differing element when the "
                        "traces hold hashes only");
   c.bisect->add_option("--data", c.data, "A copy of the run's data manifest");
+  c.bisect->add_flag("--strict", c.strict,
+                     "Refuse unless trace_a is signed by the run's trainer and matches the run "
+                     "(needs --run)");
   AddThreads(c.bisect, c.threads);
   c.bisect->add_flag("--json", c.json, "Print the result as JSON");
 }
@@ -326,6 +329,10 @@ int RunTrace(const AuditCommand& c) {
 
 int RunBisect(const AuditCommand& c) {
   const train::StepTrace a = train::ReadStepTrace(c.trace_a), b = train::ReadStepTrace(c.trace_b);
+  if (c.strict) {
+    if (c.run.empty()) throw CLI::ValidationError("audit bisect", "--strict needs --run");
+    audit::CheckStrictTraces(c.trace_a, a, b, c.run);
+  }
   const audit::Divergence d =
       c.run.empty() ? audit::Bisect(a, b) : audit::BisectWithRun(a, b, c.run, c.data);
   if (c.json) {

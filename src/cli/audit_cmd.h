@@ -31,7 +31,7 @@ struct AuditCommand {
   int retries = 4;
   uint64_t seed = 0;
   int threads = 0;
-  bool json = false, quiet = false;
+  bool json = false, quiet = false, strict = false;
   AuditEvalCommand eval;  // `audit eval`
 };
 void AddAuditCommand(CLI::App& app, AuditCommand& cmd);

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/file_util.h"
+#include "core/hash.h"
 #include "core/json_read.h"
 #include "core/state_hash.h"
 #include "core/thread_pool.h"
@@ -170,6 +171,54 @@ StepTrace ReadStepTrace(const std::string& path) {
   TRAIL_CHECK(t.ops.size() == expected, path, ": holds ", t.ops.size(),
               " entries but its header says ", expected);
   return t;
+}
+
+namespace {
+
+constexpr const char* kTraceSignatureFormat = "trail.trace.signature.v1";
+
+nlohmann::json TraceStatement(const std::string& trace_path, const StepTrace& t) {
+  return {{"format", kTraceSignatureFormat},
+          {"trace_sha256", ToHex(Sha256OfFile(trace_path))},
+          {"genesis", t.genesis},
+          {"step", t.step},
+          {"chain", t.chain}};
+}
+
+}  // namespace
+
+void SignStepTrace(const std::string& trace_path, const StepTrace& t, const SigningKey& key) {
+  const nlohmann::json statement = TraceStatement(trace_path, t);
+  const nlohmann::json doc = {
+      {"statement", statement},
+      {"public_key", key.public_hex()},
+      {"signature", key.Sign(std::string(kTraceSignatureFormat) + "\n" + statement.dump())}};
+  WriteFileAtomic(trace_path + ".sig", doc.dump() + "\n");
+}
+
+TraceSignatureCheck CheckTraceSignature(const std::string& trace_path, const StepTrace& t) {
+  TraceSignatureCheck c;
+  const std::string sig = trace_path + ".sig";
+  c.present = std::filesystem::exists(sig);
+  if (!c.present) return c;
+  try {
+    const nlohmann::json doc = nlohmann::json::parse(ReadFileToString(sig));
+    const nlohmann::json& statement = doc.at("statement");
+    const SigningKey k = SigningKey::FromPublicHex(doc.at("public_key"), sig + ": public_key");
+    if (!k.Verify(std::string(kTraceSignatureFormat) + "\n" + statement.dump(),
+                  doc.at("signature").get<std::string>())) {
+      c.problem = sig + ": the signature does not verify";
+    } else if (statement != TraceStatement(trace_path, t)) {
+      c.problem = sig + ": signs another trace (its hash, genesis, step or chain differ)";
+    } else {
+      c.signer = k.fingerprint();
+    }
+  } catch (const nlohmann::json::exception& e) {
+    c.problem = sig + ": malformed trace signature: " + e.what();
+  } catch (const Error& e) {
+    c.problem = e.what();
+  }
+  return c;
 }
 
 }  // namespace trail::train

@@ -18,6 +18,8 @@
 // little-endian) is present only on an entry captured on request.
 #pragma once
 
+#include "core/signing.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -69,5 +71,20 @@ std::string TracePath(const std::string& run_dir, int64_t step);   // <run>/trac
 void WriteStepTrace(const std::string& path, const StepTrace& t);  // atomic; creates the folder
 // Strict: a malformed line, a wrong count or index throws trail::Error naming file and line.
 StepTrace ReadStepTrace(const std::string& path);
+
+// A trace signed by the trainer (`train --trace-every K --key KEY`), beside it as <trace>.sig
+// (format "trail.trace.signature.v1"):
+//   {"statement": {"format", "trace_sha256" (of the trace file), "genesis", "step", "chain"},
+//    "public_key": 64 hex, "signature": 128 hex}
+// signed as the run's attestation is, over "trail.trace.signature.v1\n" followed by the
+// statement serialized compactly with sorted keys.
+void SignStepTrace(const std::string& trace_path, const StepTrace& t, const SigningKey& key);
+
+struct TraceSignatureCheck {
+  bool present = false;  // <trace>.sig exists
+  std::string signer;    // the public key's fingerprint, when the signature verified
+  std::string problem;   // "" when present and valid for this trace file and header
+};
+TraceSignatureCheck CheckTraceSignature(const std::string& trace_path, const StepTrace& t);
 
 }  // namespace trail::train

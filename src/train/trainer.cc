@@ -183,7 +183,10 @@ TrainSummary RunTraining(const TrainOptions& opt) {
     if (o.trace_every > 0 && st.step % o.trace_every == 0) {
       StepTrace trace;
       line = TracedStepAndChain(run.engine, st, r, genesis, trace);
-      if (lead) WriteStepTrace(TracePath(rd.dir(), r.step), trace);
+      if (lead) {
+        WriteStepTrace(TracePath(rd.dir(), r.step), trace);
+        if (key) SignStepTrace(TracePath(rd.dir(), r.step), trace, *key);
+      }
     } else {
       line = StepAndChain(run.engine, st, r);
     }
