@@ -13,6 +13,10 @@
 #     Content-Range is refused (exit 4); a server that is down gets a clear error (exit 4);
 #   - `audit certify` and `audit trace` take the URL too; the trainer's signed trace and the
 #     remote one bisect clean under --strict, which refuses an unsigned or altered trace;
+#   - a copy of the data whose shard was altered and rehashed with its manifest entry: the shard
+#     is named with the first replayed step that reads it; those steps are unverified (never
+#     "differs"), and with a differing validation shard the training steps still match; a copy
+#     that differs beyond its shards' hashes is refused naming that;
 #   - a segment plan (4 auditors, redundancy 2, segments of 10 steps) covers every step twice, is
 #     a pure function of the run, and each auditor's certify from the URL loads one checkpoint
 #     per run of consecutive segments (read from its report) and fetches exactly the bytes the
@@ -132,6 +136,28 @@ rm trusted/*.key
 "$trail" audit collect --run run --plan segplan.json --keys trusted segatt0.json segatt1.json \
   segatt2.json segatt3.json > collect.out || { cat collect.out; fail "collect of the segment plan"; }
 grep -q "verified" collect.out || fail "the segment plan's run verdict"
+
+echo "-- a copy of the data whose shard differs (rehashed with its manifest entry)"
+forge="python3 $here/audit_forge.py"
+mkdir copy-val && cp -r shards manifest.json copy-val/
+$forge token copy-val/shards/val-00000.tshard 5 && $forge manifest copy-val/manifest.json
+expect 1 "no replayed step reads it" -- "$trail" audit replay --run run --data copy-val/manifest.json \
+  --steps 50:53 --json --quiet
+python3 -c '
+import json, re, sys
+j = json.loads(open("expect.out").read()[:open("expect.out").read().rindex("}") + 1])
+assert [s["verdict"] for s in j["steps"] if s["requested"]] == ["match"] * 3, j["steps"]
+assert len(j["findings"]) == 1 and "shards/val-00000.tshard differs" in j["findings"][0]["what"]' \
+  || fail "a differing validation shard: the training steps must still match"
+mkdir copy-train && cp -r shards manifest.json copy-train/
+$forge token copy-train/shards/train-00000.tshard 1000 && $forge manifest copy-train/manifest.json
+expect 1 "step 50 is the first replayed step that reads it" -- "$trail" audit replay --run run \
+  --data copy-train/manifest.json --steps 50:53 --quiet
+grep -q "step 51: unverified" expect.out || fail "a step that reads the differing shard is not unverified"
+grep -q "differs —\|: differs" expect.out && fail "a step was said to differ because the copy of the data does"
+sed -i 's/"seed": 7/"seed": 8/' copy-train/manifest.json
+expect 3 "beyond its shards' hashes" -- "$trail" audit replay --run run --data copy-train/manifest.json \
+  --steps 50:53 --quiet
 
 echo "-- faults"
 serve bundle --flip .tshard

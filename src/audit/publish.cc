@@ -37,15 +37,15 @@ std::vector<int64_t> KeptCheckpoints(const std::vector<int64_t>& all, int64_t ev
 
 void AddRunFiles(const std::string& run_dir, const std::vector<int64_t>& kept,
                  std::vector<Entry>& out) {
-  for (const char* f :
-       {"run.json", "recipe.toml", "trajectory.jsonl", "metrics.jsonl", "attestation.json"}) {
+  for (const char* f : {"run.json", "recipe.toml", "manifest.json", "trajectory.jsonl",
+                        "metrics.jsonl", "attestation.json"}) {
     if (fs::exists(run_dir + "/" + f)) out.push_back({run_dir + "/" + f, std::string("run/") + f});
   }
   if (fs::is_directory(run_dir + "/traces")) {
     for (const auto& e : fs::directory_iterator(run_dir + "/traces")) {
       const std::string name = e.path().filename().string();
       if (e.is_regular_file() &&
-          (e.path().extension() == ".trace" || name.size() > 10 && name.ends_with(".trace.sig"))) {
+          (e.path().extension() == ".trace" || name.ends_with(".trace.sig"))) {
         out.push_back({e.path().string(), "run/traces/" + e.path().filename().string()});
       }
     }

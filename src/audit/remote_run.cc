@@ -64,7 +64,9 @@ void RemoteRun::FetchRunFiles(const std::vector<int64_t>& steps) {
   for (const char* name : {"run/run.json", "run/recipe.toml", "run/trajectory.jsonl"}) {
     Need(pub_.Get(name), 0, 0, true);
   }
-  if (const fetch::RemoteFile* a = pub_.Find("run/attestation.json")) Need(*a, 0, 0, true);
+  for (const char* name : {"run/attestation.json", "run/manifest.json"}) {  // when published
+    if (const fetch::RemoteFile* f = pub_.Find(name)) Need(*f, 0, 0, true);
+  }
   for (int64_t s : steps) {  // the trainer's trace of a step names where a replay diverges
     for (const std::string& p : {train::TracePath("run", s), train::TracePath("run", s) + ".sig"}) {
       if (const fetch::RemoteFile* t = pub_.Find(p)) Need(*t, 0, 0, true);

@@ -1,5 +1,7 @@
 #include "audit/replay.h"
 
+#include "audit/replay_data.h"
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -9,6 +11,7 @@
 
 #include "audit/bisect.h"
 #include "audit/published_run.h"
+#include "audit/replay_data.h"
 #include "core/error.h"
 #include "core/json_read.h"
 #include "core/thread_pool.h"
@@ -40,8 +43,13 @@ struct StartPoint {
 class Replayer {
  public:
   Replayer(const PublishedRun& run, train::LoadedRun& loaded, const ReplayOptions& options,
-           ReplayReport& report, bool quiet)
-      : run_(run), loaded_(loaded), options_(options), report_(report), quiet_(quiet) {
+           ReplayReport& report, bool quiet, const ReplayData& data)
+      : run_(run), loaded_(loaded), options_(options), report_(report), quiet_(quiet), data_(data) {
+    if (!data.differing.empty()) {
+      differing_ = std::make_unique<DifferingReads>(
+          data.manifest, data::StreamOptions{false, data.differing_paths()},
+          data.differing_paths());
+    }
     starts_.push_back({0, false});  // tried after a checkpoint at step 0, being older in order
     for (int64_t c : train::ListCheckpoints(run.rd.dir())) starts_.push_back({c, true});
   }
@@ -54,16 +62,17 @@ class Replayer {
     if (!st_ || st_->step > target || jump) {
       if (!Start(target)) {
         return Unverified(target, diverged_ >= 0
-                                      ? StrCat("no usable checkpoint after the step that differs (",
-                                               diverged_, ") and at or before this one")
+                                      ? StrCat("no usable checkpoint after step ", diverged_, " (",
+                                               diverged_why_, ") and at or before this one")
                                       : "no usable starting point at or before it");
       }
     }
     while (st_->step <= target) {
       CheckPassedCheckpoint(st_->step);
+      if (ReadsDifferingData(target)) return;
       const StepVerdict& v = ReplayOne(target);
       if (v.verdict != Verdict::kMatch) {
-        diverged_ = v.step;
+        diverged_ = v.step, diverged_why_ = "which differs";
         st_.reset();  // a state that left the trajectory is of no further use
         if (v.step < target) Unverified(target, StrCat("follows step ", v.step, ", which differs"));
         return;
@@ -72,6 +81,8 @@ class Replayer {
   }
 
   void MarkBroken(int64_t step) { broken_ = step; }
+  // The differing shards some replayed step read (each a finding at the first such step).
+  const std::set<std::string>& differing_read() const { return noted_; }
   // Every step's verdict, ascending.
   std::map<int64_t, StepVerdict>& verdicts() { return verdicts_; }
   // This machine's trace of the first step with a recorded trace that differed (empty: none).
@@ -223,6 +234,11 @@ class Replayer {
                                  ", the replay computes ", d.actual, FieldMeaning(d.field));
     v.verdict = diff.empty() ? Verdict::kMatch : Verdict::kDiffers;
     v.detail = diff;
+    if (!diff.empty() && differing_) {  // other shards' documents may have moved its windows
+      v.detail +=
+          " (with a copy of the data whose shards differ from the run's, this step may "
+          "have read other windows)";
+    }
     if (!diff.empty() && trace && options_.bisect && std::filesystem::exists(recorded)) {
       pending_ = local;  // bisected against the recorded trace once the replay is done
     }
@@ -230,6 +246,33 @@ class Replayer {
     train::Say(quiet_, StrCat("audit: step ", r.step, " ", VerdictName(v.verdict),
                               diff.empty() ? "" : ": " + diff));
     return Put(std::move(v));
+  }
+
+  // A step that reads a shard whose copy differs from the run's data is not replayed: it is
+  // unverified, and the state after it unknown, so a later step restarts from a checkpoint.
+  bool ReadsDifferingData(int64_t target) {
+    if (!differing_) return false;
+    const int64_t step = st_->step;
+    const std::string shard = differing_->ShardReadBy(step);
+    if (shard.empty()) return false;
+    if (noted_.insert(shard).second) {
+      report_.findings.push_back(
+          {step, StrCat("shard ", shard, " differs from the data the run trained on (",
+                        data_.differing.at(shard), "); step ", step,
+                        " is the first replayed step that reads it")});
+    }
+    StepVerdict v;
+    v.step = step, v.requested = step == target;
+    v.detail = StrCat("reads shard ", shard, ", which differs from the data the run trained on");
+    train::Say(quiet_, StrCat("audit: step ", step, " unverified: ", v.detail));
+    Put(std::move(v));
+    diverged_ = step, diverged_why_ = "which reads data that differs from the run's";
+    st_.reset();
+    if (step < target)
+      Unverified(target, StrCat("follows step ", step,
+                                ", which reads data that "
+                                "differs from the run's"));
+    return true;
   }
 
   void Unverified(int64_t step, const std::string& why) {
@@ -258,6 +301,10 @@ class Replayer {
   std::set<size_t> checked_;        // indices into starts_ already checked
   std::unique_ptr<train::TrainState> st_;
   int64_t diverged_ = -1, broken_ = INT64_MAX;
+  std::string diverged_why_ = "which differs";  // why the replay left the trajectory there
+  const ReplayData& data_;
+  std::unique_ptr<DifferingReads> differing_;  // null when the data is the run's
+  std::set<std::string> noted_;                // differing shards a replayed step read
 };
 
 // Bisects this machine's trace of a differing step against the run's recorded one and adds the
@@ -329,11 +376,13 @@ ReplayReport ReplaySteps(const ReplayOptions& o) {
   TRAIL_CHECK(o.steps.back() < recorded, "audit: step ", o.steps.back(), " is beyond the ",
               recorded, " steps ", run.rd.trajectory_path(), " records");
   const Clock::time_point t0 = Clock::now();
-  train::LoadedRun loaded(run.rd.recipe_path(), ManifestForReplay(run, o.data), o.verify_shards,
-                          comm, o.device);
+  const ReplayData data = DataForReplay(run, o.data);
+  train::LoadedRun loaded(run.rd.recipe_path(), data.manifest,
+                          data::StreamOptions{o.verify_shards, data.differing_paths()}, comm,
+                          o.device);
   report.backend = loaded.engine.backend().description();  // e.g. "cpu (AVX3_DL)"
   report.load_seconds += SecondsSince(t0);
-  Replayer replayer(run, loaded, o, report, quiet);
+  Replayer replayer(run, loaded, o, report, quiet, data);
   if (!run.trajectory_problem.empty()) {
     report.findings.push_back({run.steps(), run.trajectory_problem});
     replayer.MarkBroken(run.steps());
@@ -341,6 +390,14 @@ ReplayReport ReplaySteps(const ReplayOptions& o) {
   for (const std::string& p : run.attestation.problems) report.findings.push_back({-1, p});
   for (int64_t s : o.steps) replayer.Reach(s);
   for (auto& [step, v] : replayer.verdicts()) report.steps.push_back(std::move(v));
+  for (const auto& [shard, what] : data.differing) {
+    if (!replayer.differing_read().count(shard)) {
+      report.findings.push_back({-1, StrCat("shard ", shard,
+                                            " differs from the data the run "
+                                            "trained on (",
+                                            what, "); no replayed step reads it")});
+    }
+  }
   if (!replayer.divergent_trace().ops.empty()) {
     NameDivergence(report, replayer.divergent_trace(), o, comm);
   }

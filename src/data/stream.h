@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,16 @@
 namespace trail::data {
 
 struct StreamOptions {
+  StreamOptions() = default;
+  explicit StreamOptions(bool verify, std::set<std::string> differing = {})
+      : verify_hashes(verify), differing_shards(std::move(differing)) {}
+
   bool verify_hashes = true;  // rehash every shard on open (see ShardReader)
+  // Shards (paths as the manifest writes them) whose content is known to differ from the
+  // manifest's entry: opened without its SHA-256 (their counts must still be the manifest's).
+  // For an audit on a copy of the data that differs (audit/published_run.h), which then vouches
+  // for no step that reads them.
+  std::set<std::string> differing_shards;
 };
 
 // Opens a manifest's shard list, checking each against the manifest (hash, contract, counts).

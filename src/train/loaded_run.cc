@@ -10,16 +10,16 @@
 namespace trail::train {
 
 LoadedRun::LoadedRun(const std::string& recipe_path, const std::string& manifest_path_in,
-                     bool verify, collectives::Communicator& comm, const Device& device)
+                     const data::StreamOptions& shards, collectives::Communicator& comm,
+                     const Device& device)
     : manifest_path(std::filesystem::absolute(manifest_path_in).string()),
       manifest_sha(ToHex(Sha256OfFile(manifest_path_in))),
-      stream(data::LoadManifest(manifest_path_in), data::StreamOptions{verify}),
+      stream(data::LoadManifest(manifest_path_in), shards),
       recipe(LoadRecipe(recipe_path, stream.manifest().tokenizer.vocab_size)),
       engine(recipe, stream, comm, device) {
   for (const data::EvalSet& e : stream.manifest().validation) {
-    evals.emplace_back(e.domain,
-                       std::make_unique<data::EvalStream>(stream.manifest(), "validation", e.domain,
-                                                          data::StreamOptions{verify}));
+    evals.emplace_back(e.domain, std::make_unique<data::EvalStream>(stream.manifest(), "validation",
+                                                                    e.domain, shards));
   }
 }
 

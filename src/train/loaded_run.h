@@ -19,9 +19,11 @@
 namespace trail::train {
 
 struct LoadedRun {
-  // verify: rehash every shard while opening it. The engine runs this process's part of each
+  // `shards`: how the data's shards are opened (rehashed, or not; data/stream.h), for the
+  // training stream and the validation sets alike. The engine runs this process's part of each
   // step in the job `comm` (default: a job of one process), on a backend of `device`.
-  LoadedRun(const std::string& recipe_path, const std::string& manifest_path, bool verify,
+  LoadedRun(const std::string& recipe_path, const std::string& manifest_path,
+            const data::StreamOptions& shards,
             collectives::Communicator& comm = collectives::SingleProcess(),
             const Device& device = {});
 

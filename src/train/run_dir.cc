@@ -114,6 +114,7 @@ RunCheck RunDirectory::Verify() const {
   if (!info.data_manifest.empty() && fs::exists(info.data_manifest)) {
     check_file(info.data_manifest, "manifest_sha256");
   }
+  if (fs::exists(manifest_path())) check_file(manifest_path(), "manifest_sha256");
   std::vector<TrajectoryRecord> recs;
   try {
     recs = ReadTrajectory(info.genesis, /*drop_torn_tail=*/false);

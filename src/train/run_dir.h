@@ -1,5 +1,7 @@
 // A run directory (docs/training.md, "A run on disk"):
 //   recipe.toml        the recipe the run trains with (a copy, byte for byte)
+//   manifest.json      a copy of the data manifest the run trained on, byte for byte (runs from
+//                      before it was kept lack it; an audit compares a copy of the data with it)
 //   run.json           format "trail.run.v1": recipe and its SHA-256, the data manifest's
 //                      absolute path and SHA-256, the genesis hash H_0, parameter count,
 //                      FLOPs per token, repops version, mesh, validation unigram entropies
@@ -49,6 +51,7 @@ class RunDirectory {
   std::string info_path() const { return dir_ + "/run.json"; }
   std::string trajectory_path() const { return dir_ + "/trajectory.jsonl"; }
   std::string metrics_path() const { return dir_ + "/metrics.jsonl"; }
+  std::string manifest_path() const { return dir_ + "/manifest.json"; }
 
   bool HoldsRun() const;   // a trajectory exists: the run has started
   bool CanResume() const;  // recipe.toml and trajectory.jsonl exist

@@ -76,6 +76,13 @@ void StartFresh(const TrainOptions& opt, const RunDirectory& rd, LoadedRun& run,
                                {"mesh", {{"replicas", R.mesh.replicas}, {"shards", R.mesh.shards}}},
                                {"val_unigram_entropy", unigram}};
   rd.Create(opt.recipe_path, R.text, info);
+  // The run keeps the manifest it hashed: an audit on another copy of the data names the shards
+  // that differ from it (audit/published_run.h).
+  const std::string manifest = ReadFileToString(run.manifest_path);
+  TRAIL_CHECK(ToHex(Sha256({reinterpret_cast<const uint8_t*>(manifest.data()), manifest.size()})) ==
+                  run.manifest_sha,
+              run.manifest_path, " changed while the run started");
+  WriteFileAtomic(rd.manifest_path(), manifest);
   lock.emplace(rd.dir());
   SaveCheckpoint(rd.dir(), st, run.id());
   rd.MarkStarted();
@@ -145,8 +152,8 @@ TrainSummary RunTraining(const TrainOptions& opt) {
   const std::string manifest = ManifestToUse(o, rd);
   CheckStartable(o, rd);
   comm.Barrier();  // every process has checked the directory before process 0 writes to it
-  LoadedRun run(o.resume ? rd.recipe_path() : o.recipe_path, manifest, o.verify_shards, comm,
-                o.device);
+  LoadedRun run(o.resume ? rd.recipe_path() : o.recipe_path, manifest,
+                data::StreamOptions{o.verify_shards, {}}, comm, o.device);
   const Recipe& R = run.recipe;
   std::optional<SigningKey> key;  // loaded first, so a bad key fails before any step
   if (lead && !o.sign_key.empty()) key.emplace(SigningKey::Load(o.sign_key));
