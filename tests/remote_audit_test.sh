@@ -16,7 +16,8 @@
 #   - a copy of the data whose shard was altered and rehashed with its manifest entry: the shard
 #     is named with the first replayed step that reads it; those steps are unverified (never
 #     "differs"), and with a differing validation shard the training steps still match; a copy
-#     that differs beyond its shards' hashes is refused naming that;
+#     that differs beyond its shards' hashes is refused naming that; a bundle whose publisher
+#     altered a shard, rehashed it with its manifest entry and re-signed is audited the same way;
 #   - a segment plan (4 auditors, redundancy 2, segments of 10 steps) covers every step twice, is
 #     a pure function of the run, and each auditor's certify from the URL loads one checkpoint
 #     per run of consecutive segments (read from its report) and fetches exactly the bytes the
@@ -158,6 +159,29 @@ grep -q "differs —\|: differs" expect.out && fail "a step was said to differ b
 sed -i 's/"seed": 7/"seed": 8/' copy-train/manifest.json
 expect 3 "beyond its shards' hashes" -- "$trail" audit replay --run run --data copy-train/manifest.json \
   --steps 50:53 --quiet
+
+echo "-- a bundle whose shard was altered, rehashed and re-signed by its publisher"
+cp -r bundle forged-bundle
+$forge token forged-bundle/data/shards/train-00000.tshard 1000
+$forge manifest forged-bundle/data/manifest.json
+python3 - forged-bundle trainer.key <<'PY'
+import hashlib, json, sys
+from cryptography.hazmat.primitives.serialization import load_pem_private_key
+bundle, key = sys.argv[1:3]
+doc = json.load(open(bundle + "/publication.json"))
+st, size = doc["statement"], doc["statement"]["chunk_bytes"]
+for f in st["files"]:
+    b = open(bundle + "/" + f["path"], "rb").read()
+    f["size"], f["sha256"] = len(b), hashlib.sha256(b).hexdigest()
+    f["chunks"] = [hashlib.sha256(b[i:i + size]).hexdigest() for i in range(0, len(b), size)]
+message = "trail.publication.v1\n" + json.dumps(st, separators=(",", ":"), sort_keys=True)
+doc["signature"] = load_pem_private_key(open(key, "rb").read(), None).sign(message.encode()).hex()
+json.dump(doc, open(bundle + "/publication.json", "w"))
+PY
+"$trail" publish verify --bundle forged-bundle > /dev/null || fail "the re-signed bundle does not verify"
+serve forged-bundle
+expect 1 "train-00000.tshard differs from the data the run trained on.*step 50 is the first" \
+  --not ": differs" -- "$trail" audit replay --run "$url" --steps 50:53 --cache c0 --quiet
 
 echo "-- faults"
 serve bundle --flip .tshard
