@@ -89,7 +89,8 @@ if "$trail" audit replay --run run --step 3 --data elsewhere/other.json > other.
 grep -q "is not the manifest_sha256 the run records" other.out || fail "other manifest: $(cat other.out)"
 
 echo "-- operation traces: a replayed trace equals the recorded one; an altered entry is named"
-[ "$(ls run/traces | wc -l)" -eq 4 ] || fail "traces of steps 0, 10, 20, 30 expected: $(ls run/traces)"
+[ "$(ls run/traces/*.trace | wc -l)" -eq 4 ] || fail "traces of steps 0, 10, 20, 30 expected: $(ls run/traces)"
+[ "$(ls run/traces/*.trace.sig | wc -l)" -eq 4 ] || fail "the trainer signs each trace: $(ls run/traces)"
 "$trail" audit trace --run run --step 20 --out t20.trace --threads 2 > /dev/null
 "$trail" audit bisect run/traces/step_00000020.trace t20.trace > bisect.out || fail "bisect: $(cat bisect.out)"
 grep -q "the traces are identical" bisect.out || fail "bisect: $(cat bisect.out)"

@@ -6,8 +6,9 @@ trainer's private key, so only replaying the steps can find what changed.
 
   token SHARD INDEX              add 1 to token INDEX of a shard; rewrite its trailer hash
   manifest MANIFEST              set every shard entry's sha256 to its file's trailer hash
-  claim RUN MANIFEST             make RUN claim it trained on MANIFEST (run.json, genesis, chain,
-                                 checkpoints); drop attestation.json (a forger cannot re-sign)
+  claim RUN MANIFEST             make RUN claim it trained on MANIFEST (run.json, the run's copy
+                                 of its manifest, genesis, chain, checkpoints); drop
+                                 attestation.json (a forger cannot re-sign)
   record RUN STEP FIELD          flip the last hex digit of FIELD of a trajectory record; rechain
   weight-bit RUN STEP            flip the lowest bit of one weight of checkpoint STEP; rewrite its
                                  meta.json (file SHA-256 and parameter state hash)
@@ -132,6 +133,8 @@ def forge_claim(run, manifest):
     info['genesis'] = sha(b'trail.trajectory.v1' + info['recipe_sha256'].encode()
                           + info['manifest_sha256'].encode() + initial.encode())
     write_json(os.path.join(run, 'run.json'), info)
+    if os.path.exists(os.path.join(run, 'manifest.json')):
+        open(os.path.join(run, 'manifest.json'), 'wb').write(open(manifest, 'rb').read())
     rechain(run)
 
 def forge_record(run, step, field):

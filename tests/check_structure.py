@@ -29,9 +29,9 @@ LAYERS = {
     "collectives": {"core", "collectives"},
     "train": {"core", "repops", "model", "data", "collectives", "train"},
     "fetch": {"core", "fetch"},
-    "audit": {"core", "repops", "model", "data", "collectives", "train", "fetch", "audit"},
+    "audit": {"core", "repops", "model", "data", "tokenizer", "collectives", "train", "fetch", "audit"},
     "plan": {"core", "repops", "model", "data", "collectives", "train", "plan"},
-    "report": {"core", "repops", "model", "data", "collectives", "train", "fetch", "audit", "infer", "report"},
+    "report": {"core", "repops", "model", "data", "tokenizer", "collectives", "train", "fetch", "audit", "infer", "report"},
     "infer": {"core", "repops", "model", "data", "tokenizer", "ingest", "collectives", "train", "infer"},
 }
 # The block-diagonal mask's functional test of packing runs packed batches through the real attention op.

@@ -57,6 +57,9 @@ echo "-- publish and verify"
 "$trail" publish --run run --out bundle --key trainer.key --chunk-bytes 65536 --quiet > publish.out
 cat publish.out
 [ "$(json bundle/publication.json 'len(j["statement"]["checkpoints"])')" -ge 3 ] || fail "checkpoints"
+[ "$(json bundle/publication.json 'j["statement"]["tokenizer"]')" = data/contract.json ] \
+  || fail "the tokenizer contract is not published"
+cmp -s bundle/data/tokenizer.json tokenizer.json || fail "the contract's artifact is not published"
 "$trail" publish verify --bundle bundle > /dev/null || fail "publish verify of a folder"
 serve bundle
 "$trail" publish verify --bundle "$url" --json > verify.json || fail "publish verify over http"

@@ -86,6 +86,9 @@ Publication ParseStatement(const json& s, const std::string& where) {
   }
   TRAIL_CHECK(p.Find(p.manifest) != nullptr, where, ": the manifest '", p.manifest,
               "' is not among the files");
+  p.tokenizer = s.at("tokenizer").get<std::string>();
+  TRAIL_CHECK(p.tokenizer.empty() || p.Find(p.tokenizer) != nullptr, where,
+              ": the tokenizer contract '", p.tokenizer, "' is not among the files");
   return p;
 }
 

@@ -9,8 +9,9 @@
 //   S = {"format": "trail.publication.v1",
 //        "run": {"genesis", "final_chain", "steps"},        (the trajectory's, hex)
 //        "manifest": "data/manifest.json", "checkpoints": [steps kept, ascending],
-//        "chunk_bytes": C,
-//        "files": [{"path", "size", "sha256", "chunks": [SHA-256 of each C-byte piece]}]}
+//        "tokenizer": the tokenizer contract's path, e.g. "data/tokenizer.contract.json" ("":
+//        none), "chunk_bytes": C, "files": [{"path", "size", "sha256", "chunks": [SHA-256 of each
+//        C-byte piece]}]}
 // in which paths are relative, '/'-separated, without "." or ".." parts, sorted and distinct.
 // The signature (Ed25519, core/signing.h) is over "trail.publication.v1\n" followed by S
 // serialized compactly with sorted keys (S holds only strings and integers); the bundle's root
@@ -38,7 +39,8 @@ inline constexpr uint64_t kMaxPublishedFileBytes = uint64_t{1} << 44;  // 16 TiB
 
 struct Publication {
   RunBinding run;
-  std::string manifest;  // path of the data manifest in the bundle
+  std::string manifest;   // path of the data manifest in the bundle
+  std::string tokenizer;  // path of the tokenizer contract in the bundle ("": not published)
   std::vector<int64_t> checkpoints;
   uint64_t chunk_bytes = 0;
   std::vector<fetch::RemoteFile> files;  // sorted by path

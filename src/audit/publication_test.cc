@@ -23,6 +23,7 @@ json Statement() {
   return {{"format", kPublicationFormat},
           {"run", {{"genesis", kHash}, {"final_chain", kHash}, {"steps", 3}}},
           {"manifest", "data/manifest.json"},
+          {"tokenizer", ""},
           {"checkpoints", {0, 2}},
           {"chunk_bytes", 4096},
           {"files", {File("data/manifest.json", 10, 1), File("run/run.json", 9000, 3)}}};
@@ -66,6 +67,7 @@ TEST(Publication, RefusesAlteredListsAndBadEntries) {
   refused([](json& s) { s["chunk_bytes"] = 1; }, "chunk_bytes");
   refused([](json& s) { s["files"][0]["size"] = -1; }, "size");
   refused([](json& s) { s["manifest"] = "data/other.json"; }, "is not among the files");
+  refused([](json& s) { s["tokenizer"] = "data/t.json"; }, "is not among the files");
   refused([](json& s) { s["format"] = "trail.publication.v0"; }, "not a trail publication");
   EXPECT_NE(ErrorOf([&] { ParsePublication("{", "p.json"); }).find("malformed"), std::string::npos);
 }

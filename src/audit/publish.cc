@@ -13,6 +13,7 @@
 #include "core/hash.h"
 #include "core/signing.h"
 #include "data/manifest.h"
+#include "tokenizer/contract.h"
 #include "train/checkpoint.h"
 #include "train/run_dir.h"
 
@@ -70,6 +71,41 @@ void AddDataFiles(const std::string& manifest_path, std::vector<Entry>& out) {
   }
 }
 
+// The tokenizer contract (given, else the .json file beside the manifest with the manifest's
+// contract hash) and its artifact, at data/<name> and data/<artifact>; "" when none is found.
+std::string AddTokenizerFiles(const std::string& manifest_path, const std::string& given,
+                              std::vector<Entry>& out) {
+  const data::Manifest m = data::LoadManifest(manifest_path);
+  auto is_contract = [&](const fs::path& p) {
+    const Digest d = Sha256OfFile(p.string());
+    return std::equal(d.begin(), d.end(), m.tokenizer.contract.begin());
+  };
+  fs::path contract = given;
+  if (contract.empty()) {
+    std::error_code ec;
+    std::vector<fs::path> candidates;
+    for (const auto& e : fs::directory_iterator(fs::path(manifest_path).parent_path(), ec)) {
+      if (e.is_regular_file() && e.path().extension() == ".json") candidates.push_back(e.path());
+    }
+    std::sort(candidates.begin(), candidates.end());
+    for (const fs::path& c : candidates) {
+      if (contract.empty() && is_contract(c)) contract = c;
+    }
+    if (contract.empty()) return "";
+  }
+  TRAIL_CHECK(fs::exists(contract) && is_contract(contract), contract.string(),
+              ": not the tokenizer contract the data manifest records");
+  const tok::LoadedContract lc = tok::LoadContract(contract.string());  // checks the artifact
+  const fs::path artifact = fs::path(lc.contract.artifact).lexically_normal();
+  TRAIL_CHECK(!artifact.is_absolute() && *artifact.begin() != "..", contract.string(),
+              ": its artifact '", lc.contract.artifact, "' is not inside its folder");
+  const std::string name = "data/" + contract.filename().string();
+  out.push_back({contract.string(), name});
+  out.push_back(
+      {(contract.parent_path() / artifact).string(), "data/" + artifact.generic_string()});
+  return name;
+}
+
 // Places `src` at `dst` (a hard link when the file system allows, else a copy) and hashes it.
 fetch::RemoteFile PlaceAndHash(const Entry& e, const std::string& out_dir, uint64_t chunk_bytes) {
   const fs::path dst = fs::path(out_dir) / e.path;
@@ -105,6 +141,7 @@ json StatementJson(const Publication& p) {
       {"run",
        {{"genesis", p.run.genesis}, {"final_chain", p.run.final_chain}, {"steps", p.run.steps}}},
       {"manifest", p.manifest},
+      {"tokenizer", p.tokenizer},
       {"checkpoints", p.checkpoints},
       {"chunk_bytes", p.chunk_bytes},
       {"files", files}};
@@ -132,7 +169,9 @@ PublishSummary Publish(const PublishOptions& o) {
   p.checkpoints = KeptCheckpoints(train::ListCheckpoints(o.run_dir), o.checkpoint_every);
   std::vector<Entry> entries;
   AddRunFiles(o.run_dir, p.checkpoints, entries);
-  AddDataFiles(ManifestForReplay(run, ""), entries);
+  const std::string manifest = ManifestForReplay(run, "");
+  AddDataFiles(manifest, entries);
+  p.tokenizer = AddTokenizerFiles(manifest, o.contract, entries);
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
     return a.path < b.path || (a.path == b.path && a.source < b.source);
   });

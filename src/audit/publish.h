@@ -18,6 +18,9 @@ struct PublishOptions {
   // (0: every checkpoint).
   int64_t checkpoint_every = 0;
   uint64_t chunk_bytes = 1u << 20;
+  // The tokenizer contract to publish ("": the .json file beside the data manifest whose SHA-256
+  // the manifest records, when there is one). Its artifact is published beside it.
+  std::string contract;
   bool quiet = false;
 };
 

@@ -36,7 +36,10 @@ std::map<std::string, std::string> CompareWithRun(const std::string& run_manifes
                                                   const std::string& copy_path) {
   data::Manifest ref = data::LoadManifest(run_manifest), copy = data::LoadManifest(copy_path);
   std::vector<data::ShardRef*> rs = Shards(ref), cs = Shards(copy);
-  const std::string other = copy_path + ": describes other data than the run trained on: ";
+  const std::string other =
+      StrCat(copy_path, ": SHA-256 ", ToHex(Sha256OfFile(copy_path)),
+             " is not the manifest_sha256 the run records (", ToHex(Sha256OfFile(run_manifest)),
+             "): it describes other data than the run trained on: ");
   TRAIL_CHECK(rs.size() == cs.size(), other, "it lists ", cs.size(), " shards, the run's ",
               rs.size());
   std::map<std::string, std::string> differing;

@@ -26,6 +26,9 @@ void AddPublishCommand(CLI::App& app, PublishCommand& c) {
   c.publish->add_option("--chunk-bytes", c.chunk_bytes, "Bytes per hashed chunk")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{4096}, int64_t{1} << 30));
+  c.publish->add_option("--contract", c.contract,
+                        "The tokenizer contract to publish (default: the one beside the data "
+                        "manifest)");
   c.publish->add_flag("--quiet", c.quiet, "No progress line");
   c.verify = c.publish->add_subcommand(
       "verify", "Check every byte of a bundle against its signed file list (exit 0 when it holds)");
@@ -70,6 +73,7 @@ int RunPublishCommand(const PublishCommand& c) {
   audit::PublishOptions o;
   o.run_dir = c.run, o.out_dir = c.out, o.key_path = c.key, o.quiet = c.quiet;
   o.checkpoint_every = c.checkpoint_every, o.chunk_bytes = static_cast<uint64_t>(c.chunk_bytes);
+  o.contract = c.contract;
   const audit::PublishSummary s = audit::Publish(o);
   const audit::Publication& p = s.publication;
   std::printf("wrote %s: %zu files, %.1f MB, %zu checkpoints, %lld steps; signed by %s\nroot %s\n",

@@ -16,7 +16,7 @@ namespace trail::cli {
 
 struct PublishCommand {
   CLI::App *publish = nullptr, *verify = nullptr;
-  std::string run, out, key, bundle;
+  std::string run, out, key, bundle, contract;
   int64_t checkpoint_every = 0, chunk_bytes = 1 << 20, retries = 4;
   bool quiet = false, json = false;
 };
