@@ -50,6 +50,7 @@ size_t OnBody(char* data, size_t size, size_t n, void* user) {
 size_t OnHeader(char* data, size_t size, size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
   const std::string line(data, size * n);
+  if (line.rfind("HTTP/", 0) == 0) t->content_range.clear();  // a new answer (after a redirect)
   static const std::string kName = "content-range:";
   if (line.size() > kName.size()) {
     std::string head = line.substr(0, kName.size());
