@@ -11,7 +11,8 @@
 #   5. the `tiny` model trained for a few hundred steps (bit-reproducible), with per-domain
 #      validation, checkpoints and a chained trajectory hash
 #   6. an audit: the last checkpointed segment replayed, landing on the same bits, against the
-#      run's trainer-signed attestation
+#      run's trainer-signed attestation; then the run published as a signed bundle and three
+#      steps audited from it (file:// URL), fetching only what they read
 #   7. a training window traced back to its source document through the lineage
 #   8. a sample from the trained model (the same tokens and log-probability bits anywhere)
 #   9. its OLMES evaluation (nine tasks, cloze and multiple choice, from ../shared/data/olmes or
@@ -144,6 +145,11 @@ TOML
 
 echo; echo "== 6. Audit: replay the last checkpointed segment; does every step land on the same bits?"
 "$trail" audit replay --run "$out/run" --steps $((steps > 100 ? steps - 100 : 0)):$steps --threads "$threads" --quiet
+echo; echo "== 6b. Published as a signed bundle; three steps audited from it, fetching only what they read"
+"$trail" publish --run "$out/run" --out "$out/bundle" --key "$out/trainer.key" --checkpoint-every 100 --quiet
+"$trail" audit replay --run "file://$(cd "$out" && pwd)/bundle" --cache "$out/audit-cache" \
+  --steps $((steps > 100 ? steps - 100 : 0)):$((steps > 100 ? steps - 97 : 3)) --threads "$threads" \
+  2>&1 | grep -v "^audit: "
 echo; echo "== 7. Where did the tokens of training window 1000 come from?"
 key=$("$trail" data inspect --manifest "$out/manifest.json" --window 1000 --json |
       node -e 'let s = ""; process.stdin.on("data", d => s += d).on("end", () => console.log(JSON.parse(s).documents[0].key))')

@@ -76,9 +76,13 @@ int RunPublishCommand(const PublishCommand& c) {
   o.contract = c.contract;
   const audit::PublishSummary s = audit::Publish(o);
   const audit::Publication& p = s.publication;
-  std::printf("wrote %s: %zu files, %.1f MB, %zu checkpoints, %lld steps; signed by %s\nroot %s\n",
-              c.out.c_str(), p.files.size(), s.bytes / 1e6, p.checkpoints.size(),
-              static_cast<long long>(p.run.steps), p.signer.c_str(), p.root.c_str());
+  std::printf(
+      "wrote %s: %zu files, %.1f MB, %zu checkpoints, %lld steps, tokenizer %s; "
+      "signed by %s\nroot %s\n",
+      c.out.c_str(), p.files.size(), s.bytes / 1e6, p.checkpoints.size(),
+      static_cast<long long>(p.run.steps),
+      p.tokenizer.empty() ? "not found (pass --contract)" : p.tokenizer.c_str(), p.signer.c_str(),
+      p.root.c_str());
   return 0;
 }
 
