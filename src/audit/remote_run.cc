@@ -103,8 +103,20 @@ void RemoteRun::FetchData(const std::vector<int64_t>& replayed) {
   }
   for (const ShardReads& r : TokenReadsOfSteps(m, replayed)) {
     const fetch::RemoteFile& f = pub_.Get(BundleShardPath(m.sources[r.source].shards[r.shard]));
+    std::set<uint64_t> chunks;  // the reads' chunks, then fetched a run of chunks at a time
     for (const auto& [b, e] : r.ranges) {
-      Need(f, r.tokens_offset + b * r.token_bytes, r.tokens_offset + e * r.token_bytes);
+      const uint64_t begin = r.tokens_offset + b * r.token_bytes;
+      const uint64_t end = std::min(f.size, r.tokens_offset + e * r.token_bytes);
+      for (uint64_t c = begin / f.chunk_bytes; begin < end && c <= (end - 1) / f.chunk_bytes; ++c) {
+        chunks.insert(c);
+      }
+    }
+    for (auto it = chunks.begin(); it != chunks.end();) {
+      uint64_t last = *it;
+      auto next = std::next(it);
+      while (next != chunks.end() && *next == last + 1) last = *next++;
+      Need(f, f.ChunkBegin(*it), f.ChunkEnd(last));
+      it = next;
     }
   }
 }
