@@ -18,10 +18,8 @@ class ChunkCount {
  public:
   explicit ChunkCount(const Publication& pub) : pub_(pub) {}
   void Range(const fetch::RemoteFile& f, uint64_t begin, uint64_t end) {
-    end = std::min(end, f.size);
-    for (uint64_t c = begin / f.chunk_bytes; begin < end && c <= (end - 1) / f.chunk_bytes; ++c) {
-      chunks_[f.path].insert(c);
-    }
+    const auto [first, last] = f.ChunksOf(begin, end);
+    for (uint64_t c = first; c < last; ++c) chunks_[f.path].insert(c);
   }
   void Whole(const std::string& path) {
     if (const fetch::RemoteFile* f = pub_.Find(path)) Range(*f, 0, f->size);

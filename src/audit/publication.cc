@@ -138,19 +138,6 @@ std::string BundleShardPath(const data::ShardRef& s) {
   return "data/" + std::filesystem::path(s.path).lexically_normal().generic_string();
 }
 
-std::vector<const data::ShardRef*> ManifestShards(const data::Manifest& m) {
-  std::vector<const data::ShardRef*> out;
-  for (const data::SourceSpec& s : m.sources) {
-    for (const data::ShardRef& r : s.shards) out.push_back(&r);
-  }
-  for (const auto* sets : {&m.validation, &m.test}) {
-    for (const data::EvalSet& e : *sets) {
-      for (const data::ShardRef& r : e.shards) out.push_back(&r);
-    }
-  }
-  return out;
-}
-
 std::string BundleCheckpointPath(int64_t step, const std::string& file) {
   return train::CheckpointDir("run", step) + "/" + file;
 }

@@ -60,8 +60,20 @@ Publication ParsePublication(const std::string& text, const std::string& where);
 std::string BundleCheckpointPath(int64_t step, const std::string& file);
 // The bundle path of a shard: "data/" + its manifest path, normalized.
 std::string BundleShardPath(const data::ShardRef& s);
-// Every shard the manifest names, in the order: training sources, validation, test (a shard
-// named twice appears twice).
-std::vector<const data::ShardRef*> ManifestShards(const data::Manifest& m);
+// Every shard entry the manifest names, in the order: training sources, validation, test (a
+// shard named twice appears twice); mutable entries of a mutable manifest.
+template <class M>
+auto ManifestShards(M& m) {
+  std::vector<decltype(&m.sources.front().shards.front())> out;
+  for (auto& s : m.sources) {
+    for (auto& r : s.shards) out.push_back(&r);
+  }
+  for (auto* sets : {&m.validation, &m.test}) {
+    for (auto& e : *sets) {
+      for (auto& r : e.shards) out.push_back(&r);
+    }
+  }
+  return out;
+}
 
 }  // namespace trail::audit

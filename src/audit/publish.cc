@@ -153,7 +153,8 @@ PublishSummary Publish(const PublishOptions& o) {
   TRAIL_CHECK(o.chunk_bytes >= 4096 && o.chunk_bytes <= (1u << 30),
               "publish: the chunk size must be in [4096, 2^30] bytes");
   TRAIL_CHECK(!fs::exists(o.out_dir) || fs::is_empty(o.out_dir), o.out_dir,
-              " exists and is not empty: publish into a new folder");
+              " exists and is not empty: publish into a new folder (one without ", kPublicationFile,
+              " is an unfinished publish: remove it and publish again)");
   const SigningKey key = SigningKey::Load(o.key_path);
   TRAIL_CHECK(key.has_private(), o.key_path, " holds no private key: sign with the trainer's .key");
   const train::RunCheck check = train::RunDirectory(o.run_dir).Verify();
@@ -217,13 +218,10 @@ BundleCheck VerifyBundle(const std::string& location, const fetch::SourceOptions
       for (uint64_t k = 0; k < f.num_chunks(); ++k) {
         const std::string bytes =
             src->Read(f.path, f.ChunkBegin(k), f.ChunkEnd(k) - f.ChunkBegin(k), f.size);
-        const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
         c.bytes_read += bytes.size();
-        whole.Update(p, bytes.size());
-        if (ToHex(Sha256({p, bytes.size()})) != f.chunks[k]) {
-          throw fetch::FetchError(f.path + ": bytes [" + std::to_string(f.ChunkBegin(k)) + ", " +
-                                  std::to_string(f.ChunkEnd(k)) + ") are not the published ones");
-        }
+        whole.Update(bytes.data(), bytes.size());
+        const std::string problem = f.CheckChunk(k, bytes);
+        if (!problem.empty()) throw fetch::FetchError(f.path + ": " + problem);
       }
       if (ToHex(whole.Finish()) != f.sha256) {
         c.problems.push_back(f.path + ": SHA-256 is not the published one");

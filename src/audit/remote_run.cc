@@ -40,85 +40,96 @@ RemoteRun::RemoteRun(const RemoteOptions& o)
 
 RemoteRun::~RemoteRun() = default;
 
-// Makes [begin, end) of f present (whole: every chunk and the file's hash) and links the
-// object at its bundle path.
-std::string RemoteRun::Need(const fetch::RemoteFile& f, uint64_t begin, uint64_t end, bool whole) {
-  if (whole) begin = 0, end = f.size;
-  end = std::min(end, f.size);
-  for (uint64_t c = begin / f.chunk_bytes; begin < end && c <= (end - 1) / f.chunk_bytes; ++c) {
-    used_[f.path].insert(c);
+// Fetches every wanted range (whole: every chunk and the file's hash) after planning their
+// missing bytes, so the progress line's total and ETA cover the whole batch; links each object
+// at its bundle path; returns the local paths, in order.
+std::vector<std::string> RemoteRun::Fetch(const std::vector<Want>& wants) {
+  for (const Want& w : wants) {
+    const uint64_t end = w.whole ? w.file->size : w.end, begin = w.whole ? 0 : w.begin;
+    const auto [first, last] = w.file->ChunksOf(begin, end);
+    for (uint64_t c = first; c < last; ++c) used_[w.file->path].insert(c);
+    progress_.Plan(cache_->MissingBytes(*w.file, begin, end));
   }
-  progress_.Plan(cache_->MissingBytes(f, begin, end));
-  const std::string object = whole ? cache_->EnsureWhole(f) : cache_->Ensure(f, begin, end);
-  const fs::path link = fs::path(bundle_) / f.path;
-  fs::create_directories(link.parent_path());
-  std::error_code ec;
-  if (!fs::is_symlink(link, ec)) {
-    fs::remove(link, ec);
-    fs::create_symlink(fs::absolute(object), link);
+  std::vector<std::string> local;
+  for (const Want& w : wants) {
+    const std::string object =
+        w.whole ? cache_->EnsureWhole(*w.file) : cache_->Ensure(*w.file, w.begin, w.end);
+    const fs::path link = fs::path(bundle_) / w.file->path;
+    fs::create_directories(link.parent_path());
+    std::error_code ec;
+    if (!fs::is_symlink(link, ec)) {
+      fs::remove(link, ec);
+      fs::create_symlink(fs::absolute(object), link);
+    }
+    local.push_back(link.string());
   }
-  return link.string();
+  return local;
 }
 
+// The run's small files, the chosen steps' recorded traces, and for each chosen step the newest
+// published checkpoint at or before it (none: it is replayed from step 0), all whole.
 void RemoteRun::FetchRunFiles(const std::vector<int64_t>& steps) {
+  std::vector<Want> wants;
+  auto want = [&](const std::string& path, bool required) {
+    const fetch::RemoteFile* f = required ? &pub_.Get(path) : pub_.Find(path);
+    if (f != nullptr) wants.push_back({f, 0, 0, true});
+  };
   for (const char* name : {"run/run.json", "run/recipe.toml", "run/trajectory.jsonl"}) {
-    Need(pub_.Get(name), 0, 0, true);
+    want(name, true);
   }
-  for (const char* name : {"run/attestation.json", "run/manifest.json"}) {  // when published
-    if (const fetch::RemoteFile* f = pub_.Find(name)) Need(*f, 0, 0, true);
-  }
+  want("run/attestation.json", false);
+  want("run/manifest.json", false);
   for (int64_t s : steps) {  // the trainer's trace of a step names where a replay diverges
-    for (const std::string& p : {train::TracePath("run", s), train::TracePath("run", s) + ".sig"}) {
-      if (const fetch::RemoteFile* t = pub_.Find(p)) Need(*t, 0, 0, true);
-    }
+    want(train::TracePath("run", s), false);
+    want(train::TracePath("run", s) + ".sig", false);
   }
-}
-
-// The newest published checkpoint at or before each step, fetched whole.
-void RemoteRun::FetchCheckpoints(const std::vector<int64_t>& steps) {
   for (int64_t c : StartingCheckpoints(steps, pub_.checkpoints)) {
-    if (c < 0) continue;  // replayed from step 0
+    if (c < 0) continue;
     for (const char* file : {"meta.json", "model.safetensors", "optim.safetensors"}) {
-      if (const fetch::RemoteFile* f = pub_.Find(BundleCheckpointPath(c, file))) {
-        Need(*f, 0, 0, true);
-      }
+      want(BundleCheckpointPath(c, file), false);
     }
   }
+  Fetch(wants);
 }
 
-// The manifest, every shard's header, index, keys and trailer, then the token ranges that the
-// windows of the `replayed` steps read.
+// The manifest; every shard's header, then its index, keys and trailer; then the token ranges
+// that the windows of the `replayed` steps read, a run of consecutive chunks at a time.
 void RemoteRun::FetchData(const std::vector<int64_t>& replayed) {
-  const std::string manifest_path = Need(pub_.Get(pub_.manifest), 0, 0, true);
+  const std::string manifest_path = Fetch({{&pub_.Get(pub_.manifest), 0, 0, true}})[0];
   const data::Manifest m = data::LoadManifest(manifest_path);
+  std::vector<const fetch::RemoteFile*> shards;
+  std::vector<Want> heads, indexes, tokens;
   for (const data::ShardRef* r : ManifestShards(m)) {
-    const fetch::RemoteFile& f = pub_.Get(BundleShardPath(*r));
-    const std::string local = Need(f, 0, data::kShardHeaderBytes);
-    std::string head(data::kShardHeaderBytes, '\0');
-    std::ifstream(local, std::ios::binary)
-        .read(head.data(), static_cast<std::streamsize>(head.size()));
-    const data::ShardHeader h =
-        data::ParseShardHeader(reinterpret_cast<const uint8_t*>(head.data()), f.size, f.path);
-    Need(f, h.index_offset, f.size);
+    shards.push_back(&pub_.Get(BundleShardPath(*r)));
+    heads.push_back({shards.back(), 0, data::kShardHeaderBytes, false});
   }
+  const std::vector<std::string> local = Fetch(heads);
+  for (size_t i = 0; i < shards.size(); ++i) {
+    std::string head(data::kShardHeaderBytes, '\0');
+    std::ifstream(local[i], std::ios::binary)
+        .read(head.data(), static_cast<std::streamsize>(head.size()));
+    const data::ShardHeader h = data::ParseShardHeader(
+        reinterpret_cast<const uint8_t*>(head.data()), shards[i]->size, shards[i]->path);
+    indexes.push_back({shards[i], h.index_offset, shards[i]->size, false});
+  }
+  Fetch(indexes);
   for (const ShardReads& r : TokenReadsOfSteps(m, replayed)) {
     const fetch::RemoteFile& f = pub_.Get(BundleShardPath(m.sources[r.source].shards[r.shard]));
-    std::set<uint64_t> chunks;  // the reads' chunks, then fetched a run of chunks at a time
+    std::set<uint64_t> chunks;
     for (const auto& [b, e] : r.ranges) {
-      const uint64_t begin = r.tokens_offset + b * r.token_bytes;
-      const uint64_t end = std::min(f.size, r.tokens_offset + e * r.token_bytes);
-      for (uint64_t c = begin / f.chunk_bytes; begin < end && c <= (end - 1) / f.chunk_bytes; ++c) {
-        chunks.insert(c);
-      }
+      const auto [first, last] =
+          f.ChunksOf(r.tokens_offset + b * r.token_bytes, r.tokens_offset + e * r.token_bytes);
+      for (uint64_t c = first; c < last; ++c) chunks.insert(c);
     }
     for (auto it = chunks.begin(); it != chunks.end();) {
       uint64_t last = *it;
       auto next = std::next(it);
       while (next != chunks.end() && *next == last + 1) last = *next++;
-      Need(f, f.ChunkBegin(*it), f.ChunkEnd(last));
+      tokens.push_back({&f, f.ChunkBegin(*it), f.ChunkEnd(last), false});
       it = next;
     }
   }
+  Fetch(tokens);
 }
 
 FetchedRun RemoteRun::FetchForSteps(const std::vector<int64_t>& steps) {
@@ -127,7 +138,6 @@ FetchedRun RemoteRun::FetchForSteps(const std::vector<int64_t>& steps) {
               pub_.run.steps, " steps the publication records");
   const uint64_t before = cache_->fetched_bytes();
   FetchRunFiles(steps);
-  FetchCheckpoints(steps);
   FetchData(ReplayedSteps(steps, pub_.checkpoints));
   progress_.Finish();
   FetchedRun out;

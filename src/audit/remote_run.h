@@ -53,9 +53,13 @@ class RemoteRun {
   FetchedRun FetchForSteps(const std::vector<int64_t>& steps);
 
  private:
-  std::string Need(const fetch::RemoteFile& f, uint64_t begin, uint64_t end, bool whole = false);
+  struct Want {
+    const fetch::RemoteFile* file;
+    uint64_t begin, end;  // bytes, ignored when whole
+    bool whole;           // every chunk, then the file's SHA-256
+  };
+  std::vector<std::string> Fetch(const std::vector<Want>& wants);
   void FetchRunFiles(const std::vector<int64_t>& steps);
-  void FetchCheckpoints(const std::vector<int64_t>& steps);
   void FetchData(const std::vector<int64_t>& replayed);
 
   RemoteOptions o_;

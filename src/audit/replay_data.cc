@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/hash.h"
+#include "audit/publication.h"
 #include "data/manifest.h"
 
 namespace trail::audit {
@@ -16,26 +17,12 @@ bool HasRunsHash(const PublishedRun& run, const std::string& path) {
          ToHex(Sha256OfFile(path)) == run.info.json.value("manifest_sha256", "");
 }
 
-// Every shard entry of m, in order (training sources, validation, test).
-std::vector<data::ShardRef*> Shards(data::Manifest& m) {
-  std::vector<data::ShardRef*> out;
-  for (data::SourceSpec& s : m.sources) {
-    for (data::ShardRef& r : s.shards) out.push_back(&r);
-  }
-  for (auto* sets : {&m.validation, &m.test}) {
-    for (data::EvalSet& e : *sets) {
-      for (data::ShardRef& r : e.shards) out.push_back(&r);
-    }
-  }
-  return out;
-}
-
 // Compares the copy with the run's manifest; returns the shards whose content differs, or
 // throws naming what makes the copy other data.
 std::map<std::string, std::string> CompareWithRun(const std::string& run_manifest,
                                                   const std::string& copy_path) {
   data::Manifest ref = data::LoadManifest(run_manifest), copy = data::LoadManifest(copy_path);
-  std::vector<data::ShardRef*> rs = Shards(ref), cs = Shards(copy);
+  std::vector<data::ShardRef*> rs = ManifestShards(ref), cs = ManifestShards(copy);
   const std::string other =
       StrCat(copy_path, ": SHA-256 ", ToHex(Sha256OfFile(copy_path)),
              " is not the manifest_sha256 the run records (", ToHex(Sha256OfFile(run_manifest)),
@@ -68,7 +55,7 @@ std::shared_ptr<TempDir> Stage(const std::string& run_manifest, const std::strin
   auto dir = std::make_shared<TempDir>("trail-replay-data");
   fs::copy_file(run_manifest, dir->path() + "/manifest.json");
   data::Manifest copy = data::LoadManifest(copy_path);
-  for (data::ShardRef* r : Shards(copy)) {
+  for (data::ShardRef* r : ManifestShards(copy)) {
     const fs::path link = fs::path(dir->path()) / r->path;
     fs::create_directories(link.parent_path());
     std::error_code ec;
@@ -86,20 +73,15 @@ std::set<std::string> ReplayData::differing_paths() const {
 }
 
 ReplayData DataForReplay(const PublishedRun& run, const std::string& given) {
-  const std::string path = given.empty() ? run.info.data_manifest : given;
-  TRAIL_CHECK(!path.empty(), run.rd.info_path(), " names no data manifest: pass --data MANIFEST");
-  TRAIL_CHECK(fs::exists(path), path,
-              " not found: pass --data with a copy of the run's data manifest");
-  ReplayData d;
-  if (HasRunsHash(run, path)) {
-    d.manifest = path;
-    return d;
-  }
-  std::string reference;
+  std::string reference;  // the run's own manifest, when one with its hash is at hand
   for (const std::string& p : {run.rd.manifest_path(), run.info.data_manifest}) {
     if (reference.empty() && HasRunsHash(run, p)) reference = p;
   }
-  if (reference.empty()) return {ManifestForReplay(run, given), {}, nullptr};  // throws, as before
+  const std::string path = given.empty() ? run.info.data_manifest : given;
+  if (reference.empty() || path.empty() || !fs::exists(path) || HasRunsHash(run, path)) {
+    return {ManifestForReplay(run, given), {}, nullptr};  // the run's data, or why not
+  }
+  ReplayData d;
   d.differing = CompareWithRun(reference, path);
   d.staging = Stage(reference, path);
   d.manifest = d.staging->path() + "/manifest.json";

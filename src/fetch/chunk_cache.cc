@@ -18,10 +18,6 @@ namespace {
 // Largest request: runs of missing chunks are fetched this many bytes at a time at most.
 constexpr uint64_t kMaxRequestBytes = 8u << 20;
 
-std::string ChunkHash(const std::string& bytes) {
-  return ToHex(Sha256({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}));
-}
-
 // An object file and its chunk marks, locked for this process while open.
 class Object {
  public:
@@ -94,10 +90,11 @@ std::string ChunkCache::ObjectPath(const RemoteFile& f) const {
 }
 
 uint64_t ChunkCache::MissingBytes(const RemoteFile& f, uint64_t begin, uint64_t end) {
-  if (begin >= end || f.size == 0) return 0;
+  const auto [first, last] = f.ChunksOf(begin, end);
+  if (first == last) return 0;
   const Object o(ObjectPath(f), f);
   uint64_t missing = 0;
-  for (uint64_t c = begin / f.chunk_bytes; c <= (end - 1) / f.chunk_bytes; ++c) {
+  for (uint64_t c = first; c < last; ++c) {
     if (!o.Has(c)) missing += f.ChunkEnd(c) - f.ChunkBegin(c);
   }
   return missing;
@@ -105,11 +102,11 @@ uint64_t ChunkCache::MissingBytes(const RemoteFile& f, uint64_t begin, uint64_t 
 
 std::string ChunkCache::Ensure(const RemoteFile& f, uint64_t begin, uint64_t end) {
   const std::string path = ObjectPath(f);
-  end = std::min(end, f.size);
-  if (begin >= end) return path;
+  const auto [first, end_chunk] = f.ChunksOf(begin, end);
+  if (first == end_chunk) return path;
   Object o(path, f);
-  const uint64_t last = (end - 1) / f.chunk_bytes;
-  for (uint64_t c = begin / f.chunk_bytes; c <= last;) {
+  const uint64_t last = end_chunk - 1;
+  for (uint64_t c = first; c <= last;) {
     if (o.Has(c)) {
       ++c;
       continue;
@@ -122,13 +119,9 @@ std::string ChunkCache::Ensure(const RemoteFile& f, uint64_t begin, uint64_t end
     const uint64_t a = f.ChunkBegin(c), b = f.ChunkEnd(c + n - 1);
     const std::string bytes = source_.Read(f.path, a, b - a, f.size);
     for (uint64_t k = c; k < c + n; ++k) {
-      const std::string piece = bytes.substr(f.ChunkBegin(k) - a, f.ChunkEnd(k) - f.ChunkBegin(k));
-      if (ChunkHash(piece) != f.chunks[k]) {
-        throw FetchError(source_.Describe(f.path) + ": bytes [" + std::to_string(f.ChunkBegin(k)) +
-                         ", " + std::to_string(f.ChunkEnd(k)) +
-                         ") are not the published ones (chunk " + std::to_string(k) + " SHA-256 " +
-                         ChunkHash(piece) + ", published " + f.chunks[k] + ")");
-      }
+      const std::string problem = f.CheckChunk(
+          k, std::string_view(bytes).substr(f.ChunkBegin(k) - a, f.ChunkEnd(k) - f.ChunkBegin(k)));
+      if (!problem.empty()) throw FetchError(source_.Describe(f.path) + ": " + problem);
     }
     o.Store(c, n, bytes);
     fetched_ += bytes.size();

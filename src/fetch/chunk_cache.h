@@ -27,7 +27,8 @@ class Progress {
  private:
   bool quiet_;
   uint64_t total_ = 0, done_ = 0;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_{};
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(),
+                                        last_ = start_;  // the first line after 0.5 s: a rate
   bool printed_ = false;
 };
 

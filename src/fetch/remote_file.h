@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -22,6 +24,15 @@ struct RemoteFile {
   uint64_t num_chunks() const { return chunks.size(); }
   uint64_t ChunkBegin(uint64_t i) const { return i * chunk_bytes; }
   uint64_t ChunkEnd(uint64_t i) const { return std::min(size, (i + 1) * chunk_bytes); }
+  // The chunks [first, last) holding bytes [begin, end) of the file (end clamped to its size;
+  // first == last when the range is empty).
+  std::pair<uint64_t, uint64_t> ChunksOf(uint64_t begin, uint64_t end) const {
+    end = std::min(end, size);
+    if (begin >= end) return {0, 0};
+    return {begin / chunk_bytes, (end - 1) / chunk_bytes + 1};
+  }
+  // "" when `bytes` are chunk i's published bytes; else what is wrong, naming the byte range.
+  std::string CheckChunk(uint64_t i, std::string_view bytes) const;
 };
 
 // Thrown when bytes cannot be fetched or are not the published ones: a server that is down,
