@@ -80,14 +80,26 @@ int main(int argc, char** argv) {
         max_diff = std::max(max_diff, double(std::fabs(c1[i] - c2[i])));
       if (max_diff > 1e-3) std::printf("  WARNING: results differ by %g\n", max_diff);
 
-      // int8 on the same shape (A [M,K], Bᵀ [N,K]) against our fp32 time.
+      // int8 on the same shape against our fp32 time, in the form training calls it: float
+      // output through the epilogue (row and column scales), B as [K, N] for 'N' and 'A' (the
+      // weight, or the quantized dY; 'A' transposes X first, outside this timing) and as Bᵀ
+      // [N, K] for 'T'.
       std::vector<int8_t> qa(size_t(M) * K), qb(size_t(N) * K);
       for (size_t i = 0; i < qa.size(); ++i) qa[i] = int8_t(PhiloxWord(3, 0, i) % 255 - 127);
       for (size_t i = 0; i < qb.size(); ++i) qb[i] = int8_t(PhiloxWord(3, 1, i) % 255 - 127);
       std::vector<int32_t> qc(size_t(M) * N);
+      std::vector<float> row_scale = Random(M, 3), col_scale = Random(N, 4), qout(size_t(M) * N);
       auto int8 = [&] {
-        repops::ActiveKernels().gemm_i8(
-            {.M = M, .N = N, .K = K, .a = qa.data(), .bt = qb.data(), .c = qc.data()});
+        repops::ActiveKernels().gemm_i8({.M = M,
+                                         .N = N,
+                                         .K = K,
+                                         .a = qa.data(),
+                                         .bt = s.layout == 'T' ? qb.data() : nullptr,
+                                         .c = qc.data(),
+                                         .b = s.layout == 'T' ? nullptr : qb.data(),
+                                         .out = qout.data(),
+                                         .row_scale = row_scale.data(),
+                                         .col_scale = col_scale.data()});
       };
       auto [t_i8, t_f32] = bench::InterleavedMedians(int8, ours, reps);
       const double flop = 2.0 * M * N * K;

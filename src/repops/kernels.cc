@@ -325,6 +325,7 @@ const Kernels* GetKernelTable() {
                             .exp_sub = &ExpSubImpl,
                             .gemm = &GemmImpl,
                             .gemm_i8 = &GemmI8Impl,
+                            .gemm_i8_kernel = &GemmI8KernelName,
                             .abs_max = &AbsMaxImpl,
                             .quantize_i8 = &QuantizeI8Impl,
                             .gelu = &GeluImpl,

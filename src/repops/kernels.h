@@ -67,6 +67,9 @@ struct Kernels {
   void (*exp_sub)(const float* x, float shift, float* y, size_t n);  // y = Exp(x - shift)
   void (*gemm)(const GemmArgs& args);       // multi-threaded over output tiles
   void (*gemm_i8)(const GemmI8Args& args);  // multi-threaded over output tiles
+  // The instructions gemm_i8 runs on this CPU ("amx", "vnni", "pmaddwd", "sdot", "mul+sadalp",
+  // "scalar"): several targets choose among kernels at run time, every one exact.
+  const char* (*gemm_i8_kernel)();
   // The largest |x[i]| (+0 for n = 0; exact, so order-free); the default quiet NaN when any
   // x[i] is NaN.
   float (*abs_max)(const float* x, size_t n);

@@ -139,6 +139,7 @@ const Kernels& ReferenceKernels() {
                             .exp_sub = &ExpSub,
                             .gemm = &Gemm,
                             .gemm_i8 = &GemmI8,
+                            .gemm_i8_kernel = [] { return "scalar"; },
                             .abs_max = &AbsMax,
                             .quantize_i8 = &QuantizeI8,
                             .gelu = &GeluAll,
