@@ -29,6 +29,7 @@ void PrintJson(const train::SelftestReport& r) {
   j["golden_cases"] = r.golden_cases;
   for (const auto& o : r.runs) {
     j["runs"].push_back({{"backend", o.backend},
+                         {"int8_kernel", o.int8_kernel},
                          {"threads", o.threads},
                          {"cases", o.cases},
                          {"mismatched", o.mismatched},
@@ -43,11 +44,13 @@ void PrintJson(const train::SelftestReport& r) {
 
 void PrintText(const train::SelftestReport& r) {
   std::printf(
-      "trail selftest on %s: %zu golden cases + %zu training runs + %zu generations on %s\n",
+      "trail selftest on %s: %zu golden cases + %zu training runs + %zu generations on %s, and "
+      "the int8 GEMM against int64 sums\n",
       Arch(), r.golden_cases, r.training_runs, r.generations, r.device.c_str());
   for (const auto& o : r.runs) {
-    std::printf("  %-12s threads=%d  %s  (%.2fs)\n", o.backend.c_str(), o.threads,
-                o.ok() ? "reproduces the reference bits" : "DIFFERS", o.seconds);
+    std::printf("  %-12s threads=%d  int8 %-10s  %s  (%.2fs)\n", o.backend.c_str(), o.threads,
+                o.int8_kernel.c_str(), o.ok() ? "reproduces the reference bits" : "DIFFERS",
+                o.seconds);
     for (const auto& n : o.mismatched) std::printf("      differs: %s\n", n.c_str());
     for (const auto& n : o.missing) std::printf("      not in the golden file: %s\n", n.c_str());
   }

@@ -1,5 +1,6 @@
 #include "repops/gemm.h"
 #include "repops/gemm_i8_amx.h"
+#include "repops/gemm_i8_check.h"
 
 #include <gtest/gtest.h>
 
@@ -171,6 +172,27 @@ TEST(GemmI8, ExactAgainstInt64) {
         ASSERT_EQ(c[M * N + i * N + j], ref) << label << ", B as [K, N]";
       }
     }
+}
+
+// Every kernel against an int64 reference on the values that break shortcuts (gemm_i8_check.h),
+// on every SIMD target with 1, 2 and 7 threads.
+TEST(GemmI8, ExtremeValuesOnEveryShapeAndLayout) {
+  for (const auto& [label, failures] : testing::OnEveryBackend<std::vector<std::string>>(
+           [] { return GemmI8ExactnessFailures(ActiveKernels()); })) {
+    for (const std::string& f : failures) ADD_FAILURE() << label << ": " << f;
+  }
+}
+
+// The check itself finds a kernel that is wrong: one that drops the last depth.
+TEST(GemmI8, ExactnessCheckCatchesAWrongKernel) {
+  Kernels wrong = ActiveKernels();
+  wrong.gemm_i8 = [](const GemmI8Args& g) {
+    GemmI8Args shorter = g;
+    shorter.K = g.K > 1 ? g.K - 1 : g.K;
+    if (g.K > 1 && g.bt != nullptr) return;  // leaves C as it was: also wrong
+    ActiveKernels().gemm_i8(shorter);
+  };
+  EXPECT_FALSE(GemmI8ExactnessFailures(wrong).empty());
 }
 
 // The AMX path against an int64 reference and the VNNI/portable path of the same backend, on

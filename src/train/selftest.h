@@ -14,6 +14,7 @@ namespace trail::train {
 
 struct SelftestRun {
   std::string backend;
+  std::string int8_kernel;  // the instructions its int8 GEMM ran on (Kernels::gemm_i8_kernel)
   int threads = 0;
   size_t cases = 0;  // RepOps cases + training runs + generations executed
   // "case", "train.<run> (chain <hex>)" or "generation.<case> (digest <hex>)"
