@@ -247,21 +247,41 @@ void ClippedInRow(const float* w, const QuantizedWeight& q, int64_t p, int64_t j
   }
 }
 
-// dstep[j] = (Σ_p dŴ[p,j]·e[p,j]) · (1/√(K·127)), p ascending (int8_linear.h).
+// acc[j] += dŴ[j]·e[j] over one row's n columns (w, dw, q, s at the block's first column), with
+// e = q where |w/s| > 127, 0 where w/s is NaN, else q - w/s. Each column on its own; a constant
+// n lets the compiler keep it in vectors.
+template <int64_t kN>
+void LsqRowTerms(const float* dw, const float* w, const int8_t* q, const float* s, int64_t n,
+                 float* acc) {
+  const float lim = static_cast<float>(kInt8QMax);
+  const int64_t count = kN > 0 ? kN : n;
+  for (int64_t j = 0; j < count; ++j) {
+    const float qf = static_cast<float>(q[j]);
+    const float v = w[j] / s[j];
+    const float e = std::fabs(v) > lim ? qf : (v != v ? 0.0f : qf - v);
+    acc[j] = acc[j] + dw[j] * e;
+  }
+}
+
+// dstep[j] = (Σ_p dŴ[p,j]·e[p,j]) · (1/√(K·127)), p ascending (int8_linear.h). Walked a row of a
+// 64-column block at a time (each column's sum still adds p in ascending order), so every read
+// is a contiguous stretch of a row.
 void LsqStepGradient(const float* dw, const float* w, const QuantizedWeight& qw, float* dstep) {
   const int64_t K = qw.K, N = qw.N;
-  const float lim = static_cast<float>(kInt8QMax);
   const float g = static_cast<float>(1.0 / std::sqrt(static_cast<double>(K) * kInt8QMax));
-  ForEachRow(N, [&](int64_t j) {
-    const float s = qw.step[j];
-    float acc = 0.0f;
+  ForEachRow((N + kWeightBlockCols - 1) / kWeightBlockCols, [&](int64_t b) {
+    const int64_t j0 = b * kWeightBlockCols, n = std::min(kWeightBlockCols, N - j0);
+    float acc[kWeightBlockCols] = {};
+    const float* s = qw.step.data() + j0;
     for (int64_t p = 0; p < K; ++p) {
-      const float q = static_cast<float>(qw.q[p * N + j]);
-      const float v = w[p * N + j] / s;
-      const float e = std::fabs(v) > lim ? q : (v != v ? 0.0f : q - v);
-      acc = acc + dw[p * N + j] * e;
+      const int64_t o = p * N + j0;
+      if (n == kWeightBlockCols) {
+        LsqRowTerms<kWeightBlockCols>(dw + o, w + o, qw.q.data() + o, s, n, acc);
+      } else {
+        LsqRowTerms<0>(dw + o, w + o, qw.q.data() + o, s, n, acc);
+      }
     }
-    dstep[j] = acc * g;
+    for (int64_t j = 0; j < n; ++j) dstep[j0 + j] = acc[j] * g;
   });
 }
 
