@@ -106,12 +106,15 @@ nlohmann::ordered_json CostJson(const plan::RunCost& r) {
   }
   j["processes"] = r.processes;
   for (const plan::ProcessMemory& m : r.memory) {
-    j["memory_bytes"].push_back({{"parameters", m.parameters},
-                                 {"gradients", m.gradients},
-                                 {"gradient_buffers", m.gradient_buffers},
-                                 {"moments", m.moments},
-                                 {"activations", m.activations},
-                                 {"total", m.total()}});
+    j["memory_bytes"].push_back(
+        {{"parameters", m.parameters},
+         {"gradients", m.gradients},
+         {"gradient_buffers", m.gradient_buffers},
+         {"moments", m.moments},
+         {"activations", m.activations},
+         {"activations_by_recompute",
+          {{"none", m.activations_kept}, {"layers", m.activations_recomputed}}},
+         {"total", m.total()}});
   }
   return j;
 }
@@ -146,6 +149,13 @@ void PrintCost(const plan::RunCost& r) {
     const plan::ProcessMemory& m = r.memory[p];
     std::printf("  %7zu %10.1f %10.1f %10.1f %11.1f %10.1f\n", p, mib(m.parameters),
                 mib(m.gradients), mib(m.moments), mib(m.activations), mib(m.total()));
+  }
+  if (!r.memory.empty()) {
+    const plan::ProcessMemory& m = r.memory[0];
+    std::printf(
+        "activations a process, [train] recompute = \"none\": %.1f MiB; \"layers\": %.1f MiB "
+        "(about one more forward of the blocks a step)\n",
+        mib(m.activations_kept), mib(m.activations_recomputed));
   }
 }
 

@@ -32,6 +32,14 @@ void ModelConfig::Validate() const {
               "model: learned step sizes need int8 quantization of the linear layers");
 }
 
+const char* RecomputeName(Recompute r) { return r == Recompute::kLayers ? "layers" : "none"; }
+
+Recompute ParseRecompute(const std::string& name) {
+  if (name == "none") return Recompute::kNone;
+  if (name == "layers") return Recompute::kLayers;
+  throw Error("recompute = \"" + name + "\": use \"none\" or \"layers\"");
+}
+
 const char* MlpName(MlpKind k) { return k == MlpKind::kSwiGlu ? "swiglu" : "gelu"; }
 const char* LinearQuantName(LinearQuant q) {
   return q == LinearQuant::kInt8Lsq ? "int8-lsq" : "none";

@@ -60,6 +60,16 @@ struct ModelConfig {
 ModelConfig Preset(const std::string& name);
 std::vector<std::string> PresetNames();
 
+// Activation recomputation (the recipe's [train] recompute). kNone keeps every layer's
+// activations from the forward for the backward. kLayers keeps each layer's input only, and one
+// layer's worth of activations: the backward runs each layer's forward again (the same ops, so
+// the same bits; its outputs are not reported to the observer a second time) just before that
+// layer's backward. Costs about one more forward of the blocks per step.
+enum class Recompute { kNone, kLayers };
+const char* RecomputeName(Recompute r);  // "none", "layers"
+// Parses "none" / "layers"; throws trail::Error naming the choices otherwise.
+Recompute ParseRecompute(const std::string& name);
+
 const char* MlpName(MlpKind k);
 const char* LinearQuantName(LinearQuant q);             // "none", "int8-lsq"
 const char* QuantBackwardName(repops::Int8Backward b);  // "int8", "fp32"

@@ -11,7 +11,7 @@ using repops::Int8Backward;
 
 // The bytes of one layer's quantized matrices and inputs, and of the shared scratch.
 struct Sizes {
-  int64_t layer = 0, scratch = 0;
+  int64_t weights = 0, inputs = 0, scratch = 0;  // weights and inputs: of one layer
 };
 
 Sizes SizesOf(const ModelConfig& c, int64_t M) {
@@ -24,17 +24,20 @@ Sizes SizesOf(const ModelConfig& c, int64_t M) {
   Sizes s;
   // Inputs: q, and with int8 backward its transpose; a scale per token.
   const int64_t input_copies = c.quant_backward == Int8Backward::kInt8 ? 2 : 1;
-  s.layer = weights * (1 + copy) + outputs * 4 + input_copies * M * (3 * d + ff) + 4 * M * 4;
+  s.weights = weights * (1 + copy) + outputs * 4;
+  s.inputs = input_copies * M * (3 * d + ff) + 4 * M * 4;
   s.scratch = 4 * std::max(M * wide, d * ff) + 4 * M * wide + M * wide + 4 * std::max(M, wide);
   return s;
 }
 
 }  // namespace
 
-LinearLayers::LinearLayers(const ModelConfig& c, int64_t max_tokens, repops::Backend& backend)
+LinearLayers::LinearLayers(const ModelConfig& c, int64_t max_tokens, repops::Backend& backend,
+                           bool one_layer_of_inputs)
     : be_(backend),
       quant_(c.linear_quant == LinearQuant::kInt8Lsq),
       learned_(c.quant_step_learned),
+      shared_inputs_(one_layer_of_inputs),
       backward_(c.quant_backward) {
   if (!quant_) return;
   const int64_t d = c.d_model, ff = c.d_ff, M = max_tokens, wide = std::max(d, ff);
@@ -45,7 +48,8 @@ LinearLayers::LinearLayers(const ModelConfig& c, int64_t max_tokens, repops::Bac
   layers_.resize(c.n_layers);
   const int64_t shapes[kMatrices][2] = {{d, d}, {d, d}, {d, d}, {d, d}, {d, ff}, {d, ff}, {ff, d}};
   const int64_t widths[kLayerInputs] = {d, d, d, ff};
-  for (Layer& L : layers_) {
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    Layer& L = layers_[l];
     for (int m = 0; m < kMatrices; ++m) {
       if (m == static_cast<int>(Matrix::kUp) && c.mlp != MlpKind::kSwiGlu) continue;
       const int64_t K = shapes[m][0], N = shapes[m][1];
@@ -54,6 +58,7 @@ LinearLayers::LinearLayers(const ModelConfig& c, int64_t max_tokens, repops::Bac
       if (backward_ == Int8Backward::kFp32) w.dequant.reserve(K * N);
     }
     for (int i = 0; i < kLayerInputs; ++i) {
+      if (shared_inputs_ && l > 0) break;
       repops::QuantizedInput& in = L.in[i] = repops::QuantizedInput(memory);
       in.q.reserve(M * widths[i]), in.scale.reserve(M);
       if (backward_ == Int8Backward::kInt8) in.qt.reserve(M * widths[i]);
@@ -77,10 +82,11 @@ int64_t LinearLayers::bytes() const {
   return static_cast<int64_t>(n);
 }
 
-int64_t LinearLayers::PlannedBytes(const ModelConfig& c, int64_t max_tokens) {
+int64_t LinearLayers::PlannedBytes(const ModelConfig& c, int64_t max_tokens,
+                                   bool one_layer_of_inputs) {
   if (c.linear_quant != LinearQuant::kInt8Lsq) return 0;
   const Sizes s = SizesOf(c, max_tokens);
-  return c.n_layers * s.layer + s.scratch;
+  return c.n_layers * s.weights + (one_layer_of_inputs ? 1 : c.n_layers) * s.inputs + s.scratch;
 }
 
 void LinearLayers::BeginForward(const ParameterSet& p) {
@@ -104,13 +110,13 @@ void LinearLayers::BeginBackward(ParameterSet& g) {
 }
 
 void LinearLayers::SetInput(int64_t l, LayerInput in, const float* x, int64_t M, int64_t K) {
-  if (quant_) be_.QuantizeInput(x, M, K, layers_[l].in[static_cast<int>(in)]);
+  if (quant_) be_.QuantizeInput(x, M, K, Input(l, in));
 }
 
 void LinearLayers::Forward(int64_t l, Matrix m, LayerInput in, const float* x, const float* w,
                            float* y, int64_t M, int64_t K, int64_t N) {
   if (!quant_) return be_.MatMul(x, w, y, M, K, N);
-  const repops::QuantizedInput& qx = layers_[l].in[static_cast<int>(in)];
+  const repops::QuantizedInput& qx = Input(l, in);
   TRAIL_CHECK(qx.M == M && qx.K == K, "int8 linear: layer ", l, "'s input was not set");
   be_.Int8LinearForward(qx, layers_[l].w[static_cast<int>(m)], scratch_, y);
 }
@@ -126,8 +132,8 @@ void LinearLayers::Backward(int64_t l, Matrix m, LayerInput in, const float* x, 
   const int mi = static_cast<int>(m);
   const float* w_unq = learned_ ? params_->layers[l].matrix(m)->data<float>() : nullptr;
   float* dstep = learned_ ? grads_->layers[l].step[mi]->data<float>() : nullptr;
-  be_.Int8LinearBackward(layers_[l].in[static_cast<int>(in)], dy, layers_[l].w[mi], backward_,
-                         scratch_, dx, accumulate, dw, w_unq, dstep);
+  be_.Int8LinearBackward(Input(l, in), dy, layers_[l].w[mi], backward_, scratch_, dx, accumulate,
+                         dw, w_unq, dstep);
 }
 
 }  // namespace trail::model

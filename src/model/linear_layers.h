@@ -24,11 +24,15 @@ inline constexpr int kLayerInputs = 4;
 
 class LinearLayers {
  public:
-  // Runs on `backend` (which must outlive it).
-  LinearLayers(const ModelConfig& c, int64_t max_tokens, repops::Backend& backend);
+  // Runs on `backend` (which must outlive it). With one_layer_of_inputs, the quantized inputs
+  // are kept for one layer at a time, all layers sharing them (activation recomputation: a
+  // layer's inputs are quantized again just before its backward).
+  LinearLayers(const ModelConfig& c, int64_t max_tokens, repops::Backend& backend,
+               bool one_layer_of_inputs = false);
   bool quantized() const { return quant_; }
   int64_t bytes() const;  // what the constructor allocated
-  static int64_t PlannedBytes(const ModelConfig& c, int64_t max_tokens);
+  static int64_t PlannedBytes(const ModelConfig& c, int64_t max_tokens,
+                              bool one_layer_of_inputs = false);
 
   // int8: quantizes every layer's matrices of p (which must outlive the backward). fp32: nothing.
   // While weights are held (HoldWeights), a second forward on the same set reuses them.
@@ -55,10 +59,13 @@ class LinearLayers {
  private:
   struct Layer {
     repops::QuantizedWeight w[kMatrices];
-    repops::QuantizedInput in[kLayerInputs];
+    repops::QuantizedInput in[kLayerInputs];  // empty but in layer 0 when inputs are shared
   };
+  repops::QuantizedInput& Input(int64_t l, LayerInput in) {
+    return layers_[shared_inputs_ ? 0 : l].in[static_cast<int>(in)];
+  }
   repops::Backend& be_;
-  bool quant_, learned_;
+  bool quant_, learned_, shared_inputs_;
   repops::Int8Backward backward_;
   const ParameterSet* params_ = nullptr;
   bool hold_ = false;

@@ -3,6 +3,8 @@
 // presets use.
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <string>
 #include <nlohmann/json.hpp>
 
 #include <gtest/gtest.h>
@@ -217,6 +219,76 @@ TEST(Int8Qat, HeldWeightsAreQuantizedOnceUntilReleased) {
   EXPECT_NE(model.Forward(params, b.View(), acts).nll_sum, fresh) << "released: re-quantized";
 }
 
+// Every op output, in order, as (op, layer, tensor, SHA-256 of the bytes): what a trace records.
+class Recorder : public OpObserver {
+ public:
+  void Output(const char* op, int64_t layer, const char* tensor, const OpOutput& out) override {
+    const std::vector<float> x = out.ToHost();
+    std::string bytes(reinterpret_cast<const char*>(x.data()), x.size() * sizeof(float));
+    seen.push_back(std::string(op) + "/" + std::to_string(layer) + "/" + tensor + "/" + bytes);
+  }
+  std::vector<std::string> seen;
+};
+
+// With Recompute::kLayers the loss, every gradient and every observed op output are the bits
+// of the run that keeps its activations, for each feature set, fp32 and both int8 backwards;
+// and a second step on the same activations too (nothing stale carries over).
+TEST(Recompute, LayersGiveTheSameBitsAndTheSameObservedOps) {
+  for (const Case& base : Cases()) {
+    for (int arith = 0; arith < 3; ++arith) {  // fp32; int8 with int8 backward; fp32 backward
+      ModelConfig c = base.config;
+      if (arith > 0) c.linear_quant = LinearQuant::kInt8Lsq;
+      if (arith == 2) c.quant_backward = repops::Int8Backward::kFp32;
+      ParameterSet params(c, Cpu());
+      params.InitRandom(c);
+      const Batch b = MakeBatch(c.vocab_size);
+      std::vector<std::vector<Tensor>> grads_of[2];
+      std::vector<std::string> ops_of[2];
+      double loss_of[2][2];
+      for (Recompute r : {Recompute::kNone, Recompute::kLayers}) {
+        const int i = r == Recompute::kLayers;
+        Transformer model(c, Cpu());
+        Recorder rec;
+        model.set_observer(&rec);
+        Activations acts(c, b.rows, b.T, Cpu(), r);
+        ParameterSet grads(c, Cpu());
+        for (int step = 0; step < 2; ++step) {
+          loss_of[i][step] = model.ForwardBackward(params, b.View(), 0.01f, acts, grads).nll_sum;
+          grads_of[i].push_back(grads.ToHost());
+        }
+        ops_of[i] = rec.seen;
+      }
+      const std::string what = std::string(base.name) + " arithmetic " + std::to_string(arith);
+      EXPECT_EQ(loss_of[0][0], loss_of[1][0]) << what;
+      EXPECT_EQ(loss_of[0][1], loss_of[1][1]) << what;
+      EXPECT_EQ(ops_of[0], ops_of[1]) << what;
+      ASSERT_EQ(grads_of[0].size(), grads_of[1].size());
+      for (size_t k = 0; k < grads_of[0].size(); ++k) {
+        ASSERT_EQ(grads_of[0][k].size(), grads_of[1][k].size());
+        for (size_t t = 0; t < grads_of[0][k].size(); ++t) {
+          const Tensor &x = grads_of[0][k][t], &y = grads_of[1][k][t];
+          ASSERT_EQ(x.nbytes(), y.nbytes());
+          EXPECT_EQ(std::memcmp(x.data<float>(), y.data<float>(), x.nbytes()), 0)
+              << what << " tensor " << t;
+        }
+      }
+    }
+  }
+}
+
+// Recomputation keeps one layer's activations (and one layer's quantized inputs) instead of
+// every layer's: the planned bytes shrink by (layers - 1) layers' worth.
+TEST(Recompute, KeepsEveryLayerInputAndOneLayerOfTheRest) {
+  ModelConfig c = Preset("gpt2-small");
+  c.vocab_size = 1000, c.max_seq_len = 64;
+  const int64_t keep = Activations::PlannedBytes(c, 2, 64);
+  const int64_t recompute = Activations::PlannedBytes(c, 2, 64, Recompute::kLayers);
+  EXPECT_LT(recompute, keep / 3) << "12 layers: roughly a tenth of the layers' bytes remain";
+  c.linear_quant = LinearQuant::kInt8Lsq;
+  EXPECT_LT(Activations::PlannedBytes(c, 2, 64, Recompute::kLayers),
+            Activations::PlannedBytes(c, 2, 64));
+}
+
 TEST(ModelPresets, EachRunsAForwardAndBackwardWithTheLossOfAnUntrainedModel) {
   for (const std::string& name : PresetNames()) {
     ModelConfig c = Preset(name);
@@ -258,6 +330,12 @@ TEST(Activations, PlannedBytesAreWhatTheConstructorAllocates) {
       c.quant_backward = flip ? repops::Int8Backward::kFp32 : repops::Int8Backward::kInt8;
       EXPECT_EQ(Activations::PlannedBytes(c, 3, 40), Activations(c, 3, 40, Cpu()).bytes())
           << name << flip << " int8";
+      for (LinearQuant q : {LinearQuant::kNone, LinearQuant::kInt8Lsq}) {
+        c.linear_quant = q;
+        EXPECT_EQ(Activations::PlannedBytes(c, 3, 40, Recompute::kLayers),
+                  Activations(c, 3, 40, Cpu(), Recompute::kLayers).bytes())
+            << name << flip << " recompute " << LinearQuantName(q);
+      }
     }
   }
 }

@@ -15,8 +15,12 @@ float* MutData(DeviceTensor* t) { return t ? t->data<float>() : nullptr; }
 }  // namespace
 
 Activations::Activations(const ModelConfig& c, int64_t max_rows, int64_t max_seq,
-                         repops::Backend& backend)
-    : max_rows_(max_rows), max_seq_(max_seq), linear(c, max_rows * max_seq, backend) {
+                         repops::Backend& backend, Recompute recompute)
+    : max_rows_(max_rows),
+      max_seq_(max_seq),
+      recompute_(recompute),
+      linear(c, max_rows * max_seq, backend,
+             /*one_layer_of_inputs=*/recompute == Recompute::kLayers) {
   c.Validate();
   TRAIL_CHECK(max_rows > 0 && max_seq > 0 && max_seq <= c.max_seq_len, "activations for ", max_rows,
               " rows of ", max_seq, " positions: the model accepts 1..", c.max_seq_len,
@@ -25,9 +29,9 @@ Activations::Activations(const ModelConfig& c, int64_t max_rows, int64_t max_seq
   const int64_t d = c.d_model, ff = c.d_ff, H = c.n_heads, V = c.vocab_size;
   const bool swiglu = c.mlp == MlpKind::kSwiGlu;
   auto floats = [&](int64_t n) { return repops::AllocateOn<float>(backend, n); };
-  layers_.resize(c.n_layers);
-  for (Layer& L : layers_) {
-    L.x_in = floats(N * d), L.rstd1 = floats(N), L.h1 = floats(N * d);
+  // A layer's activations after its input.
+  auto allocate = [&](Layer& L) {
+    L.rstd1 = floats(N), L.h1 = floats(N * d);
     if (c.qk_norm) {
       L.q_raw = floats(N * d), L.k_raw = floats(N * d);
       L.rstd_q = floats(N * H), L.rstd_k = floats(N * H);
@@ -37,7 +41,13 @@ Activations::Activations(const ModelConfig& c, int64_t max_rows, int64_t max_seq
     L.att = floats(N * d), L.x_mid = floats(N * d), L.rstd2 = floats(N), L.h2 = floats(N * d);
     L.a = floats(N * ff), L.act = floats(N * ff);
     if (swiglu) L.b = floats(N * ff);
+  };
+  layers_.resize(c.n_layers);
+  for (Layer& L : layers_) {
+    L.x_in = floats(N * d);
+    if (recompute == Recompute::kNone) allocate(L);
   }
+  if (recompute == Recompute::kLayers) allocate(work_);
   if (c.embed_norm) emb = floats(N * d), rstd_e = floats(N);
   x_final = floats(N * d), rstd_f = floats(N), hf = floats(N * d), logits = floats(N * V);
   lse = floats(N);
@@ -54,10 +64,13 @@ Activations::Activations(const ModelConfig& c, int64_t max_rows, int64_t max_seq
 
 std::vector<const Buffer*> Activations::AllBuffers() const {
   std::vector<const Buffer*> all;
-  for (const Layer& L : layers_) {
+  std::vector<const Layer*> sets;
+  for (const Layer& L : layers_) sets.push_back(&L);
+  sets.push_back(&work_);  // empty without recomputation
+  for (const Layer* L : sets) {
     for (const Buffer* b :
-         {&L.x_in, &L.rstd1, &L.h1, &L.q_raw, &L.k_raw, &L.rstd_q, &L.rstd_k, &L.q, &L.k, &L.v,
-          &L.probs, &L.att, &L.x_mid, &L.rstd2, &L.h2, &L.a, &L.b, &L.act}) {
+         {&L->x_in, &L->rstd1, &L->h1, &L->q_raw, &L->k_raw, &L->rstd_q, &L->rstd_k, &L->q, &L->k,
+          &L->v, &L->probs, &L->att, &L->x_mid, &L->rstd2, &L->h2, &L->a, &L->b, &L->act}) {
       all.push_back(b);
     }
   }
@@ -75,17 +88,21 @@ int64_t Activations::bytes() const {
   return static_cast<int64_t>(n) + linear.bytes();
 }
 
-int64_t Activations::PlannedBytes(const ModelConfig& c, int64_t max_rows, int64_t max_seq) {
+int64_t Activations::PlannedBytes(const ModelConfig& c, int64_t max_rows, int64_t max_seq,
+                                  Recompute recompute) {
   const int64_t N = max_rows * max_seq, d = c.d_model, ff = c.d_ff, H = c.n_heads;
   const int64_t mlp_buffers = c.mlp == MlpKind::kSwiGlu ? 3 : 2;  // a, act (+ b for SwiGLU)
-  int64_t per_layer = N * (8 * d + 2) + max_rows * H * max_seq * max_seq + mlp_buffers * N * ff;
-  if (c.qk_norm) per_layer += N * (2 * d + 2 * H);
+  // After the input (N·d): rstd1, h1, q, k, v, att, x_mid, rstd2, h2, probs, the MLP's.
+  int64_t after_input = N * (7 * d + 2) + max_rows * H * max_seq * max_seq + mlp_buffers * N * ff;
+  if (c.qk_norm) after_input += N * (2 * d + 2 * H);
+  const int64_t layers = recompute == Recompute::kLayers ? c.n_layers * N * d + after_input
+                                                         : c.n_layers * (N * d + after_input);
   // x_final, hf, rstd_f, lse, logits, RoPE positions; then the backward scratch.
   int64_t global = N * (2 * d + 2) + N * c.vocab_size + N * H + 7 * N * d + mlp_buffers * N * ff;
   if (c.embed_norm) global += N * (d + 1);
   const int64_t batch_bytes = N * (3 * 4 + 1);  // inputs, labels, doc_ids; key_valid
-  return (c.n_layers * per_layer + global) * static_cast<int64_t>(sizeof(float)) + batch_bytes +
-         LinearLayers::PlannedBytes(c, N);
+  return (layers + global) * static_cast<int64_t>(sizeof(float)) + batch_bytes +
+         LinearLayers::PlannedBytes(c, N, recompute == Recompute::kLayers);
 }
 
 Transformer::Transformer(const ModelConfig& c, repops::Backend& backend) : c_(c), be_(backend) {
@@ -134,67 +151,7 @@ repops::CrossEntropySums Transformer::Forward(const ParameterSet& p, const Batch
     be_.EmbeddingForward(Data(p.embed), V, d, A.inputs.data<int32_t>(), N, x0);
     Note("embedding", -1, "x0", x0, {N, d});
   }
-  for (int64_t l = 0; l < c_.n_layers; ++l) {
-    Activations::Layer& L = A.layers_[l];
-    const LayerParams& P = p.layers[l];
-    // Attention block. dq/dk/dv double as [N, d] projection scratch in the forward.
-    be_.RmsNormForward(Ptr(L.x_in), Data(P.attn_norm), c_.norm_eps, N, d, Ptr(L.h1), Ptr(L.rstd1));
-    Note("rmsnorm", l, "h1", Ptr(L.h1), {N, d});
-    LinearLayers& lin = A.linear;
-    lin.SetInput(l, LayerInput::kH1, Ptr(L.h1), N, d);
-    lin.Forward(l, Matrix::kQ, LayerInput::kH1, Ptr(L.h1), Data(P.wq), Ptr(A.dq), N, d, d);
-    Note("matmul", l, "q_proj", Ptr(A.dq), {N, d});
-    lin.Forward(l, Matrix::kK, LayerInput::kH1, Ptr(L.h1), Data(P.wk), Ptr(A.dk), N, d, d);
-    Note("matmul", l, "k_proj", Ptr(A.dk), {N, d});
-    lin.Forward(l, Matrix::kV, LayerInput::kH1, Ptr(L.h1), Data(P.wv), Ptr(A.dv), N, d, d);
-    Note("matmul", l, "v_proj", Ptr(A.dv), {N, d});
-    if (c_.qk_norm) {
-      be_.SplitHeads(Ptr(A.dq), Ptr(L.q_raw), rows, T, H, hd);
-      be_.SplitHeads(Ptr(A.dk), Ptr(L.k_raw), rows, T, H, hd);
-      be_.RmsNormForward(Ptr(L.q_raw), nullptr, c_.norm_eps, N * H, hd, Ptr(L.q), Ptr(L.rstd_q));
-      Note("rmsnorm", l, "q_norm", Ptr(L.q), {rows, H, T, hd});
-      be_.RmsNormForward(Ptr(L.k_raw), nullptr, c_.norm_eps, N * H, hd, Ptr(L.k), Ptr(L.rstd_k));
-      Note("rmsnorm", l, "k_norm", Ptr(L.k), {rows, H, T, hd});
-    } else {
-      be_.SplitHeads(Ptr(A.dq), Ptr(L.q), rows, T, H, hd);
-      be_.SplitHeads(Ptr(A.dk), Ptr(L.k), rows, T, H, hd);
-    }
-    be_.SplitHeads(Ptr(A.dv), Ptr(L.v), rows, T, H, hd);
-    be_.RopeApply(Ptr(L.q), N * H, hd, A.pos_heads.data<int32_t>(), rope_.view, false);
-    Note("rope", l, "q_rope", Ptr(L.q), {rows, H, T, hd});
-    be_.RopeApply(Ptr(L.k), N * H, hd, A.pos_heads.data<int32_t>(), rope_.view, false);
-    Note("rope", l, "k_rope", Ptr(L.k), {rows, H, T, hd});
-    const repops::AttentionShape s = A.Shape(b, H, hd, c_.LayerWindow(l));
-    be_.AttentionForward(s, Ptr(L.q), Ptr(L.k), Ptr(L.v), Ptr(A.dtmp), Ptr(L.probs));
-    Note("attention", l, "attn_out", Ptr(A.dtmp), {rows, H, T, hd});
-    be_.MergeHeads(Ptr(A.dtmp), Ptr(L.att), rows, T, H, hd);
-    lin.SetInput(l, LayerInput::kAtt, Ptr(L.att), N, d);
-    lin.Forward(l, Matrix::kO, LayerInput::kAtt, Ptr(L.att), Data(P.wo), Ptr(L.x_mid), N, d, d);
-    Note("matmul", l, "o_proj", Ptr(L.x_mid), {N, d});
-    be_.AddInto(Ptr(L.x_mid), Ptr(L.x_in), N * d);
-    Note("add", l, "x_mid", Ptr(L.x_mid), {N, d});
-    // MLP block.
-    be_.RmsNormForward(Ptr(L.x_mid), Data(P.mlp_norm), c_.norm_eps, N, d, Ptr(L.h2), Ptr(L.rstd2));
-    Note("rmsnorm", l, "h2", Ptr(L.h2), {N, d});
-    lin.SetInput(l, LayerInput::kH2, Ptr(L.h2), N, d);
-    lin.Forward(l, Matrix::kGate, LayerInput::kH2, Ptr(L.h2), Data(P.w_gate), Ptr(L.a), N, d, ff);
-    Note("matmul", l, "gate", Ptr(L.a), {N, ff});
-    if (c_.mlp == MlpKind::kSwiGlu) {
-      lin.Forward(l, Matrix::kUp, LayerInput::kH2, Ptr(L.h2), Data(P.w_up), Ptr(L.b), N, d, ff);
-      Note("matmul", l, "up", Ptr(L.b), {N, ff});
-      be_.SwiGluForward(Ptr(L.a), Ptr(L.b), N * ff, Ptr(L.act));
-      Note("swiglu", l, "act", Ptr(L.act), {N, ff});
-    } else {
-      be_.GeluForward(Ptr(L.a), N * ff, Ptr(L.act));
-      Note("gelu", l, "act", Ptr(L.act), {N, ff});
-    }
-    float* x_out = l + 1 < c_.n_layers ? Ptr(A.layers_[l + 1].x_in) : Ptr(A.x_final);
-    lin.SetInput(l, LayerInput::kAct, Ptr(L.act), N, ff);
-    lin.Forward(l, Matrix::kDown, LayerInput::kAct, Ptr(L.act), Data(P.w_down), x_out, N, ff, d);
-    Note("matmul", l, "down", x_out, {N, d});
-    be_.AddInto(x_out, Ptr(L.x_mid), N * d);
-    Note("add", l, "x_out", x_out, {N, d});
-  }
+  for (int64_t l = 0; l < c_.n_layers; ++l) ForwardLayer(l, p, b, A, /*to_output=*/true);
   be_.RmsNormForward(Ptr(A.x_final), Data(p.final_norm), c_.norm_eps, N, d, Ptr(A.hf),
                      Ptr(A.rstd_f));
   Note("rmsnorm", -1, "hf", Ptr(A.hf), {N, d});
@@ -208,6 +165,73 @@ repops::CrossEntropySums Transformer::Forward(const ParameterSet& p, const Batch
       Ptr(A.logits), A.labels.data<int32_t>(), N, V, kIgnoreLabel, Ptr(A.lse));
   Note("cross_entropy", -1, "lse", Ptr(A.lse), {N});
   return sums;
+}
+
+void Transformer::ForwardLayer(int64_t l, const ParameterSet& p, const BatchView& b, Activations& A,
+                               bool to_output) {
+  const int64_t rows = b.rows, T = b.seq, N = rows * T;
+  const int64_t d = c_.d_model, H = c_.n_heads, hd = c_.head_dim(), ff = c_.d_ff;
+  Activations::Layer& L = A.Work(l);
+  float* x_in = Ptr(A.layers_[l].x_in);
+  const LayerParams& P = p.layers[l];
+  // Attention block. dq/dk/dv double as [N, d] projection scratch in the forward.
+  be_.RmsNormForward(x_in, Data(P.attn_norm), c_.norm_eps, N, d, Ptr(L.h1), Ptr(L.rstd1));
+  Note("rmsnorm", l, "h1", Ptr(L.h1), {N, d});
+  LinearLayers& lin = A.linear;
+  lin.SetInput(l, LayerInput::kH1, Ptr(L.h1), N, d);
+  lin.Forward(l, Matrix::kQ, LayerInput::kH1, Ptr(L.h1), Data(P.wq), Ptr(A.dq), N, d, d);
+  Note("matmul", l, "q_proj", Ptr(A.dq), {N, d});
+  lin.Forward(l, Matrix::kK, LayerInput::kH1, Ptr(L.h1), Data(P.wk), Ptr(A.dk), N, d, d);
+  Note("matmul", l, "k_proj", Ptr(A.dk), {N, d});
+  lin.Forward(l, Matrix::kV, LayerInput::kH1, Ptr(L.h1), Data(P.wv), Ptr(A.dv), N, d, d);
+  Note("matmul", l, "v_proj", Ptr(A.dv), {N, d});
+  if (c_.qk_norm) {
+    be_.SplitHeads(Ptr(A.dq), Ptr(L.q_raw), rows, T, H, hd);
+    be_.SplitHeads(Ptr(A.dk), Ptr(L.k_raw), rows, T, H, hd);
+    be_.RmsNormForward(Ptr(L.q_raw), nullptr, c_.norm_eps, N * H, hd, Ptr(L.q), Ptr(L.rstd_q));
+    Note("rmsnorm", l, "q_norm", Ptr(L.q), {rows, H, T, hd});
+    be_.RmsNormForward(Ptr(L.k_raw), nullptr, c_.norm_eps, N * H, hd, Ptr(L.k), Ptr(L.rstd_k));
+    Note("rmsnorm", l, "k_norm", Ptr(L.k), {rows, H, T, hd});
+  } else {
+    be_.SplitHeads(Ptr(A.dq), Ptr(L.q), rows, T, H, hd);
+    be_.SplitHeads(Ptr(A.dk), Ptr(L.k), rows, T, H, hd);
+  }
+  be_.SplitHeads(Ptr(A.dv), Ptr(L.v), rows, T, H, hd);
+  be_.RopeApply(Ptr(L.q), N * H, hd, A.pos_heads.data<int32_t>(), rope_.view, false);
+  Note("rope", l, "q_rope", Ptr(L.q), {rows, H, T, hd});
+  be_.RopeApply(Ptr(L.k), N * H, hd, A.pos_heads.data<int32_t>(), rope_.view, false);
+  Note("rope", l, "k_rope", Ptr(L.k), {rows, H, T, hd});
+  const repops::AttentionShape s = A.Shape(b, H, hd, c_.LayerWindow(l));
+  be_.AttentionForward(s, Ptr(L.q), Ptr(L.k), Ptr(L.v), Ptr(A.dtmp), Ptr(L.probs));
+  Note("attention", l, "attn_out", Ptr(A.dtmp), {rows, H, T, hd});
+  be_.MergeHeads(Ptr(A.dtmp), Ptr(L.att), rows, T, H, hd);
+  lin.SetInput(l, LayerInput::kAtt, Ptr(L.att), N, d);
+  lin.Forward(l, Matrix::kO, LayerInput::kAtt, Ptr(L.att), Data(P.wo), Ptr(L.x_mid), N, d, d);
+  Note("matmul", l, "o_proj", Ptr(L.x_mid), {N, d});
+  be_.AddInto(Ptr(L.x_mid), x_in, N * d);
+  Note("add", l, "x_mid", Ptr(L.x_mid), {N, d});
+  // MLP block.
+  be_.RmsNormForward(Ptr(L.x_mid), Data(P.mlp_norm), c_.norm_eps, N, d, Ptr(L.h2), Ptr(L.rstd2));
+  Note("rmsnorm", l, "h2", Ptr(L.h2), {N, d});
+  lin.SetInput(l, LayerInput::kH2, Ptr(L.h2), N, d);
+  lin.Forward(l, Matrix::kGate, LayerInput::kH2, Ptr(L.h2), Data(P.w_gate), Ptr(L.a), N, d, ff);
+  Note("matmul", l, "gate", Ptr(L.a), {N, ff});
+  if (c_.mlp == MlpKind::kSwiGlu) {
+    lin.Forward(l, Matrix::kUp, LayerInput::kH2, Ptr(L.h2), Data(P.w_up), Ptr(L.b), N, d, ff);
+    Note("matmul", l, "up", Ptr(L.b), {N, ff});
+    be_.SwiGluForward(Ptr(L.a), Ptr(L.b), N * ff, Ptr(L.act));
+    Note("swiglu", l, "act", Ptr(L.act), {N, ff});
+  } else {
+    be_.GeluForward(Ptr(L.a), N * ff, Ptr(L.act));
+    Note("gelu", l, "act", Ptr(L.act), {N, ff});
+  }
+  lin.SetInput(l, LayerInput::kAct, Ptr(L.act), N, ff);
+  if (!to_output) return;
+  float* x_out = l + 1 < c_.n_layers ? Ptr(A.layers_[l + 1].x_in) : Ptr(A.x_final);
+  lin.Forward(l, Matrix::kDown, LayerInput::kAct, Ptr(L.act), Data(P.w_down), x_out, N, ff, d);
+  Note("matmul", l, "down", x_out, {N, d});
+  be_.AddInto(x_out, Ptr(L.x_mid), N * d);
+  Note("add", l, "x_out", x_out, {N, d});
 }
 
 repops::CrossEntropySums Transformer::ForwardBackward(const ParameterSet& p, const BatchView& b,
@@ -250,7 +274,18 @@ void Transformer::Backward(const ParameterSet& p, const BatchView& b, float grad
                       MutData(g.final_norm));
   Note("rmsnorm_bwd", -1, "d_x_final", dx, {N, d});
   Note("rmsnorm_bwd", -1, "g.final_norm", Data(g.final_norm), {d});
-  for (int64_t l = c_.n_layers - 1; l >= 0; --l) BackwardLayer(l, p, b, A, g);
+  for (int64_t l = c_.n_layers - 1; l >= 0; --l) {
+    // The shared set still holds the top layer from the forward; every other is run again.
+    if (A.recompute() == Recompute::kLayers && l + 1 < c_.n_layers) {
+      struct Quiet {  // the observer sees each op once, recomputed or not
+        bool& flag;
+        explicit Quiet(bool& f) : flag(f) { flag = true; }
+        ~Quiet() { flag = false; }
+      } quiet(recomputing_);
+      ForwardLayer(l, p, b, A, /*to_output=*/false);
+    }
+    BackwardLayer(l, p, b, A, g);
+  }
   if (c_.embed_norm) {
     be_.RmsNormBackward(dx, Ptr(A.emb), Data(p.embed_norm), Ptr(A.rstd_e), N, d, Ptr(A.dtmp),
                         MutData(g.embed_norm));
@@ -268,7 +303,8 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
                                 Activations& A, ParameterSet& g) {
   const int64_t rows = b.rows, T = b.seq, N = rows * T;
   const int64_t d = c_.d_model, H = c_.n_heads, hd = c_.head_dim(), ff = c_.d_ff;
-  Activations::Layer& L = A.layers_[l];
+  Activations::Layer& L = A.Work(l);
+  const float* x_in = Ptr(A.layers_[l].x_in);
   const LayerParams& P = p.layers[l];
   LayerParams& G = g.layers[l];
   float* dx = Ptr(A.dx);
@@ -347,7 +383,7 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
     Note("matmul", l, pr.grad_name, Data(pr.gw), {d, d});
   }
   Note("matmul", l, "d_h1", Ptr(A.dh1), {N, d});
-  be_.RmsNormBackward(Ptr(A.dh1), Ptr(L.x_in), Data(P.attn_norm), Ptr(L.rstd1), N, d, Ptr(A.dtmp),
+  be_.RmsNormBackward(Ptr(A.dh1), x_in, Data(P.attn_norm), Ptr(L.rstd1), N, d, Ptr(A.dtmp),
                       MutData(G.attn_norm));
   Note("rmsnorm_bwd", l, "d_x_in_norm", Ptr(A.dtmp), {N, d});
   Note("rmsnorm_bwd", l, "g.attn_norm", Data(G.attn_norm), {d});

@@ -47,14 +47,18 @@ struct BatchView {
 inline constexpr int32_t kIgnoreLabel = -100;
 
 // Every activation the backward needs, allocated once for up to max_rows × max_seq on the
-// backend's device (which must outlive them), with the micro-batch's device copy.
+// backend's device (which must outlive them), with the micro-batch's device copy. With
+// Recompute::kLayers: every layer's input, and the rest for one layer (Recompute above).
 class Activations {
  public:
-  Activations(const ModelConfig& c, int64_t max_rows, int64_t max_seq, repops::Backend& backend);
+  Activations(const ModelConfig& c, int64_t max_rows, int64_t max_seq, repops::Backend& backend,
+              Recompute recompute = Recompute::kNone);
   int64_t bytes() const;  // the planned memory, reported at start
   // What the constructor would allocate, without allocating (for planning; model_test checks
   // that the two agree).
-  static int64_t PlannedBytes(const ModelConfig& c, int64_t max_rows, int64_t max_seq);
+  static int64_t PlannedBytes(const ModelConfig& c, int64_t max_rows, int64_t max_seq,
+                              Recompute recompute = Recompute::kNone);
+  Recompute recompute() const { return recompute_; }
   // int8 QAT: while held, forwards on one unchanged parameter set quantize its weights once
   // (LinearLayers::HoldWeights).
   void HoldQuantizedWeights(bool hold) { linear.HoldWeights(hold); }
@@ -75,8 +79,13 @@ class Activations {
   }
   // The buffers bytes() counts, in one list.
   std::vector<const Buffer*> AllBuffers() const;
+  // Layer l's activations other than its input x_in (which is always layers_[l].x_in): its own,
+  // or with recomputation the one set all layers share.
+  Layer& Work(int64_t l) { return recompute_ == Recompute::kLayers ? work_ : layers_[l]; }
   int64_t max_rows_, max_seq_;
+  Recompute recompute_;
   std::vector<Layer> layers_;
+  Layer work_;  // with recomputation: the one layer's activations (its x_in unused)
   Buffer emb, rstd_e, x_final, rstd_f, hf, logits, lse;
   // The micro-batch on the device: inputs, labels, doc_ids [rows, T] (int32), key_valid
   // [rows, T] (uint8, as int8), and the RoPE position of each [rows, H, T] row (int32).
@@ -110,13 +119,19 @@ class Transformer {
  private:
   void Note(const char* op, int64_t layer, const char* tensor, const float* data,
             std::initializer_list<int64_t> shape) const {
-    if (observer_ == nullptr) return;
+    // A gain-free norm has no gain gradient: nothing to observe (its pointer is null).
+    if (observer_ == nullptr || recomputing_ || data == nullptr) return;
     const TensorView v =
         TensorView::Contiguous(const_cast<float*>(data), DType::kF32, be_.device(), shape);
     observer_->Output(op, layer, tensor, OpOutput{v, &be_});
   }
   // The batch's ids, masks and RoPE positions to the device.
   void Upload(const BatchView& b, Activations& acts) const;
+  // Layer l's forward from its input A.layers_[l].x_in. With to_output, its output goes to the
+  // next layer's input (x_final after the last); without, it stops once the down projection's
+  // input is ready: all the layer's backward needs (the recomputation).
+  void ForwardLayer(int64_t l, const ParameterSet& p, const BatchView& b, Activations& A,
+                    bool to_output);
   void Backward(const ParameterSet& p, const BatchView& b, float grad_scale, Activations& acts,
                 ParameterSet& grads);
   void BackwardLayer(int64_t l, const ParameterSet& p, const BatchView& b, Activations& acts,
@@ -125,6 +140,7 @@ class Transformer {
   repops::Backend& be_;
   repops::DeviceRopeTable rope_;
   OpObserver* observer_ = nullptr;
+  bool recomputing_ = false;  // a layer's forward run again for its backward: not observed
 };
 
 }  // namespace trail::model

@@ -81,8 +81,12 @@ RunCost EstimateRunCost(const train::Recipe& recipe, const data::StreamConfig& s
     // Moments: 2 floats per parameter of this process's range (ranges are cut at chunk
     // boundaries, so this is the even share to within a chunk).
     m.moments = 2 * ((bytes * (p + 1)) / processes - (bytes * p) / processes);
-    m.activations =
-        model::Activations::PlannedBytes(c, stream.micro_batch_windows, data::MaxSeqLen(stream));
+    const int64_t rows = stream.micro_batch_windows, seq = data::MaxSeqLen(stream);
+    m.activations_kept = model::Activations::PlannedBytes(c, rows, seq, model::Recompute::kNone);
+    m.activations_recomputed =
+        model::Activations::PlannedBytes(c, rows, seq, model::Recompute::kLayers);
+    m.activations = recipe.loop.recompute == model::Recompute::kLayers ? m.activations_recomputed
+                                                                       : m.activations_kept;
     out.memory.push_back(m);
   }
   return out;

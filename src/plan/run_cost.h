@@ -19,7 +19,11 @@ struct ProcessMemory {
   int64_t gradients = 0;   // 4 bytes × total × (local-fold partial sums + 1 micro-batch gradient)
   int64_t gradient_buffers = 0;
   int64_t moments = 0;      // AdamW m and v of this process's range of the flat state
-  int64_t activations = 0;  // model::Activations for one micro-batch of the longest windows
+  int64_t activations = 0;  // model::Activations for one micro-batch of the longest windows,
+                            // with the recipe's [train] recompute
+  // The same under each setting of [train] recompute: keeping every layer's activations
+  // ("none") and keeping each layer's input only ("layers").
+  int64_t activations_kept = 0, activations_recomputed = 0;
   int64_t total() const { return parameters + gradients + moments + activations; }
 };
 

@@ -119,6 +119,13 @@ TEST(RunCost, MemoryPerProcessFollowsTheMeshAndTheActivationLayout) {
   EXPECT_EQ(one.memory[0].gradient_buffers, 3);
   EXPECT_EQ(one.memory[0].moments, 2 * bytes);
   EXPECT_EQ(one.memory[0].activations, model::Activations::PlannedBytes(r.model, 2, 128));
+  EXPECT_EQ(one.memory[0].activations_kept, one.memory[0].activations);
+  EXPECT_EQ(one.memory[0].activations_recomputed,
+            model::Activations::PlannedBytes(r.model, 2, 128, model::Recompute::kLayers));
+  EXPECT_LT(one.memory[0].activations_recomputed, one.memory[0].activations_kept);
+  r.loop.recompute = model::Recompute::kLayers;  // the recipe's setting is the one in the total
+  EXPECT_EQ(EstimateRunCost(r, s, 1).memory[0].activations, one.memory[0].activations_recomputed);
+  r.loop.recompute = model::Recompute::kNone;
   // Two processes: ranks {0,1} and {2,3} each fold to one partial sum; moments split in half.
   const RunCost two = EstimateRunCost(r, s, 2);
   ASSERT_EQ(two.memory.size(), 2u);

@@ -186,7 +186,7 @@ void ReadLoop(const Reader& rd, const toml::table& root, const std::string& path
   const toml::table* t = rd.Section(root, "train");
   rd.AllowOnly(t,
                {"steps", "eval_every", "eval_windows", "checkpoint_every", "keep_checkpoints",
-                "log_every", "state_hash_every"},
+                "log_every", "state_hash_every", "recompute"},
                "[train]");
   rd.Get(t, "steps", "train", r.loop.steps);
   rd.Get(t, "eval_every", "train", r.loop.eval_every);
@@ -195,6 +195,11 @@ void ReadLoop(const Reader& rd, const toml::table& root, const std::string& path
   rd.Get(t, "keep_checkpoints", "train", r.loop.keep_checkpoints);
   rd.Get(t, "log_every", "train", r.loop.log_every);
   rd.Get(t, "state_hash_every", "train", r.loop.state_hash_every);
+  std::string recompute = model::RecomputeName(r.loop.recompute);
+  rd.Get(t, "recompute", "train", recompute);
+  TRAIL_CHECK(recompute == "none" || recompute == "layers", path,
+              ": [train] recompute must be \"none\" or \"layers\", got \"", recompute, "\"");
+  r.loop.recompute = model::ParseRecompute(recompute);
   TRAIL_CHECK(r.loop.steps >= 1 && r.loop.eval_every >= 0 && r.loop.eval_windows >= 1 &&
                   r.loop.checkpoint_every >= 0 && r.loop.keep_checkpoints >= 1 &&
                   r.loop.log_every >= 1 && r.loop.state_hash_every >= 0,

@@ -42,6 +42,9 @@ struct LoopConfig {
   // (s + 1) a multiple of this, before every checkpoint and after the last step (0: only
   // there); the gradient's every step (docs/training.md, "Trajectory record").
   int64_t state_hash_every = 10;
+  // Activation recomputation (model/transformer.h): the same bits either way, less memory for
+  // about one more forward of the blocks.
+  model::Recompute recompute = model::Recompute::kNone;
   // Whether the record of step s carries the parameter and optimizer state hashes.
   bool CommitsStateAfter(int64_t s) const {
     const int64_t next = s + 1;

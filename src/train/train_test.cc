@@ -167,6 +167,19 @@ TEST(Recipe, UnknownKeysAndInconsistentShapesAreClearErrors) {
             std::string::npos);
 }
 
+TEST(Recipe, RecomputeIsNoneOrLayers) {
+  const std::string base = "[model]\npreset = \"tiny\"\n[train]\nsteps = 5\n";
+  EXPECT_EQ(ParseRecipe(base, "r.toml", 64).loop.recompute, model::Recompute::kNone);
+  EXPECT_EQ(ParseRecipe(base + "recompute = \"layers\"\n", "r.toml", 64).loop.recompute,
+            model::Recompute::kLayers);
+  EXPECT_EQ(ParseRecipe(base + "recompute = \"none\"\n", "r.toml", 64).loop.recompute,
+            model::Recompute::kNone);
+  EXPECT_NE(ErrorOf([&] {
+              ParseRecipe(base + "recompute = \"all\"\n", "r.toml", 64);
+            }).find("recompute must be \"none\" or \"layers\", got \"all\""),
+            std::string::npos);
+}
+
 // ---------------------------------------------------------------- the step
 
 TEST(Step, LogicalMeshesReduceTheSameGradientInTheirOwnOrder) {

@@ -126,15 +126,16 @@ void SayModel(bool quiet, LoadedRun& run, const std::map<std::string, double>& u
   const Recipe& R = run.recipe;
   const model::ModelCost cost = model::Cost(R.model, run.stream.max_seq_len());
   const data::StreamConfig& sc = run.stream.manifest().stream;
-  Say(quiet, "model: " + std::to_string(cost.parameters) + " parameters, " +
-                 FormatNumber("%.3g", MeanFlopsPerToken(R.model, sc, R.loop.steps)) +
-                 " FLOPs/token (6N + attention" +
-                 (sc.seq_len_phases.empty() ? "" : ", mean over the length phases") + "), " +
-                 "activations " + FormatNumber("%.1f", run.engine.activation_bytes() / 1048576.0) +
-                 " MiB; mesh " + std::to_string(R.mesh.replicas) + " replicas x " +
-                 std::to_string(R.mesh.shards) + " shards on " +
-                 std::to_string(run.engine.comm().size()) + " process(es); backend " +
-                 run.engine.backend().description());
+  Say(quiet,
+      "model: " + std::to_string(cost.parameters) + " parameters, " +
+          FormatNumber("%.3g", MeanFlopsPerToken(R.model, sc, R.loop.steps)) +
+          " FLOPs/token (6N + attention" +
+          (sc.seq_len_phases.empty() ? "" : ", mean over the length phases") + "), " +
+          "activations " + FormatNumber("%.1f", run.engine.activation_bytes() / 1048576.0) +
+          " MiB" + (R.loop.recompute == model::Recompute::kLayers ? " (layers recomputed)" : "") +
+          "; mesh " + std::to_string(R.mesh.replicas) + " replicas x " +
+          std::to_string(R.mesh.shards) + " shards on " + std::to_string(run.engine.comm().size()) +
+          " process(es); backend " + run.engine.backend().description());
   if (unigram.empty()) return;
   std::string u;
   for (const auto& [d, h] : unigram) u += " " + d + "=" + FormatNumber("%.3f", h);
