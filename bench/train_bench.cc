@@ -3,10 +3,11 @@
 // the step spent hashing state (gradients, parameters, optimizer), peak memory, and the
 // logical-mesh overhead (the same 8 windows as 2 replicas × 2 shards). Prints one JSON object;
 // bench/run_train_bench.sh runs it beside PyTorch and prints ratios.
-//   train_bench [steps] [threads] [fp32|int8|int8-fp32bw] [profile|-] [B|gpt2-small|gpt2-1024]
+//   train_bench [steps] [threads] [fp32|int8|int8-fp32bw] [OPTIONS|-] [B|gpt2-small|gpt2-1024]
 //               [DEVICE]
-// The third argument is the block matrices' arithmetic; with `profile`, a table of where the
-// step's time goes (by operation and output, summed over layers) is printed to stderr. The
+// The third argument is the block matrices' arithmetic. OPTIONS, comma-separated: `profile`, a
+// table of where the step's time goes (by operation and output, summed over layers) on stderr;
+// `recompute`, the recipe with [train] recompute = "layers" (activation recomputation). The
 // fifth picks the model: configuration B above, or the gpt2-small preset (12 × 768, vocabulary
 // 50257) at T = 128, B = 8 (gpt2-1024: at T = 1024, the GPU benchmark's shape), then without
 // the mesh measurement. DEVICE (default cpu) is where the step runs, e.g. cuda.
@@ -38,6 +39,7 @@ namespace {
 
 struct Timing {
   double median = 0, hash = 0;
+  int64_t activation_bytes = 0;
 };
 
 // Times each operation as the interval since the previous one's output (or the micro-batch's
@@ -95,8 +97,9 @@ BenchModel ModelOf(const std::string& name, int replicas, int shards, const std:
 
 Timing TimeSteps(const std::string& dir, int micro, int replicas, int shards, int steps,
                  const std::string& quant, const std::string& model, const Device& device,
-                 OpClock* clock = nullptr) {
-  const BenchModel bm = ModelOf(model, replicas, shards, quant);
+                 bool recompute, OpClock* clock = nullptr) {
+  BenchModel bm = ModelOf(model, replicas, shards, quant);
+  if (recompute) bm.recipe += "[train]\nrecompute = \"layers\"\n";
   data::StreamConfig sc;
   sc.seed = 1;
   sc.seq_len = bm.seq_len;
@@ -118,7 +121,7 @@ Timing TimeSteps(const std::string& dir, int micro, int replicas, int shards, in
     t.push_back(res.seconds);
     h.push_back(res.hash_seconds);
   }
-  return {bench::Median(t), bench::Median(h)};
+  return {bench::Median(t), bench::Median(h), engine.activation_bytes()};
 }
 
 }  // namespace
@@ -137,7 +140,9 @@ int main(int argc, char** argv) {
   SetKernelThreads(static_cast<size_t>(threads));
   repops::UseDefaultSimdTarget();
   TempDir a, b;
-  const bool profile = argc > 4 && std::string(argv[4]) == "profile";
+  const std::string options = argc > 4 ? argv[4] : "-";
+  const bool profile = options.find("profile") != std::string::npos;
+  const bool recompute = options.find("recompute") != std::string::npos;
   const std::string model = argc > 5 ? argv[5] : "B";
   if (model != "B" && model != "gpt2-small" && model != "gpt2-1024") {
     std::fprintf(stderr, "train_bench: the model must be B, gpt2-small or gpt2-1024\n");
@@ -145,14 +150,15 @@ int main(int argc, char** argv) {
   }
   const Device device = ParseDevice(argc > 6 ? argv[6] : "cpu");
   OpClock clock;
-  const Timing flat =
-      TimeSteps(a.path(), 8, 1, 1, steps, quant, model, device, profile ? &clock : nullptr);
+  const Timing flat = TimeSteps(a.path(), 8, 1, 1, steps, quant, model, device, recompute,
+                                profile ? &clock : nullptr);
   if (profile) clock.Print(flat.median, steps);
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   const double peak_mb = double(ru.ru_maxrss) / 1024.0;
-  const Timing mesh = model == "B" ? TimeSteps(b.path(), 2, 2, 2, steps, quant, model, device)
-                                   : Timing{flat.median, 0};
+  const Timing mesh = model == "B"
+                          ? TimeSteps(b.path(), 2, 2, 2, steps, quant, model, device, recompute)
+                          : Timing{flat.median, 0, 0};
   const double tokens = 8.0 * ModelOf(model, 1, 1, "").seq_len;
   const std::string backend =
       device.is_host() ? repops::ActiveKernels().name : repops::MakeBackend(device)->description();
@@ -160,9 +166,11 @@ int main(int argc, char** argv) {
       "{\"model\": \"%s\", \"arithmetic\": \"%s\", \"backend\": \"%s\", \"threads\": %d, "
       "\"step_s\": %.4f, \"tok_s\": %.1f, "
       "\"hash_s\": %.4f, \"hash_share\": %.4f, \"peak_rss_mb\": %.1f, "
+      "\"activations_mb\": %.1f, \"recompute\": %s, "
       "\"mesh_2x2_step_s\": %.4f, \"mesh_overhead\": %.4f}\n",
       model.c_str(), mode.c_str(), backend.c_str(), threads, flat.median, tokens / flat.median,
-      flat.hash, flat.hash / flat.median, peak_mb, mesh.median, mesh.median / flat.median - 1.0);
+      flat.hash, flat.hash / flat.median, peak_mb, double(flat.activation_bytes) / 1048576.0,
+      recompute ? "true" : "false", mesh.median, mesh.median / flat.median - 1.0);
   ShutdownKernelPool();
   return 0;
 }

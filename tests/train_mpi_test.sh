@@ -92,6 +92,25 @@ mpi 3 train --recipe r6.toml --data m6.json --run g6_3 --device guarded --quiet 
 cmp -s in6.out g6_3.out || fail "3x2x2 mesh on 3 processes on the guarded device: final hashes differ"
 same_run in6 g6_3 "3x2x2 mesh on 3 processes on the guarded device"
 echo "3x2x2 mesh: P = 3 on the guarded device identical"
+# Activation recomputation changes no bit: the same mesh with [train] recompute = "layers"
+# in-process and on P = 2, 3, 6 gives the records (all but the chain, which hashes the recipe's
+# bytes) and checkpoint files of the run that keeps its activations.
+{ cat r6.toml; echo 'recompute = "layers"'; } > r6_recompute.toml
+records() { python3 -c 'import json,sys
+for line in open(sys.argv[1]):
+    r = json.loads(line); r.pop("chain", None); r.pop("seconds", None); print(json.dumps(r, sort_keys=True))' "$1/trajectory.jsonl"; }
+records in6 > in6.records
+for P in 0 2 3 6; do
+  if [ $P = 0 ]; then
+    "$trail" train --recipe r6_recompute.toml --data m6.json --run rc_$P --quiet > /dev/null
+  else
+    mpi $P train --recipe r6_recompute.toml --data m6.json --run rc_$P --quiet > /dev/null
+  fi
+  records rc_$P | cmp -s in6.records - || fail "recompute = layers on P = $P: the records differ"
+  [ "$(cd in6/checkpoints && sha256sum */*.safetensors)" = "$(cd rc_$P/checkpoints && sha256sum */*.safetensors)" ] \
+    || fail "recompute = layers on P = $P: checkpoint files differ"
+done
+echo "3x2x2 mesh with recompute = layers: in-process and P = 2, 3, 6 identical to keeping activations"
 "$trail" train --recipe r4.toml --data m4.json --run in4 --quiet > in4.out
 for P in 1 2 4; do
   mpi $P train --recipe r4.toml --data m4.json --run p4_$P --quiet > p4_$P.out
