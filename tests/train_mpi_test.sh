@@ -79,13 +79,22 @@ same_run() {  # reference run dir, other run dir, what
     || fail "$3: checkpoint files differ"
 }
 
+# The validation losses of metrics.jsonl, one line per evaluating step: every process scores a
+# block of the validation batches, and the sums are the bits of one process scoring them all.
+vals() { python3 -c 'import json,sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if "val" in r: print(r["step"], json.dumps(r["val"], sort_keys=True))' "$1/metrics.jsonl"; }
 "$trail" train --recipe r6.toml --data m6.json --run in6 --quiet > in6.out
+vals in6 > in6.vals
+[ "$(wc -l < in6.vals)" = 2 ] || fail "expected validation after steps 4 and 8: $(cat in6.vals)"
 for P in 1 2 3 4 6; do
   mpi $P train --recipe r6.toml --data m6.json --run p6_$P --quiet > p6_$P.out
   cmp -s in6.out p6_$P.out || fail "3x2x2 mesh on $P processes: final hashes differ"
   same_run in6 p6_$P "3x2x2 mesh on $P processes"
+  vals p6_$P | cmp -s in6.vals - || fail "3x2x2 mesh on $P processes: validation losses differ"
 done
-echo "3x2x2 mesh: P = 1, 2, 3, 4, 6 and in-process identical: $(cat in6.out)"
+echo "3x2x2 mesh: P = 1, 2, 3, 4, 6 and in-process identical (validation split over the processes too): $(cat in6.out)"
 # Each process on a device whose memory only its backend reaches (guarded): the mesh reduction
 # and the optimizer's state exchange go through explicit copies, as with one GPU a process.
 mpi 3 train --recipe r6.toml --data m6.json --run g6_3 --device guarded --quiet > g6_3.out

@@ -50,17 +50,31 @@ std::map<std::string, double> LoadedRun::UnigramEntropy() {
   return out;
 }
 
+namespace {
+
+// One evaluation micro-batch's sums, as gathered from the process that scored it.
+struct BatchSums {
+  int64_t valid = 0;
+  float nll_sum = 0;
+  float zero = 0;  // no padding bytes go over the wire
+};
+
+}  // namespace
+
 std::map<std::string, double> LoadedRun::Evaluate(const model::ParameterSet& params) {
   std::map<std::string, double> out;
   const data::StreamConfig& sc = stream.manifest().stream;
   const int64_t rows = sc.micro_batch_windows;
+  collectives::Communicator& comm = engine.comm();
+  const int64_t P = comm.size(), q = comm.rank();
   data::PackedBatch pb;
   data::RawWindow raw;
   for (auto& [domain, es] : evals) {
     const int64_t n = std::min<int64_t>(recipe.loop.eval_windows, es->num_windows());
-    double nll = 0;
-    int64_t valid = 0;
-    for (int64_t i = 0; i < n; i += rows) {
+    const int64_t batches = (n + rows - 1) / rows;
+    std::vector<BatchSums> mine;
+    for (int64_t k = batches * q / P; k < batches * (q + 1) / P; ++k) {
+      const int64_t i = k * rows;
       pb.Resize(rows, sc.seq_len);
       for (int64_t r = 0; r < rows; ++r) {
         if (i + r < n) {
@@ -71,6 +85,11 @@ std::map<std::string, double> LoadedRun::Evaluate(const model::ParameterSet& par
         }
       }
       const repops::CrossEntropySums s = engine.Score(params, pb);
+      mine.push_back({.valid = s.valid, .nll_sum = s.nll_sum});
+    }
+    double nll = 0;  // in batch order: the processes' blocks are contiguous and in order
+    int64_t valid = 0;
+    for (const BatchSums& s : collectives::AllGatherItems<BatchSums>(comm, mine)) {
       nll += s.nll_sum;
       valid += s.valid;
     }

@@ -32,7 +32,12 @@ struct LoadedRun {
   // Entropy (nats) of the target tokens of each validation domain's evaluated windows: the loss
   // of the best unigram model of that very text, the baseline a language model must beat.
   std::map<std::string, double> UnigramEntropy();
-  // Mean loss per target over the first eval_windows windows of each validation domain.
+  // Mean loss per target over the first eval_windows windows of each validation domain, on
+  // every process of the engine's job together (each process of the job calls it with the same
+  // parameters; every one gets the result). A domain's windows form micro-batches of the
+  // stream's micro_batch_windows (the last padded); process q of P scores the contiguous block
+  // of batches [nb·q/P, nb·(q+1)/P) and every batch's (NLL sum, valid count) is gathered in
+  // batch order, then summed in double in that order: the bits of one process scoring all.
   std::map<std::string, double> Evaluate(const model::ParameterSet& params);
 
   std::string manifest_path, manifest_sha;  // absolute path; SHA-256 of its bytes (hex)

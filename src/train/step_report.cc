@@ -57,7 +57,13 @@ StepReporter::StepReporter(LoadedRun& run, SpikeMonitor& monitor, const std::str
       quiet_(quiet),
       start_(std::chrono::steady_clock::now()) {}
 
-double StepReporter::Record(const StepResult& r, const TrainState& st) {
+bool EvaluatesAfter(const LoopConfig& loop, int64_t steps_done, bool has_validation) {
+  return has_validation &&
+         ((loop.eval_every > 0 && steps_done % loop.eval_every == 0) || steps_done == loop.steps);
+}
+
+double StepReporter::Record(const StepResult& r, const TrainState& st,
+                            const std::map<std::string, double>& validation) {
   const LoopConfig& loop = run_.recipe.loop;
   tokens_run_ += r.input_tokens;
   const double elapsed =
@@ -91,14 +97,13 @@ double StepReporter::Record(const StepResult& r, const TrainState& st) {
   const bool is_last = st.step == loop.steps;
   const bool log_now = st.step % loop.log_every == 0 || is_last || st.step == first_step_ + 1;
   if (log_now) m["weight_norms"] = WeightNorms(st.params);
-  const bool eval_now =
-      !run_.evals.empty() && ((loop.eval_every > 0 && st.step % loop.eval_every == 0) || is_last);
+  const bool eval_now = !validation.empty();
   std::string val_text;
   double val_mean = -1;
   if (eval_now) {
     val_mean = 0;
     nlohmann::json val = nlohmann::json::object();
-    for (const auto& [domain, loss] : run_.Evaluate(st.params)) {
+    for (const auto& [domain, loss] : validation) {
       val[domain] = loss;
       val_mean += loss / double(run_.evals.size());
       val_text += " " + domain + "=" + FormatNumber("%.3f", loss);

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "train/loaded_run.h"
@@ -24,15 +25,21 @@ std::string FormatNumber(const char* format, double value);
 // A progress line on stderr unless quiet.
 void Say(bool quiet, const std::string& line);
 
+// Whether the step just run (st.step steps done) evaluates the validation sets: every
+// eval_every steps and after the last step, when the data has validation sets.
+bool EvaluatesAfter(const LoopConfig& loop, int64_t steps_done, bool has_validation);
+
 class StepReporter {
  public:
   // Steps run from st.step (at construction) up to last_step.
   StepReporter(LoadedRun& run, SpikeMonitor& monitor, const std::string& metrics_path,
                int64_t first_step, int64_t last_step, bool quiet);
 
-  // Records the step just run (st is the state after it). Returns the mean validation loss
-  // over domains when this step evaluated, else a negative value.
-  double Record(const StepResult& r, const TrainState& st);
+  // Records the step just run (st is the state after it) with the validation loss per domain
+  // when this step evaluated (LoadedRun::Evaluate, which every process of the job runs; empty
+  // otherwise). Returns their mean over domains when it did, else a negative value.
+  double Record(const StepResult& r, const TrainState& st,
+                const std::map<std::string, double>& validation);
 
  private:
   LoadedRun& run_;

@@ -207,8 +207,12 @@ TrainSummary RunTraining(const TrainOptions& opt) {
     } else if (lead) {
       traj->Line(line);
     }
+    // Every process scores its share of the validation windows (LoadedRun::Evaluate).
+    const std::map<std::string, double> validation =
+        EvaluatesAfter(R.loop, st.step, !run.evals.empty()) ? run.Evaluate(st.params)
+                                                            : std::map<std::string, double>{};
     if (lead) {
-      const double val = reporter->Record(r, st);
+      const double val = reporter->Record(r, st, validation);
       if (val >= 0) sum.last_val_loss = val;
     }
     const bool ckpt_now = (R.loop.checkpoint_every > 0 && st.step % R.loop.checkpoint_every == 0) ||
