@@ -167,6 +167,34 @@ mpi 2 train --recipe r6.toml --data m6.json --run rs1 --stop-after 5 --quiet > /
 same_run in6 rs1 "P = 2 resumed in one process"
 echo "resume across process counts: identical"
 
+# Checkpoints written by every process: written with P = 4 (no gather: each process writes its
+# range of both files), meta.json records the 4 writers' ranges; resumed with P = 3 and in one
+# process, and audited in one process from them: the straight run's bits.
+mpi 4 train --recipe r6.toml --data m6.json --run w4 --stop-after 4 --quiet > /dev/null
+python3 -c 'import json,sys; l = json.load(open(sys.argv[1]))["layout"]
+assert l["writers"] == 4 and len(l["flat_ranges"]) == 4 and l["flat_ranges"][0][0] == 0, l' \
+  w4/checkpoints/step_00000004/meta.json || fail "P = 4 checkpoint: no layout of 4 writers"
+"$trail" train verify --run w4 > w4.verify 2>&1 || fail "train verify of the P = 4 run: $(cat w4.verify)"
+cp -r w4 w4b
+mpi 3 train --resume --run w4 --quiet > /dev/null
+same_run in6 w4 "checkpoint written with P = 4, resumed with P = 3"
+"$trail" train --resume --run w4b --quiet > /dev/null
+same_run in6 w4b "checkpoint written with P = 4, resumed in one process"
+"$trail" audit replay --run w4 --steps 4:8 --json --quiet | verdicts > w4.audit
+grep -q "^match " w4.audit || fail "audit of the run checkpointed by 4 processes: $(cat w4.audit)"
+# One process killed inside a checkpoint, its range half written: the job ends, the torn
+# checkpoint is never listed, and the resume starts from the last complete one.
+if TRAIL_TEST_KILL_IN_CHECKPOINT=8:2 timeout -s KILL 60 mpirun --allow-run-as-root --oversubscribe \
+     -np 4 -x TRAIL_TEST_KILL_IN_CHECKPOINT "$trail" train --recipe r6.toml --data m6.json \
+     --run torn --quiet > torn.out 2> torn.err; then
+  fail "the job succeeded though a process died in its checkpoint"
+fi
+[ -d torn/checkpoints/step_00000008.tmp ] || fail "no torn checkpoint left: $(ls torn/checkpoints)"
+[ ! -e torn/checkpoints/step_00000008 ] || fail "a torn checkpoint was committed"
+mpi 3 train --resume --run torn --quiet > torn.resumed 2>&1 || fail "resume after the torn checkpoint: $(cat torn.resumed)"
+same_run in6 torn "resumed with P = 3 after a process died in the step-8 checkpoint"
+echo "checkpoints written by 4 processes: resumed on P = 3 and 1, audited, a torn one skipped: identical"
+
 # The audit under mpirun: replay on P = 2 and 3 gives the same verdicts and replayed chains as in
 # one process; operation traces recorded by 3 processes equal those of one (entries in rank order).
 "$trail" audit replay --run in6 --steps 2:8 --json --quiet | verdicts > audit1.out

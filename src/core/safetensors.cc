@@ -66,27 +66,37 @@ const Tensor* SafetensorsFile::Find(const std::string& name) const {
   return nullptr;
 }
 
-void WriteSafetensors(const std::string& path, std::span<const Tensor* const> tensors,
-                      const SafetensorsMetadata& metadata) {
+std::string SafetensorsPrefix(std::span<const SafetensorsEntry> tensors,
+                              const SafetensorsMetadata& metadata, const std::string& path) {
   json header = json::object();
   std::set<std::string> names;
   uint64_t offset = 0;
-  for (const Tensor* t : tensors) {
-    TRAIL_CHECK(t->name() != "__metadata__" && names.insert(t->name()).second, path,
-                ": tensor name '", t->name(), "' is repeated or reserved");
-    header[t->name()] = {{"dtype", std::string(DTypeName(t->dtype()))},
-                         {"shape", t->shape()},
-                         {"data_offsets", {offset, offset + t->nbytes()}}};
-    offset += t->nbytes();
+  for (const SafetensorsEntry& t : tensors) {
+    TRAIL_CHECK(t.name != "__metadata__" && names.insert(t.name).second, path, ": tensor name '",
+                t.name, "' is repeated or reserved");
+    int64_t numel = 1;
+    for (int64_t d : t.shape) numel *= d;
+    const uint64_t nbytes = static_cast<uint64_t>(numel) * DTypeSize(t.dtype);
+    header[t.name] = {{"dtype", std::string(DTypeName(t.dtype))},
+                      {"shape", t.shape},
+                      {"data_offsets", {offset, offset + nbytes}}};
+    offset += nbytes;
   }
   if (!metadata.empty()) header["__metadata__"] = metadata;
   std::string text = header.dump();
   text.resize((text.size() + 7) / 8 * 8, ' ');  // the data starts 8-byte aligned
+  std::string out(8, '\0');
+  PutU64(reinterpret_cast<uint8_t*>(out.data()), text.size());
+  return out + text;
+}
+
+void WriteSafetensors(const std::string& path, std::span<const Tensor* const> tensors,
+                      const SafetensorsMetadata& metadata) {
+  std::vector<SafetensorsEntry> entries;
+  for (const Tensor* t : tensors) entries.push_back({t->name(), t->dtype(), t->shape()});
+  const std::string prefix = SafetensorsPrefix(entries, metadata, path);
   AtomicFile f(path);
-  uint8_t len[8];
-  PutU64(len, text.size());
-  f.Write(len, 8);
-  f.Write(text.data(), text.size());
+  f.Write(prefix.data(), prefix.size());
   for (const Tensor* t : tensors) f.Write(t->bytes(), t->nbytes());
   f.Commit();
 }

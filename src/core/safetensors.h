@@ -18,6 +18,15 @@ using SafetensorsMetadata = std::map<std::string, std::string>;
 void WriteSafetensors(const std::string& path, std::span<const Tensor* const> tensors,
                       const SafetensorsMetadata& metadata = {});
 
+struct SafetensorsEntry;
+// The bytes WriteSafetensors puts before the data of a file of these tensors (name, dtype and
+// shape of each; offset and nbytes are ignored), in this order: the header's length, the JSON
+// header, the padding to 8 bytes. The tensors' bytes follow back to back in the same order, so a
+// file can be written in pieces by several writers (train/checkpoint.h). `path` names the file
+// in errors.
+std::string SafetensorsPrefix(std::span<const SafetensorsEntry> tensors,
+                              const SafetensorsMetadata& metadata, const std::string& path);
+
 struct SafetensorsFile {
   SafetensorsMetadata metadata;
   std::vector<Tensor> tensors;  // in file order

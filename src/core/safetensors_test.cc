@@ -72,6 +72,25 @@ TEST(Safetensors, LayoutPointsAtEachTensorsBytes) {
   EXPECT_NE(ErrorOf([&] { ReadSafetensorsLayout(path); }).find("truncated"), std::string::npos);
 }
 
+// The prefix (length, header, padding) is what WriteSafetensors writes before the data, and the
+// data follows back to back: a file assembled from the prefix and each tensor's bytes at its
+// offset, in pieces, is the same file (train/checkpoint.h writes checkpoints that way).
+TEST(Safetensors, PrefixAndBackToBackDataAreTheWrittenFile) {
+  TempDir dir;
+  std::vector<Tensor> ts = SampleTensors();
+  std::vector<const Tensor*> ptrs{&ts[0], &ts[1], &ts[2]};
+  const std::string path = dir.path() + "/a.safetensors";
+  WriteSafetensors(path, ptrs, {{"format", "pt"}});
+  std::vector<SafetensorsEntry> entries;
+  for (const Tensor& t : ts) entries.push_back({t.name(), t.dtype(), t.shape()});
+  std::string assembled = SafetensorsPrefix(entries, {{"format", "pt"}}, path);
+  for (const Tensor& t : ts) assembled.append(reinterpret_cast<const char*>(t.bytes()), t.nbytes());
+  EXPECT_EQ(assembled, ReadFileToString(path));
+  entries.push_back(entries[0]);
+  EXPECT_NE(ErrorOf([&] { SafetensorsPrefix(entries, {}, path); }).find("repeated"),
+            std::string::npos);
+}
+
 TEST(Safetensors, DamagedFilesAreRefusedWithTheReason) {
   TempDir dir;
   std::vector<Tensor> ts = SampleTensors();

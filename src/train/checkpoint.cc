@@ -15,12 +15,20 @@
 #include "core/file_util.h"
 #include "core/json_read.h"
 #include "core/safetensors.h"
+#include "train/checkpoint_files.h"
 
 namespace trail::train {
 namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kFormat = "trail.checkpoint.v1";
+
+}  // namespace
+
+const SafetensorsMetadata& CheckpointFileMetadata() {
+  static const SafetensorsMetadata m = {{"format", "pt"}, {"trail", kFormat}};
+  return m;
+}
 
 void SyncDir(const std::string& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
@@ -29,6 +37,8 @@ void SyncDir(const std::string& dir) {
     ::close(fd);
   }
 }
+
+namespace {
 
 // Host copies of the sets' tensors, in order (the only device-to-host copy a save makes).
 std::vector<Tensor> HostCopies(std::initializer_list<const model::ParameterSet*> sets) {
@@ -57,7 +67,66 @@ void Fill(const SafetensorsFile& f, const std::string& path,
               " tensors, this model has ", expected);
 }
 
+// A checkpoint that several processes wrote records how: "layout" {writers, flat_elements,
+// flat_ranges}, the ranges contiguous from 0 to flat_elements, one per writer. Returns
+// flat_elements (-1 when there is no layout: one process wrote it).
+int64_t CheckedLayout(const nlohmann::json& meta, const std::string& meta_path) {
+  if (!meta.contains("layout")) return -1;
+  const nlohmann::json& l = meta.at("layout");
+  const int64_t writers = JsonInteger<int64_t>(l.at("writers"), meta_path + ": layout.writers");
+  const int64_t n =
+      JsonInteger<int64_t>(l.at("flat_elements"), meta_path + ": layout.flat_elements");
+  const nlohmann::json& ranges = l.at("flat_ranges");
+  TRAIL_CHECK(writers >= 1 && ranges.is_array() && ranges.size() == static_cast<size_t>(writers),
+              meta_path, ": layout names ", writers, " writers and ", ranges.size(), " ranges");
+  int64_t next = 0;
+  for (const nlohmann::json& r : ranges) {
+    const std::vector<int64_t> be = JsonIntegers<int64_t>(r, meta_path + ": layout.flat_ranges");
+    TRAIL_CHECK(be.size() == 2 && be[0] == next && be[1] >= be[0], meta_path,
+                ": layout.flat_ranges are not contiguous ranges from 0 (at ", r.dump(), ")");
+    next = be[1];
+  }
+  TRAIL_CHECK(next == n, meta_path, ": layout.flat_ranges end at ", next, ", not at flat_elements ",
+              n);
+  return n;
+}
+
 }  // namespace
+
+void WriteMetaAndCommit(const std::string& run_dir, const std::string& tmp, const TrainState& st,
+                        const RunIdentity& id, const Digest& params_hash, const Digest& optim_hash,
+                        const nlohmann::json* layout) {
+  const std::string final_dir = CheckpointDir(run_dir, st.step);
+  std::vector<uint32_t> norms;
+  for (float f : st.norm_history) norms.push_back(std::bit_cast<uint32_t>(f));
+  nlohmann::json meta = {
+      {"format", kFormat},
+      {"step", st.step},
+      {"window_cursor", st.window_cursor},
+      {"tokens_consumed", st.tokens},
+      {"optimizer_updates", st.optimizer_updates},
+      {"spike_norm_history_bits", norms},
+      {"monitor_state", st.monitor_state},
+      {"trajectory_chain", ToHex(st.chain)},
+      {"recipe_sha256", id.recipe_sha256},
+      {"manifest_sha256", id.manifest_sha256},
+      {"params_hash", ToHex(params_hash)},
+      {"optimizer_hash", ToHex(optim_hash)},
+      {"files",
+       {{"model.safetensors", ToHex(Sha256OfFile(tmp + "/model.safetensors"))},
+        {"optim.safetensors", ToHex(Sha256OfFile(tmp + "/optim.safetensors"))}}},
+      {"resume_tier", 3},
+      {"resume_tier_meaning",
+       "bitwise-identical continuation: weights, optimizer moments and step count, LR clock "
+       "(tokens consumed), window cursor (the sampler's whole state), spike-protocol and "
+       "monitor state; no RNG or loader state exists to lose"}};
+  if (layout != nullptr) meta["layout"] = *layout;
+  WriteFileAtomic(tmp + "/meta.json", meta.dump(2) + "\n");
+  SyncDir(tmp);
+  if (fs::exists(final_dir)) fs::remove_all(final_dir);  // an invalid one at the same step
+  fs::rename(tmp, final_dir);
+  SyncDir(run_dir + "/checkpoints");
+}
 
 std::string CheckpointDir(const std::string& run_dir, int64_t step) {
   char buf[32];
@@ -71,37 +140,10 @@ void SaveCheckpoint(const std::string& run_dir, const TrainState& st, const RunI
   fs::remove_all(tmp);
   fs::create_directories(tmp);
   WriteSafetensors(tmp + "/model.safetensors", Ptrs(HostCopies({&st.params})),
-                   {{"format", "pt"}, {"trail", kFormat}});
+                   CheckpointFileMetadata());
   WriteSafetensors(tmp + "/optim.safetensors", Ptrs(HostCopies({&st.adam_m(), &st.adam_v()})),
-                   {{"format", "pt"}, {"trail", kFormat}});
-  std::vector<uint32_t> norms;
-  for (float f : st.norm_history) norms.push_back(std::bit_cast<uint32_t>(f));
-  const nlohmann::json meta = {
-      {"format", kFormat},
-      {"step", st.step},
-      {"window_cursor", st.window_cursor},
-      {"tokens_consumed", st.tokens},
-      {"optimizer_updates", st.optimizer_updates},
-      {"spike_norm_history_bits", norms},
-      {"monitor_state", st.monitor_state},
-      {"trajectory_chain", ToHex(st.chain)},
-      {"recipe_sha256", id.recipe_sha256},
-      {"manifest_sha256", id.manifest_sha256},
-      {"params_hash", ToHex(st.params.StateHash())},
-      {"optimizer_hash", ToHex(st.OptimizerHash())},
-      {"files",
-       {{"model.safetensors", ToHex(Sha256OfFile(tmp + "/model.safetensors"))},
-        {"optim.safetensors", ToHex(Sha256OfFile(tmp + "/optim.safetensors"))}}},
-      {"resume_tier", 3},
-      {"resume_tier_meaning",
-       "bitwise-identical continuation: weights, optimizer moments and step count, LR clock "
-       "(tokens consumed), window cursor (the sampler's whole state), spike-protocol and "
-       "monitor state; no RNG or loader state exists to lose"}};
-  WriteFileAtomic(tmp + "/meta.json", meta.dump(2) + "\n");
-  SyncDir(tmp);
-  if (fs::exists(final_dir)) fs::remove_all(final_dir);  // an invalid one at the same step
-  fs::rename(tmp, final_dir);
-  SyncDir(run_dir + "/checkpoints");
+                   CheckpointFileMetadata());
+  WriteMetaAndCommit(run_dir, tmp, st, id, st.params.StateHash(), st.OptimizerHash(), nullptr);
 }
 
 std::vector<int64_t> ListCheckpoints(const std::string& run_dir) {
@@ -146,6 +188,7 @@ CheckpointMeta VerifyCheckpointFiles(const std::string& dir) {
       TRAIL_CHECK(got == meta.at("files").at(f).get<std::string>(), path,
                   ": SHA-256 differs from meta.json (corrupted): ", got);
     }
+    CheckedLayout(meta, meta_path);
     out.step = JsonInteger<int64_t>(meta.at("step"), meta_path + ": step");
     out.id = {meta.at("recipe_sha256").get<std::string>(),
               meta.at("manifest_sha256").get<std::string>()};
@@ -173,7 +216,10 @@ void LoadCheckpoint(const std::string& dir, const RunIdentity& id, TrainState& s
                 ": checkpoint of other data (manifest sha256 ",
                 meta.at("manifest_sha256").get<std::string>(), ", this run's ", id.manifest_sha256,
                 ")");
-    VerifyCheckpointFiles(dir);  // format, and both files against their recorded SHA-256
+    VerifyCheckpointFiles(dir);  // format, layout, both files against their recorded SHA-256
+    const int64_t flat = CheckedLayout(meta, meta_path);
+    TRAIL_CHECK(flat < 0 || flat == st.params.numel(), meta_path, ": layout of ", flat,
+                " parameters, this model has ", st.params.numel());
     Fill(ReadSafetensors(dir + "/model.safetensors"), dir + "/model.safetensors", {&st.params});
     Fill(ReadSafetensors(dir + "/optim.safetensors"), dir + "/optim.safetensors",
          {&st.adam_m(), &st.adam_v()});

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "collectives/communicator.h"
+#include "core/state_hash.h"
 #include "train/state.h"
 
 namespace trail::train {
@@ -21,6 +23,27 @@ struct RunIdentity {
 std::string CheckpointDir(const std::string& run_dir, int64_t step);
 
 void SaveCheckpoint(const std::string& run_dir, const TrainState& st, const RunIdentity& id);
+
+// One process's share of a checkpoint that every process of a job writes (StepEngine::
+// CheckpointShareOf): its flat range of the state, the tensors' names and shapes, and the state
+// hashes the step computed together.
+struct CheckpointShare {
+  std::vector<TensorMeta> param_metas, moment_metas;  // moment_metas: adam_m.*, then adam_v.*
+  std::vector<int64_t> bounds;      // process q holds flat elements [bounds[q], bounds[q + 1])
+  std::vector<float> params, m, v;  // this process's range of each
+  Digest params_hash{}, optim_hash{};
+};
+
+// SaveCheckpoint's files, byte for byte, written by every process of the job `comm` at once, with
+// no process holding more than its own range: process 0 creates the temporary directory and both
+// files (their headers, at full length); every process writes its range of the parameters into
+// model.safetensors and of both moments into optim.safetensors at their offsets, and syncs; once
+// all have, process 0 hashes the files, writes meta.json (its "layout" records the writers'
+// ranges) and renames the directory into place. A process that dies on the way leaves only the
+// temporary directory, which ListCheckpoints never lists. Every process calls it with its share
+// (st's scalars are process 0's to record). Throws trail::Error on every process when any fails.
+void SaveCheckpointShared(const std::string& run_dir, const TrainState& st, const RunIdentity& id,
+                          collectives::Communicator& comm, const CheckpointShare& share);
 
 // Steps of the checkpoints present (complete directories), ascending.
 std::vector<int64_t> ListCheckpoints(const std::string& run_dir);

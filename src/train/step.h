@@ -27,6 +27,7 @@
 #include "collectives/reduction_tree.h"
 #include "model/transformer.h"
 #include "repops/backend.h"
+#include "train/checkpoint.h"
 #include "train/flat_state.h"
 #include "train/recipe.h"
 #include "train/state.h"
@@ -110,6 +111,10 @@ class StepEngine {
   // Gives process 0's `st` every range of the moments (to write a checkpoint; release them
   // after); other processes' `st` is left as it is. Nothing to do in a job of one process.
   void GatherMoments(TrainState& st);
+  // This process's share of a checkpoint that every process writes (SaveCheckpointShared):
+  // its range of the parameters and moments copied to the host, and the state hashes of `r`,
+  // the step just run, which must have hashed the state (Recipe: every checkpoint step does).
+  CheckpointShare CheckpointShareOf(const TrainState& st, const StepResult& r);
 
  private:
   std::unique_ptr<model::ParameterSet> TakeBuffer();

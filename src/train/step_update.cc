@@ -174,6 +174,25 @@ void StepEngine::GatherMoments(TrainState& st) {
   }
 }
 
+CheckpointShare StepEngine::CheckpointShareOf(const TrainState& st, const StepResult& r) {
+  TRAIL_CHECK(r.state_hashed, "step ", r.step, " did not hash the state a checkpoint records");
+  CheckpointShare s;
+  s.param_metas = param_metas_, s.moment_metas = moment_metas_;
+  s.bounds = flat_bounds_;
+  s.params_hash = r.params_hash, s.optim_hash = r.optim_hash;
+  const int64_t n = range_end() - range_begin();
+  s.params.resize(n), s.m.resize(n), s.v.resize(n);
+  flat_.Read(*backend_, st.params.tensors(), range_begin(), n, s.params.data());
+  if (sharded()) {
+    backend_->CopyToHost(m_.view(), s.m.data());
+    backend_->CopyToHost(v_.view(), s.v.data());
+  } else {
+    flat_.Read(*backend_, st.adam_m().tensors(), range_begin(), n, s.m.data());
+    flat_.Read(*backend_, st.adam_v().tensors(), range_begin(), n, s.v.data());
+  }
+  return s;
+}
+
 void StepEngine::CopyLastGradient(model::ParameterSet& out) const {
   TRAIL_CHECK(comm_.size() == 1, "the whole gradient is only held by a job of one process");
   std::vector<float> host(last_grad_.size());

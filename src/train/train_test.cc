@@ -485,6 +485,39 @@ TEST(Resume, DamagedCheckpointsAreSkippedOtherRunsRefused) {
   EXPECT_NE(ErrorOf([&] { Train(*f, false); }).find("already holds a run"), std::string::npos);
 }
 
+// The layout meta.json records for a checkpoint that several processes wrote is checked: ranges
+// contiguous from 0, one per writer, ending at flat_elements, which is the model's size.
+TEST(Resume, ACheckpointLayoutThatDoesNotCoverTheStateIsRefused) {
+  const auto f = MakeRun(10, 4);
+  Train(*f, false, 5);  // checkpoints 0 and 4
+  const std::string dir = CheckpointDir(f->run, 4), meta_path = dir + "/meta.json";
+  const nlohmann::json meta = nlohmann::json::parse(ReadFileToString(meta_path));
+  const train::Recipe r = ParseRecipe(ReadFileToString(f->recipe), "r", kVocab);
+  const std::string manifest = ReadFileToString(f->manifest);
+  const RunIdentity id{
+      r.sha256,
+      ToHex(Sha256({reinterpret_cast<const uint8_t*>(manifest.data()), manifest.size()}))};
+  TrainState probe(r.model, TestCpu());
+  const int64_t n = probe.params.numel();
+  auto with_layout = [&](const nlohmann::json& layout) {
+    nlohmann::json m = meta;
+    m["layout"] = layout;
+    WriteFileAtomic(meta_path, m.dump(2));
+  };
+  with_layout({{"writers", 2}, {"flat_elements", n}, {"flat_ranges", {{0, 10}, {10, n}}}});
+  EXPECT_NO_THROW(VerifyCheckpointFiles(dir));
+  TrainState st(r.model, TestCpu());
+  EXPECT_NO_THROW(LoadCheckpoint(dir, id, st));
+  with_layout({{"writers", 2}, {"flat_elements", n}, {"flat_ranges", {{0, 10}, {11, n}}}});
+  EXPECT_NE(ErrorOf([&] { VerifyCheckpointFiles(dir); }).find("not contiguous"), std::string::npos);
+  with_layout({{"writers", 3}, {"flat_elements", n}, {"flat_ranges", {{0, 10}, {10, n}}}});
+  EXPECT_NE(ErrorOf([&] { VerifyCheckpointFiles(dir); }).find("3 writers and 2 ranges"),
+            std::string::npos);
+  with_layout({{"writers", 1}, {"flat_elements", n + 1}, {"flat_ranges", {{0, n + 1}}}});
+  EXPECT_NE(ErrorOf([&] { LoadCheckpoint(dir, id, st); }).find("this model has"),
+            std::string::npos);
+}
+
 TEST(RunDirectory, OneWriterAtATime) {
   TempDir d;
   {

@@ -218,13 +218,13 @@ TrainSummary RunTraining(const TrainOptions& opt) {
     const bool ckpt_now = (R.loop.checkpoint_every > 0 && st.step % R.loop.checkpoint_every == 0) ||
                           st.step == R.loop.steps;
     if (ckpt_now) {
-      run.engine.GatherMoments(st);
-      if (lead) {
-        st.monitor_state = monitor.StateJson();
+      if (lead) st.monitor_state = monitor.StateJson();
+      if (comm.size() > 1) {  // every process writes its range; nothing is gathered
+        SaveCheckpointShared(rd.dir(), st, run.id(), comm, run.engine.CheckpointShareOf(st, r));
+      } else {
         SaveCheckpoint(rd.dir(), st, run.id());
-        ApplyRetention(rd.dir(), R.loop.keep_checkpoints);
-        if (comm.size() > 1) st.ReleaseMoments();  // gathered for the checkpoint only
       }
+      if (lead) ApplyRetention(rd.dir(), R.loop.keep_checkpoints);
     }
   }
   if (lead && st.step == R.loop.steps) {
