@@ -108,8 +108,9 @@ class StepEngine {
   // This process's flat range of the state: [range_begin(), range_end()).
   int64_t range_begin() const { return flat_bounds_[comm_.rank()]; }
   int64_t range_end() const { return flat_bounds_[comm_.rank() + 1]; }
-  // Gives process 0's `st` every range of the moments (to write a checkpoint; release them
-  // after); other processes' `st` is left as it is. Nothing to do in a job of one process.
+  // Gives process 0's `st` every range of the moments (the whole state in one place, for tests
+  // that compare it; checkpoints are written by every process and need no gather); other
+  // processes' `st` is left as it is. Nothing to do in a job of one process.
   void GatherMoments(TrainState& st);
   // This process's share of a checkpoint that every process writes (SaveCheckpointShared):
   // its range of the parameters and moments copied to the host, and the state hashes of `r`,
