@@ -103,6 +103,18 @@ grep -q "10 of 10 requested steps bit-identical .* on guarded" guarded.out || fa
 "$trail" audit bisect run/traces/step_00000020.trace g20.trace > gbisect.out ||
   fail "bisect on the guarded device: $(cat gbisect.out)"
 grep -q "the traces are identical" gbisect.out || fail "guarded bisect: $(cat gbisect.out)"
+# An auditor short of memory replays with activation recomputation the run did not use: the
+# same verdicts, and the same trace, entry for entry.
+"$trail" audit replay --run run --steps 10:20 --recompute layers --quiet > rc.out ||
+  { cat rc.out; fail "replay with --recompute layers"; }
+grep -q "10 of 10 requested steps bit-identical" rc.out || fail "recompute replay: $(cat rc.out)"
+"$trail" audit trace --run run --step 20 --out rc20.trace --recompute layers > /dev/null
+"$trail" audit bisect run/traces/step_00000020.trace rc20.trace > rcbisect.out ||
+  fail "bisect with recomputation: $(cat rcbisect.out)"
+grep -q "the traces are identical" rcbisect.out || fail "recompute bisect: $(cat rcbisect.out)"
+if "$trail" audit replay --run run --step 3 --recompute some > rcbad.out 2>&1; then
+  fail "--recompute some accepted"; fi
+grep -q "recompute" rcbad.out || fail "no clear error for --recompute some: $(cat rcbad.out)"
 python3 - t20.trace <<'PY'
 import json, sys
 lines = open(sys.argv[1]).read().splitlines()

@@ -37,7 +37,7 @@ Certified Certify(const CertifyOptions& o) {
   TRAIL_CHECK(!steps.empty(), "audit certify: the plan assigns no step to auditor ", o.auditor);
   ReplayOptions ro;
   ro.run_dir = o.run_dir, ro.data = o.data, ro.steps = steps, ro.quiet = o.quiet, ro.comm = o.comm;
-  ro.device = o.device, ro.verify_shards = o.verify_shards;
+  ro.device = o.device, ro.verify_shards = o.verify_shards, ro.recompute = o.recompute;
   Certified out;
   out.report = ReplaySteps(ro);
   out.attestation =

@@ -24,7 +24,8 @@ struct CertifyOptions {
   bool quiet = false;
   collectives::Communicator* comm = nullptr;
   Device device;  // where the steps are replayed; the attestation's machine.backend names it
-  bool verify_shards = true;  // as ReplayOptions::verify_shards
+  bool verify_shards = true;                  // as ReplayOptions::verify_shards
+  std::optional<model::Recompute> recompute;  // as ReplayOptions::recompute
 };
 
 struct Certified {

@@ -379,7 +379,7 @@ ReplayReport ReplaySteps(const ReplayOptions& o) {
   const ReplayData data = DataForReplay(run, o.data);
   train::LoadedRun loaded(run.rd.recipe_path(), data.manifest,
                           data::StreamOptions{o.verify_shards, data.differing_paths()}, comm,
-                          o.device);
+                          o.device, o.recompute);
   report.backend = loaded.engine.backend().description();  // e.g. "cpu (AVX3_DL)"
   report.load_seconds += SecondsSince(t0);
   Replayer replayer(run, loaded, o, report, quiet, data);

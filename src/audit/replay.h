@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@
 
 #include "core/device.h"
 #include "collectives/communicator.h"
+#include "model/config.h"
 #include "train/run_attestation.h"
 #include "train/step_trace.h"
 
@@ -56,6 +58,9 @@ struct ReplayOptions {
   // operation (audit/bisect.h) in the step's verdict.
   bool bisect = true;
   Device device;  // where the steps are replayed (repops/devices.h)
+  // Activation recomputation for the replay, overriding the run's recipe (the same bits either
+  // way: "layers" needs less memory for about one more forward a step); unset: the recipe's.
+  std::optional<model::Recompute> recompute;
   // Rehash every shard on open. A remote audit turns it off: its shards hold only the chunks
   // the steps read, each verified against the publication when fetched (audit/remote_run.h).
   bool verify_shards = true;

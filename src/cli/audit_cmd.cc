@@ -45,6 +45,19 @@ void AddRemote(CLI::App* c, AuditCommand& a) {
       ->check(CLI::Range(0, 20));
 }
 
+// The replay's activation recomputation, overriding the run's recipe.
+void AddRecompute(CLI::App* c, std::string& recompute) {
+  c->add_option("--recompute", recompute,
+                "none | layers: activation recomputation for the replay (default: the run's "
+                "recipe); layers needs less memory, the bits are the same")
+      ->check(CLI::IsMember({"none", "layers"}));
+}
+
+std::optional<model::Recompute> RecomputeOf(const AuditCommand& c) {
+  if (c.recompute.empty()) return std::nullopt;
+  return model::ParseRecompute(c.recompute);
+}
+
 void AddThreads(CLI::App* c, int& threads) {
   c->add_option("--threads", threads, "Kernel threads (default: all CPUs)")
       ->check(CLI::Range(1, 1024));
@@ -70,6 +83,7 @@ void AddReplay(CLI::App* audit, AuditCommand& c) {
   c.replay->add_flag("--json", c.json, "Print the report as JSON");
   c.replay->add_flag("--quiet", c.quiet, "No progress lines");
   AddDeviceOption(c.replay, c.device);
+  AddRecompute(c.replay, c.recompute);
 }
 
 void AddKeygen(CLI::App* audit, AuditCommand& c) {
@@ -126,6 +140,7 @@ void AddCertify(CLI::App* audit, AuditCommand& c) {
   AddThreads(c.certify, c.threads);
   c.certify->add_flag("--quiet", c.quiet, "No progress lines");
   AddDeviceOption(c.certify, c.device);
+  AddRecompute(c.certify, c.recompute);
 }
 
 void AddCollect(CLI::App* audit, AuditCommand& c) {
@@ -151,6 +166,7 @@ void AddTraceAndBisect(CLI::App* audit, AuditCommand& c) {
       ->check(kNonNegative);
   c.trace->add_option("--out", c.out, "The trace file to write")->required();
   AddDeviceOption(c.trace, c.device);
+  AddRecompute(c.trace, c.recompute);
   AddData(c.trace, c.data);
   AddThreads(c.trace, c.threads);
   c.bisect = audit->add_subcommand(
@@ -218,7 +234,7 @@ int RunReplay(const AuditCommand& c) {
   const std::unique_ptr<audit::RemoteRun> remote = OpenRemote(c);
   audit::ReplayOptions o;
   o.run_dir = c.run, o.data = c.data, o.steps = RequestedSteps(c, remote.get()), o.quiet = c.quiet;
-  o.device = ParseDevice(c.device);
+  o.device = ParseDevice(c.device), o.recompute = RecomputeOf(c);
   o.comm = &collectives::JobCommunicator();  // MPI under mpirun / srun, else this process alone
   nlohmann::json fetched;
   if (remote) fetched = FetchInto(*remote, o.steps, o, c.quiet || o.comm->rank() != 0);
@@ -293,6 +309,7 @@ int RunCertify(const AuditCommand& c) {
     o.run_dir = ro.run_dir, o.data = ro.data, o.verify_shards = false;
   }
   o.auditor = c.slot, o.quiet = c.quiet, o.device = ParseDevice(c.device);
+  o.recompute = RecomputeOf(c);
   o.comm = &collectives::JobCommunicator();
   const audit::Certified r = audit::Certify(o);
   if (o.comm->rank() != 0) return r.report.ok() ? 0 : 1;
@@ -317,7 +334,7 @@ int RunTrace(const AuditCommand& c) {
   o.run_dir = c.run, o.data = c.data, o.steps = {c.step}, o.quiet = true;
   if (remote) FetchInto(*remote, o.steps, o, c.quiet);
   o.trace_step = c.step, o.capture = c.capture, o.bisect = false;
-  o.device = ParseDevice(c.device);
+  o.device = ParseDevice(c.device), o.recompute = RecomputeOf(c);
   const audit::ReplayReport r = audit::ReplaySteps(o);
   train::WriteStepTrace(c.out, r.trace);
   const audit::StepVerdict* v = r.Find(c.step);

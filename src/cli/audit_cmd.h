@@ -31,6 +31,7 @@ struct AuditCommand {
   int retries = 4;
   uint64_t seed = 0;
   int threads = 0;
+  std::string recompute;  // "": the run's recipe; "none" or "layers"
   bool json = false, quiet = false, strict = false;
   AuditEvalCommand eval;  // `audit eval`
 };

@@ -8,14 +8,23 @@
 #include "data/packing.h"
 
 namespace trail::train {
+namespace {
+
+Recipe WithRecompute(Recipe r, std::optional<model::Recompute> recompute) {
+  if (recompute) r.loop.recompute = *recompute;  // execution only: r.sha256 still names the file
+  return r;
+}
+
+}  // namespace
 
 LoadedRun::LoadedRun(const std::string& recipe_path, const std::string& manifest_path_in,
                      const data::StreamOptions& shards, collectives::Communicator& comm,
-                     const Device& device)
+                     const Device& device, std::optional<model::Recompute> recompute)
     : manifest_path(std::filesystem::absolute(manifest_path_in).string()),
       manifest_sha(ToHex(Sha256OfFile(manifest_path_in))),
       stream(data::LoadManifest(manifest_path_in), shards),
-      recipe(LoadRecipe(recipe_path, stream.manifest().tokenizer.vocab_size)),
+      recipe(WithRecompute(LoadRecipe(recipe_path, stream.manifest().tokenizer.vocab_size),
+                           recompute)),
       engine(recipe, stream, comm, device) {
   for (const data::EvalSet& e : stream.manifest().validation) {
     evals.emplace_back(e.domain, std::make_unique<data::EvalStream>(stream.manifest(), "validation",

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,10 +23,12 @@ struct LoadedRun {
   // `shards`: how the data's shards are opened (rehashed, or not; data/stream.h), for the
   // training stream and the validation sets alike. The engine runs this process's part of each
   // step in the job `comm` (default: a job of one process), on a backend of `device`.
+  // `recompute` overrides the recipe's [train] recompute (an auditor short of memory replays
+  // with "layers": the same bits); by default the recipe's.
   LoadedRun(const std::string& recipe_path, const std::string& manifest_path,
             const data::StreamOptions& shards,
             collectives::Communicator& comm = collectives::SingleProcess(),
-            const Device& device = {});
+            const Device& device = {}, std::optional<model::Recompute> recompute = std::nullopt);
 
   RunIdentity id() const { return {recipe.sha256, manifest_sha}; }
 
