@@ -192,6 +192,35 @@ void WidenRowToPairs(const int8_t* row, size_t K, int32_t* words) {
   for (; p < K; p += 2) words[p / 2] = PairWord(row[p], p + 1 < K ? row[p + 1] : int8_t{0});
 }
 
+// The depths [0, K/8·8) of the whole panel of Bᵀ [N, K] from column j0, as PackPairPanel lays
+// them out: for 4 columns × 8 depths, each column's bytes widened to 4 pair words, then the 4 × 4
+// words transposed so each store is one depth pair's 4 columns. Returns the depths packed.
+size_t PackPairPanelFromBt(const GemmI8Args& g, size_t j0, int16_t* panel) {
+  namespace hn = hwy::HWY_NAMESPACE;
+  const hn::Full64<int8_t> d8;
+  const hn::Full128<int16_t> d16;
+  const hn::Full128<int32_t> d32;
+  const hn::Full128<int64_t> d64;
+  const size_t K = g.K, whole = K / 8 * 8;
+  for (size_t c0 = 0; c0 < kW16NR; c0 += 4) {
+    for (size_t p = 0; p < whole; p += 8) {
+      hn::Vec<decltype(d32)> w[4];  // w[c]: column c0 + c, pair words p/2 .. p/2 + 3
+      for (size_t c = 0; c < 4; ++c)
+        w[c] = hn::BitCast(d32, hn::PromoteTo(d16, hn::LoadU(d8, g.bt + (j0 + c0 + c) * K + p)));
+      const auto t0 = hn::BitCast(d64, hn::InterleaveLower(w[0], w[1]));
+      const auto t1 = hn::BitCast(d64, hn::InterleaveLower(w[2], w[3]));
+      const auto t2 = hn::BitCast(d64, hn::InterleaveUpper(d32, w[0], w[1]));
+      const auto t3 = hn::BitCast(d64, hn::InterleaveUpper(d32, w[2], w[3]));
+      const hn::Vec<decltype(d64)> rows[4] = {
+          hn::InterleaveLower(t0, t1), hn::InterleaveUpper(d64, t0, t1),
+          hn::InterleaveLower(t2, t3), hn::InterleaveUpper(d64, t2, t3)};
+      for (size_t k = 0; k < 4; ++k)  // pair word p/2 + k of the 4 columns
+        hn::StoreU(hn::BitCast(d16, rows[k]), d16, panel + ((p / 2 + k) * kW16NR + c0) * 2);
+    }
+  }
+  return whole;
+}
+
 // B panel jp (columns [jp·NR, +NR)) as [k2][column][2 × int16], zero-padded. A whole panel of B
 // as [K, N] takes two rows' 16 columns at a time, interleaved bytewise and widened.
 void PackPairPanel(const GemmI8Args& g, size_t jp, int16_t* panel) {
@@ -213,9 +242,11 @@ void PackPairPanel(const GemmI8Args& g, size_t jp, int16_t* panel) {
     }
     return;
   }
+  size_t done = 0;  // depths packed by vectors (Bᵀ, whole panels)
+  if (g.bt != nullptr && cols == kW16NR) done = PackPairPanelFromBt(g, j0, panel);
   for (size_t c = 0; c < cols; ++c) {
     const size_t j = j0 + c;
-    for (size_t p = 0; p < K; ++p) {
+    for (size_t p = done; p < K; ++p) {
       const int8_t v = g.b != nullptr ? g.b[p * N + j] : g.bt[j * K + p];
       panel[((p >> 1) * kW16NR + c) * 2 + (p & 1)] = v;
     }
