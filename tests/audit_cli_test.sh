@@ -94,24 +94,26 @@ echo "-- operation traces: a replayed trace equals the recorded one; an altered 
 "$trail" audit trace --run run --step 20 --out t20.trace --threads 2 > /dev/null
 "$trail" audit bisect run/traces/step_00000020.trace t20.trace > bisect.out || fail "bisect: $(cat bisect.out)"
 grep -q "the traces are identical" bisect.out || fail "bisect: $(cat bisect.out)"
+# Replays steps 10:20 and traces step 20 with the options given: every step a match, and the
+# trace identical to the one recorded in training.
+replays_like_training() {  # name, options...
+  local name=$1
+  shift
+  "$trail" audit replay --run run --steps 10:20 "$@" --quiet > $name.out ||
+    { cat $name.out; fail "$name: replay"; }
+  grep -q "10 of 10 requested steps bit-identical" $name.out || fail "$name: $(cat $name.out)"
+  "$trail" audit trace --run run --step 20 --out $name.trace "$@" > /dev/null
+  "$trail" audit bisect run/traces/step_00000020.trace $name.trace > $name.bisect ||
+    fail "$name: bisect: $(cat $name.bisect)"
+  grep -q "the traces are identical" $name.bisect || fail "$name: $(cat $name.bisect)"
+}
 # The same on the guarded test device (docs/devices.md): a CPU-trained run replays and traces
 # there with the same bits.
-"$trail" audit replay --run run --steps 30:40 --device guarded --quiet > guarded.out ||
-  { cat guarded.out; fail "replay on the guarded device"; }
-grep -q "10 of 10 requested steps bit-identical .* on guarded" guarded.out || fail "guarded: $(cat guarded.out)"
-"$trail" audit trace --run run --step 20 --out g20.trace --device guarded > /dev/null
-"$trail" audit bisect run/traces/step_00000020.trace g20.trace > gbisect.out ||
-  fail "bisect on the guarded device: $(cat gbisect.out)"
-grep -q "the traces are identical" gbisect.out || fail "guarded bisect: $(cat gbisect.out)"
+replays_like_training guarded --device guarded
+grep -q "bit-identical .* on guarded" guarded.out || fail "guarded: $(cat guarded.out)"
 # An auditor short of memory replays with activation recomputation the run did not use: the
 # same verdicts, and the same trace, entry for entry.
-"$trail" audit replay --run run --steps 10:20 --recompute layers --quiet > rc.out ||
-  { cat rc.out; fail "replay with --recompute layers"; }
-grep -q "10 of 10 requested steps bit-identical" rc.out || fail "recompute replay: $(cat rc.out)"
-"$trail" audit trace --run run --step 20 --out rc20.trace --recompute layers > /dev/null
-"$trail" audit bisect run/traces/step_00000020.trace rc20.trace > rcbisect.out ||
-  fail "bisect with recomputation: $(cat rcbisect.out)"
-grep -q "the traces are identical" rcbisect.out || fail "recompute bisect: $(cat rcbisect.out)"
+replays_like_training recompute --recompute layers
 if "$trail" audit replay --run run --step 3 --recompute some > rcbad.out 2>&1; then
   fail "--recompute some accepted"; fi
 grep -q "recompute" rcbad.out || fail "no clear error for --recompute some: $(cat rcbad.out)"

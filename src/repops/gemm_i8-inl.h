@@ -225,7 +225,8 @@ size_t PackPairPanelFromBt(const GemmI8Args& g, size_t j0, int16_t* panel) {
 // as [K, N] takes two rows' 16 columns at a time, interleaved bytewise and widened.
 void PackPairPanel(const GemmI8Args& g, size_t jp, int16_t* panel) {
   const size_t K = g.K, N = g.N, j0 = jp * kW16NR, cols = std::min(kW16NR, N - j0);
-  if (g.b != nullptr && cols == kW16NR && kW16NR == 16) {
+  static_assert(kW16NR == 16 && kW16NR % 4 == 0, "the vector packings write 16-column rows");
+  if (g.b != nullptr && cols == kW16NR) {
     namespace hn = hwy::HWY_NAMESPACE;
     const hn::Full128<int8_t> d8;
     const hn::Full64<int8_t> d8h;
