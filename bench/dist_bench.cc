@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
   train::StepEngine engine(r, stream, comm);
   train::TrainState st(r.model, engine.backend());
   st.params.InitRandom(r.model);
-  engine.AdoptMoments(st);
+  engine.AdoptState(st);
   train::StepResult res;
   train::StepAndChain(engine, st, res);  // warm-up: first touch of every buffer
   std::vector<double> t, c, h, b;

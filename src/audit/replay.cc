@@ -141,7 +141,7 @@ class Replayer {
   std::string TryStart(const StartPoint& p) {
     st_ = std::make_unique<train::TrainState>(loaded_.recipe.model, loaded_.engine.backend());
     const std::string problem = Load(p, *st_);
-    if (problem.empty()) loaded_.engine.AdoptMoments(*st_);
+    if (problem.empty()) loaded_.engine.AdoptState(*st_);
     return problem;
   }
 

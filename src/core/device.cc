@@ -137,6 +137,27 @@ DeviceTensor::DeviceTensor(std::string name, DType dtype, std::vector<int64_t> s
                            Allocator& allocator)
     : name_(std::move(name)),
       shape_(std::move(shape)),
-      buffer_(allocator, dtype, ElementsOf(name_, shape_)) {}
+      dtype_(dtype),
+      numel_(ElementsOf(name_, shape_)),
+      allocator_(&allocator),
+      buffer_(allocator, dtype, numel_),
+      data_(buffer_.view().data) {}
+
+DeviceTensor::DeviceTensor(std::string name, DType dtype, std::vector<int64_t> shape,
+                           Allocator& allocator, Unbound)
+    : name_(std::move(name)),
+      shape_(std::move(shape)),
+      dtype_(dtype),
+      numel_(ElementsOf(name_, shape_)),
+      allocator_(&allocator) {}
+
+TensorView DeviceTensor::view() const {
+  return TensorView::Contiguous(data_, dtype_, device(), {numel_});
+}
+
+void DeviceTensor::Bind(void* data) {
+  buffer_ = Buffer();
+  data_ = data;
+}
 
 }  // namespace trail

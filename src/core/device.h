@@ -161,33 +161,57 @@ using DeviceVector = std::vector<T, DeviceStdAllocator<T>>;
 // A named, shaped, contiguous row-major array on a device: a parameter, gradient or moment
 // tensor of training state. The device counterpart of the host Tensor, without any host access:
 // its values are read and written by the device's backend, or copied explicitly.
+//
+// A tensor either owns its allocation or is unbound: it has its name, dtype and shape but no
+// memory (data() is nullptr) until Bind points it at memory someone else owns on its device. A
+// process that holds only a range of the parameters (train/sharded_params.h) binds a unit's
+// tensors to a gathered copy while the model uses them.
 class DeviceTensor {
  public:
   DeviceTensor(std::string name, DType dtype, std::vector<int64_t> shape, Allocator& allocator);
+  // Unbound, on the device of `allocator` (which allocates nothing for it).
+  struct Unbound {};
+  DeviceTensor(std::string name, DType dtype, std::vector<int64_t> shape, Allocator& allocator,
+               Unbound);
 
   const std::string& name() const { return name_; }
-  DType dtype() const { return buffer_.dtype(); }
+  DType dtype() const { return dtype_; }
   const std::vector<int64_t>& shape() const { return shape_; }
   int64_t dim(size_t i) const { return shape_.at(i); }
   size_t rank() const { return shape_.size(); }
-  int64_t numel() const { return buffer_.numel(); }
-  size_t nbytes() const { return buffer_.nbytes(); }
-  Device device() const { return buffer_.device(); }
-  // The device pointer (host code may dereference it only on the cpu device).
+  int64_t numel() const { return numel_; }
+  size_t nbytes() const { return static_cast<size_t>(numel_) * DTypeSize(dtype_); }
+  Device device() const { return allocator_->device(); }
+  Allocator& allocator() const { return *allocator_; }
+  // The device pointer (host code may dereference it only on the cpu device); nullptr while
+  // unbound.
   template <class T>
   T* data() {
-    return buffer_.data<T>();
+    CheckType(DTypeOf<T>::value);
+    return static_cast<T*>(data_);
   }
   template <class T>
   const T* data() const {
-    return buffer_.data<T>();
+    CheckType(DTypeOf<T>::value);
+    return static_cast<const T*>(data_);
   }
-  TensorView view() const { return buffer_.view(); }
+  TensorView view() const;
+
+  // Frees the tensor's own allocation (if any) and points it at `data`: nbytes() of its device's
+  // memory that must stay valid while bound (nullptr: unbound).
+  void Bind(void* data);
 
  private:
+  void CheckType(DType want) const {
+    TRAIL_CHECK(dtype_ == want, "a ", DTypeName(dtype_), " tensor used as ", DTypeName(want));
+  }
   std::string name_;
   std::vector<int64_t> shape_;
+  DType dtype_;
+  int64_t numel_;
+  Allocator* allocator_;
   Buffer buffer_;
+  void* data_ = nullptr;  // buffer_'s memory, or bound memory
 };
 
 }  // namespace trail

@@ -112,6 +112,7 @@ void Decoder::Layer(int64_t l, int64_t n) {
   const int64_t d = c_.d_model, H = c_.n_heads, hd = c_.head_dim(), ff = c_.d_ff;
   const LayerParams& P = p_.layers[l];
   LinearLayers& lin = linear_;
+  lin.PrepareLayer(l);
   float* K = Ptr(k_);                         // the chunk's keys, then appended to the cache
   float* V = Ptr(cache_[l].v) + length_ * d;  // this chunk's rows of the cache
   be_.RmsNormForward(Ptr(x_), Data(P.attn_norm), c_.norm_eps, n, d, Ptr(h_), Ptr(rstd_));

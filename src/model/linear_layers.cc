@@ -94,15 +94,19 @@ void LinearLayers::BeginForward(const ParameterSet& p) {
   params_ = &p;
   if (hold_ && held_ == &p) return;
   held_ = hold_ ? &p : nullptr;
-  for (size_t l = 0; l < layers_.size(); ++l) {
-    for (int m = 0; m < kMatrices; ++m) {
-      const DeviceTensor* t = p.layers[l].matrix(static_cast<Matrix>(m));
-      if (t == nullptr) continue;
-      const DeviceTensor* step = p.layers[l].step[m];
-      be_.QuantizeWeight(t->data<float>(), t->dim(0), t->dim(1), backward_, layers_[l].w[m],
-                         learned_ ? step->data<float>() : nullptr);
-    }
+  ready_.assign(layers_.size(), false);
+}
+
+void LinearLayers::PrepareLayer(int64_t l) {
+  if (!quant_ || ready_.at(l)) return;
+  const LayerParams& P = params_->layers[l];
+  for (int m = 0; m < kMatrices; ++m) {
+    const DeviceTensor* t = P.matrix(static_cast<Matrix>(m));
+    if (t == nullptr) continue;
+    be_.QuantizeWeight(t->data<float>(), t->dim(0), t->dim(1), backward_, layers_[l].w[m],
+                       learned_ ? P.step[m]->data<float>() : nullptr);
   }
+  ready_[l] = true;
 }
 
 void LinearLayers::BeginBackward(ParameterSet& g) {

@@ -34,9 +34,12 @@ class LinearLayers {
   static int64_t PlannedBytes(const ModelConfig& c, int64_t max_tokens,
                               bool one_layer_of_inputs = false);
 
-  // int8: quantizes every layer's matrices of p (which must outlive the backward). fp32: nothing.
-  // While weights are held (HoldWeights), a second forward on the same set reuses them.
+  // int8: the forward of p (which must outlive the backward) begins: each layer's matrices are
+  // quantized by PrepareLayer, just before the layer's forward (where a sharded job has them
+  // gathered). While weights are held (HoldWeights), a second forward on the same set reuses
+  // them. fp32: nothing.
   void BeginForward(const ParameterSet& p);
+  void PrepareLayer(int64_t l);
   // The caller promises that the parameter set the next forwards read does not change until
   // HoldWeights(false): a step's micro-batches quantize the weights once (the same bits, since
   // quantizing is deterministic). Releasing forgets the quantized set.
@@ -70,6 +73,7 @@ class LinearLayers {
   const ParameterSet* params_ = nullptr;
   bool hold_ = false;
   const ParameterSet* held_ = nullptr;  // the set quantized while held
+  std::vector<bool> ready_;             // layer l's matrices quantized from params_
   ParameterSet* grads_ = nullptr;
   std::vector<Layer> layers_;
   repops::Int8Scratch scratch_;

@@ -11,7 +11,7 @@
 namespace trail::model {
 
 ParameterSet::ParameterSet(const ModelConfig& c, repops::Backend& backend,
-                           const std::string& prefix)
+                           const std::string& prefix, Memory memory)
     : be_(backend), prefix_(prefix) {
   c.Validate();
   const int64_t d = c.d_model, V = c.vocab_size, ff = c.d_ff;
@@ -19,11 +19,18 @@ ParameterSet::ParameterSet(const ModelConfig& c, repops::Backend& backend,
   tensors_.reserve(4 + 16 * static_cast<size_t>(c.n_layers));
   auto add = [&](const std::string& name, std::vector<int64_t> shape) {
     // Allocations are zero-filled (docs/devices.md).
-    tensors_.emplace_back(prefix + name, DType::kF32, std::move(shape), be_.allocator());
+    if (memory == Memory::kAllocated) {
+      tensors_.emplace_back(prefix + name, DType::kF32, std::move(shape), be_.allocator());
+    } else {
+      tensors_.emplace_back(prefix + name, DType::kF32, std::move(shape), be_.allocator(),
+                            DeviceTensor::Unbound{});
+    }
     return &tensors_.back();
   };
+  unit_bounds_.push_back(0);
   embed = add("embed", {V, d});
   if (c.embed_norm && c.norm_gain) embed_norm = add("embed_norm.gain", {d});
+  unit_bounds_.push_back(tensors_.size());
   layers.resize(c.n_layers);
   for (int64_t l = 0; l < c.n_layers; ++l) {
     const std::string p = "layers." + std::to_string(l) + ".";
@@ -43,9 +50,25 @@ ParameterSet::ParameterSet(const ModelConfig& c, repops::Backend& backend,
         if (w != nullptr) L.step[m] = add(w->name().substr(prefix.size()) + ".step", {w->dim(1)});
       }
     }
+    unit_bounds_.push_back(tensors_.size());
   }
   if (c.norm_gain) final_norm = add("final_norm.gain", {d});
   if (!c.tied_embeddings) lm_head = add("lm_head", {d, V});
+  unit_bounds_.push_back(tensors_.size());
+}
+
+void ParameterSet::Unbind() {
+  for (DeviceTensor& t : tensors_) t.Bind(nullptr);
+}
+
+std::vector<int> AcquireOrder(int64_t n_layers, bool tied_embeddings, bool backward) {
+  std::vector<int> order{ParameterSet::kEmbedUnit};
+  for (int64_t l = 0; l < n_layers; ++l) order.push_back(ParameterSet::LayerUnit(l));
+  order.push_back(ParameterSet::LayerUnit(n_layers));  // the head
+  if (!backward) return order;
+  for (int64_t l = n_layers - 1; l >= 0; --l) order.push_back(ParameterSet::LayerUnit(l));
+  if (!tied_embeddings) order.push_back(ParameterSet::kEmbedUnit);
+  return order;
 }
 
 void ParameterSet::InitRandom(const ModelConfig& c) {

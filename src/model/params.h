@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/device.h"
@@ -38,12 +39,16 @@ struct LayerParams {
   const DeviceTensor* matrix(Matrix m) const;
 };
 
+// Whether a new set allocates its tensors (zeros) or leaves them unbound (core/device.h).
+enum class Memory { kAllocated, kUnbound };
+
 class ParameterSet {
  public:
   // All tensors zero on the backend's device (the backend must outlive the set), named and
   // shaped for the config (which must be valid). `prefix` is put before every name (e.g.
   // "adam_m." for moments), so one file can hold several sets.
-  ParameterSet(const ModelConfig& c, repops::Backend& backend, const std::string& prefix = "");
+  ParameterSet(const ModelConfig& c, repops::Backend& backend, const std::string& prefix = "",
+               Memory memory = Memory::kAllocated);
   ParameterSet(const ParameterSet&) = delete;
   ParameterSet& operator=(const ParameterSet&) = delete;
   ParameterSet(ParameterSet&&) = default;
@@ -67,6 +72,21 @@ class ParameterSet {
   // exactly this set's names, dtypes and shapes (`what` names the source in errors).
   void FromHost(std::span<const Tensor> host, const std::string& what);
 
+  // Frees every tensor's memory: the set keeps its layout, its tensors are unbound.
+  void Unbind();
+
+  // The tensors in units, the pieces a process holding only a range of the parameters gathers
+  // one at a time (ParameterResidency): unit 0 is the embedding (embed, embed_norm.gain), unit
+  // 1 + l layer l's tensors, unit n_layers + 1 the head (final_norm.gain, lm_head; possibly
+  // none). Each unit is a run of consecutive tensors: [unit_tensors(u).first, .second).
+  int num_units() const { return static_cast<int>(unit_bounds_.size()) - 1; }
+  std::pair<size_t, size_t> unit_tensors(int u) const {
+    return {unit_bounds_.at(u), unit_bounds_.at(u + 1)};
+  }
+  static constexpr int kEmbedUnit = 0;
+  static int LayerUnit(int64_t l) { return static_cast<int>(1 + l); }
+  int head_unit() const { return num_units() - 1; }
+
   DeviceTensor* embed = nullptr;       // [V, d]
   DeviceTensor* embed_norm = nullptr;  // [d] (embed_norm with gains)
   std::vector<LayerParams> layers;
@@ -77,7 +97,26 @@ class ParameterSet {
   repops::Backend& be_;
   std::string prefix_;
   std::vector<DeviceTensor> tensors_;
+  std::vector<size_t> unit_bounds_;  // tensor indices: unit u is [b[u], b[u+1])
 };
+
+// Where a forward and backward find the units of their parameter set (ParameterSet units).
+// The model calls Acquire(u) before it reads unit u's tensors and Release(u) once it no longer
+// needs them; a job whose processes hold ranges of the parameters gathers the unit in Acquire
+// and frees it in Release. Every process of such a job acquires the same units in the same
+// order (AcquireOrder), since the gathers are collective. Without a residency every tensor is
+// always there.
+class ParameterResidency {
+ public:
+  virtual ~ParameterResidency() = default;
+  virtual void Acquire(int unit) = 0;
+  virtual void Release(int unit) = 0;
+};
+
+// The units a forward (and, with `backward`, the backward after it) acquires, in order, for a
+// model of n_layers layers: 0, the layers up, the head, then the layers down and, unless the
+// embedding is tied to the head (and so held all along), 0 again.
+std::vector<int> AcquireOrder(int64_t n_layers, bool tied_embeddings, bool backward);
 
 }  // namespace trail::model
 

@@ -134,13 +134,22 @@ void Transformer::Upload(const BatchView& b, Activations& A) const {
 
 repops::CrossEntropySums Transformer::Forward(const ParameterSet& p, const BatchView& b,
                                               Activations& A) {
+  const repops::CrossEntropySums sums = ForwardPass(p, b, A);
+  Release(p.head_unit());
+  if (c_.tied_embeddings) Release(ParameterSet::kEmbedUnit);
+  return sums;
+}
+
+repops::CrossEntropySums Transformer::ForwardPass(const ParameterSet& p, const BatchView& b,
+                                                  Activations& A) {
   const int64_t rows = b.rows, T = b.seq, N = rows * T;
-  const int64_t d = c_.d_model, H = c_.n_heads, hd = c_.head_dim(), ff = c_.d_ff, V = c_.vocab_size;
+  const int64_t d = c_.d_model, V = c_.vocab_size;
   TRAIL_CHECK(rows > 0 && T > 0 && rows <= A.max_rows_ && T <= A.max_seq_, "model: a batch of ",
               rows, " rows × ", T, " positions does not fit the planned ", A.max_rows_, " × ",
               A.max_seq_);
   Upload(b, A);
   A.linear.BeginForward(p);
+  Acquire(ParameterSet::kEmbedUnit);
   float* x0 = Ptr(A.layers_[0].x_in);
   if (c_.embed_norm) {
     be_.EmbeddingForward(Data(p.embed), V, d, A.inputs.data<int32_t>(), N, Ptr(A.emb));
@@ -151,7 +160,13 @@ repops::CrossEntropySums Transformer::Forward(const ParameterSet& p, const Batch
     be_.EmbeddingForward(Data(p.embed), V, d, A.inputs.data<int32_t>(), N, x0);
     Note("embedding", -1, "x0", x0, {N, d});
   }
-  for (int64_t l = 0; l < c_.n_layers; ++l) ForwardLayer(l, p, b, A, /*to_output=*/true);
+  if (!c_.tied_embeddings) Release(ParameterSet::kEmbedUnit);  // else the head needs it
+  for (int64_t l = 0; l < c_.n_layers; ++l) {
+    Acquire(ParameterSet::LayerUnit(l));
+    ForwardLayer(l, p, b, A, /*to_output=*/true);
+    Release(ParameterSet::LayerUnit(l));
+  }
+  Acquire(p.head_unit());
   be_.RmsNormForward(Ptr(A.x_final), Data(p.final_norm), c_.norm_eps, N, d, Ptr(A.hf),
                      Ptr(A.rstd_f));
   Note("rmsnorm", -1, "hf", Ptr(A.hf), {N, d});
@@ -174,6 +189,7 @@ void Transformer::ForwardLayer(int64_t l, const ParameterSet& p, const BatchView
   Activations::Layer& L = A.Work(l);
   float* x_in = Ptr(A.layers_[l].x_in);
   const LayerParams& P = p.layers[l];
+  A.linear.PrepareLayer(l);
   // Attention block. dq/dk/dv double as [N, d] projection scratch in the forward.
   be_.RmsNormForward(x_in, Data(P.attn_norm), c_.norm_eps, N, d, Ptr(L.h1), Ptr(L.rstd1));
   Note("rmsnorm", l, "h1", Ptr(L.h1), {N, d});
@@ -237,7 +253,7 @@ void Transformer::ForwardLayer(int64_t l, const ParameterSet& p, const BatchView
 repops::CrossEntropySums Transformer::ForwardBackward(const ParameterSet& p, const BatchView& b,
                                                       float grad_scale, Activations& A,
                                                       ParameterSet& grads) {
-  const repops::CrossEntropySums sums = Forward(p, b, A);
+  const repops::CrossEntropySums sums = ForwardPass(p, b, A);
   Backward(p, b, grad_scale, A, grads);
   return sums;
 }
@@ -274,7 +290,9 @@ void Transformer::Backward(const ParameterSet& p, const BatchView& b, float grad
                       MutData(g.final_norm));
   Note("rmsnorm_bwd", -1, "d_x_final", dx, {N, d});
   Note("rmsnorm_bwd", -1, "g.final_norm", Data(g.final_norm), {d});
+  Release(p.head_unit());
   for (int64_t l = c_.n_layers - 1; l >= 0; --l) {
+    Acquire(ParameterSet::LayerUnit(l));
     // The shared set still holds the top layer from the forward; every other is run again.
     if (A.recompute() == Recompute::kLayers && l + 1 < c_.n_layers) {
       struct Quiet {  // the observer sees each op once, recomputed or not
@@ -285,7 +303,9 @@ void Transformer::Backward(const ParameterSet& p, const BatchView& b, float grad
       ForwardLayer(l, p, b, A, /*to_output=*/false);
     }
     BackwardLayer(l, p, b, A, g);
+    Release(ParameterSet::LayerUnit(l));
   }
+  if (!c_.tied_embeddings) Acquire(ParameterSet::kEmbedUnit);
   if (c_.embed_norm) {
     be_.RmsNormBackward(dx, Ptr(A.emb), Data(p.embed_norm), Ptr(A.rstd_e), N, d, Ptr(A.dtmp),
                         MutData(g.embed_norm));
@@ -295,6 +315,7 @@ void Transformer::Backward(const ParameterSet& p, const BatchView& b, float grad
   }
   be_.EmbeddingBackward(dx, A.inputs.data<int32_t>(), N, V, d, MutData(g.embed));
   Note("embedding_bwd", -1, "g.embed", Data(g.embed), {V, d});
+  Release(ParameterSet::kEmbedUnit);
 }
 
 // Layer l's backward: A.dx holds d loss / d (layer l's output) on entry and d loss / d (its

@@ -115,6 +115,9 @@ class Transformer {
   static TensorView Logits(const Activations& acts, int64_t rows, int64_t seq);
   // Every operation's output goes to `o` from now on (nullptr: to no one).
   void set_observer(OpObserver* o) { observer_ = o; }
+  // The parameter sets passed from now on hold their units while `r` says (nullptr: always);
+  // the units are acquired in AcquireOrder (params.h).
+  void set_residency(ParameterResidency* r) { residency_ = r; }
 
  private:
   void Note(const char* op, int64_t layer, const char* tensor, const float* data,
@@ -125,6 +128,16 @@ class Transformer {
         TensorView::Contiguous(const_cast<float*>(data), DType::kF32, be_.device(), shape);
     observer_->Output(op, layer, tensor, OpOutput{v, &be_});
   }
+  void Acquire(int unit) const {
+    if (residency_ != nullptr) residency_->Acquire(unit);
+  }
+  void Release(int unit) const {
+    if (residency_ != nullptr) residency_->Release(unit);
+  }
+  // The forward, leaving the head's unit (and with tied embeddings the embedding's) acquired
+  // for the backward.
+  repops::CrossEntropySums ForwardPass(const ParameterSet& p, const BatchView& b,
+                                       Activations& acts);
   // The batch's ids, masks and RoPE positions to the device.
   void Upload(const BatchView& b, Activations& acts) const;
   // Layer l's forward from its input A.layers_[l].x_in. With to_output, its output goes to the
@@ -140,6 +153,7 @@ class Transformer {
   repops::Backend& be_;
   repops::DeviceRopeTable rope_;
   OpObserver* observer_ = nullptr;
+  ParameterResidency* residency_ = nullptr;
   bool recomputing_ = false;  // a layer's forward run again for its backward: not observed
 };
 

@@ -82,6 +82,10 @@ std::map<std::string, double> LoadedRun::Evaluate(const model::ParameterSet& par
     const int64_t n = std::min<int64_t>(recipe.loop.eval_windows, es->num_windows());
     const int64_t batches = (n + rows - 1) / rows;
     std::vector<BatchSums> mine;
+    int64_t most = 0;  // the largest block: sharded parameters are gathered for as many batches
+    for (int64_t p = 0; p < P; ++p) {
+      most = std::max(most, batches * (p + 1) / P - batches * p / P);
+    }
     for (int64_t k = batches * q / P; k < batches * (q + 1) / P; ++k) {
       const int64_t i = k * rows;
       pb.Resize(rows, sc.seq_len);
@@ -96,6 +100,7 @@ std::map<std::string, double> LoadedRun::Evaluate(const model::ParameterSet& par
       const repops::CrossEntropySums s = engine.Score(params, pb);
       mine.push_back({.valid = s.valid, .nll_sum = s.nll_sum});
     }
+    for (int64_t k = static_cast<int64_t>(mine.size()); k < most; ++k) engine.IdleScore();
     double nll = 0;  // in batch order: the processes' blocks are contiguous and in order
     int64_t valid = 0;
     for (const BatchSums& s : collectives::AllGatherItems<BatchSums>(comm, mine)) {

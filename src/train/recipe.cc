@@ -173,10 +173,11 @@ void ReadSchedule(const Reader& rd, const toml::table& root, const std::string& 
 // [mesh]: the logical data-parallel mesh.
 void ReadMesh(const Reader& rd, const toml::table& root, const std::string& path, Recipe& r) {
   const toml::table* me = rd.Section(root, "mesh");
-  rd.AllowOnly(me, {"replicas", "shards", "micro_batches"}, "[mesh]");
+  rd.AllowOnly(me, {"replicas", "shards", "micro_batches", "shard_params"}, "[mesh]");
   rd.Get(me, "replicas", "mesh", r.mesh.replicas);
   rd.Get(me, "shards", "mesh", r.mesh.shards);
   rd.Get(me, "micro_batches", "mesh", r.mesh.micro_batches);
+  rd.Get(me, "shard_params", "mesh", r.mesh.shard_params);
   TRAIL_CHECK(r.mesh.replicas >= 1 && r.mesh.shards >= 1 && r.mesh.micro_batches >= 0, path,
               ": [mesh] replicas and shards must be >= 1, micro_batches >= 0");
 }

@@ -28,6 +28,10 @@ struct OptimizerConfig {
 // asserted against the data's batch schedule at every step.
 struct MeshConfig {
   int64_t replicas = 1, shards = 1, micro_batches = 0;
+  // Each process holds only its flat range of the parameters and gathers each unit (a layer,
+  // the embedding, the head) from all processes just before the forward and the backward use
+  // it (train/sharded_params.h). The same bits either way, for any number of processes.
+  bool shard_params = false;
   int64_t ranks() const { return replicas * shards; }
 };
 

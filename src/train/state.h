@@ -32,7 +32,7 @@ struct TrainState {
 
   // AdamW's first and second moments, every tensor whole (names "adam_m.*", "adam_v.*"),
   // allocated as zeros on first use. In a job of several processes each step engine keeps only
-  // its own range of them (StepEngine::AdoptMoments), and they exist here only while a
+  // its own range of them (StepEngine::AdoptState), and they exist here only while a
   // checkpoint is written or loaded; ReleaseMoments frees them.
   model::ParameterSet& adam_m() { return Moment(m_, "adam_m."); }
   model::ParameterSet& adam_v() { return Moment(v_, "adam_v."); }

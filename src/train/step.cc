@@ -110,6 +110,10 @@ StepEngine::StepEngine(const Recipe& recipe, data::CanonicalStream& stream,
   }
   chunk_bounds_ = flat_.layout().Split(comm.size());
   flat_bounds_ = ToFlat(flat_.layout(), chunk_bounds_);
+  if (recipe.mesh.shard_params) {
+    shards_ = std::make_unique<ShardedParameters>(comm, *backend_, micro_grad_, flat_bounds_);
+    model_.set_residency(shards_.get());
+  }
   const data::StreamConfig& sc = stream.manifest().stream;
   TRAIL_CHECK(sc.positions == data::PositionMode::kWindow ||
                   (sc.chunking.max_tokens > 0 &&
@@ -169,15 +173,36 @@ std::vector<MicroRecord> StepEngine::RunLocalRanks(const TrainState& st, float s
     if (M == 0) acc->Zero();  // a rank without windows contributes +0
     fold.Push(rank, std::move(acc), recycle);
   }
+  if (shards_) {  // every process gathers the units of as many passes as the busiest computes
+    const std::vector<int64_t> passes = PassesByProcess(st.step);
+    const int64_t most = *std::max_element(passes.begin(), passes.end());
+    for (int64_t i = passes[comm_.rank()]; i < most; ++i) shards_->IdlePass(/*backward=*/true);
+  }
   max_resident_ = std::max(max_resident_, fold.max_resident());
   partials = std::move(fold.partials());
   return recs;
 }
 
+std::vector<int64_t> StepEngine::PassesByProcess(int64_t step) const {
+  const int64_t K = recipe_.mesh.ranks();
+  std::vector<int64_t> passes;
+  for (int p = 0; p < comm_.size(); ++p) {
+    const collectives::RankRange own = collectives::LogicalRanksOf(p, comm_.size(), K);
+    int64_t n = 0;
+    for (int64_t rank = own.begin; rank < own.end; ++rank) {
+      n += batcher_.NumMicroBatches(step, rank, K);
+    }
+    passes.push_back(n);
+  }
+  return passes;
+}
+
 StepResult StepEngine::Run(TrainState& st) {
-  TRAIL_CHECK(!sharded() || adopted_,
-              "a step engine of a job of several processes runs only "
-              "after AdoptMoments");
+  TRAIL_CHECK((!sharded() && !shards_) || adopted_,
+              "a step engine of a job of several processes, or with sharded parameters, runs "
+              "only after AdoptState");
+  TRAIL_CHECK(!shards_ || shards_->params() == &st.params,
+              "the step engine's sharded parameters are another state's");
   const auto t0 = Clock::now();
   const double comm_s0 = comm_.exchange_seconds();
   const int64_t bytes0 = comm_.bytes_sent();

@@ -9,12 +9,14 @@
 // running sum over its micro-batches (acc = g_0; acc = acc + g_m); inside a replica the ascending
 // sum over shards; across replicas TreeFold. The flat gradient is reduce-scattered: process q
 // reduces, norms, clips, updates and hashes its range of whole chunks (core/state_hash.h), then
-// the updated parameters are all-gathered.
+// the updated parameters are all-gathered — or, with [mesh] shard_params, kept there, each
+// process gathering every unit (layer) from all just before the forward or backward uses it.
 // Then: global norm (Σ of per-chunk SumSq in chunk order), spike protocol, clipping of that final
 // gradient, AdamW with the LR of the tokens consumed before the step.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,6 +32,7 @@
 #include "train/checkpoint.h"
 #include "train/flat_state.h"
 #include "train/recipe.h"
+#include "train/sharded_params.h"
 #include "train/state.h"
 
 namespace trail::train {
@@ -79,12 +82,29 @@ class StepEngine {
              const Device& device = {});
   StepEngine(const Recipe& recipe, data::CanonicalStream& stream);  // one process, on the cpu
   // Runs the state's next step. Every process of the job passes an equal state; in a job of
-  // several processes the engine holds the moments (AdoptMoments first).
+  // several processes, or one that shards the parameters, the engine holds what AdoptState
+  // took (call it first).
   StepResult Run(TrainState& st);
   // In a job of several processes: takes this process's range of st's moments (zeros when st
   // has none) into the engine, which keeps and updates only that range, and frees st's. A job
-  // of one process updates st's moments in place, and this does nothing.
-  void AdoptMoments(TrainState& st);
+  // of one process updates st's moments in place. With [mesh] shard_params (any number of
+  // processes) the same for the parameters: the engine keeps this process's range and
+  // st.params is unbound from then on, its units bound only while the model uses them
+  // (train/sharded_params.h); read it through ParamsHash and VisitParameters.
+  void AdoptState(TrainState& st);
+  bool params_sharded() const { return shards_ != nullptr; }
+  // The state hash of st's parameters (collective: every process calls it).
+  Digest ParamsHash(const TrainState& st);
+  // fn(t) for every parameter tensor of st, in canonical order, each bound while fn runs
+  // (collective: with sharded parameters every process gathers the units one at a time).
+  void VisitParameters(TrainState& st, const std::function<void(const DeviceTensor&)>& fn);
+  // What a process whose share of a validation has one batch fewer than another's runs in its
+  // place (collective; nothing unless the parameters are sharded).
+  void IdleScore() {
+    if (shards_) shards_->IdlePass(/*backward=*/false);
+  }
+  // The bytes of gathered parameter units (0 unless the parameters are sharded).
+  int64_t gathered_param_bytes() const { return shards_ ? shards_->gathered_bytes() : 0; }
   // The step's reduced gradient as last used by the update (clipped if clipping applied); one
   // process only.
   void CopyLastGradient(model::ParameterSet& out) const;
@@ -96,8 +116,11 @@ class StepEngine {
     observer_ = o;
     model_.set_observer(o);
   }
-  // Forward only (evaluation) on this engine's activations.
+  // Forward only (evaluation) on this engine's activations. With sharded parameters every
+  // process scores as many batches (IdleScore for a missing one).
   repops::CrossEntropySums Score(const model::ParameterSet& p, const data::PackedBatch& b) {
+    TRAIL_CHECK(!shards_ || shards_->params() == &p,
+                "scoring another parameter set than the sharded state's");
     return model_.Forward(p, ViewOf(b), acts_);
   }
   int64_t activation_bytes() const { return acts_.bytes(); }
@@ -131,6 +154,10 @@ class StepEngine {
   // The first moment (0) or second (1) at chunk c of this process's range.
   float* Moment(TrainState& st, int which, int64_t c);
   bool sharded() const { return comm_.size() > 1; }
+  // The micro-batches every process computes this step, by process.
+  std::vector<int64_t> PassesByProcess(int64_t step) const;
+  // Where AdamW finds the parameters at chunk c of this process's range.
+  float* Param(TrainState& st, int64_t c);
 
   const Recipe& recipe_;
   data::CanonicalStream& stream_;
@@ -158,6 +185,7 @@ class StepEngine {
   data::PackedBatch batch_;
   size_t max_resident_ = 0;
   StepObserver* observer_ = nullptr;
+  std::unique_ptr<ShardedParameters> shards_;  // with [mesh] shard_params
 };
 
 // Runs the state's next step and chains its record into st.chain: returns the trajectory line.

@@ -12,19 +12,24 @@ namespace trail::train {
 namespace {
 
 // L2 norm of each parameter group: a layer ("layers.3") or a top-level tensor.
-nlohmann::json WeightNorms(const model::ParameterSet& p) {
-  nlohmann::json j = nlohmann::json::object();
+}  // namespace
+
+nlohmann::json WeightNorms(StepEngine& engine, TrainState& st) {
   std::map<std::string, double> groups;
-  for (const DeviceTensor& t : p.tensors()) {
+  engine.VisitParameters(st, [&](const DeviceTensor& t) {
     std::string g = t.name();
     if (g.rfind("layers.", 0) == 0) g = g.substr(0, g.find('.', 7));
-    groups[g] += double(p.backend().SumSq(t.data<float>(), t.numel()));
-  }
+    groups[g] += double(engine.backend().SumSq(t.data<float>(), t.numel()));
+  });
+  nlohmann::json j = nlohmann::json::object();
   for (auto& [g, v] : groups) j[g] = std::sqrt(v);
   return j;
 }
 
-}  // namespace
+bool LogsAfter(const LoopConfig& loop, int64_t first_step, int64_t steps_done) {
+  return steps_done % loop.log_every == 0 || steps_done == loop.steps ||
+         steps_done == first_step + 1;
+}
 
 std::string FormatDuration(double s) {
   char buf[32];
@@ -63,7 +68,8 @@ bool EvaluatesAfter(const LoopConfig& loop, int64_t steps_done, bool has_validat
 }
 
 double StepReporter::Record(const StepResult& r, const TrainState& st,
-                            const std::map<std::string, double>& validation) {
+                            const std::map<std::string, double>& validation,
+                            const nlohmann::json& weight_norms) {
   const LoopConfig& loop = run_.recipe.loop;
   tokens_run_ += r.input_tokens;
   const double elapsed =
@@ -94,9 +100,8 @@ double StepReporter::Record(const StepResult& r, const TrainState& st,
     alert_text.push_back(std::string("update skipped (") + SkipReasonName(r.skip) + ")");
   }
   if (!alerts.empty()) m["alerts"] = alerts;
-  const bool is_last = st.step == loop.steps;
-  const bool log_now = st.step % loop.log_every == 0 || is_last || st.step == first_step_ + 1;
-  if (log_now) m["weight_norms"] = WeightNorms(st.params);
+  const bool log_now = LogsAfter(loop, first_step_, st.step);
+  if (!weight_norms.is_null()) m["weight_norms"] = weight_norms;
   const bool eval_now = !validation.empty();
   std::string val_text;
   double val_mean = -1;

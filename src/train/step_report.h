@@ -29,6 +29,15 @@ void Say(bool quiet, const std::string& line);
 // eval_every steps and after the last step, when the data has validation sets.
 bool EvaluatesAfter(const LoopConfig& loop, int64_t steps_done, bool has_validation);
 
+// Whether the step just run (steps_done steps done) logs: every log_every steps, the first
+// step a run (or a resume) runs and the last step.
+bool LogsAfter(const LoopConfig& loop, int64_t first_step, int64_t steps_done);
+
+// The parameters' L2 norms by group ("embed", "layers.0", ..., "final_norm.gain"): each
+// tensor's SumSq (RepOps order) added in double, in canonical order. Every process of the job
+// calls it (sharded parameters are gathered unit by unit); the values are the same on all.
+nlohmann::json WeightNorms(StepEngine& engine, TrainState& st);
+
 class StepReporter {
  public:
   // Steps run from st.step (at construction) up to last_step.
@@ -37,9 +46,11 @@ class StepReporter {
 
   // Records the step just run (st is the state after it) with the validation loss per domain
   // when this step evaluated (LoadedRun::Evaluate, which every process of the job runs; empty
-  // otherwise). Returns their mean over domains when it did, else a negative value.
+  // otherwise) and the weight norms when it logs (WeightNorms where LogsAfter, else null).
+  // Returns the validation losses' mean over domains when it evaluated, else a negative value.
   double Record(const StepResult& r, const TrainState& st,
-                const std::map<std::string, double>& validation);
+                const std::map<std::string, double>& validation,
+                const nlohmann::json& weight_norms);
 
  private:
   LoadedRun& run_;

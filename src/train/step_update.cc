@@ -75,7 +75,6 @@ void StepEngine::UpdateRange(TrainState& st, StepResult& r, float* g) {
   r.clip_coef = repops::ClipCoefficient(r.grad_norm, oc.clip_norm);
   if (r.clip_coef < 1.0f) be.Scale(g, range_end() - range_begin(), r.clip_coef);
   ++st.optimizer_updates;
-  auto& P = st.params.tensors();
   // AdamW on this range, one call per run of chunks of the same tensor (elementwise: any
   // split gives the same bits).
   for (int64_t c = c0; c < c1;) {
@@ -85,19 +84,25 @@ void StepEngine::UpdateRange(TrainState& st, StepResult& r, float* g) {
     for (; c < c1 && flat_.layout().chunks()[c].tensor == first.tensor; ++c) {
       count += flat_.layout().chunks()[c].count;
     }
-    const DeviceTensor& t = P[first.tensor];
+    const DeviceTensor& t = st.params.tensors()[first.tensor];
     repops::AdamWHyper h{r.lr, oc.beta1, oc.beta2, oc.eps, t.rank() == 2 ? oc.weight_decay : 0.0f};
-    be.AdamWStep(P[first.tensor].data<float>() + first.offset, g + (first.flat - base),
-                 Moment(st, 0, run_begin), Moment(st, 1, run_begin), count, h,
-                 st.optimizer_updates);
+    be.AdamWStep(Param(st, run_begin), g + (first.flat - base), Moment(st, 0, run_begin),
+                 Moment(st, 1, run_begin), count, h, st.optimizer_updates);
   }
-  if (comm_.size() == 1) return;
+  if (comm_.size() == 1 || shards_) return;  // sharded: each unit is gathered where it is used
+  auto& P = st.params.tensors();
   updated_.resize(range_end() - range_begin());
   flat_.Read(be, P, range_begin(), range_end() - range_begin(), updated_.data());
   collectives::AllGatherRanges(
       comm_, flat_bounds_, updated_,
       [&](int64_t begin, std::span<const float> v) { flat_.Write(be, P, begin, v); },
       gather_buffers_);
+}
+
+float* StepEngine::Param(TrainState& st, int64_t c) {
+  const StateChunk& ch = flat_.layout().chunks()[c];
+  if (shards_) return shards_->range() + (ch.flat - range_begin());
+  return st.params.tensors()[ch.tensor].data<float>() + ch.offset;
 }
 
 float* StepEngine::Moment(TrainState& st, int which, int64_t c) {
@@ -117,7 +122,8 @@ void StepEngine::HashRange(TrainState& st, StepResult& r) {
     Digest params, m, v;
   };
   repops::Backend& be = *backend_;
-  const std::vector<Digest> p = flat_.Leaves(be, st.params.tensors(), c0, c1);
+  const std::vector<Digest> p = shards_ ? flat_.Leaves(be, shards_->range(), c0, c1)
+                                        : flat_.Leaves(be, st.params.tensors(), c0, c1);
   const std::vector<Digest> m = sharded() ? flat_.Leaves(be, m_.data<float>(), c0, c1)
                                           : flat_.Leaves(be, st.adam_m().tensors(), c0, c1);
   const std::vector<Digest> v = sharded() ? flat_.Leaves(be, v_.data<float>(), c0, c1)
@@ -134,7 +140,35 @@ void StepEngine::HashRange(TrainState& st, StepResult& r) {
   r.hash_seconds += SecondsSince(th);
 }
 
-void StepEngine::AdoptMoments(TrainState& st) {
+Digest StepEngine::ParamsHash(const TrainState& st) {
+  if (!shards_ && !sharded()) return st.params.StateHash();
+  const int me = comm_.rank();
+  const int64_t c0 = chunk_bounds_[me], c1 = chunk_bounds_[me + 1];
+  const std::vector<Digest> mine = shards_ ? flat_.Leaves(*backend_, shards_->range(), c0, c1)
+                                           : flat_.Leaves(*backend_, st.params.tensors(), c0, c1);
+  return flat_.Root(param_metas_, collectives::AllGatherItems<Digest>(comm_, mine));
+}
+
+void StepEngine::VisitParameters(TrainState& st,
+                                 const std::function<void(const DeviceTensor&)>& fn) {
+  if (!shards_) {
+    for (const DeviceTensor& t : st.params.tensors()) fn(t);
+    return;
+  }
+  shards_->ForEachUnit([&](int u) {
+    const auto [t0, t1] = st.params.unit_tensors(u);
+    for (size_t t = t0; t < t1; ++t) fn(st.params.tensors()[t]);
+  });
+}
+
+void StepEngine::AdoptState(TrainState& st) {
+  if (shards_) {
+    std::vector<float> mine(range_end() - range_begin());
+    flat_.Read(*backend_, st.params.tensors(), range_begin(), range_end() - range_begin(),
+               mine.data());
+    shards_->Adopt(st.params, mine);
+    adopted_ = true;
+  }
   if (!sharded()) return;
   const int64_t n = range_end() - range_begin();
   m_ = repops::AllocateOn<float>(*backend_, n), v_ = repops::AllocateOn<float>(*backend_, n);
@@ -182,7 +216,11 @@ CheckpointShare StepEngine::CheckpointShareOf(const TrainState& st, const StepRe
   s.params_hash = r.params_hash, s.optim_hash = r.optim_hash;
   const int64_t n = range_end() - range_begin();
   s.params.resize(n), s.m.resize(n), s.v.resize(n);
-  flat_.Read(*backend_, st.params.tensors(), range_begin(), n, s.params.data());
+  if (shards_) {
+    backend_->CopyToHost(shards_->range_view(), s.params.data());
+  } else {
+    flat_.Read(*backend_, st.params.tensors(), range_begin(), n, s.params.data());
+  }
   if (sharded()) {
     backend_->CopyToHost(m_.view(), s.m.data());
     backend_->CopyToHost(v_.view(), s.v.data());

@@ -211,7 +211,7 @@ std::vector<std::string> RunOnProcesses(const data::Manifest& m, const std::stri
     StepEngine engine(r, stream, comm, ParseDevice(device));
     TrainState st(r.model, engine.backend());
     st.params.InitRandom(r.model);
-    engine.AdoptMoments(st);
+    engine.AdoptState(st);
     for (int s = 0; s < steps; ++s) {
       StepResult res;
       const std::string line = StepAndChain(engine, st, res);

@@ -173,13 +173,14 @@ TrainSummary RunTraining(const TrainOptions& opt) {
     st.monitor_state = monitor.StateJson();
     StartFresh(o, rd, run, unigram, st, lead, lock);
   }
-  run.engine.AdoptMoments(st);  // several processes: each keeps its range of the moments
+  run.engine.AdoptState(st);  // several processes: each keeps its range of the moments
   SayModel(o.quiet, run, unigram);
 
   TrainSummary sum;
   const Digest genesis = o.trace_every > 0 && lead ? rd.ReadInfo().genesis : Digest{};
   std::optional<LineAppender> traj;
   const int64_t last = o.stop_after >= 0 ? std::min(R.loop.steps, o.stop_after) : R.loop.steps;
+  const int64_t first_step = st.step;
   std::optional<StepReporter> reporter;
   if (lead) {
     traj.emplace(rd.trajectory_path());
@@ -211,15 +212,18 @@ TrainSummary RunTraining(const TrainOptions& opt) {
     const std::map<std::string, double> validation =
         EvaluatesAfter(R.loop, st.step, !run.evals.empty()) ? run.Evaluate(st.params)
                                                             : std::map<std::string, double>{};
+    // Every process takes part where the parameters are sharded (gathered unit by unit).
+    const nlohmann::json norms =
+        LogsAfter(R.loop, first_step, st.step) ? WeightNorms(run.engine, st) : nlohmann::json();
     if (lead) {
-      const double val = reporter->Record(r, st, validation);
+      const double val = reporter->Record(r, st, validation, norms);
       if (val >= 0) sum.last_val_loss = val;
     }
     const bool ckpt_now = (R.loop.checkpoint_every > 0 && st.step % R.loop.checkpoint_every == 0) ||
                           st.step == R.loop.steps;
     if (ckpt_now) {
       if (lead) st.monitor_state = monitor.StateJson();
-      if (comm.size() > 1) {  // every process writes its range; nothing is gathered
+      if (comm.size() > 1 || run.engine.params_sharded()) {  // each writes its range
         SaveCheckpointShared(rd.dir(), st, run.id(), comm, run.engine.CheckpointShareOf(st, r));
       } else {
         SaveCheckpoint(rd.dir(), st, run.id());
@@ -232,7 +236,7 @@ TrainSummary RunTraining(const TrainOptions& opt) {
   }
   sum.steps_done = st.step;
   sum.final_chain = ToHex(st.chain);
-  sum.final_params = ToHex(st.params.StateHash());
+  sum.final_params = ToHex(run.engine.ParamsHash(st));
   return sum;
 }
 
