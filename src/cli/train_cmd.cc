@@ -10,6 +10,7 @@
 #include "core/thread_pool.h"
 #include "repops/kernels.h"
 #include "collectives/launch.h"
+#include "train/step_report.h"
 #include "train/run_dir.h"
 #include "train/trainer.h"
 
@@ -80,6 +81,14 @@ int RunTrainCommand(const TrainCommand& c) {
   }
   std::printf("steps %lld  trajectory %s  params %s\n", static_cast<long long>(s.steps_done),
               s.final_chain.c_str(), s.final_params.c_str());
+  std::string peaks;
+  for (uint64_t b : s.peak_resident_bytes)
+    peaks += train::FormatNumber(" %.1f", double(b) / 1048576.0);
+  train::Say(c.quiet, "memory: peak resident MiB by process:" + peaks +
+                          (s.gathered_param_bytes > 0
+                               ? train::FormatNumber(" (gathered parameter units %.1f MiB each)",
+                                                     double(s.gathered_param_bytes) / 1048576.0)
+                               : ""));
   return 0;
 }
 

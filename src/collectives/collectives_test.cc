@@ -160,7 +160,7 @@ float EvalOrder(const std::string& s, size_t& i, const std::vector<float>& leaf)
   return leaf[v];
 }
 
-TEST(ReduceScatterMesh, EveryProcessCountAddsInTheHandComputedOrder) {
+TEST(ReduceScatterMesh, EveryProcessCountAndBlockAddsInTheHandComputedOrder) {
   constexpr int64_t N = 37;  // elements; cut into P ranges at arbitrary (chunk) boundaries
   for (int R = 1; R <= 8; ++R) {
     for (int S = 1; S <= 4; ++S) {
@@ -211,12 +211,15 @@ TEST(ReduceScatterMesh, EveryProcessCountAddsInTheHandComputedOrder) {
           std::vector<int> roots;
           for (auto& [n, b] : fold.partials()) roots.push_back(n);
           MeshBuffers reduce, gather;
+          // Blocks of 1..3 elements (ranges then move in several rounds, more for some ranges
+          // than others) or the default (one round here): the same bits.
+          const int64_t block = (R + S + P) % 4;
           const std::span<float> mine = ReduceScatterMesh(
               comm, tree, bounds, roots,
               [&](size_t i, int64_t b, int64_t n, float* out) {
                 std::memcpy(out, fold.partials()[i].second.data() + b, n * sizeof(float));
               },
-              reduce);
+              reduce, block);
           std::vector<float> all(N);
           std::memcpy(all.data() + bounds[comm.rank()], mine.data(), mine.size() * sizeof(float));
           AllGatherRanges(

@@ -9,8 +9,8 @@
 // evaluates the rest of the tree on its range — replica sums by ascending shard (A.2), then
 // TreeFold across replicas (A.1) — so every element is added in exactly the tree's order,
 // whichever processes hold which ranks. A process sends and receives (partials) × N/P floats
-// per step, the volume of a ring reduce-scatter. AllGatherRanges then gives every process every
-// range (the updated parameters): N·(P−1)/P floats in and out.
+// per step, the volume of a ring reduce-scatter, in blocks (ReduceScatterBlock). AllGatherRanges
+// then gives every process every range (the updated parameters): N·(P−1)/P floats in and out.
 #pragma once
 
 #include <cstdint>
@@ -78,16 +78,24 @@ using PartialReader = std::function<void(size_t i, int64_t begin, int64_t count,
 // allocate (and fault in) fresh memory for every message.
 struct MeshBuffers {
   std::vector<std::vector<float>> send, recv;
+  std::vector<float> result;  // ReduceScatterMesh's reduced range
 };
+
+// The block ReduceScatterMesh moves per round by default for P processes: 4 Mi floats / P, at
+// least 64 Ki, so its buffers stay near (local partials) x 16 MiB a side whatever the model.
+int64_t ReduceScatterBlock(int processes);
 
 // bounds: P + 1 flat element offsets (range q = [bounds[q], bounds[q+1])). Each process passes
 // its local roots in leaf order (as LocalFold leaves them) and the mesh's rank ownership is
 // LogicalRanksOf(p, P, K). Returns this process's range of the fully reduced gradient, inside
-// `buffers` (valid until they are used again).
+// `buffers` (valid until they are used again). The ranges move in rounds of `block` elements of
+// each (0: ReduceScatterBlock(P)): round j sends block j of range q to q, which reduces it, so
+// the message buffers never hold more than (partials) x block floats per process. Every
+// element is summed in the tree's order either way: the block changes no bit.
 std::span<float> ReduceScatterMesh(Communicator& comm, const ReductionTree& tree,
                                    std::span<const int64_t> bounds,
                                    std::span<const int> local_roots, const PartialReader& read,
-                                   MeshBuffers& buffers);
+                                   MeshBuffers& buffers, int64_t block = 0);
 
 // Every process sends its range (`mine`, bounds[rank] .. bounds[rank+1]) to all; store(begin,
 // values) is called for every other process's range.

@@ -15,33 +15,44 @@ int64_t FlatState::ChunkAt(int64_t flat) const {
   return c;
 }
 
-void FlatState::ForEachChunk(
-    int64_t c0, int64_t c1,
-    const std::function<void(int64_t, int64_t, int64_t, int64_t)>& fn) const {
-  for (int64_t c = c0; c < c1; ++c) {
-    const StateChunk& ch = layout_.chunks()[c];
-    fn(ch.tensor, ch.offset, ch.count, ch.flat);
+FlatState::FlatState(std::span<const int64_t> tensor_sizes) : layout_(tensor_sizes) {
+  tensor_begin_.push_back(0);
+  for (int64_t n : tensor_sizes) tensor_begin_.push_back(tensor_begin_.back() + n);
+}
+
+void FlatState::ForEachPiece(
+    int64_t begin, int64_t count,
+    const std::function<void(size_t, int64_t, int64_t, int64_t)>& fn) const {
+  const int64_t end = begin + count;
+  TRAIL_CHECK(begin >= 0 && count >= 0 && end <= tensor_begin_.back(), "flat range [", begin, ", ",
+              end, ") outside the state's ", tensor_begin_.back(), " elements");
+  // The first tensor ending after begin.
+  size_t t = std::upper_bound(tensor_begin_.begin(), tensor_begin_.end(), begin) -
+             tensor_begin_.begin() - 1;
+  for (int64_t at = begin; at < end; ++t) {
+    const int64_t n = std::min(end, tensor_begin_[t + 1]) - at;
+    if (n > 0) fn(t, at - tensor_begin_[t], n, at);
+    at += std::max<int64_t>(n, 0);
   }
 }
 
 void FlatState::Read(repops::Backend& be, const std::vector<DeviceTensor>& tensors, int64_t begin,
                      int64_t count, float* out) const {
-  ForEachChunk(
-      ChunkAt(begin), ChunkAt(begin + count), [&](int64_t t, int64_t off, int64_t n, int64_t flat) {
-        const TensorView chunk = TensorView::Contiguous(
-            const_cast<float*>(tensors[t].data<float>() + off), DType::kF32, be.device(), {n});
-        be.CopyToHost(chunk, out + (flat - begin));
-      });
+  ForEachPiece(begin, count, [&](size_t t, int64_t off, int64_t n, int64_t flat) {
+    const TensorView piece = TensorView::Contiguous(
+        const_cast<float*>(tensors[t].data<float>() + off), DType::kF32, be.device(), {n});
+    be.CopyToHost(piece, out + (flat - begin));
+  });
 }
 
 void FlatState::Write(repops::Backend& be, std::vector<DeviceTensor>& tensors, int64_t begin,
                       std::span<const float> values) const {
-  const int64_t end = begin + static_cast<int64_t>(values.size());
-  ForEachChunk(ChunkAt(begin), ChunkAt(end), [&](int64_t t, int64_t off, int64_t n, int64_t flat) {
-    const TensorView chunk =
-        TensorView::Contiguous(tensors[t].data<float>() + off, DType::kF32, be.device(), {n});
-    be.CopyFromHost(values.data() + (flat - begin), chunk);
-  });
+  ForEachPiece(begin, static_cast<int64_t>(values.size()),
+               [&](size_t t, int64_t off, int64_t n, int64_t flat) {
+                 const TensorView piece = TensorView::Contiguous(tensors[t].data<float>() + off,
+                                                                 DType::kF32, be.device(), {n});
+                 be.CopyFromHost(values.data() + (flat - begin), piece);
+               });
 }
 
 std::vector<Digest> FlatState::Leaves(repops::Backend& be, const std::vector<DeviceTensor>& tensors,

@@ -19,14 +19,11 @@ namespace trail::train {
 
 class FlatState {
  public:
-  explicit FlatState(std::span<const int64_t> tensor_sizes) : layout_(tensor_sizes) {}
+  explicit FlatState(std::span<const int64_t> tensor_sizes);
   const ChunkLayout& layout() const { return layout_; }
 
-  // fn(tensor, offset in tensor, count, flat offset) for each chunk in chunks [c0, c1).
-  void ForEachChunk(int64_t c0, int64_t c1,
-                    const std::function<void(int64_t, int64_t, int64_t, int64_t)>& fn) const;
   // Copies flat elements [begin, begin + count) of `tensors` (on be's device) to the host
-  // array out (begin and begin + count on chunk boundaries), and host values back.
+  // array out (any range inside the state), and host values back.
   void Read(repops::Backend& be, const std::vector<DeviceTensor>& tensors, int64_t begin,
             int64_t count, float* out) const;
   void Write(repops::Backend& be, std::vector<DeviceTensor>& tensors, int64_t begin,
@@ -49,7 +46,11 @@ class FlatState {
  private:
   // The chunks [c0, c1) of a device buffer holding them back to back from chunk c0's start.
   std::vector<repops::LeafChunk> RangeChunks(const float* range, int64_t c0, int64_t c1) const;
+  // fn(tensor, offset in tensor, count, flat offset) for each tensor's piece of [begin, +count).
+  void ForEachPiece(int64_t begin, int64_t count,
+                    const std::function<void(size_t, int64_t, int64_t, int64_t)>& fn) const;
   ChunkLayout layout_;
+  std::vector<int64_t> tensor_begin_;  // flat offset of each tensor, then the total
 };
 
 }  // namespace trail::train

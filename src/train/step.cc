@@ -94,24 +94,24 @@ StepEngine::StepEngine(const Recipe& recipe, data::CanonicalStream& stream,
       model_(recipe.model, *backend_),
       acts_(recipe.model, stream.manifest().stream.micro_batch_windows,
             CheckedMaxSeqLen(recipe, stream), *backend_, recipe.loop.recompute),
-      micro_grad_(recipe.model, *backend_),
+      layout_(recipe.model, *backend_, "", model::Memory::kUnbound),
       tree_(recipe.mesh.replicas, recipe.mesh.shards),
-      flat_(SizesOf(micro_grad_, 1)),
-      moments_layout_(SizesOf(micro_grad_, 2)) {
+      flat_(SizesOf(layout_, 1)),
+      moments_layout_(SizesOf(layout_, 2)) {
   TRAIL_CHECK(comm.size() <= recipe.mesh.ranks(), "the job has ", comm.size(),
               " processes but the recipe's mesh only ", recipe.mesh.ranks(), " logical ranks (",
               recipe.mesh.replicas, " replicas x ", recipe.mesh.shards,
               " shards): start at most that many processes");
   own_ = collectives::LogicalRanksOf(comm.rank(), comm.size(), recipe.mesh.ranks());
   for (const char* prefix : {"", "adam_m.", "adam_v."}) {
-    for (const DeviceTensor& t : micro_grad_.tensors()) {
+    for (const DeviceTensor& t : layout_.tensors()) {
       (*prefix ? moment_metas_ : param_metas_).push_back({prefix + t.name(), t.dtype(), t.shape()});
     }
   }
   chunk_bounds_ = flat_.layout().Split(comm.size());
   flat_bounds_ = ToFlat(flat_.layout(), chunk_bounds_);
   if (recipe.mesh.shard_params) {
-    shards_ = std::make_unique<ShardedParameters>(comm, *backend_, micro_grad_, flat_bounds_);
+    shards_ = std::make_unique<ShardedParameters>(comm, *backend_, layout_, flat_bounds_);
     model_.set_residency(shards_.get());
   }
   const data::StreamConfig& sc = stream.manifest().stream;
@@ -164,10 +164,12 @@ std::vector<MicroRecord> StepEngine::RunLocalRanks(const TrainState& st, float s
       const Digest batch_digest = MicroBatchDigest(batch_);
       if (observer_ != nullptr) observer_->BeginMicroBatch(rank, m, batch_digest);
       // The rank's running sum starts as its first micro-batch's gradient.
-      model::ParameterSet& out = m == 0 ? *acc : micro_grad_;
+      // Later ones go to a second buffer, allocated only for ranks of several micro-batches.
+      if (m == 1 && !micro_grad_) micro_grad_ = TakeBuffer();
+      model::ParameterSet& out = m == 0 ? *acc : *micro_grad_;
       const repops::CrossEntropySums s =
           model_.ForwardBackward(st.params, ViewOf(batch_), scale, acts_, out);
-      if (m > 0) model::AddParameterSets(*acc, micro_grad_);
+      if (m > 0) model::AddParameterSets(*acc, *micro_grad_);
       recs.push_back({s.nll_sum, s.lse_sq_sum, s.valid, batch_digest});
     }
     if (M == 0) acc->Zero();  // a rank without windows contributes +0

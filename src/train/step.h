@@ -166,7 +166,8 @@ class StepEngine {
   std::unique_ptr<repops::Backend> backend_;
   model::Transformer model_;
   model::Activations acts_;
-  model::ParameterSet micro_grad_;
+  model::ParameterSet layout_;  // the parameters' names and shapes (unbound: no memory)
+  Buf micro_grad_;              // a micro-batch's gradient after a rank's first
   collectives::ReductionTree tree_;
   collectives::RankRange own_;
   FlatState flat_;

@@ -5,9 +5,15 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "collectives/thread_group.h"
 #include "core/file_util.h"
+#include "core/hash.h"
 #include "data/synthetic_corpus.h"
 #include "repops/cpu_backend.h"
 #include "train/recipe.h"
@@ -108,6 +114,53 @@ inline OneStep RunOneStep(const data::Manifest& m, const std::string& recipe_tex
   out.grad = std::make_unique<model::ParameterSet>(r.model, TestCpu());
   engine.CopyLastGradient(*out.grad);
   return out;
+}
+
+// ---------------------------------------------------------------- several processes
+
+// Trajectory lines of `steps` steps run by a job of P processes (threads), from process 0,
+// with every process's final state hashes.
+inline std::vector<std::string> RunOnProcesses(const data::Manifest& m,
+                                               const std::string& recipe_text, int P, int steps,
+                                               const char* device = "cpu") {
+  const Recipe r = ParseRecipe(recipe_text, "r.toml", kVocab);
+  std::vector<std::string> lines;
+  std::mutex mu;
+  std::vector<std::string> finals(P);
+  collectives::ThreadGroup group(P);
+  group.Run([&](collectives::Communicator& comm) {
+    data::CanonicalStream stream(m);
+    StepEngine engine(r, stream, comm, ParseDevice(device));
+    TrainState st(r.model, engine.backend());
+    st.params.InitRandom(r.model);
+    engine.AdoptState(st);
+    for (int s = 0; s < steps; ++s) {
+      StepResult res;
+      const std::string line = StepAndChain(engine, st, res);
+      if (comm.rank() == 0) lines.push_back(line);
+    }
+    engine.GatherMoments(st);
+    const std::string params = ToHex(engine.ParamsHash(st));  // every process: collective
+    std::lock_guard<std::mutex> lock(mu);
+    finals[comm.rank()] = params + (comm.rank() == 0 ? " " + ToHex(st.OptimizerHash()) : "");
+  });
+  // Every process holds the same parameters; process 0 the whole optimizer state.
+  for (int p = 1; p < P; ++p) {
+    TRAIL_CHECK(finals[p] == finals[0].substr(0, 64), "process ", p, "'s parameters differ");
+  }
+  lines.push_back(finals[0]);
+  return lines;
+}
+
+// The lines without their chain (which hashes the recipe's bytes).
+inline std::vector<std::string> WithoutChain(std::vector<std::string> lines) {
+  for (std::string& l : lines) {
+    if (l.empty() || l[0] != '{') continue;
+    nlohmann::ordered_json j = nlohmann::ordered_json::parse(l);
+    j.erase("chain");
+    l = j.dump();
+  }
+  return lines;
 }
 
 }  // namespace trail::train

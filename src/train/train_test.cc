@@ -197,37 +197,6 @@ TEST(Step, LogicalMeshesReduceTheSameGradientInTheirOwnOrder) {
             std::string::npos);
 }
 
-// Trajectory lines of `steps` steps run by a job of P processes (threads), from process 0,
-// with every process's final state hashes.
-std::vector<std::string> RunOnProcesses(const data::Manifest& m, const std::string& recipe_text,
-                                        int P, int steps, const char* device = "cpu") {
-  const Recipe r = ParseRecipe(recipe_text, "r.toml", kVocab);
-  std::vector<std::string> lines;
-  std::mutex mu;
-  std::vector<std::string> finals(P);
-  collectives::ThreadGroup group(P);
-  group.Run([&](collectives::Communicator& comm) {
-    data::CanonicalStream stream(m);
-    StepEngine engine(r, stream, comm, ParseDevice(device));
-    TrainState st(r.model, engine.backend());
-    st.params.InitRandom(r.model);
-    engine.AdoptState(st);
-    for (int s = 0; s < steps; ++s) {
-      StepResult res;
-      const std::string line = StepAndChain(engine, st, res);
-      if (comm.rank() == 0) lines.push_back(line);
-    }
-    engine.GatherMoments(st);
-    std::lock_guard<std::mutex> lock(mu);
-    finals[comm.rank()] =
-        ToHex(st.params.StateHash()) + (comm.rank() == 0 ? " " + ToHex(st.OptimizerHash()) : "");
-  });
-  // Every process holds the same parameters; process 0 the whole optimizer state.
-  for (int p = 1; p < P; ++p) EXPECT_EQ(finals[p], finals[0].substr(0, 64)) << "process " << p;
-  lines.push_back(finals[0]);
-  return lines;
-}
-
 TEST(Step, AnyProcessCountGivesTheSameBits) {
   TempDir a;
   // 12 windows a step over 3 replicas x 2 shards: 2 micro-batches per logical rank. d_ff =

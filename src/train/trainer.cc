@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/resident_memory.h"
 #include "core/file_util.h"
 #include "repops/kernels.h"
 #include "train/checkpoint.h"
@@ -237,6 +238,9 @@ TrainSummary RunTraining(const TrainOptions& opt) {
   sum.steps_done = st.step;
   sum.final_chain = ToHex(st.chain);
   sum.final_params = ToHex(run.engine.ParamsHash(st));
+  const uint64_t peak = PeakResidentBytes();
+  sum.peak_resident_bytes = collectives::AllGatherItems<uint64_t>(comm, std::span(&peak, 1));
+  sum.gathered_param_bytes = run.engine.gathered_param_bytes();
   return sum;
 }
 

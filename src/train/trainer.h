@@ -43,6 +43,10 @@ struct TrainSummary {
   std::string final_params;  // parameter state hash, hex
   int64_t steps_verified_on_resume = 0;
   double last_val_loss = 0;  // mean over domains of the last evaluation
+  // Every process's peak resident memory (PeakResidentBytes) at the end, in process order (on
+  // every process), and the bytes of gathered parameter units each held (sharded parameters).
+  std::vector<uint64_t> peak_resident_bytes;
+  int64_t gathered_param_bytes = 0;
 };
 
 // Throws trail::Error on bad input or a diverging resume (nothing already written is lost). In a

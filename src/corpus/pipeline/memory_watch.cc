@@ -1,5 +1,7 @@
 #include "corpus/pipeline/memory_watch.h"
 
+#include "core/resident_memory.h"
+
 #include <sys/resource.h>
 
 #include <chrono>
@@ -41,10 +43,6 @@ void MemoryWatch::Sample() {
   }
 }
 
-uint64_t MemoryWatch::PeakRssBytes() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<uint64_t>(u.ru_maxrss) * 1024;
-}
+uint64_t MemoryWatch::PeakRssBytes() { return PeakResidentBytes(); }
 
 }  // namespace trail::corpus

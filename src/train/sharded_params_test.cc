@@ -1,0 +1,81 @@
+// Parameter sharding: the gather of a unit, and training with sharded parameters giving the
+// bits of whole ones on any number of processes.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <mutex>
+
+#include "core/test_util.h"
+#include "train/sharded_params.h"
+#include "train/test_run.h"
+
+namespace trail::train {
+namespace {
+
+TEST(Step, ShardedParametersGiveTheBitsOfWholeOnes) {
+  TempDir a;
+  const data::Manifest m = Corpus(a.path(), 12, 1);
+  // d_model 20 and d_ff 36: tensors of 20, 400 and 720 elements, so a unit's tensors do not
+  // all start 64-byte aligned and the gathered unit is laid out tensor by tensor.
+  for (const char* model : {"d_model = 64\nn_layers = 1\nn_heads = 2\nd_ff = 1040\n",
+                            "d_model = 20\nn_layers = 3\nn_heads = 2\nd_ff = 36\n"
+                            "tied_embeddings = false\nembed_norm = true\n"}) {
+    const std::string base = std::string("[model]\n") + model +
+                             "max_seq_len = 32\ninit_seed = 3\n[optimizer]\nlr = 1e-2\n"
+                             "clip_norm = 0.05\n[mesh]\nreplicas = 3\nshards = 2\n"
+                             "micro_batches = 2\n";
+    const std::vector<std::string> whole = WithoutChain(RunOnProcesses(m, base, 1, 3));
+    const std::string sharded = base + "shard_params = true\n";
+    for (int P : {1, 2, 4, 6}) {  // P = 4: processes of 1 and 2 logical ranks (idle passes)
+      EXPECT_EQ(WithoutChain(RunOnProcesses(m, sharded, P, 3)), whole) << model << "P=" << P;
+    }
+    if (std::string(model).find("d_model = 64") == std::string::npos) continue;
+    // Gathers staged through host copies, on memory only the backend reaches (docs/devices.md).
+    const std::vector<std::string> one_step = WithoutChain(RunOnProcesses(m, base, 1, 1));
+    EXPECT_EQ(WithoutChain(RunOnProcesses(m, sharded, 2, 1, "guarded")), one_step)
+        << model << "guarded, P=2";
+  }
+}
+
+TEST(ShardedParameters, AUnitIsGatheredWholeAndUnboundOnRelease) {
+  const model::ModelConfig c = ParseRecipe(SmallRecipe(1, 1), "r.toml", kVocab).model;
+  model::ParameterSet full(c, TestCpu());
+  full.InitRandom(c);
+  const std::vector<Tensor> want = full.ToHost();
+  const int P = 3;
+  collectives::ThreadGroup group(P);
+  std::mutex mu;
+  group.Run([&](collectives::Communicator& comm) {
+    model::ParameterSet mine(c, TestCpu());
+    mine.InitRandom(c);
+    // Ranges that cut tensors anywhere (not chunk boundaries: the gather does not care).
+    const int64_t n = mine.numel();
+    const std::vector<int64_t> bounds = {0, n / 3 + 5, 2 * n / 3 + 1, n};
+    ShardedParameters shards(comm, TestCpu(), mine, bounds);
+    std::vector<float> flat;
+    for (const Tensor& t : want) {
+      const float* v = reinterpret_cast<const float*>(t.bytes());
+      flat.insert(flat.end(), v, v + t.numel());
+    }
+    shards.Adopt(mine, std::span(flat).subspan(bounds[comm.rank()],
+                                               bounds[comm.rank() + 1] - bounds[comm.rank()]));
+    for (const DeviceTensor& t : mine.tensors()) EXPECT_EQ(t.data<float>(), nullptr);
+    for (int u = mine.num_units() - 1; u >= 0; --u) {  // any order, as long as all agree
+      shards.Acquire(u);
+      const auto [t0, t1] = mine.unit_tensors(u);
+      for (size_t t = t0; t < t1; ++t) {
+        const DeviceTensor& got = mine.tensors()[t];
+        std::lock_guard<std::mutex> lock(mu);
+        ASSERT_NE(got.data<float>(), nullptr);
+        EXPECT_EQ(std::memcmp(got.data<float>(), want[t].bytes(), got.nbytes()), 0) << got.name();
+      }
+      shards.Release(u);
+      for (size_t t = t0; t < t1; ++t) EXPECT_EQ(mine.tensors()[t].data<float>(), nullptr);
+    }
+    shards.IdlePass(/*backward=*/true);
+    EXPECT_NE(ErrorOf([&] { shards.Release(0); }).find("released but not held"), std::string::npos);
+  });
+}
+
+}  // namespace
+}  // namespace trail::train
