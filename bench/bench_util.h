@@ -23,6 +23,19 @@ inline std::string ConfigBRecipe(int replicas, int shards, const std::string& qu
          std::to_string(replicas) + "\nshards = " + std::to_string(shards) + "\n";
 }
 
+// The gpt2-small preset (12 × 768, vocabulary 50257) at context T, with the optimizer of
+// config B, on the logical mesh R × S.
+inline std::string Gpt2SmallRecipe(int replicas, int shards, int64_t T,
+                                   const std::string& quant = "") {
+  return (quant.empty() ? "" : "[quant]\n" + quant) +
+         "[model]\npreset = \"gpt2-small\"\nvocab_size = 50257\nmax_seq_len = " +
+         std::to_string(T) +
+         "\n"
+         "[optimizer]\nlr = 1e-3\nweight_decay = 0.1\nclip_norm = 1.0\n"
+         "[mesh]\nreplicas = " +
+         std::to_string(replicas) + "\nshards = " + std::to_string(shards) + "\n";
+}
+
 inline double Seconds(const std::function<void()>& f) {
   const auto t0 = std::chrono::steady_clock::now();
   f();

@@ -83,14 +83,7 @@ struct BenchModel {
 BenchModel ModelOf(const std::string& name, int replicas, int shards, const std::string& quant) {
   if (name == "gpt2-small" || name == "gpt2-1024") {
     const int64_t T = name == "gpt2-small" ? 128 : 1024;
-    return {(quant.empty() ? "" : "[quant]\n" + quant) +
-                "[model]\npreset = \"gpt2-small\"\nvocab_size = 50257\nmax_seq_len = " +
-                std::to_string(T) +
-                "\n"
-                "[optimizer]\nlr = 1e-3\nweight_decay = 0.1\nclip_norm = 1.0\n"
-                "[mesh]\nreplicas = " +
-                std::to_string(replicas) + "\nshards = " + std::to_string(shards) + "\n",
-            50257, T};
+    return {bench::Gpt2SmallRecipe(replicas, shards, T, quant), 50257, T};
   }
   return {bench::ConfigBRecipe(replicas, shards, quant), 16384, 256};
 }

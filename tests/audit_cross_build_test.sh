@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Steps of a run trained by this build, replayed by another build of trail — the aarch64 build
 # under qemu-aarch64 (another ISA) or the clang build (another compiler): the audit verdict must
-# be a match, the same bits from the other build.
+# be a match, the same bits from the other build; for a run with whole parameters and for one
+# with sharded parameters.
 # Arguments: this build's trail, the other build's directory (configured by
 # scripts/check-aarch64.sh or scripts/check-clang.sh), and how to run it: qemu or native.
 set -euo pipefail
@@ -40,13 +41,18 @@ shards = 1
 steps = 6
 checkpoint_every = 3
 TOML
-"$trail" train --recipe recipe.toml --data manifest.json --run run --quiet --threads 2 > /dev/null
+# The same run with sharded parameters ([mesh] shard_params): the replay gathers each layer.
+sed 's/^shards = 1$/shards = 1\nshard_params = true/' recipe.toml > sharded.toml
+grep -q '^shard_params = true$' sharded.toml
 if [ "$how" = qemu ]; then
   # One thread: qemu-user here hangs on any std::thread (see scripts/check-aarch64.sh).
   other=(qemu-aarch64 -L /usr/aarch64-linux-gnu "$build/src/cli/trail"); threads=1
 else
   other=("$build/src/cli/trail"); threads=2
 fi
-"${other[@]}" audit replay --run run --steps 3:6 --threads $threads --quiet | tee replay.out
-grep -q "3 of 3 requested steps bit-identical" replay.out
-grep -q "verdict: MATCH" replay.out
+for r in recipe sharded; do
+  "$trail" train --recipe $r.toml --data manifest.json --run run_$r --quiet --threads 2 > /dev/null
+  "${other[@]}" audit replay --run run_$r --steps 3:6 --threads $threads --quiet | tee replay.out
+  grep -q "3 of 3 requested steps bit-identical" replay.out
+  grep -q "verdict: MATCH" replay.out
+done
