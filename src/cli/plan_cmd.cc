@@ -108,6 +108,8 @@ nlohmann::ordered_json CostJson(const plan::RunCost& r) {
   for (const plan::ProcessMemory& m : r.memory) {
     j["memory_bytes"].push_back(
         {{"parameters", m.parameters},
+         {"parameters_by_sharding",
+          {{"whole", m.parameters_whole}, {"sharded", m.parameters_sharded}}},
          {"gradients", m.gradients},
          {"gradient_buffers", m.gradient_buffers},
          {"moments", m.moments},
@@ -156,6 +158,10 @@ void PrintCost(const plan::RunCost& r) {
         "activations a process, [train] recompute = \"none\": %.1f MiB; \"layers\": %.1f MiB "
         "(about one more forward of the blocks a step)\n",
         mib(m.activations_kept), mib(m.activations_recomputed));
+    std::printf(
+        "parameters process 0, [mesh] shard_params = false: %.1f MiB; true: %.1f MiB (its range "
+        "and the gathered layers)\n",
+        mib(m.parameters_whole), mib(m.parameters_sharded));
   }
 }
 

@@ -6,6 +6,8 @@
 
 #include "core/error.h"
 #include "data/batch_schedule.h"
+#include "repops/cpu_backend.h"
+#include "train/sharded_params.h"
 #include "collectives/mesh_reduce.h"
 #include "collectives/reduction_tree.h"
 #include "core/file_util.h"
@@ -73,14 +75,21 @@ RunCost EstimateRunCost(const train::Recipe& recipe, const data::StreamConfig& s
   out.tokens_per_parameter = out.tokens / double(out.model.parameters);
   out.processes = processes;
   const int64_t bytes = 4 * out.model.parameters;
+  repops::CpuBackend cpu;  // names and shapes only: an unbound set allocates nothing
+  const model::ParameterSet layout(c, cpu, "", model::Memory::kUnbound);
+  const int64_t gathered = train::ShardedParameters::PlannedGatheredBytes(layout);
   for (int64_t p = 0; p < processes; ++p) {
     ProcessMemory m;
-    m.parameters = bytes;
-    m.gradient_buffers = ResidentPartials(recipe.mesh, p, processes) + 1;
+    // This process's range of the flat state (cut at chunk boundaries, so the even share to
+    // within a chunk): its moments, and its parameters when they are sharded.
+    const int64_t range = (bytes * (p + 1)) / processes - (bytes * p) / processes;
+    m.parameters_whole = bytes;
+    m.parameters_sharded = range + gathered;
+    m.parameters = recipe.mesh.shard_params ? m.parameters_sharded : m.parameters_whole;
+    m.gradient_buffers =
+        ResidentPartials(recipe.mesh, p, processes) + (recipe.mesh.micro_batches == 1 ? 0 : 1);
     m.gradients = bytes * m.gradient_buffers;
-    // Moments: 2 floats per parameter of this process's range (ranges are cut at chunk
-    // boundaries, so this is the even share to within a chunk).
-    m.moments = 2 * ((bytes * (p + 1)) / processes - (bytes * p) / processes);
+    m.moments = 2 * range;
     const int64_t rows = stream.micro_batch_windows, seq = data::MaxSeqLen(stream);
     m.activations_kept = model::Activations::PlannedBytes(c, rows, seq, model::Recompute::kNone);
     m.activations_recomputed =

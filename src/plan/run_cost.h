@@ -15,8 +15,13 @@
 namespace trail::plan {
 
 struct ProcessMemory {
-  int64_t parameters = 0;  // 4 bytes × total: every process holds the whole model
-  int64_t gradients = 0;   // 4 bytes × total × (local-fold partial sums + 1 micro-batch gradient)
+  // Whole parameters: 4 bytes × total. Sharded ([mesh] shard_params): 4 bytes × this process's
+  // range plus the gathered units' buffers (train::ShardedParameters::PlannedGatheredBytes).
+  int64_t parameters = 0;
+  int64_t parameters_whole = 0, parameters_sharded = 0;  // under each setting
+  // 4 bytes × total × (local-fold partial sums, + 1 for a second micro-batch's gradient unless
+  // the mesh fixes micro_batches = 1).
+  int64_t gradients = 0;
   int64_t gradient_buffers = 0;
   int64_t moments = 0;      // AdamW m and v of this process's range of the flat state
   int64_t activations = 0;  // model::Activations for one micro-batch of the longest windows,

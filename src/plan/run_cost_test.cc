@@ -105,7 +105,7 @@ TEST(RunCost, ALengthCurriculumIsCostedPerPhase) {
   EXPECT_EQ(train::MeanFlopsPerToken(r.model, s, 100), f128);  // the switch not reached
 }
 
-TEST(RunCost, MemoryPerProcessFollowsTheMeshAndTheActivationLayout) {
+TEST(RunCost, MemoryPerProcessFollowsTheMeshShardingAndTheActivationLayout) {
   train::Recipe r = PresetRecipe("tiny", 4096);
   r.mesh.replicas = 4;
   data::StreamConfig s = Stream(128, {{0, 8}});
@@ -133,6 +133,20 @@ TEST(RunCost, MemoryPerProcessFollowsTheMeshAndTheActivationLayout) {
     EXPECT_EQ(m.gradient_buffers, 2);
     EXPECT_EQ(m.moments, bytes);
   }
+  // Sharded parameters: each process's half, plus one gathered buffer per unit size: the
+  // embedding (4096 x 128), a layer (4 x 128^2 + 3 x 128 x 352 + 2 x 128 gains) and the head
+  // (the final norm's 128; the head is tied), every tensor a multiple of 16 floats.
+  const int64_t gathered = 4 * (4096 * 128 + (4 * 128 * 128 + 3 * 128 * 352 + 2 * 128) + 128);
+  EXPECT_EQ(gathered, 4 * (1328256 - 3 * 200960));  // the embedding, one layer, the final norm
+  for (const ProcessMemory& m : two.memory) {
+    EXPECT_EQ(m.parameters_whole, bytes);
+    EXPECT_EQ(m.parameters_sharded, bytes / 2 + gathered);
+    EXPECT_EQ(m.parameters, bytes);  // the recipe does not shard
+  }
+  r.mesh.shard_params = true;
+  EXPECT_EQ(EstimateRunCost(r, s, 2).memory[1].parameters, bytes / 2 + gathered);
+  r.mesh.micro_batches = 1;  // one micro-batch a rank: no second gradient buffer
+  EXPECT_EQ(EstimateRunCost(r, s, 2).memory[1].gradient_buffers, 1);
   EXPECT_NE(ErrorOf([&] { EstimateRunCost(r, s, 5); }).find("1..4"), std::string::npos);
   r.model.vocab_size = 0;
   EXPECT_NE(ErrorOf([&] { EstimateRunCost(r, s, 1); }).find("vocabulary size"), std::string::npos);

@@ -23,34 +23,47 @@ std::span<std::byte> MutableBytes(T* p, int64_t n) {
 
 }  // namespace
 
-ShardedParameters::ShardedParameters(collectives::Communicator& comm, repops::Backend& be,
-                                     const model::ParameterSet& layout,
-                                     std::span<const int64_t> bounds)
-    : comm_(comm), be_(be), bounds_(bounds.begin(), bounds.end()) {
-  TRAIL_CHECK(bounds_.size() == static_cast<size_t>(comm.size()) + 1,
-              "sharded parameters: ranges for ", bounds_.size() - 1, " processes in a job of ",
-              comm.size());
+std::vector<ShardedParameters::Unit> ShardedParameters::UnitsOf(const model::ParameterSet& layout) {
   const std::vector<DeviceTensor>& tensors = layout.tensors();
+  std::vector<Unit> units;
   int64_t flat = 0;
   for (int u = 0; u < layout.num_units(); ++u) {
     const auto [t0, t1] = layout.unit_tensors(u);
     Unit unit;
     unit.flat_begin = flat;
     for (size_t t = t0; t < t1; ++t) {
-      unit.offsets.push_back(unit.buffer_floats);
+      // Packed while every tensor starts at its flat offset (the last one's padding is no data).
       if (unit.buffer_floats != flat - unit.flat_begin) unit.packed = false;
+      unit.offsets.push_back(unit.buffer_floats);
       unit.buffer_floats = AlignUp(unit.buffer_floats + tensors[t].numel());
       flat += tensors[t].numel();
     }
     unit.flat_end = flat;
-    // The last tensor's padding is not data: a unit is packed when every tensor starts at its
-    // flat offset.
-    units_.push_back(std::move(unit));
-    first_tensor_.push_back(t0);
+    units.push_back(std::move(unit));
   }
-  first_tensor_.push_back(tensors.size());
-  TRAIL_CHECK(flat == bounds_.back(), "sharded parameters: the ranges cover ", bounds_.back(),
-              " elements, the model has ", flat);
+  return units;
+}
+
+int64_t ShardedParameters::PlannedGatheredBytes(const model::ParameterSet& layout) {
+  std::set<int64_t> sizes;
+  for (const Unit& u : UnitsOf(layout)) sizes.insert(u.buffer_floats);
+  int64_t floats = 0;
+  for (int64_t n : sizes) floats += n;
+  return 4 * floats;
+}
+
+ShardedParameters::ShardedParameters(collectives::Communicator& comm, repops::Backend& be,
+                                     const model::ParameterSet& layout,
+                                     std::span<const int64_t> bounds)
+    : comm_(comm), be_(be), bounds_(bounds.begin(), bounds.end()), units_(UnitsOf(layout)) {
+  TRAIL_CHECK(bounds_.size() == static_cast<size_t>(comm.size()) + 1,
+              "sharded parameters: ranges for ", bounds_.size() - 1, " processes in a job of ",
+              comm.size());
+  for (int u = 0; u < layout.num_units(); ++u)
+    first_tensor_.push_back(layout.unit_tensors(u).first);
+  first_tensor_.push_back(layout.tensors().size());
+  TRAIL_CHECK(units_.back().flat_end == bounds_.back(), "sharded parameters: the ranges cover ",
+              bounds_.back(), " elements, the model has ", units_.back().flat_end);
 }
 
 void ShardedParameters::Adopt(model::ParameterSet& params, std::span<const float> mine) {

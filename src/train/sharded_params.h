@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <span>
 #include <vector>
 
@@ -51,8 +52,11 @@ class ShardedParameters : public model::ParameterResidency {
   void ForEachUnit(const std::function<void(int unit)>& fn);
 
   // The bytes of the gathered units' memory, held or kept for reuse (the memory sharding
-  // adds): at most one buffer per unit size beyond those held at once.
+  // adds): a buffer per unit size, and one more of a size while two units of it are held.
   int64_t gathered_bytes() const { return allocated_bytes_; }
+  // What gathered_bytes() comes to for a model of this layout: one buffer per unit size (exact
+  // whenever the embedding's, the head's and a layer's units differ in size, as in every preset).
+  static int64_t PlannedGatheredBytes(const model::ParameterSet& layout);
 
  private:
   struct Unit {
@@ -61,6 +65,7 @@ class ShardedParameters : public model::ParameterResidency {
     int64_t buffer_floats = 0;             // with each tensor 64-byte aligned
     bool packed = true;                    // offsets are the flat ones (no padding needed)
   };
+  static std::vector<Unit> UnitsOf(const model::ParameterSet& layout);
   // Receives unit u whole into `out` (floats in flat order).
   void Gather(const Unit& u, float* out);
 
