@@ -13,6 +13,7 @@ class InProcess final : public Communicator {
   int rank() const override { return 0; }
   int size() const override { return 1; }
   std::string name() const override { return "in-process"; }
+  bool callable_from_any_thread() const override { return true; }
   void Transfer(std::span<const std::span<const std::byte>> send,
                 std::span<const std::span<std::byte>> recv) override {
     TRAIL_CHECK(send.size() == 1 && recv.size() == 1 && send[0].size() == recv[0].size(),

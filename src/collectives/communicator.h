@@ -35,6 +35,9 @@ class Communicator {
 
   // Ends every process of the job now, with exit status `code`. Never returns.
   [[noreturn]] virtual void Abort(int code) = 0;
+  // Whether the collectives may be called from a thread other than the one that created the
+  // communicator (one thread at a time): a gather that runs ahead needs it.
+  virtual bool callable_from_any_thread() const { return false; }
 
   // Returns once every process has called it.
   void Barrier() { AllGather({}); }

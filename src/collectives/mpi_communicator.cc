@@ -25,9 +25,9 @@ void Check(int rc, const char* what) {
 class Mpi final : public Communicator {
  public:
   Mpi() {
-    int provided = 0;
-    // Only the main thread calls MPI; the kernel pool's threads never do.
-    Check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "init");
+    // One thread at a time calls MPI: the main thread, or a sharded job's gathering thread
+    // while the main thread computes (train/sharded_params.h); the kernel pool's never do.
+    Check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided_), "init");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
@@ -40,6 +40,7 @@ class Mpi final : public Communicator {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string name() const override { return "mpi"; }
+  bool callable_from_any_thread() const override { return provided_ >= MPI_THREAD_SERIALIZED; }
 
   void Transfer(std::span<const std::span<const std::byte>> send,
                 std::span<const std::span<std::byte>> recv) override {
@@ -81,6 +82,7 @@ class Mpi final : public Communicator {
 
  private:
   int rank_ = 0, size_ = 1;
+  int provided_ = MPI_THREAD_SINGLE;
 };
 
 }  // namespace

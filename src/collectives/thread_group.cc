@@ -16,6 +16,7 @@ class ThreadGroup::Member final : public Communicator {
   int rank() const override { return rank_; }
   int size() const override { return g_.P_; }
   std::string name() const override { return "threads"; }
+  bool callable_from_any_thread() const override { return true; }
   [[noreturn]] void Abort(int code) override { std::_Exit(code); }
 
  private:

@@ -109,6 +109,9 @@ class ParameterSet {
 class ParameterResidency {
  public:
   virtual ~ParameterResidency() = default;
+  // A forward (with `backward`, and the backward after it) begins: its acquisitions follow
+  // AcquireOrder(n_layers, tied, backward), which a residency may gather ahead.
+  virtual void BeginPass(bool backward) = 0;
   virtual void Acquire(int unit) = 0;
   virtual void Release(int unit) = 0;
 };

@@ -134,6 +134,7 @@ void Transformer::Upload(const BatchView& b, Activations& A) const {
 
 repops::CrossEntropySums Transformer::Forward(const ParameterSet& p, const BatchView& b,
                                               Activations& A) {
+  if (residency_ != nullptr) residency_->BeginPass(/*backward=*/false);
   const repops::CrossEntropySums sums = ForwardPass(p, b, A);
   Release(p.head_unit());
   if (c_.tied_embeddings) Release(ParameterSet::kEmbedUnit);
@@ -253,6 +254,7 @@ void Transformer::ForwardLayer(int64_t l, const ParameterSet& p, const BatchView
 repops::CrossEntropySums Transformer::ForwardBackward(const ParameterSet& p, const BatchView& b,
                                                       float grad_scale, Activations& A,
                                                       ParameterSet& grads) {
+  if (residency_ != nullptr) residency_->BeginPass(/*backward=*/true);
   const repops::CrossEntropySums sums = ForwardPass(p, b, A);
   Backward(p, b, grad_scale, A, grads);
   return sums;

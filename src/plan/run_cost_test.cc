@@ -133,11 +133,12 @@ TEST(RunCost, MemoryPerProcessFollowsTheMeshShardingAndTheActivationLayout) {
     EXPECT_EQ(m.gradient_buffers, 2);
     EXPECT_EQ(m.moments, bytes);
   }
-  // Sharded parameters: each process's half, plus one gathered buffer per unit size: the
+  // Sharded parameters: each process's half, plus one gathered buffer per unit size — the
   // embedding (4096 x 128), a layer (4 x 128^2 + 3 x 128 x 352 + 2 x 128 gains) and the head
-  // (the final norm's 128; the head is tied), every tensor a multiple of 16 floats.
-  const int64_t gathered = 4 * (4096 * 128 + (4 * 128 * 128 + 3 * 128 * 352 + 2 * 128) + 128);
-  EXPECT_EQ(gathered, 4 * (1328256 - 3 * 200960));  // the embedding, one layer, the final norm
+  // (the final norm's 128; the head is tied), every tensor a multiple of 16 floats — and a
+  // second layer's (the next one gathered ahead).
+  const int64_t gathered = 4 * (4096 * 128 + 2 * (4 * 128 * 128 + 3 * 128 * 352 + 2 * 128) + 128);
+  EXPECT_EQ(gathered, 4 * (1328256 - 2 * 200960));  // the embedding, two layers, the final norm
   for (const ProcessMemory& m : two.memory) {
     EXPECT_EQ(m.parameters_whole, bytes);
     EXPECT_EQ(m.parameters_sharded, bytes / 2 + gathered);

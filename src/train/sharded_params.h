@@ -11,13 +11,25 @@
 // reads exactly the bits a process holding every parameter reads. Every process must acquire
 // the same units in the same order (model::AcquireOrder); one with fewer micro-batches than
 // another runs IdlePass for each pass it lacks.
+//
+// Gathering ahead: within a pass (BeginPass), on the host device, where the communicator may be
+// called from another thread and the process has a CPU its kernel threads leave idle, a thread
+// of this object gathers the pass's next unit while the model computes with the current one (at
+// most one unit ahead), so a layer's compute hides the next layer's gather. The main thread makes
+// no other collective call while a pass runs. TRAIL_GATHER_AHEAD=0 or 1 turns it off or on
+// whatever the CPUs (for measurements); the bits are the same either way.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <exception>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <set>
 #include <span>
+#include <thread>
 #include <vector>
 
 #include "collectives/communicator.h"
@@ -32,6 +44,7 @@ class ShardedParameters : public model::ParameterResidency {
   // bounds: P + 1 flat offsets of the processes' ranges; `comm`, `be` outlive this.
   ShardedParameters(collectives::Communicator& comm, repops::Backend& be,
                     const model::ParameterSet& layout, std::span<const int64_t> bounds);
+  ~ShardedParameters() override;
 
   // Keeps `mine`, the host values of this process's range of `params`, on the device and
   // unbinds every tensor of `params`: from now on it has its units only while acquired.
@@ -44,18 +57,21 @@ class ShardedParameters : public model::ParameterResidency {
   int64_t range_size() const { return range_.numel(); }
   TensorView range_view() const { return range_.view(); }
 
+  void BeginPass(bool backward) override;
   void Acquire(int unit) override;
   void Release(int unit) override;
   // The acquisitions of one forward (and backward) this process does not compute.
   void IdlePass(bool backward);
-  // fn(unit) with the unit acquired, for every unit in order (collective).
+  // fn(unit) with the unit acquired, for every unit in order (collective; outside a pass).
   void ForEachUnit(const std::function<void(int unit)>& fn);
 
-  // The bytes of the gathered units' memory, held or kept for reuse (the memory sharding
-  // adds): a buffer per unit size, and one more of a size while two units of it are held.
-  int64_t gathered_bytes() const { return allocated_bytes_; }
-  // What gathered_bytes() comes to for a model of this layout: one buffer per unit size (exact
-  // whenever the embedding's, the head's and a layer's units differ in size, as in every preset).
+  // Whether passes gather ahead on a thread (see above).
+  bool gathers_ahead() const { return ahead_; }
+  // The bytes of the gathered units' memory, held, gathered ahead or kept for reuse (the memory
+  // sharding adds).
+  int64_t gathered_bytes() const;
+  // What gathered_bytes() comes to for a model of this layout: one buffer per unit size, and a
+  // second of a layer's (the next layer gathered while one is used).
   static int64_t PlannedGatheredBytes(const model::ParameterSet& layout);
 
  private:
@@ -65,9 +81,20 @@ class ShardedParameters : public model::ParameterResidency {
     int64_t buffer_floats = 0;             // with each tensor 64-byte aligned
     bool packed = true;                    // offsets are the flat ones (no padding needed)
   };
+  // A unit gathered: into its buffer (packed, on the host), else into `staged` (flat order).
+  struct Fetched {
+    Buffer buf;
+    std::vector<float> staged;
+  };
   static std::vector<Unit> UnitsOf(const model::ParameterSet& layout);
+  bool InPass() const { return taken_ < order_.size(); }
   // Receives unit u whole into `out` (floats in flat order).
   void Gather(const Unit& u, float* out);
+  Fetched Fetch(int unit);  // a buffer for the unit, filled by Gather
+  // The unit's tensors bound to f's buffer (staged values copied in first).
+  void Bind(int unit, Fetched f);
+  Buffer TakeBuffer(int64_t floats);  // callers hold mu_
+  void GatherAhead();                 // the gathering thread
 
   collectives::Communicator& comm_;
   repops::Backend& be_;
@@ -78,8 +105,19 @@ class ShardedParameters : public model::ParameterResidency {
   Buffer range_;
   std::map<int, Buffer> held_;                    // acquired units
   std::map<int64_t, std::vector<Buffer>> spare_;  // released buffers by size, for reuse
-  std::vector<float> staging_, own_piece_;        // host copies where the device is not the host
+  std::vector<float> own_piece_;                  // my piece on the host, off the host device
   int64_t allocated_bytes_ = 0;
+  // The pass: its acquisitions in order, how many were taken, and (gathering ahead) how many
+  // the thread gathered, ready_ holding those not yet taken.
+  bool ahead_ = false;
+  std::vector<int> order_;
+  size_t taken_ = 0, gathered_ = 0;
+  std::deque<Fetched> ready_;
+  mutable std::mutex mu_;  // the pass's counters, ready_, spare_, allocated_bytes_
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::exception_ptr error_;
+  std::thread thread_;
 };
 
 }  // namespace trail::train

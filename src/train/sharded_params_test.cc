@@ -2,6 +2,7 @@
 // bits of whole ones on any number of processes.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -11,6 +12,13 @@
 
 namespace trail::train {
 namespace {
+
+// TRAIL_GATHER_AHEAD set for a scope: whether passes gather ahead on a thread, whatever the CPUs.
+class GatherAhead {
+ public:
+  explicit GatherAhead(bool on) { setenv("TRAIL_GATHER_AHEAD", on ? "1" : "0", 1); }
+  ~GatherAhead() { unsetenv("TRAIL_GATHER_AHEAD"); }
+};
 
 TEST(Step, ShardedParametersGiveTheBitsOfWholeOnes) {
   TempDir a;
@@ -27,6 +35,7 @@ TEST(Step, ShardedParametersGiveTheBitsOfWholeOnes) {
     const std::vector<std::string> whole = WithoutChain(RunOnProcesses(m, base, 1, 3));
     const std::string sharded = base + "shard_params = true\n";
     for (int P : {1, 2, 4, 6}) {  // P = 4: processes of 1 and 2 logical ranks (idle passes)
+      const GatherAhead ahead(P % 4 == 0);  // on a thread for P = 4, in line for the others
       EXPECT_EQ(WithoutChain(RunOnProcesses(m, sharded, P, 3)), whole) << model << "P=" << P;
     }
     if (std::string(model).find("d_model = 64") == std::string::npos) continue;
@@ -43,6 +52,7 @@ TEST(ShardedParameters, AUnitIsGatheredWholeAndUnboundOnRelease) {
   full.InitRandom(c);
   const std::vector<Tensor> want = full.ToHost();
   const int P = 3;
+  const GatherAhead ahead(true);
   collectives::ThreadGroup group(P);
   std::mutex mu;
   group.Run([&](collectives::Communicator& comm) {
@@ -72,8 +82,17 @@ TEST(ShardedParameters, AUnitIsGatheredWholeAndUnboundOnRelease) {
       shards.Release(u);
       for (size_t t = t0; t < t1; ++t) EXPECT_EQ(mine.tensors()[t].data<float>(), nullptr);
     }
-    shards.IdlePass(/*backward=*/true);
+    shards.IdlePass(/*backward=*/true);  // gathered ahead on a thread (threads may call)
+    EXPECT_TRUE(shards.gathers_ahead());
     EXPECT_NE(ErrorOf([&] { shards.Release(0); }).find("released but not held"), std::string::npos);
+    // A pass acquires in AcquireOrder: another unit first is refused.
+    shards.BeginPass(/*backward=*/false);
+    EXPECT_NE(ErrorOf([&] { shards.Acquire(1); }).find("where the pass's order has unit 0"),
+              std::string::npos);
+    for (int u : model::AcquireOrder(static_cast<int64_t>(mine.layers.size()), true, false)) {
+      shards.Acquire(u);
+      shards.Release(u);
+    }
   });
 }
 
