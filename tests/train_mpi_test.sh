@@ -175,20 +175,27 @@ for P in 0 1 2 4; do
 done
 echo "sharded parameters: 3x2x2 mesh in-process and P = 1, 2, 3, 4, 6 (with recompute: in-process, P = 3), 4x1 mesh P = 1, 2, 4: the unsharded bits"
 
+# A run written by 4 processes (stopped after step 4), verified, resumed on P = 3 and in one
+# process, audited in one process: the reference run's bits. Args: recipe, reference run, run, what.
+checkpointed_by_4() {
+  local recipe=$1 ref=$2 run=$3 what=$4
+  mpi 4 train --recipe "$recipe" --data m6.json --run $run --stop-after 4 --quiet > /dev/null
+  "$trail" train verify --run $run > $run.verify 2>&1 || fail "$what: train verify of the P = 4 run: $(cat $run.verify)"
+  cp -r $run ${run}b
+  mpi 3 train --resume --run $run --quiet > /dev/null
+  same_run $ref $run "$what: checkpoint written with P = 4, resumed with P = 3"
+  "$trail" train --resume --run ${run}b --quiet > /dev/null
+  same_run $ref ${run}b "$what: checkpoint written with P = 4, resumed in one process"
+  "$trail" audit replay --run $run --steps 2:8 --json --quiet | verdicts > $run.audit
+  grep -q "^match " $run.audit || fail "$what: audit in one process: $(cat $run.audit)"
+}
+
 # Sharded checkpoints: written by 4 processes, resumed on P = 3 and in one process, audited in one
 # process and on 2: the straight sharded run's bits. A process killed inside a checkpoint: the
 # resume starts from the last complete one.
-mpi 4 train --recipe s6.toml --data m6.json --run sw4 --stop-after 4 --quiet > /dev/null
-"$trail" train verify --run sw4 > sw4.verify 2>&1 || fail "train verify of the sharded P = 4 run: $(cat sw4.verify)"
-cp -r sw4 sw4b
-mpi 3 train --resume --run sw4 --quiet > /dev/null
-same_run s6_0 sw4 "sharded checkpoint written with P = 4, resumed with P = 3"
-"$trail" train --resume --run sw4b --quiet > /dev/null
-same_run s6_0 sw4b "sharded checkpoint written with P = 4, resumed in one process"
-"$trail" audit replay --run sw4 --steps 2:8 --json --quiet | verdicts > sw4.audit1
-grep -q "^match " sw4.audit1 || fail "audit of the sharded run in one process: $(cat sw4.audit1)"
+checkpointed_by_4 s6.toml s6_0 sw4 "sharded"
 mpi 2 audit replay --run sw4 --steps 2:8 --json --quiet | verdicts > sw4.audit2
-cmp -s sw4.audit1 sw4.audit2 || fail "audit of the sharded run on 2 processes: $(cat sw4.audit2)"
+cmp -s sw4.audit sw4.audit2 || fail "audit of the sharded run on 2 processes: $(cat sw4.audit2)"
 if TRAIL_TEST_KILL_IN_CHECKPOINT=8:1 timeout -s KILL 60 mpirun --allow-run-as-root --oversubscribe \
      -np 3 -x TRAIL_TEST_KILL_IN_CHECKPOINT "$trail" train --recipe s6.toml --data m6.json \
      --run storn --quiet > storn.out 2> storn.err; then
@@ -280,18 +287,10 @@ echo "resume across process counts: identical"
 # Checkpoints written by every process: written with P = 4 (no gather: each process writes its
 # range of both files), meta.json records the 4 writers' ranges; resumed with P = 3 and in one
 # process, and audited in one process from them: the straight run's bits.
-mpi 4 train --recipe r6.toml --data m6.json --run w4 --stop-after 4 --quiet > /dev/null
+checkpointed_by_4 r6.toml in6 w4 "whole parameters"
 python3 -c 'import json,sys; l = json.load(open(sys.argv[1]))["layout"]
 assert l["writers"] == 4 and len(l["flat_ranges"]) == 4 and l["flat_ranges"][0][0] == 0, l' \
   w4/checkpoints/step_00000004/meta.json || fail "P = 4 checkpoint: no layout of 4 writers"
-"$trail" train verify --run w4 > w4.verify 2>&1 || fail "train verify of the P = 4 run: $(cat w4.verify)"
-cp -r w4 w4b
-mpi 3 train --resume --run w4 --quiet > /dev/null
-same_run in6 w4 "checkpoint written with P = 4, resumed with P = 3"
-"$trail" train --resume --run w4b --quiet > /dev/null
-same_run in6 w4b "checkpoint written with P = 4, resumed in one process"
-"$trail" audit replay --run w4 --steps 4:8 --json --quiet | verdicts > w4.audit
-grep -q "^match " w4.audit || fail "audit of the run checkpointed by 4 processes: $(cat w4.audit)"
 # One process killed inside a checkpoint, its range half written: the job ends, the torn
 # checkpoint is never listed, and the resume starts from the last complete one.
 if TRAIL_TEST_KILL_IN_CHECKPOINT=8:2 timeout -s KILL 60 mpirun --allow-run-as-root --oversubscribe \
