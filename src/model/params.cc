@@ -61,6 +61,11 @@ void ParameterSet::Unbind() {
   for (DeviceTensor& t : tensors_) t.Bind(nullptr);
 }
 
+bool ParameterSet::bound() const {
+  return std::all_of(tensors_.begin(), tensors_.end(),
+                     [](const DeviceTensor& t) { return t.data<float>() != nullptr; });
+}
+
 std::vector<int> AcquireOrder(int64_t n_layers, bool tied_embeddings, bool backward) {
   std::vector<int> order{ParameterSet::kEmbedUnit};
   for (int64_t l = 0; l < n_layers; ++l) order.push_back(ParameterSet::LayerUnit(l));
@@ -72,8 +77,14 @@ std::vector<int> AcquireOrder(int64_t n_layers, bool tied_embeddings, bool backw
 }
 
 void ParameterSet::InitRandom(const ModelConfig& c) {
+  for (int u = 0; u < num_units(); ++u) InitUnit(c, u);
+}
+
+void ParameterSet::InitUnit(const ModelConfig& c, int unit) {
   const float out_std = c.init_std / std::sqrt(2.0f * static_cast<float>(c.n_layers));
-  for (DeviceTensor& t : tensors_) {
+  const auto [t0, t1] = unit_tensors(unit);
+  for (size_t i = t0; i < t1; ++i) {
+    DeviceTensor& t = tensors_[i];
     const std::string name = t.name().substr(prefix_.size());
     float* x = t.data<float>();
     if (name.ends_with(".gain")) {

@@ -56,6 +56,9 @@ class ParameterSet {
   // Weights ~ N(0, init_std) (output projections wo and w_down scaled by 1/sqrt(2 n_layers))
   // from Philox counters keyed by (init_seed, name): a value depends on nothing else. Gains 1.
   void InitRandom(const ModelConfig& c);
+  // The same for the tensors of one unit (below), which must be bound: every value depends only
+  // on its tensor's name and index (a learned step size on its matrix, in the same unit).
+  void InitUnit(const ModelConfig& c, int unit);
   void Zero();
 
   repops::Backend& backend() const { return be_; }
@@ -74,6 +77,7 @@ class ParameterSet {
 
   // Frees every tensor's memory: the set keeps its layout, its tensors are unbound.
   void Unbind();
+  bool bound() const;  // every tensor has memory
 
   // The tensors in units, the pieces a process holding only a range of the parameters gathers
   // one at a time (ParameterResidency): unit 0 is the embedding (embed, embed_norm.gain), unit

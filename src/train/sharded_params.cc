@@ -289,6 +289,24 @@ void ShardedParameters::ForEachUnit(const std::function<void(int unit)>& fn) {
   }
 }
 
+void ShardedParameters::ForEachLocalUnit(
+    model::ParameterSet& params,
+    const std::function<void(int unit, int64_t begin, int64_t end)>& fn) {
+  TRAIL_CHECK(!InPass() && held_.empty(), "sharded parameters: local units while units are held");
+  params.Unbind();
+  params_ = &params;
+  for (int u = 0; u < static_cast<int>(units_.size()); ++u) {
+    Fetched f;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      f.buf = TakeBuffer(units_[u].buffer_floats);
+    }
+    Bind(u, std::move(f));
+    fn(u, units_[u].flat_begin, units_[u].flat_end);
+    Release(u);
+  }
+}
+
 int64_t ShardedParameters::gathered_bytes() const {
   std::lock_guard<std::mutex> lock(mu_);
   return allocated_bytes_;

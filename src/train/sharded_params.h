@@ -64,6 +64,11 @@ class ShardedParameters : public model::ParameterResidency {
   void IdlePass(bool backward);
   // fn(unit) with the unit acquired, for every unit in order (collective; outside a pass).
   void ForEachUnit(const std::function<void(int unit)>& fn);
+  // fn(unit, flat begin, flat end) with the unit's tensors of `params` (unbound) bound to local
+  // memory of undefined values, one unit at a time (not collective): to initialize a set this
+  // process never holds whole (fn fills the unit and keeps what it needs), then Adopt.
+  void ForEachLocalUnit(model::ParameterSet& params,
+                        const std::function<void(int unit, int64_t begin, int64_t end)>& fn);
 
   // Whether passes gather ahead on a thread (see above).
   bool gathers_ahead() const { return ahead_; }

@@ -93,6 +93,13 @@ class StepEngine {
   // (train/sharded_params.h); read it through ParamsHash and VisitParameters.
   void AdoptState(TrainState& st);
   bool params_sharded() const { return shards_ != nullptr; }
+  // The recipe's initial parameters into st (ParameterSet::InitRandom). With sharded parameters
+  // every process computes them unit by unit and keeps its range (adopted: no process ever holds
+  // them whole).
+  void InitParameters(TrainState& st);
+  // This process's share of a checkpoint of st as it is (not after a step): the state hashes are
+  // computed now (collective). For checkpoint 0 of a run whose parameters are sharded.
+  CheckpointShare CheckpointShareNow(TrainState& st);
   // The state hash of st's parameters (collective: every process calls it).
   Digest ParamsHash(const TrainState& st);
   // fn(t) for every parameter tensor of st, in canonical order, each bound while fn runs

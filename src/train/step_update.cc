@@ -161,14 +161,37 @@ void StepEngine::VisitParameters(TrainState& st,
   });
 }
 
+void StepEngine::InitParameters(TrainState& st) {
+  if (!shards_) return st.params.InitRandom(recipe_.model);
+  std::vector<float> mine(range_end() - range_begin());
+  shards_->ForEachLocalUnit(st.params, [&](int u, int64_t begin, int64_t end) {
+    st.params.InitUnit(recipe_.model, u);
+    const int64_t lo = std::max(begin, range_begin()), hi = std::min(end, range_end());
+    if (lo < hi) {
+      flat_.Read(*backend_, st.params.tensors(), lo, hi - lo, mine.data() + (lo - range_begin()));
+    }
+  });
+  shards_->Adopt(st.params, mine);
+}
+
+CheckpointShare StepEngine::CheckpointShareNow(TrainState& st) {
+  StepResult r;
+  r.step = st.step;
+  HashRange(st, r);
+  return CheckpointShareOf(st, r);
+}
+
 void StepEngine::AdoptState(TrainState& st) {
-  if (shards_) {
+  if (shards_ && st.params.bound()) {
     std::vector<float> mine(range_end() - range_begin());
     flat_.Read(*backend_, st.params.tensors(), range_begin(), range_end() - range_begin(),
                mine.data());
     shards_->Adopt(st.params, mine);
-    adopted_ = true;
+  } else if (shards_) {  // kept by InitParameters
+    TRAIL_CHECK(shards_->params() == &st.params,
+                "a state without parameters adopted by a step engine that does not hold them");
   }
+  adopted_ = adopted_ || shards_ != nullptr;
   if (!sharded()) return;
   const int64_t n = range_end() - range_begin();
   m_ = repops::AllocateOn<float>(*backend_, n), v_ = repops::AllocateOn<float>(*backend_, n);

@@ -54,7 +54,7 @@ void CheckStartable(const TrainOptions& opt, const RunDirectory& rd) {
 }
 
 // A fresh run: random initial parameters, the genesis hash; process 0 writes run.json and
-// checkpoint 0.
+// checkpoint 0 (with sharded parameters every process writes checkpoint 0, after AdoptState).
 void StartFresh(const TrainOptions& opt, const RunDirectory& rd, LoadedRun& run,
                 const std::map<std::string, double>& unigram, TrainState& st, bool lead,
                 std::optional<RunLock>& lock) {
@@ -62,8 +62,8 @@ void StartFresh(const TrainOptions& opt, const RunDirectory& rd, LoadedRun& run,
   const model::ModelCost cost = model::Cost(R.model, run.stream.max_seq_len());
   const double flops_per_token =
       MeanFlopsPerToken(R.model, run.stream.manifest().stream, R.loop.steps);
-  st.params.InitRandom(R.model);
-  st.chain = GenesisHash(R.sha256, run.manifest_sha, st.params.StateHash());
+  run.engine.InitParameters(st);  // sharded: each process keeps its range, never the whole
+  st.chain = GenesisHash(R.sha256, run.manifest_sha, run.engine.ParamsHash(st));
   if (!lead) return;
   const nlohmann::json info = {{"format", "trail.run.v1"},
                                {"recipe", "recipe.toml"},
@@ -85,6 +85,7 @@ void StartFresh(const TrainOptions& opt, const RunDirectory& rd, LoadedRun& run,
               run.manifest_path, " changed while the run started");
   WriteFileAtomic(rd.manifest_path(), manifest);
   lock.emplace(rd.dir());
+  if (run.engine.params_sharded()) return;  // checkpoint 0 is written by every process
   SaveCheckpoint(rd.dir(), st, run.id());
   rd.MarkStarted();
 }
@@ -175,6 +176,10 @@ TrainSummary RunTraining(const TrainOptions& opt) {
     StartFresh(o, rd, run, unigram, st, lead, lock);
   }
   run.engine.AdoptState(st);  // several processes: each keeps its range of the moments
+  if (!o.resume && run.engine.params_sharded()) {  // checkpoint 0 from every process's range
+    SaveCheckpointShared(rd.dir(), st, run.id(), comm, run.engine.CheckpointShareNow(st));
+    if (lead) rd.MarkStarted();
+  }
   SayModel(o.quiet, run, unigram);
 
   TrainSummary sum;
