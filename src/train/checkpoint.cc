@@ -5,6 +5,7 @@
 #include <cstring>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -199,7 +200,12 @@ CheckpointMeta VerifyCheckpointFiles(const std::string& dir) {
   return out;
 }
 
-void LoadCheckpoint(const std::string& dir, const RunIdentity& id, TrainState& st) {
+namespace {
+
+// meta.json of the checkpoint in dir, checked to belong to the run `id`, with its files verified
+// (format, layout, both files against their recorded SHA-256) and its layout's parameter count
+// checked against the model's.
+nlohmann::json VerifiedMeta(const std::string& dir, const RunIdentity& id, int64_t parameters) {
   nlohmann::json meta;
   const std::string meta_path = dir + "/meta.json";
   try {
@@ -216,10 +222,67 @@ void LoadCheckpoint(const std::string& dir, const RunIdentity& id, TrainState& s
                 ": checkpoint of other data (manifest sha256 ",
                 meta.at("manifest_sha256").get<std::string>(), ", this run's ", id.manifest_sha256,
                 ")");
-    VerifyCheckpointFiles(dir);  // format, layout, both files against their recorded SHA-256
+    VerifyCheckpointFiles(dir);
     const int64_t flat = CheckedLayout(meta, meta_path);
-    TRAIL_CHECK(flat < 0 || flat == st.params.numel(), meta_path, ": layout of ", flat,
-                " parameters, this model has ", st.params.numel());
+    TRAIL_CHECK(flat < 0 || flat == parameters, meta_path, ": layout of ", flat,
+                " parameters, this model has ", parameters);
+  } catch (const nlohmann::json::exception& e) {
+    TRAIL_FAIL(meta_path, ": malformed: ", e.what());
+  }
+  return meta;
+}
+
+// st's scalars from meta.json.
+void SetScalars(const nlohmann::json& meta, const std::string& meta_path, TrainState& st) {
+  st.step = JsonInteger<int64_t>(meta.at("step"), meta_path + ": step");
+  st.window_cursor = JsonInteger<uint64_t>(meta.at("window_cursor"), meta_path + ": window_cursor");
+  st.tokens = JsonInteger<int64_t>(meta.at("tokens_consumed"), meta_path + ": tokens_consumed");
+  st.optimizer_updates =
+      JsonInteger<int64_t>(meta.at("optimizer_updates"), meta_path + ": optimizer_updates");
+  st.norm_history.clear();
+  for (uint32_t b : JsonIntegers<uint32_t>(meta.at("spike_norm_history_bits"),
+                                           meta_path + ": spike_norm_history_bits")) {
+    st.norm_history.push_back(std::bit_cast<float>(b));
+  }
+  st.monitor_state = meta.at("monitor_state").get<std::string>();
+  st.chain = DigestFromHex(meta.at("trajectory_chain").get<std::string>(),
+                           meta_path + ": trajectory_chain");
+}
+
+// Reads count floats from byte `offset` of the file at path.
+void ReadFloatsAt(const std::string& path, uint64_t offset, int64_t count, float* out) {
+  std::ifstream f(path, std::ios::binary);
+  f.seekg(static_cast<std::streamoff>(offset));
+  f.read(reinterpret_cast<char*>(out), static_cast<std::streamsize>(count * 4));
+  TRAIL_CHECK(f.good(), path, ": cannot read ", count * 4, " bytes at offset ", offset);
+}
+
+// The byte offset of the first tensor's data in the file at path, after checking that its
+// tensors are `want` (names, dtypes, shapes), back to back in that order.
+uint64_t BackToBackData(const std::string& path, const std::vector<TensorMeta>& want) {
+  const SafetensorsLayout layout = ReadSafetensorsLayout(path);
+  TRAIL_CHECK(layout.tensors.size() == want.size() && !want.empty(), path, ": ",
+              layout.tensors.size(), " tensors, this model's state has ", want.size());
+  const uint64_t base = layout.tensors[0].offset;
+  uint64_t at = base;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const SafetensorsEntry& e = layout.tensors[i];
+    TRAIL_CHECK(e.name == want[i].name && e.dtype == want[i].dtype && e.shape == want[i].shape,
+                path, ": tensor ", i, " is '", e.name, "', this model's is '", want[i].name,
+                "' (or its dtype or shape differs)");
+    TRAIL_CHECK(e.offset == at, path, ": tensor '", e.name,
+                "' is not right after the one before it (not a trail checkpoint's layout)");
+    at += e.nbytes;
+  }
+  return base;
+}
+
+}  // namespace
+
+void LoadCheckpoint(const std::string& dir, const RunIdentity& id, TrainState& st) {
+  const std::string meta_path = dir + "/meta.json";
+  const nlohmann::json meta = VerifiedMeta(dir, id, st.params.numel());
+  try {
     Fill(ReadSafetensors(dir + "/model.safetensors"), dir + "/model.safetensors", {&st.params});
     Fill(ReadSafetensors(dir + "/optim.safetensors"), dir + "/optim.safetensors",
          {&st.adam_m(), &st.adam_v()});
@@ -227,23 +290,58 @@ void LoadCheckpoint(const std::string& dir, const RunIdentity& id, TrainState& s
                 ": parameter state hash differs from meta.json");
     TRAIL_CHECK(ToHex(st.OptimizerHash()) == meta.at("optimizer_hash").get<std::string>(), dir,
                 ": optimizer state hash differs from meta.json");
-    st.step = JsonInteger<int64_t>(meta.at("step"), meta_path + ": step");
-    st.window_cursor =
-        JsonInteger<uint64_t>(meta.at("window_cursor"), meta_path + ": window_cursor");
-    st.tokens = JsonInteger<int64_t>(meta.at("tokens_consumed"), meta_path + ": tokens_consumed");
-    st.optimizer_updates =
-        JsonInteger<int64_t>(meta.at("optimizer_updates"), meta_path + ": optimizer_updates");
-    st.norm_history.clear();
-    for (uint32_t b : JsonIntegers<uint32_t>(meta.at("spike_norm_history_bits"),
-                                             meta_path + ": spike_norm_history_bits")) {
-      st.norm_history.push_back(std::bit_cast<float>(b));
-    }
-    st.monitor_state = meta.at("monitor_state").get<std::string>();
-    st.chain = DigestFromHex(meta.at("trajectory_chain").get<std::string>(),
-                             meta_path + ": trajectory_chain");
+    SetScalars(meta, meta_path, st);
   } catch (const nlohmann::json::exception& e) {
     TRAIL_FAIL(meta_path, ": malformed: ", e.what());
   }
+}
+
+int64_t VerifyCheckpoint(const std::string& dir, const RunIdentity& id, int64_t parameters) {
+  const nlohmann::json meta = VerifiedMeta(dir, id, parameters);
+  try {
+    return JsonInteger<int64_t>(meta.at("step"), dir + "/meta.json: step");
+  } catch (const nlohmann::json::exception& e) {
+    TRAIL_FAIL(dir, "/meta.json: malformed: ", e.what());
+  }
+  return 0;
+}
+
+CheckpointRanges LoadCheckpointRanges(const std::string& dir, const RunIdentity& id, TrainState& st,
+                                      std::span<const TensorMeta> params, int64_t begin,
+                                      int64_t count) {
+  const std::string meta_path = dir + "/meta.json";
+  int64_t n = 0;
+  std::vector<TensorMeta> moments;
+  for (const char* prefix : {"adam_m.", "adam_v."}) {
+    for (const TensorMeta& t : params) moments.push_back({prefix + t.name, t.dtype, t.shape});
+  }
+  for (const TensorMeta& t : params) {
+    int64_t e = 1;
+    for (int64_t d : t.shape) e *= d;
+    n += e;
+  }
+  TRAIL_CHECK(begin >= 0 && count >= 0 && begin + count <= n, "checkpoint range [", begin, ", ",
+              begin + count, ") outside the model's ", n, " parameters");
+  const nlohmann::json meta = VerifiedMeta(dir, id, n);
+  CheckpointRanges out;
+  try {
+    const std::string model = dir + "/model.safetensors", optim = dir + "/optim.safetensors";
+    const uint64_t pbase =
+        BackToBackData(model, std::vector<TensorMeta>(params.begin(), params.end()));
+    const uint64_t mbase = BackToBackData(optim, moments);
+    out.params.resize(count), out.m.resize(count), out.v.resize(count);
+    ReadFloatsAt(model, pbase + 4 * begin, count, out.params.data());
+    ReadFloatsAt(optim, mbase + 4 * begin, count, out.m.data());
+    ReadFloatsAt(optim, mbase + 4 * (n + begin), count, out.v.data());
+    out.params_hash =
+        DigestFromHex(meta.at("params_hash").get<std::string>(), meta_path + ": params_hash");
+    out.optim_hash =
+        DigestFromHex(meta.at("optimizer_hash").get<std::string>(), meta_path + ": optimizer_hash");
+    SetScalars(meta, meta_path, st);
+  } catch (const nlohmann::json::exception& e) {
+    TRAIL_FAIL(meta_path, ": malformed: ", e.what());
+  }
+  return out;
 }
 
 int64_t LoadCheckpointParams(const std::string& dir, const RunIdentity& id,

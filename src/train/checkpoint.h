@@ -65,6 +65,27 @@ CheckpointMeta VerifyCheckpointFiles(const std::string& dir);
 // is wrong; `st` is unspecified after a failure.
 void LoadCheckpoint(const std::string& dir, const RunIdentity& id, TrainState& st);
 
+// Checks all LoadCheckpoint checks without reading the state (files against meta.json, layout
+// against a model of `parameters`, identity; not the state hashes) and returns the step.
+int64_t VerifyCheckpoint(const std::string& dir, const RunIdentity& id, int64_t parameters);
+
+// A process's flat range [begin, begin + count) of a checkpoint's parameters and of each AdamW
+// moment (what a job with sharded parameters resumes from: nothing else of the files is read),
+// with the state hashes meta.json records.
+struct CheckpointRanges {
+  std::vector<float> params, m, v;
+  Digest params_hash{}, optim_hash{};
+};
+// Verifies the checkpoint as LoadCheckpoint does but for the state hashes (files against
+// meta.json, layout, identity), sets st's scalars (step, cursor, tokens, updates, norm history,
+// monitor state, chain) and reads the range at its offsets in the files, whose tensors must be
+// `params` (names, dtypes, shapes in canonical order) and "adam_m."/"adam_v." of them, back to
+// back in that order. The state hashes are the caller's to check with the other processes
+// (StepEngine::LoadCheckpointShared). Throws trail::Error saying what is wrong.
+CheckpointRanges LoadCheckpointRanges(const std::string& dir, const RunIdentity& id, TrainState& st,
+                                      std::span<const TensorMeta> params, int64_t begin,
+                                      int64_t count);
+
 // The model's parameters alone, for inference (model.safetensors; optim.safetensors may be
 // absent): the checkpoint must belong to the run `id`, the file must match meta.json's SHA-256
 // and the loaded parameters its state hash. Returns the checkpoint's step; throws trail::Error

@@ -150,6 +150,13 @@ void RunDirectory::TrimMetrics(int64_t step) const {
 void RunDirectory::LoadNewestValidCheckpoint(
     const RunIdentity& id, TrainState& st,
     const std::function<void(const std::string&)>& say) const {
+  NewestValidCheckpoint(
+      id, [&](const std::string& dir) { LoadCheckpoint(dir, id, st); }, say);
+}
+
+int64_t RunDirectory::NewestValidCheckpoint(
+    const RunIdentity& id, const std::function<void(const std::string& dir)>& check,
+    const std::function<void(const std::string&)>& say) const {
   const std::vector<int64_t> steps = ListCheckpoints(dir_);
   for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
     const std::string dir = CheckpointDir(dir_, *it);
@@ -160,9 +167,9 @@ void RunDirectory::LoadNewestValidCheckpoint(
     } catch (const Error&) {
     }
     try {
-      LoadCheckpoint(dir, id, st);
-      say("resume: from checkpoint step " + std::to_string(st.step));
-      return;
+      check(dir);
+      say("resume: from checkpoint step " + std::to_string(*it));
+      return *it;
     } catch (const Error& e) {
       if (owner && (owner->recipe_sha256 != id.recipe_sha256 ||
                     owner->manifest_sha256 != id.manifest_sha256)) {

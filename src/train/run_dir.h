@@ -88,6 +88,11 @@ class RunDirectory {
   // none verifies.
   void LoadNewestValidCheckpoint(const RunIdentity& id, TrainState& st,
                                  const std::function<void(const std::string&)>& say) const;
+  // The same search with `check(dir)` (which throws trail::Error for a checkpoint it refuses) in
+  // place of loading: returns the step of the newest that passes.
+  int64_t NewestValidCheckpoint(const RunIdentity& id,
+                                const std::function<void(const std::string& dir)>& check,
+                                const std::function<void(const std::string&)>& say) const;
 
  private:
   std::string dir_;

@@ -3,15 +3,20 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <cstring>
 #include <mutex>
 
+#include "core/file_util.h"
 #include "core/test_util.h"
+#include "train/checkpoint.h"
 #include "train/sharded_params.h"
 #include "train/test_run.h"
 
 namespace trail::train {
 namespace {
+
+namespace fs = std::filesystem;
 
 // TRAIL_GATHER_AHEAD set for a scope: whether passes gather ahead on a thread, whatever the CPUs.
 class GatherAhead {
@@ -94,6 +99,34 @@ TEST(ShardedParameters, AUnitIsGatheredWholeAndUnboundOnRelease) {
       shards.Release(u);
     }
   });
+}
+
+// A run with sharded parameters starts without holding them whole (each process computes its
+// range unit by unit and writes its part of checkpoint 0) and resumes from its ranges of the
+// files: the bits of the run without sharding; a damaged newest checkpoint is set aside.
+TEST(Resume, ShardedRunsResumeFromTheirRangesAndSkipADamagedCheckpoint) {
+  const auto whole = MakeRun(10, 4);
+  const TrainSummary want = Train(*whole, false);
+  const auto sharded = MakeRun(10, 4, "shard_params = true\n");
+  const TrainSummary got = Train(*sharded, false);
+  EXPECT_EQ(got.final_params, want.final_params);
+  for (int64_t c : {0, 4, 8, 10}) {
+    for (const char* file : {"/model.safetensors", "/optim.safetensors"}) {
+      EXPECT_EQ(ReadFileToString(CheckpointDir(sharded->run, c) + file),
+                ReadFileToString(CheckpointDir(whole->run, c) + file))
+          << "checkpoint " << c << file;
+    }
+  }
+  const auto f = MakeRun(10, 4, "shard_params = true\n");
+  Train(*f, false, 9);  // checkpoints 0, 4, 8
+  const std::string optim = CheckpointDir(f->run, 8) + "/optim.safetensors";
+  std::string bytes = ReadFileToString(optim);
+  bytes[bytes.size() / 2] ^= 0x10;
+  WriteFileAtomic(optim, bytes);
+  const TrainSummary resumed = Train(*f, true);  // from checkpoint 4's ranges
+  EXPECT_EQ(resumed.final_chain, got.final_chain);
+  EXPECT_EQ(resumed.steps_verified_on_resume, 5);  // steps 4..8 re-executed against their records
+  EXPECT_TRUE(fs::exists(CheckpointDir(f->run, 8) + ".invalid"));
 }
 
 }  // namespace

@@ -17,8 +17,11 @@ namespace trail::train {
 struct TrainState {
   // Parameters and moments on the backend's device (the backend must outlive the state: the
   // step engine's, LoadedRun::engine.backend()).
-  TrainState(const model::ModelConfig& c, repops::Backend& backend)
-      : params(c, backend), config_(c) {}
+  // With Memory::kUnbound the parameters have no memory yet (a job that shards them:
+  // StepEngine::InitParameters or LoadCheckpointShared keeps only this process's range).
+  TrainState(const model::ModelConfig& c, repops::Backend& backend,
+             model::Memory memory = model::Memory::kAllocated)
+      : params(c, backend, "", memory), config_(c) {}
   repops::Backend& backend() const { return params.backend(); }
 
   model::ParameterSet params;
@@ -29,6 +32,9 @@ struct TrainState {
   std::deque<float> norm_history;  // accepted pre-clip norms (spike protocol)
   std::string monitor_state;       // SpikeMonitor::StateJson()
   Digest chain{};                  // H_step of the trajectory
+  // The step engine holds this process's ranges of the moments (and, sharded, of the
+  // parameters) in their place (StepEngine::AdoptState, LoadCheckpointShared).
+  bool ranges_in_engine = false;
 
   // AdamW's first and second moments, every tensor whole (names "adam_m.*", "adam_v.*"),
   // allocated as zeros on first use. In a job of several processes each step engine keeps only

@@ -97,6 +97,11 @@ class StepEngine {
   // every process computes them unit by unit and keeps its range (adopted: no process ever holds
   // them whole).
   void InitParameters(TrainState& st);
+  // Resumes st from the checkpoint in dir (of the run `id`) holding only this process's ranges
+  // (sharded parameters): st's scalars set, the parameters' and moments' ranges read from the
+  // files at their offsets (LoadCheckpointRanges) and kept as AdoptState keeps them, and the state
+  // hashes checked against meta.json with every process (collective). Throws trail::Error.
+  void LoadCheckpointShared(const std::string& dir, const RunIdentity& id, TrainState& st);
   // This process's share of a checkpoint of st as it is (not after a step): the state hashes are
   // computed now (collective). For checkpoint 0 of a run whose parameters are sharded.
   CheckpointShare CheckpointShareNow(TrainState& st);

@@ -181,7 +181,31 @@ CheckpointShare StepEngine::CheckpointShareNow(TrainState& st) {
   return CheckpointShareOf(st, r);
 }
 
+void StepEngine::LoadCheckpointShared(const std::string& dir, const RunIdentity& id,
+                                      TrainState& st) {
+  TRAIL_CHECK(shards_ != nullptr, "a checkpoint is loaded by ranges only with sharded parameters");
+  const int64_t n = range_end() - range_begin();
+  const CheckpointRanges c = LoadCheckpointRanges(dir, id, st, param_metas_, range_begin(), n);
+  shards_->Adopt(st.params, c.params);
+  if (sharded()) {
+    m_ = repops::AllocateOn<float>(*backend_, n), v_ = repops::AllocateOn<float>(*backend_, n);
+    if (n > 0) backend_->CopyFromHost(c.m.data(), m_.view());
+    if (n > 0) backend_->CopyFromHost(c.v.data(), v_.view());
+    st.ReleaseMoments();
+  } else {  // one process: its range is the whole state, and its moments stay in st
+    flat_.Write(*backend_, st.adam_m().tensors(), 0, c.m);
+    flat_.Write(*backend_, st.adam_v().tensors(), 0, c.v);
+  }
+  adopted_ = true;
+  st.ranges_in_engine = true;
+  StepResult h;
+  HashRange(st, h);  // with every process: the loaded state against meta.json's hashes
+  TRAIL_CHECK(h.params_hash == c.params_hash, dir, ": parameter state hash differs from meta.json");
+  TRAIL_CHECK(h.optim_hash == c.optim_hash, dir, ": optimizer state hash differs from meta.json");
+}
+
 void StepEngine::AdoptState(TrainState& st) {
+  if (st.ranges_in_engine) return;  // LoadCheckpointShared, or an earlier call
   if (shards_ && st.params.bound()) {
     std::vector<float> mine(range_end() - range_begin());
     flat_.Read(*backend_, st.params.tensors(), range_begin(), range_end() - range_begin(),
@@ -192,6 +216,7 @@ void StepEngine::AdoptState(TrainState& st) {
                 "a state without parameters adopted by a step engine that does not hold them");
   }
   adopted_ = adopted_ || shards_ != nullptr;
+  st.ranges_in_engine = shards_ != nullptr || sharded();
   if (!sharded()) return;
   const int64_t n = range_end() - range_begin();
   m_ = repops::AllocateOn<float>(*backend_, n), v_ = repops::AllocateOn<float>(*backend_, n);

@@ -57,7 +57,9 @@ struct RunFiles {
   std::string manifest, recipe, run;
 };
 
-inline std::unique_ptr<RunFiles> MakeRun(int64_t steps, int64_t checkpoint_every) {
+// mesh: more [mesh] settings (e.g. "shard_params = true\n").
+inline std::unique_ptr<RunFiles> MakeRun(int64_t steps, int64_t checkpoint_every,
+                                         const std::string& mesh = "") {
   auto f = std::make_unique<RunFiles>();
   Corpus(f->dir.path() + "", 4, 2);
   f->manifest = f->dir.path() + "/manifest.json";
@@ -65,7 +67,7 @@ inline std::unique_ptr<RunFiles> MakeRun(int64_t steps, int64_t checkpoint_every
   f->run = f->dir.path() + "/run";
   WriteFileAtomic(f->recipe,
                   SmallRecipe(2, 1,
-                              "[train]\nsteps = " + std::to_string(steps) +
+                              mesh + "[train]\nsteps = " + std::to_string(steps) +
                                   "\ncheckpoint_every = " + std::to_string(checkpoint_every) +
                                   "\nkeep_checkpoints = 10\nlog_every = 1\n"
                                   "[schedule]\ndecay = \"cosine\"\n"

@@ -99,16 +99,27 @@ std::vector<TrajectoryRecord> Resume(const TrainOptions& opt, const RunDirectory
                                      collectives::Communicator& comm,
                                      std::optional<RunLock>& lock) {
   const bool lead = comm.rank() == 0;
+  // Sharded parameters: process 0 verifies the files only, and every process reads its ranges.
+  const bool ranges = run.engine.params_sharded();
+  const int64_t parameters = st.params.numel();
   if (lead) {
     lock.emplace(rd.dir());
-    rd.LoadNewestValidCheckpoint(run.id(), st, [&](const std::string& s) { Say(opt.quiet, s); });
+    const auto say = [&](const std::string& s) { Say(opt.quiet, s); };
+    if (ranges) {
+      st.step = rd.NewestValidCheckpoint(
+          run.id(), [&](const std::string& d) { VerifyCheckpoint(d, run.id(), parameters); }, say);
+    } else {
+      rd.LoadNewestValidCheckpoint(run.id(), st, say);
+    }
   }
   const std::vector<uint8_t> step(reinterpret_cast<const uint8_t*>(&st.step),
                                   reinterpret_cast<const uint8_t*>(&st.step) + sizeof st.step);
   const std::vector<uint8_t> chosen = comm.AllGather(lead ? step : std::vector<uint8_t>{})[0];
-  if (!lead) {
-    int64_t s = 0;
-    std::memcpy(&s, chosen.data(), sizeof s);
+  int64_t s = 0;
+  std::memcpy(&s, chosen.data(), sizeof s);
+  if (ranges) {
+    run.engine.LoadCheckpointShared(CheckpointDir(rd.dir(), s), run.id(), st);
+  } else if (!lead) {
     LoadCheckpoint(CheckpointDir(rd.dir(), s), run.id(), st);
   }
   if (ResumeFaultForTest() == ResumeFault::kDropCursor) st.window_cursor = 0;
@@ -162,7 +173,8 @@ TrainSummary RunTraining(const TrainOptions& opt) {
   if (lead && !o.sign_key.empty()) key.emplace(SigningKey::Load(o.sign_key));
   TRAIL_CHECK(!key || key->has_private(), o.sign_key,
               " is a public key: signing the run's attestation needs the private .key file");
-  TrainState st(R.model, run.engine.backend());
+  TrainState st(R.model, run.engine.backend(),
+                run.engine.params_sharded() ? model::Memory::kUnbound : model::Memory::kAllocated);
   SpikeMonitor monitor(R.monitor);
   const std::map<std::string, double> unigram =
       lead ? run.UnigramEntropy() : std::map<std::string, double>{};
