@@ -100,7 +100,9 @@ ShardedParameters::ShardedParameters(collectives::Communicator& comm, repops::Ba
   TRAIL_CHECK(units_.back().flat_end == bounds_.back(), "sharded parameters: the ranges cover ",
               bounds_.back(), " elements, the model has ", units_.back().flat_end);
   // A device's memory is reached by its backend's ops only, which run on the model's thread.
-  ahead_ = be.device().is_host() && comm.callable_from_any_thread() && GatherAheadWanted();
+  // One process has no exchange to wait for: its "gather" is a copy, with nothing to hide.
+  ahead_ = comm.size() > 1 && be.device().is_host() && comm.callable_from_any_thread() &&
+           GatherAheadWanted();
 }
 
 ShardedParameters::~ShardedParameters() {

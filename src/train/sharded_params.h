@@ -12,12 +12,13 @@
 // the same units in the same order (model::AcquireOrder); one with fewer micro-batches than
 // another runs IdlePass for each pass it lacks.
 //
-// Gathering ahead: within a pass (BeginPass), on the host device, where the communicator may be
-// called from another thread and the process has a CPU its kernel threads leave idle, a thread
-// of this object gathers the pass's next unit while the model computes with the current one (at
-// most one unit ahead), so a layer's compute hides the next layer's gather. The main thread makes
-// no other collective call while a pass runs. TRAIL_GATHER_AHEAD=0 or 1 turns it off or on
-// whatever the CPUs (for measurements); the bits are the same either way.
+// Gathering ahead: within a pass (BeginPass), in a job of several processes, on the host device,
+// where the communicator may be called from another thread and the process has a CPU its kernel
+// threads leave idle, a thread of this object gathers the pass's next unit while the model
+// computes with the current one (at most one unit ahead), so a layer's compute hides the next
+// layer's gather. The main thread makes no other collective call while a pass runs.
+// TRAIL_GATHER_AHEAD=0 or 1 turns it off or on whatever the CPUs (for measurements); the bits
+// are the same either way.
 #pragma once
 
 #include <condition_variable>
