@@ -50,12 +50,10 @@ class ShardedParameters : public model::ParameterResidency {
   // Keeps `mine`, the host values of this process's range of `params`, on the device and
   // unbinds every tensor of `params`: from now on it has its units only while acquired.
   void Adopt(model::ParameterSet& params, std::span<const float> mine);
-  bool adopted() const { return params_ != nullptr; }
   const model::ParameterSet* params() const { return params_; }
-  // This process's range on the backend's device: range_size() floats from flat range_begin().
+  // This process's range on the backend's device, flat elements [range_begin(), ...).
   float* range() const { return range_.data<float>(); }
   int64_t range_begin() const { return bounds_[comm_.rank()]; }
-  int64_t range_size() const { return range_.numel(); }
   TensorView range_view() const { return range_.view(); }
 
   void BeginPass(bool backward) override;
