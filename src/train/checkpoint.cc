@@ -5,7 +5,6 @@
 #include <cstring>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -249,12 +248,12 @@ void SetScalars(const nlohmann::json& meta, const std::string& meta_path, TrainS
                            meta_path + ": trajectory_chain");
 }
 
-// Reads count floats from byte `offset` of the file at path.
-void ReadFloatsAt(const std::string& path, uint64_t offset, int64_t count, float* out) {
-  std::ifstream f(path, std::ios::binary);
-  f.seekg(static_cast<std::streamoff>(offset));
-  f.read(reinterpret_cast<char*>(out), static_cast<std::streamsize>(count * 4));
-  TRAIL_CHECK(f.good(), path, ": cannot read ", count * 4, " bytes at offset ", offset);
+// count floats from byte `offset` of the mapped file (inside it: BackToBackData checked).
+void CopyFloatsAt(const MappedFile& f, uint64_t offset, int64_t count, float* out) {
+  const uint64_t bytes = 4 * static_cast<uint64_t>(count);
+  TRAIL_CHECK(offset + bytes <= f.size(), f.path(), ": ", bytes, " bytes at offset ", offset,
+              " run past the file's end");
+  if (bytes > 0) std::memcpy(out, f.data() + offset, bytes);
 }
 
 // The byte offset of the first tensor's data in the file at path, after checking that its
@@ -330,9 +329,10 @@ CheckpointRanges LoadCheckpointRanges(const std::string& dir, const RunIdentity&
         BackToBackData(model, std::vector<TensorMeta>(params.begin(), params.end()));
     const uint64_t mbase = BackToBackData(optim, moments);
     out.params.resize(count), out.m.resize(count), out.v.resize(count);
-    ReadFloatsAt(model, pbase + 4 * begin, count, out.params.data());
-    ReadFloatsAt(optim, mbase + 4 * begin, count, out.m.data());
-    ReadFloatsAt(optim, mbase + 4 * (n + begin), count, out.v.data());
+    const MappedFile model_file(model), optim_file(optim);
+    CopyFloatsAt(model_file, pbase + 4 * begin, count, out.params.data());
+    CopyFloatsAt(optim_file, mbase + 4 * begin, count, out.m.data());
+    CopyFloatsAt(optim_file, mbase + 4 * (n + begin), count, out.v.data());
     out.params_hash =
         DigestFromHex(meta.at("params_hash").get<std::string>(), meta_path + ": params_hash");
     out.optim_hash =

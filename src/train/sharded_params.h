@@ -74,8 +74,9 @@ class ShardedParameters : public model::ParameterResidency {
   // The bytes of the gathered units' memory, held, gathered ahead or kept for reuse (the memory
   // sharding adds).
   int64_t gathered_bytes() const;
-  // What gathered_bytes() comes to for a model of this layout: one buffer per unit size, and a
-  // second of a layer's (the next layer gathered while one is used).
+  // The most gathered_bytes() comes to for a model of this layout: one buffer per unit size,
+  // and a second of a layer's (the next layer gathered while one is used) — when the
+  // embedding's, the head's and a layer's units differ in size, as in every preset.
   static int64_t PlannedGatheredBytes(const model::ParameterSet& layout);
 
  private:

@@ -1,6 +1,7 @@
 // Parameter sharding: the gather of a unit, and training with sharded parameters giving the
 // bits of whole ones on any number of processes.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <filesystem>
@@ -89,6 +90,8 @@ TEST(ShardedParameters, AUnitIsGatheredWholeAndUnboundOnRelease) {
     }
     shards.IdlePass(/*backward=*/true);  // gathered ahead on a thread (threads may call)
     EXPECT_TRUE(shards.gathers_ahead());
+    EXPECT_GT(shards.gathered_bytes(), 0);  // what plan cost counts, at most
+    EXPECT_LE(shards.gathered_bytes(), ShardedParameters::PlannedGatheredBytes(mine));
     EXPECT_NE(ErrorOf([&] { shards.Release(0); }).find("released but not held"), std::string::npos);
     // A pass acquires in AcquireOrder: another unit first is refused.
     shards.BeginPass(/*backward=*/false);
@@ -127,6 +130,18 @@ TEST(Resume, ShardedRunsResumeFromTheirRangesAndSkipADamagedCheckpoint) {
   EXPECT_EQ(resumed.final_chain, got.final_chain);
   EXPECT_EQ(resumed.steps_verified_on_resume, 5);  // steps 4..8 re-executed against their records
   EXPECT_TRUE(fs::exists(CheckpointDir(f->run, 8) + ".invalid"));
+  // meta.json claiming other parameters than the (intact) files hold: the ranges' state hash,
+  // formed by the processes together, refuses it, and the run is left as it was.
+  const auto g = MakeRun(10, 4, "shard_params = true\n");
+  Train(*g, false, 6);  // checkpoints 0, 4
+  const std::string meta_path = CheckpointDir(g->run, 4) + "/meta.json";
+  nlohmann::json meta = nlohmann::json::parse(ReadFileToString(meta_path));
+  meta["params_hash"] = std::string(64, 'a');
+  WriteFileAtomic(meta_path, meta.dump());
+  const std::string traj = ReadFileToString(g->run + "/trajectory.jsonl");
+  EXPECT_NE(ErrorOf([&] { Train(*g, true); }).find("parameter state hash differs from meta.json"),
+            std::string::npos);
+  EXPECT_EQ(ReadFileToString(g->run + "/trajectory.jsonl"), traj);
 }
 
 }  // namespace

@@ -200,7 +200,7 @@ std::vector<int64_t> StepEngine::PassesByProcess(int64_t step) const {
 }
 
 StepResult StepEngine::Run(TrainState& st) {
-  TRAIL_CHECK((!sharded() && !shards_) || adopted_,
+  TRAIL_CHECK((!sharded() && !shards_) || st.ranges_in_engine,
               "a step engine of a job of several processes, or with sharded parameters, runs "
               "only after AdoptState");
   TRAIL_CHECK(!shards_ || shards_->params() == &st.params,

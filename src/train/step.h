@@ -163,6 +163,8 @@ class StepEngine {
   // Norm, clipping and AdamW on this process's range; grad is that range on the device.
   void UpdateRange(TrainState& st, StepResult& r, float* grad);
   void HashRange(TrainState& st, StepResult& r);
+  // Keeps this process's ranges of the moments (host values; nullptr: zeros) on the device.
+  void KeepMomentRanges(const float* m, const float* v);
   // The first moment (0) or second (1) at chunk c of this process's range.
   float* Moment(TrainState& st, int which, int64_t c);
   bool sharded() const { return comm_.size() > 1; }
@@ -186,7 +188,6 @@ class StepEngine {
   ChunkLayout moments_layout_;  // adam_m's tensors, then adam_v's (TrainState::OptimizerHash)
   std::vector<TensorMeta> param_metas_, moment_metas_;  // names and shapes for the state roots
   Buffer m_, v_;  // this process's range of the moments (device), in a sharded job
-  bool adopted_ = false;
   std::vector<int64_t> chunk_bounds_, flat_bounds_;  // process q: chunks / flat [b[q], b[q+1])
   std::vector<Buf> free_;                            // reusable gradient buffers
   collectives::MeshBuffers reduce_buffers_, gather_buffers_;

@@ -188,15 +188,12 @@ void StepEngine::LoadCheckpointShared(const std::string& dir, const RunIdentity&
   const CheckpointRanges c = LoadCheckpointRanges(dir, id, st, param_metas_, range_begin(), n);
   shards_->Adopt(st.params, c.params);
   if (sharded()) {
-    m_ = repops::AllocateOn<float>(*backend_, n), v_ = repops::AllocateOn<float>(*backend_, n);
-    if (n > 0) backend_->CopyFromHost(c.m.data(), m_.view());
-    if (n > 0) backend_->CopyFromHost(c.v.data(), v_.view());
+    KeepMomentRanges(c.m.data(), c.v.data());
     st.ReleaseMoments();
   } else {  // one process: its range is the whole state, and its moments stay in st
     flat_.Write(*backend_, st.adam_m().tensors(), 0, c.m);
     flat_.Write(*backend_, st.adam_v().tensors(), 0, c.v);
   }
-  adopted_ = true;
   st.ranges_in_engine = true;
   StepResult h;
   HashRange(st, h);  // with every process: the loaded state against meta.json's hashes
@@ -215,20 +212,25 @@ void StepEngine::AdoptState(TrainState& st) {
     TRAIL_CHECK(shards_->params() == &st.params,
                 "a state without parameters adopted by a step engine that does not hold them");
   }
-  adopted_ = adopted_ || shards_ != nullptr;
   st.ranges_in_engine = shards_ != nullptr || sharded();
   if (!sharded()) return;
-  const int64_t n = range_end() - range_begin();
-  m_ = repops::AllocateOn<float>(*backend_, n), v_ = repops::AllocateOn<float>(*backend_, n);
   if (st.has_moments()) {
-    std::vector<float> host(n);
-    flat_.Read(*backend_, st.adam_m().tensors(), range_begin(), n, host.data());
-    backend_->CopyFromHost(host.data(), m_.view());
-    flat_.Read(*backend_, st.adam_v().tensors(), range_begin(), n, host.data());
-    backend_->CopyFromHost(host.data(), v_.view());
+    const int64_t n = range_end() - range_begin();
+    std::vector<float> m(n), v(n);
+    flat_.Read(*backend_, st.adam_m().tensors(), range_begin(), n, m.data());
+    flat_.Read(*backend_, st.adam_v().tensors(), range_begin(), n, v.data());
+    KeepMomentRanges(m.data(), v.data());
+  } else {
+    KeepMomentRanges(nullptr, nullptr);
   }
   st.ReleaseMoments();
-  adopted_ = true;
+}
+
+void StepEngine::KeepMomentRanges(const float* m, const float* v) {
+  const int64_t n = range_end() - range_begin();
+  m_ = repops::AllocateOn<float>(*backend_, n), v_ = repops::AllocateOn<float>(*backend_, n);
+  if (m != nullptr && n > 0) backend_->CopyFromHost(m, m_.view());
+  if (v != nullptr && n > 0) backend_->CopyFromHost(v, v_.view());
 }
 
 void StepEngine::GatherMoments(TrainState& st) {
