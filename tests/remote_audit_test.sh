@@ -7,7 +7,7 @@
 #   - `audit replay --run http://127.0.0.1:PORT/…` (tests/range_server.py: Range requests on
 #     loopback) gives the verdicts of the local replay and fetches well under half of the
 #     bundle for three steps (the figure is printed); a warm cache fetches only publication.json;
-#   - faults: a byte flipped in transit is named (file, byte range) with exit 4 and no verdict;
+#   - faults: a byte flipped in transit is named (file, byte range) with exit 5 and no verdict;
 #     a connection dropped mid-transfer fails, and the rerun resumes from the cache and matches;
 #     a server that answers ranges with the whole file still gives the match; a wrong
 #     Content-Range is refused (exit 4); a server that is down gets a clear error (exit 4);
@@ -25,33 +25,15 @@
 set -euo pipefail
 trail=$1; assets=$2
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/published_run.sh"
 dir=$(mktemp -d "${TMPDIR:-/tmp}/trail-remote-XXXXXX")
-server_pid=""
-stop_server() { if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; server_pid=""; fi; }
 trap 'stop_server; rm -rf "$dir"' EXIT
 cd "$dir"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 expect() { "$here/expect_exit.sh" "$@" > expect.out || { cat expect.out; fail "$*"; }; }
 json() { python3 -c "import json, sys; j = json.load(open(sys.argv[1])); print($2)" "$1"; }
 
-# serve ROOT [FAULTS...]: starts tests/range_server.py on an ephemeral port; sets $url.
-serve() {
-  stop_server
-  rm -f port
-  python3 "$here/range_server.py" "$1" port "${@:2}" > server.log 2>&1 &
-  server_pid=$!
-  for _ in $(seq 100); do [ -s port ] && break; sleep 0.05; done
-  [ -s port ] || { cat server.log; fail "the test server did not start"; }
-  url="http://127.0.0.1:$(cat port)"
-}
-
-. "$here/kjv_train_data.sh"
-kjv_train_data
-recipe 60 | sed 's/^keep_checkpoints = 2/keep_checkpoints = 10/; s/^checkpoint_every = 25/checkpoint_every = 10/' \
-  > recipe.toml
-"$trail" audit keygen --out trainer > /dev/null
-"$trail" train --recipe recipe.toml --data manifest.json --run run --threads 2 --quiet \
-  --key trainer.key --trace-every 20 > train.out 2>&1 || { cat train.out; fail "training"; }
+trained_run --trace-every 20
 
 echo "-- publish and verify"
 "$trail" publish --run run --out bundle --key trainer.key --chunk-bytes 65536 --quiet > publish.out
@@ -72,7 +54,7 @@ d["statement"]["files"][0]["size"] += 1
 json.dump(d, open("forged.json", "w"))
 PY
 mkdir forged && cp bundle/publication.json forged/ && cp forged.json forged/publication.json
-expect 3 "signature does not verify" -- "$trail" publish verify --bundle forged
+expect 6 "signature does not verify" -- "$trail" publish verify --bundle forged
 
 echo "-- remote replay: the local verdicts, a fraction of the bytes"
 "$trail" audit replay --run run --steps 50:53 --json --quiet > local.json
@@ -188,7 +170,7 @@ expect 1 "train-00000.tshard differs from the data the run trained on.*step 50 i
 
 echo "-- faults"
 serve bundle --flip .tshard
-expect 4 "tshard: bytes \[[0-9]+, [0-9]+\) are not the published ones" --not "verdict" -- \
+expect 5 "tshard: bytes \[[0-9]+, [0-9]+\) are not the published ones" --not "verdict" -- \
   "$trail" audit replay --run "$url" --steps 50:53 --cache c1 --quiet
 serve bundle --drop-once 100000
 expect 4 "partial" -- "$trail" audit replay --run "$url" --steps 50:53 --cache c2 --quiet --retries 0

@@ -41,21 +41,26 @@ nlohmann::json MakeAttestation(const ReplayReport& report, const AuditPlan& plan
     findings.push_back(
         {{"step", f.step >= 0 ? nlohmann::json(f.step) : nlohmann::json()}, {"what", f.what}});
   }
-  const nlohmann::json statement = {{"format", kAttestationFormat},
-                                    {"run",
-                                     {{"genesis", plan.run.genesis},
-                                      {"final_chain", plan.run.final_chain},
-                                      {"steps", plan.run.steps}}},
-                                    {"plan_sha256", plan_sha256},
-                                    {"auditor", auditor},
-                                    {"steps", steps},
-                                    {"findings", findings},
-                                    {"machine",
-                                     {{"arch", MachineArch()},
-                                      {"backend", report.backend},
-                                      {"threads", report.threads},
-                                      {"processes", report.processes},
-                                      {"trail", kTrailVersion}}}};
+  nlohmann::json statement = {{"format", kAttestationFormat},
+                              {"run",
+                               {{"genesis", plan.run.genesis},
+                                {"final_chain", plan.run.final_chain},
+                                {"steps", plan.run.steps}}},
+                              {"plan_sha256", plan_sha256},
+                              {"auditor", auditor},
+                              {"steps", steps},
+                              {"findings", findings},
+                              {"machine",
+                               {{"arch", MachineArch()},
+                                {"backend", report.backend},
+                                {"threads", report.threads},
+                                {"processes", report.processes},
+                                {"trail", kTrailVersion}}}};
+  if (!report.publication.root.empty()) {  // the replayed bytes came from this publication
+    statement["publication"] = {{"root", report.publication.root},
+                                {"signer", report.publication.signer},
+                                {"binding", report.publication.binding}};
+  }
   return {{"statement", statement},
           {"public_key", key.public_hex()},
           {"signature", key.Sign(SignedMessage(statement))}};

@@ -3,7 +3,10 @@
 //   {"statement": {"format", "run": {"genesis", "final_chain", "steps"}, "plan_sha256",
 //                  "auditor": slot in the plan, "steps": [{"step", "verdict", "chain",
 //                  "detail"}], "findings": [{"step" | null, "what"}],
-//                  "machine": {"arch", "backend", "threads", "processes", "trail"}},
+//                  "machine": {"arch", "backend", "threads", "processes", "trail"},
+//                  "publication": {"root", "signer", "binding"}   (only when the steps' bytes
+//                                  were fetched from a publication: its root, its signer's
+//                                  fingerprint and how that key is bound to the trainer)},
 //    "public_key": 64 hex, "signature": 128 hex}
 // The signature (Ed25519) is over "trail.audit.attestation.v1\n" followed by the statement
 // serialized compactly with sorted keys; the statement holds only strings, integers, booleans

@@ -38,6 +38,7 @@ Certified Certify(const CertifyOptions& o) {
   ReplayOptions ro;
   ro.run_dir = o.run_dir, ro.data = o.data, ro.steps = steps, ro.quiet = o.quiet, ro.comm = o.comm;
   ro.device = o.device, ro.verify_shards = o.verify_shards, ro.recompute = o.recompute;
+  ro.fetched = o.fetched;
   Certified out;
   out.report = ReplaySteps(ro);
   out.attestation =

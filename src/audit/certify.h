@@ -26,6 +26,7 @@ struct CertifyOptions {
   Device device;  // where the steps are replayed; the attestation's machine.backend names it
   bool verify_shards = true;                  // as ReplayOptions::verify_shards
   std::optional<model::Recompute> recompute;  // as ReplayOptions::recompute
+  FetchedSource fetched;                      // as ReplayOptions::fetched
 };
 
 struct Certified {

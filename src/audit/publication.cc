@@ -124,14 +124,57 @@ Publication ParsePublication(const std::string& text, const std::string& where) 
     const std::string message = std::string(kPublicationFormat) + "\n" + statement.dump();
     const SigningKey key =
         SigningKey::FromPublicHex(doc.at("public_key").get<std::string>(), where + ": public_key");
-    TRAIL_CHECK(key.Verify(message, doc.at("signature").get<std::string>()), where,
-                ": the signature does not verify: the file list is not the one the key signed");
+    if (!key.Verify(message, doc.at("signature").get<std::string>())) {
+      throw PublisherError(where + ": the signature does not verify: the file list is not the " +
+                           "one the key signed");
+    }
     p.signer = key.fingerprint();
     p.root = ToHex(Sha256({reinterpret_cast<const uint8_t*>(message.data()), message.size()}));
   } catch (const json::exception& e) {
     TRAIL_FAIL(where, ": malformed publication: ", e.what());
   }
   return p;
+}
+
+PublisherBinding BindPublisher(const Publication& p, const std::string& attestation,
+                               const std::vector<std::string>& trusted) {
+  PublisherBinding b;
+  b.signer = p.signer;
+  if (!attestation.empty()) {
+    try {
+      const json key = json::parse(attestation).at("public_key");
+      if (!key.is_null()) {
+        b.trainer =
+            SigningKey::FromPublicHex(key.get<std::string>(), "run/attestation.json").fingerprint();
+      }
+    } catch (const json::exception& e) {
+      TRAIL_FAIL("run/attestation.json: malformed attestation: ", e.what());
+    }
+  }
+  const bool is_trusted = std::find(trusted.begin(), trusted.end(), b.signer) != trusted.end();
+  if (b.trainer.empty()) {
+    b.binding = "unsigned run";
+  } else if (b.trainer == b.signer) {
+    b.binding = "trainer";
+  } else if (is_trusted) {
+    b.binding = "trusted";
+  } else {
+    b.binding = "refused";
+    b.problem = StrCat("publication.json is signed by key ", b.signer,
+                       ", not by the run's trainer (key ", b.trainer,
+                       ", which signed run/attestation.json): another publisher's file list "
+                       "cannot stand for the trainer's. Audit the trainer's own publication, or "
+                       "pass --trust-publisher ",
+                       b.signer.substr(0, 16), "... to accept this publisher");
+  }
+  return b;
+}
+
+std::string KeyFingerprint(const std::string& key_or_path) {
+  if (IsHex(key_or_path, 64)) return key_or_path;
+  TRAIL_CHECK(std::filesystem::exists(key_or_path), "--trust-publisher ", key_or_path,
+              ": neither a key fingerprint (64 hex digits) nor a key file");
+  return SigningKey::Load(key_or_path).fingerprint();
 }
 
 std::string BundleShardPath(const data::ShardRef& s) {

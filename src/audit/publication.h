@@ -52,9 +52,39 @@ struct Publication {
   uint64_t total_bytes() const;
 };
 
-// Parses publication.json's text and verifies its signature; throws trail::Error naming
-// `where` and the problem (malformed, out of bounds, a signature that does not verify).
+// Thrown when a publication cannot stand for the run's trainer: its signature does not verify,
+// or it is signed by another key than the one that signed the run's attestation.json and that
+// key is not trusted (--trust-publisher). The CLI exits 6 (docs/audit.md, "Exit status").
+class PublisherError : public Error {
+ public:
+  explicit PublisherError(const std::string& message) : Error(message) {}
+};
+
+// Parses publication.json's text and verifies its signature; throws PublisherError when the
+// signature does not verify, trail::Error naming `where` and the problem when it is malformed
+// or out of bounds.
 Publication ParsePublication(const std::string& text, const std::string& where);
+
+// Who stands behind a publication. The trainer is the key that signed the run's
+// attestation.json; a publication signed by another key (a mirror that re-signed the file
+// list) is accepted only when that key is trusted by name.
+struct PublisherBinding {
+  std::string signer;   // the publication's key fingerprint
+  std::string trainer;  // the fingerprint of attestation.json's key ("": unsigned or absent)
+  // "trainer": the publication's key signed the run's attestation; "trusted": another key,
+  // named by --trust-publisher; "unsigned run": the run carries no trainer key to compare
+  // with; "refused": another key, not trusted (`problem` says so).
+  std::string binding;
+  std::string problem;
+};
+
+// Binds p's signer to the trainer: `attestation` is the text of the run's attestation.json
+// as published ("": the publication lists none), `trusted` fingerprints of keys accepted as
+// publishers besides the trainer's. Throws trail::Error when the attestation is malformed.
+PublisherBinding BindPublisher(const Publication& p, const std::string& attestation,
+                               const std::vector<std::string>& trusted);
+// A key given to --trust-publisher: a fingerprint (64 hex digits) or a .pub file's path.
+std::string KeyFingerprint(const std::string& key_or_path);
 
 // The bundle path of a run's checkpoint file, e.g. "run/checkpoints/step_00000100/meta.json".
 std::string BundleCheckpointPath(int64_t step, const std::string& file);

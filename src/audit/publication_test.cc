@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "audit/step_reads.h"
 #include "core/signing.h"
 #include "core/test_util.h"
 
@@ -70,6 +71,58 @@ TEST(Publication, RefusesAlteredListsAndBadEntries) {
   refused([](json& s) { s["tokenizer"] = "data/t.json"; }, "is not among the files");
   refused([](json& s) { s["format"] = "trail.publication.v0"; }, "not a trail publication");
   EXPECT_NE(ErrorOf([&] { ParsePublication("{", "p.json"); }).find("malformed"), std::string::npos);
+}
+
+TEST(Publication, ASignatureThatDoesNotVerifyIsAPublisherError) {
+  const SigningKey key = SigningKey::Generate();
+  json doc = json::parse(Signed(Statement(), key));
+  doc["statement"]["checkpoints"] = {0};
+  EXPECT_THROW(ParsePublication(doc.dump(), "p.json"), PublisherError);
+}
+
+// The run's attestation.json as far as BindPublisher reads it: its public key.
+std::string Attestation(const SigningKey* key) {
+  return json{{"statement", json::object()},
+              {"public_key", key ? json(key->public_hex()) : json()},
+              {"signature", nullptr}}
+      .dump();
+}
+
+TEST(Publication, BindsThePublisherToTheTrainer) {
+  const SigningKey trainer = SigningKey::Generate(), mirror = SigningKey::Generate();
+  const Publication own = ParsePublication(Signed(Statement(), trainer), "p.json");
+  const Publication other = ParsePublication(Signed(Statement(), mirror), "p.json");
+  EXPECT_EQ(own.root, other.root) << "the root is the statement's, whoever signed it";
+  EXPECT_EQ(BindPublisher(own, Attestation(&trainer), {}).binding, "trainer");
+  const PublisherBinding refused = BindPublisher(other, Attestation(&trainer), {});
+  EXPECT_EQ(refused.binding, "refused");
+  EXPECT_NE(refused.problem.find("not by the run's trainer (key " + trainer.fingerprint()),
+            std::string::npos)
+      << refused.problem;
+  const PublisherBinding trusted =
+      BindPublisher(other, Attestation(&trainer), {mirror.fingerprint()});
+  EXPECT_EQ(trusted.binding, "trusted");
+  EXPECT_TRUE(trusted.problem.empty());
+  EXPECT_EQ(trusted.trainer, trainer.fingerprint());
+  EXPECT_EQ(BindPublisher(other, Attestation(nullptr), {}).binding, "unsigned run");
+  EXPECT_EQ(BindPublisher(other, "", {}).binding, "unsigned run");
+  EXPECT_THROW(BindPublisher(own, "{", {}), Error);
+  EXPECT_EQ(KeyFingerprint(mirror.fingerprint()), mirror.fingerprint());
+  EXPECT_THROW(KeyFingerprint("no-such-key.pub"), Error);
+}
+
+// The fetch's choice of starting points and the replay's fallbacks follow one rule.
+TEST(StartingPoints, OneRuleForTheFetchAndTheReplay) {
+  const std::vector<StartPoint> starts = StartPoints({0, 10, 20});
+  ASSERT_EQ(starts.size(), 4u);  // the recipe's step 0, then each checkpoint
+  EXPECT_EQ(NewestStart(starts, 25, starts.size(), {}), 3);
+  EXPECT_EQ(NewestStart(starts, 25, starts.size(), {3}), 2) << "checkpoint 20 rejected";
+  EXPECT_EQ(NewestStart(starts, 25, 2, {}), 1) << "only below index 2";
+  EXPECT_EQ(NewestStart(starts, 5, starts.size(), {1}), 0) << "checkpoint 0 rejected: the recipe";
+  EXPECT_EQ(NewestStart(starts, 5, starts.size(), {0, 1}), -1);
+  EXPECT_EQ(StartingCheckpoints({5, 19, 20, 25}, {0, 10, 20}),
+            (std::vector<int64_t>{0, 10, 20, 20}));
+  EXPECT_EQ(StartingCheckpoints({5, 15}, {10}), (std::vector<int64_t>{-1, 10}));
 }
 
 }  // namespace

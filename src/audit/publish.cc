@@ -207,12 +207,16 @@ PublishSummary Publish(const PublishOptions& o) {
   return out;
 }
 
-BundleCheck VerifyBundle(const std::string& location, const fetch::SourceOptions& so) {
+BundleCheck VerifyBundle(const std::string& location, const fetch::SourceOptions& so,
+                         const std::vector<std::string>& trusted) {
   const std::unique_ptr<fetch::Source> src = fetch::OpenSource(location, so);
   BundleCheck c;
   c.publication = ParsePublication(src->ReadSmall(kPublicationFile, kMaxPublicationBytes),
                                    src->Describe(kPublicationFile));
+  std::string attestation;  // run/attestation.json, once its bytes verified
   for (const fetch::RemoteFile& f : c.publication.files) {
+    const bool keep = f.path == "run/attestation.json";
+    std::string kept;
     try {
       Sha256Hasher whole;
       for (uint64_t k = 0; k < f.num_chunks(); ++k) {
@@ -221,15 +225,23 @@ BundleCheck VerifyBundle(const std::string& location, const fetch::SourceOptions
         c.bytes_read += bytes.size();
         whole.Update(bytes.data(), bytes.size());
         const std::string problem = f.CheckChunk(k, bytes);
-        if (!problem.empty()) throw fetch::FetchError(f.path + ": " + problem);
+        if (!problem.empty()) {
+          throw fetch::FetchError(src->Describe(f.path) + ": " + problem,
+                                  fetch::FetchError::Kind::kNotPublished);
+        }
+        if (keep) kept += bytes;
       }
       if (ToHex(whole.Finish()) != f.sha256) {
-        c.problems.push_back(f.path + ": SHA-256 is not the published one");
+        c.problems.push_back(src->Describe(f.path) + ": SHA-256 is not the published one");
+      } else if (keep) {
+        attestation = std::move(kept);
       }
     } catch (const fetch::FetchError& e) {
-      c.problems.push_back(e.what());
+      (e.kind() == fetch::FetchError::Kind::kNotPublished ? c.problems : c.unavailable)
+          .push_back(e.what());
     }
   }
+  c.binding = BindPublisher(c.publication, attestation, trusted);
   return c;
 }
 

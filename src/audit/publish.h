@@ -37,14 +37,19 @@ PublishSummary Publish(const PublishOptions& o);
 
 struct BundleCheck {
   Publication publication;
-  std::vector<std::string> problems;  // each names the file and what is wrong
+  std::vector<std::string> problems;     // files whose bytes are not the published ones
+  std::vector<std::string> unavailable;  // files whose bytes could not be fetched
+  PublisherBinding binding;              // the signer against the run's attestation
   uint64_t bytes_read = 0;
-  bool ok() const { return problems.empty(); }
+  bool ok() const { return problems.empty() && unavailable.empty() && binding.problem.empty(); }
 };
 
-// Reads publication.json (its signature must verify: else it throws) and every listed file in
-// full, checking each chunk and each file's SHA-256. Extra files in a directory are ignored
-// (a hub adds its own); a missing or altered file is a problem.
-BundleCheck VerifyBundle(const std::string& location, const fetch::SourceOptions& so);
+// Reads publication.json (its signature must verify: else it throws PublisherError) and every
+// listed file in full, checking each chunk and each file's SHA-256, then binds the signer to the
+// key of the run's attestation.json (audit/publication.h; `trusted`: --trust-publisher). Extra
+// files in a directory are ignored (a hub adds its own); an altered file is a problem, a file
+// that cannot be fetched (missing, or a transfer that fails) is unavailable.
+BundleCheck VerifyBundle(const std::string& location, const fetch::SourceOptions& so,
+                         const std::vector<std::string>& trusted = {});
 
 }  // namespace trail::audit

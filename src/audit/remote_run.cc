@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 
-#include "core/error.h"
 #include "audit/step_reads.h"
+#include "core/error.h"
+#include "core/file_util.h"
+#include "core/hash.h"
+#include "data/shard_format.h"
 #include "data/manifest.h"
 #include "data/shard_reader.h"
 #include "train/step_trace.h"
@@ -14,7 +16,14 @@
 namespace trail::audit {
 namespace {
 
-namespace fs = std::filesystem;
+constexpr const char* kAttestationPath = "run/attestation.json";
+
+// Every step from `start` (-1: step 0 from the recipe) to `target`.
+std::vector<int64_t> StepsFrom(int64_t start, int64_t target) {
+  std::vector<int64_t> out;
+  for (int64_t s = std::max<int64_t>(start, 0); s <= target; ++s) out.push_back(s);
+  return out;
+}
 
 }  // namespace
 
@@ -29,20 +38,17 @@ std::string DefaultCacheDir() {
 RemoteRun::RemoteRun(const RemoteOptions& o)
     : o_(o), source_(fetch::OpenSource(o.location, o.source)), progress_(o.quiet) {
   if (o_.cache_dir.empty()) o_.cache_dir = DefaultCacheDir();
-  cache_ = std::make_unique<fetch::ChunkCache>(o_.cache_dir, *source_, progress_);
   const std::string text = source_->ReadSmall(kPublicationFile, kMaxPublicationBytes);
   pub_ = ParsePublication(text, source_->Describe(kPublicationFile));
   publication_bytes_ = text.size();
-  bundle_ = o_.cache_dir + "/bundles/" + pub_.root;
-  fs::create_directories(bundle_);
-  std::ofstream(bundle_ + "/" + kPublicationFile, std::ios::binary) << text;
+  cache_ = std::make_unique<fetch::ChunkCache>(o_.cache_dir, pub_.root, *source_, progress_);
 }
 
 RemoteRun::~RemoteRun() = default;
 
 // Fetches every wanted range (whole: every chunk and the file's hash) after planning their
-// missing bytes, so the progress line's total and ETA cover the whole batch; links each object
-// at its bundle path; returns the local paths, in order.
+// missing bytes, so the progress line's total and ETA cover the whole batch; returns the local
+// paths, in order.
 std::vector<std::string> RemoteRun::Fetch(const std::vector<Want>& wants) {
   for (const Want& w : wants) {
     const uint64_t end = w.whole ? w.file->size : w.end, begin = w.whole ? 0 : w.begin;
@@ -52,22 +58,14 @@ std::vector<std::string> RemoteRun::Fetch(const std::vector<Want>& wants) {
   }
   std::vector<std::string> local;
   for (const Want& w : wants) {
-    const std::string object =
-        w.whole ? cache_->EnsureWhole(*w.file) : cache_->Ensure(*w.file, w.begin, w.end);
-    const fs::path link = fs::path(bundle_) / w.file->path;
-    fs::create_directories(link.parent_path());
-    std::error_code ec;
-    if (!fs::is_symlink(link, ec)) {
-      fs::remove(link, ec);
-      fs::create_symlink(fs::absolute(object), link);
-    }
-    local.push_back(link.string());
+    local.push_back(w.whole ? cache_->EnsureWhole(*w.file)
+                            : cache_->Ensure(*w.file, w.begin, w.end));
   }
   return local;
 }
 
-// The run's small files, the chosen steps' recorded traces, and for each chosen step the newest
-// published checkpoint at or before it (none: it is replayed from step 0), all whole.
+// The run's small files, the chosen steps' recorded traces, and the checkpoint each chosen step
+// starts from while none is rejected, all whole.
 void RemoteRun::FetchRunFiles(const std::vector<int64_t>& steps) {
   std::vector<Want> wants;
   auto want = [&](const std::string& path, bool required) {
@@ -77,7 +75,7 @@ void RemoteRun::FetchRunFiles(const std::vector<int64_t>& steps) {
   for (const char* name : {"run/run.json", "run/recipe.toml", "run/trajectory.jsonl"}) {
     want(name, true);
   }
-  want("run/attestation.json", false);
+  want(kAttestationPath, false);
   want("run/manifest.json", false);
   for (int64_t s : steps) {  // the trainer's trace of a step names where a replay diverges
     want(train::TracePath("run", s), false);
@@ -92,14 +90,23 @@ void RemoteRun::FetchRunFiles(const std::vector<int64_t>& steps) {
   Fetch(wants);
 }
 
-// The manifest; every shard's header, then its index, keys and trailer; then the token ranges
-// that the windows of the `replayed` steps read, a run of consecutive chunks at a time.
-void RemoteRun::FetchData(const std::vector<int64_t>& replayed) {
+void RemoteRun::FetchCheckpoint(int64_t step) {
+  std::vector<Want> wants;
+  for (const char* file : {"meta.json", "model.safetensors", "optim.safetensors"}) {
+    if (const fetch::RemoteFile* f = pub_.Find(BundleCheckpointPath(step, file))) {
+      wants.push_back({f, 0, 0, true});
+    }
+  }
+  Fetch(wants);
+}
+
+// The manifest; every shard's header, then its index, keys and trailer.
+void RemoteRun::FetchShardIndexes() {
   const std::string manifest_path = Fetch({{&pub_.Get(pub_.manifest), 0, 0, true}})[0];
-  const data::Manifest m = data::LoadManifest(manifest_path);
+  manifest_ = std::make_unique<data::Manifest>(data::LoadManifest(manifest_path));
   std::vector<const fetch::RemoteFile*> shards;
-  std::vector<Want> heads, indexes, tokens;
-  for (const data::ShardRef* r : ManifestShards(m)) {
+  std::vector<Want> heads, indexes;
+  for (const data::ShardRef* r : ManifestShards(*manifest_)) {
     shards.push_back(&pub_.Get(BundleShardPath(*r)));
     heads.push_back({shards.back(), 0, data::kShardHeaderBytes, false});
   }
@@ -113,8 +120,15 @@ void RemoteRun::FetchData(const std::vector<int64_t>& replayed) {
     indexes.push_back({shards[i], h.index_offset, shards[i]->size, false});
   }
   Fetch(indexes);
-  for (const ShardReads& r : TokenReadsOfSteps(m, replayed)) {
-    const fetch::RemoteFile& f = pub_.Get(BundleShardPath(m.sources[r.source].shards[r.shard]));
+}
+
+// The token ranges that the windows of the `replayed` steps read, a run of consecutive chunks
+// at a time.
+void RemoteRun::FetchTokens(const std::vector<int64_t>& replayed) {
+  std::vector<Want> tokens;
+  for (const ShardReads& r : TokenReadsOfSteps(*manifest_, replayed)) {
+    const fetch::RemoteFile& f =
+        pub_.Get(BundleShardPath(manifest_->sources[r.source].shards[r.shard]));
     std::set<uint64_t> chunks;
     for (const auto& [b, e] : r.ranges) {
       const auto [first, last] =
@@ -132,23 +146,81 @@ void RemoteRun::FetchData(const std::vector<int64_t>& replayed) {
   Fetch(tokens);
 }
 
-FetchedRun RemoteRun::FetchForSteps(const std::vector<int64_t>& steps) {
+// The publication's signer against the trainer's key (attestation.json, verified whole).
+void RemoteRun::Bind() {
+  const fetch::RemoteFile* f = pub_.Find(kAttestationPath);
+  const std::string text =
+      f != nullptr ? ReadFileToString(cache_->files_dir() + "/" + kAttestationPath) : "";
+  binding_ = BindPublisher(pub_, text, o_.trusted_publishers);
+  if (!binding_.problem.empty()) {
+    throw PublisherError(source_->Describe(kPublicationFile) + ": " + binding_.problem);
+  }
+}
+
+// Shards whose published trailer names another content hash than the manifest's entry (the
+// trailer is fetched and verified with the index; the tokens are not all fetched, so the hash
+// itself is not recomputed: a step that reads altered tokens differs in its `batch`).
+std::map<std::string, std::string> RemoteRun::DifferingShards() const {
+  std::map<std::string, std::string> out;
+  for (const data::ShardRef* r : ManifestShards(*manifest_)) {
+    const fetch::RemoteFile& f = pub_.Get(BundleShardPath(*r));
+    std::string trailer(data::kShardTrailerBytes, '\0');
+    if (f.size < trailer.size()) continue;  // not a shard: its header did not parse either
+    std::ifstream(cache_->files_dir() + "/" + f.path, std::ios::binary)
+        .seekg(static_cast<std::streamoff>(f.size - trailer.size()))
+        .read(trailer.data(), static_cast<std::streamsize>(trailer.size()));
+    Digest named{};
+    std::copy(trailer.begin() + 8, trailer.end(), named.begin());
+    const std::string hash = ToHex(named);
+    if (hash != r->sha256) {
+      out[r->path] = StrCat("its trailer names content hash ", hash.substr(0, 16),
+                            "..., the manifest ", r->sha256.substr(0, 16), "...");
+    }
+  }
+  return out;
+}
+
+// What starting at `start` to replay up to `target` reads, unless fetched already.
+void RemoteRun::Prepare(int64_t start, bool checkpoint, int64_t target) {
+  const int64_t key = checkpoint ? start : -1;
+  if (!prepared_.insert({key, target}).second) return;
+  if (checkpoint) FetchCheckpoint(start);
+  FetchTokens(StepsFrom(key, target));
+  progress_.Finish();
+}
+
+void RemoteRun::FetchForSteps(const std::vector<int64_t>& steps, ReplayOptions& o) {
   TRAIL_CHECK(!steps.empty(), "audit: no steps to fetch");
   TRAIL_CHECK(steps.back() < pub_.run.steps, "audit: step ", steps.back(), " is beyond the ",
               pub_.run.steps, " steps the publication records");
-  const uint64_t before = cache_->fetched_bytes();
   FetchRunFiles(steps);
-  FetchData(ReplayedSteps(steps, pub_.checkpoints));
+  Bind();
+  FetchShardIndexes();
+  FetchTokens(ReplayedSteps(steps, pub_.checkpoints));
+  const std::vector<int64_t> starts = StartingCheckpoints(steps, pub_.checkpoints);
+  for (size_t i = 0; i < steps.size(); ++i) prepared_.insert({starts[i], steps[i]});
   progress_.Finish();
-  FetchedRun out;
-  out.run_dir = bundle_ + "/run";
-  out.manifest = bundle_ + "/" + pub_.manifest;
-  out.fetched_bytes = cache_->fetched_bytes() - before + publication_bytes_;
+  o.run_dir = cache_->files_dir() + "/run";
+  o.data = cache_->files_dir() + "/" + pub_.manifest;
+  o.verify_shards = false;
+  FetchedSource& f = o.fetched;
+  f.origin = {o_.location, pub_.root, binding_.signer, binding_.trainer, binding_.binding};
+  f.checkpoints = pub_.checkpoints;
+  f.differing_shards = DifferingShards();
+  f.prepare = [this](int64_t start, bool checkpoint, int64_t target) {
+    Prepare(start, checkpoint, target);
+  };
+}
+
+FetchTotals RemoteRun::totals() const {
+  FetchTotals t;
+  t.fetched_bytes = cache_->fetched_bytes() + publication_bytes_;
+  t.reused_bytes = cache_->reused_bytes();
   for (const auto& [path, chunks] : used_) {
     const fetch::RemoteFile& f = pub_.Get(path);
-    for (uint64_t c : chunks) out.used_bytes += f.ChunkEnd(c) - f.ChunkBegin(c);
+    for (uint64_t c : chunks) t.used_bytes += f.ChunkEnd(c) - f.ChunkBegin(c);
   }
-  return out;
+  return t;
 }
 
 }  // namespace trail::audit

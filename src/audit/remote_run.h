@@ -1,13 +1,19 @@
 // Auditing a run published elsewhere (docs/audit.md, "Auditing a published run"): `trail audit
 // replay|certify|trace --run URL` fetches only what the chosen steps read, into a cache shared
-// between audits, every byte verified against the signed publication before use:
+// between audits (fetch/chunk_cache.h: every cached byte is checked against this publication's
+// chunk hash at every use), every byte verified against the signed publication before use:
 //   publication.json (its signature verified), then run.json, recipe.toml, trajectory.jsonl,
-//   attestation.json and the recorded traces of the chosen steps; for each chosen step s the
-//   newest published checkpoint at or before it (none: s is replayed from step 0); the data
-//   manifest; of every shard its header, document index, keys and trailer; and of the token
-//   arrays exactly the ranges that assembling the windows of the steps to replay reads (the
-//   stream is run with a read log, data/shard_reader.h), chunk by chunk.
-// The cache mirrors the bundle under <cache>/bundles/<root>/ with links to the verified objects,
+//   attestation.json and the recorded traces of the chosen steps; the publication's signer is
+//   bound to the trainer (the key that signed attestation.json) or refused (PublisherError);
+//   for each chosen step s the starting point the replay will use while none is rejected
+//   (step_reads.h, NewestStart), its checkpoint files whole; the data manifest; of every
+//   shard its header, document index, keys and trailer; and of the token arrays exactly the
+//   ranges that assembling the windows of the steps to replay reads (the stream is run with a
+//   read log, data/shard_reader.h), chunk by chunk.
+// When the replay rejects a starting point and falls back to an older one, it asks for what that
+// one reads (FetchedSource::prepare) before loading it: a replay never starts from bytes that
+// were not fetched and verified.
+// The cache's files of this publication (fetch::ChunkCache::files_dir) are the bundle's paths,
 // so the replay itself is a local one (with verify_shards off: a shard there holds only the
 // chunks fetched; the rest reads as zeros and no step reads it).
 #pragma once
@@ -17,9 +23,12 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "audit/publication.h"
+#include "audit/replay.h"
+#include "data/manifest.h"
 #include "fetch/chunk_cache.h"
 #include "fetch/source.h"
 
@@ -30,12 +39,14 @@ struct RemoteOptions {
   std::string cache_dir;  // "" : DefaultCacheDir()
   bool quiet = false;     // no progress line
   fetch::SourceOptions source;
+  // Fingerprints of keys accepted as publishers besides the trainer's (--trust-publisher).
+  std::vector<std::string> trusted_publishers;
 };
 
-struct FetchedRun {
-  std::string run_dir, manifest;  // local paths to replay with (verify_shards off)
-  uint64_t fetched_bytes = 0;     // downloaded: publication.json and what this call fetched
-  uint64_t used_bytes = 0;        // of the chunks the steps need, fetched now or before
+struct FetchTotals {
+  uint64_t fetched_bytes = 0;  // downloaded: publication.json and what this object fetched
+  uint64_t reused_bytes = 0;   // copied from another publication's verified copy in the cache
+  uint64_t used_bytes = 0;     // of the chunks the replay needs, fetched now or before
 };
 
 // $XDG_CACHE_HOME/trail, else $HOME/.cache/trail.
@@ -44,13 +55,17 @@ std::string DefaultCacheDir();
 class RemoteRun {
  public:
   // Fetches publication.json and verifies its signature (FetchError when it cannot be fetched,
-  // trail::Error when it is malformed or the signature fails).
+  // PublisherError when the signature fails, trail::Error when it is malformed).
   explicit RemoteRun(const RemoteOptions& o);
   ~RemoteRun();
 
   const Publication& publication() const { return pub_; }
-  // Fetches (or finds in the cache) what replaying `steps` reads.
-  FetchedRun FetchForSteps(const std::vector<int64_t>& steps);
+  // Fetches (or finds in the cache) what replaying `steps` reads, binds the publisher (throws
+  // PublisherError when it is refused) and returns what a replay of this run adds: the local
+  // run directory and manifest are set in `o` (o.run_dir, o.data, verify_shards off).
+  void FetchForSteps(const std::vector<int64_t>& steps, ReplayOptions& o);
+  // What a replay fetching from this publication has cost so far.
+  FetchTotals totals() const;
 
  private:
   struct Want {
@@ -60,16 +75,23 @@ class RemoteRun {
   };
   std::vector<std::string> Fetch(const std::vector<Want>& wants);
   void FetchRunFiles(const std::vector<int64_t>& steps);
-  void FetchData(const std::vector<int64_t>& replayed);
+  void FetchCheckpoint(int64_t step);
+  void FetchShardIndexes();
+  void FetchTokens(const std::vector<int64_t>& replayed);
+  void Bind();
+  std::map<std::string, std::string> DifferingShards() const;
+  void Prepare(int64_t start, bool checkpoint, int64_t target);
 
   RemoteOptions o_;
   std::unique_ptr<fetch::Source> source_;
   fetch::Progress progress_;
   std::unique_ptr<fetch::ChunkCache> cache_;
   Publication pub_;
-  std::string bundle_;                              // <cache>/bundles/<root>
+  PublisherBinding binding_;
+  std::unique_ptr<data::Manifest> manifest_;        // the publication's data manifest
   uint64_t publication_bytes_ = 0;                  // publication.json, fetched on every open
   std::map<std::string, std::set<uint64_t>> used_;  // path -> chunks needed
+  std::set<std::pair<int64_t, int64_t>> prepared_;  // (start, target) fetched; start -1: recipe
 };
 
 }  // namespace trail::audit

@@ -12,6 +12,7 @@
 #include "audit/bisect.h"
 #include "audit/published_run.h"
 #include "audit/replay_data.h"
+#include "audit/step_reads.h"
 #include "core/error.h"
 #include "core/json_read.h"
 #include "core/thread_pool.h"
@@ -33,12 +34,6 @@ std::string FieldMeaning(const std::string& field) {
   return f != nullptr ? f->meaning : "";
 }
 
-// Where a replay can start: a checkpoint, or step 0 from the recipe's initial parameters.
-struct StartPoint {
-  int64_t step = 0;
-  bool checkpoint = false;
-};
-
 // Replays the requested steps of one run, keeping the state between them.
 class Replayer {
  public:
@@ -50,8 +45,8 @@ class Replayer {
           data.manifest, data::StreamOptions{false, data.differing_paths()},
           data.differing_paths());
     }
-    starts_.push_back({0, false});  // tried after a checkpoint at step 0, being older in order
-    for (int64_t c : train::ListCheckpoints(run.rd.dir())) starts_.push_back({c, true});
+    starts_ = StartPoints(options.fetched.present() ? options.fetched.checkpoints
+                                                    : train::ListCheckpoints(run.rd.dir()));
   }
 
   // Replays up to `target` and records its verdict (and those of the steps on the way).
@@ -61,6 +56,11 @@ class Replayer {
     const bool jump = best >= 0 && starts_[best].step > (st_ ? st_->step : -1);
     if (!st_ || st_->step > target || jump) {
       if (!Start(target)) {
+        const std::string shard = differing_ ? differing_->ShardReadBy(target) : "";
+        if (!shard.empty()) {
+          return Unverified(target, StrCat("reads shard ", shard,
+                                           ", which differs from the data the run trained on"));
+        }
         return Unverified(target, diverged_ >= 0
                                       ? StrCat("no usable checkpoint after step ", diverged_, " (",
                                                diverged_why_, ") and at or before this one")
@@ -91,16 +91,21 @@ class Replayer {
  private:
   // The newest usable starting point before index `below` at or before `target`; -1 if none.
   int BestStart(int64_t target, size_t below) const {
-    for (int i = static_cast<int>(below) - 1; i >= 0; --i) {
-      if (starts_[i].step <= target && !bad_.count(i)) return i;
+    return NewestStart(starts_, target, below, bad_);
+  }
+
+  // Makes present what starting at starts_[i] to replay up to `target` reads (a remote run).
+  void Prepare(size_t i, int64_t target) {
+    if (options_.fetched.prepare) {
+      options_.fetched.prepare(starts_[i].step, starts_[i].checkpoint, target);
     }
-    return -1;
   }
 
   // Loads the newest usable starting point at or before `target` and after any divergence.
   bool Start(int64_t target) {
     for (int i = BestStart(target, starts_.size()); i >= 0 && starts_[i].step > diverged_;
          i = BestStart(target, i)) {
+      Prepare(static_cast<size_t>(i), target);
       const Clock::time_point t0 = Clock::now();
       const std::string problem = TryStart(starts_[i]);
       report_.load_seconds += SecondsSince(t0);
@@ -153,6 +158,7 @@ class Replayer {
         continue;
       }
       checked_.insert(i);
+      Prepare(i, c);
       const Clock::time_point t0 = Clock::now();
       train::TrainState probe(loaded_.recipe.model, loaded_.engine.backend());
       const std::string problem = Load(starts_[i], probe);
@@ -376,7 +382,9 @@ ReplayReport ReplaySteps(const ReplayOptions& o) {
   TRAIL_CHECK(o.steps.back() < recorded, "audit: step ", o.steps.back(), " is beyond the ",
               recorded, " steps ", run.rd.trajectory_path(), " records");
   const Clock::time_point t0 = Clock::now();
-  const ReplayData data = DataForReplay(run, o.data);
+  ReplayData data = DataForReplay(run, o.data);
+  for (const auto& [shard, what] : o.fetched.differing_shards) data.differing.emplace(shard, what);
+  report.publication = o.fetched.origin;
   train::LoadedRun loaded(run.rd.recipe_path(), data.manifest,
                           data::StreamOptions{o.verify_shards, data.differing_paths()}, comm,
                           o.device, o.recompute);

@@ -12,6 +12,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +47,29 @@ struct Finding {
   std::string what;
 };
 
+// The publication a replayed run's bytes were fetched from (audit/remote_run.h), for the report.
+struct PublicationOrigin {
+  std::string location, root;            // the URL or folder; the publication's root (hex)
+  std::string signer, trainer, binding;  // as audit/publication.h's PublisherBinding
+};
+
+// What a replay of a run fetched from a publication adds to a local one.
+struct FetchedSource {
+  PublicationOrigin origin;  // empty root: a local run
+  // The starting points: the publication's checkpoints (not those of the local mirror, which
+  // holds only what was fetched).
+  std::vector<int64_t> checkpoints;
+  // Called before a starting point at `start` is loaded to replay up to `target` (checkpoint
+  // false: step 0 from the recipe), and before a checkpoint the replay passes is checked: makes
+  // present its files and the data that steps start..target read. Throws fetch::FetchError
+  // when they cannot be had.
+  std::function<void(int64_t start, bool checkpoint, int64_t target)> prepare;
+  // Shards whose published bytes are not the ones the manifest names (path -> what differs):
+  // no step that reads one is vouched for.
+  std::map<std::string, std::string> differing_shards;
+  bool present() const { return !origin.root.empty(); }
+};
+
 struct ReplayOptions {
   std::string run_dir;
   std::string data;            // a copy of the data manifest ("": the one run.json names)
@@ -64,6 +89,7 @@ struct ReplayOptions {
   // Rehash every shard on open. A remote audit turns it off: its shards hold only the chunks
   // the steps read, each verified against the publication when fetched (audit/remote_run.h).
   bool verify_shards = true;
+  FetchedSource fetched;  // a run fetched from a publication
 };
 
 struct ReplayReport {
@@ -78,6 +104,7 @@ struct ReplayReport {
   std::vector<int64_t> starting_points;  // the step of every starting point loaded, in order
   train::StepTrace trace;                // of ReplayOptions::trace_step
   std::string divergence;  // the first diverging operation of the first traced step that differs
+  PublicationOrigin publication;  // where the bytes came from (empty root: a local run)
 
   // The first step that differs, is unverified or carries a finding; -1 when none.
   int64_t first_failure() const;
@@ -91,6 +118,8 @@ struct ReplayReport {
 ReplayReport ReplaySteps(const ReplayOptions& options);
 
 nlohmann::json ReportJson(const ReplayReport& r);
+// {"location", "root", "signer", "trainer" (null: none), "binding"}; null for a local run.
+nlohmann::json PublicationJson(const PublicationOrigin& p);
 // A line per failing step, runs of matching steps on one line each, then a summary.
 std::string ReportText(const ReplayReport& r);
 

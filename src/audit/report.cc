@@ -7,6 +7,29 @@
 
 namespace trail::audit {
 
+namespace {
+
+// What the binding of a publication's signer means, for the report's text.
+std::string BindingText(const PublicationOrigin& p) {
+  if (p.binding == "trainer") return "the run's trainer, which signed run/attestation.json";
+  if (p.binding == "trusted") {
+    return StrCat("not the run's trainer (key ", p.trainer.substr(0, 16),
+                  "...); accepted by --trust-publisher");
+  }
+  return "the run's attestation is unsigned or absent: no trainer key to compare with";
+}
+
+}  // namespace
+
+nlohmann::json PublicationJson(const PublicationOrigin& p) {
+  if (p.root.empty()) return nullptr;
+  return {{"location", p.location},
+          {"root", p.root},
+          {"signer", p.signer},
+          {"trainer", p.trainer.empty() ? nlohmann::json() : nlohmann::json(p.trainer)},
+          {"binding", p.binding}};
+}
+
 nlohmann::json ReportJson(const ReplayReport& r) {
   nlohmann::json steps = nlohmann::json::array(), findings = nlohmann::json::array();
   for (const StepVerdict& v : r.steps) {
@@ -37,7 +60,8 @@ nlohmann::json ReportJson(const ReplayReport& r) {
             {"signer", r.attestation.signer}}},
           {"machine", {{"backend", r.backend}, {"threads", r.threads}, {"processes", r.processes}}},
           {"load_seconds", r.load_seconds},
-          {"starting_points", r.starting_points}};
+          {"starting_points", r.starting_points},
+          {"publication", PublicationJson(r.publication)}};
 }
 
 std::string ReportText(const ReplayReport& r) {
@@ -79,6 +103,11 @@ std::string ReportText(const ReplayReport& r) {
     out += r.attestation.is_signed
                ? StrCat("run attestation: signed by key ", r.attestation.signer.substr(0, 16), "\n")
                : std::string("run attestation: unsigned\n");
+  }
+  if (!r.publication.root.empty()) {
+    out += StrCat("publication: ", r.publication.location, " (root ",
+                  r.publication.root.substr(0, 16), "...) signed by key ",
+                  r.publication.signer.substr(0, 16), "...: ", BindingText(r.publication), "\n");
   }
   std::string starts;
   for (int64_t s : r.starting_points) starts += StrCat(starts.empty() ? "" : ", ", s);

@@ -8,12 +8,27 @@
 
 namespace trail::audit {
 
+std::vector<StartPoint> StartPoints(const std::vector<int64_t>& checkpoints) {
+  std::vector<StartPoint> out = {{0, false}};
+  for (int64_t c : checkpoints) out.push_back({c, true});
+  return out;
+}
+
+int NewestStart(const std::vector<StartPoint>& starts, int64_t target, size_t below,
+                const std::set<int>& rejected) {
+  for (int i = static_cast<int>(std::min(below, starts.size())) - 1; i >= 0; --i) {
+    if (starts[static_cast<size_t>(i)].step <= target && !rejected.count(i)) return i;
+  }
+  return -1;
+}
+
 std::vector<int64_t> StartingCheckpoints(const std::vector<int64_t>& steps,
                                          const std::vector<int64_t>& checkpoints) {
+  const std::vector<StartPoint> starts = StartPoints(checkpoints);
   std::vector<int64_t> out;
   for (int64_t s : steps) {
-    auto it = std::upper_bound(checkpoints.begin(), checkpoints.end(), s);
-    out.push_back(it == checkpoints.begin() ? -1 : *std::prev(it));
+    const int i = NewestStart(starts, s, starts.size(), {});
+    out.push_back(i >= 0 && starts[static_cast<size_t>(i)].checkpoint ? starts[i].step : -1);
   }
   return out;
 }

@@ -43,6 +43,9 @@ void AddRemote(CLI::App* c, AuditCommand& a) {
   c->add_option("--retries", a.retries, "With --run URL: retries of a failed transfer")
       ->capture_default_str()
       ->check(CLI::Range(0, 20));
+  c->add_option("--trust-publisher", a.trust_publishers,
+                "With --run URL: accept a publication signed by this key (a fingerprint or a "
+                ".pub file) although it is not the key that signed the run's attestation");
 }
 
 // The replay's activation recomputation, overriding the run's recipe.
@@ -189,7 +192,12 @@ void AddTraceAndBisect(CLI::App* audit, AuditCommand& c) {
 
 // A run given as a URL: its publication, opened (nullptr for a run directory).
 std::unique_ptr<audit::RemoteRun> OpenRemote(const AuditCommand& c) {
-  if (!fetch::IsUrl(c.run)) return nullptr;
+  if (!fetch::IsUrl(c.run)) {
+    if (!c.trust_publishers.empty()) {
+      throw CLI::ValidationError("audit", "--trust-publisher goes with --run URL");
+    }
+    return nullptr;
+  }
   if (!c.data.empty()) {
     throw CLI::ValidationError("audit",
                                "--data does not go with --run URL: the bundle holds the data");
@@ -197,23 +205,29 @@ std::unique_ptr<audit::RemoteRun> OpenRemote(const AuditCommand& c) {
   audit::RemoteOptions ro;
   ro.location = c.run, ro.cache_dir = c.cache, ro.quiet = c.quiet;
   ro.source.retries = c.retries;
+  for (const std::string& k : c.trust_publishers) {
+    ro.trusted_publishers.push_back(audit::KeyFingerprint(k));
+  }
   return std::make_unique<audit::RemoteRun>(ro);
 }
 
-// Fetches what the steps read and points the replay at the cache's copy.
-nlohmann::json FetchInto(audit::RemoteRun& remote, const std::vector<int64_t>& steps,
-                         audit::ReplayOptions& o, bool quiet) {
-  const audit::FetchedRun f = remote.FetchForSteps(steps);
-  o.run_dir = f.run_dir, o.data = f.manifest, o.verify_shards = false;
+// What fetching cost, once the replay is done (it may have fetched more for a starting point it
+// fell back to): a line on stderr, and the report's "fetch" object.
+nlohmann::json FetchSummary(const audit::RemoteRun& remote, const std::string& url, bool quiet) {
+  const audit::FetchTotals f = remote.totals();
   const uint64_t total = remote.publication().total_bytes();
   if (!quiet) {
     std::fprintf(stderr,
-                 "fetch: %.2f MB now; these steps read %.2f MB of the bundle's %.2f MB (%.1f%%)\n",
-                 f.fetched_bytes / 1e6, f.used_bytes / 1e6, total / 1e6,
+                 "fetch: %.2f MB now (%.2f MB reused from other publications in the cache); "
+                 "these steps read %.2f MB of the bundle's %.2f MB (%.1f%%)\n",
+                 f.fetched_bytes / 1e6, f.reused_bytes / 1e6, f.used_bytes / 1e6, total / 1e6,
                  total ? 100.0 * f.used_bytes / total : 0.0);
   }
-  return {{"root", remote.publication().root},
+  return {{"url", url},
+          {"root", remote.publication().root},
+          {"signer", remote.publication().signer},
           {"fetched_bytes", f.fetched_bytes},
+          {"reused_bytes", f.reused_bytes},
           {"used_bytes", f.used_bytes},
           {"bundle_bytes", total}};
 }
@@ -236,13 +250,14 @@ int RunReplay(const AuditCommand& c) {
   o.run_dir = c.run, o.data = c.data, o.steps = RequestedSteps(c, remote.get()), o.quiet = c.quiet;
   o.device = ParseDevice(c.device), o.recompute = RecomputeOf(c);
   o.comm = &collectives::JobCommunicator();  // MPI under mpirun / srun, else this process alone
-  nlohmann::json fetched;
-  if (remote) fetched = FetchInto(*remote, o.steps, o, c.quiet || o.comm->rank() != 0);
+  if (remote) remote->FetchForSteps(o.steps, o);
   const audit::ReplayReport r = audit::ReplaySteps(o);
   if (o.comm->rank() == 0) {
+    nlohmann::json fetched;
+    if (remote) fetched = FetchSummary(*remote, c.run, c.quiet);
     if (c.json) {
       nlohmann::json j = audit::ReportJson(r);
-      if (remote) fetched["url"] = c.run, j["fetch"] = fetched;
+      if (remote) j["fetch"] = fetched;
       std::printf("%s\n", j.dump(2).c_str());
     } else {
       std::printf("%s", audit::ReportText(r).c_str());
@@ -305,14 +320,15 @@ int RunCertify(const AuditCommand& c) {
     TRAIL_CHECK(c.slot < plan.auditors, "audit certify: --auditor ", c.slot,
                 " is not a slot of the plan (0..", plan.auditors - 1, ")");
     audit::ReplayOptions ro;
-    FetchInto(*remote, plan.assignments[static_cast<size_t>(c.slot)], ro, c.quiet);
-    o.run_dir = ro.run_dir, o.data = ro.data, o.verify_shards = false;
+    remote->FetchForSteps(plan.assignments[static_cast<size_t>(c.slot)], ro);
+    o.run_dir = ro.run_dir, o.data = ro.data, o.verify_shards = false, o.fetched = ro.fetched;
   }
   o.auditor = c.slot, o.quiet = c.quiet, o.device = ParseDevice(c.device);
   o.recompute = RecomputeOf(c);
   o.comm = &collectives::JobCommunicator();
   const audit::Certified r = audit::Certify(o);
   if (o.comm->rank() != 0) return r.report.ok() ? 0 : 1;
+  if (remote) FetchSummary(*remote, c.run, c.quiet);
   WriteFileAtomic(c.out, r.attestation.dump(2) + "\n");
   std::printf("%swrote %s (signed)\n", audit::ReportText(r.report).c_str(), c.out.c_str());
   return r.report.ok() ? 0 : 1;
@@ -332,10 +348,11 @@ int RunTrace(const AuditCommand& c) {
   const std::unique_ptr<audit::RemoteRun> remote = OpenRemote(c);
   audit::ReplayOptions o;
   o.run_dir = c.run, o.data = c.data, o.steps = {c.step}, o.quiet = true;
-  if (remote) FetchInto(*remote, o.steps, o, c.quiet);
+  if (remote) remote->FetchForSteps(o.steps, o);
   o.trace_step = c.step, o.capture = c.capture, o.bisect = false;
   o.device = ParseDevice(c.device), o.recompute = RecomputeOf(c);
   const audit::ReplayReport r = audit::ReplaySteps(o);
+  if (remote) FetchSummary(*remote, c.run, c.quiet);
   train::WriteStepTrace(c.out, r.trace);
   const audit::StepVerdict* v = r.Find(c.step);
   std::printf("wrote %s: %zu entries of step %lld (replayed: %s)\n", c.out.c_str(),

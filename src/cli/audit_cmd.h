@@ -29,6 +29,7 @@ struct AuditCommand {
   std::string trace_a, trace_b, device = "cpu", cache, bundle;
   int64_t segments = 0;
   int retries = 4;
+  std::vector<std::string> trust_publishers;  // --trust-publisher: fingerprints or .pub files
   uint64_t seed = 0;
   int threads = 0;
   std::string recompute;  // "": the run's recipe; "none" or "layers"

@@ -12,6 +12,8 @@
 #include "cli/eval_cmd.h"
 #include "cli/export_cmd.h"
 #include "cli/publish_cmd.h"
+#include "audit/publication.h"
+#include "cli/exit_codes.h"
 #include "fetch/remote_file.h"
 #include "cli/generate_cmd.h"
 #include "cli/goldens_cmd.h"
@@ -32,9 +34,9 @@
 
 namespace {
 
-// Exit codes: 0 success, 1 the command ran and found a problem, 2 bad usage, 3 error, 4 a
-// publication's bytes could not be fetched (or were not the published ones).
-constexpr int kUsage = 2, kError = 3, kFetch = 4;
+using trail::cli::kExitError;
+using trail::cli::kExitUsage;
+constexpr int kUsage = kExitUsage, kError = kExitError;
 
 std::vector<int> ParseThreadList(const std::string& s) {
   std::vector<int> out;
@@ -65,11 +67,25 @@ int ReportError(const trail::Error& e, bool debug) {
   return kError;
 }
 
+// A publication's bytes that could not be had (4) or were not the published ones (5); the
+// message names the file's URL, and for a chunk its byte range and index.
 int ReportFetchError(const trail::fetch::FetchError& e) {
-  std::cerr << "trail: cannot fetch the publication: " << e.what()
-            << "\n(check the URL and the connection, then rerun: what was fetched is kept in the "
-               "cache)\n";
-  return kFetch;
+  if (e.kind() == trail::fetch::FetchError::Kind::kNotPublished) {
+    std::cerr << "trail: not the published bytes: " << e.what()
+              << "\n(this source serves other bytes than its publication lists; none of them "
+                 "was kept: audit from another copy of the bundle)\n";
+    return trail::cli::kExitNotPublished;
+  }
+  std::cerr << "trail: cannot fetch " << e.what()
+            << "\n(check the URL and the connection, then rerun: what was verified is kept in "
+               "the cache)\n";
+  return trail::cli::kExitFetch;
+}
+
+// A publication that cannot stand for the run's trainer (6).
+int ReportPublisherError(const trail::audit::PublisherError& e) {
+  std::cerr << "trail: publication refused: " << e.what() << "\n";
+  return trail::cli::kExitPublisher;
 }
 
 // Runs a command that uses the kernel pool, then joins the pool's workers before exit.
@@ -191,6 +207,8 @@ int main(int argc, char** argv) {
     return kUsage;
   } catch (const trail::fetch::FetchError& e) {
     return ReportFetchError(e);
+  } catch (const trail::audit::PublisherError& e) {
+    return ReportPublisherError(e);
   } catch (const trail::Error& e) {
     return ReportError(e, debug);
   } catch (const std::exception& e) {  // a library's own exception that escaped a check

@@ -6,6 +6,7 @@
 
 #include "audit/publish.h"
 #include "cli/checks.h"
+#include "cli/exit_codes.h"
 
 namespace trail::cli {
 
@@ -37,30 +38,54 @@ void AddPublishCommand(CLI::App& app, PublishCommand& c) {
   c.verify->add_option("--retries", c.retries, "Retries of a failed transfer")
       ->capture_default_str()
       ->check(CLI::Range(0, 20));
+  c.verify->add_option("--trust-publisher", c.trust_publishers,
+                       "Accept a publication signed by this key (a fingerprint or a .pub file) "
+                       "although it is not the key that signed the run's attestation");
   c.verify->add_flag("--json", c.json, "Print the result as JSON");
 }
 
 namespace {
 
+// The exit status of a verified bundle (docs/audit.md, "Exit status").
+int VerifyExit(const audit::BundleCheck& r) {
+  if (!r.problems.empty()) return 1;
+  if (!r.unavailable.empty()) return kExitFetch;
+  if (!r.binding.problem.empty()) return kExitPublisher;
+  return 0;
+}
+
 int RunVerify(const PublishCommand& c) {
   fetch::SourceOptions so;
   so.retries = static_cast<int>(c.retries);
-  const audit::BundleCheck r = audit::VerifyBundle(c.bundle, so);
+  std::vector<std::string> trusted;
+  for (const std::string& k : c.trust_publishers) trusted.push_back(audit::KeyFingerprint(k));
+  const audit::BundleCheck r = audit::VerifyBundle(c.bundle, so, trusted);
   if (c.json) {
-    const nlohmann::json j = {{"ok", r.ok()},
-                              {"root", r.publication.root},
-                              {"signer", r.publication.signer},
-                              {"files", r.publication.files.size()},
-                              {"bytes", r.bytes_read},
-                              {"problems", r.problems}};
+    const nlohmann::json j = {
+        {"ok", r.ok()},
+        {"root", r.publication.root},
+        {"signer", r.publication.signer},
+        {"trainer",
+         r.binding.trainer.empty() ? nlohmann::json() : nlohmann::json(r.binding.trainer)},
+        {"binding", r.binding.binding},
+        {"files", r.publication.files.size()},
+        {"bytes", r.bytes_read},
+        {"problems", r.problems},
+        {"unavailable", r.unavailable}};
     std::printf("%s\n", j.dump(2).c_str());
-    return r.ok() ? 0 : 1;
+    return VerifyExit(r);
   }
   for (const std::string& p : r.problems) std::printf("FAIL %s\n", p.c_str());
-  std::printf("%s: %zu files, %.1f MB, signed by %s; root %s: %s\n", c.bundle.c_str(),
+  for (const std::string& p : r.unavailable) std::printf("UNAVAILABLE %s\n", p.c_str());
+  if (!r.binding.problem.empty()) std::printf("REFUSED %s\n", r.binding.problem.c_str());
+  const char* verdict = !r.problems.empty()          ? "FAILED"
+                        : !r.unavailable.empty()     ? "INCOMPLETE (bytes could not be fetched)"
+                        : !r.binding.problem.empty() ? "REFUSED (not signed by the run's trainer)"
+                                                     : "verified";
+  std::printf("%s: %zu files, %.1f MB, signed by %s (%s); root %s: %s\n", c.bundle.c_str(),
               r.publication.files.size(), r.bytes_read / 1e6, r.publication.signer.c_str(),
-              r.publication.root.c_str(), r.ok() ? "verified" : "FAILED");
-  return r.ok() ? 0 : 1;
+              r.binding.binding.c_str(), r.publication.root.c_str(), verdict);
+  return VerifyExit(r);
 }
 
 }  // namespace

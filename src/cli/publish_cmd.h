@@ -1,12 +1,14 @@
 // `trail publish --run DIR --out DIR --key KEY [--checkpoint-every K]`: a finished run as a
 // signed bundle that auditors fetch from anywhere (audit/publish.h); and `trail publish verify
-// --bundle DIR|URL`: every byte of a bundle against its signed file list. Exit status: 0 when
-// the bundle verifies, 1 when a file does not, 2 on a usage error, 3 on an error, 4 when bytes
-// cannot be fetched.
+// --bundle DIR|URL`: every byte of a bundle against its signed file list. Exit status
+// (cli/exit_codes.h): 0 when the bundle verifies, 1 when a file does not, 2 on a usage error, 3
+// on an error, 4 when bytes cannot be fetched, 6 when the publication's signature does not verify
+// or its key is not the trainer's (and not trusted).
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -18,6 +20,7 @@ struct PublishCommand {
   CLI::App *publish = nullptr, *verify = nullptr;
   std::string run, out, key, bundle, contract;
   int64_t checkpoint_every = 0, chunk_bytes = 1 << 20, retries = 4;
+  std::vector<std::string> trust_publishers;  // --trust-publisher: fingerprints or .pub files
   bool quiet = false, json = false;
 };
 void AddPublishCommand(CLI::App& app, PublishCommand& cmd);

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <map>
 
 #include "core/file_util.h"
@@ -44,6 +45,8 @@ RemoteFile Publish(const std::string& path, const std::string& bytes, uint64_t c
   return f;
 }
 
+const std::string kRoot(64, 'a');  // a publication's root, as the cache is keyed
+
 std::string Bytes(size_t n) {
   std::string s(n, '\0');
   for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>((i * 131 + 7) % 251);
@@ -70,7 +73,7 @@ TEST(ChunkCache, FetchesOnlyMissingChunksAndVerifiesThem) {
   src.files["a.bin"] = Bytes(10000);
   const RemoteFile f = Publish("a.bin", src.files["a.bin"], 4096);
   Progress quiet(true);
-  ChunkCache cache(dir.path(), src, quiet);
+  ChunkCache cache(dir.path(), kRoot, src, quiet);
   EXPECT_EQ(cache.MissingBytes(f, 5000, 5001), 4096u);
   const std::string local = cache.Ensure(f, 5000, 5001);  // chunk 1 only
   EXPECT_EQ(src.served, 4096u);
@@ -81,7 +84,7 @@ TEST(ChunkCache, FetchesOnlyMissingChunksAndVerifiesThem) {
   EXPECT_EQ(src.served, 10000u);
   EXPECT_EQ(ReadFileToString(local), src.files["a.bin"]);
   // Another cache object on the same folder (the next audit) fetches nothing.
-  ChunkCache again(dir.path(), src, quiet);
+  ChunkCache again(dir.path(), kRoot, src, quiet);
   again.EnsureWhole(f);
   EXPECT_EQ(src.served, 10000u);
 }
@@ -93,12 +96,12 @@ TEST(ChunkCache, ADroppedTransferResumesWhereItStopped) {
   const RemoteFile f = Publish("b.bin", src.files["b.bin"], 4096);
   Progress quiet(true);
   {
-    ChunkCache cache(dir.path(), src, quiet);
+    ChunkCache cache(dir.path(), kRoot, src, quiet);
     src.fail_after = 0;
     EXPECT_THROW(cache.Ensure(f, 0, 4096), FetchError);
   }
   src.fail_after = -1;
-  ChunkCache cache(dir.path(), src, quiet);
+  ChunkCache cache(dir.path(), kRoot, src, quiet);
   cache.Ensure(f, 0, 20000);  // runs of missing chunks come in one request each
   const uint64_t first = src.served;
   src.fail_after = 0;
@@ -114,7 +117,7 @@ TEST(ChunkCache, AlteredBytesAreNamedAndNeverMarked) {
   src.files["c.bin"] = Bytes(9000);
   const RemoteFile f = Publish("c.bin", src.files["c.bin"], 4096);
   Progress quiet(true);
-  ChunkCache cache(dir.path(), src, quiet);
+  ChunkCache cache(dir.path(), kRoot, src, quiet);
   src.flip = true;
   const std::string e = ErrorOf([&] { cache.Ensure(f, 4096, 9000); });
   EXPECT_NE(e.find("fake://c.bin: bytes [4096, 8192) are not the published ones"),
@@ -123,6 +126,76 @@ TEST(ChunkCache, AlteredBytesAreNamedAndNeverMarked) {
   src.flip = false;
   EXPECT_EQ(cache.MissingBytes(f, 4096, 9000), 9000u - 4096u);
   EXPECT_EQ(ReadFileToString(cache.EnsureWhole(f)), src.files["c.bin"]);
+}
+
+// A publication signed by another key lists the genuine file's SHA-256 with one forged chunk
+// hash; auditing it first must not change what the genuine publication's audit reads.
+TEST(ChunkCache, AForgedPublicationCannotPoisonTheGenuineOne) {
+  TempDir dir;
+  FakeSource genuine, mirror;
+  genuine.files["s.bin"] = Bytes(3 * 4096);
+  mirror.files["s.bin"] = genuine.files["s.bin"];
+  mirror.files["s.bin"][4096 + 7] ^= 0x40;
+  const RemoteFile real = Publish("s.bin", genuine.files["s.bin"], 4096);
+  RemoteFile forged = Publish("s.bin", mirror.files["s.bin"], 4096);
+  forged.sha256 = real.sha256;  // the whole-file hash left genuine: only chunk 1 is forged
+  Progress quiet(true);
+  {
+    ChunkCache hostile(dir.path(), std::string(64, 'b'), mirror, quiet);
+    hostile.Ensure(forged, 4096, 8192);  // the forged chunk, verified against the forged hash
+  }
+  ChunkCache honest(dir.path(), kRoot, genuine, quiet);
+  EXPECT_EQ(ReadFileToString(honest.EnsureWhole(real)), genuine.files["s.bin"]);
+  EXPECT_EQ(honest.reused_bytes(), 0u) << "the forged chunk was taken for the genuine one";
+  EXPECT_EQ(genuine.served, 3u * 4096u);
+}
+
+// Two publications of one file with different chunk sizes share bytes safely: the second reuses
+// the first's verified bytes where its chunks lie wholly inside them, and fetches the rest.
+TEST(ChunkCache, TwoChunkSizesShareOneCache) {
+  TempDir dir;
+  FakeSource src;
+  src.files["t.bin"] = Bytes(64 * 1024 + 100);
+  const RemoteFile small = Publish("t.bin", src.files["t.bin"], 4096);
+  const RemoteFile large = Publish("t.bin", src.files["t.bin"], 16384);
+  Progress quiet(true);
+  ChunkCache a(dir.path(), std::string(64, '1'), src, quiet);
+  a.Ensure(small, 0, 3 * 4096);  // bytes [0, 12288)
+  ChunkCache b(dir.path(), std::string(64, '2'), src, quiet);
+  const uint64_t before = src.served;
+  EXPECT_EQ(ReadFileToString(b.EnsureWhole(large)), src.files["t.bin"]);
+  EXPECT_EQ(b.reused_bytes(), 0u) << "chunk 0 of 16 KiB is not wholly inside [0, 12 KiB)";
+  a.EnsureWhole(small);
+  EXPECT_EQ(src.served - before, large.size) << "b fetched its file once";
+  EXPECT_EQ(a.reused_bytes(), large.size - 3 * 4096) << "a reused b's verified bytes";
+  EXPECT_EQ(ReadFileToString(a.EnsureWhole(small)), src.files["t.bin"]);
+}
+
+// A cached byte altered on disk after it was marked is found at its next use, dropped and
+// fetched again.
+TEST(ChunkCache, ACachedChunkIsCheckedAtEveryUse) {
+  TempDir dir;
+  FakeSource src;
+  src.files["u.bin"] = Bytes(9000);
+  const RemoteFile f = Publish("u.bin", src.files["u.bin"], 4096);
+  Progress quiet(true);
+  std::string local;
+  {
+    ChunkCache cache(dir.path(), kRoot, src, quiet);
+    local = cache.EnsureWhole(f);
+  }
+  std::string bytes = ReadFileToString(local);
+  bytes[5000] ^= 1;
+  {
+    FILE* out = std::fopen(local.c_str(), "r+b");
+    ASSERT_NE(out, nullptr);
+    std::fwrite(bytes.data(), 1, bytes.size(), out);
+    std::fclose(out);
+  }
+  ChunkCache cache(dir.path(), kRoot, src, quiet);
+  EXPECT_EQ(ReadFileToString(cache.Ensure(f, 0, 9000)), src.files["u.bin"]);
+  EXPECT_EQ(cache.dropped_bytes(), 4096u);
+  EXPECT_EQ(cache.fetched_bytes(), 4096u);
 }
 
 TEST(DirectorySource, RefusesAFileOfAnotherSizeAndBadUrls) {

@@ -35,12 +35,26 @@ struct RemoteFile {
   std::string CheckChunk(uint64_t i, std::string_view bytes) const;
 };
 
-// Thrown when bytes cannot be fetched or are not the published ones: a server that is down,
-// a transfer that fails after every retry, an answer that is not the range asked for, bytes
-// whose hash is not the publication's. The CLI exits with its own code for it (docs/audit.md).
+// Thrown when a publication's bytes cannot be used, in two kinds an auditor acts on differently
+// (docs/audit.md, "Exit status"):
+//   kUnavailable   the bytes could not be had: a server that is down, a transfer that fails
+//                  after every retry, an HTTP error, an answer that is not the range asked for
+//                  (a wrong Content-Range, more or fewer bytes than asked). Retry, or another
+//                  mirror.
+//   kNotPublished  bytes were served as asked but are not the published ones: a chunk or a
+//                  whole file whose SHA-256 is not the publication's, a file of another size.
+//                  The source serves other bytes than the publication lists; nothing of them
+//                  is kept.
+// The message names the file (its URL) and, for a chunk, its byte range and index.
 class FetchError : public Error {
  public:
-  explicit FetchError(const std::string& message) : Error(message) {}
+  enum class Kind { kUnavailable, kNotPublished };
+  explicit FetchError(const std::string& message, Kind kind = Kind::kUnavailable)
+      : Error(message), kind_(kind) {}
+  Kind kind() const { return kind_; }
+
+ private:
+  Kind kind_;
 };
 
 }  // namespace trail::fetch

@@ -25,7 +25,9 @@ class DirectorySource : public Source {
     if (static_cast<uint64_t>(st.st_size) != file_size) {
       ::close(fd);
       throw FetchError(Describe(path) + " holds " + std::to_string(st.st_size) +
-                       " bytes, not the " + std::to_string(file_size) + " the publication lists");
+                           " bytes, not the " + std::to_string(file_size) +
+                           " the publication lists",
+                       FetchError::Kind::kNotPublished);
     }
     std::string out(length, '\0');
     uint64_t done = 0;
