@@ -12,6 +12,13 @@ trainer's private key, so only replaying the steps can find what changed.
   record RUN STEP FIELD          flip the last hex digit of FIELD of a trajectory record; rechain
   weight-bit RUN STEP            flip the lowest bit of one weight of checkpoint STEP; rewrite its
                                  meta.json (file SHA-256 and parameter state hash)
+  sign BUNDLE KEY                recompute every file's size, SHA-256 and chunk hashes in
+                                 BUNDLE/publication.json and sign it with KEY (a PEM private key;
+                                 docs/audit.md, "Publishing a run")
+  swap-chunks BUNDLE KEY SHARD   flip the lowest bit of every token of SHARD (a bundle path) in
+                                 the chunks that lie wholly inside its token array, list the
+                                 forged chunks' hashes but leave the file's whole SHA-256 the
+                                 genuine one, and sign with KEY
 """
 import hashlib, json, os, struct, subprocess, sys
 
@@ -145,6 +152,39 @@ def forge_record(run, step, field):
         return True
     rechain(run, edit)
 
+# ---- publications: {"statement", "public_key", "signature"}, signed over the format line and
+# the statement serialized compactly with sorted keys.
+def sign_publication(bundle, key, keep_sha=None):
+    from cryptography.hazmat.primitives.serialization import (Encoding, PublicFormat,
+                                                              load_pem_private_key)
+    doc = read_json(os.path.join(bundle, 'publication.json'))
+    st, size = doc['statement'], doc['statement']['chunk_bytes']
+    for f in st['files']:
+        b = open(os.path.join(bundle, f['path']), 'rb').read()
+        f['size'], f['chunks'] = len(b), [sha(b[i:i + size]) for i in range(0, len(b), size)]
+        f['sha256'] = keep_sha[f['path']] if keep_sha and f['path'] in keep_sha else sha(b)
+    message = 'trail.publication.v1\n' + json.dumps(st, separators=(',', ':'), sort_keys=True)
+    private = load_pem_private_key(open(key, 'rb').read(), None)
+    doc['public_key'] = private.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw).hex()
+    doc['signature'] = private.sign(message.encode()).hex()
+    write_json(os.path.join(bundle, 'publication.json'), doc)
+
+def swap_chunks(bundle, key, shard):
+    path = os.path.join(bundle, shard)
+    genuine = file_sha(path)
+    b = bytearray(open(path, 'rb').read())
+    size = read_json(os.path.join(bundle, 'publication.json'))['statement']['chunk_bytes']
+    token_bytes, = struct.unpack_from('<I', b, 12)
+    tokens_offset, index_offset = struct.unpack_from('<QQ', b, 32)
+    for at in range(0, len(b), size):
+        end = min(at + size, len(b))
+        if at >= tokens_offset and end <= index_offset:
+            for t in range(at + (tokens_offset - at) % token_bytes, end, token_bytes):
+                b[t] ^= 0x01  # little-endian: the token's lowest bit (stays within the vocabulary)
+    os.remove(path)  # the bundle's files may be hard links to the run's
+    open(path, 'wb').write(bytes(b))
+    sign_publication(bundle, key, {shard: genuine})
+
 if __name__ == '__main__':
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == 'token': forge_token(args[0], int(args[1]))
@@ -153,4 +193,6 @@ if __name__ == '__main__':
     elif cmd == 'record': forge_record(args[0], int(args[1]), args[2])
     elif cmd == 'weight-bit': forge_weight_bit(args[0], int(args[1]))
     elif cmd == 'state-hash': print(state_hash(args[0]))
+    elif cmd == 'sign': sign_publication(args[0], args[1])
+    elif cmd == 'swap-chunks': swap_chunks(args[0], args[1], args[2])
     else: sys.exit('unknown forgery ' + cmd)
