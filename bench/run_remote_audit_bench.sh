@@ -11,8 +11,9 @@ trail=$build/src/cli/trail; run=$build/demo/run
 work=$(mktemp -d "${TMPDIR:-/tmp}/trail-remote-bench-XXXXXX")
 pid=""
 trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$work"' EXIT
-"$trail" audit keygen --out "$work/k" > /dev/null
-"$trail" publish --run "$run" --out "$work/bundle" --key "$work/k.key" --checkpoint-every 100 \
+# Published with the demo trainer's key: an audit refuses a publication signed by another key
+# than the one that signed the run's attestation (docs/audit.md, "Who published it").
+"$trail" publish --run "$run" --out "$work/bundle" --key "$build/demo/trainer.key" --checkpoint-every 100 \
   --quiet | head -1
 python3 "$here/../tests/range_server.py" "$work/bundle" "$work/port" > /dev/null 2>&1 &
 pid=$!
