@@ -1,17 +1,21 @@
 # trail: the two commands that matter are `make demo` and `make test`. Both install what is
-# missing (Debian packages, as root), configure, build, then run.
+# missing (Debian packages, as root; PyPI packages pinned with hashes into $(BUILD)/venv),
+# configure, build, then run.
 BUILD ?= build
 JOBS ?= $(shell nproc)
+# The CUDA backend must compile where scripts/install-deps.sh installs nvcc from PyPI (x86-64):
+# ON makes a missing nvcc an error there rather than a build without the backend.
+TRAIL_CUDA ?= $(if $(filter x86_64,$(shell uname -m)),ON,AUTO)
 
 .PHONY: all deps configure build python assets test test-exhaustive test-sanitize fuzz soak demo bench clean
 
 all: build
 
 deps:
-	scripts/install-deps.sh
+	scripts/install-deps.sh $(BUILD)
 
 configure: deps
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRAIL_CUDA=$(TRAIL_CUDA)
 
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)

@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# Installs the Debian packages trail needs to build, test and run its demo.
-# Idempotent: only missing packages are installed. Needs root (apt-get).
+# Installs what trail needs to build, test and run its demo: Debian packages (as root), then the
+# PyPI packages pinned with hashes in scripts/requirements/*.txt into the project's virtual
+# environment BUILD/venv (CUDA 13 from PyPI: the CUDA backend compiles without /usr/local/cuda).
+# Idempotent: only what is missing is installed.
+#   scripts/install-deps.sh [BUILD]   (default build)
 set -euo pipefail
+build=${1:-build}
+here=$(cd "$(dirname "$0")" && pwd)
 
 native_pkgs=(
   build-essential cmake ninja-build pkg-config
@@ -12,7 +17,7 @@ native_pkgs=(
   libopenmpi-dev openmpi-bin
   librust-blake3-dev
   clang-14 libclang-rt-14-dev llvm-14 clang-format-14
-  python3-dev pybind11-dev python3-pytest libcurl4-openssl-dev
+  python3-dev python3-venv pybind11-dev python3-pytest libcurl4-openssl-dev
 )
 # clang-14: the second compiler whose build must reproduce the golden hashes; libclang-rt-14-dev
 # and llvm-14: libFuzzer, the sanitizer runtimes and llvm-symbolizer (make fuzz, make test-sanitize).
@@ -64,4 +69,32 @@ if [ -n "$todo" ]; then
   as_root apt-get update -qq
   # shellcheck disable=SC2086
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $todo
+fi
+
+# The project's virtual environment, on Debian's python3 (the one python3-dev builds the module
+# for). A stamp holding the lock files' SHA-256 makes a rerun with unchanged locks a no-op.
+venv=$build/venv
+locks=()
+for lock in "$here"/requirements/*.txt; do
+  # The CUDA wheels are built for x86-64 (manylinux); elsewhere the backend needs a local CUDA.
+  [[ $lock == */cuda.txt && $(uname -m) != x86_64 ]] && continue
+  locks+=("$lock")
+done
+want_stamp=$(cat /dev/null "${locks[@]}" | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$venv/.trail-locks" 2>/dev/null)" != "$want_stamp" ]; then
+  echo "trail setup: installing the PyPI packages of ${locks[*]##*/} into $venv"
+  mkdir -p "$build"
+  [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv "$venv"
+  for lock in "${locks[@]}"; do
+    "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps --require-hashes \
+      -r "$lock"
+  done
+  # CUDA from wheels: the layout CMake's FindCUDAToolkit and nvcc's own profile expect (lib64,
+  # and the unversioned names of the shared libraries the wheels ship as .so.N).
+  for cu in "$venv"/lib/python3*/site-packages/nvidia/cu13; do
+    [ -d "$cu" ] || continue
+    ln -sfn lib "$cu/lib64"
+    for so in "$cu"/lib/lib*.so.[0-9]*; do ln -sfn "$(basename "$so")" "${so%.so.*}.so"; done
+  done
+  echo "$want_stamp" > "$venv/.trail-locks"
 fi

@@ -22,8 +22,10 @@ phase() {
 }
 
 start=$(now)
-phase deps scripts/install-deps.sh
-phase configure cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
+phase deps scripts/install-deps.sh "$build"
+# The CUDA backend must compile where install-deps.sh installs nvcc from PyPI (x86-64).
+cuda=AUTO; [ "$(uname -m)" = x86_64 ] && cuda=ON
+phase configure cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRAIL_CUDA="${TRAIL_CUDA:-$cuda}"
 phase build cmake --build "$build" -j "$jobs"
 phase assets scripts/fetch-assets.sh "$build/assets"
 log=$build/ctest.log
