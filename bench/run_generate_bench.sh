@@ -4,8 +4,8 @@
 # alternating rounds; prints decode tokens/s medians and the ratio. The model: d_model 512,
 # 8 layers, 8 heads, d_ff 1408, the KV cache up to 512 positions, a 1024-id BPE vocabulary of
 # the KJV, trained one step (speed does not depend on the weights), exported to GGUF f32. Then
-# evaluation speed: OLMES requests/s at --limit 200 on the nine tasks (when ../shared/data/olmes
-# or $TRAIL_OLMES exists), and its cost against a training step's forward.
+# evaluation speed: OLMES requests/s at --limit 200 on the nine tasks (BUILD/assets/olmes
+# or $TRAIL_OLMES), and its cost against a training step's forward.
 #   bench/run_generate_bench.sh [BUILD] [NEW_TOKENS] [EVAL_LIMIT (200; 0 leaves evaluation out)]
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
@@ -59,7 +59,7 @@ for (const t of [1, 2]) {
   const ta = med(a.map(r => r.tok_s)), tb = med(b.map(r => r.tok_s));
   console.log(`  ${t} thread(s): trail ${ta.toFixed(1)} tok/s (${a[0].tokens} tokens), llama.cpp ${tb.toFixed(1)} tok/s (${b[0].tokens}): ${(ta / tb).toFixed(2)}x`);
 }' "$new"
-olmes=${TRAIL_OLMES:-$here/../../shared/data/olmes}
+olmes=${TRAIL_OLMES:-$assets/olmes}
 if [ -d "$olmes" ] && [ "$limit" -gt 0 ]; then
   "$trail" eval --run run --tasks "$olmes" --limit "$limit" --threads 2 --quiet --out eval.json > /dev/null
   # Training steps of the same model on 512-token batches (the median of steps 2-5), for the

