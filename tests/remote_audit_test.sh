@@ -43,6 +43,12 @@ cat publish.out
   || fail "the tokenizer contract is not published"
 cmp -s bundle/data/tokenizer.json tokenizer.json || fail "the contract's artifact is not published"
 "$trail" publish verify --bundle bundle > /dev/null || fail "publish verify of a folder"
+# The trajectory's bytes, its chain and the publication's root, recomputed from the docs alone.
+python3 "$here/conformance/trajectory_port.py" run bundle/publication.json > port.out \
+  || { cat port.out; fail "the trajectory or publication port"; }
+[ "$(sed -n 's/^root //p' port.out)" = "$("$trail" publish verify --bundle bundle --json |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["root"])')" ] \
+  || fail "the port's publication root is not trail's"
 serve bundle
 "$trail" publish verify --bundle "$url" --json > verify.json || fail "publish verify over http"
 [ "$(json verify.json 'j["ok"]')" = True ] || fail "verify.json"
