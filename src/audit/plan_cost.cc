@@ -8,6 +8,7 @@
 #include "audit/step_reads.h"
 #include "core/error.h"
 #include "data/shard_reader.h"
+#include "train/checkpoint.h"
 #include "train/step_trace.h"
 
 namespace trail::audit {
@@ -67,7 +68,7 @@ uint64_t FetchBytes(const Publication& pub, const std::vector<int64_t>& steps,
   }
   for (int64_t c : StartingCheckpoints(steps, pub.checkpoints)) {
     if (c < 0) continue;
-    for (const char* f : {"meta.json", "model.safetensors", "optim.safetensors"}) {
+    for (const char* f : train::kCheckpointFiles) {
       count.Whole(BundleCheckpointPath(c, f));
     }
   }

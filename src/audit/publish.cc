@@ -52,7 +52,7 @@ void AddRunFiles(const std::string& run_dir, const std::vector<int64_t>& kept,
     }
   }
   for (int64_t step : kept) {
-    for (const char* f : {"meta.json", "model.safetensors", "optim.safetensors"}) {
+    for (const char* f : train::kCheckpointFiles) {
       const std::string src = train::CheckpointDir(run_dir, step) + "/" + f;
       if (fs::exists(src)) out.push_back({src, BundleCheckpointPath(step, f)});
     }

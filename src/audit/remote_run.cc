@@ -11,6 +11,7 @@
 #include "data/shard_format.h"
 #include "data/manifest.h"
 #include "data/shard_reader.h"
+#include "train/checkpoint.h"
 #include "train/step_trace.h"
 
 namespace trail::audit {
@@ -82,22 +83,18 @@ void RemoteRun::FetchRunFiles(const std::vector<int64_t>& steps) {
     want(train::TracePath("run", s) + ".sig", false);
   }
   for (int64_t c : StartingCheckpoints(steps, pub_.checkpoints)) {
-    if (c < 0) continue;
-    for (const char* file : {"meta.json", "model.safetensors", "optim.safetensors"}) {
-      want(BundleCheckpointPath(c, file), false);
-    }
+    if (c >= 0) WantCheckpoint(c, wants);
   }
   Fetch(wants);
 }
 
-void RemoteRun::FetchCheckpoint(int64_t step) {
-  std::vector<Want> wants;
-  for (const char* file : {"meta.json", "model.safetensors", "optim.safetensors"}) {
+// The published files of checkpoint `step`, whole.
+void RemoteRun::WantCheckpoint(int64_t step, std::vector<Want>& wants) const {
+  for (const char* file : train::kCheckpointFiles) {
     if (const fetch::RemoteFile* f = pub_.Find(BundleCheckpointPath(step, file))) {
       wants.push_back({f, 0, 0, true});
     }
   }
-  Fetch(wants);
 }
 
 // The manifest; every shard's header, then its index, keys and trailer.
@@ -184,7 +181,11 @@ std::map<std::string, std::string> RemoteRun::DifferingShards() const {
 void RemoteRun::Prepare(int64_t start, bool checkpoint, int64_t target) {
   const int64_t key = checkpoint ? start : -1;
   if (!prepared_.insert({key, target}).second) return;
-  if (checkpoint) FetchCheckpoint(start);
+  if (checkpoint) {
+    std::vector<Want> wants;
+    WantCheckpoint(start, wants);
+    Fetch(wants);
+  }
   FetchTokens(StepsFrom(key, target));
   progress_.Finish();
 }

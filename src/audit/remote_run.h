@@ -75,7 +75,7 @@ class RemoteRun {
   };
   std::vector<std::string> Fetch(const std::vector<Want>& wants);
   void FetchRunFiles(const std::vector<int64_t>& steps);
-  void FetchCheckpoint(int64_t step);
+  void WantCheckpoint(int64_t step, std::vector<Want>& wants) const;
   void FetchShardIndexes();
   void FetchTokens(const std::vector<int64_t>& replayed);
   void Bind();

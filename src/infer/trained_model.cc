@@ -36,7 +36,7 @@ std::string FindCheckpoint(const std::string& run_dir, int64_t step) {
 // The vocabulary size: the embedding table's rows in the checkpoint (the recipe may leave it
 // to the data's tokenizer).
 int64_t CheckpointVocab(const std::string& checkpoint_dir) {
-  const std::string path = checkpoint_dir + "/model.safetensors";
+  const std::string path = checkpoint_dir + "/" + train::kCheckpointModelFile;
   const SafetensorsFile f = ReadSafetensors(path);
   const Tensor* embed = f.Find("embed");
   TRAIL_CHECK(embed != nullptr && embed->shape().size() == 2, path,

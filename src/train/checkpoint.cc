@@ -113,15 +113,16 @@ void WriteMetaAndCommit(const std::string& run_dir, const std::string& tmp, cons
       {"params_hash", ToHex(params_hash)},
       {"optimizer_hash", ToHex(optim_hash)},
       {"files",
-       {{"model.safetensors", ToHex(Sha256OfFile(tmp + "/model.safetensors"))},
-        {"optim.safetensors", ToHex(Sha256OfFile(tmp + "/optim.safetensors"))}}},
+       {{kCheckpointModelFile, ToHex(Sha256OfFile(tmp + "/" + std::string(kCheckpointModelFile)))},
+        {kCheckpointOptimFile,
+         ToHex(Sha256OfFile(tmp + "/" + std::string(kCheckpointOptimFile)))}}},
       {"resume_tier", 3},
       {"resume_tier_meaning",
        "bitwise-identical continuation: weights, optimizer moments and step count, LR clock "
        "(tokens consumed), window cursor (the sampler's whole state), spike-protocol and "
        "monitor state; no RNG or loader state exists to lose"}};
   if (layout != nullptr) meta["layout"] = *layout;
-  WriteFileAtomic(tmp + "/meta.json", meta.dump(2) + "\n");
+  WriteFileAtomic(tmp + "/" + std::string(kCheckpointMetaFile), meta.dump(2) + "\n");
   SyncDir(tmp);
   if (fs::exists(final_dir)) fs::remove_all(final_dir);  // an invalid one at the same step
   fs::rename(tmp, final_dir);
@@ -139,10 +140,10 @@ void SaveCheckpoint(const std::string& run_dir, const TrainState& st, const RunI
   const std::string tmp = final_dir + ".tmp";
   fs::remove_all(tmp);
   fs::create_directories(tmp);
-  WriteSafetensors(tmp + "/model.safetensors", Ptrs(HostCopies({&st.params})),
+  WriteSafetensors(tmp + "/" + std::string(kCheckpointModelFile), Ptrs(HostCopies({&st.params})),
                    CheckpointFileMetadata());
-  WriteSafetensors(tmp + "/optim.safetensors", Ptrs(HostCopies({&st.adam_m(), &st.adam_v()})),
-                   CheckpointFileMetadata());
+  WriteSafetensors(tmp + "/" + std::string(kCheckpointOptimFile),
+                   Ptrs(HostCopies({&st.adam_m(), &st.adam_v()})), CheckpointFileMetadata());
   WriteMetaAndCommit(run_dir, tmp, st, id, st.params.StateHash(), st.OptimizerHash(), nullptr);
 }
 
@@ -155,7 +156,7 @@ std::vector<int64_t> ListCheckpoints(const std::string& run_dir) {
     long long step = -1;
     char tail = 0;
     if (std::sscanf(name.c_str(), "step_%lld%c", &step, &tail) == 1 && step >= 0 &&
-        fs::exists(e.path() / "meta.json")) {
+        fs::exists(e.path() / kCheckpointMetaFile)) {
       out.push_back(step);
     }
   }
@@ -164,7 +165,7 @@ std::vector<int64_t> ListCheckpoints(const std::string& run_dir) {
 }
 
 RunIdentity CheckpointIdentity(const std::string& dir) {
-  const std::string meta_path = dir + "/meta.json";
+  const std::string meta_path = dir + "/" + std::string(kCheckpointMetaFile);
   try {
     const nlohmann::json meta = nlohmann::json::parse(ReadFileToString(meta_path));
     return {meta.at("recipe_sha256").get<std::string>(),
@@ -176,12 +177,12 @@ RunIdentity CheckpointIdentity(const std::string& dir) {
 }
 
 CheckpointMeta VerifyCheckpointFiles(const std::string& dir) {
-  const std::string meta_path = dir + "/meta.json";
+  const std::string meta_path = dir + "/" + std::string(kCheckpointMetaFile);
   CheckpointMeta out;
   try {
     const nlohmann::json meta = nlohmann::json::parse(ReadFileToString(meta_path));
     TRAIL_CHECK(meta.at("format") == kFormat, meta_path, ": not a ", kFormat, " checkpoint");
-    for (const char* f : {"model.safetensors", "optim.safetensors"}) {
+    for (const char* f : {kCheckpointModelFile, kCheckpointOptimFile}) {
       const std::string path = dir + "/" + f;
       TRAIL_CHECK(fs::exists(path), path, ": missing");
       const std::string got = ToHex(Sha256OfFile(path));
@@ -206,7 +207,7 @@ namespace {
 // checked against the model's.
 nlohmann::json VerifiedMeta(const std::string& dir, const RunIdentity& id, int64_t parameters) {
   nlohmann::json meta;
-  const std::string meta_path = dir + "/meta.json";
+  const std::string meta_path = dir + "/" + std::string(kCheckpointMetaFile);
   try {
     meta = nlohmann::json::parse(ReadFileToString(meta_path));
   } catch (const nlohmann::json::exception& e) {
@@ -279,12 +280,13 @@ uint64_t BackToBackData(const std::string& path, const std::vector<TensorMeta>& 
 }  // namespace
 
 void LoadCheckpoint(const std::string& dir, const RunIdentity& id, TrainState& st) {
-  const std::string meta_path = dir + "/meta.json";
+  const std::string meta_path = dir + "/" + std::string(kCheckpointMetaFile);
   const nlohmann::json meta = VerifiedMeta(dir, id, st.params.numel());
   try {
-    Fill(ReadSafetensors(dir + "/model.safetensors"), dir + "/model.safetensors", {&st.params});
-    Fill(ReadSafetensors(dir + "/optim.safetensors"), dir + "/optim.safetensors",
-         {&st.adam_m(), &st.adam_v()});
+    Fill(ReadSafetensors(dir + "/" + std::string(kCheckpointModelFile)),
+         dir + "/" + std::string(kCheckpointModelFile), {&st.params});
+    Fill(ReadSafetensors(dir + "/" + std::string(kCheckpointOptimFile)),
+         dir + "/" + std::string(kCheckpointOptimFile), {&st.adam_m(), &st.adam_v()});
     TRAIL_CHECK(ToHex(st.params.StateHash()) == meta.at("params_hash").get<std::string>(), dir,
                 ": parameter state hash differs from meta.json");
     TRAIL_CHECK(ToHex(st.OptimizerHash()) == meta.at("optimizer_hash").get<std::string>(), dir,
@@ -308,7 +310,7 @@ int64_t VerifyCheckpoint(const std::string& dir, const RunIdentity& id, int64_t 
 CheckpointRanges LoadCheckpointRanges(const std::string& dir, const RunIdentity& id, TrainState& st,
                                       std::span<const TensorMeta> params, int64_t begin,
                                       int64_t count) {
-  const std::string meta_path = dir + "/meta.json";
+  const std::string meta_path = dir + "/" + std::string(kCheckpointMetaFile);
   int64_t n = 0;
   std::vector<TensorMeta> moments;
   for (const char* prefix : {"adam_m.", "adam_v."}) {
@@ -324,7 +326,8 @@ CheckpointRanges LoadCheckpointRanges(const std::string& dir, const RunIdentity&
   const nlohmann::json meta = VerifiedMeta(dir, id, n);
   CheckpointRanges out;
   try {
-    const std::string model = dir + "/model.safetensors", optim = dir + "/optim.safetensors";
+    const std::string model = dir + "/" + std::string(kCheckpointModelFile),
+                      optim = dir + "/" + std::string(kCheckpointOptimFile);
     const uint64_t pbase =
         BackToBackData(model, std::vector<TensorMeta>(params.begin(), params.end()));
     const uint64_t mbase = BackToBackData(optim, moments);
@@ -346,7 +349,8 @@ CheckpointRanges LoadCheckpointRanges(const std::string& dir, const RunIdentity&
 
 int64_t LoadCheckpointParams(const std::string& dir, const RunIdentity& id,
                              model::ParameterSet& params) {
-  const std::string meta_path = dir + "/meta.json", path = dir + "/model.safetensors";
+  const std::string meta_path = dir + "/" + std::string(kCheckpointMetaFile),
+                    path = dir + "/" + std::string(kCheckpointModelFile);
   TRAIL_CHECK(fs::exists(meta_path), dir, ": no checkpoint here (meta.json is missing)");
   nlohmann::json meta;
   try {
@@ -361,7 +365,7 @@ int64_t LoadCheckpointParams(const std::string& dir, const RunIdentity& id,
                 dir, ": a checkpoint of another run (its recipe or data manifest differs)");
     TRAIL_CHECK(fs::exists(path), path, ": missing");
     const std::string got = ToHex(Sha256OfFile(path));
-    TRAIL_CHECK(got == meta.at("files").at("model.safetensors").get<std::string>(), path,
+    TRAIL_CHECK(got == meta.at("files").at(kCheckpointModelFile).get<std::string>(), path,
                 ": SHA-256 differs from meta.json (corrupted): ", got);
     Fill(ReadSafetensors(path), path, {&params});
     TRAIL_CHECK(ToHex(params.StateHash()) == meta.at("params_hash").get<std::string>(), dir,

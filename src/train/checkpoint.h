@@ -22,6 +22,15 @@ struct RunIdentity {
 
 std::string CheckpointDir(const std::string& run_dir, int64_t step);
 
+// The files of a checkpoint directory (docs/training.md, "Checkpoints"): the one schema every
+// writer, reader, publisher and fetch uses. meta.json (written last) records the SHA-256 of the
+// two safetensors files under these names.
+inline constexpr const char* kCheckpointMetaFile = "meta.json";
+inline constexpr const char* kCheckpointModelFile = "model.safetensors";  // the parameters
+inline constexpr const char* kCheckpointOptimFile = "optim.safetensors";  // AdamW's moments
+inline constexpr const char* kCheckpointFiles[] = {kCheckpointMetaFile, kCheckpointModelFile,
+                                                   kCheckpointOptimFile};
+
 void SaveCheckpoint(const std::string& run_dir, const TrainState& st, const RunIdentity& id);
 
 // One process's share of a checkpoint that every process of a job writes (StepEngine::

@@ -101,8 +101,8 @@ void SaveCheckpointShared(const std::string& run_dir, const TrainState& st, cons
               "checkpoint: process ", q, " holds ", share.params.size(), " values of a range of ",
               count);
   const std::string tmp = CheckpointDir(run_dir, st.step) + ".tmp";
-  const std::string model_path = tmp + "/model.safetensors",
-                    optim_path = tmp + "/optim.safetensors";
+  const std::string model_path = tmp + "/" + kCheckpointModelFile,
+                    optim_path = tmp + "/" + kCheckpointOptimFile;
   const std::string model_prefix =
       SafetensorsPrefix(EntriesOf(share.param_metas), CheckpointFileMetadata(), model_path);
   const std::string optim_prefix =
