@@ -49,6 +49,8 @@ python3 "$here/conformance/trajectory_port.py" run bundle/publication.json > por
 [ "$(sed -n 's/^root //p' port.out)" = "$("$trail" publish verify --bundle bundle --json |
   python3 -c 'import json, sys; print(json.load(sys.stdin)["root"])')" ] \
   || fail "the port's publication root is not trail's"
+python3 "$here/conformance/state_hash_port.py" run/checkpoints/step_00000050 > port.out \
+  || { cat port.out; fail "the state hash port"; }
 serve bundle
 "$trail" publish verify --bundle "$url" --json > verify.json || fail "publish verify over http"
 [ "$(json verify.json 'j["ok"]')" = True ] || fail "verify.json"
