@@ -14,7 +14,7 @@
 #     (no hang) with a non-zero status, mid-run, and --resume on another P lands on the straight
 #     run's final hash.
 set -euo pipefail
-trail=$1; assets=$2
+trail=$1; assets=$2; kill_shim=$3
 command -v mpirun >/dev/null || { echo "FAIL: mpirun missing: run scripts/install-deps.sh" >&2; exit 1; }
 dir=$(mktemp -d "${TMPDIR:-/tmp}/trail-mpi-XXXXXX")
 trap '[ -n "${TRAIL_KEEP:-}" ] || rm -rf "$dir"' EXIT
@@ -23,6 +23,16 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 # Containers often forbid the cross-process memory copy OpenMPI's shared-memory transport tries.
 export OMPI_MCA_btl_vader_single_copy_mechanism=none TRAIL_NUM_THREADS=1
 mpi() { local np=$1; shift; mpirun --allow-run-as-root --oversubscribe -np "$np" "$trail" "$@"; }
+# killed_in_checkpoint STEP RANK MPIRUN_ARGS...: the job with process RANK SIGKILLed inside step
+# STEP's checkpoint, after its parameters and before its moments (its first write to the moments'
+# file; tests/kill_on_write.c, loaded with LD_PRELOAD).
+killed_in_checkpoint() {
+  local step=$1 rank=$2; shift 2
+  LD_PRELOAD=$kill_shim TRAIL_KILL_RANK=$rank \
+    TRAIL_KILL_ON_WRITE=$(printf 'checkpoints/step_%08d.tmp/optim.safetensors' "$step") \
+    timeout -s KILL 60 mpirun --allow-run-as-root --oversubscribe \
+    -x LD_PRELOAD -x TRAIL_KILL_RANK -x TRAIL_KILL_ON_WRITE "$@"
+}
 
 # 200 chapters of the King James Bible, every 20th held out.
 awk 'function flush() { if (text != "") { gsub(/\\/, "\\\\", text); gsub(/"/, "\\\"", text);
@@ -195,8 +205,7 @@ checkpointed_by_4() {
 checkpointed_by_4 s6.toml s6_0 sw4 "sharded"
 mpi 2 audit replay --run sw4 --steps 2:8 --json --quiet | verdicts > sw4.audit2
 cmp -s sw4.audit sw4.audit2 || fail "audit of the sharded run on 2 processes: $(cat sw4.audit2)"
-if TRAIL_TEST_KILL_IN_CHECKPOINT=8:1 timeout -s KILL 60 mpirun --allow-run-as-root --oversubscribe \
-     -np 3 -x TRAIL_TEST_KILL_IN_CHECKPOINT "$trail" train --recipe s6.toml --data m6.json \
+if killed_in_checkpoint 8 1 -np 3 "$trail" train --recipe s6.toml --data m6.json \
      --run storn --quiet > storn.out 2> storn.err; then
   fail "the sharded job succeeded though a process died in its checkpoint"
 fi
@@ -292,8 +301,7 @@ assert l["writers"] == 4 and len(l["flat_ranges"]) == 4 and l["flat_ranges"][0][
   w4/checkpoints/step_00000004/meta.json || fail "P = 4 checkpoint: no layout of 4 writers"
 # One process killed inside a checkpoint, its range half written: the job ends, the torn
 # checkpoint is never listed, and the resume starts from the last complete one.
-if TRAIL_TEST_KILL_IN_CHECKPOINT=8:2 timeout -s KILL 60 mpirun --allow-run-as-root --oversubscribe \
-     -np 4 -x TRAIL_TEST_KILL_IN_CHECKPOINT "$trail" train --recipe r6.toml --data m6.json \
+if killed_in_checkpoint 8 2 -np 4 "$trail" train --recipe r6.toml --data m6.json \
      --run torn --quiet > torn.out 2> torn.err; then
   fail "the job succeeded though a process died in its checkpoint"
 fi

@@ -3,8 +3,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <csignal>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -75,18 +73,6 @@ class File {
   int fd_;
 };
 
-// A test seam (tests/train_mpi_test.sh): TRAIL_TEST_KILL_IN_CHECKPOINT="STEP:RANK" kills process
-// RANK with SIGKILL inside step STEP's checkpoint, after it wrote its parameters and before its
-// moments: the torn checkpoint a resume must never take as complete. Unset, it does nothing.
-void MaybeKilledForTest(int64_t step, int rank) {
-  const char* v = std::getenv("TRAIL_TEST_KILL_IN_CHECKPOINT");
-  long long s = -1;
-  int r = -1;
-  if (v != nullptr && std::sscanf(v, "%lld:%d", &s, &r) == 2 && s == step && r == rank) {
-    std::raise(SIGKILL);
-  }
-}
-
 }  // namespace
 
 void SaveCheckpointShared(const std::string& run_dir, const TrainState& st, const RunIdentity& id,
@@ -124,7 +110,6 @@ void SaveCheckpointShared(const std::string& run_dir, const TrainState& st, cons
   AllSucceeded(comm, ErrorOf([&] {
                  File model(model_path, O_WRONLY), optim(optim_path, O_WRONLY);
                  model.WriteAt(share.params.data(), 4 * count, model_prefix.size() + 4 * begin);
-                 MaybeKilledForTest(st.step, q);
                  optim.WriteAt(share.m.data(), 4 * count, optim_prefix.size() + 4 * begin);
                  optim.WriteAt(share.v.data(), 4 * count, optim_prefix.size() + 4 * (n + begin));
                  model.Sync();
