@@ -17,7 +17,6 @@
 #include "data/synthetic_corpus.h"
 #include "repops/cpu_backend.h"
 #include "train/recipe.h"
-#include "train/resume_fault_for_test.h"
 #include "train/step.h"
 #include "train/trainer.h"
 
@@ -75,12 +74,10 @@ inline std::unique_ptr<RunFiles> MakeRun(int64_t steps, int64_t checkpoint_every
   return f;
 }
 
-inline TrainSummary Train(const RunFiles& f, bool resume, int64_t stop_after = -1,
-                          ResumeFault fault = ResumeFault::kNone) {
+inline TrainSummary Train(const RunFiles& f, bool resume, int64_t stop_after = -1) {
   TrainOptions o;
   o.recipe_path = f.recipe, o.manifest_path = f.manifest, o.run_dir = f.run;
   o.resume = resume, o.stop_after = stop_after, o.quiet = true;
-  const ScopedResumeFaultForTest broken(fault);
   return RunTraining(o);
 }
 

@@ -14,7 +14,6 @@
 #include "repops/kernels.h"
 #include "train/checkpoint.h"
 #include "train/loaded_run.h"
-#include "train/resume_fault_for_test.h"
 #include "train/run_attestation.h"
 #include "train/run_dir.h"
 #include "train/run_flops.h"
@@ -122,8 +121,6 @@ std::vector<TrajectoryRecord> Resume(const TrainOptions& opt, const RunDirectory
   } else if (!lead) {
     LoadCheckpoint(CheckpointDir(rd.dir(), s), run.id(), st);
   }
-  if (ResumeFaultForTest() == ResumeFault::kDropCursor) st.window_cursor = 0;
-  if (ResumeFaultForTest() == ResumeFault::kDropTokens) st.tokens = 0;
   if (!lead) return {};
   const std::vector<TrajectoryRecord> recs =
       rd.ReadTrajectory(rd.ReadInfo().genesis, /*drop_torn_tail=*/true);
