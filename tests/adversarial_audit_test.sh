@@ -14,6 +14,8 @@
 #     that makes the honest audit fail);
 #   - the genuine file list re-signed by a mirror (the same root): refused by replay, certify and
 #     publish verify, accepted with --trust-publisher naming the mirror's key;
+#   - a mirror that re-signs the run's attestation.json too: bound to itself (the report names its
+#     key), refused by replay and publish verify under --trainer naming the trainer's key;
 #   - two honest bundles of one run with different chunk sizes through one cache, both ways;
 #   - a published checkpoint that disagrees with the trajectory: the replay falls back to an
 #     older one, which is fetched and checked first;
@@ -144,6 +146,25 @@ assert p == {"root": root, "signer": signer, "binding": "trainer"}, p
 PY
 "$trail" publish verify --bundle "$url" > verify.out || { cat verify.out; fail "publish verify"; }
 grep -q "(trainer)" verify.out || { cat verify.out; fail "publish verify names no binding"; }
+
+echo "-- a mirror that re-signs the run's attestation too: bound to itself, refused by --trainer"
+cp -r bundle claimed
+$forge sign-attestation claimed/run mirror.key
+$forge sign claimed mirror.key
+serve claimed
+"$trail" audit replay --run "$url" --steps 50:53 --cache cclaim --json --quiet > claimed.json \
+  || fail "the mirror's self-consistent bundle of genuine bytes"
+[ "$(json claimed.json 'j["publication"]["binding"]')" = trainer ] || fail "claimed binding"
+[ "$(json claimed.json 'j["run_attestation"]["signer"]')" = "$mirror_fp" ] \
+  || fail "the report does not name the key that signed the attestation"
+hostile 6 "run/attestation.json is signed by key $mirror_fp, not by the trainer's key" cclaim -- \
+  audit replay --run "$url" --steps 50:53 --trainer trainer.pub
+"$trail" publish verify --bundle "$url" --trainer trainer.pub > verify.out && got=0 || got=$?
+[ "$got" = 6 ] || { cat verify.out; fail "publish verify --trainer of a claimed bundle: exit $got"; }
+honest cclaim
+serve bundle
+"$trail" audit replay --run "$url" --steps 50:53 --cache cclaim --trainer trainer.pub --quiet \
+  > /dev/null || fail "the genuine bundle with --trainer"
 
 echo "-- two chunk sizes through one cache"
 serve bundle

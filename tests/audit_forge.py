@@ -15,6 +15,8 @@ trainer's private key, so only replaying the steps can find what changed.
   sign BUNDLE KEY                recompute every file's size, SHA-256 and chunk hashes in
                                  BUNDLE/publication.json and sign it with KEY (a PEM private key;
                                  docs/audit.md, "Publishing a run")
+  sign-attestation RUN KEY       re-sign RUN/attestation.json's statement with KEY (a PEM private
+                                 key): a mirror claiming the trainer's run as its own
   swap-chunks BUNDLE KEY SHARD   flip the lowest bit of every token of SHARD (a bundle path) in
                                  the chunks that lie wholly inside its token array, list the
                                  forged chunks' hashes but leave the file's whole SHA-256 the
@@ -154,19 +156,30 @@ def forge_record(run, step, field):
 
 # ---- publications: {"statement", "public_key", "signature"}, signed over the format line and
 # the statement serialized compactly with sorted keys.
-def sign_publication(bundle, key, keep_sha=None):
+def sign_statement(doc, fmt, key):
+    """Signs doc["statement"] as docs/audit.md says: FORMAT, a newline, the compact sorted JSON."""
     from cryptography.hazmat.primitives.serialization import (Encoding, PublicFormat,
                                                               load_pem_private_key)
+    message = fmt + '\n' + json.dumps(doc['statement'], separators=(',', ':'), sort_keys=True)
+    private = load_pem_private_key(open(key, 'rb').read(), None)
+    doc['public_key'] = private.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw).hex()
+    doc['signature'] = private.sign(message.encode()).hex()
+
+def sign_attestation(run, key):
+    path = os.path.join(run, 'attestation.json')
+    doc = read_json(path)
+    sign_statement(doc, 'trail.run.attestation.v1', key)
+    os.remove(path)  # the bundle's files may be hard links to the run's
+    write_json(path, doc)
+
+def sign_publication(bundle, key, keep_sha=None):
     doc = read_json(os.path.join(bundle, 'publication.json'))
     st, size = doc['statement'], doc['statement']['chunk_bytes']
     for f in st['files']:
         b = open(os.path.join(bundle, f['path']), 'rb').read()
         f['size'], f['chunks'] = len(b), [sha(b[i:i + size]) for i in range(0, len(b), size)]
         f['sha256'] = keep_sha[f['path']] if keep_sha and f['path'] in keep_sha else sha(b)
-    message = 'trail.publication.v1\n' + json.dumps(st, separators=(',', ':'), sort_keys=True)
-    private = load_pem_private_key(open(key, 'rb').read(), None)
-    doc['public_key'] = private.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw).hex()
-    doc['signature'] = private.sign(message.encode()).hex()
+    sign_statement(doc, 'trail.publication.v1', key)
     write_json(os.path.join(bundle, 'publication.json'), doc)
 
 def swap_chunks(bundle, key, shard):
@@ -194,5 +207,6 @@ if __name__ == '__main__':
     elif cmd == 'weight-bit': forge_weight_bit(args[0], int(args[1]))
     elif cmd == 'state-hash': print(state_hash(args[0]))
     elif cmd == 'sign': sign_publication(args[0], args[1])
+    elif cmd == 'sign-attestation': sign_attestation(args[0], args[1])
     elif cmd == 'swap-chunks': swap_chunks(args[0], args[1], args[2])
     else: sys.exit('unknown forgery ' + cmd)

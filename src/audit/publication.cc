@@ -137,7 +137,8 @@ Publication ParsePublication(const std::string& text, const std::string& where) 
 }
 
 PublisherBinding BindPublisher(const Publication& p, const std::string& attestation,
-                               const std::vector<std::string>& trusted) {
+                               const std::vector<std::string>& trusted,
+                               const std::string& trainer_key) {
   PublisherBinding b;
   b.signer = p.signer;
   if (!attestation.empty()) {
@@ -152,7 +153,13 @@ PublisherBinding BindPublisher(const Publication& p, const std::string& attestat
     }
   }
   const bool is_trusted = std::find(trusted.begin(), trusted.end(), b.signer) != trusted.end();
-  if (b.trainer.empty()) {
+  if (!trainer_key.empty() && b.trainer != trainer_key) {
+    b.binding = "refused";
+    b.problem = StrCat("run/attestation.json is ",
+                       b.trainer.empty() ? "unsigned" : "signed by key " + b.trainer,
+                       ", not by the trainer's key ", trainer_key,
+                       " (--trainer): this is not the trainer's run as published");
+  } else if (b.trainer.empty()) {
     b.binding = "unsigned run";
   } else if (b.trainer == b.signer) {
     b.binding = "trainer";

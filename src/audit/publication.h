@@ -80,10 +80,14 @@ struct PublisherBinding {
 
 // Binds p's signer to the trainer: `attestation` is the text of the run's attestation.json
 // as published ("": the publication lists none), `trusted` fingerprints of keys accepted as
-// publishers besides the trainer's. Throws trail::Error when the attestation is malformed.
+// publishers besides the trainer's, `trainer_key` the fingerprint the auditor knows the trainer
+// by ("": none; else the attestation must be signed by it, or the binding is refused). Throws
+// trail::Error when the attestation is malformed.
 PublisherBinding BindPublisher(const Publication& p, const std::string& attestation,
-                               const std::vector<std::string>& trusted);
-// A key given to --trust-publisher: a fingerprint (64 hex digits) or a .pub file's path.
+                               const std::vector<std::string>& trusted,
+                               const std::string& trainer_key = "");
+// A key given to --trust-publisher or --trainer: a fingerprint (64 hex digits) or a .pub file's
+// path.
 std::string KeyFingerprint(const std::string& key_or_path);
 
 // The bundle path of a run's checkpoint file, e.g. "run/checkpoints/step_00000100/meta.json".

@@ -107,6 +107,16 @@ TEST(Publication, BindsThePublisherToTheTrainer) {
   EXPECT_EQ(BindPublisher(other, Attestation(nullptr), {}).binding, "unsigned run");
   EXPECT_EQ(BindPublisher(other, "", {}).binding, "unsigned run");
   EXPECT_THROW(BindPublisher(own, "{", {}), Error);
+  // With the trainer's key known: a run signed by another key is refused, whoever published it.
+  EXPECT_EQ(BindPublisher(own, Attestation(&trainer), {}, trainer.fingerprint()).binding,
+            "trainer");
+  const PublisherBinding claimed =
+      BindPublisher(other, Attestation(&mirror), {}, trainer.fingerprint());
+  EXPECT_EQ(claimed.binding, "refused");
+  EXPECT_NE(claimed.problem.find("signed by key " + mirror.fingerprint() + ", not by the trainer"),
+            std::string::npos)
+      << claimed.problem;
+  EXPECT_EQ(BindPublisher(other, "", {}, trainer.fingerprint()).binding, "refused");
   EXPECT_EQ(KeyFingerprint(mirror.fingerprint()), mirror.fingerprint());
   EXPECT_THROW(KeyFingerprint("no-such-key.pub"), Error);
 }

@@ -208,7 +208,7 @@ PublishSummary Publish(const PublishOptions& o) {
 }
 
 BundleCheck VerifyBundle(const std::string& location, const fetch::SourceOptions& so,
-                         const std::vector<std::string>& trusted) {
+                         const std::vector<std::string>& trusted, const std::string& trainer_key) {
   const std::unique_ptr<fetch::Source> src = fetch::OpenSource(location, so);
   BundleCheck c;
   c.publication = ParsePublication(src->ReadSmall(kPublicationFile, kMaxPublicationBytes),
@@ -241,7 +241,7 @@ BundleCheck VerifyBundle(const std::string& location, const fetch::SourceOptions
           .push_back(e.what());
     }
   }
-  c.binding = BindPublisher(c.publication, attestation, trusted);
+  c.binding = BindPublisher(c.publication, attestation, trusted, trainer_key);
   return c;
 }
 

@@ -46,10 +46,12 @@ struct BundleCheck {
 
 // Reads publication.json (its signature must verify: else it throws PublisherError) and every
 // listed file in full, checking each chunk and each file's SHA-256, then binds the signer to the
-// key of the run's attestation.json (audit/publication.h; `trusted`: --trust-publisher). Extra
+// key of the run's attestation.json (audit/publication.h; `trusted`: --trust-publisher,
+// `trainer_key`: --trainer). Extra
 // files in a directory are ignored (a hub adds its own); an altered file is a problem, a file
 // that cannot be fetched (missing, or a transfer that fails) is unavailable.
 BundleCheck VerifyBundle(const std::string& location, const fetch::SourceOptions& so,
-                         const std::vector<std::string>& trusted = {});
+                         const std::vector<std::string>& trusted = {},
+                         const std::string& trainer_key = "");
 
 }  // namespace trail::audit

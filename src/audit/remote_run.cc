@@ -148,7 +148,7 @@ void RemoteRun::Bind() {
   const fetch::RemoteFile* f = pub_.Find(kAttestationPath);
   const std::string text =
       f != nullptr ? ReadFileToString(cache_->files_dir() + "/" + kAttestationPath) : "";
-  binding_ = BindPublisher(pub_, text, o_.trusted_publishers);
+  binding_ = BindPublisher(pub_, text, o_.trusted_publishers, o_.trainer_key);
   if (!binding_.problem.empty()) {
     throw PublisherError(source_->Describe(kPublicationFile) + ": " + binding_.problem);
   }

@@ -41,6 +41,8 @@ struct RemoteOptions {
   fetch::SourceOptions source;
   // Fingerprints of keys accepted as publishers besides the trainer's (--trust-publisher).
   std::vector<std::string> trusted_publishers;
+  // The fingerprint the auditor knows the trainer by (--trainer; "": none).
+  std::string trainer_key;
 };
 
 struct FetchTotals {

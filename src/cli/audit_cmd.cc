@@ -46,6 +46,9 @@ void AddRemote(CLI::App* c, AuditCommand& a) {
   c->add_option("--trust-publisher", a.trust_publishers,
                 "With --run URL: accept a publication signed by this key (a fingerprint or a "
                 ".pub file) although it is not the key that signed the run's attestation");
+  c->add_option("--trainer", a.trainer_key,
+                "With --run URL: the trainer's key (a fingerprint or a .pub file); refuse a run "
+                "whose attestation.json it did not sign");
 }
 
 // The replay's activation recomputation, overriding the run's recipe.
@@ -193,8 +196,8 @@ void AddTraceAndBisect(CLI::App* audit, AuditCommand& c) {
 // A run given as a URL: its publication, opened (nullptr for a run directory).
 std::unique_ptr<audit::RemoteRun> OpenRemote(const AuditCommand& c) {
   if (!fetch::IsUrl(c.run)) {
-    if (!c.trust_publishers.empty()) {
-      throw CLI::ValidationError("audit", "--trust-publisher goes with --run URL");
+    if (!c.trust_publishers.empty() || !c.trainer_key.empty()) {
+      throw CLI::ValidationError("audit", "--trust-publisher and --trainer go with --run URL");
     }
     return nullptr;
   }
@@ -208,6 +211,7 @@ std::unique_ptr<audit::RemoteRun> OpenRemote(const AuditCommand& c) {
   for (const std::string& k : c.trust_publishers) {
     ro.trusted_publishers.push_back(audit::KeyFingerprint(k));
   }
+  if (!c.trainer_key.empty()) ro.trainer_key = audit::KeyFingerprint(c.trainer_key);
   return std::make_unique<audit::RemoteRun>(ro);
 }
 

@@ -30,6 +30,7 @@ struct AuditCommand {
   int64_t segments = 0;
   int retries = 4;
   std::vector<std::string> trust_publishers;  // --trust-publisher: fingerprints or .pub files
+  std::string trainer_key;                    // --trainer: a fingerprint or a .pub file
   uint64_t seed = 0;
   int threads = 0;
   std::string recompute;  // "": the run's recipe; "none" or "layers"

@@ -41,6 +41,9 @@ void AddPublishCommand(CLI::App& app, PublishCommand& c) {
   c.verify->add_option("--trust-publisher", c.trust_publishers,
                        "Accept a publication signed by this key (a fingerprint or a .pub file) "
                        "although it is not the key that signed the run's attestation");
+  c.verify->add_option("--trainer", c.trainer_key,
+                       "The trainer's key (a fingerprint or a .pub file); refuse a bundle whose "
+                       "run attestation it did not sign");
   c.verify->add_flag("--json", c.json, "Print the result as JSON");
 }
 
@@ -59,7 +62,8 @@ int RunVerify(const PublishCommand& c) {
   so.retries = static_cast<int>(c.retries);
   std::vector<std::string> trusted;
   for (const std::string& k : c.trust_publishers) trusted.push_back(audit::KeyFingerprint(k));
-  const audit::BundleCheck r = audit::VerifyBundle(c.bundle, so, trusted);
+  const std::string trainer = c.trainer_key.empty() ? "" : audit::KeyFingerprint(c.trainer_key);
+  const audit::BundleCheck r = audit::VerifyBundle(c.bundle, so, trusted, trainer);
   if (c.json) {
     const nlohmann::json j = {
         {"ok", r.ok()},

@@ -21,6 +21,7 @@ struct PublishCommand {
   std::string run, out, key, bundle, contract;
   int64_t checkpoint_every = 0, chunk_bytes = 1 << 20, retries = 4;
   std::vector<std::string> trust_publishers;  // --trust-publisher: fingerprints or .pub files
+  std::string trainer_key;                    // --trainer: a fingerprint or a .pub file
   bool quiet = false, json = false;
 };
 void AddPublishCommand(CLI::App& app, PublishCommand& cmd);
