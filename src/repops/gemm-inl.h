@@ -260,7 +260,7 @@ void SmallRowsDirect(const GemmArgs& g, size_t j0, size_t j1) {
       std::fill(acc + r * w, acc + (r + 1) * w, 0.0f);
     }
   }
-  for (size_t p = 0; p < g.K; ++p) {
+  for (size_t p = 0; p < static_cast<size_t>(g.K); ++p) {
     const float* HWY_RESTRICT b = g.b + p * g.b_rs + j0;
     for (size_t r = 0; r < R; ++r) {
       const auto a = hn::Set(d, g.a[r * g.a_rs + p * g.a_cs]);
@@ -278,7 +278,7 @@ void GemmSmallM(const GemmArgs& g) {
   constexpr size_t N = hn::MaxLanes(hn::ScalableTag<float>());
   constexpr size_t NR = kNV * N;
   ThreadPool& pool = KernelPool();
-  if (g.b_cs == 1 && g.N >= N) {
+  if (g.b_cs == 1 && g.N >= static_cast<int64_t>(N)) {
     // Whole vectors in up to 4 tasks a thread (at least 4 vectors each: a thread that wakes
     // late finds work left rather than a half it must wait for); the last partial vector's
     // columns go through a zero-padded panel.
@@ -286,7 +286,7 @@ void GemmSmallM(const GemmArgs& g) {
     const size_t tasks = std::min(pool.num_threads(), std::max<size_t>(1, vecs / 4));
     pool.ParallelFor(tasks + 1, [&](size_t t) {
       if (t < tasks) return SmallRowsDirect<R>(g, vecs * t / tasks * N, vecs * (t + 1) / tasks * N);
-      if (vecs * N == g.N) return;
+      if (static_cast<int64_t>(vecs * N) == g.N) return;
       thread_local hwy::AlignedFreeUniquePtr<float[]> bpanel;
       if (!bpanel) bpanel = hwy::AllocateAligned<float>(kKC * NR);
       SmallPanel<R>(g, vecs * N, bpanel.get());

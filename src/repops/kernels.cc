@@ -267,8 +267,9 @@ HWY_INLINE V QuantizeByInverse(D d, V vx, V vs, V inv) {
 // Stores the integral lanes z (in [-127, 127]) as int8.
 template <class D, class V>
 HWY_INLINE void StoreI8(D d, V z, int8_t* HWY_RESTRICT q) {
+  (void)d;  // unused on the AVX-512 targets
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-  (void)d;  // one narrowing instruction instead of the generic demotion's packs and permute
+  // one narrowing instruction instead of the generic demotion's packs and permute
   _mm_storeu_si128(reinterpret_cast<__m128i*>(q), _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(z.raw)));
 #else
   const hn::Rebind<int32_t, D> di;

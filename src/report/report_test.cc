@@ -13,6 +13,13 @@
 namespace trail::report {
 namespace {
 
+// The report of a run directory, without a data copy or an audit section.
+RunReportOptions Options(const std::string& run) {
+  RunReportOptions o;
+  o.run_dir = run;
+  return o;
+}
+
 size_t Count(const std::string& text, const std::string& part) {
   size_t n = 0;
   for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
@@ -72,7 +79,7 @@ TEST(RunReport, AWholeReportFromARunDirectory) {
 {"step":1,"loss":6.25,"lr":0.002,"tokens":128,"grad_norm":9.0,"grad_norm_clipped":0,"skipped":"spike","tok_s":120,"alerts":[{"kind":"spike","step":1}]}
 {"step":2,"loss":6.0,"lr":0.003,"tokens":192,"grad_norm":1.5,"grad_norm_clipped":1.0,"skipped":"","tok_s":130,"val":{"web":6.1},"weight_norms":{"embed":3.5}}
 )");
-  const std::string html = RunReportHtml({run, ""});
+  const std::string html = RunReportHtml(Options(run));
   for (const char* id :
        {"chart-loss", "chart-lr", "chart-grad-norm", "chart-throughput", "chart-weight-norms"}) {
     EXPECT_NE(html.find(id), std::string::npos) << id;
@@ -88,12 +95,11 @@ TEST(RunReport, AWholeReportFromARunDirectory) {
   EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg"));  // no links out
   // A trajectory that does not chain is shown as such; the rest of the report is still written.
   WriteFileAtomic(run + "/trajectory.jsonl", "{\"step\": 0, \"chain\": \"00\"}\n");
-  EXPECT_NE(RunReportHtml({run, ""}).find("the trajectory does not verify"), std::string::npos);
+  EXPECT_NE(RunReportHtml(Options(run)).find("the trajectory does not verify"), std::string::npos);
   WriteFileAtomic(run + "/metrics.jsonl", "{\"loss\": 1}\n");
-  EXPECT_NE(ErrorOf([&] {
-              RunReportHtml({run, ""});
-            }).find("metrics.jsonl:1: not a metrics record"),
-            std::string::npos);
+  EXPECT_NE(
+      ErrorOf([&] { RunReportHtml(Options(run)); }).find("metrics.jsonl:1: not a metrics record"),
+      std::string::npos);
 }
 
 }  // namespace
