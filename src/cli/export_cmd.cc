@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "core/thread_pool.h"
 #include "infer/export.h"
 
 namespace trail::cli {
@@ -24,9 +25,12 @@ void AddExportCommand(CLI::App& app, ExportCommand& c) {
       ->check(CLI::IsMember({"f32", "f16"}))
       ->capture_default_str();
   e->add_option("--tokenizer", c.tokenizer, "The run's tokenizer.contract.json (default: found)");
+  e->add_option("--threads", c.threads, "Kernel threads (default: all CPUs)")
+      ->check(CLI::Range(1, 1024));
 }
 
 int RunExportCommand(const ExportCommand& c) {
+  if (c.threads > 0) SetKernelThreads(static_cast<size_t>(c.threads));
   infer::ExportOptions o;
   o.model = {c.run, c.step, c.tokenizer, {}};
   o.format = c.format == "hf" ? infer::ExportFormat::kHf : infer::ExportFormat::kGguf;

@@ -194,7 +194,8 @@ int main(int argc, char** argv) {
     if (*audit.audit) return WithKernelPool([&] { return trail::cli::RunAuditCommand(audit); });
     if (*plan.plan) return trail::cli::RunPlanCommand(plan);
     if (*report.report) return trail::cli::RunReportCommand(report);
-    if (*export_cmd.export_) return trail::cli::RunExportCommand(export_cmd);
+    if (*export_cmd.export_)
+      return WithKernelPool([&] { return trail::cli::RunExportCommand(export_cmd); });
     if (*publish.publish) return trail::cli::RunPublishCommand(publish);
     if (*eval.eval) return WithKernelPool([&] { return trail::cli::RunEvalCommand(eval); });
     if (*generate.generate)
