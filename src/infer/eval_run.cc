@@ -88,6 +88,9 @@ EvalReport RunEval(const EvalOptions& o, const std::function<void(const std::str
   const TrainedModel m(o.model);
   LoglikelihoodScorer scorer(m.config(), m.params(), m.backend(), m.tokenizer(),
                              m.contract().eos_id);
+  // Every request fits the model before any is scored: an over-long continuation in the last
+  // task must not stop the evaluation after the others.
+  for (const EvalTask& t : tasks) scorer.CheckFits(t.requests, t.dir + " (task " + t.name + ")");
   EvalReport r;
   r.run = o.model.run_dir, r.step = m.step(), r.checkpoint = m.checkpoint_dir();
   r.params_hash = m.params_hash(), r.tokenizer_sha256 = ToHex(Sha256OfFile(m.tokenizer_path()));

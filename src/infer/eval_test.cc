@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "core/file_util.h"
+#include "core/test_util.h"
 #include "core/thread_pool.h"
 #include "infer/eval_metrics.h"
 #include "infer/loglikelihood.h"
@@ -184,6 +185,23 @@ TEST(Loglikelihood, BitsAreTheForwardsWhateverTheGroupingAndThreads) {
     const uint64_t want = std::bit_cast<uint64_t>(ForwardLoglik(m, WindowOf(reqs[i], 24)));
     for (const auto& run : runs) EXPECT_EQ(std::bit_cast<uint64_t>(run[i].loglik), want) << i;
   }
+}
+
+// A continuation longer than the model's context is found before anything is scored, naming
+// where it is.
+TEST(Loglikelihood, AnOverlongContinuationIsRefusedBeforeScoring) {
+  Model m;
+  std::vector<EvalRequest> reqs = Requests();
+  LoglikelihoodScorer scorer(m.c, *m.p, m.cpu, Tok(), Eos());
+  EXPECT_NO_THROW(scorer.CheckFits(reqs, "tasks/fine"));
+  std::string longer;
+  for (int64_t i = 0; i <= m.c.max_seq_len; ++i) longer += " and";
+  reqs.push_back({7, 1, 0, "Question:", longer});
+  const std::string e = ErrorOf([&] { scorer.CheckFits(reqs, "tasks/long (task long)"); });
+  EXPECT_NE(e.find("tasks/long (task long): document 7, choice 1: its continuation is"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("nothing was scored"), std::string::npos) << e;
 }
 
 EvalTask Crafted(const std::vector<std::pair<std::string, int64_t>>& choices, int64_t label) {

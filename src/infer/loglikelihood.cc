@@ -77,6 +77,17 @@ LoglikelihoodScorer::LoglikelihoodScorer(const model::ModelConfig& c, const mode
                                          int64_t eos_id)
     : c_(c), p_(p), be_(backend), tok_(tokenizer), eos_id_(eos_id) {}
 
+void LoglikelihoodScorer::CheckFits(const std::vector<EvalRequest>& requests,
+                                    const std::string& where) const {
+  for (const EvalRequest& r : requests) {
+    const EncodedRequest e = EncodeRequest(tok_, r.context, r.continuation, eos_id_);
+    TRAIL_CHECK(static_cast<int64_t>(e.continuation.size()) <= c_.max_seq_len, where, ": document ",
+                r.doc_id, ", choice ", r.idx, ": its continuation is ", e.continuation.size(),
+                " tokens, longer than the model's context of ", c_.max_seq_len,
+                " (nothing was scored)");
+  }
+}
+
 namespace {
 
 // Scores one request on w, reusing the cached prefix it shares with the last one.

@@ -53,6 +53,10 @@ class LoglikelihoodScorer {
   // a time. Throws trail::Error naming the request for one that cannot be scored.
   std::vector<ScoredRequest> Score(const std::vector<EvalRequest>& requests,
                                    const std::function<void(int64_t)>& progress = {});
+  // Throws trail::Error naming `where`, the document and the choice of the first request whose
+  // continuation (tokenized as Score does) is longer than the model's context: what Score would
+  // refuse, found before anything is scored.
+  void CheckFits(const std::vector<EvalRequest>& requests, const std::string& where) const;
 
  private:
   const model::ModelConfig& c_;
