@@ -140,6 +140,12 @@ grep -q "OLMES macro" run/report.html || fail "the run report shows no evaluatio
 echo "-- audit eval"
 "$trail" audit eval --report "$report" --tasks "${task_args[@]}" --sample 20 --seed 4 > audit.txt \
   || { cat audit.txt; fail "the audit of an honest evaluation disagrees"; }
+# From another folder and without --run: the run is the one holding the report.
+abs_tasks=(); for t in "${task_args[@]}"; do abs_tasks+=("$(cd "$t" && pwd)"); done
+mkdir -p elsewhere
+(cd elsewhere && "$trail" audit eval --report "$(cd .. && pwd)/$report" --tasks "${abs_tasks[@]}" \
+  --sample 4 --seed 4 > ../audit-elsewhere.txt) \
+  || { cat audit-elsewhere.txt; fail "audit eval from another folder without --run"; }
 req=${report%.json}.requests.jsonl
 # One log-likelihood altered by one ulp, the report's hash updated to match.
 node - "$report" "$req" <<'JS'

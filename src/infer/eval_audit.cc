@@ -23,6 +23,19 @@ bool SameBits(double a, double b) {
   return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b);
 }
 
+// The run a report scored: the path it names when that is a run directory from here (as typed
+// when the evaluation ran), else the run folder holding the report (RUN/evals/step_N.json), else
+// the named path taken relative to the report's folder.
+std::string RunOfReport(const std::string& named, const std::string& report_path) {
+  std::error_code ec;
+  if (fs::exists(fs::path(named) / "run.json", ec)) return named;
+  const fs::path evals = fs::absolute(report_path, ec).parent_path();
+  if (evals.filename() == "evals" && fs::exists(evals.parent_path() / "run.json", ec)) {
+    return evals.parent_path().string();
+  }
+  return fs::path(named).is_absolute() ? named : (evals / named).string();
+}
+
 std::string RequestName(const EvalRequestLine& l) {
   return l.task + " document " + std::to_string(l.doc_id) + " choice " + std::to_string(l.idx);
 }
@@ -128,7 +141,8 @@ EvalAuditResult AuditEval(const EvalAuditOptions& o,
       for (const EvalRequest& q : t.requests) requests.push_back(&q);
     }
   }
-  const TrainedModel m({o.run.empty() ? r.run : o.run, r.step, o.tokenizer, o.device});
+  const TrainedModel m(
+      {o.run.empty() ? RunOfReport(r.run, o.report) : o.run, r.step, o.tokenizer, o.device});
   if (m.params_hash() != r.params_hash) {
     out.findings.push_back(m.checkpoint_dir() + ": parameters " + m.params_hash() +
                            " are not the ones the report scored (" + r.params_hash + ")");
