@@ -170,6 +170,9 @@ expect 1 "recorded log-likelihood .* scored again" -- "$trail" audit eval --repo
   --tasks "${task_args[@]}" --sample 100000
 expect 1 "acc_raw .* in the report; the recorded log-likelihoods give" -- \
   "$trail" audit eval --report inflated.json --tasks "${task_args[@]}" --sample 0
+# A metric finding does not stop the sample from being scored again (to name a changed request).
+expect 1 "requests, 3 scored again" -- \
+  "$trail" audit eval --report inflated.json --tasks "${task_args[@]}" --sample 3
 printf 'x' >> inflated.requests.jsonl
 expect 1 "is not the report's" -- "$trail" audit eval --report inflated.json --tasks "${task_args[@]}" --sample 0
 

@@ -67,8 +67,18 @@ std::vector<EvalRequestLine> ReadLines(const std::string& report_path, const Eva
   return lines;
 }
 
-// Each task's files and metrics against the report; `by_task` gets the task's lines.
-void CheckTasks(const EvalReport& r, const std::vector<EvalTask>& tasks,
+// A metric's value exactly: 17 significant digits, and its bits (two values may print alike).
+std::string Exact(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g (bits %016llx)", v,
+                static_cast<unsigned long long>(std::bit_cast<uint64_t>(v)));
+  return buf;
+}
+
+// Each task's files and metrics against the report. Returns whether the tasks and the requests
+// file line up request by request (so requests can be scored again to name the one that
+// changed), whatever the metrics say.
+bool CheckTasks(const EvalReport& r, const std::vector<EvalTask>& tasks,
                 const std::vector<EvalRequestLine>& lines, EvalAuditResult& out) {
   size_t at = 0;
   std::vector<TaskScore> scores;
@@ -77,7 +87,7 @@ void CheckTasks(const EvalReport& r, const std::vector<EvalTask>& tasks,
                                 [&](const EvalTask& x) { return x.name == tr.name; });
     if (t == tasks.end()) {
       out.findings.push_back(tr.name + ": not among the task folders given (--tasks)");
-      return;
+      return false;
     }
     if (t->config_sha256 != tr.config_sha256 || t->requests_sha256 != tr.requests_sha256) {
       out.findings.push_back(t->dir + ": not the task files the report scored (SHA-256 differs)");
@@ -88,7 +98,7 @@ void CheckTasks(const EvalReport& r, const std::vector<EvalTask>& tasks,
       if (at >= lines.size() || lines[at].task != tr.name || lines[at].doc_id != q.doc_id ||
           lines[at].idx != q.idx || lines[at].label != q.label) {
         out.findings.push_back(tr.name + ": the requests file does not list its requests in order");
-        return;
+        return false;
       }
       s.push_back(lines[at].score);
     }
@@ -96,9 +106,9 @@ void CheckTasks(const EvalReport& r, const std::vector<EvalTask>& tasks,
     const double primary = m.Metric(tr.primary_metric);
     for (const std::string& name : EvalMetricNames()) {
       if (!SameBits(m.Metric(name), tr.metrics.Metric(name))) {
-        out.findings.push_back(
-            tr.name + ": " + name + " " + std::to_string(tr.metrics.Metric(name)) +
-            " in the report; the recorded log-likelihoods give " + std::to_string(m.Metric(name)));
+        out.findings.push_back(tr.name + ": " + name + " " + Exact(tr.metrics.Metric(name)) +
+                               " in the report; the recorded log-likelihoods give " +
+                               Exact(m.Metric(name)));
       }
     }
     scores.push_back({tr.name, tr.base, tr.primary_metric, tr.mc, primary});
@@ -107,6 +117,7 @@ void CheckTasks(const EvalReport& r, const std::vector<EvalTask>& tasks,
   if (!SameBits(ComputeMacro(scores).score, r.macro.score)) {
     out.findings.push_back("the macro score differs from what the tasks' metrics give");
   }
+  return at == lines.size();
 }
 
 // `k` distinct indices of [0, n): the first k of the order by Philox word (seed, i).
@@ -133,8 +144,9 @@ EvalAuditResult AuditEval(const EvalAuditOptions& o,
   std::vector<EvalTask> tasks;
   std::vector<const EvalRequest*> requests;  // in the requests file's order
   for (const std::string& d : FindTaskDirs(o.tasks)) tasks.push_back(LoadTask(d, r.limit));
-  CheckTasks(r, tasks, lines, out);
-  if (!out.ok() || o.sample <= 0) return out;
+  // A metric that disagrees is a finding, and the sample is still scored again, to name the
+  // request that changed; tasks that do not line up with the requests file end the audit.
+  if (!CheckTasks(r, tasks, lines, out) || o.sample <= 0) return out;
   for (const EvalTaskReport& tr : r.tasks) {
     for (const EvalTask& t : tasks) {
       if (t.name != tr.name) continue;
