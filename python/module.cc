@@ -30,7 +30,7 @@ PYBIND11_MODULE(_trail, m) {
       error(e.what());
     }
   });
-  // The SIMD target the CLI would use (TRAIL_BACKEND selects another, as for the CLI).
+  // The SIMD target the CLI would use (TRAIL_SIMD_TARGET selects another, as for the CLI).
   trail::repops::UseDefaultSimdTarget();
   m.def(
       "set_threads",
@@ -61,7 +61,7 @@ PYBIND11_MODULE(_trail, m) {
         }
         throw py::value_error("no SIMD target '" + name + "' here; see simd_targets()");
       },
-      py::arg("name"), "Run every later op on this SIMD target (the CLI's TRAIL_BACKEND).");
+      py::arg("name"), "Run every later op on this SIMD target (the CLI's TRAIL_SIMD_TARGET).");
   m.def(
       "backend", [] { return trail::repops::CpuBackend().description(); },
       "What runs the ops, e.g. 'cpu (AVX3_DL)'.");

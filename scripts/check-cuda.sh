@@ -37,10 +37,10 @@ data=$work/data
 $trail --version > "$out/trail-version.txt" 2>&1 || true
 
 note "1/4 golden suite on $device"
-timeout 180 $trail selftest --device "$device" --backend AVX2 --threads 1 --json > "$out/selftest.json" 2> "$out/selftest.err"
+timeout 180 $trail selftest --device "$device" --simd-target AVX2 --threads 1 --json > "$out/selftest.json" 2> "$out/selftest.err"
 echo $? > "$out/selftest.rc"
 # The same with the int8 GEMMs on tensor cores (WMMA), the kernel not yet the default.
-TRAIL_CUDA_INT8_TENSOR_CORES=1 timeout 180 $trail selftest --device "$device" --backend AVX2 \
+TRAIL_CUDA_INT8_TENSOR_CORES=1 timeout 180 $trail selftest --device "$device" --simd-target AVX2 \
   --threads 1 --json > "$out/selftest-int8-tc.json" 2> "$out/selftest-int8-tc.err"
 
 note "2/4 training on $device against the cpu runs"

@@ -49,7 +49,7 @@ targets=$("$trail" selftest --json --threads 1 | node -e '
   const j = JSON.parse(require("fs").readFileSync(0, "utf8"));
   console.log([...new Set(j.runs.map(r => r.backend.replace("+AMX", "")))].join(" "))')
 for b in $targets; do
-  [ "$(TRAIL_BACKEND=$b gen --temperature 0.8 --top-p 0.95 --seed 5 --json | field)" = "$ref" ] \
+  [ "$(TRAIL_SIMD_TARGET=$b gen --temperature 0.8 --top-p 0.95 --seed 5 --json | field)" = "$ref" ] \
     || fail "SIMD target $b: other tokens or bits"
 done
 echo "identical on threads 1, 2, 7 and targets: $targets"
@@ -130,7 +130,7 @@ ref=$(sha "$report")
 "$trail" eval --run run --tasks "${task_args[@]}" --limit 15 --threads 2 --quiet --out e2.json > /dev/null
 [ "$(sha e2.json)" = "$ref" ] || fail "eval bits differ on 2 threads"
 for b in $targets; do
-  TRAIL_BACKEND=$b "$trail" eval --run run --tasks "${task_args[@]}" --limit 15 --quiet --out "e-$b.json" > /dev/null
+  TRAIL_SIMD_TARGET=$b "$trail" eval --run run --tasks "${task_args[@]}" --limit 15 --quiet --out "e-$b.json" > /dev/null
   [ "$(sha "e-$b.json")" = "$ref" ] || fail "eval bits differ on $b"
 done
 echo "request bits identical on threads 1, 2 and targets: $targets"

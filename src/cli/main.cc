@@ -131,7 +131,9 @@ int main(int argc, char** argv) {
       "whether it reproduces the reference bits");
   selftest->add_option("--threads", thread_list, "Comma-separated thread counts to try")
       ->capture_default_str();
-  selftest->add_option("--backend", st.backend, "Only this backend (reference, AVX2, NEON, ...)");
+  selftest->add_option("--simd-target,--backend", st.backend,
+                       "Only this SIMD target (reference, AVX2, NEON, ...); --backend is its "
+                       "deprecated name");
   selftest->add_flag("--json", st.json, "Print the result as JSON");
   trail::cli::AddDeviceOption(selftest, st.device);
 

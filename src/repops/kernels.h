@@ -109,7 +109,8 @@ std::vector<std::string> CompiledSimdTargetsNotRunnable();
 void UseSimdTarget(const SimdTarget& b);
 // The best SIMD target this CPU runs; ActiveKernels() starts with it.
 SimdTarget BestSimdTarget();
-// The best SIMD target, or the one named by the TRAIL_BACKEND environment variable (an error
+// The best SIMD target, or the one named by the TRAIL_SIMD_TARGET environment variable
+// (TRAIL_BACKEND, its deprecated name, when that is unset; an error
 // naming the available ones when it is not here). The environment is read only here: the
 // commands call it once before their first op, so no op can fail on a bad variable.
 void UseDefaultSimdTarget();

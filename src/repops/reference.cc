@@ -1,6 +1,6 @@
 // The portable scalar reference path: each primitive written plainly, in the canonical order of
 // kernels.h, one IEEE binary32 operation at a time. It defines the bits every SIMD target must
-// reproduce, and it is a backend in its own right (TRAIL_BACKEND=reference).
+// reproduce, and it is a backend in its own right (TRAIL_SIMD_TARGET=reference).
 #include <algorithm>
 #include <cmath>
 #include <limits>

@@ -60,7 +60,10 @@ void UseSimdTarget(const SimdTarget& b) {
 void UseKernels(const Kernels& k) { g_active.store(&k, std::memory_order_release); }
 
 void UseDefaultSimdTarget() {
-  const char* want = std::getenv("TRAIL_BACKEND");
+  // TRAIL_SIMD_TARGET; TRAIL_BACKEND is its deprecated name, still read when the new one is unset.
+  const char* var = "TRAIL_SIMD_TARGET";
+  const char* want = std::getenv(var);
+  if (want == nullptr || *want == '\0') want = std::getenv(var = "TRAIL_BACKEND");
   const auto all = AvailableSimdTargets();
   if (want != nullptr && *want != '\0') {
     std::string names;
@@ -68,7 +71,7 @@ void UseDefaultSimdTarget() {
       if (b.name == want) return UseSimdTarget(b);
       names += " " + b.name;
     }
-    TRAIL_FAIL("TRAIL_BACKEND='", want, "' is not available here; available:", names);
+    TRAIL_FAIL(var, "='", want, "' is not available here; available:", names);
   }
   UseSimdTarget(BestSimdTarget());
 }
