@@ -8,7 +8,9 @@
 # the local replay's verdicts, step for step.
 #   - transport lies from tests/range_server.py: a byte flipped, a shifted, short or wrong-total
 #     Content-Range, a truncated body, a reset, an endless body, a 10^15-byte Content-Length, a
-#     whole file of another size for a range, a 10^15-byte publication.json;
+#     whole file of another size for a range, a 10^15-byte publication.json; and a server that
+#     answers each range with the whole file followed by bytes without end, which is audited to
+#     MATCH with bounded memory (each answer read only up to its range's end);
 #   - a publication re-signed by a mirror's key whose shard keeps its genuine SHA-256 but lists
 #     forged chunk hashes (refused; accepted with --trust-publisher, it fails, and leaves nothing
 #     that makes the honest audit fail);
@@ -27,8 +29,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 dir=$(mktemp -d "${TMPDIR:-/tmp}/trail-adversarial-XXXXXX")
 trap 'stop_server; rm -rf "$dir"' EXIT
 cd "$dir"
-fail() { echo "FAIL: $*" >&2; exit 1; }
-json() { python3 -c "import json, sys; j = json.load(open(sys.argv[1])); print($2)" "$1"; }
 # Debian's python3 has python3-cryptography (scripts/install-deps.sh) for the forger's signatures.
 py=/usr/bin/python3; [ -x "$py" ] || py=python3
 forge="$py $here/audit_forge.py"
@@ -82,6 +82,13 @@ for fault in "shifted|4|Content-Range|announces a range" "short-range|4|Content-
   hostile "$code" "$want" "c$n" -- audit replay --run "$url" --steps 50:53
   honest "c$n"
 done
+echo " a server that ignores ranges and sends each file, then bytes without end"
+serve bundle --fault whole-endless --only .tshard
+/usr/bin/time -f "%M" -o rss.txt "$trail" audit replay --run "$url" --steps 50:53 --cache cwhole \
+  --json --quiet --retries 0 > whole.json || fail "a whole-file answer read up to the range's end"
+[ "$(verdicts whole.json)" = "$(verdicts local.json)" ] || fail "whole-file verdicts"
+[ "$(tail -1 rss.txt)" -lt "$max_rss_kb" ] || fail "peak memory $(tail -1 rss.txt) KiB reading ranges of endless answers"
+echo "  match, peak $(tail -1 rss.txt) KiB: each answer read only up to its range's end"
 echo " flip"
 serve bundle --flip .tshard
 hostile 5 "tshard: bytes \[[0-9]+, [0-9]+\) are not the published ones \(chunk [0-9]+" cflip -- \

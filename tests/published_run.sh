@@ -1,6 +1,10 @@
 # Shared by the remote and adversarial audit tests: a loopback server for a bundle, and the run
-# they publish. Sourced with $trail, $here and $assets set, in the test's working directory, with
-# fail() defined; the caller's EXIT trap calls stop_server.
+# they publish. Sourced with $trail, $here and $assets set; the caller's EXIT trap calls
+# stop_server, and the functions run in the test's working directory.
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# json FILE EXPR: EXPR (Python) evaluated with j = the file's JSON.
+json() { python3 -c "import json, sys; j = json.load(open(sys.argv[1])); print($2)" "$1"; }
+
 server_pid=""
 stop_server() {
   if [ -n "$server_pid" ]; then

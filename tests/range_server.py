@@ -20,6 +20,9 @@ Binds an ephemeral port and writes it to PORT_FILE. Faults:
                       (the server stops after 256 MiB or when the client hangs up)
       huge-length     206 announcing a Content-Length of 10^15, then a few bytes and a close
       whole-other     200 for a range: the whole file with one byte more than it holds
+      whole-endless   200 for a range, no Content-Length: the whole file, then bytes without end
+                      (a server that ignores ranges and never stops; the bytes asked for are
+                      right, so a reader that stops at the range's end gets them)
   --log FILE        append "path first last" for every response
 The request loops are bounded: each answer ends, and the server stops when its parent kills it.
 """
@@ -139,6 +142,19 @@ class Handler(BaseHTTPRequestHandler):
                               ("Content-Length", str(10**15))], data[first:first + 16], close=True)
         elif name == "whole-other":
             self.answer(200, [("Content-Length", str(size + 1))], data + b"\0")
+        elif name == "whole-endless":
+            self.send_response(200)
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            sent = 0
+            try:
+                self.wfile.write(data)
+                while sent < ENDLESS_LIMIT:
+                    self.wfile.write(b"\0" * 65536)
+                    sent += 65536
+            except OSError:
+                pass  # the client hung up at the end of its range, as it should
         else:
             raise SystemExit(f"unknown fault {name}")
 
@@ -153,7 +169,8 @@ def main():
     p.add_argument("--ignore-range", action="store_true")
     p.add_argument("--bad-range", action="store_true")
     p.add_argument("--fault", choices=["shifted", "short-range", "wrong-total", "truncate",
-                                       "reset", "endless", "huge-length", "whole-other"])
+                                       "reset", "endless", "huge-length", "whole-other",
+                                       "whole-endless"])
     p.add_argument("--only")
     p.add_argument("--log")
     ARGS = p.parse_args()

@@ -29,9 +29,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 dir=$(mktemp -d "${TMPDIR:-/tmp}/trail-remote-XXXXXX")
 trap 'stop_server; rm -rf "$dir"' EXIT
 cd "$dir"
-fail() { echo "FAIL: $*" >&2; exit 1; }
 expect() { "$here/expect_exit.sh" "$@" > expect.out || { cat expect.out; fail "$*"; }; }
-json() { python3 -c "import json, sys; j = json.load(open(sys.argv[1])); print($2)" "$1"; }
 
 trained_run --trace-every 20
 

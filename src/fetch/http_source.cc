@@ -101,7 +101,10 @@ size_t OnBody(char* data, size_t size, size_t n, void* user) {
   const uint64_t got = size * n;
   if (!t->bounded) t->refusal = SetBounds(*t);
   if (!t->refusal.empty()) return 0;  // aborts the transfer
-  if (t->received + got > t->cap) {
+  // A whole file for a range is read up to the range's end, whatever follows it; any other
+  // answer must stay within its cap.
+  const bool whole_for_range = t->ranged && t->status == 200;
+  if (!whole_for_range && t->received + got > t->cap) {
     t->over_cap = true;  // never hold more than the request allows
     return 0;
   }
@@ -109,8 +112,8 @@ size_t OnBody(char* data, size_t size, size_t n, void* user) {
   const uint64_t to = std::min(t->received + got, t->keep_end);
   if (from < to) t->body.append(data + (from - t->received), to - from);
   t->received += got;
-  if (t->ranged && t->status == 200 && t->received >= t->keep_end) {
-    t->stopped = true;  // the range is complete: the rest of the file is not read
+  if (whole_for_range && t->received >= t->keep_end) {
+    t->stopped = true;  // the range is complete: the rest of the answer is not read
     return 0;
   }
   return got;
