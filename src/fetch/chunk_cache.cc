@@ -216,6 +216,10 @@ std::string ChunkCache::files_dir() const { return dir_ + "/v2/roots/" + root_ +
 
 std::string ChunkCache::DataPath(const RemoteFile& f) const { return files_dir() + "/" + f.path; }
 
+std::string ChunkCache::MarksPath(const RemoteFile& f) const {
+  return dir_ + "/v2/roots/" + root_ + "/have/" + f.path;
+}
+
 // Records where this publication keeps a file of f's SHA-256, for other publications to reuse.
 void ChunkCache::Index(const RemoteFile& f) const {
   const std::string record = dir_ + "/v2/sha256/" + f.sha256 + "/" + root_;
@@ -228,7 +232,7 @@ void ChunkCache::Index(const RemoteFile& f) const {
 uint64_t ChunkCache::MissingBytes(const RemoteFile& f, uint64_t begin, uint64_t end) {
   const auto [first, last] = f.ChunksOf(begin, end);
   if (first == last) return 0;
-  const Object o(DataPath(f), dir_ + "/v2/roots/" + root_ + "/have/" + f.path, f);
+  const Object o(DataPath(f), MarksPath(f), f);
   uint64_t missing = 0;
   for (uint64_t c = first; c < last; ++c) {
     if (!o.Has(c)) missing += f.ChunkEnd(c) - f.ChunkBegin(c);
@@ -240,7 +244,7 @@ std::string ChunkCache::Ensure(const RemoteFile& f, uint64_t begin, uint64_t end
   const std::string path = DataPath(f);
   const auto [first, end_chunk] = f.ChunksOf(begin, end);
   if (first == end_chunk) return path;
-  Object o(path, dir_ + "/v2/roots/" + root_ + "/have/" + f.path, f);
+  Object o(path, MarksPath(f), f);
   Index(f);
   std::unique_ptr<Donors> donors;  // opened when a chunk is first missing
   std::vector<bool> need(end_chunk - first, false);

@@ -75,7 +75,8 @@ class ChunkCache {
  private:
   class Object;
   class Donors;
-  std::string DataPath(const RemoteFile& f) const;
+  std::string DataPath(const RemoteFile& f) const;   // roots/<root>/files/<path>
+  std::string MarksPath(const RemoteFile& f) const;  // roots/<root>/have/<path>
   void Index(const RemoteFile& f) const;
 
   std::string dir_, root_;
