@@ -19,13 +19,6 @@ namespace {
 
 constexpr const char* kAttestationPath = "run/attestation.json";
 
-// Every step from `start` (-1: step 0 from the recipe) to `target`.
-std::vector<int64_t> StepsFrom(int64_t start, int64_t target) {
-  std::vector<int64_t> out;
-  for (int64_t s = std::max<int64_t>(start, 0); s <= target; ++s) out.push_back(s);
-  return out;
-}
-
 }  // namespace
 
 std::string DefaultCacheDir() {
@@ -143,11 +136,11 @@ void RemoteRun::FetchTokens(const std::vector<int64_t>& replayed) {
   Fetch(tokens);
 }
 
-// The publication's signer against the trainer's key (attestation.json, verified whole).
+// The publication's signer against the trainer's key (attestation.json, fetched and verified
+// whole first).
 void RemoteRun::Bind() {
   const fetch::RemoteFile* f = pub_.Find(kAttestationPath);
-  const std::string text =
-      f != nullptr ? ReadFileToString(cache_->files_dir() + "/" + kAttestationPath) : "";
+  const std::string text = f != nullptr ? ReadFileToString(Fetch({{f, 0, 0, true}})[0]) : "";
   binding_ = BindPublisher(pub_, text, o_.trusted_publishers, o_.trainer_key);
   if (!binding_.problem.empty()) {
     throw PublisherError(source_->Describe(kPublicationFile) + ": " + binding_.problem);
@@ -186,7 +179,8 @@ void RemoteRun::Prepare(int64_t start, bool checkpoint, int64_t target) {
     WantCheckpoint(start, wants);
     Fetch(wants);
   }
-  FetchTokens(StepsFrom(key, target));
+  FetchTokens(
+      ReplayedSteps({target}, checkpoint ? std::vector<int64_t>{start} : std::vector<int64_t>{}));
   progress_.Finish();
 }
 
@@ -194,8 +188,8 @@ void RemoteRun::FetchForSteps(const std::vector<int64_t>& steps, ReplayOptions& 
   TRAIL_CHECK(!steps.empty(), "audit: no steps to fetch");
   TRAIL_CHECK(steps.back() < pub_.run.steps, "audit: step ", steps.back(), " is beyond the ",
               pub_.run.steps, " steps the publication records");
+  Bind();  // before anything else is fetched: a refused publisher costs only two small files
   FetchRunFiles(steps);
-  Bind();
   FetchShardIndexes();
   FetchTokens(ReplayedSteps(steps, pub_.checkpoints));
   const std::vector<int64_t> starts = StartingCheckpoints(steps, pub_.checkpoints);
