@@ -4,7 +4,7 @@
 Written from docs/repops.md §7 (the state digest `trail.state.v3`: chunks of 65,536 elements,
 BLAKE3 leaves in derive-key mode, tensor nodes, a Merkle tree) and docs/training.md
 ("Checkpoints": model.safetensors holds the parameters, optim.safetensors the moments, meta.json
-their hashes), without trail's code. BLAKE3 is b3sum's (`--derive-key`), an independent
+their hashes), using only rules those pages state and no trail code or library. BLAKE3 is b3sum's (`--derive-key`), an independent
 implementation. Parses both safetensors files, hashes them as the spec says and compares with
 meta.json's `params_hash` and `optimizer_hash`.
 

@@ -2,11 +2,12 @@
 """The canonical stream's golden digest recomputed from the specification alone.
 
 A second implementation of docs/data.md §3–§5 and docs/goldens.md §2 in plain Python, written
-from those pages (and docs/repops.md §6 for Philox) without trail's code: it builds no shard and
-opens no file, it derives every token of the synthetic corpus from its formula, lays out the
-source streams, interleaves them and packs each window, then hashes the record goldens.md §2
-specifies. `make test` runs it and compares with goldens/stream.txt, so the specification cannot
-drift from the code without this test failing.
+from those pages (and docs/repops.md §6 for Philox), using only rules they state and no trail
+code or library (a maintainer wrote it; an outside port from the docs is the real test). It
+builds no shard and opens no file: it derives every token of the synthetic corpus from its
+formula, lays out the source streams, interleaves them and packs each window, then hashes the
+record goldens.md §2 specifies. `make test` runs it and compares with goldens/stream.txt, so the
+code cannot drift from the rules written here and in those pages without this test failing.
 
     stream_port.py [GOLDENS_STREAM_TXT]   prints the digest; with the file, exits 1 unless equal
 """

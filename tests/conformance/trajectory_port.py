@@ -2,7 +2,7 @@
 """A run's trajectory and a publication's root checked from the specification alone.
 
 Written from docs/training.md ("Trajectory record", its bytes and the genesis) and docs/audit.md
-("Publishing a run"), without trail's code:
+("Publishing a run"), using only rules those pages state and no trail code or library:
   - the genesis hash from run.json's recipe and manifest hashes and checkpoint 0's parameter
     hash equals run.json's `genesis`;
   - every line of trajectory.jsonl is rebuilt byte for byte from its parsed values by the
