@@ -23,7 +23,9 @@ namespace {
 
 using repops::ActiveKernels;
 
-// Runs kernels without the GIL (the arrays stay referenced by the caller's frame).
+// Runs kernels without the GIL (the arrays stay referenced by the caller's frame). `fn` must
+// not touch a Python object: sizes and pointers are taken before (a new reference made without
+// the GIL races with other threads' reference counts; pybind11's checks abort on it).
 template <class Fn>
 void Run(Fn&& fn) {
   py::gil_scoped_release nogil;
@@ -176,8 +178,10 @@ void BindNormAndSoftmax(py::module_& m) {
       "softmax",
       [](const py::array& x) {
         const float* px = Checked<float>(x, {"softmax", "x"}, 2);
-        auto y = NewArray<float>({Dim(x, 0), Dim(x, 1)});
-        Run([&] { repops::SoftmaxForward(px, Dim(x, 0), Dim(x, 1), y.mutable_data()); });
+        const int64_t rows = Dim(x, 0), n = Dim(x, 1);
+        auto y = NewArray<float>({rows, n});
+        float* py = y.mutable_data();
+        Run([&] { repops::SoftmaxForward(px, rows, n, py); });
         return y;
       },
       py::arg("x"), "Softmax of each row of x [rows, n].");
@@ -187,8 +191,10 @@ void BindNormAndSoftmax(py::module_& m) {
         const float* py_ = Checked<float>(y, {"softmax_backward", "y"}, 2);
         const float* pdy = Checked<float>(dy, {"softmax_backward", "dy"}, 2);
         ExpectShape(dy, {"softmax_backward", "dy"}, {Dim(y, 0), Dim(y, 1)});
-        auto dx = NewArray<float>({Dim(y, 0), Dim(y, 1)});
-        Run([&] { repops::SoftmaxBackward(py_, pdy, Dim(y, 0), Dim(y, 1), dx.mutable_data()); });
+        const int64_t rows = Dim(y, 0), n = Dim(y, 1);
+        auto dx = NewArray<float>({rows, n});
+        float* pdx = dx.mutable_data();
+        Run([&] { repops::SoftmaxBackward(py_, pdy, rows, n, pdx); });
         return dx;
       },
       py::arg("y"), py::arg("dy"), "dx of the softmax rows y [rows, n].");
@@ -201,7 +207,9 @@ py::array Elementwise(const char* op, const py::array& a, const py::array& b, Fn
   const float* pb = Checked<float>(b, {op, "second argument"}, -1);
   if (Size(a) != Size(b)) throw py::value_error(std::string("trail.ops.") + op + ": sizes differ");
   py::array_t<float> out(a.request().shape);
-  Run([&] { fn(pa, pb, Size(a), out.mutable_data()); });
+  const int64_t n = Size(a);
+  float* po = out.mutable_data();
+  Run([&] { fn(pa, pb, n, po); });
   return out;
 }
 

@@ -41,9 +41,9 @@ void BindActivationBackward(py::module_& m) {
         ExpectShape(a, {"swiglu_backward", "a"}, ShapeOf(dh));
         ExpectShape(b, {"swiglu_backward", "b"}, ShapeOf(dh));
         auto da = NewArray<float>(ShapeOf(dh)), db = NewArray<float>(ShapeOf(dh));
-        Run([&] {
-          repops::SwiGluBackward(pdh, pa, pb, Size(dh), da.mutable_data(), db.mutable_data());
-        });
+        const int64_t n = Size(dh);
+        float *pda = da.mutable_data(), *pdb = db.mutable_data();
+        Run([&] { repops::SwiGluBackward(pdh, pa, pb, n, pda, pdb); });
         return std::make_pair(da, db);
       },
       py::arg("dh"), py::arg("a"), py::arg("b"), "(da, db) of h = SiLU(a)·b.");
@@ -54,7 +54,9 @@ void BindActivationBackward(py::module_& m) {
         const float* px = Checked<float>(x, {"gelu_backward", "x"}, -1);
         ExpectShape(x, {"gelu_backward", "x"}, ShapeOf(dy));
         auto dx = NewArray<float>(ShapeOf(dy));
-        Run([&] { repops::GeluBackward(pdy, px, Size(dy), dx.mutable_data()); });
+        const int64_t n = Size(dy);
+        float* pdx = dx.mutable_data();
+        Run([&] { repops::GeluBackward(pdy, px, n, pdx); });
         return dx;
       },
       py::arg("dy"), py::arg("x"), "dx of y = GELU(x).");
@@ -184,7 +186,8 @@ void BindOptimizer(py::module_& m) {
           ExpectShape(*a, {"adamw_step", "g, m and v"}, ShapeOf(p));
         if (t < 1) throw py::value_error("trail.ops.adamw_step: t is 1-based");
         const repops::AdamWHyper h{lr, beta1, beta2, eps, weight_decay};
-        Run([&] { repops::AdamWStep(pp, pg, pm, pv, Size(p), h, t); });
+        const int64_t n = Size(p);
+        Run([&] { repops::AdamWStep(pp, pg, pm, pv, n, h, t); });
       },
       py::arg("p"), py::arg("g"), py::arg("m"), py::arg("v"), py::arg("t"), py::arg("lr"),
       py::arg("beta1") = 0.9f, py::arg("beta2") = 0.95f, py::arg("eps") = 1e-8f,
