@@ -20,9 +20,10 @@ configure: deps
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The Python package (python/, docs/python.md) into the active virtual environment, else the
-# user site of /usr/bin/python3; then `python3 -c "import trail"` works.
-python: build
+# The Python package (python/, docs/python.md) as a wheel built by pip (pyproject.toml,
+# scikit-build-core), installed into the active virtual environment, else the user site of
+# /usr/bin/python3; then `python3 -c "import trail"` works. `pip install .` does the same.
+python: deps
 	scripts/install-python.sh $(BUILD)
 
 # Reference tokenizer files, the reference encoder and real text (pinned, hash-checked, not committed).

@@ -1,10 +1,9 @@
-"""The package as a user meets it: it installs offline and imports, its stubs cover the C++
-module, every public name is documented, and objects say what they are."""
+"""The package as a user meets it: its stubs cover the C++ module, every public name is
+documented, and objects say what they are. (`make python`, pip's wheel and its install:
+tests/python_wheel_test.sh.)"""
 
 import ast
 import inspect
-import os
-import subprocess
 from pathlib import Path
 
 import trail
@@ -55,15 +54,3 @@ def test_objects_say_what_they_are(run_dir, workdir):
     tok = trail.Tokenizer.from_contract(str(workdir / "contract.json"))
     assert tok.vocab_size == trail.Tokenizer(str(workdir / "tokenizer.json")).vocab_size
     assert issubclass(trail.TrailError, RuntimeError)
-
-
-def test_the_install_script_gives_an_importable_package(tmp_path):
-    build = Path(trail.__file__).resolve().parents[2]
-    env = dict(os.environ, TRAIL_PYTHON_SITE=str(tmp_path / "site"))
-    env.pop("VIRTUAL_ENV", None)
-    subprocess.run([str(SOURCE / "scripts" / "install-python.sh"), str(build)], env=env,
-                   check=True, capture_output=True)
-    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(tmp_path / "site")}
-    out = subprocess.run(["/usr/bin/python3", "-c", "import trail; print(trail.__file__)"],
-                         env=env, cwd="/", check=True, capture_output=True, text=True).stdout
-    assert out.startswith(str(tmp_path / "site" / "trail"))
