@@ -1,18 +1,23 @@
 # trail: the two commands that matter are `make demo` and `make test`. Both install what is
-# missing (Debian packages, as root; PyPI packages pinned with hashes into $(BUILD)/venv),
-# configure, build, then run.
+# missing (Debian packages, as root; PyPI packages pinned with hashes into $(BUILD)/venv; for
+# `make test` also the peers into $(BUILD)/peers), configure, build, then run.
 BUILD ?= build
 JOBS ?= $(shell nproc)
 # The CUDA backend must compile where scripts/install-deps.sh installs nvcc from PyPI (x86-64):
 # ON makes a missing nvcc an error there rather than a build without the backend.
 TRAIL_CUDA ?= $(if $(filter x86_64,$(shell uname -m)),ON,AUTO)
 
-.PHONY: all deps configure build python assets test test-exhaustive test-sanitize fuzz soak demo bench clean
+.PHONY: all deps peers configure build python assets test test-exhaustive test-sanitize fuzz soak demo bench clean
 
 all: build
 
 deps:
 	scripts/install-deps.sh $(BUILD)
+
+# PyTorch 2.x, transformers and lm-eval, pinned with hashes, in $(BUILD)/peers: what the interop
+# tests and the training benchmark compare trail with.
+peers: deps
+	scripts/install-peers.sh $(BUILD)
 
 configure: deps
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRAIL_CUDA=$(TRAIL_CUDA)

@@ -23,6 +23,8 @@ phase() {
 
 start=$(now)
 phase deps scripts/install-deps.sh "$build"
+# The real peers (PyTorch 2.x, transformers, lm-eval) that interop tests compare with.
+phase peers scripts/install-peers.sh "$build"
 # The CUDA backend must compile where install-deps.sh installs nvcc from PyPI (x86-64).
 cuda=AUTO; [ "$(uname -m)" = x86_64 ] && cuda=ON
 phase configure cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRAIL_CUDA="${TRAIL_CUDA:-$cuda}"
@@ -41,8 +43,9 @@ phases+=("$(printf '%-10s %8.1f s  (%s jobs)' ctest "$(since "$t0")" "$jobs")")
   printf '  %s\n' "${phases[@]}"
   printf '  %-10s %8.1f s\n' total "$(since "$start")"
   echo "slowest tests (each test's own wall time; tests run $jobs at a time):"
-  # ctest lines: "  12/408 Test  #37: name ......   Passed   12.34 sec"
+  # ctest lines: "  12/408 Test  #37: name ......   Passed   12.34 sec". awk takes the first 12
+  # and reads the rest (head would close the pipe early: SIGPIPE to sort, and pipefail fails).
   sed -n 's/^ *[0-9]*\/[0-9]* *Test *#[0-9]*: \([^ ]*\) .* \([0-9.]*\) sec$/\2 \1/p' "$log" |
-    sort -rn | head -12 | awk '{ printf "  %8.1f s  %s\n", $1, $2 }'
+    sort -rn | awk 'NR <= 12 { printf "  %8.1f s  %s\n", $1, $2 }'
 } | tee "$build/test-times.txt"
 exit "$status"
