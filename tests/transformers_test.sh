@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Hugging Face transformers (the peers' environment, scripts/install-peers.sh) reads trail's
+# export of three models trained here on the King James Bible: Llama-style, Qwen3-style
+# (QK-norm) and Qwen3-style with sliding-window layers. For each, tests/peers/transformers_check.py
+# loads the folder with AutoModelForCausalLM (float32 and float64, eager attention) and
+# AutoTokenizer, offline, and checks the load report, the tokenizer's ids on real multilingual
+# text (the vim tutors in every language they are written in UTF-8, fortunes in German, Russian
+# and Chinese), the logits over a greedy continuation, and model.generate's greedy tokens.
+#   transformers_test.sh TRAIL ASSETS PROBE PEERS_PYTHON
+# A missing peer is a failure, never a skip.
+set -euo pipefail
+trail=$1; assets=$2; probe=$3; python=$4
+here=$(cd "$(dirname "$0")" && pwd)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/trail-transformers-XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+cd "$dir"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+"$python" -c "import transformers, torch" 2>/dev/null \
+  || fail "no transformers in '$python' (scripts/install-peers.sh installs it)"
+
+. "$here/kjv_train_data.sh"
+kjv_train_data
+
+# Real text in many scripts, one request per line (lines of up to 400 bytes; the tokenizer's
+# pretokenizer sees whole lines, so line ends are not part of what is compared).
+{
+  for f in /usr/share/vim/vim90/tutor/tutor.*utf-8; do awk 'NF && n++ < 40' "$f"; done
+  for f in /usr/share/games/fortunes/{chinese,tang300,de/anekdoten,ru/2001.03,pl/*,cs/*}; do
+    case $f in *.dat | *.u8) continue ;; esac
+    [ -f "$f" ] || fail "no $f (scripts/install-deps.sh installs the fortunes)"
+    iconv -f utf-8 -t utf-8 -c "$f" | awk 'NF && n++ < 30'
+  done
+} | cut -c1-400 | iconv -f utf-8 -t utf-8 -c > lines.txt
+[ "$(wc -l < lines.txt)" -gt 500 ] || fail "too little multilingual text ($(wc -l < lines.txt) lines)"
+"$trail" tokenizer encode --tokenizer tokenizer.json --input lines.txt --lines > lines.ids
+
+# The three models: a context that holds the probe's 256 tokens.
+recipe 30 | sed 's/^max_seq_len = 128$/max_seq_len = 256/' > llama.toml
+sed 's/^init_seed = 1$/init_seed = 1\nqk_norm = true/' llama.toml > qwen3.toml
+sed 's/^init_seed = 1$/init_seed = 1\nqk_norm = true\nattention_window = 24\nfull_attention_every = 2/' \
+  llama.toml > qwen3-sliding.toml
+sed -n 3000,3100p "$assets/text/kjv.txt" > text.txt
+for r in llama qwen3 qwen3-sliding; do
+  echo "-- $r"
+  "$trail" train --recipe $r.toml --data manifest.json --run $r --threads 2 > $r.out 2>&1 \
+    || { cat $r.out; fail "training $r"; }
+  "$trail" export --run $r --format hf --out $r.hf > $r.export || fail "export $r"
+  "$trail" generate --run $r --prompt "And the LORD spake unto Moses, saying" --max-tokens 40 \
+    --temperature 0 --json > $r.gen.json
+  # trail's logits over the prompt, its greedy continuation, and then the text (256 in all).
+  "$python" - $r.gen.json "$trail" text.txt > $r.ids <<'PY'
+import json, subprocess, sys
+g = json.load(open(sys.argv[1]))
+ids = g["prompt_ids"] + g["ids"]
+text = subprocess.run([sys.argv[2], "tokenizer", "encode", "--tokenizer", "tokenizer.json",
+                       "--input", sys.argv[3]], capture_output=True, check=True).stdout
+print(json.dumps((ids + json.loads(text))[:256]))
+PY
+  "$probe" $r ids $r.ids $r.probe
+  "$python" "$here/peers/transformers_check.py" $r.hf $r.probe $r.gen.json lines.txt lines.ids \
+    || fail "transformers on the $r export"
+done
+
+echo "-- the check fails where the windows are not applied"
+cp -r qwen3-sliding.hf no-window.hf
+"$python" - no-window.hf/config.json <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["use_sliding_window"], c["sliding_window"] = False, None
+c["layer_types"] = ["full_attention"] * len(c["layer_types"])
+json.dump(c, open(sys.argv[1], "w"))
+PY
+if "$python" "$here/peers/transformers_check.py" no-window.hf qwen3-sliding.probe qwen3-sliding.gen.json \
+     lines.txt lines.ids > no-window.out 2>&1; then
+  cat no-window.out; fail "a sliding-window model read without its windows passed the check"
+fi
+grep -q "from HF's float64 run" no-window.out || { cat no-window.out; fail "no logit finding"; }
+echo "without its windows: $(grep FAIL no-window.out)"
