@@ -75,7 +75,7 @@ demo: build assets
 # GEMM against OpenBLAS, int8 against fp32 (medians of interleaved runs); attention and
 # cross-entropy time per token; the data stream's assembly rate and seek time on a 1 GB corpus;
 # the Python package's ops against numpy.
-bench: build assets
+bench: build assets peers
 	bench/run_gemm_bench.sh $(BUILD)
 	$(BUILD)/bench/ops_bench
 	$(BUILD)/bench/stream_bench

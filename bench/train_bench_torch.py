@@ -6,10 +6,13 @@ kernels. Prints one JSON object: median step seconds, tokens/s, peak RSS, and wh
 parameters after two steps are bit-identical with 1 and with 2 threads.
 
 Usage: train_bench_torch.py STEPS THREADS [B|gpt2-small|gpt2-1024] [cpu|cuda] [fp32|bf16]
+                           [eager|compile]
 gpt2-small: L=12, d=768, 12 heads, vocab 50257, T=128, B=8 (the bitwise check is skipped);
-gpt2-1024: the same at T=1024. On cuda PyTorch runs at its best for the GPU: attention by
-scaled_dot_product_attention (flash kernels), the fused AdamW, TF32 off for fp32; bf16 runs
-the step under bf16 autocast. Times are taken after torch.cuda.synchronize().
+gpt2-1024: the same at T=1024. PyTorch runs at its best for the device: attention by
+scaled_dot_product_attention (flash kernels, on the CPU too), the fused AdamW, TF32 off for
+fp32; bf16 runs the step under bf16 autocast (on the CPU where it has bf16 instructions);
+compile runs the model through torch.compile (inductor; its compilation is in the first,
+untimed steps). Times are taken after torch.cuda.synchronize() on cuda.
 """
 import contextlib
 import hashlib
@@ -27,7 +30,13 @@ if len(sys.argv) > 3 and sys.argv[3] == "gpt2-1024":
     L, D, H, V, T, B, FF = 12, 768, 12, 50257, 1024, 8, 3072
 DEVICE = sys.argv[4] if len(sys.argv) > 4 else "cpu"
 PRECISION = sys.argv[5] if len(sys.argv) > 5 else "fp32"
+COMPILE = len(sys.argv) > 6 and sys.argv[6] == "compile"
 CUDA = DEVICE == "cuda"
+# PyTorch 2's flash attention (2.0+) and its fused AdamW on the CPU (2.4+); an older PyTorch
+# runs the explicit softmax and the default AdamW.
+TORCH2 = hasattr(torch.nn.functional, "scaled_dot_product_attention")
+_VERSION = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
+FUSED_CPU_ADAMW = _VERSION >= (2, 4)
 if CUDA:
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -70,7 +79,7 @@ class Model(torch.nn.Module):
             h = rmsnorm(x, g1)
             heads = lambda w: (h @ w).view(B, T, H, hd).transpose(1, 2)
             q, k, v = self.rope(heads(wq)), self.rope(heads(wk)), heads(wv)
-            if CUDA:
+            if TORCH2:
                 a = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
             else:
                 s = (q @ k.transpose(-1, -2)) / hd ** 0.5
@@ -83,8 +92,8 @@ class Model(torch.nn.Module):
 
 
 def autocast():
-    if CUDA and PRECISION == "bf16":
-        return torch.autocast("cuda", dtype=torch.bfloat16)
+    if PRECISION == "bf16":
+        return torch.autocast(DEVICE, dtype=torch.bfloat16)
     return contextlib.nullcontext()
 
 
@@ -99,25 +108,27 @@ def run(steps, threads):
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     model = Model().to(DEVICE)
-    fused = {"fused": True} if CUDA else {}  # (Debian's CPU torch predates the argument)
+    fused = {"fused": True} if CUDA or FUSED_CPU_ADAMW else {}
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, betas=(0.9, 0.95), eps=1e-8,
                             weight_decay=0.1, **fused)
+    forward = torch.compile(model) if COMPILE else model
+    warmup = 3 if COMPILE else 1  # compilation (forward, then backward) and first allocations
     gen = torch.Generator().manual_seed(1)
     times = []
-    for step in range(steps + 1):
+    for step in range(steps + warmup):
         tokens = torch.randint(0, V, (B, T + 1), generator=gen).to(DEVICE)
         if CUDA:
             torch.cuda.synchronize()
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
         with autocast():
-            loss = model(tokens[:, :-1], tokens[:, 1:])
+            loss = forward(tokens[:, :-1], tokens[:, 1:])
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         if CUDA:
             torch.cuda.synchronize()
-        if step > 0:  # the first step allocates
+        if step >= warmup:
             times.append(time.perf_counter() - t0)
     return sorted(times)[len(times) // 2], params_hash(model)
 
@@ -127,11 +138,12 @@ def main():
     median, _ = run(steps, threads)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     bitwise = None
-    if V == 16384 and not CUDA:
+    if V == 16384 and not CUDA and not COMPILE:
         _, h1 = run(2, 1)
         _, h2 = run(2, 2)
         bitwise = h1 == h2
     print(json.dumps({"torch": torch.__version__, "device": DEVICE, "precision": PRECISION,
+                      "mode": "compile" if COMPILE else "eager",
                       "threads": threads, "step_s": median,
                       "tok_s": B * T / median, "peak_rss_mb": peak,
                       "bitwise_1_vs_2_threads": bitwise}))
