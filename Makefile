@@ -82,6 +82,7 @@ bench: build assets peers
 	bench/run_tokenizer_bench.sh $(BUILD)
 	$(BUILD)/bench/corpus_bench $(BUILD)/assets/text/kjv.txt
 	bench/run_corpus_bench.sh $(BUILD)
+	bench/run_corpus_datatrove_bench.sh $(BUILD)
 	bench/run_train_bench.sh $(BUILD)
 	bench/run_dist_bench.sh $(BUILD)
 	bench/run_generate_bench.sh $(BUILD)
