@@ -19,20 +19,6 @@ void HashVector(Sha256Hasher& h, const std::vector<T>& v) {
   h.Update(v.data(), v.size() * sizeof(T));
 }
 
-// SHA-256 of everything the model reads from a micro-batch, in a fixed order.
-Digest MicroBatchDigest(const data::PackedBatch& b) {
-  Sha256Hasher h;
-  h.UpdateU64(static_cast<uint64_t>(b.rows));
-  h.UpdateU64(static_cast<uint64_t>(b.seq_len));
-  HashVector(h, b.windows);
-  HashVector(h, b.inputs);
-  HashVector(h, b.labels);
-  HashVector(h, b.doc_ids);
-  HashVector(h, b.positions);
-  HashVector(h, b.key_valid);
-  return h.Finish();
-}
-
 std::vector<int64_t> ToFlat(const ChunkLayout& layout, const std::vector<int64_t>& chunk_bounds) {
   std::vector<int64_t> out;
   for (int64_t c : chunk_bounds) out.push_back(layout.FlatBegin(c));
@@ -57,6 +43,19 @@ int64_t CheckedMaxSeqLen(const Recipe& recipe, const data::CanonicalStream& stre
 }
 
 }  // namespace
+
+Digest MicroBatchDigest(const data::PackedBatch& b) {
+  Sha256Hasher h;
+  h.UpdateU64(static_cast<uint64_t>(b.rows));
+  h.UpdateU64(static_cast<uint64_t>(b.seq_len));
+  HashVector(h, b.windows);
+  HashVector(h, b.inputs);
+  HashVector(h, b.labels);
+  HashVector(h, b.doc_ids);
+  HashVector(h, b.positions);
+  HashVector(h, b.key_valid);
+  return h.Finish();
+}
 
 const char* SkipReasonName(SkipReason r) {
   switch (r) {

@@ -202,6 +202,11 @@ class StepEngine {
   std::unique_ptr<ShardedParameters> shards_;  // with [mesh] shard_params
 };
 
+// The canonical digest of a micro-batch, everything the model reads from it
+// (docs/training.md, "Trajectory record": SHA-256 of rows and seq_len as u64 LE, then windows,
+// inputs, labels, doc_ids, positions and key_valid, each as a u64 LE count and its elements).
+Digest MicroBatchDigest(const data::PackedBatch& b);
+
 // Runs the state's next step and chains its record into st.chain: returns the trajectory line.
 std::string StepAndChain(StepEngine& engine, TrainState& st, StepResult& r);
 

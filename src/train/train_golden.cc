@@ -1,11 +1,7 @@
 #include "train/train_golden.h"
 
 #include "core/error.h"
-#include "core/file_util.h"
-#include "data/stream.h"
 #include "data/synthetic_corpus.h"
-#include "train/recipe.h"
-#include "train/step.h"
 #include "train/trajectory.h"
 
 namespace trail::train {
@@ -106,33 +102,44 @@ steps = )" +
          std::to_string(c.steps) + "\n";
 }
 
+GoldenCase::GoldenCase(const std::string& name, const Device& device)
+    : name_(name), recipe_text_(GoldenRecipeText(name)), steps_(Spec(name).steps) {
+  const CaseSpec& c = Spec(name);
+  data::StreamConfig sc;
+  sc.seed = 99;
+  sc.seq_len = 16;
+  sc.schedule = {{0, c.windows_per_step}};
+  sc.micro_batch_windows = c.micro_batch_windows;
+  sc.chunking.max_tokens = 24;  // document positions stay below max_seq_len
+  if (c.lifecycle) {
+    sc.schedule = {{0, c.windows_per_step}, {3, 3}};
+    sc.mixture_phases = {{2, {{"b", 1.0}}}};
+    sc.seq_len_phases = {{3, 24}};
+  }
+  stream_ = std::make_unique<data::CanonicalStream>(data::synthetic::MakeCorpus(
+      dir_.path(), {{"a", 0.6, 2, 12, 3, 40}, {"b", 0.4, 1, 10, 5, 30}}, sc, 2, 96));
+  recipe_ = ParseRecipe(recipe_text_, name, 96);
+  engine_ =
+      std::make_unique<StepEngine>(recipe_, *stream_, collectives::SingleProcess(), device);
+  state_ = std::make_unique<TrainState>(recipe_.model, engine_->backend());
+  state_->params.InitRandom(recipe_.model);
+  genesis_ = GenesisHash(recipe_.sha256, "golden", state_->params.StateHash());
+  state_->chain = genesis_;
+}
+
+std::vector<std::string> GoldenCaseNames() {
+  std::vector<std::string> out;
+  for (const CaseSpec& c : kCases) out.push_back(c.name);
+  return out;
+}
+
 std::vector<GoldenRun> RunTrainingGolden(const Device& device) {
   std::vector<GoldenRun> out;
-  for (const CaseSpec& c : kCases) {
-    TempDir dir;
-    data::StreamConfig sc;
-    sc.seed = 99;
-    sc.seq_len = 16;
-    sc.schedule = {{0, c.windows_per_step}};
-    sc.micro_batch_windows = c.micro_batch_windows;
-    sc.chunking.max_tokens = 24;  // document positions stay below max_seq_len
-    if (c.lifecycle) {
-      sc.schedule = {{0, c.windows_per_step}, {3, 3}};
-      sc.mixture_phases = {{2, {{"b", 1.0}}}};
-      sc.seq_len_phases = {{3, 24}};
-    }
-    const data::Manifest m = data::synthetic::MakeCorpus(
-        dir.path(), {{"a", 0.6, 2, 12, 3, 40}, {"b", 0.4, 1, 10, 5, 30}}, sc, 2, 96);
-    data::CanonicalStream stream(m);
-    const Recipe recipe = ParseRecipe(GoldenRecipeText(c.name), c.name, 96);
-    StepEngine engine(recipe, stream, collectives::SingleProcess(), device);
-    TrainState st(recipe.model, engine.backend());
-    st.params.InitRandom(recipe.model);
-    st.chain = GenesisHash(recipe.sha256, "golden", st.params.StateHash());
-    for (int64_t s = 0; s < c.steps; ++s) {
-      st.chain = ChainNext(st.chain, TrajectoryBody(engine.Run(st)));
-    }
-    out.push_back({c.name, ToHex(st.chain)});
+  for (const std::string& name : GoldenCaseNames()) {
+    GoldenCase gc(name, device);
+    StepResult r;
+    for (int64_t s = 0; s < gc.steps(); ++s) StepAndChain(gc.engine(), gc.state(), r);
+    out.push_back({name, ToHex(gc.state().chain)});
   }
   return out;
 }
