@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""The golden training runs' conformance vectors checked against the specification alone.
+
+tests/conformance/vectors/README.md lists the files. From docs/training.md ("Trajectory record",
+the genesis, the micro-batch digest), docs/data.md and docs/goldens.md §3, with no trail code:
+  - each case's recipe hash is the SHA-256 of its .toml; its genesis is recomputed from that
+    hash, the manifest string "golden" and the initial parameter hash;
+  - every trajectory line is its values' serialization, byte for byte, and chains from the
+    genesis; the last chain is the case's value in goldens/training.txt;
+  - where a record commits state, its params and optim hashes are the .states.jsonl ones;
+  - the micro-batches of mesh_1x1x2 and mesh_3x2x2 are rebuilt from the synthetic corpus's
+    formula and the stream spec (stream_port.py with goldens.md §3's corpus), their digests
+    computed, and each step's batch hash is the trajectory's `batch`; for mesh_1x1x2 the
+    rebuilt rows are also the .batches.jsonl ones.
+
+    check_vectors.py VECTORS_DIR GOLDENS_TRAINING_TXT    exit 1 on the first disagreement
+"""
+import hashlib
+import json
+import os
+import struct
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import stream_port as sp  # noqa: E402
+from trajectory_port import body_of, fail  # noqa: E402
+
+# docs/goldens.md §3: the corpus and stream of the training runs (no phases in these two cases).
+TRAINING_SOURCES = [("a", 0.6, 2, 12, 3, 40, "permutation", 0),
+                    ("b", 0.4, 1, 10, 5, 30, "permutation", 0)]
+MESHES = {"mesh_1x1x2": (4, 2, 1, 1), "mesh_3x2x2": (12, 1, 3, 2)}  # windows, micro, R, S
+PADDING_ROW = (1 << 64) - 1
+
+
+def training_stream():
+    sp.VOCAB, sp.SOURCES = 96, TRAINING_SOURCES
+    cfg = sp.Config(continuous=False)  # docs/data.md §2's defaults: independent documents
+    cfg.seed, cfg.L, cfg.C, cfg.O = 99, 16, 24, 0
+    sources = [sp.Source(s, cfg) for s in range(len(TRAINING_SOURCES))]
+    return sources, sp.schedule(sources, cfg.L), cfg
+
+
+def packed_row(sources, phases, cfg, w):
+    """Window w as one packed row: its record's last 18·L bytes (docs/goldens.md §2)."""
+    L = cfg.L
+    tail = sp.window_record(sources, phases, w, cfg)[-18 * L:]
+    ints = struct.unpack("<%di" % (4 * L), tail[:16 * L])
+    return {"inputs": list(ints[:L]), "labels": list(ints[L:2 * L]),
+            "doc_ids": list(ints[2 * L:3 * L]), "positions": list(ints[3 * L:]),
+            "key_valid": list(tail[16 * L:17 * L])}
+
+
+def micro_batches(name, step, stream):
+    """(rank, micro, rows) of a step in mesh order: rank k holds the step's windows w ≡ k
+    (mod R·S), ascending, micro_batch_windows to a micro-batch (docs/data.md §5)."""
+    per_step, micro, R, S = MESHES[name]
+    ranks = R * S
+    first = step * per_step
+    for k in range(ranks):
+        mine = [w for w in range(first, first + per_step) if w % ranks == k]
+        for m in range(0, len(mine), micro):
+            rows = [(w, packed_row(*stream, w)) for w in mine[m:m + micro]]
+            yield k, m // micro, rows
+
+
+def batch_digest(windows, rows, L):
+    """SHA-256 of rows and L (u64), then each array as a u64 count and its LE elements."""
+    def arr(fmt, values):
+        return struct.pack("<Q", len(values)) + struct.pack("<%d%s" % (len(values), fmt), *values)
+    cat = lambda key: [v for r in rows for v in r[key]]  # noqa: E731
+    data = struct.pack("<QQ", len(rows), L) + arr("Q", windows)
+    data += arr("i", cat("inputs")) + arr("i", cat("labels")) + arr("i", cat("doc_ids"))
+    data += arr("i", cat("positions")) + arr("B", cat("key_valid"))
+    return hashlib.sha256(data).digest()
+
+
+def check_batches(name, vectors, records):
+    stream = training_stream()
+    L = stream[2].L
+    listed = None
+    path = os.path.join(vectors, name + ".batches.jsonl")
+    if os.path.exists(path):
+        listed = [json.loads(l) for l in open(path)]
+    n = 0
+    for rec in records:
+        step_hash = hashlib.sha256(b"trail.batch.v2")
+        for k, m, rows in micro_batches(name, rec["step"], stream):
+            windows = [w for w, _ in rows]
+            digest = batch_digest(windows, [r for _, r in rows], L)
+            if listed is not None:
+                got = listed[n]
+                want = {"step": rec["step"], "rank": k, "micro": m, "rows": len(rows),
+                        "seq_len": L, "windows": windows}
+                for key in ("inputs", "labels", "doc_ids", "positions", "key_valid"):
+                    want[key] = [v for _, r in rows for v in r[key]]
+                want["digest"] = digest.hex()
+                if got != want:
+                    fail("%s: micro-batch %d (step %d, rank %d, micro %d) is not the spec's"
+                         % (name, n, rec["step"], k, m))
+            step_hash.update(digest)
+            n += 1
+        if step_hash.hexdigest() != rec["batch"]:
+            fail("%s step %d: batch hash %s from the spec, the trajectory says %s"
+                 % (name, rec["step"], step_hash.hexdigest(), rec["batch"]))
+    if listed is not None and n != len(listed):
+        fail("%s: %d micro-batches listed, the spec gives %d" % (name, len(listed), n))
+    return n
+
+
+def check_case(name, vectors, golden):
+    base = os.path.join(vectors, name)
+    recipe_sha = hashlib.sha256(open(base + ".toml", "rb").read()).hexdigest()
+    g = json.load(open(base + ".genesis.json"))
+    if g["recipe_sha256"] != recipe_sha:
+        fail("%s: the recipe hash is not the SHA-256 of %s.toml" % (name, name))
+    genesis = hashlib.sha256(("trail.trajectory.v1" + recipe_sha + g["manifest"] +
+                              g["initial_params_hash"]).encode()).digest()
+    if genesis.hex() != g["genesis"]:
+        fail("%s: genesis %s from the spec, the vector says %s" % (name, genesis.hex(),
+                                                                  g["genesis"]))
+    chain, records = genesis, []
+    states = [json.loads(l) for l in open(base + ".states.jsonl")]
+    for line in open(base + ".trajectory.jsonl", "rb"):
+        rec = json.loads(line)
+        body = body_of(rec).encode()
+        if line != body[:-1] + b',"chain":"' + rec["chain"].encode() + b'"}\n':
+            fail("%s step %d: the line is not its values' serialization" % (name, rec["step"]))
+        chain = hashlib.sha256(chain + body).digest()
+        if chain.hex() != rec["chain"]:
+            fail("%s step %d: chain %s, recorded %s" % (name, rec["step"], chain.hex(),
+                                                       rec["chain"]))
+        st = states[rec["step"]]
+        for key in ("params", "optim"):
+            if rec[key] is not None and rec[key] != st[key]:
+                fail("%s step %d: %s hash differs from .states.jsonl" % (name, rec["step"], key))
+        records.append(rec)
+    if chain.hex() != golden[name]:
+        fail("%s: final chain %s, goldens/training.txt says %s" % (name, chain.hex(), golden[name]))
+    batches = check_batches(name, vectors, records) if name in MESHES else 0
+    print("%s: genesis and %d records chain to the golden%s" % (
+        name, len(records),
+        ", %d micro-batches rebuilt from the stream spec" % batches if batches else ""))
+
+
+if __name__ == "__main__":
+    vectors = os.path.join(sys.argv[1], "training")
+    golden = dict(l.split() for l in open(sys.argv[2]) if l.strip() and not l.startswith("#"))
+    names = sorted(f[:-5] for f in os.listdir(vectors) if f.endswith(".toml"))
+    if sorted(golden) != names:
+        fail("the vectors' cases %s are not goldens/training.txt's %s" % (names, sorted(golden)))
+    for name in names:
+        check_case(name, vectors, golden)
+    print("conformance vectors: every case checked from the specification alone")
