@@ -1,0 +1,718 @@
+#!/usr/bin/env python3
+"""The first step of the golden run mesh_1x1x2 recomputed from the specification alone.
+
+A second implementation of docs/step.md with docs/repops.md's ops (§1 binary32 with FMA where
+written, §2 canonical reductions, §3 GEMM chains, §4 trail's Exp/Log/Sin/Cos, §5 the layer ops,
+§6 Philox, §7 state hashes) in numpy, written from those pages and using no trail code or
+library (a maintainer wrote it; an outside port from the docs is the real test). Its inputs are
+the recipe (tests/conformance/vectors/training/mesh_1x1x2.toml, defaults from step.md §1) and the
+micro-batches rebuilt from the stream spec (check_vectors.py, stream_port.py). It initializes
+the parameters, runs both micro-batches forward and backward, folds, clips and applies AdamW,
+and checks against the conformance vectors: every operation's output digest in the step-0
+trace (the first that differs is named), the initial and updated parameter state hashes, the
+optimizer state hash, and the record's loss, z-loss, LR, norm and clip bits and gradient hash.
+
+    step_port.py VECTORS_DIR     exit 1 on the first disagreement
+
+numpy's float32 add, multiply, divide and sqrt are single correctly rounded operations; the
+fused multiply-add is formed exactly in float64 and rounded once to binary32 (round to odd).
+"""
+import json
+import os
+import struct
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check_vectors as cv  # noqa: E402
+import stream_port as sp  # noqa: E402
+import state_hash_port as sh  # noqa: E402
+
+F = np.float32
+FLT_MIN = F(1.17549435e-38)
+np.seterr(all="ignore")
+
+
+def f32(x):
+    return np.asarray(x, dtype=np.float32)
+
+
+# ---- repops.md §1: fma(a, b, c) with one rounding ---------------------------------------------
+def fma(a, b, c):
+    """a*b is exact in float64; the sum's rounding error (TwoSum) decides a round-to-odd result,
+    which rounds to the correctly rounded binary32 value (53 >= 2*24 + 2)."""
+    a, b, c = np.broadcast_arrays(f32(a), f32(b), f32(c))
+    p = a.astype(np.float64) * b.astype(np.float64)
+    c64 = c.astype(np.float64)
+    s = p + c64
+    bb = s - p
+    err = (p - (s - bb)) + (c64 - bb)
+    bits = np.array(s, dtype=np.float64).view(np.int64)
+    inexact = (err != 0) & np.isfinite(s)
+    toward_zero = inexact & ((err < 0) != (s < 0))  # |exact| < |s|: step s toward zero
+    bits = np.where(toward_zero, bits - 1, bits)
+    bits = np.where(inexact, bits | 1, bits)
+    return bits.view(np.float64).astype(np.float32)
+
+
+# ---- repops.md §2: Sum, SumSq, Dot, Max over the last axis, 16 partials ----------------------
+def _reduce(x, step, combine, init):
+    x = f32(x)
+    n = x.shape[-1]
+    pad = (-n) % 16
+    if pad:
+        x = np.concatenate([x, np.full(x.shape[:-1] + (pad,), init, np.float32)], axis=-1)
+    x = x.reshape(x.shape[:-1] + (-1, 16))
+    p = np.full(x.shape[:-2] + (16,), init, np.float32)
+    for i in range(x.shape[-2]):
+        p = step(p, x[..., i, :])
+    for w in (8, 4, 2, 1):
+        p = np.concatenate([combine(p[..., :w], p[..., w:2 * w]), p[..., w:]], axis=-1)
+    return p[..., 0]
+
+
+def max2(a, b):
+    return np.where((b > a) | np.isnan(b), b, a)
+
+
+def rsum(x):
+    return _reduce(x, lambda p, v: p + v, lambda l, r: l + r, F(0))
+
+
+def rsumsq(x):
+    return _reduce(x, lambda p, v: fma(v, v, p), lambda l, r: l + r, F(0))
+
+
+def _dot(x, y):
+    n = x.shape[-1]
+    pad = (-n) % 16
+    if pad:
+        z = np.zeros(x.shape[:-1] + (pad,), np.float32)
+        x, y = np.concatenate([x, z], -1), np.concatenate([y, z], -1)
+    x = x.reshape(x.shape[:-1] + (-1, 16))
+    y = y.reshape(y.shape[:-1] + (-1, 16))
+    p = np.zeros(x.shape[:-2] + (16,), np.float32)
+    for i in range(x.shape[-2]):
+        p = fma(x[..., i, :], y[..., i, :], p)
+    for w in (8, 4, 2, 1):
+        p = np.concatenate([p[..., :w] + p[..., w:2 * w], p[..., w:]], axis=-1)
+    return p[..., 0]
+
+
+def rmax(x):
+    return _reduce(x, max2, max2, F(-np.inf))
+
+
+# ---- repops.md §3: GEMM, one FMA chain per output in ascending p -----------------------------
+def matmul(a, b, c=None):
+    """C = A[M,K]·B[K,N], continuing C's chains when given (accumulate)."""
+    acc = np.zeros((a.shape[0], b.shape[1]), np.float32) if c is None else f32(c).copy()
+    for p in range(a.shape[1]):
+        acc = fma(a[:, p:p + 1], b[p:p + 1, :], acc)
+    return acc
+
+
+def matmul_bt(a, b, c=None):  # A·Bᵀ with B stored [N, K]
+    return matmul(a, np.ascontiguousarray(b.T), c)
+
+
+def matmul_at(a, b):  # Aᵀ·B with A stored [K, M]
+    return matmul(np.ascontiguousarray(a.T), b)
+
+
+# ---- repops.md §4: trail's elementary functions ---------------------------------------------
+def rne(v):
+    return (v + F(12582912)) - F(12582912)
+
+
+def exp(x):
+    x = f32(x)
+    hi, lo = F(88.72283935546875), F(-87.33654022216796875)
+    xc = np.where(np.isnan(x), F(0), np.clip(x, lo, hi))
+    k = rne(xc * F(1.44269502162933349609375))
+    r = fma(k, F(-0.693359375), xc)
+    r = fma(k, F(2.12194440e-4), r)
+    q = np.full_like(r, F(1.9875691500e-4))
+    for c in (1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1,
+              5.0000001201e-1):
+        q = fma(q, r, F(c))
+    y = fma(q, r * r, r) + F(1)
+    ki = k.astype(np.int32)
+    k1 = ki >> 1
+    k2 = ki - k1
+    out = (y * np.ldexp(F(1), k1).astype(np.float32)) * np.ldexp(F(1), k2).astype(np.float32)
+    out = np.where(x > hi, F(np.inf), out)
+    out = np.where(x < lo, F(0), out)
+    return np.where(np.isnan(x), x, out).astype(np.float32)
+
+
+def log(x):
+    x = f32(x)
+    small = x < FLT_MIN
+    xs = np.where(small, x * F(2.0 ** 23), x).astype(np.float32)
+    e0 = np.where(small, -23, 0).astype(np.int32)
+    i = xs.view(np.int32) + np.int32(0x3F800000 - 0x3F3504F3)
+    k = (i >> 23) - 127 + e0
+    m = ((i & 0x007FFFFF) + np.int32(0x3F3504F3)).astype(np.int32).view(np.float32)
+    f = m - F(1)
+    s = f / (F(2) + f)
+    z = s * s
+    w = z * z
+    t1 = w * (F(0.40000972152) + w * F(0.24279078841))
+    t2 = z * (F(0.66666662693) + w * F(0.28498786688))
+    R = t2 + t1
+    h = (F(0.5) * f) * f
+    kf = k.astype(np.float32)
+    lo = s * (h + R) + kf * F(9.0580006145e-06)
+    out = kf * F(6.9313812256e-01) - ((h - lo) - f)
+    out = np.where(x == F(np.inf), F(np.inf), out)
+    out = np.where(x == 0, F(-np.inf), out)
+    return np.where((x < 0) | np.isnan(x), F(np.nan), out).astype(np.float32)
+
+
+def _sincos(x):
+    x = f32(x)
+    q = rne(x * F(0.636619746685028076171875))
+    r = x - q * F(1.5703125)
+    r = r - q * F(4.837512969970703125e-4)
+    r = fma(q, F(-7.549790126404332e-08), r)
+    r = fma(q, F(1.7151245100058819e-15), r)
+    z = r * r
+    sin_r = fma(r * z, fma(fma(F(-1.9515295891e-4), z, F(8.3321608736e-3)), z,
+                           F(-1.6666654611e-1)), r)
+    cos_r = fma(z * z, fma(fma(F(2.443315711809948e-5), z, F(-1.388731625493765e-3)), z,
+                           F(4.166664568298827e-2)), fma(F(-0.5), z, F(1)))
+    n = q.astype(np.int64) & 3
+    sin = np.choose(n, [sin_r, cos_r, -sin_r, -cos_r])
+    cos = np.choose(n, [cos_r, -sin_r, -cos_r, sin_r])
+    return sin.astype(np.float32), cos.astype(np.float32)
+
+
+def sigmoid(x):
+    return F(1) / (F(1) + exp(-f32(x)))
+
+
+def pow_int(b, n):
+    r, b = F(1), F(b)
+    while n > 0:
+        if n & 1:
+            r = F(r * b)
+        b = F(b * b)
+        n >>= 1
+    return r
+
+
+# ---- repops.md §6: Philox normal fill ----------------------------------------------------------
+def fill_normal(count, seed, stream, mean, std):
+    w0 = np.empty(count, np.int64)
+    w1 = np.empty(count, np.int64)
+    for i in range(count):
+        block = sp.philox4x32(seed, stream, i)
+        w0[i], w1[i] = block[0], block[1]
+    u1 = ((w0 >> 8) + 1).astype(np.float32) * F(2.0 ** -24)
+    u2 = (w1 >> 8).astype(np.float32) * F(2.0 ** -24)
+    _, c = _sincos(F(6.28318548) * u2)
+    z = np.sqrt(F(-2) * log(u1)) * c
+    return F(mean) + F(std) * z
+
+
+# ---- repops.md §5: layer ops -------------------------------------------------------------------
+def rmsnorm(x, gain, eps):
+    d = x.shape[-1]
+    rstd = F(1) / np.sqrt(rsumsq(x) * (F(1) / F(d)) + F(eps))
+    y = x * rstd[..., None]
+    return (y * gain if gain is not None else y), rstd
+
+
+def rmsnorm_bwd(dy, x, gain, rstd):
+    """dx, and dgain accumulated over the rows ascending from +0 (None without a gain)."""
+    d = x.shape[-1]
+    g = dy * gain if gain is not None else dy
+    xhat = x * rstd[..., None]
+    c = _dot(g, xhat) * (F(1) / F(d))
+    dx = (g - xhat * c[..., None]) * rstd[..., None]
+    dgain = None
+    if gain is not None:
+        dgain = np.zeros(d, np.float32)
+        for r in range(x.shape[0]):
+            dgain = fma(dy[r], xhat[r], dgain)
+    return dx, dgain
+
+
+def rope_table(max_pos, hd, theta):
+    half = hd // 2
+    i = np.arange(half)
+    inv = exp(-((i.astype(np.float32) * F(2)) / F(hd) * log(F(theta))))
+    angle = np.arange(max_pos).astype(np.float32)[:, None] * inv[None, :]
+    s, c = _sincos(angle)
+    return c, s
+
+
+def rope(x, pos, table, backward=False):
+    """x [rows, H, T, hd]; pos [rows, T]."""
+    c, s = table[0][pos][:, None, :, :], table[1][pos][:, None, :, :]
+    h = x.shape[-1] // 2
+    a, b = x[..., :h], x[..., h:]
+    if not backward:
+        return np.concatenate([a * c - b * s, a * s + b * c], -1)
+    return np.concatenate([a * c + b * s, b * c - a * s], -1)
+
+
+def swiglu(a, b):
+    return (a * sigmoid(a)) * b
+
+
+def swiglu_bwd(dh, a, b):
+    s = sigmoid(a)
+    return (dh * b) * (s * (F(1) + a * (F(1) - s))), dh * (a * s)
+
+
+def cross_entropy(logits, labels):
+    m = rmax(logits)
+    lse = m + log(rsum(exp(logits - m[:, None])))
+    ok = labels >= 0
+    tgt = logits[np.arange(len(labels)), np.where(ok, labels, 0)]
+    nll = np.where(ok, lse - tgt, F(0))
+    lse2 = np.where(ok, lse * lse, F(0))
+    return rsum(nll), rsum(lse2), int(ok.sum()), lse
+
+
+def cross_entropy_bwd(logits, labels, lse, scale, z):
+    coef = F(1) + (F(2) * F(z)) * lse
+    onehot = np.zeros_like(logits)
+    ok = labels >= 0
+    onehot[np.arange(len(labels))[ok], labels[ok]] = 1
+    d = (exp(logits - lse[:, None]) * coef[:, None] - onehot) * F(scale)
+    return np.where(ok[:, None], d, F(0)).astype(np.float32)
+
+
+def allowed_mask(T, window, doc, valid):
+    """allowed[r, t, j] for the batch (causal, window, same document, valid key)."""
+    t = np.arange(T)[:, None]
+    j = np.arange(T)[None, :]
+    rng = (j <= t) & ((j >= t - window + 1) if window > 0 else True)
+    same = doc[:, :, None] == doc[:, None, :]
+    return rng[None] & same & (valid[:, None, :] != 0)
+
+
+def key_range(t, window):
+    """The first key of query t's range [lo, t]."""
+    return max(0, t - window + 1) if window > 0 else 0
+
+
+def attention(q, k, v, allowed, window):
+    """q, k, v [rows, H, T, hd]; allowed [rows, T, T]. Returns out and the probabilities P."""
+    rows, H, T, hd = q.shape
+    sigma = F(1) / np.sqrt(F(hd))
+    out = np.zeros_like(q)
+    P = np.zeros((rows, H, T, T), np.float32)
+    for r in range(rows):
+        for h in range(H):
+            scores = matmul_bt(q[r, h], k[r, h]) * sigma
+            for t in range(T):
+                if not allowed[r, t].any():
+                    continue  # no allowed key: P row 0, out +0
+                lo = key_range(t, window)
+                srow = np.where(allowed[r, t, lo:t + 1], scores[t, lo:t + 1], F(-np.inf))
+                e = exp(srow - rmax(srow))
+                P[r, h, t, lo:t + 1] = e * (F(1) / rsum(e))
+            out[r, h] = matmul(P[r, h], v[r, h]) + F(0)
+    return out, P
+
+
+def attention_bwd(q, k, v, P, dout, allowed, window):
+    rows, H, T, hd = q.shape
+    sigma = F(1) / np.sqrt(F(hd))
+    dq, dk, dv = np.zeros_like(q), np.zeros_like(k), np.zeros_like(v)
+    for r in range(rows):
+        for h in range(H):
+            dP = np.where(allowed[r], matmul_bt(dout[r, h], v[r, h]), F(0))
+            dS = np.zeros((T, T), np.float32)
+            for t in range(T):
+                if not allowed[r, t].any():
+                    continue
+                lo = key_range(t, window)
+                D = _dot(P[r, h, t, lo:t + 1], dP[t, lo:t + 1])
+                dS[t] = np.where(allowed[r, t], (P[r, h, t] * (dP[t] - D)) * sigma, F(0))
+            dq[r, h] = matmul(dS, k[r, h]) + F(0)
+            dk[r, h] = matmul_at(dS, q[r, h]) + F(0)
+            dv[r, h] = matmul_at(P[r, h], dout[r, h]) + F(0)
+    return dq, dk, dv
+
+
+def adamw(p, g, m, v, lr, b1, b2, eps, wd, t):
+    bc1 = F(1) / (F(1) - pow_int(b1, t))
+    bc2 = F(1) / (F(1) - pow_int(b2, t))
+    decay = F(1) - F(lr) * F(wd)
+    m = F(b1) * m + (F(1) - F(b1)) * g
+    v = F(b2) * v + (F(1) - F(b2)) * (g * g)
+    p = p * decay - F(lr) * ((m * bc1) / (np.sqrt(v * bc2) + F(eps)))
+    return p, m, v
+
+
+# ---- docs/step.md §1–2: the recipe and the parameters ------------------------------------------
+DEFAULTS = {"d_model": 128, "n_layers": 4, "n_heads": 4, "d_ff": 384, "max_seq_len": 256,
+            "mlp": "swiglu", "norm_gain": True, "embed_norm": False, "qk_norm": False,
+            "tied_embeddings": True, "norm_eps": 1e-5, "rope_theta": 10000.0, "z_loss": 0.0,
+            "attention_window": 0, "full_attention_every": 0, "full_attention_last": True,
+            "init_std": 0.02, "init_seed": 0, "lr": 3e-3, "beta1": 0.9, "beta2": 0.95,
+            "eps": 1e-8, "weight_decay": 0.1, "clip_norm": 1.0, "decay": "cosine",
+            "warmup_tokens": 0, "total_tokens": 0, "min_lr_ratio": 0.1, "wsd_decay_tokens": 0}
+
+
+def read_recipe(path):
+    import tomllib
+    text = tomllib.load(open(path, "rb"))
+    c = dict(DEFAULTS)
+    for section in ("model", "optimizer", "schedule"):
+        c.update(text.get(section, {}))
+    if "preset" in c or "quant" in text:
+        sys.exit("step port: presets and [quant] are not ported")
+    c["vocab"] = 96  # the golden corpus's (docs/goldens.md §3)
+    return c
+
+
+def param_shapes(c):
+    d, ff, V = c["d_model"], c["d_ff"], c["vocab"]
+    swiglu = c["mlp"] == "swiglu"
+    out = [("embed", (V, d))]
+    if c["embed_norm"] and c["norm_gain"]:
+        out.append(("embed_norm.gain", (d,)))
+    for l in range(c["n_layers"]):
+        p = "layers.%d." % l
+        if c["norm_gain"]:
+            out.append((p + "attn_norm.gain", (d,)))
+        out += [(p + "attn.w" + x, (d, d)) for x in "qkvo"]
+        if c["norm_gain"]:
+            out.append((p + "mlp_norm.gain", (d,)))
+        out.append((p + ("mlp.w_gate" if swiglu else "mlp.w_in"), (d, ff)))
+        if swiglu:
+            out.append((p + "mlp.w_up", (d, ff)))
+        out.append((p + "mlp.w_down", (ff, d)))
+    if c["norm_gain"]:
+        out.append(("final_norm.gain", (d,)))
+    if not c["tied_embeddings"]:
+        out.append(("lm_head", (d, V)))
+    return out
+
+
+def init_params(c):
+    out_std = F(c["init_std"]) / np.sqrt(F(2) * F(c["n_layers"]))
+    params = {}
+    for name, shape in param_shapes(c):
+        n = int(np.prod(shape))
+        if name.endswith(".gain"):
+            params[name] = np.ones(shape, np.float32)
+            continue
+        std = out_std if name.endswith("attn.wo") or name.endswith("mlp.w_down") else F(c["init_std"])
+        params[name] = fill_normal(n, c["init_seed"], sp.fnv1a64(name), 0.0, std).reshape(shape)
+    return params
+
+
+def layer_window(c, l):
+    if c["attention_window"] <= 0:
+        return 0
+    if c["full_attention_every"] > 0 and (l + 1) % c["full_attention_every"] == 0:
+        return 0
+    if c["full_attention_last"] and l == c["n_layers"] - 1:
+        return 0
+    return c["attention_window"]
+
+
+# ---- docs/step.md §3–4: one micro-batch forward and backward --------------------------------
+def heads(x, rows, T, H):  # [N, d] -> [rows, H, T, hd]
+    return x.reshape(rows, T, H, -1).transpose(0, 2, 1, 3).copy()
+
+
+def merge(x):  # [rows, H, T, hd] -> [N, d]
+    rows, H, T, hd = x.shape
+    return x.transpose(0, 2, 1, 3).reshape(rows * T, H * hd).copy()
+
+
+def micro_batch(c, P, rows_in, scale, rope_t, note):
+    """Forward and backward; returns (nll_sum, lse_sq_sum, valid, grads). note(op, layer,
+    tensor, array) receives every output in the trace's order."""
+    rows = len(rows_in)
+    T = len(rows_in[0]["inputs"])
+    N, d, H, V = rows * T, c["d_model"], c["n_heads"], c["vocab"]
+    eps, glu, tied = c["norm_eps"], c["mlp"] == "swiglu", c["tied_embeddings"]
+    gain = lambda name: P.get(name)  # noqa: E731  (None without norm gains)
+    inputs = np.array([r["inputs"] for r in rows_in], np.int64).reshape(N)
+    labels = np.array([r["labels"] for r in rows_in], np.int64).reshape(N)
+    doc = np.array([r["doc_ids"] for r in rows_in], np.int64)
+    pos = np.array([r["positions"] for r in rows_in], np.int64)
+    valid = np.array([r["key_valid"] for r in rows_in], np.int64)
+    acts = {}
+    # forward
+    emb = P["embed"][inputs].copy()
+    if c["embed_norm"]:
+        note("embedding", -1, "embed", emb)
+        x, rstd_e = rmsnorm(emb, gain("embed_norm.gain"), eps)
+        note("rmsnorm", -1, "x0", x)
+    else:
+        x = emb
+        note("embedding", -1, "x0", x)
+    for l in range(c["n_layers"]):
+        p = "layers.%d." % l
+        A = {"x_in": x}
+        A["h1"], A["rstd1"] = rmsnorm(x, gain(p + "attn_norm.gain"), eps)
+        note("rmsnorm", l, "h1", A["h1"])
+        proj = {}
+        for m, tname in (("q", "q_proj"), ("k", "k_proj"), ("v", "v_proj")):
+            proj[m] = matmul(A["h1"], P[p + "attn.w" + m])
+            note("matmul", l, tname, proj[m])
+        q, k, v = (heads(proj[m], rows, T, H) for m in "qkv")
+        if c["qk_norm"]:
+            A["q_raw"], A["k_raw"] = q, k
+            q, A["rstd_q"] = rmsnorm(q, None, eps)
+            note("rmsnorm", l, "q_norm", q)
+            k, A["rstd_k"] = rmsnorm(k, None, eps)
+            note("rmsnorm", l, "k_norm", k)
+        q, k = rope(q, pos, rope_t), rope(k, pos, rope_t)
+        note("rope", l, "q_rope", q)
+        note("rope", l, "k_rope", k)
+        A["q"], A["k"], A["v"] = q, k, v
+        A["window"] = layer_window(c, l)
+        A["allowed"] = allowed_mask(T, A["window"], doc, valid)
+        o, A["P"] = attention(q, k, v, A["allowed"], A["window"])
+        note("attention", l, "attn_out", o)
+        A["att"] = merge(o)
+        x_mid = matmul(A["att"], P[p + "attn.wo"])
+        note("matmul", l, "o_proj", x_mid)
+        x_mid = x_mid + x
+        note("add", l, "x_mid", x_mid)
+        A["x_mid"] = x_mid
+        A["h2"], A["rstd2"] = rmsnorm(x_mid, gain(p + "mlp_norm.gain"), eps)
+        note("rmsnorm", l, "h2", A["h2"])
+        A["a"] = matmul(A["h2"], P[p + ("mlp.w_gate" if glu else "mlp.w_in")])
+        note("matmul", l, "gate", A["a"])
+        if glu:
+            A["b"] = matmul(A["h2"], P[p + "mlp.w_up"])
+            note("matmul", l, "up", A["b"])
+            A["act"] = swiglu(A["a"], A["b"])
+            note("swiglu", l, "act", A["act"])
+        else:
+            sys.exit("step port: GELU is not ported")
+        x = matmul(A["act"], P[p + "mlp.w_down"])
+        note("matmul", l, "down", x)
+        x = x + x_mid
+        note("add", l, "x_out", x)
+        acts[l] = A
+    x_final = x
+    hf, rstd_f = rmsnorm(x_final, gain("final_norm.gain"), eps)
+    note("rmsnorm", -1, "hf", hf)
+    logits = matmul_bt(hf, P["embed"]) if tied else matmul(hf, P["lm_head"])
+    note("matmul", -1, "logits", logits)
+    nll, lse2, nvalid, lse = cross_entropy(logits, labels)
+    note("cross_entropy", -1, "lse", lse)
+    # backward
+    G = {}
+    dlogits = cross_entropy_bwd(logits, labels, lse, scale, c["z_loss"])
+    note("cross_entropy_bwd", -1, "d_logits", dlogits)
+    if tied:
+        dhf = matmul(dlogits, P["embed"])
+        note("matmul", -1, "d_hf", dhf)
+        G["embed"] = matmul_at(dlogits, hf)
+        note("matmul", -1, "g.embed", G["embed"])
+    else:
+        dhf = matmul_bt(dlogits, P["lm_head"])
+        note("matmul", -1, "d_hf", dhf)
+        G["lm_head"] = matmul_at(hf, dlogits)
+        note("matmul", -1, "g.lm_head", G["lm_head"])
+    dx, G["final_norm.gain"] = rmsnorm_bwd(dhf, x_final, gain("final_norm.gain"), rstd_f)
+    note("rmsnorm_bwd", -1, "d_x_final", dx)
+    note("rmsnorm_bwd", -1, "g.final_norm", G["final_norm.gain"])
+    for l in reversed(range(c["n_layers"])):
+        p, A = "layers.%d." % l, acts[l]
+        dact = matmul_bt(dx, P[p + "mlp.w_down"])
+        note("matmul", l, "d_act", dact)
+        G[p + "mlp.w_down"] = matmul_at(A["act"], dx)
+        note("matmul", l, "g.w_down", G[p + "mlp.w_down"])
+        da, db = swiglu_bwd(dact, A["a"], A["b"])
+        note("swiglu_bwd", l, "d_gate", da)
+        note("swiglu_bwd", l, "d_up", db)
+        dh2 = matmul_bt(da, P[p + "mlp.w_gate"])
+        G[p + "mlp.w_gate"] = matmul_at(A["h2"], da)
+        note("matmul", l, "g.w_gate", G[p + "mlp.w_gate"])
+        dh2 = matmul_bt(db, P[p + "mlp.w_up"], dh2)
+        G[p + "mlp.w_up"] = matmul_at(A["h2"], db)
+        note("matmul", l, "g.w_up", G[p + "mlp.w_up"])
+        note("matmul", l, "d_h2", dh2)
+        t, G[p + "mlp_norm.gain"] = rmsnorm_bwd(dh2, A["x_mid"], gain(p + "mlp_norm.gain"),
+                                                A["rstd2"])
+        note("rmsnorm_bwd", l, "d_x_mid_norm", t)
+        note("rmsnorm_bwd", l, "g.mlp_norm", G[p + "mlp_norm.gain"])
+        dx = dx + t
+        note("add", l, "d_x_mid", dx)
+        datt = matmul_bt(dx, P[p + "attn.wo"])
+        note("matmul", l, "d_att", datt)
+        G[p + "attn.wo"] = matmul_at(A["att"], dx)
+        note("matmul", l, "g.wo", G[p + "attn.wo"])
+        dq, dk, dv = attention_bwd(A["q"], A["k"], A["v"], A["P"], heads(datt, rows, T, H),
+                                   A["allowed"], A["window"])
+        note("attention_bwd", l, "dQ", dq)
+        note("attention_bwd", l, "dK", dk)
+        note("attention_bwd", l, "dV", dv)
+        dq, dk = rope(dq, pos, rope_t, True), rope(dk, pos, rope_t, True)
+        note("rope_bwd", l, "dQ_rope", dq)
+        note("rope_bwd", l, "dK_rope", dk)
+        dh1 = None
+        for m, dheads in (("q", dq), ("k", dk), ("v", dv)):
+            if c["qk_norm"] and m != "v":
+                dheads, _ = rmsnorm_bwd(dheads.reshape(-1, dheads.shape[-1]),
+                                        A[m + "_raw"].reshape(-1, dheads.shape[-1]), None,
+                                        A["rstd_" + m].reshape(-1))
+                dheads = dheads.reshape(rows, H, T, -1)
+                note("rmsnorm_bwd", l, "d%s_norm" % m.upper(), dheads)
+            dy = merge(dheads)
+            dh1 = matmul_bt(dy, P[p + "attn.w" + m], dh1)
+            G[p + "attn.w" + m] = matmul_at(A["h1"], dy)
+            note("matmul", l, "g.w" + m, G[p + "attn.w" + m])
+        note("matmul", l, "d_h1", dh1)
+        t, G[p + "attn_norm.gain"] = rmsnorm_bwd(dh1, A["x_in"], gain(p + "attn_norm.gain"),
+                                                 A["rstd1"])
+        note("rmsnorm_bwd", l, "d_x_in_norm", t)
+        note("rmsnorm_bwd", l, "g.attn_norm", G[p + "attn_norm.gain"])
+        dx = dx + t
+        note("add", l, "d_x_in", dx)
+    if c["embed_norm"]:
+        dx, G["embed_norm.gain"] = rmsnorm_bwd(dx, emb, gain("embed_norm.gain"), rstd_e)
+        note("rmsnorm_bwd", -1, "d_embed", dx)
+        note("rmsnorm_bwd", -1, "g.embed_norm", G["embed_norm.gain"])
+    ge = G["embed"] if tied else np.zeros_like(P["embed"])
+    for t in range(N):  # scatter-add, tokens in order
+        ge[inputs[t]] = ge[inputs[t]] + dx[t]
+    G["embed"] = ge
+    note("embedding_bwd", -1, "g.embed", ge)
+    return nll, lse2, nvalid, G
+
+
+# ---- docs/step.md §5–6: the step ---------------------------------------------------------------
+def lr_at(c, t):
+    peak = float(F(c["lr"]))
+    floor = peak * float(F(c["min_lr_ratio"]))
+    W, total = c["warmup_tokens"], c["total_tokens"]
+    if t < W:
+        return F(peak * float(t + 1) / float(W))
+    if c["decay"] == "constant":
+        return F(c["lr"])
+    if c["decay"] == "cosine":
+        if t >= total:
+            return F(floor)
+        p = float(t - W) / float(total - W)
+        cos = float(_sincos(F(3.141592653589793 * p))[1])
+        return F(floor + (peak - floor) * 0.5 * (1.0 + cos))
+    start = total - c["wsd_decay_tokens"]
+    if t < start:
+        return F(c["lr"])
+    if t >= total:
+        return F(floor)
+    return F(peak + (floor - peak) * (float(t - start) / float(c["wsd_decay_tokens"])))
+
+
+def elements_root(a):
+    """ElementsRoot: the Merkle root of the chunk leaves, no tensor node (repops.md §7)."""
+    data = sh.canonical("F32", f32(a).astype("<f4").tobytes())
+    n = len(data) // 4
+    leaves = [sh.leaf(data[i * sh.CHUNK * 4:(i + 1) * sh.CHUNK * 4], i,
+                      min(sh.CHUNK, n - i * sh.CHUNK)) for i in range((n + sh.CHUNK - 1) // sh.CHUNK)]
+    return sh.merkle(leaves).hex()
+
+
+def state_hash(tensors):
+    return sh.state_hash({name: ("F32", list(a.shape), f32(a).astype("<f4").tobytes())
+                          for name, a in tensors.items()})
+
+
+def bits(x):
+    return struct.pack(">f", F(x)).hex()
+
+
+def fail(why):
+    print("FAIL: " + why)
+    sys.exit(1)
+
+
+def main(vectors):
+    base = os.path.join(vectors, "training", "mesh_1x1x2")
+    c = read_recipe(base + ".toml")
+    genesis = json.load(open(base + ".genesis.json"))
+    record = json.loads(open(base + ".trajectory.jsonl").readline())
+    after = json.loads(open(base + ".states.jsonl").readline())
+    trace = [json.loads(l) for l in open(base + ".step0.trace")][1:]
+
+    P = init_params(c)
+    names = [n for n, _ in param_shapes(c)]
+    for line in open(base + ".init.jsonl"):
+        t = json.loads(line)
+        import hashlib
+        if hashlib.sha256(P[t["name"]].astype("<f4").tobytes()).hexdigest() != t["sha256"]:
+            fail("initial %s: first values %s, the vector's %s" % (
+                t["name"], [bits(v) for v in P[t["name"]].reshape(-1)[:4]], t["first_bits"]))
+    if state_hash(P) != genesis["initial_params_hash"]:
+        fail("the initial parameters' state hash differs")
+    print("step port: %d initial tensors and their state hash" % len(names))
+
+    stream = cv.training_stream()
+    batches = list(cv.micro_batches("mesh_1x1x2", 0, stream))
+    targets = sum(1 for _, _, rows in batches for _, r in rows for y in r["labels"] if y != -100)
+    scale = F(1) / F(targets) if targets else F(0)
+    rope_t = rope_table(c["max_seq_len"], c["d_model"] // c["n_heads"], c["rope_theta"])
+    got = []  # (identity, hash) in execution order
+    nll_acc, lse_acc, grad = F(0), F(0), None
+    for k, m, rows in batches:
+        windows = [w for w, _ in rows]
+        digest = cv.batch_digest(windows, [r for _, r in rows], stream[2].L).hex()
+        got.append(((k, m, "batch", -1, "tokens"), digest))
+
+        def note(op, layer, tensor, a, k=k, m=m):
+            got.append(((k, m, op, layer, tensor), elements_root(a)))
+        nll, lse2, _, g = micro_batch(c, P, [r for _, r in rows], scale, rope_t, note)
+        nll_acc, lse_acc = F(nll_acc + nll), F(lse_acc + lse2)
+        grad = g if grad is None else {n: grad[n] + g[n] for n in g}
+    got.append(((-1, -1, "step", -1, "grads"), state_hash(grad)))
+    for i, (want, (ident, h)) in enumerate(zip(trace, got)):
+        if ident != (want["rank"], want["micro"], want["op"], want["layer"], want["tensor"]):
+            fail("trace entry %d: the port computes %s where the trace has %s" % (
+                i, ident, (want["rank"], want["micro"], want["op"], want["layer"],
+                           want["tensor"])))
+        if h != want["hash"]:
+            fail("trace entry %d (%s, layer %d, %s, rank %d, micro %d) differs: the first "
+                 "operation where the port and trail disagree" % (
+                     i, ident[2], ident[3], ident[4], ident[0], ident[1]))
+    if len(got) != len(trace):
+        fail("the port has %d trace entries, the vector %d" % (len(got), len(trace)))
+    print("step port: all %d entries of the step-0 trace (every operation's output)" % len(got))
+
+    loss = F(nll_acc * scale)
+    z_loss = F(F(F(c["z_loss"]) * lse_acc) * scale)
+    total = F(0)
+    for n in names:  # one chunk per tensor here (< 65,536 elements each)
+        total = F(total + rsumsq(grad[n].reshape(-1)))
+    norm = np.sqrt(total)
+    lr = lr_at(c, 0)
+    clip = F(F(c["clip_norm"]) / (norm + F(1e-6)))
+    clip = clip if clip < F(1) else F(1)
+    for key, value in (("loss_bits", loss), ("z_loss_bits", z_loss), ("grad_norm_bits", norm),
+                       ("lr_bits", lr), ("clip_bits", clip)):
+        if bits(value) != record[key]:
+            fail("%s: the port's %s, the record's %s" % (key, bits(value), record[key]))
+    moments = {}
+    for n in names:
+        g = grad[n] * clip if clip < F(1) else grad[n]
+        wd = c["weight_decay"] if P[n].ndim == 2 else 0.0
+        z = np.zeros_like(P[n])
+        P[n], moments["adam_m." + n], moments["adam_v." + n] = adamw(
+            P[n], g, z, z, lr, c["beta1"], c["beta2"], c["eps"], wd, 1)
+    if state_hash(P) != after["params"]:
+        fail("the parameters after step 0 hash differently")
+    if state_hash(moments) != after["optim"]:
+        fail("the optimizer state after step 0 hashes differently")
+    print("step port: loss %s, z-loss, LR, norm and clip bits of step 0's record, and the "
+          "parameter and optimizer state hashes after it, from the specification alone"
+          % record["loss_bits"])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
