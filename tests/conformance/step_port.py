@@ -1,26 +1,31 @@
 #!/usr/bin/env python3
-"""The first step of the golden run mesh_1x1x2 recomputed from the specification alone.
+"""The first step of the golden runs mesh_1x1x2 and mesh_3x2x2 recomputed from the spec alone.
 
 A second implementation of docs/step.md with docs/repops.md's ops (§1 binary32 with FMA where
 written, §2 canonical reductions, §3 GEMM chains, §4 trail's Exp/Log/Sin/Cos, §5 the layer ops,
 §6 Philox, §7 state hashes) in numpy, written from those pages and using no trail code or
 library (a maintainer wrote it; an outside port from the docs is the real test). Its inputs are
-the recipe (tests/conformance/vectors/training/mesh_1x1x2.toml, defaults from step.md §1) and the
-micro-batches rebuilt from the stream spec (check_vectors.py, stream_port.py). It initializes
-the parameters, runs both micro-batches forward and backward, folds, clips and applies AdamW,
-and checks against the conformance vectors: every operation's output digest in the step-0
-trace (the first that differs is named), the initial and updated parameter state hashes, the
-optimizer state hash, and the record's loss, z-loss, LR, norm and clip bits and gradient hash.
+each case's recipe (tests/conformance/vectors/training/<case>.toml, defaults from step.md §1)
+and the micro-batches rebuilt from the stream spec (check_vectors.py, stream_port.py). It
+initializes the parameters, runs every micro-batch forward and backward, folds the logical ranks
+(shard sums, TreeFold), clips and applies AdamW, and checks against the conformance vectors:
+for mesh_1x1x2 (SwiGLU, QK-norm, embedding norm, windows, tied head, z-loss) every operation's
+output digest in the step-0 trace (the first that differs is named) and every initial tensor;
+for both (mesh_3x2x2: GELU, untied head, 3 replicas x 2 shards x 2 micro-batches, weight decay,
+WSD) the initial and updated parameter state hashes, the optimizer state hash, and the record's
+loss, z-loss, LR, norm and clip bits and gradient hash.
 
     step_port.py VECTORS_DIR     exit 1 on the first disagreement
 
 numpy's float32 add, multiply, divide and sqrt are single correctly rounded operations; the
 fused multiply-add is formed exactly in float64 and rounded once to binary32 (round to odd).
 """
+import hashlib
 import json
 import os
 import struct
 import sys
+from fractions import Fraction
 
 import numpy as np
 
@@ -191,6 +196,45 @@ def _sincos(x):
 
 def sigmoid(x):
     return F(1) / (F(1) + exp(-f32(x)))
+
+
+def f32_of(fraction):
+    """A rational rounded once to binary32 (to nearest, ties to even)."""
+    d = F(float(fraction))
+    below, above = np.nextafter(d, F(-np.inf)), np.nextafter(d, F(np.inf))
+    best = min((below, d, above), key=lambda v: (abs(Fraction(float(v)) - fraction),
+                                                 int(np.array(v).view(np.int32)) & 1))
+    return F(best)
+
+
+TANH_C = [f32_of(Fraction(n, d)) for n, d in (
+    (-1, 3), (2, 15), (-17, 315), (62, 2835), (-1382, 155925), (21844, 6081075),
+    (-929569, 638512875), (6404582, 10854718875), (-443861162, 1856156927625),
+    (18888466084, 194896477400625))]
+
+
+def tanh(x):
+    x = f32(x)
+    z = x * x
+    q = np.full_like(x, TANH_C[9])
+    for c in reversed(TANH_C[:9]):
+        q = fma(q, z, c)
+    small = fma(x * z, q, x)
+    a = np.abs(x)
+    big = np.copysign(F(1) - F(2) / (exp(a + a) + F(1)), x)
+    out = np.where(a < F(0.5625), small, big)
+    return np.where(np.isnan(x), x, out).astype(np.float32)
+
+
+def gelu(x):
+    u = F(0.7978845608) * (x + F(0.044715) * ((x * x) * x))
+    return (F(0.5) * x) * (F(1) + tanh(u))
+
+
+def gelu_bwd(dy, x):
+    t = tanh(F(0.7978845608) * (x + F(0.044715) * ((x * x) * x)))
+    return dy * (F(0.5) * (F(1) + t) + (F(0.5) * x) * (
+        (F(1) - t * t) * (F(0.7978845608) * (F(1) + F(0.134145) * (x * x)))))
 
 
 def pow_int(b, n):
@@ -367,6 +411,7 @@ def read_recipe(path):
     c = dict(DEFAULTS)
     for section in ("model", "optimizer", "schedule"):
         c.update(text.get(section, {}))
+    c["mesh"] = text.get("mesh", {})
     if "preset" in c or "quant" in text:
         sys.exit("step port: presets and [quant] are not ported")
     c["vocab"] = 96  # the golden corpus's (docs/goldens.md §3)
@@ -493,7 +538,8 @@ def micro_batch(c, P, rows_in, scale, rope_t, note):
             A["act"] = swiglu(A["a"], A["b"])
             note("swiglu", l, "act", A["act"])
         else:
-            sys.exit("step port: GELU is not ported")
+            A["act"] = gelu(A["a"])
+            note("gelu", l, "act", A["act"])
         x = matmul(A["act"], P[p + "mlp.w_down"])
         note("matmul", l, "down", x)
         x = x + x_mid
@@ -529,15 +575,22 @@ def micro_batch(c, P, rows_in, scale, rope_t, note):
         note("matmul", l, "d_act", dact)
         G[p + "mlp.w_down"] = matmul_at(A["act"], dx)
         note("matmul", l, "g.w_down", G[p + "mlp.w_down"])
-        da, db = swiglu_bwd(dact, A["a"], A["b"])
-        note("swiglu_bwd", l, "d_gate", da)
-        note("swiglu_bwd", l, "d_up", db)
-        dh2 = matmul_bt(da, P[p + "mlp.w_gate"])
-        G[p + "mlp.w_gate"] = matmul_at(A["h2"], da)
-        note("matmul", l, "g.w_gate", G[p + "mlp.w_gate"])
-        dh2 = matmul_bt(db, P[p + "mlp.w_up"], dh2)
-        G[p + "mlp.w_up"] = matmul_at(A["h2"], db)
-        note("matmul", l, "g.w_up", G[p + "mlp.w_up"])
+        if glu:
+            da, db = swiglu_bwd(dact, A["a"], A["b"])
+            note("swiglu_bwd", l, "d_gate", da)
+            note("swiglu_bwd", l, "d_up", db)
+            dh2 = matmul_bt(da, P[p + "mlp.w_gate"])
+            G[p + "mlp.w_gate"] = matmul_at(A["h2"], da)
+            note("matmul", l, "g.w_gate", G[p + "mlp.w_gate"])
+            dh2 = matmul_bt(db, P[p + "mlp.w_up"], dh2)
+            G[p + "mlp.w_up"] = matmul_at(A["h2"], db)
+            note("matmul", l, "g.w_up", G[p + "mlp.w_up"])
+        else:
+            da = gelu_bwd(dact, A["a"])
+            note("gelu_bwd", l, "d_gate", da)
+            dh2 = matmul_bt(da, P[p + "mlp.w_in"])
+            G[p + "mlp.w_in"] = matmul_at(A["h2"], da)
+            note("matmul", l, "g.w_gate", G[p + "mlp.w_in"])
         note("matmul", l, "d_h2", dh2)
         t, G[p + "mlp_norm.gain"] = rmsnorm_bwd(dh2, A["x_mid"], gain(p + "mlp_norm.gain"),
                                                 A["rstd2"])
@@ -634,56 +687,90 @@ def fail(why):
     sys.exit(1)
 
 
-def main(vectors):
-    base = os.path.join(vectors, "training", "mesh_1x1x2")
+def add(a, b):
+    return {n: a[n] + b[n] for n in a}
+
+
+def tree_fold(xs):
+    """TreeFold (docs/training.md, "The step" 4): blocks of the binary decomposition of the
+    count, largest first, each summed by recursive doubling (lower on the left); then the blocks
+    combined smallest first, the lower block on the left. 3: (0+1)+2; 7: ((0+1)+(2+3))+((4+5)+6)."""
+    blocks, at = [], 0
+    for bit in reversed(range(len(xs).bit_length())):
+        if len(xs) >> bit & 1:
+            level = xs[at:at + (1 << bit)]
+            while len(level) > 1:
+                level = [add(level[i], level[i + 1]) for i in range(0, len(level), 2)]
+            blocks.append(level[0])
+            at += 1 << bit
+    acc = blocks[-1]
+    for block in reversed(blocks[:-1]):
+        acc = add(block, acc)
+    return acc
+
+
+def check_step0(vectors, name):
+    base = os.path.join(vectors, "training", name)
     c = read_recipe(base + ".toml")
     genesis = json.load(open(base + ".genesis.json"))
     record = json.loads(open(base + ".trajectory.jsonl").readline())
     after = json.loads(open(base + ".states.jsonl").readline())
-    trace = [json.loads(l) for l in open(base + ".step0.trace")][1:]
+    traced = os.path.exists(base + ".step0.trace")
+    trace = [json.loads(l) for l in open(base + ".step0.trace")][1:] if traced else []
 
     P = init_params(c)
     names = [n for n, _ in param_shapes(c)]
-    for line in open(base + ".init.jsonl"):
-        t = json.loads(line)
-        import hashlib
-        if hashlib.sha256(P[t["name"]].astype("<f4").tobytes()).hexdigest() != t["sha256"]:
-            fail("initial %s: first values %s, the vector's %s" % (
-                t["name"], [bits(v) for v in P[t["name"]].reshape(-1)[:4]], t["first_bits"]))
+    if os.path.exists(base + ".init.jsonl"):
+        for line in open(base + ".init.jsonl"):
+            t = json.loads(line)
+            if hashlib.sha256(P[t["name"]].astype("<f4").tobytes()).hexdigest() != t["sha256"]:
+                fail("%s: initial %s: first values %s, the vector's %s" % (
+                    name, t["name"], [bits(v) for v in P[t["name"]].reshape(-1)[:4]],
+                    t["first_bits"]))
     if state_hash(P) != genesis["initial_params_hash"]:
-        fail("the initial parameters' state hash differs")
-    print("step port: %d initial tensors and their state hash" % len(names))
+        fail("%s: the initial parameters' state hash differs" % name)
 
     stream = cv.training_stream()
-    batches = list(cv.micro_batches("mesh_1x1x2", 0, stream))
+    batches = list(cv.micro_batches(name, 0, stream))
     targets = sum(1 for _, _, rows in batches for _, r in rows for y in r["labels"] if y != -100)
     scale = F(1) / F(targets) if targets else F(0)
     rope_t = rope_table(c["max_seq_len"], c["d_model"] // c["n_heads"], c["rope_theta"])
     got = []  # (identity, hash) in execution order
-    nll_acc, lse_acc, grad = F(0), F(0), None
+    nll_acc, lse_acc, by_rank = F(0), F(0), {}
     for k, m, rows in batches:
         windows = [w for w, _ in rows]
         digest = cv.batch_digest(windows, [r for _, r in rows], stream[2].L).hex()
         got.append(((k, m, "batch", -1, "tokens"), digest))
 
         def note(op, layer, tensor, a, k=k, m=m):
-            got.append(((k, m, op, layer, tensor), elements_root(a)))
+            if traced:
+                got.append(((k, m, op, layer, tensor), elements_root(a)))
         nll, lse2, _, g = micro_batch(c, P, [r for _, r in rows], scale, rope_t, note)
         nll_acc, lse_acc = F(nll_acc + nll), F(lse_acc + lse2)
-        grad = g if grad is None else {n: grad[n] + g[n] for n in g}
+        by_rank[k] = g if m == 0 else add(by_rank[k], g)  # G(k) = g(k,0) + g(k,1) + ...
+    R, S = c["mesh"].get("replicas", 1), c["mesh"].get("shards", 1)
+    replicas = []
+    for r in range(R):  # the ascending shard sum inside each replica
+        acc = by_rank[r * S]
+        for sh_ in range(1, S):
+            acc = add(acc, by_rank[r * S + sh_])
+        replicas.append(acc)
+    grad = tree_fold(replicas)
     got.append(((-1, -1, "step", -1, "grads"), state_hash(grad)))
-    for i, (want, (ident, h)) in enumerate(zip(trace, got)):
-        if ident != (want["rank"], want["micro"], want["op"], want["layer"], want["tensor"]):
-            fail("trace entry %d: the port computes %s where the trace has %s" % (
-                i, ident, (want["rank"], want["micro"], want["op"], want["layer"],
-                           want["tensor"])))
-        if h != want["hash"]:
-            fail("trace entry %d (%s, layer %d, %s, rank %d, micro %d) differs: the first "
-                 "operation where the port and trail disagree" % (
-                     i, ident[2], ident[3], ident[4], ident[0], ident[1]))
-    if len(got) != len(trace):
-        fail("the port has %d trace entries, the vector %d" % (len(got), len(trace)))
-    print("step port: all %d entries of the step-0 trace (every operation's output)" % len(got))
+    if traced:
+        for i, (want, (ident, h)) in enumerate(zip(trace, got)):
+            if ident != (want["rank"], want["micro"], want["op"], want["layer"], want["tensor"]):
+                fail("%s trace entry %d: the port computes %s where the trace has %s" % (
+                    name, i, ident, (want["rank"], want["micro"], want["op"], want["layer"],
+                                     want["tensor"])))
+            if h != want["hash"]:
+                fail("%s trace entry %d (%s, layer %d, %s, rank %d, micro %d) differs: the first "
+                     "operation where the port and trail disagree" % (
+                         name, i, ident[2], ident[3], ident[4], ident[0], ident[1]))
+        if len(got) != len(trace):
+            fail("%s: the port has %d trace entries, the vector %d" % (name, len(got), len(trace)))
+    if got[-1][1] != record["grads"]:
+        fail("%s: the step's gradient hashes differently from the record's grads" % name)
 
     loss = F(nll_acc * scale)
     z_loss = F(F(F(c["z_loss"]) * lse_acc) * scale)
@@ -697,7 +784,7 @@ def main(vectors):
     for key, value in (("loss_bits", loss), ("z_loss_bits", z_loss), ("grad_norm_bits", norm),
                        ("lr_bits", lr), ("clip_bits", clip)):
         if bits(value) != record[key]:
-            fail("%s: the port's %s, the record's %s" % (key, bits(value), record[key]))
+            fail("%s: %s: the port's %s, the record's %s" % (name, key, bits(value), record[key]))
     moments = {}
     for n in names:
         g = grad[n] * clip if clip < F(1) else grad[n]
@@ -706,13 +793,16 @@ def main(vectors):
         P[n], moments["adam_m." + n], moments["adam_v." + n] = adamw(
             P[n], g, z, z, lr, c["beta1"], c["beta2"], c["eps"], wd, 1)
     if state_hash(P) != after["params"]:
-        fail("the parameters after step 0 hash differently")
+        fail("%s: the parameters after step 0 hash differently" % name)
     if state_hash(moments) != after["optim"]:
-        fail("the optimizer state after step 0 hashes differently")
-    print("step port: loss %s, z-loss, LR, norm and clip bits of step 0's record, and the "
-          "parameter and optimizer state hashes after it, from the specification alone"
-          % record["loss_bits"])
+        fail("%s: the optimizer state after step 0 hashes differently" % name)
+    print("step port: %s step 0 (%d micro-batches on %d x %d ranks%s): loss %s, the record's "
+          "bits and gradient hash, the parameter and optimizer state hashes after it" % (
+              name, len(batches), R, S,
+              ", all %d trace entries" % len(got) if traced else "", record["loss_bits"]))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    for case in ("mesh_1x1x2", "mesh_3x2x2"):
+        check_step0(sys.argv[1], case)
+    print("step port: both fp32 golden runs' first steps from the specification alone")
