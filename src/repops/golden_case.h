@@ -11,6 +11,7 @@
 #include "core/device.h"
 #include "core/hash.h"
 #include "repops/backend.h"
+#include "repops/golden_suite.h"
 
 namespace trail::repops::golden {
 
@@ -29,9 +30,13 @@ class CaseHasher {
   void AddScalar(const std::string& name, float f) { Add(name, &f, 1); }
   void AddI32(const std::string& name, const int32_t* data, int64_t n);
   std::string Finish() { return ToHex(h_.Finish()); }
+  // The buffers added so far, in order (moved out).
+  std::vector<GoldenBuffer> TakeBuffers() { return std::move(buffers_); }
 
  private:
+  void Record(const std::string& name, bool i32, const void* data, int64_t n, const Digest& d);
   Sha256Hasher h_;
+  std::vector<GoldenBuffer> buffers_;
 };
 
 // A case on the CPU kernels of the active SIMD target.

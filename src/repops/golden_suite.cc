@@ -3,6 +3,7 @@
 // of the active SIMD target, and the runner over these and the op cases (golden_ops.cc).
 #include "repops/golden_suite.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -28,16 +29,26 @@ Vec Rand(int64_t n, uint64_t stream, float scale) {
   return v;
 }
 
+void CaseHasher::Record(const std::string& name, bool i32, const void* data, int64_t n,
+                        const Digest& d) {
+  h_.Update(d.data(), d.size());
+  GoldenBuffer b{name, i32, n, ToHex(d), {}};
+  for (int64_t i = 0; i < std::min<int64_t>(n, 4); ++i) {
+    uint32_t u;
+    std::memcpy(&u, static_cast<const char*>(data) + 4 * i, 4);
+    b.first_bits.push_back(u);
+  }
+  buffers_.push_back(std::move(b));
+}
+
 void CaseHasher::Add(const std::string& name, const float* data, int64_t n) {
   const int64_t shape[] = {n};
-  const Digest d = BufferDigest(name, DType::kF32, shape, data);
-  h_.Update(d.data(), d.size());
+  Record(name, false, data, n, BufferDigest(name, DType::kF32, shape, data));
 }
 
 void CaseHasher::AddI32(const std::string& name, const int32_t* data, int64_t n) {
   const int64_t shape[] = {n};
-  const Digest d = BufferDigest(name, DType::kI32, shape, data);
-  h_.Update(d.data(), d.size());
+  Record(name, true, data, n, BufferDigest(name, DType::kI32, shape, data));
 }
 
 namespace {
@@ -169,7 +180,7 @@ std::vector<GoldenResult> RunOpCases(Backend& ops) {
   for (const auto& [name, fn] : cases) {
     golden::CaseHasher h;
     fn(h, ops);
-    out.push_back({name, h.Finish()});
+    out.push_back({name, h.Finish(), h.TakeBuffers()});
   }
   return out;
 }
@@ -183,7 +194,7 @@ std::vector<GoldenResult> RunGoldenSuite(Backend& ops) {
   for (const auto& [name, fn] : cases) {
     golden::CaseHasher h;
     fn(h);
-    out.push_back({name, h.Finish()});
+    out.push_back({name, h.Finish(), h.TakeBuffers()});
   }
   for (GoldenResult& r : RunOpCases(ops)) out.push_back(std::move(r));
   return out;

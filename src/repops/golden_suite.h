@@ -14,9 +14,20 @@
 
 namespace trail::repops {
 
+// One output buffer a case hashed, in order (the conformance vectors list them, so a port can
+// tell which buffer of a case differs).
+struct GoldenBuffer {
+  std::string name;
+  bool i32 = false;  // int32 elements; else float32
+  int64_t count = 0;
+  std::string digest;                   // its tensor digest, hex (repops.md §7)
+  std::vector<uint32_t> first_bits;     // the bits of its first (up to) four elements
+};
+
 struct GoldenResult {
   std::string name;
   std::string digest;  // SHA-256 hex over the case's output tensor digests, in order
+  std::vector<GoldenBuffer> buffers;
 };
 
 // Runs every case: the kernel cases on the active SIMD target's kernels and kernel pool, the op
