@@ -1,5 +1,6 @@
-// Writes the conformance vectors of the golden training runs (tests/conformance/vectors/,
-// its README says what each file holds): what a port of docs/ must reproduce, step by step.
+// Writes the conformance vectors (tests/conformance/vectors/, its README says what each file
+// holds) of the golden training runs and the RepOps golden cases: what a port of docs/ must
+// reproduce, step by step and buffer by buffer.
 // A test program, never part of the trail binary; `make test` runs it into a temporary folder
 // and compares the result with the committed files byte for byte (tests/conformance_test.sh).
 //
@@ -20,6 +21,7 @@
 #include "core/file_util.h"
 #include "core/hash.h"
 #include "data/batcher.h"
+#include "repops/golden_suite.h"
 #include "train/step_trace.h"
 #include "train/train_golden.h"
 #include "train/trajectory.h"
@@ -138,6 +140,29 @@ void WriteCase(const std::string& name, const std::string& dir) {
               ": the final chain is not goldens/training.txt's");
 }
 
+// Every RepOps golden case's output buffers in the order hashed: name, dtype, element count,
+// tensor digest and the bits of the first elements (docs/goldens.md §1).
+std::string RepOpsBuffers() {
+  std::string out;
+  for (const repops::GoldenResult& r : repops::RunGoldenSuite()) {
+    for (size_t i = 0; i < r.buffers.size(); ++i) {
+      const repops::GoldenBuffer& b = r.buffers[i];
+      Json first = Json::array();
+      for (uint32_t u : b.first_bits) {
+        char hex[9];
+        std::snprintf(hex, sizeof hex, "%08x", u);
+        first.push_back(hex);
+      }
+      out += Json{{"case", r.name},   {"i", i},           {"name", b.name},
+                  {"dtype", b.i32 ? "I32" : "F32"},       {"count", b.count},
+                  {"digest", b.digest}, {"first_bits", first}}
+                 .dump() +
+             "\n";
+    }
+  }
+  return out;
+}
+
 }  // namespace
 }  // namespace trail::train
 
@@ -152,6 +177,9 @@ int main(int argc, char** argv) {
     for (const std::string& name : trail::train::GoldenCaseNames()) {
       trail::train::WriteCase(name, dir);
     }
+    const std::string repops_dir = std::string(argv[1]) + "/repops";
+    std::filesystem::create_directories(repops_dir);
+    trail::WriteFileAtomic(repops_dir + "/buffers.jsonl", trail::train::RepOpsBuffers());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "conformance_vectors: %s\n", e.what());
     return 1;

@@ -13,7 +13,11 @@ the genesis, the micro-batch digest), docs/data.md and docs/goldens.md §3, with
     computed, and each step's batch hash is the trajectory's `batch`; for mesh_1x1x2 the
     rebuilt rows are also the .batches.jsonl ones.
 
-    check_vectors.py VECTORS_DIR GOLDENS_TRAINING_TXT    exit 1 on the first disagreement
+  - repops/buffers.jsonl lists every RepOps golden case's output buffers in order; each case's
+    digest, SHA-256 over its buffers' tensor digests (docs/goldens.md §1), is the case's value in
+    goldens/repops.txt, and every case there has its buffers listed.
+
+    check_vectors.py VECTORS_DIR GOLDENS_DIR    exit 1 on the first disagreement
 """
 import hashlib
 import json
@@ -142,9 +146,32 @@ def check_case(name, vectors, golden):
         ", %d micro-batches rebuilt from the stream spec" % batches if batches else ""))
 
 
+def table(path):
+    return dict(l.split() for l in open(path) if l.strip() and not l.startswith("#"))
+
+
+def check_repops(vectors, golden):
+    cases = {}
+    for line in open(os.path.join(vectors, "repops", "buffers.jsonl")):
+        b = json.loads(line)
+        listed = cases.setdefault(b["case"], [])
+        if b["i"] != len(listed):
+            fail("repops %s: buffer %d listed out of order" % (b["case"], b["i"]))
+        listed.append(bytes.fromhex(b["digest"]))
+    if sorted(cases) != sorted(golden):
+        fail("repops: the cases listed %s are not goldens/repops.txt's" % sorted(cases))
+    for name, digests in cases.items():
+        if hashlib.sha256(b"".join(digests)).hexdigest() != golden[name]:
+            fail("repops %s: its buffers' digests do not hash to the golden" % name)
+    print("repops: %d cases, %d buffers, each case's digest from its buffers' digests"
+          % (len(cases), sum(len(d) for d in cases.values())))
+
+
 if __name__ == "__main__":
+    goldens = sys.argv[2]
+    check_repops(sys.argv[1], table(os.path.join(goldens, "repops.txt")))
     vectors = os.path.join(sys.argv[1], "training")
-    golden = dict(l.split() for l in open(sys.argv[2]) if l.strip() and not l.startswith("#"))
+    golden = table(os.path.join(goldens, "training.txt"))
     names = sorted(f[:-5] for f in os.listdir(vectors) if f.endswith(".toml"))
     if sorted(golden) != names:
         fail("the vectors' cases %s are not goldens/training.txt's %s" % (names, sorted(golden)))
