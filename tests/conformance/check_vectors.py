@@ -8,7 +8,7 @@ the genesis, the micro-batch digest), docs/data.md and docs/goldens.md §3, with
   - every trajectory line is its values' serialization, byte for byte, and chains from the
     genesis; the last chain is the case's value in goldens/training.txt;
   - where a record commits state, its params and optim hashes are the .states.jsonl ones;
-  - the micro-batches of mesh_1x1x2 and mesh_3x2x2 are rebuilt from the synthetic corpus's
+  - the micro-batches of every case without phases are rebuilt from the synthetic corpus's
     formula and the stream spec (stream_port.py with goldens.md §3's corpus), their digests
     computed, and each step's batch hash is the trajectory's `batch`; for mesh_1x1x2 the
     rebuilt rows are also the .batches.jsonl ones.
@@ -32,7 +32,9 @@ from trajectory_port import body_of, fail  # noqa: E402
 # docs/goldens.md §3: the corpus and stream of the training runs (no phases in these two cases).
 TRAINING_SOURCES = [("a", 0.6, 2, 12, 3, 40, "permutation", 0),
                     ("b", 0.4, 1, 10, 5, 30, "permutation", 0)]
-MESHES = {"mesh_1x1x2": (4, 2, 1, 1), "mesh_3x2x2": (12, 1, 3, 2)}  # windows, micro, R, S
+MESHES = {"mesh_1x1x2": (4, 2, 1, 1), "mesh_3x2x2": (12, 1, 3, 2),  # windows, micro, R, S
+          "int8_1x1x2": (4, 2, 1, 1), "int8_fp32bw_3x2x2": (12, 1, 3, 2),
+          "int8_learned_1x1x2": (4, 2, 1, 1)}
 PADDING_ROW = (1 << 64) - 1
 
 

@@ -1,27 +1,31 @@
 #!/usr/bin/env python3
-"""The first step of the golden runs mesh_1x1x2 and mesh_3x2x2 recomputed from the spec alone.
+"""Four golden training runs recomputed, step by step, from the specification alone.
 
 A second implementation of docs/step.md with docs/repops.md's ops (§1 binary32 with FMA where
-written, §2 canonical reductions, §3 GEMM chains, §4 trail's Exp/Log/Sin/Cos, §5 the layer ops,
-§6 Philox, §7 state hashes) in numpy, written from those pages and using no trail code or
-library (a maintainer wrote it; an outside port from the docs is the real test). Its inputs are
-each case's recipe (tests/conformance/vectors/training/<case>.toml, defaults from step.md §1)
-and the micro-batches rebuilt from the stream spec (check_vectors.py, stream_port.py). It
-initializes the parameters, runs every micro-batch forward and backward, folds the logical ranks
-(shard sums, TreeFold), clips and applies AdamW, and checks against the conformance vectors:
-for mesh_1x1x2 (SwiGLU, QK-norm, embedding norm, windows, tied head, z-loss) every operation's
-output digest in the step-0 trace (the first that differs is named) and every initial tensor;
-for both (mesh_3x2x2: GELU, untied head, 3 replicas x 2 shards x 2 micro-batches, weight decay,
-WSD) the initial and updated parameter state hashes, the optimizer state hash, and the record's
-loss, z-loss, LR, norm and clip bits and gradient hash.
+written, §2 canonical reductions, §3 GEMM chains, §4 trail's Exp/Log/Tanh/Sin/Cos, §5 the layer
+ops and int8 linear layers, §6 Philox, §7 state hashes) in numpy, written from those pages and
+using no trail code or library (a maintainer wrote it; an outside port from the docs is the real
+test). Its inputs are each case's recipe (tests/conformance/vectors/training/<case>.toml,
+defaults from step.md §1) and the micro-batches rebuilt from the stream spec (check_vectors.py,
+stream_port.py). For mesh_1x1x2 (SwiGLU, QK-norm, embedding norm, windows, tied head, z-loss),
+mesh_3x2x2 (GELU, untied head, 3 replicas x 2 shards x 2 micro-batches, weight decay, WSD, the
+spike protocol armed) and both in int8 QAT (int8 and fp32 backward GEMMs) it initializes the
+parameters, runs every step's micro-batches forward and backward, folds the logical ranks
+(shard sums, TreeFold), skips, clips and applies AdamW, and checks: the initial tensors and
+state hash; for mesh_1x1x2's step 0 every operation's output digest in the trace (the first
+that differs is named); every record's bits and gradient hash; the parameter and optimizer state
+hashes after every step; and each record rebuilt from the port's own values and chained from
+the genesis, ending on goldens/training.txt. Not ported: learned step sizes
+(int8_learned_1x1x2) and the mixture and length phases of lifecycle_2x1x1.
 
-    step_port.py VECTORS_DIR     exit 1 on the first disagreement
+    step_port.py VECTORS_DIR GOLDENS_DIR     exit 1 on the first disagreement
 
 numpy's float32 add, multiply, divide and sqrt are single correctly rounded operations; the
 fused multiply-add is formed exactly in float64 and rounded once to binary32 (round to odd).
 """
 import hashlib
 import json
+import math
 import os
 import struct
 import sys
@@ -31,6 +35,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import check_vectors as cv  # noqa: E402
+import trajectory_port as tp  # noqa: E402
 import stream_port as sp  # noqa: E402
 import state_hash_port as sh  # noqa: E402
 
@@ -395,13 +400,83 @@ def adamw(p, g, m, v, lr, b1, b2, eps, wd, t):
     return p, m, v
 
 
+# ---- repops.md §5 "int8 linear layers": the block products, fp32 or int8 QAT -----------------
+SQRT127 = F(math.sqrt(127.0))
+
+
+def abs_max(x, axis):
+    """The largest |x| along axis (+0 for none), the quiet NaN if any element is NaN."""
+    m = np.max(np.abs(x), axis=axis, initial=F(0))
+    return np.where(np.isnan(x).any(axis=axis), F(np.nan), m).astype(np.float32)
+
+
+def quantize(v, s):
+    """Q(v, s) = clamp(RoundHalfEven(v / s), -127, 127), 0 where the quotient is NaN."""
+    q = f32(v) / f32(s)
+    return np.where(np.isnan(q), 0, np.clip(np.rint(q), -127, 127)).astype(np.int64)
+
+
+def weight_scales(w):
+    K = w.shape[0]
+    m = rsum(np.abs(w).T) / F(K)  # per output column: Sum over p ascending, one division
+    return (m + m) / SQRT127
+
+
+class Linear:
+    """Y = X·W for the seven block matrices: fp32 GEMMs, or int8 QAT with the backward GEMMs in
+    `mode` ("int8" or "fp32"). Quantizing is deterministic, so quantizing again per use gives
+    the bits of quantizing once."""
+
+    def __init__(self, mode):
+        self.mode = mode
+
+    @staticmethod
+    def inputs(x):
+        r = abs_max(x, 1) / F(127)
+        return quantize(x, r[:, None]), r
+
+    def forward(self, x, w):
+        if self.mode is None:
+            return matmul(x, w)
+        qx, r = self.inputs(x)
+        s = weight_scales(w)
+        qw = quantize(w, s[None, :])
+        c = (qx @ qw).astype(np.float32)
+        return (c * r[:, None]) * s[None, :]
+
+    def backward(self, x, dy, w, dx_acc=None):
+        """(dX, continuing dx_acc's sum when given; dW)."""
+        if self.mode is None:
+            return matmul_bt(dy, w, dx_acc), matmul_at(x, dy)
+        qx, r = self.inputs(x)
+        s = weight_scales(w)
+        qw = quantize(w, s[None, :])
+        clipped = np.abs(f32(w) / s[None, :]) > F(127)
+        if self.mode == "fp32":
+            w_hat = qw.astype(np.float32) * s[None, :]
+            x_hat = qx.astype(np.float32) * r[:, None]
+            dx = matmul_bt(dy, w_hat, dx_acc)
+            dw = matmul_at(x_hat, dy)
+        else:
+            g = dy * s[None, :]
+            u = abs_max(g, 1) / F(127)
+            dx = (quantize(g, u[:, None]) @ qw.T).astype(np.float32) * u[:, None]
+            if dx_acc is not None:
+                dx = dx_acc + dx
+            h = r[:, None] * dy
+            v = abs_max(h, 0) / F(127)
+            dw = (qx.T @ quantize(h, v[None, :])).astype(np.float32) * v[None, :]
+        return dx, np.where(clipped, F(0), dw).astype(np.float32)
+
+
 # ---- docs/step.md §1–2: the recipe and the parameters ------------------------------------------
 DEFAULTS = {"d_model": 128, "n_layers": 4, "n_heads": 4, "d_ff": 384, "max_seq_len": 256,
             "mlp": "swiglu", "norm_gain": True, "embed_norm": False, "qk_norm": False,
             "tied_embeddings": True, "norm_eps": 1e-5, "rope_theta": 10000.0, "z_loss": 0.0,
             "attention_window": 0, "full_attention_every": 0, "full_attention_last": True,
             "init_std": 0.02, "init_seed": 0, "lr": 3e-3, "beta1": 0.9, "beta2": 0.95,
-            "eps": 1e-8, "weight_decay": 0.1, "clip_norm": 1.0, "decay": "cosine",
+            "eps": 1e-8, "weight_decay": 0.1, "clip_norm": 1.0, "spike_skip_factor": 0.0,
+            "spike_window": 128, "spike_min_history": 16, "decay": "cosine",
             "warmup_tokens": 0, "total_tokens": 0, "min_lr_ratio": 0.1, "wsd_decay_tokens": 0}
 
 
@@ -411,9 +486,11 @@ def read_recipe(path):
     c = dict(DEFAULTS)
     for section in ("model", "optimizer", "schedule"):
         c.update(text.get(section, {}))
-    c["mesh"] = text.get("mesh", {})
-    if "preset" in c or "quant" in text:
-        sys.exit("step port: presets and [quant] are not ported")
+    c["mesh"], c["train"] = text.get("mesh", {}), text.get("train", {})
+    q = text.get("quant", {})
+    c["quant"] = None if q.get("linear", "none") == "none" else q.get("backward", "int8")
+    if "preset" in c or q.get("step_size", "recompute") != "recompute":
+        sys.exit("step port: presets and learned step sizes are not ported")
     c["vocab"] = 96  # the golden corpus's (docs/goldens.md §3)
     return c
 
@@ -489,6 +566,7 @@ def micro_batch(c, P, rows_in, scale, rope_t, note):
     pos = np.array([r["positions"] for r in rows_in], np.int64)
     valid = np.array([r["key_valid"] for r in rows_in], np.int64)
     acts = {}
+    lin = Linear(c["quant"])
     # forward
     emb = P["embed"][inputs].copy()
     if c["embed_norm"]:
@@ -505,7 +583,7 @@ def micro_batch(c, P, rows_in, scale, rope_t, note):
         note("rmsnorm", l, "h1", A["h1"])
         proj = {}
         for m, tname in (("q", "q_proj"), ("k", "k_proj"), ("v", "v_proj")):
-            proj[m] = matmul(A["h1"], P[p + "attn.w" + m])
+            proj[m] = lin.forward(A["h1"], P[p + "attn.w" + m])
             note("matmul", l, tname, proj[m])
         q, k, v = (heads(proj[m], rows, T, H) for m in "qkv")
         if c["qk_norm"]:
@@ -523,24 +601,24 @@ def micro_batch(c, P, rows_in, scale, rope_t, note):
         o, A["P"] = attention(q, k, v, A["allowed"], A["window"])
         note("attention", l, "attn_out", o)
         A["att"] = merge(o)
-        x_mid = matmul(A["att"], P[p + "attn.wo"])
+        x_mid = lin.forward(A["att"], P[p + "attn.wo"])
         note("matmul", l, "o_proj", x_mid)
         x_mid = x_mid + x
         note("add", l, "x_mid", x_mid)
         A["x_mid"] = x_mid
         A["h2"], A["rstd2"] = rmsnorm(x_mid, gain(p + "mlp_norm.gain"), eps)
         note("rmsnorm", l, "h2", A["h2"])
-        A["a"] = matmul(A["h2"], P[p + ("mlp.w_gate" if glu else "mlp.w_in")])
+        A["a"] = lin.forward(A["h2"], P[p + ("mlp.w_gate" if glu else "mlp.w_in")])
         note("matmul", l, "gate", A["a"])
         if glu:
-            A["b"] = matmul(A["h2"], P[p + "mlp.w_up"])
+            A["b"] = lin.forward(A["h2"], P[p + "mlp.w_up"])
             note("matmul", l, "up", A["b"])
             A["act"] = swiglu(A["a"], A["b"])
             note("swiglu", l, "act", A["act"])
         else:
             A["act"] = gelu(A["a"])
             note("gelu", l, "act", A["act"])
-        x = matmul(A["act"], P[p + "mlp.w_down"])
+        x = lin.forward(A["act"], P[p + "mlp.w_down"])
         note("matmul", l, "down", x)
         x = x + x_mid
         note("add", l, "x_out", x)
@@ -571,25 +649,21 @@ def micro_batch(c, P, rows_in, scale, rope_t, note):
     note("rmsnorm_bwd", -1, "g.final_norm", G["final_norm.gain"])
     for l in reversed(range(c["n_layers"])):
         p, A = "layers.%d." % l, acts[l]
-        dact = matmul_bt(dx, P[p + "mlp.w_down"])
+        dact, G[p + "mlp.w_down"] = lin.backward(A["act"], dx, P[p + "mlp.w_down"])
         note("matmul", l, "d_act", dact)
-        G[p + "mlp.w_down"] = matmul_at(A["act"], dx)
         note("matmul", l, "g.w_down", G[p + "mlp.w_down"])
         if glu:
             da, db = swiglu_bwd(dact, A["a"], A["b"])
             note("swiglu_bwd", l, "d_gate", da)
             note("swiglu_bwd", l, "d_up", db)
-            dh2 = matmul_bt(da, P[p + "mlp.w_gate"])
-            G[p + "mlp.w_gate"] = matmul_at(A["h2"], da)
+            dh2, G[p + "mlp.w_gate"] = lin.backward(A["h2"], da, P[p + "mlp.w_gate"])
             note("matmul", l, "g.w_gate", G[p + "mlp.w_gate"])
-            dh2 = matmul_bt(db, P[p + "mlp.w_up"], dh2)
-            G[p + "mlp.w_up"] = matmul_at(A["h2"], db)
+            dh2, G[p + "mlp.w_up"] = lin.backward(A["h2"], db, P[p + "mlp.w_up"], dh2)
             note("matmul", l, "g.w_up", G[p + "mlp.w_up"])
         else:
             da = gelu_bwd(dact, A["a"])
             note("gelu_bwd", l, "d_gate", da)
-            dh2 = matmul_bt(da, P[p + "mlp.w_in"])
-            G[p + "mlp.w_in"] = matmul_at(A["h2"], da)
+            dh2, G[p + "mlp.w_in"] = lin.backward(A["h2"], da, P[p + "mlp.w_in"])
             note("matmul", l, "g.w_gate", G[p + "mlp.w_in"])
         note("matmul", l, "d_h2", dh2)
         t, G[p + "mlp_norm.gain"] = rmsnorm_bwd(dh2, A["x_mid"], gain(p + "mlp_norm.gain"),
@@ -598,9 +672,8 @@ def micro_batch(c, P, rows_in, scale, rope_t, note):
         note("rmsnorm_bwd", l, "g.mlp_norm", G[p + "mlp_norm.gain"])
         dx = dx + t
         note("add", l, "d_x_mid", dx)
-        datt = matmul_bt(dx, P[p + "attn.wo"])
+        datt, G[p + "attn.wo"] = lin.backward(A["att"], dx, P[p + "attn.wo"])
         note("matmul", l, "d_att", datt)
-        G[p + "attn.wo"] = matmul_at(A["att"], dx)
         note("matmul", l, "g.wo", G[p + "attn.wo"])
         dq, dk, dv = attention_bwd(A["q"], A["k"], A["v"], A["P"], heads(datt, rows, T, H),
                                    A["allowed"], A["window"])
@@ -619,8 +692,7 @@ def micro_batch(c, P, rows_in, scale, rope_t, note):
                 dheads = dheads.reshape(rows, H, T, -1)
                 note("rmsnorm_bwd", l, "d%s_norm" % m.upper(), dheads)
             dy = merge(dheads)
-            dh1 = matmul_bt(dy, P[p + "attn.w" + m], dh1)
-            G[p + "attn.w" + m] = matmul_at(A["h1"], dy)
+            dh1, G[p + "attn.w" + m] = lin.backward(A["h1"], dy, P[p + "attn.w" + m], dh1)
             note("matmul", l, "g.w" + m, G[p + "attn.w" + m])
         note("matmul", l, "d_h1", dh1)
         t, G[p + "attn_norm.gain"] = rmsnorm_bwd(dh1, A["x_in"], gain(p + "attn_norm.gain"),
@@ -709,12 +781,19 @@ def tree_fold(xs):
     return acc
 
 
-def check_step0(vectors, name):
+def median(values):
+    v = sorted(values)
+    n = len(v)
+    return v[n // 2] if n % 2 else F((v[n // 2 - 1] + v[n // 2]) * F(0.5))
+
+
+def check_run(vectors, goldens, name):
+    """Every step of the case: its record's bits and hashes, and the state after it."""
     base = os.path.join(vectors, "training", name)
     c = read_recipe(base + ".toml")
     genesis = json.load(open(base + ".genesis.json"))
-    record = json.loads(open(base + ".trajectory.jsonl").readline())
-    after = json.loads(open(base + ".states.jsonl").readline())
+    records = [json.loads(l) for l in open(base + ".trajectory.jsonl")]
+    states = [json.loads(l) for l in open(base + ".states.jsonl")]
     traced = os.path.exists(base + ".step0.trace")
     trace = [json.loads(l) for l in open(base + ".step0.trace")][1:] if traced else []
 
@@ -727,82 +806,136 @@ def check_step0(vectors, name):
                 fail("%s: initial %s: first values %s, the vector's %s" % (
                     name, t["name"], [bits(v) for v in P[t["name"]].reshape(-1)[:4]],
                     t["first_bits"]))
-    if state_hash(P) != genesis["initial_params_hash"]:
+    initial = state_hash(P)
+    if initial != genesis["initial_params_hash"]:
         fail("%s: the initial parameters' state hash differs" % name)
+    recipe_sha = hashlib.sha256(open(base + ".toml", "rb").read()).hexdigest()
+    chain = hashlib.sha256(("trail.trajectory.v1" + recipe_sha + "golden" + initial).encode()).digest()
+    steps = c["train"].get("steps", 100)
+    every = c["train"].get("state_hash_every", 10)
 
     stream = cv.training_stream()
-    batches = list(cv.micro_batches(name, 0, stream))
-    targets = sum(1 for _, _, rows in batches for _, r in rows for y in r["labels"] if y != -100)
-    scale = F(1) / F(targets) if targets else F(0)
     rope_t = rope_table(c["max_seq_len"], c["d_model"] // c["n_heads"], c["rope_theta"])
-    got = []  # (identity, hash) in execution order
-    nll_acc, lse_acc, by_rank = F(0), F(0), {}
-    for k, m, rows in batches:
-        windows = [w for w, _ in rows]
-        digest = cv.batch_digest(windows, [r for _, r in rows], stream[2].L).hex()
-        got.append(((k, m, "batch", -1, "tokens"), digest))
+    M = {n: np.zeros_like(P[n]) for n in names}
+    V = {n: np.zeros_like(P[n]) for n in names}
+    tokens, updates, history, micro_batches = 0, 0, [], 0
+    for step, record in enumerate(records):
+        batches = list(cv.micro_batches(name, step, stream))
+        micro_batches += len(batches)
+        targets = sum(1 for _, _, rows in batches for _, r in rows for y in r["labels"]
+                      if y != -100)
+        scale = F(1) / F(targets) if targets else F(0)
+        trace_this = traced and step == 0
+        got = []  # (identity, hash) in execution order
+        nll_acc, lse_acc, by_rank = F(0), F(0), {}
+        for k, m, rows in batches:
+            windows = [w for w, _ in rows]
+            digest = cv.batch_digest(windows, [r for _, r in rows], stream[2].L).hex()
+            got.append(((k, m, "batch", -1, "tokens"), digest))
 
-        def note(op, layer, tensor, a, k=k, m=m):
-            if traced:
-                got.append(((k, m, op, layer, tensor), elements_root(a)))
-        nll, lse2, _, g = micro_batch(c, P, [r for _, r in rows], scale, rope_t, note)
-        nll_acc, lse_acc = F(nll_acc + nll), F(lse_acc + lse2)
-        by_rank[k] = g if m == 0 else add(by_rank[k], g)  # G(k) = g(k,0) + g(k,1) + ...
-    R, S = c["mesh"].get("replicas", 1), c["mesh"].get("shards", 1)
-    replicas = []
-    for r in range(R):  # the ascending shard sum inside each replica
-        acc = by_rank[r * S]
-        for sh_ in range(1, S):
-            acc = add(acc, by_rank[r * S + sh_])
-        replicas.append(acc)
-    grad = tree_fold(replicas)
-    got.append(((-1, -1, "step", -1, "grads"), state_hash(grad)))
-    if traced:
-        for i, (want, (ident, h)) in enumerate(zip(trace, got)):
-            if ident != (want["rank"], want["micro"], want["op"], want["layer"], want["tensor"]):
-                fail("%s trace entry %d: the port computes %s where the trace has %s" % (
-                    name, i, ident, (want["rank"], want["micro"], want["op"], want["layer"],
-                                     want["tensor"])))
-            if h != want["hash"]:
-                fail("%s trace entry %d (%s, layer %d, %s, rank %d, micro %d) differs: the first "
-                     "operation where the port and trail disagree" % (
-                         name, i, ident[2], ident[3], ident[4], ident[0], ident[1]))
-        if len(got) != len(trace):
-            fail("%s: the port has %d trace entries, the vector %d" % (name, len(got), len(trace)))
-    if got[-1][1] != record["grads"]:
-        fail("%s: the step's gradient hashes differently from the record's grads" % name)
+            def note(op, layer, tensor, a, k=k, m=m):
+                if trace_this:
+                    got.append(((k, m, op, layer, tensor), elements_root(a)))
+            nll, lse2, _, g = micro_batch(c, P, [r for _, r in rows], scale, rope_t, note)
+            nll_acc, lse_acc = F(nll_acc + nll), F(lse_acc + lse2)
+            by_rank[k] = g if m == 0 else add(by_rank[k], g)  # G(k) = g(k,0) + g(k,1) + ...
+        R, S = c["mesh"].get("replicas", 1), c["mesh"].get("shards", 1)
+        replicas = []
+        for r in range(R):  # the ascending shard sum inside each replica
+            acc = by_rank[r * S]
+            for shard in range(1, S):
+                acc = add(acc, by_rank[r * S + shard])
+            replicas.append(acc)
+        grad = tree_fold(replicas)
+        got.append(((-1, -1, "step", -1, "grads"), state_hash(grad)))
+        if trace_this:
+            check_trace(name, trace, got)
+        if got[-1][1] != record["grads"]:
+            fail("%s step %d: the gradient hashes differently from the record's grads"
+                 % (name, step))
 
-    loss = F(nll_acc * scale)
-    z_loss = F(F(F(c["z_loss"]) * lse_acc) * scale)
-    total = F(0)
-    for n in names:  # one chunk per tensor here (< 65,536 elements each)
-        total = F(total + rsumsq(grad[n].reshape(-1)))
-    norm = np.sqrt(total)
-    lr = lr_at(c, 0)
-    clip = F(F(c["clip_norm"]) / (norm + F(1e-6)))
-    clip = clip if clip < F(1) else F(1)
-    for key, value in (("loss_bits", loss), ("z_loss_bits", z_loss), ("grad_norm_bits", norm),
-                       ("lr_bits", lr), ("clip_bits", clip)):
-        if bits(value) != record[key]:
-            fail("%s: %s: the port's %s, the record's %s" % (name, key, bits(value), record[key]))
-    moments = {}
-    for n in names:
-        g = grad[n] * clip if clip < F(1) else grad[n]
-        wd = c["weight_decay"] if P[n].ndim == 2 else 0.0
-        z = np.zeros_like(P[n])
-        P[n], moments["adam_m." + n], moments["adam_v." + n] = adamw(
-            P[n], g, z, z, lr, c["beta1"], c["beta2"], c["eps"], wd, 1)
-    if state_hash(P) != after["params"]:
-        fail("%s: the parameters after step 0 hash differently" % name)
-    if state_hash(moments) != after["optim"]:
-        fail("%s: the optimizer state after step 0 hashes differently" % name)
-    print("step port: %s step 0 (%d micro-batches on %d x %d ranks%s): loss %s, the record's "
-          "bits and gradient hash, the parameter and optimizer state hashes after it" % (
-              name, len(batches), R, S,
-              ", all %d trace entries" % len(got) if traced else "", record["loss_bits"]))
+        loss = F(nll_acc * scale)
+        z_loss = F(F(F(c["z_loss"]) * lse_acc) * scale)
+        total = F(0)
+        for n in names:  # one chunk per tensor here (< 65,536 elements each)
+            total = F(total + rsumsq(grad[n].reshape(-1)))
+        norm = np.sqrt(total)
+        lr, tokens_before = lr_at(c, tokens), tokens
+        skip = None
+        if targets == 0:
+            skip = "no_targets"
+        elif not np.isfinite(norm):
+            skip = "non_finite"
+        elif (c["spike_skip_factor"] > 0 and len(history) >= c["spike_min_history"]
+              and norm > F(c["spike_skip_factor"]) * median(history)):
+            skip = "spike"
+        clip = F(1)
+        if skip is None:
+            history = (history + [norm])[-c["spike_window"]:]
+            clip = F(F(c["clip_norm"]) / (norm + F(1e-6)))
+            clip = clip if clip < F(1) else F(1)
+            updates += 1
+            for n in names:
+                g = grad[n] * clip if clip < F(1) else grad[n]
+                wd = c["weight_decay"] if P[n].ndim == 2 else 0.0
+                P[n], M[n], V[n] = adamw(P[n], g, M[n], V[n], lr, c["beta1"], c["beta2"],
+                                         c["eps"], wd, updates)
+        tokens += sum(len(rows) * stream[2].L for _, _, rows in batches)  # B_input
+        if skip != record["skipped"]:
+            fail("%s step %d: skipped %s, the record says %s" % (name, step, skip,
+                                                                 record["skipped"]))
+        for key, value in (("loss_bits", loss), ("z_loss_bits", z_loss),
+                           ("grad_norm_bits", norm), ("lr_bits", lr), ("clip_bits", clip)):
+            if bits(value) != record[key]:
+                fail("%s step %d: %s: the port's %s, the record's %s" % (
+                    name, step, key, bits(value), record[key]))
+        if state_hash(P) != states[step]["params"]:
+            fail("%s: the parameters after step %d hash differently" % (name, step))
+        moments = {**{"adam_m." + n: M[n] for n in names}, **{"adam_v." + n: V[n] for n in names}}
+        if state_hash(moments) != states[step]["optim"]:
+            fail("%s: the optimizer state after step %d hashes differently" % (name, step))
+        # The record from the port's own values (docs/training.md, "Trajectory record"), chained.
+        windows = [w for _, _, rows in batches for w, _ in rows]
+        batch_hash = hashlib.sha256(b"trail.batch.v2" + b"".join(
+            bytes.fromhex(h) for ident, h in got if ident[2] == "batch"))
+        commits = step + 1 == steps or (every > 0 and (step + 1) % every == 0)
+        mine = {"step": step, "windows": [min(windows), max(windows) + 1],
+                "tokens": tokens_before,
+                "targets": targets, "lr_bits": bits(lr), "loss_bits": bits(loss),
+                "z_loss_bits": bits(z_loss), "grad_norm_bits": bits(norm), "clip_bits": bits(clip),
+                "skipped": skip, "batch": batch_hash.hexdigest(), "grads": got[-1][1],
+                "params": state_hash(P) if commits else None,
+                "optim": state_hash(moments) if commits else None}
+        for key in ("lr", "loss", "grad_norm"):
+            mine[key] = None  # body_of writes them from their bits
+        chain = hashlib.sha256(chain + tp.body_of(mine).encode()).digest()
+        if chain.hex() != record["chain"]:
+            fail("%s step %d: the port's record chains to %s, the trajectory's to %s" % (
+                name, step, chain.hex(), record["chain"]))
+    golden = cv.table(os.path.join(goldens, "training.txt"))
+    if chain.hex() != golden[name]:
+        fail("%s: the port's final chain is not goldens/training.txt's" % name)
+    print("step port: %s, %d steps (%d micro-batches on %d x %d ranks%s): every record rebuilt "
+          "and chained to the golden, the state hashes after every step" % (
+              name, len(records), micro_batches, R, S,
+              "; all %d entries of step 0's trace" % len(trace) if traced else ""))
+
+
+def check_trace(name, trace, got):
+    for i, (want, (ident, h)) in enumerate(zip(trace, got)):
+        if ident != (want["rank"], want["micro"], want["op"], want["layer"], want["tensor"]):
+            fail("%s trace entry %d: the port computes %s where the trace has %s" % (
+                name, i, ident, (want["rank"], want["micro"], want["op"], want["layer"],
+                                 want["tensor"])))
+        if h != want["hash"]:
+            fail("%s trace entry %d (%s, layer %d, %s, rank %d, micro %d) differs: the first "
+                 "operation where the port and trail disagree" % (
+                     name, i, ident[2], ident[3], ident[4], ident[0], ident[1]))
+    if len(got) != len(trace):
+        fail("%s: the port has %d trace entries, the vector %d" % (name, len(got), len(trace)))
 
 
 if __name__ == "__main__":
-    for case in ("mesh_1x1x2", "mesh_3x2x2"):
-        check_step0(sys.argv[1], case)
-    print("step port: both fp32 golden runs' first steps from the specification alone")
+    for case in ("mesh_1x1x2", "mesh_3x2x2", "int8_1x1x2", "int8_fp32bw_3x2x2"):
+        check_run(sys.argv[1], sys.argv[2], case)
+    print("step port: four golden training runs, step by step, from the specification alone")
