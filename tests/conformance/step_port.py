@@ -552,65 +552,80 @@ def merge(x):  # [rows, H, T, hd] -> [N, d]
     return x.transpose(0, 2, 1, 3).reshape(rows * T, H * hd).copy()
 
 
-def micro_batch(c, P, rows_in, scale, rope_t, note):
-    """Forward and backward; returns (nll_sum, lse_sq_sum, valid, grads). note(op, layer,
-    tensor, array) receives every output in the trace's order."""
-    rows = len(rows_in)
-    T = len(rows_in[0]["inputs"])
-    N, d, H, V = rows * T, c["d_model"], c["n_heads"], c["vocab"]
-    eps, glu, tied = c["norm_eps"], c["mlp"] == "swiglu", c["tied_embeddings"]
-    gain = lambda name: P.get(name)  # noqa: E731  (None without norm gains)
-    inputs = np.array([r["inputs"] for r in rows_in], np.int64).reshape(N)
-    labels = np.array([r["labels"] for r in rows_in], np.int64).reshape(N)
-    doc = np.array([r["doc_ids"] for r in rows_in], np.int64)
-    pos = np.array([r["positions"] for r in rows_in], np.int64)
-    valid = np.array([r["key_valid"] for r in rows_in], np.int64)
-    acts = {}
-    lin = Linear(c["quant"])
-    # forward
-    emb = P["embed"][inputs].copy()
-    if c["embed_norm"]:
-        note("embedding", -1, "embed", emb)
-        x, rstd_e = rmsnorm(emb, gain("embed_norm.gain"), eps)
-        note("rmsnorm", -1, "x0", x)
-    else:
-        x = emb
-        note("embedding", -1, "x0", x)
-    for l in range(c["n_layers"]):
-        p = "layers.%d." % l
-        A = {"x_in": x}
-        A["h1"], A["rstd1"] = rmsnorm(x, gain(p + "attn_norm.gain"), eps)
+class MicroBatch:
+    """One micro-batch's forward and backward (docs/step.md §3–4). note(op, layer, tensor,
+    array) receives every output in the trace's order."""
+
+    def __init__(self, c, P, rows_in, rope_t, note):
+        self.c, self.P, self.rope_t, self.note = c, P, rope_t, note
+        self.rows, self.T = len(rows_in), len(rows_in[0]["inputs"])
+        self.N, self.H = self.rows * self.T, c["n_heads"]
+        arr = lambda key: np.array([r[key] for r in rows_in], np.int64)  # noqa: E731
+        self.inputs, self.labels = arr("inputs").reshape(-1), arr("labels").reshape(-1)
+        self.doc, self.pos, self.valid = arr("doc_ids"), arr("positions"), arr("key_valid")
+        self.lin = Linear(c["quant"])
+        self.glu, self.tied, self.eps = c["mlp"] == "swiglu", c["tied_embeddings"], c["norm_eps"]
+        self.acts = {}
+
+    def gain(self, name):
+        return self.P.get(name)  # None without norm gains
+
+    def forward(self):
+        """Returns (nll_sum, lse_sq_sum, valid)."""
+        P, note = self.P, self.note
+        self.emb = P["embed"][self.inputs].copy()
+        x = self.emb
+        if self.c["embed_norm"]:
+            note("embedding", -1, "embed", x)
+            x, self.rstd_e = rmsnorm(x, self.gain("embed_norm.gain"), self.eps)
+            note("rmsnorm", -1, "x0", x)
+        else:
+            note("embedding", -1, "x0", x)
+        for l in range(self.c["n_layers"]):
+            x = self.layer_forward(l, x)
+        self.x_final = x
+        self.hf, self.rstd_f = rmsnorm(x, self.gain("final_norm.gain"), self.eps)
+        note("rmsnorm", -1, "hf", self.hf)
+        self.logits = (matmul_bt(self.hf, P["embed"]) if self.tied
+                       else matmul(self.hf, P["lm_head"]))
+        note("matmul", -1, "logits", self.logits)
+        nll, lse2, nvalid, self.lse = cross_entropy(self.logits, self.labels)
+        note("cross_entropy", -1, "lse", self.lse)
+        return nll, lse2, nvalid
+
+    def layer_forward(self, l, x):
+        P, note, lin, p = self.P, self.note, self.lin, "layers.%d." % l
+        A = self.acts[l] = {"x_in": x}
+        A["h1"], A["rstd1"] = rmsnorm(x, self.gain(p + "attn_norm.gain"), self.eps)
         note("rmsnorm", l, "h1", A["h1"])
         proj = {}
-        for m, tname in (("q", "q_proj"), ("k", "k_proj"), ("v", "v_proj")):
+        for m in "qkv":
             proj[m] = lin.forward(A["h1"], P[p + "attn.w" + m])
-            note("matmul", l, tname, proj[m])
-        q, k, v = (heads(proj[m], rows, T, H) for m in "qkv")
-        if c["qk_norm"]:
+            note("matmul", l, m + "_proj", proj[m])
+        q, k, v = (heads(proj[m], self.rows, self.T, self.H) for m in "qkv")
+        if self.c["qk_norm"]:
             A["q_raw"], A["k_raw"] = q, k
-            q, A["rstd_q"] = rmsnorm(q, None, eps)
+            q, A["rstd_q"] = rmsnorm(q, None, self.eps)
             note("rmsnorm", l, "q_norm", q)
-            k, A["rstd_k"] = rmsnorm(k, None, eps)
+            k, A["rstd_k"] = rmsnorm(k, None, self.eps)
             note("rmsnorm", l, "k_norm", k)
-        q, k = rope(q, pos, rope_t), rope(k, pos, rope_t)
-        note("rope", l, "q_rope", q)
-        note("rope", l, "k_rope", k)
-        A["q"], A["k"], A["v"] = q, k, v
-        A["window"] = layer_window(c, l)
-        A["allowed"] = allowed_mask(T, A["window"], doc, valid)
-        o, A["P"] = attention(q, k, v, A["allowed"], A["window"])
+        A["q"], A["k"], A["v"] = rope(q, self.pos, self.rope_t), rope(k, self.pos, self.rope_t), v
+        note("rope", l, "q_rope", A["q"])
+        note("rope", l, "k_rope", A["k"])
+        A["window"] = layer_window(self.c, l)
+        A["allowed"] = allowed_mask(self.T, A["window"], self.doc, self.valid)
+        o, A["P"] = attention(A["q"], A["k"], v, A["allowed"], A["window"])
         note("attention", l, "attn_out", o)
         A["att"] = merge(o)
         x_mid = lin.forward(A["att"], P[p + "attn.wo"])
         note("matmul", l, "o_proj", x_mid)
-        x_mid = x_mid + x
+        A["x_mid"] = x_mid = x_mid + x
         note("add", l, "x_mid", x_mid)
-        A["x_mid"] = x_mid
-        A["h2"], A["rstd2"] = rmsnorm(x_mid, gain(p + "mlp_norm.gain"), eps)
+        A["h2"], A["rstd2"] = rmsnorm(x_mid, self.gain(p + "mlp_norm.gain"), self.eps)
         note("rmsnorm", l, "h2", A["h2"])
-        A["a"] = lin.forward(A["h2"], P[p + ("mlp.w_gate" if glu else "mlp.w_in")])
+        A["a"] = lin.forward(A["h2"], P[p + ("mlp.w_gate" if self.glu else "mlp.w_in")])
         note("matmul", l, "gate", A["a"])
-        if glu:
+        if self.glu:
             A["b"] = lin.forward(A["h2"], P[p + "mlp.w_up"])
             note("matmul", l, "up", A["b"])
             A["act"] = swiglu(A["a"], A["b"])
@@ -622,37 +637,56 @@ def micro_batch(c, P, rows_in, scale, rope_t, note):
         note("matmul", l, "down", x)
         x = x + x_mid
         note("add", l, "x_out", x)
-        acts[l] = A
-    x_final = x
-    hf, rstd_f = rmsnorm(x_final, gain("final_norm.gain"), eps)
-    note("rmsnorm", -1, "hf", hf)
-    logits = matmul_bt(hf, P["embed"]) if tied else matmul(hf, P["lm_head"])
-    note("matmul", -1, "logits", logits)
-    nll, lse2, nvalid, lse = cross_entropy(logits, labels)
-    note("cross_entropy", -1, "lse", lse)
-    # backward
-    G = {}
-    dlogits = cross_entropy_bwd(logits, labels, lse, scale, c["z_loss"])
-    note("cross_entropy_bwd", -1, "d_logits", dlogits)
-    if tied:
-        dhf = matmul(dlogits, P["embed"])
-        note("matmul", -1, "d_hf", dhf)
-        G["embed"] = matmul_at(dlogits, hf)
-        note("matmul", -1, "g.embed", G["embed"])
-    else:
-        dhf = matmul_bt(dlogits, P["lm_head"])
-        note("matmul", -1, "d_hf", dhf)
-        G["lm_head"] = matmul_at(hf, dlogits)
-        note("matmul", -1, "g.lm_head", G["lm_head"])
-    dx, G["final_norm.gain"] = rmsnorm_bwd(dhf, x_final, gain("final_norm.gain"), rstd_f)
-    note("rmsnorm_bwd", -1, "d_x_final", dx)
-    note("rmsnorm_bwd", -1, "g.final_norm", G["final_norm.gain"])
-    for l in reversed(range(c["n_layers"])):
-        p, A = "layers.%d." % l, acts[l]
+        return x
+
+    def backward(self, scale):
+        """The gradient of every parameter (run after forward)."""
+        P, note, G = self.P, self.note, {}
+        dlogits = cross_entropy_bwd(self.logits, self.labels, self.lse, scale, self.c["z_loss"])
+        note("cross_entropy_bwd", -1, "d_logits", dlogits)
+        if self.tied:
+            dhf = matmul(dlogits, P["embed"])
+            note("matmul", -1, "d_hf", dhf)
+            G["embed"] = matmul_at(dlogits, self.hf)
+            note("matmul", -1, "g.embed", G["embed"])
+        else:
+            dhf = matmul_bt(dlogits, P["lm_head"])
+            note("matmul", -1, "d_hf", dhf)
+            G["lm_head"] = matmul_at(self.hf, dlogits)
+            note("matmul", -1, "g.lm_head", G["lm_head"])
+        dx, G["final_norm.gain"] = rmsnorm_bwd(dhf, self.x_final, self.gain("final_norm.gain"),
+                                               self.rstd_f)
+        note("rmsnorm_bwd", -1, "d_x_final", dx)
+        note("rmsnorm_bwd", -1, "g.final_norm", G["final_norm.gain"])
+        for l in reversed(range(self.c["n_layers"])):
+            dx = self.layer_backward(l, dx, G)
+        if self.c["embed_norm"]:
+            dx, G["embed_norm.gain"] = rmsnorm_bwd(dx, self.emb, self.gain("embed_norm.gain"),
+                                                   self.rstd_e)
+            note("rmsnorm_bwd", -1, "d_embed", dx)
+            note("rmsnorm_bwd", -1, "g.embed_norm", G["embed_norm.gain"])
+        ge = G["embed"] if self.tied else np.zeros_like(P["embed"])
+        for t in range(self.N):  # scatter-add, tokens in order
+            ge[self.inputs[t]] = ge[self.inputs[t]] + dx[t]
+        G["embed"] = ge
+        note("embedding_bwd", -1, "g.embed", ge)
+        return G
+
+    def norm_residual_bwd(self, l, dx, dy, x, gain_name, rstd, G, names):
+        """dx + RMSNormBackward(dy) of a block's input norm, noting names (dx, gain, sum)."""
+        t, G[gain_name] = rmsnorm_bwd(dy, x, self.gain(gain_name), rstd)
+        self.note("rmsnorm_bwd", l, names[0], t)
+        self.note("rmsnorm_bwd", l, names[1], G[gain_name])
+        dx = dx + t
+        self.note("add", l, names[2], dx)
+        return dx
+
+    def layer_backward(self, l, dx, G):
+        P, note, lin, A, p = self.P, self.note, self.lin, self.acts[l], "layers.%d." % l
         dact, G[p + "mlp.w_down"] = lin.backward(A["act"], dx, P[p + "mlp.w_down"])
         note("matmul", l, "d_act", dact)
         note("matmul", l, "g.w_down", G[p + "mlp.w_down"])
-        if glu:
+        if self.glu:
             da, db = swiglu_bwd(dact, A["a"], A["b"])
             note("swiglu_bwd", l, "d_gate", da)
             note("swiglu_bwd", l, "d_up", db)
@@ -666,51 +700,33 @@ def micro_batch(c, P, rows_in, scale, rope_t, note):
             dh2, G[p + "mlp.w_in"] = lin.backward(A["h2"], da, P[p + "mlp.w_in"])
             note("matmul", l, "g.w_gate", G[p + "mlp.w_in"])
         note("matmul", l, "d_h2", dh2)
-        t, G[p + "mlp_norm.gain"] = rmsnorm_bwd(dh2, A["x_mid"], gain(p + "mlp_norm.gain"),
-                                                A["rstd2"])
-        note("rmsnorm_bwd", l, "d_x_mid_norm", t)
-        note("rmsnorm_bwd", l, "g.mlp_norm", G[p + "mlp_norm.gain"])
-        dx = dx + t
-        note("add", l, "d_x_mid", dx)
+        dx = self.norm_residual_bwd(l, dx, dh2, A["x_mid"], p + "mlp_norm.gain", A["rstd2"], G,
+                                    ("d_x_mid_norm", "g.mlp_norm", "d_x_mid"))
         datt, G[p + "attn.wo"] = lin.backward(A["att"], dx, P[p + "attn.wo"])
         note("matmul", l, "d_att", datt)
         note("matmul", l, "g.wo", G[p + "attn.wo"])
-        dq, dk, dv = attention_bwd(A["q"], A["k"], A["v"], A["P"], heads(datt, rows, T, H),
-                                   A["allowed"], A["window"])
-        note("attention_bwd", l, "dQ", dq)
-        note("attention_bwd", l, "dK", dk)
-        note("attention_bwd", l, "dV", dv)
-        dq, dk = rope(dq, pos, rope_t, True), rope(dk, pos, rope_t, True)
+        dq, dk, dv = attention_bwd(A["q"], A["k"], A["v"], A["P"],
+                                   heads(datt, self.rows, self.T, self.H), A["allowed"],
+                                   A["window"])
+        for name, g in (("dQ", dq), ("dK", dk), ("dV", dv)):
+            note("attention_bwd", l, name, g)
+        dq, dk = rope(dq, self.pos, self.rope_t, True), rope(dk, self.pos, self.rope_t, True)
         note("rope_bwd", l, "dQ_rope", dq)
         note("rope_bwd", l, "dK_rope", dk)
         dh1 = None
         for m, dheads in (("q", dq), ("k", dk), ("v", dv)):
-            if c["qk_norm"] and m != "v":
-                dheads, _ = rmsnorm_bwd(dheads.reshape(-1, dheads.shape[-1]),
-                                        A[m + "_raw"].reshape(-1, dheads.shape[-1]), None,
-                                        A["rstd_" + m].reshape(-1))
-                dheads = dheads.reshape(rows, H, T, -1)
+            if self.c["qk_norm"] and m != "v":
+                hd = dheads.shape[-1]
+                dheads, _ = rmsnorm_bwd(dheads.reshape(-1, hd), A[m + "_raw"].reshape(-1, hd),
+                                        None, A["rstd_" + m].reshape(-1))
+                dheads = dheads.reshape(self.rows, self.H, self.T, hd)
                 note("rmsnorm_bwd", l, "d%s_norm" % m.upper(), dheads)
             dy = merge(dheads)
             dh1, G[p + "attn.w" + m] = lin.backward(A["h1"], dy, P[p + "attn.w" + m], dh1)
             note("matmul", l, "g.w" + m, G[p + "attn.w" + m])
         note("matmul", l, "d_h1", dh1)
-        t, G[p + "attn_norm.gain"] = rmsnorm_bwd(dh1, A["x_in"], gain(p + "attn_norm.gain"),
-                                                 A["rstd1"])
-        note("rmsnorm_bwd", l, "d_x_in_norm", t)
-        note("rmsnorm_bwd", l, "g.attn_norm", G[p + "attn_norm.gain"])
-        dx = dx + t
-        note("add", l, "d_x_in", dx)
-    if c["embed_norm"]:
-        dx, G["embed_norm.gain"] = rmsnorm_bwd(dx, emb, gain("embed_norm.gain"), rstd_e)
-        note("rmsnorm_bwd", -1, "d_embed", dx)
-        note("rmsnorm_bwd", -1, "g.embed_norm", G["embed_norm.gain"])
-    ge = G["embed"] if tied else np.zeros_like(P["embed"])
-    for t in range(N):  # scatter-add, tokens in order
-        ge[inputs[t]] = ge[inputs[t]] + dx[t]
-    G["embed"] = ge
-    note("embedding_bwd", -1, "g.embed", ge)
-    return nll, lse2, nvalid, G
+        return self.norm_residual_bwd(l, dx, dh1, A["x_in"], p + "attn_norm.gain", A["rstd1"], G,
+                                      ("d_x_in_norm", "g.attn_norm", "d_x_in"))
 
 
 # ---- docs/step.md §5–6: the step ---------------------------------------------------------------
@@ -787,56 +803,39 @@ def median(values):
     return v[n // 2] if n % 2 else F((v[n // 2 - 1] + v[n // 2]) * F(0.5))
 
 
-def check_run(vectors, goldens, name):
-    """Every step of the case: its record's bits and hashes, and the state after it."""
-    base = os.path.join(vectors, "training", name)
-    c = read_recipe(base + ".toml")
-    genesis = json.load(open(base + ".genesis.json"))
-    records = [json.loads(l) for l in open(base + ".trajectory.jsonl")]
-    states = [json.loads(l) for l in open(base + ".states.jsonl")]
-    traced = os.path.exists(base + ".step0.trace")
-    trace = [json.loads(l) for l in open(base + ".step0.trace")][1:] if traced else []
+class Run:
+    """A golden case trained by the port: its recipe, stream and state (docs/step.md §5)."""
 
-    P = init_params(c)
-    names = [n for n, _ in param_shapes(c)]
-    if os.path.exists(base + ".init.jsonl"):
-        for line in open(base + ".init.jsonl"):
-            t = json.loads(line)
-            if hashlib.sha256(P[t["name"]].astype("<f4").tobytes()).hexdigest() != t["sha256"]:
-                fail("%s: initial %s: first values %s, the vector's %s" % (
-                    name, t["name"], [bits(v) for v in P[t["name"]].reshape(-1)[:4]],
-                    t["first_bits"]))
-    initial = state_hash(P)
-    if initial != genesis["initial_params_hash"]:
-        fail("%s: the initial parameters' state hash differs" % name)
-    recipe_sha = hashlib.sha256(open(base + ".toml", "rb").read()).hexdigest()
-    chain = hashlib.sha256(("trail.trajectory.v1" + recipe_sha + "golden" + initial).encode()).digest()
-    steps = c["train"].get("steps", 100)
-    every = c["train"].get("state_hash_every", 10)
+    def __init__(self, name, c):
+        self.name, self.c = name, c
+        self.P = init_params(c)
+        self.names = [n for n, _ in param_shapes(c)]
+        self.M = {n: np.zeros_like(self.P[n]) for n in self.names}
+        self.V = {n: np.zeros_like(self.P[n]) for n in self.names}
+        self.tokens, self.updates, self.history = 0, 0, []
+        self.stream = cv.training_stream()
+        self.rope_t = rope_table(c["max_seq_len"], c["d_model"] // c["n_heads"], c["rope_theta"])
 
-    stream = cv.training_stream()
-    rope_t = rope_table(c["max_seq_len"], c["d_model"] // c["n_heads"], c["rope_theta"])
-    M = {n: np.zeros_like(P[n]) for n in names}
-    V = {n: np.zeros_like(P[n]) for n in names}
-    tokens, updates, history, micro_batches = 0, 0, [], 0
-    for step, record in enumerate(records):
-        batches = list(cv.micro_batches(name, step, stream))
-        micro_batches += len(batches)
+    def gradient(self, step, traced):
+        """Every micro-batch of the step, folded: (grad, loss, z_loss, targets, batches, got)
+        with got the (identity, hash) trace entries (operations only when traced)."""
+        c = self.c
+        batches = list(cv.micro_batches(self.name, step, self.stream))
         targets = sum(1 for _, _, rows in batches for _, r in rows for y in r["labels"]
                       if y != -100)
         scale = F(1) / F(targets) if targets else F(0)
-        trace_this = traced and step == 0
-        got = []  # (identity, hash) in execution order
-        nll_acc, lse_acc, by_rank = F(0), F(0), {}
+        got, nll_acc, lse_acc, by_rank = [], F(0), F(0), {}
         for k, m, rows in batches:
             windows = [w for w, _ in rows]
-            digest = cv.batch_digest(windows, [r for _, r in rows], stream[2].L).hex()
+            digest = cv.batch_digest(windows, [r for _, r in rows], self.stream[2].L).hex()
             got.append(((k, m, "batch", -1, "tokens"), digest))
 
             def note(op, layer, tensor, a, k=k, m=m):
-                if trace_this:
+                if traced:
                     got.append(((k, m, op, layer, tensor), elements_root(a)))
-            nll, lse2, _, g = micro_batch(c, P, [r for _, r in rows], scale, rope_t, note)
+            mb = MicroBatch(c, self.P, [r for _, r in rows], self.rope_t, note)
+            nll, lse2, _ = mb.forward()
+            g = mb.backward(scale)
             nll_acc, lse_acc = F(nll_acc + nll), F(lse_acc + lse2)
             by_rank[k] = g if m == 0 else add(by_rank[k], g)  # G(k) = g(k,0) + g(k,1) + ...
         R, S = c["mesh"].get("replicas", 1), c["mesh"].get("shards", 1)
@@ -848,39 +847,97 @@ def check_run(vectors, goldens, name):
             replicas.append(acc)
         grad = tree_fold(replicas)
         got.append(((-1, -1, "step", -1, "grads"), state_hash(grad)))
-        if trace_this:
-            check_trace(name, trace, got)
-        if got[-1][1] != record["grads"]:
-            fail("%s step %d: the gradient hashes differently from the record's grads"
-                 % (name, step))
-
         loss = F(nll_acc * scale)
         z_loss = F(F(F(c["z_loss"]) * lse_acc) * scale)
+        return grad, loss, z_loss, targets, batches, got
+
+    def update(self, grad, targets, batches):
+        """Norm, LR, skip, clip and AdamW; the clock advances. Returns (norm, lr, skip, clip)."""
+        c = self.c
         total = F(0)
-        for n in names:  # one chunk per tensor here (< 65,536 elements each)
+        for n in self.names:  # one chunk per tensor here (< 65,536 elements each)
             total = F(total + rsumsq(grad[n].reshape(-1)))
         norm = np.sqrt(total)
-        lr, tokens_before = lr_at(c, tokens), tokens
-        skip = None
+        lr = lr_at(c, self.tokens)
+        self.tokens += sum(len(rows) * self.stream[2].L for _, _, rows in batches)  # B_input
         if targets == 0:
-            skip = "no_targets"
-        elif not np.isfinite(norm):
-            skip = "non_finite"
-        elif (c["spike_skip_factor"] > 0 and len(history) >= c["spike_min_history"]
-              and norm > F(c["spike_skip_factor"]) * median(history)):
-            skip = "spike"
-        clip = F(1)
-        if skip is None:
-            history = (history + [norm])[-c["spike_window"]:]
-            clip = F(F(c["clip_norm"]) / (norm + F(1e-6)))
-            clip = clip if clip < F(1) else F(1)
-            updates += 1
-            for n in names:
-                g = grad[n] * clip if clip < F(1) else grad[n]
-                wd = c["weight_decay"] if P[n].ndim == 2 else 0.0
-                P[n], M[n], V[n] = adamw(P[n], g, M[n], V[n], lr, c["beta1"], c["beta2"],
-                                         c["eps"], wd, updates)
-        tokens += sum(len(rows) * stream[2].L for _, _, rows in batches)  # B_input
+            return norm, lr, "no_targets", F(1)
+        if not np.isfinite(norm):
+            return norm, lr, "non_finite", F(1)
+        if (c["spike_skip_factor"] > 0 and len(self.history) >= c["spike_min_history"]
+                and norm > F(c["spike_skip_factor"]) * median(self.history)):
+            return norm, lr, "spike", F(1)
+        self.history = (self.history + [norm])[-c["spike_window"]:]
+        clip = F(F(c["clip_norm"]) / (norm + F(1e-6)))
+        clip = clip if clip < F(1) else F(1)
+        self.updates += 1
+        for n in self.names:
+            g = grad[n] * clip if clip < F(1) else grad[n]
+            wd = c["weight_decay"] if self.P[n].ndim == 2 else 0.0
+            self.P[n], self.M[n], self.V[n] = adamw(self.P[n], g, self.M[n], self.V[n], lr,
+                                                    c["beta1"], c["beta2"], c["eps"], wd,
+                                                    self.updates)
+        return norm, lr, None, clip
+
+    def moments(self):
+        return {**{"adam_m." + n: self.M[n] for n in self.names},
+                **{"adam_v." + n: self.V[n] for n in self.names}}
+
+
+def own_record(run, step, values, batches, got):
+    """The trajectory record of the port's own values (docs/training.md), without its chain."""
+    loss, z_loss, targets, norm, lr, skip, clip, tokens_before = values
+    windows = [w for _, _, rows in batches for w, _ in rows]
+    batch_hash = hashlib.sha256(b"trail.batch.v2" + b"".join(
+        bytes.fromhex(h) for ident, h in got if ident[2] == "batch"))
+    steps, every = run.c["train"].get("steps", 100), run.c["train"].get("state_hash_every", 10)
+    commits = step + 1 == steps or (every > 0 and (step + 1) % every == 0)
+    rec = {"step": step, "windows": [min(windows), max(windows) + 1], "tokens": tokens_before,
+           "targets": targets, "lr_bits": bits(lr), "loss_bits": bits(loss),
+           "z_loss_bits": bits(z_loss), "grad_norm_bits": bits(norm), "clip_bits": bits(clip),
+           "skipped": skip, "batch": batch_hash.hexdigest(), "grads": got[-1][1],
+           "params": state_hash(run.P) if commits else None,
+           "optim": state_hash(run.moments()) if commits else None,
+           "lr": None, "loss": None, "grad_norm": None}  # body_of writes these from their bits
+    return tp.body_of(rec)
+
+
+def check_initial(run, base, genesis):
+    if os.path.exists(base + ".init.jsonl"):
+        for line in open(base + ".init.jsonl"):
+            t = json.loads(line)
+            a = run.P[t["name"]]
+            if hashlib.sha256(a.astype("<f4").tobytes()).hexdigest() != t["sha256"]:
+                fail("%s: initial %s: first values %s, the vector's %s" % (
+                    run.name, t["name"], [bits(v) for v in a.reshape(-1)[:4]], t["first_bits"]))
+    initial = state_hash(run.P)
+    if initial != genesis["initial_params_hash"]:
+        fail("%s: the initial parameters' state hash differs" % run.name)
+    return initial
+
+
+def check_run(vectors, goldens, name):
+    """Every step of the case: its record's bits and hashes, the state after it, the chain."""
+    base = os.path.join(vectors, "training", name)
+    run = Run(name, read_recipe(base + ".toml"))
+    records = [json.loads(l) for l in open(base + ".trajectory.jsonl")]
+    states = [json.loads(l) for l in open(base + ".states.jsonl")]
+    traced = os.path.exists(base + ".step0.trace")
+    trace = [json.loads(l) for l in open(base + ".step0.trace")][1:] if traced else []
+    initial = check_initial(run, base, json.load(open(base + ".genesis.json")))
+    recipe_sha = hashlib.sha256(open(base + ".toml", "rb").read()).hexdigest()
+    chain = hashlib.sha256(("trail.trajectory.v1" + recipe_sha + "golden" +
+                            initial).encode()).digest()
+    micro_batches = 0
+    for step, record in enumerate(records):
+        grad, loss, z_loss, targets, batches, got = run.gradient(step, traced and step == 0)
+        micro_batches += len(batches)
+        if traced and step == 0:
+            check_trace(name, trace, got)
+        if got[-1][1] != record["grads"]:
+            fail("%s step %d: the gradient hashes differently from the record's" % (name, step))
+        tokens_before = run.tokens
+        norm, lr, skip, clip = run.update(grad, targets, batches)
         if skip != record["skipped"]:
             fail("%s step %d: skipped %s, the record says %s" % (name, step, skip,
                                                                  record["skipped"]))
@@ -889,32 +946,18 @@ def check_run(vectors, goldens, name):
             if bits(value) != record[key]:
                 fail("%s step %d: %s: the port's %s, the record's %s" % (
                     name, step, key, bits(value), record[key]))
-        if state_hash(P) != states[step]["params"]:
-            fail("%s: the parameters after step %d hash differently" % (name, step))
-        moments = {**{"adam_m." + n: M[n] for n in names}, **{"adam_v." + n: V[n] for n in names}}
-        if state_hash(moments) != states[step]["optim"]:
-            fail("%s: the optimizer state after step %d hashes differently" % (name, step))
-        # The record from the port's own values (docs/training.md, "Trajectory record"), chained.
-        windows = [w for _, _, rows in batches for w, _ in rows]
-        batch_hash = hashlib.sha256(b"trail.batch.v2" + b"".join(
-            bytes.fromhex(h) for ident, h in got if ident[2] == "batch"))
-        commits = step + 1 == steps or (every > 0 and (step + 1) % every == 0)
-        mine = {"step": step, "windows": [min(windows), max(windows) + 1],
-                "tokens": tokens_before,
-                "targets": targets, "lr_bits": bits(lr), "loss_bits": bits(loss),
-                "z_loss_bits": bits(z_loss), "grad_norm_bits": bits(norm), "clip_bits": bits(clip),
-                "skipped": skip, "batch": batch_hash.hexdigest(), "grads": got[-1][1],
-                "params": state_hash(P) if commits else None,
-                "optim": state_hash(moments) if commits else None}
-        for key in ("lr", "loss", "grad_norm"):
-            mine[key] = None  # body_of writes them from their bits
-        chain = hashlib.sha256(chain + tp.body_of(mine).encode()).digest()
+        for key, state in (("params", run.P), ("optim", run.moments())):
+            if state_hash(state) != states[step][key]:
+                fail("%s: the %s state after step %d hashes differently" % (name, key, step))
+        body = own_record(run, step, (loss, z_loss, targets, norm, lr, skip, clip, tokens_before),
+                          batches, got)
+        chain = hashlib.sha256(chain + body.encode()).digest()
         if chain.hex() != record["chain"]:
             fail("%s step %d: the port's record chains to %s, the trajectory's to %s" % (
                 name, step, chain.hex(), record["chain"]))
-    golden = cv.table(os.path.join(goldens, "training.txt"))
-    if chain.hex() != golden[name]:
+    if chain.hex() != cv.table(os.path.join(goldens, "training.txt"))[name]:
         fail("%s: the port's final chain is not goldens/training.txt's" % name)
+    R, S = run.c["mesh"].get("replicas", 1), run.c["mesh"].get("shards", 1)
     print("step port: %s, %d steps (%d micro-batches on %d x %d ranks%s): every record rebuilt "
           "and chained to the golden, the state hashes after every step" % (
               name, len(records), micro_batches, R, S,
