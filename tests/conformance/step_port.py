@@ -423,40 +423,42 @@ def weight_scales(w):
 
 
 class Linear:
-    """Y = X·W for the seven block matrices: fp32 GEMMs, or int8 QAT with the backward GEMMs in
-    `mode` ("int8" or "fp32"). Quantizing is deterministic, so quantizing again per use gives
-    the bits of quantizing once."""
+    """Y = X·W for the seven block matrices, by weight name: fp32 GEMMs, or int8 QAT with the
+    backward GEMMs in `mode` ("int8" or "fp32") and the weights' step sizes recomputed or, with
+    `learned`, the parameters "<name>.step". Quantizing is deterministic, so quantizing again
+    per use gives the bits of quantizing once."""
 
-    def __init__(self, mode):
-        self.mode = mode
+    def __init__(self, mode, P, learned):
+        self.mode, self.P, self.learned = mode, P, learned
 
     @staticmethod
     def inputs(x):
         r = abs_max(x, 1) / F(127)
         return quantize(x, r[:, None]), r
 
-    def forward(self, x, w):
+    def weight(self, name):
+        w = self.P[name]
+        s = self.P[name + ".step"] if self.learned else weight_scales(w)
+        return w, s, quantize(w, s[None, :])
+
+    def forward(self, x, name):
         if self.mode is None:
-            return matmul(x, w)
+            return matmul(x, self.P[name])
         qx, r = self.inputs(x)
-        s = weight_scales(w)
-        qw = quantize(w, s[None, :])
+        _, s, qw = self.weight(name)
         c = (qx @ qw).astype(np.float32)
         return (c * r[:, None]) * s[None, :]
 
-    def backward(self, x, dy, w, dx_acc=None):
-        """(dX, continuing dx_acc's sum when given; dW)."""
+    def backward(self, x, dy, name, G, dx_acc=None):
+        """dX (continuing dx_acc's sum when given); G[name] = dW (and G[name.step])."""
         if self.mode is None:
-            return matmul_bt(dy, w, dx_acc), matmul_at(x, dy)
+            G[name] = matmul_at(x, dy)
+            return matmul_bt(dy, self.P[name], dx_acc)
         qx, r = self.inputs(x)
-        s = weight_scales(w)
-        qw = quantize(w, s[None, :])
-        clipped = np.abs(f32(w) / s[None, :]) > F(127)
+        w, s, qw = self.weight(name)
         if self.mode == "fp32":
-            w_hat = qw.astype(np.float32) * s[None, :]
-            x_hat = qx.astype(np.float32) * r[:, None]
-            dx = matmul_bt(dy, w_hat, dx_acc)
-            dw = matmul_at(x_hat, dy)
+            dx = matmul_bt(dy, qw.astype(np.float32) * s[None, :], dx_acc)
+            dw = matmul_at(qx.astype(np.float32) * r[:, None], dy)
         else:
             g = dy * s[None, :]
             u = abs_max(g, 1) / F(127)
@@ -466,7 +468,23 @@ class Linear:
             h = r[:, None] * dy
             v = abs_max(h, 0) / F(127)
             dw = (qx.T @ quantize(h, v[None, :])).astype(np.float32) * v[None, :]
-        return dx, np.where(clipped, F(0), dw).astype(np.float32)
+        q = f32(w) / s[None, :]
+        clipped = np.abs(q) > F(127)
+        if self.learned:
+            G[name + ".step"] = lsq_gradient(dw, qw, q, clipped, w.shape[0])
+        G[name] = np.where(clipped, F(0), dw).astype(np.float32)
+        return dx
+
+
+def lsq_gradient(dw, qw, v, clipped, K):
+    """ds_j = ((dŴ[0,j]·e[0,j]) + dŴ[1,j]·e[1,j]) + ... times float32(1/√(K·127))."""
+    e = np.where(clipped, qw.astype(np.float32), qw.astype(np.float32) - v)
+    e = np.where(np.isnan(v), F(0), e).astype(np.float32)
+    prod = dw * e
+    acc = prod[0].copy()
+    for p in range(1, prod.shape[0]):
+        acc = acc + prod[p]
+    return acc * F(1.0 / math.sqrt(K * 127.0))
 
 
 # ---- docs/step.md §1–2: the recipe and the parameters ------------------------------------------
@@ -489,8 +507,9 @@ def read_recipe(path):
     c["mesh"], c["train"] = text.get("mesh", {}), text.get("train", {})
     q = text.get("quant", {})
     c["quant"] = None if q.get("linear", "none") == "none" else q.get("backward", "int8")
-    if "preset" in c or q.get("step_size", "recompute") != "recompute":
-        sys.exit("step port: presets and learned step sizes are not ported")
+    c["step_size"] = q.get("step_size", "recompute")
+    if "preset" in c:
+        sys.exit("step port: presets are not ported")
     c["vocab"] = 96  # the golden corpus's (docs/goldens.md §3)
     return c
 
@@ -512,6 +531,9 @@ def param_shapes(c):
         if swiglu:
             out.append((p + "mlp.w_up", (d, ff)))
         out.append((p + "mlp.w_down", (ff, d)))
+        if c["quant"] and c["step_size"] == "learned":  # after the layer's matrices, in order
+            out += [(n + ".step", (shape[1],)) for n, shape in list(out)
+                    if n.startswith(p) and len(shape) == 2]
     if c["norm_gain"]:
         out.append(("final_norm.gain", (d,)))
     if not c["tied_embeddings"]:
@@ -526,6 +548,9 @@ def init_params(c):
         n = int(np.prod(shape))
         if name.endswith(".gain"):
             params[name] = np.ones(shape, np.float32)
+            continue
+        if name.endswith(".step"):  # a learned step size: the formula on its (earlier) matrix
+            params[name] = weight_scales(params[name[:-5]])
             continue
         std = out_std if name.endswith("attn.wo") or name.endswith("mlp.w_down") else F(c["init_std"])
         params[name] = fill_normal(n, c["init_seed"], sp.fnv1a64(name), 0.0, std).reshape(shape)
@@ -563,7 +588,7 @@ class MicroBatch:
         arr = lambda key: np.array([r[key] for r in rows_in], np.int64)  # noqa: E731
         self.inputs, self.labels = arr("inputs").reshape(-1), arr("labels").reshape(-1)
         self.doc, self.pos, self.valid = arr("doc_ids"), arr("positions"), arr("key_valid")
-        self.lin = Linear(c["quant"])
+        self.lin = Linear(c["quant"], P, c["step_size"] == "learned")
         self.glu, self.tied, self.eps = c["mlp"] == "swiglu", c["tied_embeddings"], c["norm_eps"]
         self.acts = {}
 
@@ -600,7 +625,7 @@ class MicroBatch:
         note("rmsnorm", l, "h1", A["h1"])
         proj = {}
         for m in "qkv":
-            proj[m] = lin.forward(A["h1"], P[p + "attn.w" + m])
+            proj[m] = lin.forward(A["h1"], p + "attn.w" + m)
             note("matmul", l, m + "_proj", proj[m])
         q, k, v = (heads(proj[m], self.rows, self.T, self.H) for m in "qkv")
         if self.c["qk_norm"]:
@@ -617,23 +642,23 @@ class MicroBatch:
         o, A["P"] = attention(A["q"], A["k"], v, A["allowed"], A["window"])
         note("attention", l, "attn_out", o)
         A["att"] = merge(o)
-        x_mid = lin.forward(A["att"], P[p + "attn.wo"])
+        x_mid = lin.forward(A["att"], p + "attn.wo")
         note("matmul", l, "o_proj", x_mid)
         A["x_mid"] = x_mid = x_mid + x
         note("add", l, "x_mid", x_mid)
         A["h2"], A["rstd2"] = rmsnorm(x_mid, self.gain(p + "mlp_norm.gain"), self.eps)
         note("rmsnorm", l, "h2", A["h2"])
-        A["a"] = lin.forward(A["h2"], P[p + ("mlp.w_gate" if self.glu else "mlp.w_in")])
+        A["a"] = lin.forward(A["h2"], p + ("mlp.w_gate" if self.glu else "mlp.w_in"))
         note("matmul", l, "gate", A["a"])
         if self.glu:
-            A["b"] = lin.forward(A["h2"], P[p + "mlp.w_up"])
+            A["b"] = lin.forward(A["h2"], p + "mlp.w_up")
             note("matmul", l, "up", A["b"])
             A["act"] = swiglu(A["a"], A["b"])
             note("swiglu", l, "act", A["act"])
         else:
             A["act"] = gelu(A["a"])
             note("gelu", l, "act", A["act"])
-        x = lin.forward(A["act"], P[p + "mlp.w_down"])
+        x = lin.forward(A["act"], p + "mlp.w_down")
         note("matmul", l, "down", x)
         x = x + x_mid
         note("add", l, "x_out", x)
@@ -683,26 +708,26 @@ class MicroBatch:
 
     def layer_backward(self, l, dx, G):
         P, note, lin, A, p = self.P, self.note, self.lin, self.acts[l], "layers.%d." % l
-        dact, G[p + "mlp.w_down"] = lin.backward(A["act"], dx, P[p + "mlp.w_down"])
+        dact = lin.backward(A["act"], dx, p + "mlp.w_down", G)
         note("matmul", l, "d_act", dact)
         note("matmul", l, "g.w_down", G[p + "mlp.w_down"])
         if self.glu:
             da, db = swiglu_bwd(dact, A["a"], A["b"])
             note("swiglu_bwd", l, "d_gate", da)
             note("swiglu_bwd", l, "d_up", db)
-            dh2, G[p + "mlp.w_gate"] = lin.backward(A["h2"], da, P[p + "mlp.w_gate"])
+            dh2 = lin.backward(A["h2"], da, p + "mlp.w_gate", G)
             note("matmul", l, "g.w_gate", G[p + "mlp.w_gate"])
-            dh2, G[p + "mlp.w_up"] = lin.backward(A["h2"], db, P[p + "mlp.w_up"], dh2)
+            dh2 = lin.backward(A["h2"], db, p + "mlp.w_up", G, dh2)
             note("matmul", l, "g.w_up", G[p + "mlp.w_up"])
         else:
             da = gelu_bwd(dact, A["a"])
             note("gelu_bwd", l, "d_gate", da)
-            dh2, G[p + "mlp.w_in"] = lin.backward(A["h2"], da, P[p + "mlp.w_in"])
+            dh2 = lin.backward(A["h2"], da, p + "mlp.w_in", G)
             note("matmul", l, "g.w_gate", G[p + "mlp.w_in"])
         note("matmul", l, "d_h2", dh2)
         dx = self.norm_residual_bwd(l, dx, dh2, A["x_mid"], p + "mlp_norm.gain", A["rstd2"], G,
                                     ("d_x_mid_norm", "g.mlp_norm", "d_x_mid"))
-        datt, G[p + "attn.wo"] = lin.backward(A["att"], dx, P[p + "attn.wo"])
+        datt = lin.backward(A["att"], dx, p + "attn.wo", G)
         note("matmul", l, "d_att", datt)
         note("matmul", l, "g.wo", G[p + "attn.wo"])
         dq, dk, dv = attention_bwd(A["q"], A["k"], A["v"], A["P"],
@@ -722,7 +747,7 @@ class MicroBatch:
                 dheads = dheads.reshape(self.rows, self.H, self.T, hd)
                 note("rmsnorm_bwd", l, "d%s_norm" % m.upper(), dheads)
             dy = merge(dheads)
-            dh1, G[p + "attn.w" + m] = lin.backward(A["h1"], dy, P[p + "attn.w" + m], dh1)
+            dh1 = lin.backward(A["h1"], dy, p + "attn.w" + m, G, dh1)
             note("matmul", l, "g.w" + m, G[p + "attn.w" + m])
         note("matmul", l, "d_h1", dh1)
         return self.norm_residual_bwd(l, dx, dh1, A["x_in"], p + "attn_norm.gain", A["rstd1"], G,
@@ -979,6 +1004,7 @@ def check_trace(name, trace, got):
 
 
 if __name__ == "__main__":
-    for case in ("mesh_1x1x2", "mesh_3x2x2", "int8_1x1x2", "int8_fp32bw_3x2x2"):
+    for case in ("mesh_1x1x2", "mesh_3x2x2", "int8_1x1x2", "int8_fp32bw_3x2x2",
+                 "int8_learned_1x1x2"):
         check_run(sys.argv[1], sys.argv[2], case)
-    print("step port: four golden training runs, step by step, from the specification alone")
+    print("step port: five golden training runs, step by step, from the specification alone")
