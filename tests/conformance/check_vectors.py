@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The golden training runs' conformance vectors checked against the specification alone.
+"""The conformance vectors checked against the specification alone.
 
 tests/conformance/vectors/README.md lists the files. From docs/training.md ("Trajectory record",
 the genesis, the micro-batch digest), docs/data.md and docs/goldens.md §3, with no trail code:
@@ -8,11 +8,10 @@ the genesis, the micro-batch digest), docs/data.md and docs/goldens.md §3, with
   - every trajectory line is its values' serialization, byte for byte, and chains from the
     genesis; the last chain is the case's value in goldens/training.txt;
   - where a record commits state, its params and optim hashes are the .states.jsonl ones;
-  - the micro-batches of every case without phases are rebuilt from the synthetic corpus's
-    formula and the stream spec (stream_port.py with goldens.md §3's corpus), their digests
-    computed, and each step's batch hash is the trajectory's `batch`; for mesh_1x1x2 the
-    rebuilt rows are also the .batches.jsonl ones.
-
+  - the micro-batches of every case are rebuilt from the synthetic corpus's formula and the
+    stream spec (stream_port.py with goldens.md §3's corpus, batch schedule, mixture and length
+    phases, padding rows), their digests computed, and each step's batch hash is the
+    trajectory's `batch`; for mesh_1x1x2 the rebuilt rows are also the .batches.jsonl ones;
   - repops/buffers.jsonl lists every RepOps golden case's output buffers in order; each case's
     digest, SHA-256 over its buffers' tensor digests (docs/goldens.md §1), is the case's value in
     goldens/repops.txt, and every case there has its buffers listed.
@@ -29,44 +28,97 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import stream_port as sp  # noqa: E402
 from trajectory_port import body_of, fail  # noqa: E402
 
-# docs/goldens.md §3: the corpus and stream of the training runs (no phases in these two cases).
+# docs/goldens.md §3: the corpus, stream and batch schedule of the training runs.
 TRAINING_SOURCES = [("a", 0.6, 2, 12, 3, 40, "permutation", 0),
                     ("b", 0.4, 1, 10, 5, 30, "permutation", 0)]
-MESHES = {"mesh_1x1x2": (4, 2, 1, 1), "mesh_3x2x2": (12, 1, 3, 2),  # windows, micro, R, S
-          "int8_1x1x2": (4, 2, 1, 1), "int8_fp32bw_3x2x2": (12, 1, 3, 2),
-          "int8_learned_1x1x2": (4, 2, 1, 1)}
 PADDING_ROW = (1 << 64) - 1
+SIMPLE = {"schedule": [(0, 4)], "micro": 2, "R": 1, "S": 1, "mixture": [], "lengths": []}
+CASES = {
+    "mesh_1x1x2": SIMPLE,
+    "mesh_3x2x2": {**SIMPLE, "schedule": [(0, 12)], "micro": 1, "R": 3, "S": 2},
+    "lifecycle_2x1x1": {**SIMPLE, "schedule": [(0, 4), (3, 3)], "R": 2,
+                        "mixture": [(2, (0.0, 1.0))], "lengths": [(3, 24)]},
+}
+CASES["int8_1x1x2"] = CASES["int8_learned_1x1x2"] = CASES["mesh_1x1x2"]
+CASES["int8_fp32bw_3x2x2"] = CASES["mesh_3x2x2"]
 
 
-def training_stream():
-    sp.VOCAB, sp.SOURCES = 96, TRAINING_SOURCES
-    cfg = sp.Config(continuous=False)  # docs/data.md §2's defaults: independent documents
-    cfg.seed, cfg.L, cfg.C, cfg.O = 99, 16, 24, 0
-    sources = [sp.Source(s, cfg) for s in range(len(TRAINING_SOURCES))]
-    return sources, sp.schedule(sources, cfg.L), cfg
+class TrainingStream:
+    """The stream of a golden training case: docs/data.md §3 (phases from the manifest's
+    mixture and length phases, §3.3) and §4 (the batch schedule)."""
+
+    def __init__(self, name):
+        sp.VOCAB, sp.SOURCES = 96, TRAINING_SOURCES
+        self.case = CASES[name]
+        self.cfg = sp.Config(continuous=False)  # docs/data.md §2's defaults
+        self.cfg.seed, self.cfg.L, self.cfg.C, self.cfg.O = 99, 16, 24, 0
+        self.sources = [sp.Source(s, self.cfg) for s in range(len(TRAINING_SOURCES))]
+        self.phases = self._phases()
+
+    def windows(self, step):
+        return [n for frm, n in self.case["schedule"] if frm <= step][-1]
+
+    def first(self, step):
+        return sum(self.windows(s) for s in range(step))
+
+    def seq_len(self, step):
+        return ([16] + [L for frm, L in self.case["lengths"] if frm <= step])[-1]
+
+    def _phases(self):
+        """(start window, counts, slot source, slot rank, window bases, offsets, L) of every
+        phase; the sources are endless, so phases start only where the manifest's do."""
+        starts = sorted({frm for frm, _ in self.case["mixture"] + self.case["lengths"]})
+        shares = tuple(src[1] for src in TRAINING_SOURCES)
+        used, offset, phases = [0] * len(shares), [0] * len(shares), []
+        for step in [0] + starts:
+            shares = ([shares] + [sh for frm, sh in self.case["mixture"] if frm == step])[-1]
+            counts, slot_source, slot_rank, slots = sp.quantize(
+                list(shares), [share > 0 for share in shares])
+            if phases:  # the previous phase ends here: its windows per source advance
+                prev = phases[-1]
+                full, rest = divmod(self.first(step) - prev[0], sp.P)
+                for s, n_s in enumerate(prev[1]):
+                    n = full * n_s + sum(1 for r in prev_slots[s] if r < rest)
+                    used[s] += n
+                    offset[s] += n * prev[6]
+            phases.append((self.first(step), counts, slot_source, slot_rank, list(used),
+                           list(offset), self.seq_len(step)))
+            prev_slots = slots
+        return phases
+
+    def row(self, w):
+        """Window w as one packed row: its record's last 18·L bytes (docs/goldens.md §2)."""
+        phase = max((p for p in self.phases if p[0] <= w), key=lambda p: p[0])
+        L = self.cfg.L = phase[6]
+        tail = sp.window_record(self.sources, [p[:6] for p in self.phases], w, self.cfg)[-18 * L:]
+        ints = struct.unpack("<%di" % (4 * L), tail[:16 * L])
+        return {"inputs": list(ints[:L]), "labels": list(ints[L:2 * L]),
+                "doc_ids": list(ints[2 * L:3 * L]), "positions": list(ints[3 * L:]),
+                "key_valid": list(tail[16 * L:17 * L])}
+
+    def padding_row(self, L):
+        """A row completing a rank's last micro-batch (docs/data.md §5)."""
+        return {"inputs": [sp.PAD] * L, "labels": [-100] * L, "doc_ids": [0] * L,
+                "positions": list(range(L)), "key_valid": [1] + [0] * (L - 1)}
 
 
-def packed_row(sources, phases, cfg, w):
-    """Window w as one packed row: its record's last 18·L bytes (docs/goldens.md §2)."""
-    L = cfg.L
-    tail = sp.window_record(sources, phases, w, cfg)[-18 * L:]
-    ints = struct.unpack("<%di" % (4 * L), tail[:16 * L])
-    return {"inputs": list(ints[:L]), "labels": list(ints[L:2 * L]),
-            "doc_ids": list(ints[2 * L:3 * L]), "positions": list(ints[3 * L:]),
-            "key_valid": list(tail[16 * L:17 * L])}
+def training_stream(name="mesh_1x1x2"):
+    return TrainingStream(name)
 
 
 def micro_batches(name, step, stream):
-    """(rank, micro, rows) of a step in mesh order: rank k holds the step's windows w ≡ k
-    (mod R·S), ascending, micro_batch_windows to a micro-batch (docs/data.md §5)."""
-    per_step, micro, R, S = MESHES[name]
-    ranks = R * S
-    first = step * per_step
+    """(rank, micro, rows) of a step in mesh order, rows as (window or None, row): rank k
+    holds the step's windows w with w mod R·S = k, ascending, micro_batch_windows to a
+    micro-batch, a short last one completed with padding rows (docs/data.md §4)."""
+    case = CASES[name]
+    ranks = case["R"] * case["S"]
+    first, L = stream.first(step), stream.seq_len(step)
     for k in range(ranks):
-        mine = [w for w in range(first, first + per_step) if w % ranks == k]
-        for m in range(0, len(mine), micro):
-            rows = [(w, packed_row(*stream, w)) for w in mine[m:m + micro]]
-            yield k, m // micro, rows
+        mine = [w for w in range(first, first + stream.windows(step)) if w % ranks == k]
+        for m in range(0, len(mine), case["micro"]):
+            rows = [(w, stream.row(w)) for w in mine[m:m + case["micro"]]]
+            rows += [(None, stream.padding_row(L))] * (case["micro"] - len(rows))
+            yield k, m // case["micro"], rows
 
 
 def batch_digest(windows, rows, L):
@@ -74,6 +126,7 @@ def batch_digest(windows, rows, L):
     def arr(fmt, values):
         return struct.pack("<Q", len(values)) + struct.pack("<%d%s" % (len(values), fmt), *values)
     cat = lambda key: [v for r in rows for v in r[key]]  # noqa: E731
+    windows = [PADDING_ROW if w is None else w for w in windows]
     data = struct.pack("<QQ", len(rows), L) + arr("Q", windows)
     data += arr("i", cat("inputs")) + arr("i", cat("labels")) + arr("i", cat("doc_ids"))
     data += arr("i", cat("positions")) + arr("B", cat("key_valid"))
@@ -81,8 +134,7 @@ def batch_digest(windows, rows, L):
 
 
 def check_batches(name, vectors, records):
-    stream = training_stream()
-    L = stream[2].L
+    stream = training_stream(name)
     listed = None
     path = os.path.join(vectors, name + ".batches.jsonl")
     if os.path.exists(path):
@@ -90,6 +142,7 @@ def check_batches(name, vectors, records):
     n = 0
     for rec in records:
         step_hash = hashlib.sha256(b"trail.batch.v2")
+        L = stream.seq_len(rec["step"])
         for k, m, rows in micro_batches(name, rec["step"], stream):
             windows = [w for w, _ in rows]
             digest = batch_digest(windows, [r for _, r in rows], L)
@@ -142,7 +195,7 @@ def check_case(name, vectors, golden):
         records.append(rec)
     if chain.hex() != golden[name]:
         fail("%s: final chain %s, goldens/training.txt says %s" % (name, chain.hex(), golden[name]))
-    batches = check_batches(name, vectors, records) if name in MESHES else 0
+    batches = check_batches(name, vectors, records)
     print("%s: genesis and %d records chain to the golden%s" % (
         name, len(records),
         ", %d micro-batches rebuilt from the stream spec" % batches if batches else ""))

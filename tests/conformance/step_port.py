@@ -7,16 +7,17 @@ ops and int8 linear layers, §6 Philox, §7 state hashes) in numpy, written from
 using no trail code or library (a maintainer wrote it; an outside port from the docs is the real
 test). Its inputs are each case's recipe (tests/conformance/vectors/training/<case>.toml,
 defaults from step.md §1) and the micro-batches rebuilt from the stream spec (check_vectors.py,
-stream_port.py). For mesh_1x1x2 (SwiGLU, QK-norm, embedding norm, windows, tied head, z-loss),
-mesh_3x2x2 (GELU, untied head, 3 replicas x 2 shards x 2 micro-batches, weight decay, WSD, the
-spike protocol armed) and both in int8 QAT (int8 and fp32 backward GEMMs) it initializes the
+stream_port.py). For all six golden runs — mesh_1x1x2 (SwiGLU, QK-norm, embedding norm,
+windows, tied head, z-loss), mesh_3x2x2 (GELU, untied head, 3 replicas x 2 shards x 2
+micro-batches, weight decay, WSD, the spike protocol armed), both in int8 QAT (int8 and fp32
+backward GEMMs), int8 with learned LSQ step sizes, and lifecycle_2x1x1 (a mixture phase, a
+length switch to L = 24, a batch-size change and padding rows) — it initializes the
 parameters, runs every step's micro-batches forward and backward, folds the logical ranks
 (shard sums, TreeFold), skips, clips and applies AdamW, and checks: the initial tensors and
 state hash; for mesh_1x1x2's step 0 every operation's output digest in the trace (the first
 that differs is named); every record's bits and gradient hash; the parameter and optimizer state
 hashes after every step; and each record rebuilt from the port's own values and chained from
-the genesis, ending on goldens/training.txt. Not ported: learned step sizes
-(int8_learned_1x1x2) and the mixture and length phases of lifecycle_2x1x1.
+the genesis, ending on goldens/training.txt.
 
     step_port.py VECTORS_DIR GOLDENS_DIR     exit 1 on the first disagreement
 
@@ -838,7 +839,7 @@ class Run:
         self.M = {n: np.zeros_like(self.P[n]) for n in self.names}
         self.V = {n: np.zeros_like(self.P[n]) for n in self.names}
         self.tokens, self.updates, self.history = 0, 0, []
-        self.stream = cv.training_stream()
+        self.stream = cv.training_stream(name)
         self.rope_t = rope_table(c["max_seq_len"], c["d_model"] // c["n_heads"], c["rope_theta"])
 
     def gradient(self, step, traced):
@@ -852,7 +853,8 @@ class Run:
         got, nll_acc, lse_acc, by_rank = [], F(0), F(0), {}
         for k, m, rows in batches:
             windows = [w for w, _ in rows]
-            digest = cv.batch_digest(windows, [r for _, r in rows], self.stream[2].L).hex()
+            digest = cv.batch_digest(windows, [r for _, r in rows],
+                                     self.stream.seq_len(step)).hex()
             got.append(((k, m, "batch", -1, "tokens"), digest))
 
             def note(op, layer, tensor, a, k=k, m=m):
@@ -876,7 +878,7 @@ class Run:
         z_loss = F(F(F(c["z_loss"]) * lse_acc) * scale)
         return grad, loss, z_loss, targets, batches, got
 
-    def update(self, grad, targets, batches):
+    def update(self, step, grad, targets):
         """Norm, LR, skip, clip and AdamW; the clock advances. Returns (norm, lr, skip, clip)."""
         c = self.c
         total = F(0)
@@ -884,7 +886,7 @@ class Run:
             total = F(total + rsumsq(grad[n].reshape(-1)))
         norm = np.sqrt(total)
         lr = lr_at(c, self.tokens)
-        self.tokens += sum(len(rows) * self.stream[2].L for _, _, rows in batches)  # B_input
+        self.tokens += self.stream.windows(step) * self.stream.seq_len(step)  # B_input
         if targets == 0:
             return norm, lr, "no_targets", F(1)
         if not np.isfinite(norm):
@@ -912,12 +914,12 @@ class Run:
 def own_record(run, step, values, batches, got):
     """The trajectory record of the port's own values (docs/training.md), without its chain."""
     loss, z_loss, targets, norm, lr, skip, clip, tokens_before = values
-    windows = [w for _, _, rows in batches for w, _ in rows]
+    first = run.stream.first(step)
     batch_hash = hashlib.sha256(b"trail.batch.v2" + b"".join(
         bytes.fromhex(h) for ident, h in got if ident[2] == "batch"))
     steps, every = run.c["train"].get("steps", 100), run.c["train"].get("state_hash_every", 10)
     commits = step + 1 == steps or (every > 0 and (step + 1) % every == 0)
-    rec = {"step": step, "windows": [min(windows), max(windows) + 1], "tokens": tokens_before,
+    rec = {"step": step, "windows": [first, first + run.stream.windows(step)], "tokens": tokens_before,
            "targets": targets, "lr_bits": bits(lr), "loss_bits": bits(loss),
            "z_loss_bits": bits(z_loss), "grad_norm_bits": bits(norm), "clip_bits": bits(clip),
            "skipped": skip, "batch": batch_hash.hexdigest(), "grads": got[-1][1],
@@ -962,7 +964,7 @@ def check_run(vectors, goldens, name):
         if got[-1][1] != record["grads"]:
             fail("%s step %d: the gradient hashes differently from the record's" % (name, step))
         tokens_before = run.tokens
-        norm, lr, skip, clip = run.update(grad, targets, batches)
+        norm, lr, skip, clip = run.update(step, grad, targets)
         if skip != record["skipped"]:
             fail("%s step %d: skipped %s, the record says %s" % (name, step, skip,
                                                                  record["skipped"]))
@@ -1005,6 +1007,6 @@ def check_trace(name, trace, got):
 
 if __name__ == "__main__":
     for case in ("mesh_1x1x2", "mesh_3x2x2", "int8_1x1x2", "int8_fp32bw_3x2x2",
-                 "int8_learned_1x1x2"):
+                 "int8_learned_1x1x2", "lifecycle_2x1x1"):
         check_run(sys.argv[1], sys.argv[2], case)
-    print("step port: five golden training runs, step by step, from the specification alone")
+    print("step port: all six golden training runs, step by step, from the specification alone")
