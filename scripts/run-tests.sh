@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make test`: installs what is missing, configures, builds, fetches the assets and runs ctest,
 # then says where the time went: each phase, and the slowest tests (ctest's own timings). The
-# report is printed last and kept in BUILD/test-times.txt; the exit status is ctest's.
+# report is printed last and kept in BUILD/test-times.txt; the exit status is ctest's, or 1 when
+# the build printed a compiler warning.
 #   scripts/run-tests.sh [BUILD] [JOBS]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,7 +29,14 @@ phase peers scripts/install-peers.sh "$build"
 # The CUDA backend must compile where install-deps.sh installs nvcc from PyPI (x86-64).
 cuda=AUTO; [ "$(uname -m)" = x86_64 ] && cuda=ON
 phase configure cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRAIL_CUDA="${TRAIL_CUDA:-$cuda}"
-phase build cmake --build "$build" -j "$jobs"
+# The build must be warning-free (GCC here; CI keeps it so): its output is kept and its compiler
+# warnings counted, and any fails the run after the tests.
+build_logged() {
+  cmake --build "$build" -j "$jobs" 2>&1 | tee "$build/build.log"
+  return "${PIPESTATUS[0]}"
+}
+phase build build_logged
+warnings=$(grep -c ': warning: ' "$build/build.log" || true)
 phase assets scripts/fetch-assets.sh "$build/assets"
 log=$build/ctest.log
 t0=$(now)
@@ -47,5 +55,10 @@ phases+=("$(printf '%-10s %8.1f s  (%s jobs)' ctest "$(since "$t0")" "$jobs")")
   # and reads the rest (head would close the pipe early: SIGPIPE to sort, and pipefail fails).
   sed -n 's/^ *[0-9]*\/[0-9]* *Test *#[0-9]*: \([^ ]*\) .* \([0-9.]*\) sec$/\2 \1/p' "$log" |
     sort -rn | awk 'NR <= 12 { printf "  %8.1f s  %s\n", $1, $2 }'
+  if [ "$warnings" -gt 0 ]; then
+    echo "FAIL: the build printed $warnings compiler warnings ($build/build.log):"
+    grep ': warning: ' "$build/build.log" | sort | uniq -c | sort -rn | awk 'NR <= 10'
+  fi
 } | tee "$build/test-times.txt"
+[ "$warnings" -gt 0 ] && [ "$status" -eq 0 ] && status=1
 exit "$status"
