@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <string>
 
 namespace trail {
 
@@ -13,6 +14,13 @@ static_assert(std::endian::native == std::endian::little,
               "trail's file formats are read in place and need a little-endian host");
 
 inline void PutU32(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }
+// Appending to a byte string (a header being assembled).
+inline void AppendU32(std::string& s, uint32_t v) {
+  s.append(reinterpret_cast<const char*>(&v), 4);
+}
+inline void AppendU64(std::string& s, uint64_t v) {
+  s.append(reinterpret_cast<const char*>(&v), 8);
+}
 inline void PutU64(uint8_t* p, uint64_t v) { std::memcpy(p, &v, 8); }
 inline uint32_t GetU32(const uint8_t* p) {
   uint32_t v;

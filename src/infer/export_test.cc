@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/file_util.h"
+#include "core/le_bytes.h"
 #include "core/safetensors.h"
 #include "infer/export.h"
 #include "infer/gguf_writer.h"
@@ -159,6 +160,33 @@ TEST(Gguf, HalfRoundsToNearestEven) {
   EXPECT_EQ(FloatToHalf(NAN) & 0x7C00, 0x7C00);
   EXPECT_NE(FloatToHalf(NAN) & 0x3FF, 0);
   EXPECT_EQ(FloatToHalf(1e-10f), 0);
+}
+
+// The file's bytes, built here field by field from the layout gguf_writer.h states.
+TEST(Gguf, FileBytesFollowTheLayout) {
+  TempDir dir;
+  GgufWriter g(32);
+  g.AddString("general.name", "t");
+  g.AddTensor("a", {3}, GgufType::kF32, {1.0f, -2.0f, 0.5f});
+  g.AddTensor("b", {2, 1}, GgufType::kF16, {1.0f, -2.0f});
+  g.Write(dir / "t.gguf");
+
+  std::string want = "GGUF";
+  auto u32 = [&](uint32_t v) { AppendU32(want, v); };
+  auto u64 = [&](uint64_t v) { AppendU64(want, v); };
+  auto str = [&](const std::string& v) { u64(v.size()), want += v; };
+  u32(3), u64(2), u64(2);                             // version, tensors, metadata entries
+  str("general.alignment"), u32(4), u32(32);          // first entry: u32 (type 4) 32
+  str("general.name"), u32(8), str("t");              // string (type 8)
+  str("a"), u32(1), u64(3), u32(0), u64(0);           // f32 [3] at offset 0
+  str("b"), u32(2), u64(2), u64(1), u32(1), u64(32);  // f16 [2, 1] at 12 padded to 32
+  want.append((32 - want.size() % 32) % 32, '\0');
+  const float a[] = {1.0f, -2.0f, 0.5f};
+  want.append(reinterpret_cast<const char*>(a), sizeof a).append(20, '\0');
+  const uint16_t b[] = {0x3C00, 0xC000};  // 1 and -2 in binary16
+  want.append(reinterpret_cast<const char*>(b), sizeof b).append(28, '\0');
+  EXPECT_EQ(ReadFileToString(dir / "t.gguf"), want);
+  EXPECT_THROW(GgufWriter(12), Error);
 }
 
 }  // namespace

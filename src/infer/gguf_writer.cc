@@ -5,16 +5,15 @@
 
 #include "core/error.h"
 #include "core/file_util.h"
+#include "core/le_bytes.h"
 
 namespace trail::infer {
 namespace {
 
 enum ValueType : uint32_t { kU32 = 4, kI32 = 5, kF32 = 6, kBool = 7, kString = 8, kArray = 9 };
 
-void PutU32(std::string& s, uint32_t v) { s.append(reinterpret_cast<const char*>(&v), 4); }
-void PutU64(std::string& s, uint64_t v) { s.append(reinterpret_cast<const char*>(&v), 8); }
 void PutString(std::string& s, const std::string& v) {
-  PutU64(s, v.size());
+  AppendU64(s, v.size());
   s += v;
 }
 
@@ -43,29 +42,36 @@ uint16_t FloatToHalf(float x) {
   return sign | static_cast<uint16_t>(q + (rest > 0x1000u || (rest == 0x1000u && (q & 1u))));
 }
 
+GgufWriter::GgufWriter(uint32_t alignment) : alignment_(alignment) {
+  TRAIL_CHECK(alignment > 0 && alignment % 8 == 0, "gguf: alignment ", alignment,
+              " is not a positive multiple of 8");
+  AddU32("general.alignment", alignment);
+}
+
 void GgufWriter::AddU32(const std::string& key, uint32_t v) {
-  PutString(kv_, key), PutU32(kv_, kU32), PutU32(kv_, v), ++kv_count_;
+  PutString(kv_, key), AppendU32(kv_, kU32), AppendU32(kv_, v), ++kv_count_;
 }
 void GgufWriter::AddI32(const std::string& key, int32_t v) {
-  PutString(kv_, key), PutU32(kv_, kI32), PutU32(kv_, static_cast<uint32_t>(v)), ++kv_count_;
+  PutString(kv_, key), AppendU32(kv_, kI32), AppendU32(kv_, static_cast<uint32_t>(v)), ++kv_count_;
 }
 void GgufWriter::AddF32(const std::string& key, float v) {
-  PutString(kv_, key), PutU32(kv_, kF32), PutU32(kv_, std::bit_cast<uint32_t>(v)), ++kv_count_;
+  PutString(kv_, key), AppendU32(kv_, kF32), AppendU32(kv_, std::bit_cast<uint32_t>(v)),
+      ++kv_count_;
 }
 void GgufWriter::AddBool(const std::string& key, bool v) {
-  PutString(kv_, key), PutU32(kv_, kBool), kv_.push_back(v ? 1 : 0), ++kv_count_;
+  PutString(kv_, key), AppendU32(kv_, kBool), kv_.push_back(v ? 1 : 0), ++kv_count_;
 }
 void GgufWriter::AddString(const std::string& key, const std::string& v) {
-  PutString(kv_, key), PutU32(kv_, kString), PutString(kv_, v), ++kv_count_;
+  PutString(kv_, key), AppendU32(kv_, kString), PutString(kv_, v), ++kv_count_;
 }
 void GgufWriter::AddStringArray(const std::string& key, const std::vector<std::string>& v) {
-  PutString(kv_, key), PutU32(kv_, kArray), PutU32(kv_, kString), PutU64(kv_, v.size());
+  PutString(kv_, key), AppendU32(kv_, kArray), AppendU32(kv_, kString), AppendU64(kv_, v.size());
   for (const std::string& s : v) PutString(kv_, s);
   ++kv_count_;
 }
 void GgufWriter::AddI32Array(const std::string& key, const std::vector<int32_t>& v) {
-  PutString(kv_, key), PutU32(kv_, kArray), PutU32(kv_, kI32), PutU64(kv_, v.size());
-  for (int32_t x : v) PutU32(kv_, static_cast<uint32_t>(x));
+  PutString(kv_, key), AppendU32(kv_, kArray), AppendU32(kv_, kI32), AppendU64(kv_, v.size());
+  for (int32_t x : v) AppendU32(kv_, static_cast<uint32_t>(x));
   ++kv_count_;
 }
 
@@ -88,28 +94,31 @@ void GgufWriter::AddTensor(const std::string& name, const std::vector<int64_t>& 
   tensors_.push_back(std::move(t));
 }
 
-void GgufWriter::Write(const std::string& path, uint64_t alignment) const {
-  auto pad = [&](uint64_t n) { return (alignment - n % alignment) % alignment; };
-  std::string out = "GGUF";
-  PutU32(out, 3);
-  PutU64(out, tensors_.size());
-  PutU64(out, kv_count_);
-  out += kv_;
+void GgufWriter::Write(const std::string& path) const {
+  auto pad = [&](uint64_t n) { return (alignment_ - n % alignment_) % alignment_; };
+  std::string head = "GGUF";
+  AppendU32(head, 3);
+  AppendU64(head, tensors_.size());
+  AppendU64(head, kv_count_);
+  head += kv_;
   uint64_t offset = 0;
   for (const TensorInfo& t : tensors_) {
-    PutString(out, t.name);
-    PutU32(out, static_cast<uint32_t>(t.ne.size()));
-    for (int64_t e : t.ne) PutU64(out, static_cast<uint64_t>(e));
-    PutU32(out, static_cast<uint32_t>(t.type));
-    PutU64(out, offset);
+    PutString(head, t.name);
+    AppendU32(head, static_cast<uint32_t>(t.ne.size()));
+    for (int64_t e : t.ne) AppendU64(head, static_cast<uint64_t>(e));
+    AppendU32(head, static_cast<uint32_t>(t.type));
+    AppendU64(head, offset);
     offset += t.bytes.size() + pad(t.bytes.size());
   }
-  out.append(pad(out.size()), '\0');
+  head.append(pad(head.size()), '\0');
+  AtomicFile file(path);
+  file.Write(head.data(), head.size());
+  const std::string zeros(alignment_, '\0');
   for (const TensorInfo& t : tensors_) {
-    out += t.bytes;
-    out.append(pad(t.bytes.size()), '\0');
+    file.Write(t.bytes.data(), t.bytes.size());
+    file.Write(zeros.data(), pad(t.bytes.size()));
   }
-  WriteFileAtomic(path, out);
+  file.Commit();
 }
 
 }  // namespace trail::infer

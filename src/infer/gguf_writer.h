@@ -2,7 +2,8 @@
 //   "GGUF", u32 version 3, u64 tensor count, u64 metadata count,
 //   metadata: (string key, u32 type, value)…, tensor infos: (string name, u32 n_dims,
 //   u64 ne[n_dims] with ne[0] the contiguous dimension, u32 type, u64 offset)…,
-//   padding to the alignment, then each tensor's bytes at its offset (aligned).
+//   padding to the alignment, then each tensor's bytes at its offset (aligned). The first
+//   metadata entry is general.alignment (u32), the alignment the file uses.
 // Strings are u64 length + bytes; arrays u32 element type + u64 count + elements. Little-endian.
 #pragma once
 
@@ -20,6 +21,8 @@ uint16_t FloatToHalf(float x);
 
 class GgufWriter {
  public:
+  // Tensor data aligned to `alignment` bytes (GGUF's default 32), recorded as general.alignment.
+  explicit GgufWriter(uint32_t alignment = 32);
   void AddU32(const std::string& key, uint32_t v);
   void AddI32(const std::string& key, int32_t v);
   void AddF32(const std::string& key, float v);
@@ -30,9 +33,9 @@ class GgufWriter {
   // ne in GGML order (ne[0] contiguous); data: float32 values in that order, stored as `type`.
   void AddTensor(const std::string& name, const std::vector<int64_t>& ne, GgufType type,
                  const std::vector<float>& data);
-  // Writes the file atomically; alignment is general.alignment's (32 unless the caller added
-  // another).
-  void Write(const std::string& path, uint64_t alignment = 32) const;
+  // Writes the file atomically, streaming: the header, then each tensor's bytes in turn (no
+  // copy of the whole file in memory).
+  void Write(const std::string& path) const;
 
  private:
   struct TensorInfo {
@@ -41,6 +44,7 @@ class GgufWriter {
     GgufType type;
     std::string bytes;
   };
+  uint64_t alignment_;
   std::string kv_;
   uint64_t kv_count_ = 0;
   std::vector<TensorInfo> tensors_;
