@@ -152,110 +152,170 @@ void SayModel(bool quiet, LoadedRun& run, const std::map<std::string, double>& u
   Say(quiet, "validation unigram entropy (the loss to beat):" + u);
 }
 
-}  // namespace
+// One run of `trail train` on this process: the directory checked, the run loaded, the state
+// started or resumed, then the loop, one named step at a time. Process 0 ("lead") writes the
+// run directory and speaks for the job; every process computes.
+class TrainingJob {
+ public:
+  explicit TrainingJob(const TrainOptions& opt)
+      : comm_(opt.comm != nullptr ? *opt.comm : collectives::SingleProcess()),
+        lead_(comm_.rank() == 0),
+        o_(Quieted(opt, lead_)),
+        rd_(o_.run_dir),
+        run_(o_.resume ? rd_.recipe_path() : o_.recipe_path, CheckedManifest(o_, rd_, comm_),
+             data::StreamOptions{o_.verify_shards, {}}, comm_, o_.device),
+        st_(run_.recipe.model, run_.engine.backend(),
+            run_.engine.params_sharded() ? model::Memory::kUnbound : model::Memory::kAllocated),
+        monitor_(run_.recipe.monitor) {
+    // The key is loaded before any step, so a bad key fails first.
+    if (lead_ && !o_.sign_key.empty()) key_.emplace(SigningKey::Load(o_.sign_key));
+    TRAIL_CHECK(!key_ || key_->has_private(), o_.sign_key,
+                " is a public key: signing the run's attestation needs the private .key file");
+  }
 
-TrainSummary RunTraining(const TrainOptions& opt) {
-  collectives::Communicator& comm = opt.comm != nullptr ? *opt.comm : collectives::SingleProcess();
-  const bool lead = comm.rank() == 0;
-  TrainOptions o = opt;
-  o.quiet = opt.quiet || !lead;  // one process speaks for the job
-  const RunDirectory rd(o.run_dir);
-  const std::string manifest = ManifestToUse(o, rd);
-  CheckStartable(o, rd);
-  comm.Barrier();  // every process has checked the directory before process 0 writes to it
-  LoadedRun run(o.resume ? rd.recipe_path() : o.recipe_path, manifest,
-                data::StreamOptions{o.verify_shards, {}}, comm, o.device);
-  const Recipe& R = run.recipe;
-  std::optional<SigningKey> key;  // loaded first, so a bad key fails before any step
-  if (lead && !o.sign_key.empty()) key.emplace(SigningKey::Load(o.sign_key));
-  TRAIL_CHECK(!key || key->has_private(), o.sign_key,
-              " is a public key: signing the run's attestation needs the private .key file");
-  TrainState st(R.model, run.engine.backend(),
-                run.engine.params_sharded() ? model::Memory::kUnbound : model::Memory::kAllocated);
-  SpikeMonitor monitor(R.monitor);
-  const std::map<std::string, double> unigram =
-      lead ? run.UnigramEntropy() : std::map<std::string, double>{};
-  std::vector<TrajectoryRecord> expected;  // recorded steps a resume must reproduce
-  std::optional<RunLock> lock;             // held by process 0, which writes the run
-  if (o.resume) {
-    expected = Resume(o, rd, run, st, comm, lock);
-    monitor.RestoreState(st.monitor_state);
-  } else {
-    st.monitor_state = monitor.StateJson();
-    StartFresh(o, rd, run, unigram, st, lead, lock);
-  }
-  run.engine.AdoptState(st);  // several processes: each keeps its range of the moments
-  if (!o.resume && run.engine.params_sharded()) {  // checkpoint 0 from every process's range
-    SaveCheckpointShared(rd.dir(), st, run.id(), comm, run.engine.CheckpointShareNow(st));
-    if (lead) rd.MarkStarted();
-  }
-  SayModel(o.quiet, run, unigram);
-
-  TrainSummary sum;
-  const Digest genesis = o.trace_every > 0 && lead ? rd.ReadInfo().genesis : Digest{};
-  std::optional<LineAppender> traj;
-  const int64_t last = o.stop_after >= 0 ? std::min(R.loop.steps, o.stop_after) : R.loop.steps;
-  const int64_t first_step = st.step;
-  std::optional<StepReporter> reporter;
-  if (lead) {
-    traj.emplace(rd.trajectory_path());
-    reporter.emplace(run, monitor, rd.metrics_path(), st.step, last, o.quiet);
-  }
-  while (st.step < last) {
-    StepResult r;
-    std::string line;
-    if (o.trace_every > 0 && st.step % o.trace_every == 0) {
-      StepTrace trace;
-      line = TracedStepAndChain(run.engine, st, r, genesis, trace);
-      if (lead) {
-        WriteStepTrace(TracePath(rd.dir(), r.step), trace);
-        if (key) SignStepTrace(TracePath(rd.dir(), r.step), trace, *key);
-      }
-    } else {
-      line = StepAndChain(run.engine, st, r);
+  TrainSummary Run() {
+    Start();
+    const Recipe& R = run_.recipe;
+    const int64_t last = o_.stop_after >= 0 ? std::min(R.loop.steps, o_.stop_after) : R.loop.steps;
+    first_step_ = st_.step;
+    if (lead_) {
+      traj_.emplace(rd_.trajectory_path());
+      reporter_.emplace(run_, monitor_, rd_.metrics_path(), st_.step, last, o_.quiet);
     }
-    const int64_t idx = r.step - (expected.empty() ? 0 : expected.front().step);
-    if (lead && idx < static_cast<int64_t>(expected.size())) {
-      const std::string diff = FirstDifference(expected[idx].line, line);
+    while (st_.step < last) {
+      StepResult r;
+      Record(r, Step(r));
+      Observe(r);
+      CheckpointIfDue(r);
+    }
+    return Finish();
+  }
+
+ private:
+  static TrainOptions Quieted(const TrainOptions& opt, bool lead) {
+    TrainOptions o = opt;
+    o.quiet = opt.quiet || !lead;  // one process speaks for the job
+    return o;
+  }
+  // The manifest to train on, once every process has checked the directory (before process 0
+  // writes to it).
+  static std::string CheckedManifest(const TrainOptions& o, const RunDirectory& rd,
+                                     collectives::Communicator& comm) {
+    const std::string manifest = ManifestToUse(o, rd);
+    CheckStartable(o, rd);
+    comm.Barrier();
+    return manifest;
+  }
+
+  // Resume from the newest valid checkpoint, or start fresh; then the engine adopts the state.
+  void Start() {
+    const std::map<std::string, double> unigram =
+        lead_ ? run_.UnigramEntropy() : std::map<std::string, double>{};
+    if (o_.resume) {
+      expected_ = Resume(o_, rd_, run_, st_, comm_, lock_);
+      monitor_.RestoreState(st_.monitor_state);
+    } else {
+      st_.monitor_state = monitor_.StateJson();
+      StartFresh(o_, rd_, run_, unigram, st_, lead_, lock_);
+    }
+    run_.engine.AdoptState(st_);  // several processes: each keeps its range of the moments
+    if (!o_.resume && run_.engine.params_sharded()) {  // checkpoint 0 from every process's range
+      SaveCheckpointShared(rd_.dir(), st_, run_.id(), comm_, run_.engine.CheckpointShareNow(st_));
+      if (lead_) rd_.MarkStarted();
+    }
+    SayModel(o_.quiet, run_, unigram);
+    if (o_.trace_every > 0 && lead_) genesis_ = rd_.ReadInfo().genesis;
+  }
+
+  // The next step, traced (the trace written, and signed with a key) when due: its line.
+  std::string Step(StepResult& r) {
+    if (o_.trace_every <= 0 || st_.step % o_.trace_every != 0) {
+      return StepAndChain(run_.engine, st_, r);
+    }
+    StepTrace trace;
+    const std::string line = TracedStepAndChain(run_.engine, st_, r, genesis_, trace);
+    if (lead_) {
+      WriteStepTrace(TracePath(rd_.dir(), r.step), trace);
+      if (key_) SignStepTrace(TracePath(rd_.dir(), r.step), trace, *key_);
+    }
+    return line;
+  }
+
+  // A resumed step must reproduce its recorded line; a new one is appended to the trajectory.
+  void Record(const StepResult& r, const std::string& line) {
+    if (!lead_) return;
+    const int64_t idx = r.step - (expected_.empty() ? 0 : expected_.front().step);
+    if (idx < static_cast<int64_t>(expected_.size())) {
+      const std::string diff = FirstDifference(expected_[idx].line, line);
       TRAIL_CHECK(diff.empty(), "resume diverged at step ", r.step, ": ", diff,
                   " — the resumed state does not reproduce the recorded trajectory");
-      ++sum.steps_verified_on_resume;
-    } else if (lead) {
-      traj->Line(line);
+      ++sum_.steps_verified_on_resume;
+    } else {
+      traj_->Line(line);
     }
-    // Every process scores its share of the validation windows (LoadedRun::Evaluate).
+  }
+
+  // Validation (every process scores its share), weight norms (every process takes part where
+  // the parameters are sharded), then the metrics line.
+  void Observe(const StepResult& r) {
+    const Recipe& R = run_.recipe;
     const std::map<std::string, double> validation =
-        EvaluatesAfter(R.loop, st.step, !run.evals.empty()) ? run.Evaluate(st.params)
-                                                            : std::map<std::string, double>{};
-    // Every process takes part where the parameters are sharded (gathered unit by unit).
+        EvaluatesAfter(R.loop, st_.step, !run_.evals.empty()) ? run_.Evaluate(st_.params)
+                                                              : std::map<std::string, double>{};
     const nlohmann::json norms =
-        LogsAfter(R.loop, first_step, st.step) ? WeightNorms(run.engine, st) : nlohmann::json();
-    if (lead) {
-      const double val = reporter->Record(r, st, validation, norms);
-      if (val >= 0) sum.last_val_loss = val;
-    }
-    const bool ckpt_now = (R.loop.checkpoint_every > 0 && st.step % R.loop.checkpoint_every == 0) ||
-                          st.step == R.loop.steps;
-    if (ckpt_now) {
-      if (lead) st.monitor_state = monitor.StateJson();
-      if (comm.size() > 1 || run.engine.params_sharded()) {  // each writes its range
-        SaveCheckpointShared(rd.dir(), st, run.id(), comm, run.engine.CheckpointShareOf(st, r));
-      } else {
-        SaveCheckpoint(rd.dir(), st, run.id());
-      }
-      if (lead) ApplyRetention(rd.dir(), R.loop.keep_checkpoints);
-    }
+        LogsAfter(R.loop, first_step_, st_.step) ? WeightNorms(run_.engine, st_) : nlohmann::json();
+    if (!lead_) return;
+    const double val = reporter_->Record(r, st_, validation, norms);
+    if (val >= 0) sum_.last_val_loss = val;
   }
-  if (lead && st.step == R.loop.steps) {
-    WriteRunAttestation(rd, RunStatement(rd, run.manifest_path), key ? &*key : nullptr);
+
+  void CheckpointIfDue(const StepResult& r) {
+    const Recipe& R = run_.recipe;
+    const bool due = (R.loop.checkpoint_every > 0 && st_.step % R.loop.checkpoint_every == 0) ||
+                     st_.step == R.loop.steps;
+    if (!due) return;
+    if (lead_) st_.monitor_state = monitor_.StateJson();
+    if (comm_.size() > 1 || run_.engine.params_sharded()) {  // each writes its range
+      SaveCheckpointShared(rd_.dir(), st_, run_.id(), comm_, run_.engine.CheckpointShareOf(st_, r));
+    } else {
+      SaveCheckpoint(rd_.dir(), st_, run_.id());
+    }
+    if (lead_) ApplyRetention(rd_.dir(), R.loop.keep_checkpoints);
   }
-  sum.steps_done = st.step;
-  sum.final_chain = ToHex(st.chain);
-  sum.final_params = ToHex(run.engine.ParamsHash(st));
-  const uint64_t peak = PeakResidentBytes();
-  sum.peak_resident_bytes = collectives::AllGatherItems<uint64_t>(comm, std::span(&peak, 1));
-  sum.gathered_param_bytes = run.engine.gathered_param_bytes();
-  return sum;
-}
+
+  // The attestation once the recipe's last step is done, and the summary.
+  TrainSummary Finish() {
+    if (lead_ && st_.step == run_.recipe.loop.steps) {
+      WriteRunAttestation(rd_, RunStatement(rd_, run_.manifest_path), key_ ? &*key_ : nullptr);
+    }
+    sum_.steps_done = st_.step;
+    sum_.final_chain = ToHex(st_.chain);
+    sum_.final_params = ToHex(run_.engine.ParamsHash(st_));
+    const uint64_t peak = PeakResidentBytes();
+    sum_.peak_resident_bytes = collectives::AllGatherItems<uint64_t>(comm_, std::span(&peak, 1));
+    sum_.gathered_param_bytes = run_.engine.gathered_param_bytes();
+    return sum_;
+  }
+
+  collectives::Communicator& comm_;
+  const bool lead_;
+  const TrainOptions o_;
+  const RunDirectory rd_;
+  LoadedRun run_;
+  TrainState st_;
+  SpikeMonitor monitor_;
+  std::optional<SigningKey> key_;
+  std::vector<TrajectoryRecord> expected_;  // recorded steps a resume must reproduce
+  std::optional<RunLock> lock_;             // held by process 0, which writes the run
+  Digest genesis_{};                        // the run's, for traces
+  std::optional<LineAppender> traj_;
+  std::optional<StepReporter> reporter_;
+  int64_t first_step_ = 0;
+  TrainSummary sum_;
+};
+
+}  // namespace
+
+TrainSummary RunTraining(const TrainOptions& opt) { return TrainingJob(opt).Run(); }
 
 }  // namespace trail::train
