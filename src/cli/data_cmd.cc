@@ -303,13 +303,8 @@ int RunStats(CanonicalStream& stream, const DataOptions& o) {
   return 0;
 }
 
-}  // namespace
-
-void AddDataCommand(CLI::App& app, DataCommand& cmd) {
+void AddInspectCommand(DataCommand& cmd) {
   DataOptions& o = cmd.opt;
-  cmd.data = app.add_subcommand("data", "Token shards and the canonical data stream");
-  cmd.data->require_subcommand(1);
-
   cmd.inspect = cmd.data->add_subcommand(
       "inspect",
       "Show one window (tokens, documents, positions, labels, masks, provenance) or "
@@ -327,7 +322,10 @@ void AddDataCommand(CLI::App& app, DataCommand& cmd) {
   cmd.inspect->add_option("--contract", o.decode_contract,
                           "Tokenizer contract: show the text of the tokens and documents");
   cmd.inspect->add_flag("--no-verify", o.no_verify, "Skip rehashing the shards on open");
+}
 
+void AddStatsCommand(DataCommand& cmd) {
+  DataOptions& o = cmd.opt;
   cmd.stats = cmd.data->add_subcommand(
       "stats", "Target vs measured token shares, epochs per source and tokens seen");
   cmd.stats->add_option("--manifest", o.manifest, "Data manifest (JSON)")->required();
@@ -338,7 +336,10 @@ void AddDataCommand(CLI::App& app, DataCommand& cmd) {
   nw->excludes(ns);
   cmd.stats->add_flag("--json", o.json, "Print JSON");
   cmd.stats->add_flag("--no-verify", o.no_verify, "Skip rehashing the shards on open");
+}
 
+void AddShardCommand(DataCommand& cmd) {
+  DataOptions& o = cmd.opt;
   cmd.shard = cmd.data->add_subcommand(
       "shard",
       "Write a token shard from JSONL lines {\"key\": ..., \"tokens\": [...], "
@@ -350,7 +351,10 @@ void AddDataCommand(CLI::App& app, DataCommand& cmd) {
       ->check(CLI::Range(1u, 1u << 31));
   cmd.shard->add_option("--contract", o.contract, "Tokenizer contract hash (64 hex)")->required();
   cmd.shard->add_option("--token-bytes", o.token_bytes, "2 or 4")->check(CLI::IsMember({2, 4}));
+}
 
+void AddTokenizeCommand(DataCommand& cmd) {
+  DataOptions& o = cmd.opt;
   cmd.tokenize = cmd.data->add_subcommand(
       "tokenize",
       "Documents (dolma JSONL, plain/.gz/.zst) to token shards under a tokenizer "
@@ -376,7 +380,10 @@ void AddDataCommand(CLI::App& app, DataCommand& cmd) {
                    "The encode task to run, 0 .. tasks-1 (with --tasks); without it, "
                    "the final phase")
       ->check(CLI::Range(int64_t{0}, (int64_t{1} << 20) - 1));
+}
 
+void AddManifestCommand(DataCommand& cmd) {
+  DataOptions& o = cmd.opt;
   cmd.manifest = cmd.data->add_subcommand(
       "manifest", "Write a data manifest from tokenize outputs (checked by opening its stream)");
   cmd.manifest->add_option("--contract", o.contract, "tokenizer.contract.json")->required();
@@ -411,10 +418,26 @@ void AddDataCommand(CLI::App& app, DataCommand& cmd) {
                    "Token positions: document (offset in the piece) or window")
       ->capture_default_str();
   cmd.manifest->add_option("--output", o.manifest_out, "Manifest to write")->required();
+}
 
+void AddVerifyCommand(DataCommand& cmd) {
+  DataOptions& o = cmd.opt;
   cmd.verify = cmd.data->add_subcommand(
       "verify", "Rehash every shard of a manifest (train, validation, test) against it");
   cmd.verify->add_option("--manifest", o.manifest, "Data manifest (JSON)")->required();
+}
+
+}  // namespace
+
+void AddDataCommand(CLI::App& app, DataCommand& cmd) {
+  cmd.data = app.add_subcommand("data", "Token shards and the canonical data stream");
+  cmd.data->require_subcommand(1);
+  AddInspectCommand(cmd);
+  AddStatsCommand(cmd);
+  AddShardCommand(cmd);
+  AddTokenizeCommand(cmd);
+  AddManifestCommand(cmd);
+  AddVerifyCommand(cmd);
 }
 
 int RunDataCommand(const DataCommand& cmd) {
