@@ -4,7 +4,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "cli/audit_cmd.h"
@@ -112,76 +114,55 @@ const CLI::App* CommandMissingSubcommand(const CLI::App& app) {
   return cmd->get_require_subcommand_min() > 0 && cmd->get_subcommands().empty() ? cmd : nullptr;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"trail: fully auditable LLM pretraining with bitwise-reproducible operators"};
-  app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("trail ") + trail::kTrailVersion);
-  bool debug = DebugFromEnvironment();
-  app.add_flag("--debug", debug,
-               "On an error, also print the failed check and its source location "
-               "(also TRAIL_DEBUG=1)");
-
+// Every command's options, registered on the app; Run dispatches the one the line gave.
+struct Commands {
   trail::cli::SelftestOptions st;
   std::string thread_list = "1,2,7";
-  auto* selftest = app.add_subcommand(
-      "selftest",
-      "Run the RepOps golden-hash suite on every SIMD target of this machine and say "
-      "whether it reproduces the reference bits");
-  selftest->add_option("--threads", thread_list, "Comma-separated thread counts to try")
-      ->capture_default_str();
-  selftest->add_option("--simd-target,--backend", st.backend,
-                       "Only this SIMD target (reference, AVX2, NEON, ...); --backend is its "
-                       "deprecated name");
-  selftest->add_flag("--json", st.json, "Print the result as JSON");
-  trail::cli::AddDeviceOption(selftest, st.device);
-
+  CLI::App* selftest = nullptr;
   trail::cli::GoldensCommand goldens;
-  trail::cli::AddGoldensCommand(app, goldens);
   trail::cli::DataCommand data;
-  trail::cli::AddDataCommand(app, data);
   trail::cli::TokenizerCommand tokenizer;
-  trail::cli::AddTokenizerCommand(app, tokenizer);
   trail::cli::TrainCommand train;
-  trail::cli::AddTrainCommand(app, train);
   trail::cli::AuditCommand audit;
-  trail::cli::AddAuditCommand(app, audit);
   trail::cli::PlanCommand plan;
-  trail::cli::AddPlanCommand(app, plan);
   trail::cli::ReportCommand report;
-  trail::cli::AddReportCommand(app, report);
   trail::cli::GenerateCommand generate;
-  trail::cli::AddGenerateCommand(app, generate);
   trail::cli::EvalCommand eval;
-  trail::cli::AddEvalCommand(app, eval);
   trail::cli::ExportCommand export_cmd;
-  trail::cli::AddExportCommand(app, export_cmd);
   trail::cli::PublishCommand publish;
-  trail::cli::AddPublishCommand(app, publish);
 #if TRAIL_WITH_CORPUS
   trail::cli::CorpusCommand corpus;
-  trail::cli::AddCorpusCommand(app, corpus);
 #endif
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::RequiredError& e) {
-    // A command without its subcommand (a bare `trail`, `trail data`): show what there is.
-    if (const CLI::App* cmd = CommandMissingSubcommand(app)) {
-      std::cout << cmd->help();
-      return argc == 1 ? 0 : kUsage;
-    }
-    return app.exit(e) == 0 ? 0 : kUsage;
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : kUsage;
+  void Register(CLI::App& app) {
+    selftest = app.add_subcommand(
+        "selftest",
+        "Run the RepOps golden-hash suite on every SIMD target of this machine and say "
+        "whether it reproduces the reference bits");
+    selftest->add_option("--threads", thread_list, "Comma-separated thread counts to try")
+        ->capture_default_str();
+    selftest->add_option("--simd-target,--backend", st.backend,
+                         "Only this SIMD target (reference, AVX2, NEON, ...); --backend is its "
+                         "deprecated name");
+    selftest->add_flag("--json", st.json, "Print the result as JSON");
+    trail::cli::AddDeviceOption(selftest, st.device);
+    trail::cli::AddGoldensCommand(app, goldens);
+    trail::cli::AddDataCommand(app, data);
+    trail::cli::AddTokenizerCommand(app, tokenizer);
+    trail::cli::AddTrainCommand(app, train);
+    trail::cli::AddAuditCommand(app, audit);
+    trail::cli::AddPlanCommand(app, plan);
+    trail::cli::AddReportCommand(app, report);
+    trail::cli::AddGenerateCommand(app, generate);
+    trail::cli::AddEvalCommand(app, eval);
+    trail::cli::AddExportCommand(app, export_cmd);
+    trail::cli::AddPublishCommand(app, publish);
+#if TRAIL_WITH_CORPUS
+    trail::cli::AddCorpusCommand(app, corpus);
+#endif
   }
 
-  try {
-    // Refuse to run at all when this build or thread breaks the floating-point contract.
-    trail::SetContractFpMode();
-    trail::RequireFpContract();
+  int Run() {
     if (*selftest) {
       st.threads = ParseThreadList(thread_list);
       const int rc = trail::cli::RunSelftest(st);
@@ -205,6 +186,33 @@ int main(int argc, char** argv) {
 #if TRAIL_WITH_CORPUS
     if (*corpus.corpus) return trail::cli::RunCorpusCommand(corpus);
 #endif
+    return 0;
+  }
+};
+
+// Parses the command line: the exit code when the process ends here (help, a usage error, a
+// command without its subcommand), nothing when a command is to run.
+std::optional<int> Parse(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::RequiredError& e) {
+    // A command without its subcommand (a bare `trail`, `trail data`): show what there is.
+    if (const CLI::App* cmd = CommandMissingSubcommand(app)) {
+      std::cout << cmd->help();
+      return argc == 1 ? 0 : kUsage;
+    }
+    return app.exit(e) == 0 ? 0 : kUsage;
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : kUsage;
+  }
+  return std::nullopt;
+}
+
+// Runs `fn`, turning an error into its message (the failed check's location only with `debug`)
+// and its exit code.
+int ReportingErrors(bool debug, const std::function<int()>& fn) {
+  try {
+    return fn();
   } catch (const CLI::ValidationError& e) {
     std::cerr << "trail: " << e.what() << "\n";
     return kUsage;
@@ -220,5 +228,25 @@ int main(int argc, char** argv) {
     trail::collectives::AbortJobIfDistributed(kError);
     return kError;
   }
-  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"trail: fully auditable LLM pretraining with bitwise-reproducible operators"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("trail ") + trail::kTrailVersion);
+  bool debug = DebugFromEnvironment();
+  app.add_flag("--debug", debug,
+               "On an error, also print the failed check and its source location "
+               "(also TRAIL_DEBUG=1)");
+  Commands commands;
+  commands.Register(app);
+  if (const std::optional<int> code = Parse(app, argc, argv)) return *code;
+  return ReportingErrors(debug, [&] {
+    // Refuse to run at all when this build or thread breaks the floating-point contract.
+    trail::SetContractFpMode();
+    trail::RequireFpContract();
+    return commands.Run();
+  });
 }
