@@ -20,8 +20,8 @@ struct GoldenBuffer {
   std::string name;
   bool i32 = false;  // int32 elements; else float32
   int64_t count = 0;
-  std::string digest;                   // its tensor digest, hex (repops.md §7)
-  std::vector<uint32_t> first_bits;     // the bits of its first (up to) four elements
+  std::string digest;                // its tensor digest, hex (repops.md §7)
+  std::vector<uint32_t> first_bits;  // the bits of its first (up to) four elements
 };
 
 struct GoldenResult {

@@ -136,8 +136,7 @@ void WriteCase(const std::string& name, const std::string& dir) {
   // The vectors must be the goldens' runs: the final chain is the committed golden value.
   const auto want = CommittedTrainingGolden().find(name);
   TRAIL_CHECK(want != CommittedTrainingGolden().end() && want->second == ToHex(gc.state().chain),
-              name,
-              ": the final chain is not goldens/training.txt's");
+              name, ": the final chain is not goldens/training.txt's");
 }
 
 // Every RepOps golden case's output buffers in the order hashed: name, dtype, element count,
@@ -153,9 +152,10 @@ std::string RepOpsBuffers() {
         std::snprintf(hex, sizeof hex, "%08x", u);
         first.push_back(hex);
       }
-      out += Json{{"case", r.name},   {"i", i},           {"name", b.name},
-                  {"dtype", b.i32 ? "I32" : "F32"},       {"count", b.count},
-                  {"digest", b.digest}, {"first_bits", first}}
+      out += Json{{"case", r.name},     {"i", i},
+                  {"name", b.name},     {"dtype", b.i32 ? "I32" : "F32"},
+                  {"count", b.count},   {"digest", b.digest},
+                  {"first_bits", first}}
                  .dump() +
              "\n";
     }

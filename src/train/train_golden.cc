@@ -119,8 +119,7 @@ GoldenCase::GoldenCase(const std::string& name, const Device& device)
   stream_ = std::make_unique<data::CanonicalStream>(data::synthetic::MakeCorpus(
       dir_.path(), {{"a", 0.6, 2, 12, 3, 40}, {"b", 0.4, 1, 10, 5, 30}}, sc, 2, 96));
   recipe_ = ParseRecipe(recipe_text_, name, 96);
-  engine_ =
-      std::make_unique<StepEngine>(recipe_, *stream_, collectives::SingleProcess(), device);
+  engine_ = std::make_unique<StepEngine>(recipe_, *stream_, collectives::SingleProcess(), device);
   state_ = std::make_unique<TrainState>(recipe_.model, engine_->backend());
   state_->params.InitRandom(recipe_.model);
   genesis_ = GenesisHash(recipe_.sha256, "golden", state_->params.StateHash());
