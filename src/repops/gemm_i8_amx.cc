@@ -14,9 +14,10 @@
 #if defined(__x86_64__) && defined(__AMX_TILE__) && defined(__AMX_INT8__)
 #define TRAIL_HAVE_AMX 1
 #include <cpuid.h>
-#include <immintrin.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "repops/x86_intrinsics.h"
 #else
 #define TRAIL_HAVE_AMX 0
 #endif

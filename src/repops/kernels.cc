@@ -3,17 +3,8 @@
 // independent outputs or the fixed 16 reduction partials.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "repops/kernels.cc"
-// GCC 12's avx512fintrin.h makes its "undefined" vectors by self-initialization (`__m512i __Y =
-// __Y;`, GCC bug 105593, fixed in GCC 13), which -Wuninitialized reports wherever an AVX-512
-// shift is inlined. Silenced for that header's text only (its first inclusion is below).
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13 && defined(__x86_64__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
-#endif
-#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "repops/x86_intrinsics.h"  // before Highway includes <immintrin.h>
+#include "hwy/foreach_target.h"     // IWYU pragma: keep
 
 #include <algorithm>
 #include <cmath>
