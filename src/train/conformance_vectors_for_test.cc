@@ -22,6 +22,7 @@
 #include "core/hash.h"
 #include "data/batcher.h"
 #include "repops/golden_suite.h"
+#include "repops/kernels.h"
 #include "train/step_trace.h"
 #include "train/train_golden.h"
 #include "train/trajectory.h"
@@ -172,6 +173,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    // TRAIL_SIMD_TARGET and TRAIL_NUM_THREADS choose the kernels, as for every trail command
+    // (conformance_test.sh regenerates on two).
+    trail::repops::UseDefaultSimdTarget();
     const std::string dir = std::string(argv[1]) + "/training";
     std::filesystem::create_directories(dir);
     for (const std::string& name : trail::train::GoldenCaseNames()) {
