@@ -28,18 +28,37 @@ struct HeadView {
   }
 };
 
-// Checks the shape, then runs f(head view, head index bh, offset of its [T, hd] block, 1/sqrt(hd))
-// for every (batch, head) pair in parallel; heads are independent, so any split gives the same
-// bits.
-template <class F>
-void ForEachHead(const AttentionShape& s, F&& f) {
+int64_t KvHeads(const AttentionShape& s) { return s.kv_heads > 0 ? s.kv_heads : s.heads; }
+
+void CheckShape(const AttentionShape& s) {
   TRAIL_CHECK(s.batch > 0 && s.heads > 0 && s.seq > 0 && s.head_dim > 0,
               "attention: every dimension must be positive");
+  TRAIL_CHECK(s.kv_heads >= 0 && s.heads % KvHeads(s) == 0, "attention: ", s.kv_heads,
+              " key/value heads do not divide ", s.heads, " query heads");
   TRAIL_CHECK(s.window >= 0, "attention: window must be >= 0, got ", s.window);
-  const float scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
+}
+
+// Where query head bh = b·H + h and its key/value head b·Hkv + h / G start: offsets of their
+// [T, hd] blocks.
+struct HeadBlocks {
+  size_t q, kv;
+};
+HeadBlocks BlocksOf(const AttentionShape& s, int64_t bh) {
+  const int64_t group = s.heads / KvHeads(s), b = bh / s.heads, h = bh % s.heads;
+  const int64_t kv = b * KvHeads(s) + h / group, block = s.seq * s.head_dim;
+  return {static_cast<size_t>(bh * block), static_cast<size_t>(kv * block)};
+}
+
+float Scale(const AttentionShape& s) { return 1.0f / std::sqrt(static_cast<float>(s.head_dim)); }
+
+// Checks the shape, then runs f(head view, head index bh, its blocks, 1/sqrt(hd)) for every
+// (batch, head) pair in parallel; heads are independent, so any split gives the same bits.
+template <class F>
+void ForEachHead(const AttentionShape& s, F&& f) {
+  CheckShape(s);
   KernelPool().ParallelFor(static_cast<size_t>(s.batch * s.heads), [&](size_t bh) {
     const HeadView hv{s.seq, s.head_dim, static_cast<int64_t>(bh) / s.heads, &s};
-    f(hv, bh, bh * s.seq * s.head_dim, scale);
+    f(hv, bh, BlocksOf(s, static_cast<int64_t>(bh)), Scale(s));
   });
 }
 
@@ -137,12 +156,13 @@ void AttentionForward(const Kernels& kernels, const AttentionShape& s, const flo
   const int64_t T = s.seq, hd = s.head_dim;
   const Kernels& kern = kernels;
   const std::vector<int64_t> first = AllowedIntervals(s);
-  ForEachHead(s, [&](const HeadView& hv, size_t bh, size_t off, float scale) {
+  ForEachHead(s, [&](const HeadView& hv, size_t bh, HeadBlocks blk, float scale) {
     thread_local std::vector<float> S;
-    const bool v_finite = AllFinite(v + off, T * hd);
+    const size_t off = blk.q, kv = blk.kv;
+    const bool v_finite = AllFinite(v + kv, T * hd);
     for (int64_t t0 = 0; t0 < T; t0 += kQueryBlock) {
       const int64_t t1 = std::min(T, t0 + kQueryBlock), klo = hv.Lo(t0);
-      const int64_t n = ScoreBlock(kern, q + off, k + off, hd, t0, t1, klo, S);
+      const int64_t n = ScoreBlock(kern, q + off, k + kv, hd, t0, t1, klo, S);
       for (int64_t t = t0; t < t1; ++t) {
         float* p = probs + (bh * T + t) * T;
         std::fill(p, p + T, 0.0f);
@@ -176,57 +196,92 @@ void AttentionForward(const Kernels& kernels, const AttentionShape& s, const flo
         for (int64_t j = 0; j < len; ++j) row[j] = row[j] * inv;
       }
       // out = P·V over the keys the block's queries can see.
-      ZeroOutsideProduct(kern, t1 - t0, hd, probs + (bh * T + t0) * T, T, 1, v + off, T, klo, t1,
+      ZeroOutsideProduct(kern, t1 - t0, hd, probs + (bh * T + t0) * T, T, 1, v + kv, T, klo, t1,
                          v_finite, out + off + t0 * hd);
     }
   });
 }
 
+namespace {
+
+// One query head's share of the backward: dq of the head, and the head's dk, dv (the chains
+// over its queries) into dk_h, dv_h [T, hd].
+void HeadBackward(const Kernels& kern, const AttentionShape& s, const std::vector<int64_t>& first,
+                  int64_t bh, const float* q, const float* k, const float* v, const float* probs,
+                  const float* dout, float* dq, float* dk_h, float* dv_h) {
+  const int64_t T = s.seq, hd = s.head_dim, W = s.window > 0 ? s.window : T;
+  const HeadView hv{T, hd, bh / s.heads, &s};
+  const HeadBlocks blk = BlocksOf(s, bh);
+  const size_t off = blk.q, kv = blk.kv;
+  const float scale = Scale(s);
+  // dS [T, T], +0 off A(t). Reused per thread: a fresh 256 KB block a head (T = 256) was
+  // mapped and faulted in anew every time.
+  thread_local std::vector<float> S, dS;
+  dS.assign(static_cast<size_t>(T * T), 0.0f);
+  const float* P = probs + bh * T * T;
+  const bool k_finite = AllFinite(k + kv, T * hd), q_finite = AllFinite(q + off, T * hd),
+             dout_finite = AllFinite(dout + off, T * hd);
+  for (int64_t t0 = 0; t0 < T; t0 += kQueryBlock) {
+    const int64_t t1 = std::min(T, t0 + kQueryBlock), klo = hv.Lo(t0);
+    const int64_t n = ScoreBlock(kern, dout + off, v + kv, hd, t0, t1, klo, S);  // dP
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t lo = hv.Lo(t), len = t - lo + 1;
+      float* dp = S.data() + (t - t0) * n + (lo - klo);
+      const int64_t a = first[hv.b * T + t];
+      float* ds = dS.data() + t * T;
+      if (a >= 0) {  // keys [a, t] allowed, [lo, a) not
+        std::fill(dp, dp + (a - lo), 0.0f);
+        const float D = kern.dot(P + t * T + lo, dp, len);
+        for (int64_t j = a; j <= t; ++j) ds[j] = (P[t * T + j] * (dp[j - lo] - D)) * scale;
+        continue;
+      }
+      for (int64_t j = lo; j <= t; ++j)
+        if (!hv.Allowed(t, j)) dp[j - lo] = 0.0f;
+      const float D = kern.dot(P + t * T + lo, dp, len);
+      for (int64_t j = lo; j <= t; ++j)
+        if (hv.Allowed(t, j)) ds[j] = (P[t * T + j] * (dp[j - lo] - D)) * scale;
+    }
+    // dq = dS·K over the keys the block's queries can see.
+    ZeroOutsideProduct(kern, t1 - t0, hd, dS.data() + t0 * T, T, 1, k + kv, T, klo, t1, k_finite,
+                       dq + off + t0 * hd);
+  }
+  // dk = dSᵀ·Q and dv = Pᵀ·dout, chains over the queries t that can see each key block.
+  for (int64_t j0 = 0; j0 < T; j0 += kQueryBlock) {
+    const int64_t j1 = std::min(T, j0 + kQueryBlock), t_hi = std::min(T, j1 - 1 + W);
+    ZeroOutsideProduct(kern, j1 - j0, hd, dS.data() + j0, 1, T, q + off, T, j0, t_hi, q_finite,
+                       dk_h + j0 * hd);
+    ZeroOutsideProduct(kern, j1 - j0, hd, P + j0, 1, T, dout + off, T, j0, t_hi, dout_finite,
+                       dv_h + j0 * hd);
+  }
+}
+
+}  // namespace
+
 void AttentionBackward(const Kernels& kernels, const AttentionShape& s, const float* q,
                        const float* k, const float* v, const float* probs, const float* dout,
                        float* dq, float* dk, float* dv) {
-  const int64_t T = s.seq, hd = s.head_dim, W = s.window > 0 ? s.window : T;
-  const Kernels& kern = kernels;
+  CheckShape(s);
+  const int64_t Hkv = KvHeads(s), group = s.heads / Hkv, block = s.seq * s.head_dim;
   const std::vector<int64_t> first = AllowedIntervals(s);
-  ForEachHead(s, [&](const HeadView& hv, size_t bh, size_t off, float scale) {
-    // dS [T, T], +0 off A(t). Reused per thread: a fresh 256 KB block a head (T = 256) was
-    // mapped and faulted in anew every time.
-    thread_local std::vector<float> S, dS;
-    dS.assign(static_cast<size_t>(T * T), 0.0f);
-    const float* P = probs + bh * T * T;
-    const bool k_finite = AllFinite(k + off, T * hd), q_finite = AllFinite(q + off, T * hd),
-               dout_finite = AllFinite(dout + off, T * hd);
-    for (int64_t t0 = 0; t0 < T; t0 += kQueryBlock) {
-      const int64_t t1 = std::min(T, t0 + kQueryBlock), klo = hv.Lo(t0);
-      const int64_t n = ScoreBlock(kern, dout + off, v + off, hd, t0, t1, klo, S);  // dP
-      for (int64_t t = t0; t < t1; ++t) {
-        const int64_t lo = hv.Lo(t), len = t - lo + 1;
-        float* dp = S.data() + (t - t0) * n + (lo - klo);
-        const int64_t a = first[hv.b * T + t];
-        float* ds = dS.data() + t * T;
-        if (a >= 0) {  // keys [a, t] allowed, [lo, a) not
-          std::fill(dp, dp + (a - lo), 0.0f);
-          const float D = kern.dot(P + t * T + lo, dp, len);
-          for (int64_t j = a; j <= t; ++j) ds[j] = (P[t * T + j] * (dp[j - lo] - D)) * scale;
-          continue;
-        }
-        for (int64_t j = lo; j <= t; ++j)
-          if (!hv.Allowed(t, j)) dp[j - lo] = 0.0f;
-        const float D = kern.dot(P + t * T + lo, dp, len);
-        for (int64_t j = lo; j <= t; ++j)
-          if (hv.Allowed(t, j)) ds[j] = (P[t * T + j] * (dp[j - lo] - D)) * scale;
+  // Key/value heads in parallel; the query heads of one group in ascending order, the first
+  // writing dk, dv and each later one adding its share (one rounded addition per element).
+  KernelPool().ParallelFor(static_cast<size_t>(s.batch * Hkv), [&](size_t bkv) {
+    thread_local std::vector<float> dk_h, dv_h;
+    const int64_t b = static_cast<int64_t>(bkv) / Hkv, g = static_cast<int64_t>(bkv) % Hkv;
+    float* dk_kv = dk + bkv * block;
+    float* dv_kv = dv + bkv * block;
+    for (int64_t i = 0; i < group; ++i) {
+      const int64_t bh = b * s.heads + g * group + i;
+      if (i == 0) {
+        HeadBackward(kernels, s, first, bh, q, k, v, probs, dout, dq, dk_kv, dv_kv);
+        continue;
       }
-      // dq = dS·K over the keys the block's queries can see.
-      ZeroOutsideProduct(kern, t1 - t0, hd, dS.data() + t0 * T, T, 1, k + off, T, klo, t1, k_finite,
-                         dq + off + t0 * hd);
-    }
-    // dk = dSᵀ·Q and dv = Pᵀ·dout, chains over the queries t that can see each key block.
-    for (int64_t j0 = 0; j0 < T; j0 += kQueryBlock) {
-      const int64_t j1 = std::min(T, j0 + kQueryBlock), t_hi = std::min(T, j1 - 1 + W);
-      ZeroOutsideProduct(kern, j1 - j0, hd, dS.data() + j0, 1, T, q + off, T, j0, t_hi, q_finite,
-                         dk + off + j0 * hd);
-      ZeroOutsideProduct(kern, j1 - j0, hd, P + j0, 1, T, dout + off, T, j0, t_hi, dout_finite,
-                         dv + off + j0 * hd);
+      dk_h.resize(static_cast<size_t>(block)), dv_h.resize(static_cast<size_t>(block));
+      HeadBackward(kernels, s, first, bh, q, k, v, probs, dout, dq, dk_h.data(), dv_h.data());
+      for (int64_t e = 0; e < block; ++e) {
+        dk_kv[e] = dk_kv[e] + dk_h[e];
+        dv_kv[e] = dv_kv[e] + dv_h[e];
+      }
     }
   });
 }

@@ -23,7 +23,7 @@ int64_t WindowStart(const CachedAttentionShape& s, int64_t t) {
 // chain over d from +0, then ·scale, Exp(x - Max), one reciprocal of the Sum, ·reciprocal.
 void QueryBlock(const Kernels& kern, const CachedAttentionShape& s, const float* q, const float* kt,
                 const float* v, float* out, int64_t i0, int64_t i1, std::vector<float>& S) {
-  const int64_t hd = s.head_dim, d = s.heads * hd;
+  const int64_t hd = s.head_dim, d = s.heads * hd, dkv = s.kv() * hd;
   const int64_t t0 = s.first + i0, t1 = s.first + i1, klo = WindowStart(s, t0), n = t1 - klo;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   S.resize(static_cast<size_t>((i1 - i0) * n));
@@ -51,15 +51,15 @@ void QueryBlock(const Kernels& kern, const CachedAttentionShape& s, const float*
     std::fill(p, row, 0.0f);
     std::fill(row + len, p + n, 0.0f);
   }
-  // out[i0:i1] = P · V[klo:t1] (token-major, row stride d), then + (+0).
+  // out[i0:i1] = P · V[klo:t1] (token-major, row stride dkv; out's d), then + (+0).
   kern.gemm({.M = i1 - i0,
              .N = hd,
              .K = n,
              .a = S.data(),
              .a_rs = n,
              .a_cs = 1,
-             .b = v + klo * d,
-             .b_rs = d,
+             .b = v + klo * dkv,
+             .b_rs = dkv,
              .b_cs = 1,
              .c = out + i0 * d,
              .ldc = d});
@@ -74,6 +74,8 @@ void QueryBlock(const Kernels& kern, const CachedAttentionShape& s, const float*
 void CheckCachedAttention(const CachedAttentionShape& s) {
   TRAIL_CHECK(s.heads > 0 && s.head_dim > 0 && s.queries > 0 && s.first >= 0,
               "cached attention: heads, head_dim and queries must be positive and first >= 0");
+  TRAIL_CHECK(s.kv_heads >= 0 && s.heads % s.kv() == 0, "cached attention: ", s.kv_heads,
+              " key/value heads do not divide ", s.heads, " query heads");
   TRAIL_CHECK(s.window >= 0, "cached attention: window must be >= 0, got ", s.window);
   TRAIL_CHECK(s.keys() <= s.capacity, "cached attention: ", s.keys(),
               " keys do not fit a cache of ", s.capacity);
@@ -82,13 +84,13 @@ void CheckCachedAttention(const CachedAttentionShape& s) {
 void AttentionCached(const Kernels& kernels, const CachedAttentionShape& s, const float* q,
                      const float* kt, const float* v, float* out) {
   CheckCachedAttention(s);
-  const int64_t hd = s.head_dim;
+  const int64_t hd = s.head_dim, group = s.heads / s.kv();
   KernelPool().ParallelFor(static_cast<size_t>(s.heads), [&](size_t h) {
     thread_local std::vector<float> S;
-    const int64_t off = static_cast<int64_t>(h) * hd;
+    const int64_t off = static_cast<int64_t>(h) * hd, kv = static_cast<int64_t>(h) / group * hd;
     for (int64_t i0 = 0; i0 < s.queries; i0 += kQueryBlock) {
       const int64_t i1 = std::min(s.queries, i0 + kQueryBlock);
-      QueryBlock(kernels, s, q + off, kt + off * s.capacity, v + off, out + off, i0, i1, S);
+      QueryBlock(kernels, s, q + off, kt + kv * s.capacity, v + kv, out + off, i0, i1, S);
     }
   });
 }

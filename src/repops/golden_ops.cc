@@ -176,6 +176,32 @@ void AttentionCase(CaseHasher& h, Backend& be) {
   }
 }
 
+// Grouped-query attention: 6 query heads on 3 K/V heads (plain causal), then on 1 (multi-query,
+// window 5, document masks).
+void AttentionGqaCase(CaseHasher& h, Backend& be) {
+  for (int64_t kv_heads : {3, 1}) {
+    AttentionShape s;
+    s.batch = 2, s.heads = 6, s.seq = 13, s.head_dim = 8, s.kv_heads = kv_heads;
+    std::vector<int32_t> docs(s.batch * s.seq);
+    for (int64_t i = 0; i < s.batch * s.seq; ++i) docs[i] = static_cast<int32_t>((i % s.seq) / 5);
+    DeviceArrays d(be);
+    if (kv_heads == 1) s.window = 5, s.doc_ids = d.UpI32(docs);
+    const int64_t block = s.seq * s.head_dim, nq = s.batch * s.heads * block,
+                  nkv = s.batch * kv_heads * block, np = s.batch * s.heads * s.seq * s.seq;
+    const float *q = d.Up(Rand(nq, 130)), *k = d.Up(Rand(nkv, 131)), *v = d.Up(Rand(nkv, 132)),
+                *dout = d.Up(Rand(nq, 133));
+    float *out = d.Zeros(nq), *probs = d.Zeros(np), *dq = d.Zeros(nq), *dk = d.Zeros(nkv),
+          *dv = d.Zeros(nkv);
+    be.AttentionForward(s, q, k, v, out, probs);
+    be.AttentionBackward(s, q, k, v, probs, dout, dq, dk, dv);
+    h.Add("out", d.Down(out, nq));
+    h.Add("probs", d.Down(probs, np));
+    h.Add("dq", d.Down(dq, nq));
+    h.Add("dk", d.Down(dk, nkv));
+    h.Add("dv", d.Down(dv, nkv));
+  }
+}
+
 void OptimizerCase(CaseHasher& h, Backend& be) {
   const int64_t n = 1000;
   DeviceArrays d(be);
@@ -208,6 +234,7 @@ void AddOpCases(std::vector<std::pair<std::string, OpCase>>& cases) {
   cases.push_back({"embedding", EmbeddingCase});
   cases.push_back({"cross_entropy", CrossEntropyCase});
   cases.push_back({"attention", AttentionCase});
+  cases.push_back({"attention_gqa", AttentionGqaCase});
   cases.push_back({"optimizer", OptimizerCase});
 }
 

@@ -277,9 +277,11 @@ TEST(CrossEntropy, LossAndGradientWithIgnoreAndZLoss) {
 std::vector<double> Attention64(const AttentionShape& s, const std::vector<double>& q,
                                 const std::vector<double>& k, const std::vector<double>& v) {
   const int64_t T = s.seq, hd = s.head_dim;
+  const int64_t Hkv = s.kv_heads > 0 ? s.kv_heads : s.heads, group = s.heads / Hkv;
   std::vector<double> out(q.size(), 0.0);
   for (int64_t bh = 0; bh < s.batch * s.heads; ++bh) {
     const int64_t b = bh / s.heads, off = bh * T * hd;
+    const int64_t kv = (b * Hkv + bh % s.heads / group) * T * hd;  // its K/V head's block
     for (int64_t t = 0; t < T; ++t) {
       std::vector<double> sc(T, -INFINITY);
       double m = -INFINITY;
@@ -288,7 +290,7 @@ std::vector<double> Attention64(const AttentionShape& s, const std::vector<doubl
         if (s.doc_ids && s.doc_ids[b * T + j] != s.doc_ids[b * T + t]) continue;
         if (s.key_valid && !s.key_valid[b * T + j]) continue;
         double d = 0;
-        for (int64_t e = 0; e < hd; ++e) d += q[off + t * hd + e] * k[off + j * hd + e];
+        for (int64_t e = 0; e < hd; ++e) d += q[off + t * hd + e] * k[kv + j * hd + e];
         sc[j] = d / std::sqrt(double(hd));
         m = std::max(m, sc[j]);
       }
@@ -297,7 +299,7 @@ std::vector<double> Attention64(const AttentionShape& s, const std::vector<doubl
       for (int64_t j = 0; j <= t; ++j) sum += std::exp(sc[j] - m);
       for (int64_t j = 0; j <= t; ++j) {
         const double p = std::exp(sc[j] - m) / sum;
-        for (int64_t e = 0; e < hd; ++e) out[off + t * hd + e] += p * v[off + j * hd + e];
+        for (int64_t e = 0; e < hd; ++e) out[off + t * hd + e] += p * v[kv + j * hd + e];
       }
     }
   }
@@ -337,6 +339,70 @@ TEST(Attention, MasksForwardAndBackward) {
     ExpectDirectional([&](const std::vector<double>& x) { return Attention64(s, q64, k64, x); }, v,
                       w, dv, 66, "attn dv");
   }
+}
+
+// Grouped-query attention (6 query heads on 3 or 1 K/V heads, with windows and document
+// masks) against float64, forward and backward; its dk, dv are the sums over each group's
+// query heads, in ascending head order, of what each query head alone gives.
+TEST(Attention, GroupedQueryHeadsMatchFloat64AndSumTheirGroupsInOrder) {
+  for (int64_t kv_heads : {3, 1}) {
+    AttentionShape s;
+    s.batch = 2, s.heads = 6, s.seq = 13, s.head_dim = 8, s.kv_heads = kv_heads;
+    s.window = kv_heads == 1 ? 5 : 0;
+    std::vector<int32_t> docs(s.batch * s.seq);
+    for (int64_t i = 0; i < s.batch * s.seq; ++i) docs[i] = static_cast<int32_t>((i % s.seq) / 5);
+    if (kv_heads == 1) s.doc_ids = docs.data();
+    const int64_t block = s.seq * s.head_dim, nq = s.batch * s.heads * block,
+                  nkv = s.batch * kv_heads * block;
+    const auto q = Rand(nq, 140, 2.0f), k = Rand(nkv, 141, 2.0f), v = Rand(nkv, 142),
+               w = Rand(nq, 143);
+    std::vector<float> out(nq), probs(s.batch * s.heads * s.seq * s.seq), dq(nq), dk(nkv), dv(nkv);
+    AttentionForward(s, q.data(), k.data(), v.data(), out.data(), probs.data());
+    const auto q64 = ToDouble(q), k64 = ToDouble(k), v64 = ToDouble(v);
+    ExpectClose(out, Attention64(s, q64, k64, v64), 1e-5, 1e-6, "gqa attn");
+    AttentionBackward(s, q.data(), k.data(), v.data(), probs.data(), w.data(), dq.data(), dk.data(),
+                      dv.data());
+    ExpectDirectional([&](const std::vector<double>& x) { return Attention64(s, x, k64, v64); }, q,
+                      w, dq, 144, "gqa dq");
+    ExpectDirectional([&](const std::vector<double>& x) { return Attention64(s, q64, x, v64); }, k,
+                      w, dk, 145, "gqa dk");
+    ExpectDirectional([&](const std::vector<double>& x) { return Attention64(s, q64, k64, x); }, v,
+                      w, dv, 146, "gqa dv");
+    // The same heads as multi-head attention on the K/V heads repeated (exact copies): equal
+    // outputs, and each query head's dk_h, dv_h, which the group sums add in head order.
+    const int64_t group = s.heads / kv_heads;
+    std::vector<float> k_rep(nq), v_rep(nq);
+    for (int64_t bh = 0; bh < s.batch * s.heads; ++bh) {
+      const int64_t kv = bh / s.heads * kv_heads + bh % s.heads / group;
+      std::copy_n(k.data() + kv * block, block, k_rep.data() + bh * block);
+      std::copy_n(v.data() + kv * block, block, v_rep.data() + bh * block);
+    }
+    AttentionShape mha = s;
+    mha.kv_heads = 0;
+    std::vector<float> out_m(nq), probs_m(probs.size()), dq_m(nq), dk_m(nq), dv_m(nq);
+    AttentionForward(mha, q.data(), k_rep.data(), v_rep.data(), out_m.data(), probs_m.data());
+    AttentionBackward(mha, q.data(), k_rep.data(), v_rep.data(), probs_m.data(), w.data(),
+                      dq_m.data(), dk_m.data(), dv_m.data());
+    EXPECT_EQ(testing::HashOf(out), testing::HashOf(out_m));
+    EXPECT_EQ(testing::HashOf(probs), testing::HashOf(probs_m));
+    EXPECT_EQ(testing::HashOf(dq), testing::HashOf(dq_m));
+    std::vector<float> dk_sum(nkv), dv_sum(nkv);
+    for (int64_t g = 0; g < s.batch * kv_heads; ++g) {
+      const int64_t first = (g / kv_heads * s.heads + g % kv_heads * group) * block;
+      for (int64_t e = 0; e < block; ++e) {
+        float a = dk_m[first + e], b = dv_m[first + e];
+        for (int64_t i = 1; i < group; ++i) a = a + dk_m[first + i * block + e];
+        for (int64_t i = 1; i < group; ++i) b = b + dv_m[first + i * block + e];
+        dk_sum[g * block + e] = a, dv_sum[g * block + e] = b;
+      }
+    }
+    EXPECT_EQ(testing::HashOf(dk), testing::HashOf(dk_sum)) << kv_heads;
+    EXPECT_EQ(testing::HashOf(dv), testing::HashOf(dv_sum)) << kv_heads;
+  }
+  AttentionShape bad;
+  bad.heads = 6, bad.kv_heads = 4;
+  std::vector<float> x(6 * 8);
+  EXPECT_THROW(AttentionForward(bad, x.data(), x.data(), x.data(), x.data(), x.data()), Error);
 }
 
 // The spec's products, written as full-length chains: c[i, :] = (chain over u of

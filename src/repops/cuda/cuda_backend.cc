@@ -116,9 +116,13 @@ CrossEntropySums CudaBackend::CrossEntropyForward(const float* logits, const int
 // scores are computed into `probs` and turned into probabilities in place.
 namespace {
 
+int64_t KvHeads(const AttentionShape& s) { return s.kv_heads > 0 ? s.kv_heads : s.heads; }
+
 AttentionRows RowsOf(const AttentionShape& s) {
   TRAIL_CHECK(s.batch > 0 && s.heads > 0 && s.seq > 0 && s.head_dim > 0,
               "attention: every dimension must be positive");
+  TRAIL_CHECK(s.kv_heads >= 0 && s.heads % KvHeads(s) == 0, "attention: ", s.kv_heads,
+              " key/value heads do not divide ", s.heads, " query heads");
   TRAIL_CHECK(s.window >= 0, "attention: window must be >= 0, got ", s.window);
   return {.batch = s.batch,
           .heads = s.heads,
@@ -131,21 +135,40 @@ AttentionRows RowsOf(const AttentionShape& s) {
           .queries = s.seq};
 }
 
-// Per head: C [T, n] = A [T, K]-like · B, batched over B·H heads. x_rs/x_cs are A's strides.
-GemmShape HeadGemm(const AttentionShape& s, int64_t M, int64_t N, int64_t K, int64_t a_rs,
-                   int64_t a_cs, int64_t a_batch, int64_t b_rs, int64_t b_cs, int64_t b_batch) {
-  return {.M = M,
-          .N = N,
-          .K = K,
-          .a_rs = a_rs,
-          .a_cs = a_cs,
-          .b_rs = b_rs,
-          .b_cs = b_cs,
-          .ldc = N,
-          .a_batch = a_batch,
-          .b_batch = b_batch,
-          .c_batch = M * N,
-          .batches = s.batch * s.heads};
+// One attention product per query head: C [M, N] = A · B with A's strides a_rs, a_cs and B's
+// b_rs, b_cs; `a`, `b`, `c` say which operands are per query head (kQuery: a block of
+// q_block floats a head), per key/value head (kKv: kv_block a head) or per head's [T, T] scores
+// (kScores). Grouped-query attention's query head b·H + g·G + i reads key/value head b·Hkv + g:
+// one batched GEMM for each i, over the B·Hkv key/value heads.
+enum class PerHead { kQuery, kKv, kScores };
+struct HeadOperand {
+  PerHead kind;
+  int64_t rs, cs;
+};
+template <class Gemm>
+void PerQueryHead(const AttentionShape& s, int64_t M, int64_t N, int64_t K, HeadOperand a,
+                  HeadOperand b, PerHead c, const float* pa, const float* pb, float* pc,
+                  Gemm&& gemm) {
+  const int64_t group = s.heads / KvHeads(s), T = s.seq, head = T * s.head_dim;
+  // A head's block, and the stride from one batch of the GEMM (a key/value head) to the next.
+  auto block = [&](PerHead k) { return k == PerHead::kScores ? T * T : head; };
+  auto stride = [&](PerHead k) { return k == PerHead::kKv ? head : group * block(k); };
+  auto offset = [&](PerHead k, int64_t i) { return k == PerHead::kKv ? 0 : i * block(k); };
+  for (int64_t i = 0; i < group; ++i) {
+    gemm(GemmShape{.M = M,
+                   .N = N,
+                   .K = K,
+                   .a_rs = a.rs,
+                   .a_cs = a.cs,
+                   .b_rs = b.rs,
+                   .b_cs = b.cs,
+                   .ldc = N,
+                   .a_batch = stride(a.kind),
+                   .b_batch = stride(b.kind),
+                   .c_batch = stride(c),
+                   .batches = s.batch * KvHeads(s)},
+         pa + offset(a.kind, i), pb + offset(b.kind, i), pc + offset(c, i));
+  }
 }
 
 }  // namespace
@@ -153,14 +176,22 @@ GemmShape HeadGemm(const AttentionShape& s, int64_t M, int64_t N, int64_t K, int
 void CudaBackend::AttentionForward(const AttentionShape& s, const float* q, const float* k,
                                    const float* v, float* out, float* probs) {
   const AttentionRows rows = RowsOf(s);
-  const int64_t T = s.seq, hd = s.head_dim, head = T * hd;
+  const int64_t T = s.seq, hd = s.head_dim;
+  using enum PerHead;
+  auto gemm = [&](const char* what) {
+    return [this, what](GemmShape g, const float* a, const float* b, float* c) {
+      Gemm(g, a, b, c, what);
+    };
+  };
   // S [T, T] = Q · Kᵀ (K stored [T, hd]), into probs.
-  Gemm(HeadGemm(s, T, T, hd, hd, 1, head, 1, hd, head), q, k, probs, "AttentionForward (scores)");
+  PerQueryHead(s, T, T, hd, {kQuery, hd, 1}, {kKv, 1, hd}, kScores, q, k, probs,
+               gemm("AttentionForward (scores)"));
   LaunchAttentionSoftmax(rows, probs, probs);
   CheckLaunch("AttentionForward (softmax)");
   // out [T, hd] = P · V, then + (+0).
-  Gemm(HeadGemm(s, T, hd, T, T, 1, T * T, hd, 1, head), probs, v, out, "AttentionForward (P·V)");
-  LaunchAddZero(out, s.batch * s.heads * head);
+  PerQueryHead(s, T, hd, T, {kScores, T, 1}, {kKv, hd, 1}, kQuery, probs, v, out,
+               gemm("AttentionForward (P·V)"));
+  LaunchAddZero(out, s.batch * s.heads * T * hd);
   CheckLaunch("AttentionForward");
 }
 
@@ -169,16 +200,35 @@ void CudaBackend::AttentionBackward(const AttentionShape& s, const float* q, con
                                     float* dq, float* dk, float* dv) {
   const AttentionRows rows = RowsOf(s);
   const int64_t T = s.seq, hd = s.head_dim, head = T * hd, BH = s.batch * s.heads;
-  float* dS = attention_.As<float>(BH * T * T);
+  const int64_t group = s.heads / KvHeads(s), BHkv = s.batch * KvHeads(s);
+  using enum PerHead;
+  auto gemm = [&](const char* what) {
+    return [this, what](GemmShape g, const float* a, const float* b, float* c) {
+      Gemm(g, a, b, c, what);
+    };
+  };
+  // With groups, each query head's dk_h, dv_h [B, H, T, hd] go to scratch and are summed after.
+  float* dS = attention_.As<float>(BH * T * T + (group > 1 ? 2 * BH * head : 0));
+  float* dk_h = group > 1 ? dS + BH * T * T : dk;
+  float* dv_h = group > 1 ? dk_h + BH * head : dv;
+  const PerHead per_dkv = group > 1 ? kQuery : kKv;  // G = 1: the two layouts coincide
   // dP [T, T] = dout · Vᵀ, then dS in place.
-  Gemm(HeadGemm(s, T, T, hd, hd, 1, head, 1, hd, head), dout, v, dS, "AttentionBackward (dP)");
+  PerQueryHead(s, T, T, hd, {kQuery, hd, 1}, {kKv, 1, hd}, kScores, dout, v, dS,
+               gemm("AttentionBackward (dP)"));
   LaunchAttentionScoreGrad(rows, probs, dS);
   CheckLaunch("AttentionBackward (dS)");
-  // dq = dS · K;  dk = dSᵀ · Q;  dv = Pᵀ · dout; each then + (+0).
-  Gemm(HeadGemm(s, T, hd, T, T, 1, T * T, hd, 1, head), dS, k, dq, "AttentionBackward (dq)");
-  Gemm(HeadGemm(s, T, hd, T, 1, T, T * T, hd, 1, head), dS, q, dk, "AttentionBackward (dk)");
-  Gemm(HeadGemm(s, T, hd, T, 1, T, T * T, hd, 1, head), probs, dout, dv, "AttentionBackward (dv)");
-  for (float* x : {dq, dk, dv}) LaunchAddZero(x, BH * head);
+  // dq = dS · K;  dk_h = dSᵀ · Q;  dv_h = Pᵀ · dout; each then + (+0).
+  PerQueryHead(s, T, hd, T, {kScores, T, 1}, {kKv, hd, 1}, kQuery, dS, k, dq,
+               gemm("AttentionBackward (dq)"));
+  PerQueryHead(s, T, hd, T, {kScores, 1, T}, {kQuery, hd, 1}, per_dkv, dS, q, dk_h,
+               gemm("AttentionBackward (dk)"));
+  PerQueryHead(s, T, hd, T, {kScores, 1, T}, {kQuery, hd, 1}, per_dkv, probs, dout, dv_h,
+               gemm("AttentionBackward (dv)"));
+  for (float* x : {dq, dk_h, dv_h}) LaunchAddZero(x, BH * head);
+  if (group > 1) {  // dk, dv = the group's shares summed in ascending query head
+    LaunchSumGroups(dk_h, BHkv, group, head, dk);
+    LaunchSumGroups(dv_h, BHkv, group, head, dv);
+  }
   CheckLaunch("AttentionBackward");
 }
 
@@ -198,36 +248,43 @@ void CudaBackend::AttentionCached(const CachedAttentionShape& s, const float* q,
                            .first = s.first,
                            .queries = n};
   float* S = attention_.As<float>(H * n * L);
-  // S [n, L] = Q · Kᵀ per head: q's column block h·hd, the head's transposed keys.
-  Gemm({.M = n,
-        .N = L,
-        .K = hd,
-        .a_rs = d,
-        .a_cs = 1,
-        .b_rs = s.capacity,
-        .b_cs = 1,
-        .ldc = L,
-        .a_batch = hd,
-        .b_batch = hd * s.capacity,
-        .c_batch = n * L,
-        .batches = H},
-       q, kt, S, "AttentionCached (scores)");
+  // Query head g·G + i reads key/value head g: one batched GEMM for each i, over the Hkv
+  // key/value heads.
+  const int64_t Hkv = s.kv(), group = H / Hkv, dkv = Hkv * hd;
+  for (int64_t i = 0; i < group; ++i) {
+    // S [n, L] = Q · Kᵀ per head: q's column block h·hd, the head's transposed keys.
+    Gemm({.M = n,
+          .N = L,
+          .K = hd,
+          .a_rs = d,
+          .a_cs = 1,
+          .b_rs = s.capacity,
+          .b_cs = 1,
+          .ldc = L,
+          .a_batch = group * hd,
+          .b_batch = hd * s.capacity,
+          .c_batch = group * n * L,
+          .batches = Hkv},
+         q + i * hd, kt, S + i * n * L, "AttentionCached (scores)");
+  }
   LaunchAttentionSoftmax(rows, S, S);
   CheckLaunch("AttentionCached (softmax)");
-  // out [n, hd] of head h = P · V, written into the token-major output, then + (+0).
-  Gemm({.M = n,
-        .N = hd,
-        .K = L,
-        .a_rs = L,
-        .a_cs = 1,
-        .b_rs = d,
-        .b_cs = 1,
-        .ldc = d,
-        .a_batch = n * L,
-        .b_batch = hd,
-        .c_batch = hd,
-        .batches = H},
-       S, v, out, "AttentionCached (P·V)");
+  for (int64_t i = 0; i < group; ++i) {
+    // out [n, hd] of head h = P · V, written into the token-major output, then + (+0).
+    Gemm({.M = n,
+          .N = hd,
+          .K = L,
+          .a_rs = L,
+          .a_cs = 1,
+          .b_rs = dkv,
+          .b_cs = 1,
+          .ldc = d,
+          .a_batch = group * n * L,
+          .b_batch = hd,
+          .c_batch = group * hd,
+          .batches = Hkv},
+         S + i * n * L, v, out + i * hd, "AttentionCached (P·V)");
+  }
   LaunchAddZero(out, n * d);
   CheckLaunch("AttentionCached");
 }

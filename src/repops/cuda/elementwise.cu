@@ -18,6 +18,15 @@ void LaunchAddInto(float* y, const float* x, int64_t n) {
 void LaunchAddZero(float* x, int64_t n) {
   LaunchForEach(n, [=] __device__(int64_t i) { x[i] = __fadd_rn(x[i], 0.0f); });
 }
+void LaunchSumGroups(const float* x, int64_t groups, int64_t group, int64_t block, float* y) {
+  LaunchForEach(groups * block, [=] __device__(int64_t i) {
+    const int64_t g = i / block, e = i % block;
+    const float* first = x + g * group * block + e;
+    float acc = first[0];
+    for (int64_t m = 1; m < group; ++m) acc = __fadd_rn(acc, first[m * block]);
+    y[i] = acc;
+  });
+}
 
 void LaunchSwiGluForward(const float* a, const float* b, int64_t n, float* h) {
   LaunchForEach(n, [=] __device__(int64_t i) {

@@ -25,6 +25,9 @@ void LaunchFill(float* x, int64_t n, float value);
 void LaunchScale(float* x, int64_t n, float coef);
 void LaunchAddInto(float* y, const float* x, int64_t n);
 void LaunchAddZero(float* x, int64_t n);  // x = x + (+0): the attention products' last step
+// y [groups, block] = the sum over i < group of x [groups·group, block]'s block g·group + i, in
+// ascending i from the first (grouped-query attention's K/V gradient).
+void LaunchSumGroups(const float* x, int64_t groups, int64_t group, int64_t block, float* y);
 void LaunchSwiGluForward(const float* a, const float* b, int64_t n, float* h);
 void LaunchSwiGluBackward(const float* dh, const float* a, const float* b, int64_t n, float* da,
                           float* db);
