@@ -114,6 +114,18 @@ mpi 3 train --recipe r6.toml --data m6.json --run g6_3 --device guarded --quiet 
 cmp -s in6.out g6_3.out || fail "3x2x2 mesh on 3 processes on the guarded device: final hashes differ"
 same_run in6 g6_3 "3x2x2 mesh on 3 processes on the guarded device"
 echo "3x2x2 mesh: P = 3 on the guarded device identical"
+# Grouped-query attention (4 query heads on 1 key/value head, K/V matrices sharded): the
+# in-process run's bits on P = 3 and 6.
+sed 's/^n_heads = 2$/n_heads = 4\nn_kv_heads = 1/' r6.toml > r6_mqa.toml
+grep -q '^n_kv_heads = 1$' r6_mqa.toml || fail "the multi-query recipe was not written"
+"$trail" train --recipe r6_mqa.toml --data m6.json --run mqa --quiet > mqa.out
+for P in 3 6; do
+  mpi $P train --recipe r6_mqa.toml --data m6.json --run mqa_$P --quiet > mqa_$P.out
+  cmp -s mqa.out mqa_$P.out || fail "multi-query 3x2x2 mesh on $P processes: final hashes differ"
+  same_run mqa mqa_$P "multi-query 3x2x2 mesh on $P processes"
+done
+cmp -s in6.out mqa.out && fail "the multi-query run has the multi-head run's hashes"
+echo "3x2x2 mesh with multi-query attention: P = 3, 6 and in-process identical"
 # Activation recomputation changes no bit: the same mesh with [train] recompute = "layers"
 # in-process and on P = 2, 3, 6 gives the records (all but the chain, which hashes the recipe's
 # bytes) and checkpoint files of the run that keeps its activations.

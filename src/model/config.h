@@ -20,6 +20,9 @@ struct ModelConfig {
   int64_t d_model = 128;
   int64_t n_layers = 4;
   int64_t n_heads = 4;
+  // Key/value heads (grouped-query attention): query head h reads key/value head
+  // h / (n_heads / n_kv_heads). 0 means n_heads (multi-head attention); 1 is multi-query.
+  int64_t n_kv_heads = 0;
   int64_t d_ff = 384;         // hidden width of the MLP (each of gate and up for SwiGLU)
   int64_t max_seq_len = 256;  // RoPE table length: the longest window the model accepts
   MlpKind mlp = MlpKind::kSwiGlu;
@@ -48,7 +51,9 @@ struct ModelConfig {
   uint64_t init_seed = 0;
 
   int64_t head_dim() const { return d_model / n_heads; }
-  int64_t LayerWindow(int64_t layer) const;  // 0 = full causal attention
+  int64_t kv_heads() const { return n_kv_heads > 0 ? n_kv_heads : n_heads; }
+  int64_t kv_dim() const { return kv_heads() * head_dim(); }  // width of the k and v projections
+  int64_t LayerWindow(int64_t layer) const;                   // 0 = full causal attention
   // Throws trail::Error naming the inconsistent fields.
   void Validate() const;
 };
@@ -81,7 +86,7 @@ const char* QuantStepName(bool learned);                // "recompute", "learned
 struct ModelCost {
   int64_t parameters = 0;  // every trained parameter: the sum of the five below
   int64_t embedding = 0;   // V·d: looked up, not multiplied
-  int64_t blocks = 0;      // L·(4d² + MLP): attention and MLP matrices
+  int64_t blocks = 0;      // L·(2d² + 2d·kv_dim + MLP): attention and MLP matrices
   int64_t lm_head = 0;     // V·d when untied; 0 when the head is the embedding transposed
   int64_t norm_gains = 0;
   int64_t quant_steps = 0;        // learned int8 step sizes (one per output channel), else 0

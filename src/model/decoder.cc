@@ -28,19 +28,20 @@ Decoder::Decoder(const ModelConfig& c, const ParameterSet& p, repops::Backend& b
               " tokens; 1..", capacity, " fit its capacity");
   rope_ =
       repops::RopeTableOn(be_, repops::MakeRopeTable(c.max_seq_len, c.head_dim(), c.rope_theta));
-  const int64_t d = c.d_model, ff = c.d_ff, m = max_chunk;
+  const int64_t d = c.d_model, ff = c.d_ff, m = max_chunk, kvd = c.kv_dim();
   auto floats = [&](int64_t n) { return repops::AllocateOn<float>(be_, n); };
   cache_.resize(c.n_layers);
-  for (Cache& L : cache_) L.kt = floats(capacity * d), L.v = floats(capacity * d);
-  x_ = floats(m * d), h_ = floats(m * d), q_ = floats(m * d), k_ = floats(m * d);
+  for (Cache& L : cache_) L.kt = floats(capacity * kvd), L.v = floats(capacity * kvd);
+  x_ = floats(m * d), h_ = floats(m * d), q_ = floats(m * d), k_ = floats(m * kvd);
   att_ = floats(m * d);
   x_mid_ = floats(m * d);
-  if (c.qk_norm) q_raw_ = floats(m * d), k_raw_ = floats(m * d);
+  if (c.qk_norm) q_raw_ = floats(m * d), k_raw_ = floats(m * kvd);
   a_ = floats(m * ff), act_ = floats(m * ff);
   if (c.mlp == MlpKind::kSwiGlu) b_ = floats(m * ff);
   rstd_ = floats(m * c.n_heads), logits_ = floats(m * c.vocab_size);
   tokens_ = repops::AllocateOn<int32_t>(be_, m);
   pos_ = repops::AllocateOn<int32_t>(be_, m * c.n_heads);
+  if (c.kv_heads() != c.n_heads) pos_kv_ = repops::AllocateOn<int32_t>(be_, m * c.kv_heads());
   host_pos_.resize(m * c.n_heads);
   linear_.HoldWeights(true);  // p does not change while the decoder lives
   if (c.tied_embeddings) {    // once, through the host: the backend has no transpose
@@ -57,7 +58,7 @@ int64_t Decoder::bytes() const {
   size_t n = 0;
   for (const Cache& L : cache_) n += L.kt.nbytes() + L.v.nbytes();
   for (const Buffer* b : {&x_, &h_, &q_, &k_, &q_raw_, &k_raw_, &att_, &x_mid_, &a_, &b_, &act_,
-                          &rstd_, &logits_, &tokens_, &pos_, &head_t_}) {
+                          &rstd_, &logits_, &tokens_, &pos_, &pos_kv_, &head_t_}) {
     n += b->nbytes();
   }
   return static_cast<int64_t>(n) + linear_.bytes();
@@ -85,6 +86,11 @@ TensorView Decoder::Extend(const int32_t* tokens, int64_t n, int64_t logit_rows)
   }
   be_.CopyFromHost(tokens, tokens_.view({n}));
   be_.CopyFromHost(host_pos_.data(), pos_.view({n * H}));
+  const int64_t Hkv = c_.kv_heads();
+  if (Hkv != H) {  // the keys' rows [n, Hkv]: the first n·Hkv entries hold the same positions
+    for (int64_t i = 0; i < n * Hkv; ++i) host_pos_[i] = static_cast<int32_t>(length_ + i / Hkv);
+    be_.CopyFromHost(host_pos_.data(), pos_kv_.view({n * Hkv}));
+  }
   linear_.BeginForward(p_);
   if (c_.embed_norm) {
     be_.EmbeddingForward(Data(p_.embed), V, d, tokens_.data<int32_t>(), n, Ptr(h_));
@@ -110,31 +116,34 @@ TensorView Decoder::Extend(const int32_t* tokens, int64_t n, int64_t logit_rows)
 // Layer l on the chunk's n tokens: x_ holds its input on entry and its output on return.
 void Decoder::Layer(int64_t l, int64_t n) {
   const int64_t d = c_.d_model, H = c_.n_heads, hd = c_.head_dim(), ff = c_.d_ff;
+  const int64_t Hkv = c_.kv_heads(), kvd = c_.kv_dim();
   const LayerParams& P = p_.layers[l];
   LinearLayers& lin = linear_;
   lin.PrepareLayer(l);
-  float* K = Ptr(k_);                         // the chunk's keys, then appended to the cache
-  float* V = Ptr(cache_[l].v) + length_ * d;  // this chunk's rows of the cache
+  float* K = Ptr(k_);                           // the chunk's keys, then appended to the cache
+  float* V = Ptr(cache_[l].v) + length_ * kvd;  // this chunk's rows of the cache
+  const int32_t* key_pos = (Hkv != H ? pos_kv_ : pos_).data<int32_t>();
   be_.RmsNormForward(Ptr(x_), Data(P.attn_norm), c_.norm_eps, n, d, Ptr(h_), Ptr(rstd_));
   lin.SetInput(l, LayerInput::kH1, Ptr(h_), n, d);
   float* q_out = c_.qk_norm ? Ptr(q_raw_) : Ptr(q_);
   float* k_out = c_.qk_norm ? Ptr(k_raw_) : K;
   lin.Forward(l, Matrix::kQ, LayerInput::kH1, Ptr(h_), Data(P.wq), q_out, n, d, d);
-  lin.Forward(l, Matrix::kK, LayerInput::kH1, Ptr(h_), Data(P.wk), k_out, n, d, d);
-  lin.Forward(l, Matrix::kV, LayerInput::kH1, Ptr(h_), Data(P.wv), V, n, d, d);
+  lin.Forward(l, Matrix::kK, LayerInput::kH1, Ptr(h_), Data(P.wk), k_out, n, d, kvd);
+  lin.Forward(l, Matrix::kV, LayerInput::kH1, Ptr(h_), Data(P.wv), V, n, d, kvd);
   if (c_.qk_norm) {  // per (token, head) row of hd: the same rows as the forward's split heads
     be_.RmsNormForward(Ptr(q_raw_), nullptr, c_.norm_eps, n * H, hd, Ptr(q_), Ptr(rstd_));
-    be_.RmsNormForward(Ptr(k_raw_), nullptr, c_.norm_eps, n * H, hd, K, Ptr(rstd_));
+    be_.RmsNormForward(Ptr(k_raw_), nullptr, c_.norm_eps, n * Hkv, hd, K, Ptr(rstd_));
   }
   be_.RopeApply(Ptr(q_), n * H, hd, pos_.data<int32_t>(), rope_.view, false);
-  be_.RopeApply(K, n * H, hd, pos_.data<int32_t>(), rope_.view, false);
-  be_.AppendKeysTransposed(K, n, H, hd, Ptr(cache_[l].kt), capacity_, length_);
+  be_.RopeApply(K, n * Hkv, hd, key_pos, rope_.view, false);
+  be_.AppendKeysTransposed(K, n, Hkv, hd, Ptr(cache_[l].kt), capacity_, length_);
   const repops::CachedAttentionShape s{.heads = H,
                                        .head_dim = hd,
                                        .first = length_,
                                        .queries = n,
                                        .window = c_.LayerWindow(l),
-                                       .capacity = capacity_};
+                                       .capacity = capacity_,
+                                       .kv_heads = Hkv};
   be_.AttentionCached(s, Ptr(q_), Ptr(cache_[l].kt), Ptr(cache_[l].v), Ptr(att_));
   lin.SetInput(l, LayerInput::kAtt, Ptr(att_), n, d);
   lin.Forward(l, Matrix::kO, LayerInput::kAtt, Ptr(att_), Data(P.wo), Ptr(x_mid_), n, d, d);

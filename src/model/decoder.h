@@ -5,8 +5,9 @@
 //     x   = Embed(tokens)  (then RMSNorm with embed_norm)           [n, d]
 //     per layer l:
 //       h1  = RMSNorm(x, g_attn)                                    [n, d]
-//       q   = h1·Wq;  k = h1·Wk;  V[len:len+n] = h1·Wv              [n, d] token-major, heads
-//                                                                    in column blocks of hd
+//       q   = h1·Wq;  k = h1·Wk;  V[len:len+n] = h1·Wv              q [n, d], k, V [n, Hkv·hd]
+//                                                                    token-major, heads in
+//                                                                    column blocks of hd
 //       q,k = RMSNorm_hd (qk_norm), then RoPE at the positions
 //       Kᵀ[:, len:len+n] = k                                         the keys transposed
 //       a   = AttentionCached(q against Kᵀ, V [0, len + n))          [n, d]
@@ -62,8 +63,8 @@ class Decoder {
  private:
   void Layer(int64_t l, int64_t n);
   struct Cache {
-    Buffer kt;  // [H, hd, capacity]: the keys transposed (a step's scores stream them)
-    Buffer v;   // [capacity, d]
+    Buffer kt;  // [Hkv, hd, capacity]: the keys transposed (a step's scores stream them)
+    Buffer v;   // [capacity, Hkv·hd]
   };
   ModelConfig c_;
   const ParameterSet& p_;
@@ -75,10 +76,12 @@ class Decoder {
   // by row (the same chains as MatMulBT on the table: the bits do not depend on the layout).
   Buffer head_t_;
   LinearLayers linear_;
-  // Chunk scratch: [max_chunk, d] x, h, q, k (and q_raw, k_raw with qk_norm), att, x_mid;
-  // [max_chunk, ff] a, b, act; rstd [max_chunk · H]; logits [max_chunk, V]; the chunk's ids and
-  // positions.
-  Buffer x_, h_, q_, k_, q_raw_, k_raw_, att_, x_mid_, a_, b_, act_, rstd_, logits_, tokens_, pos_;
+  // Chunk scratch: [max_chunk, d] x, h, q (and q_raw with qk_norm), att, x_mid; [max_chunk,
+  // Hkv·hd] k (and k_raw); [max_chunk, ff] a, b, act; rstd [max_chunk · H]; logits [max_chunk,
+  // V]; the chunk's ids, and the positions of its query rows [max_chunk · H] and, with
+  // grouped-query attention, of its key rows [max_chunk · Hkv] (pos_kv_).
+  Buffer x_, h_, q_, k_, q_raw_, k_raw_, att_, x_mid_, a_, b_, act_, rstd_, logits_, tokens_, pos_,
+      pos_kv_;
   std::vector<int32_t> host_pos_;
 };
 

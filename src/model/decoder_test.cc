@@ -44,6 +44,12 @@ std::vector<std::pair<std::string, ModelConfig>> Configs() {
   ModelConfig learned = q;
   learned.quant_step_learned = true;
   out.push_back({"int8_learned_steps", learned});
+  ModelConfig gqa = open1b;  // 4 query heads on 2 K/V heads: the cache is 2 heads wide
+  gqa.n_heads = 4, gqa.n_kv_heads = 2;
+  out.push_back({"gqa", gqa});
+  ModelConfig mqa = gpt2;  // 4 query heads on one K/V head, int8 products
+  mqa.n_heads = 4, mqa.n_kv_heads = 1, mqa.linear_quant = LinearQuant::kInt8Lsq;
+  out.push_back({"mqa_int8", mqa});
   return out;
 }
 
@@ -143,6 +149,7 @@ TEST(Decoder, OnEverySimdTargetAndTheGuardedDevice) {
   repops::UseSimdTarget(best);
   repops::GuardedBackend guarded;
   CheckConfig("guarded int8", Configs()[3].second, guarded);
+  CheckConfig("guarded gqa", Configs()[5].second, guarded);
   EXPECT_FALSE(guarded.memory().is_open());
 }
 

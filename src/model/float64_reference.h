@@ -21,6 +21,7 @@ inline nlohmann::json ReferenceConfigJson(const ModelConfig& c) {
           {"d_model", c.d_model},
           {"n_layers", c.n_layers},
           {"n_heads", c.n_heads},
+          {"n_kv_heads", c.kv_heads()},
           {"mlp", MlpName(c.mlp)},
           {"norm_gain", c.norm_gain},
           {"embed_norm", c.embed_norm},

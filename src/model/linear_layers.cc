@@ -15,10 +15,10 @@ struct Sizes {
 };
 
 Sizes SizesOf(const ModelConfig& c, int64_t M) {
-  const int64_t d = c.d_model, ff = c.d_ff, wide = std::max(d, ff);
+  const int64_t d = c.d_model, ff = c.d_ff, kvd = c.kv_dim(), wide = std::max(d, ff);
   const int64_t mlp_in = c.mlp == MlpKind::kSwiGlu ? 2 : 1;
-  const int64_t weights = 4 * d * d + (mlp_in + 1) * d * ff;
-  const int64_t outputs = 4 * d + mlp_in * ff + d;  // step sizes
+  const int64_t weights = 2 * d * d + 2 * d * kvd + (mlp_in + 1) * d * ff;
+  const int64_t outputs = 2 * d + 2 * kvd + mlp_in * ff + d;  // step sizes
   // qw, and with the fp32 backward the dequantized float copy.
   const int64_t copy = c.quant_backward == Int8Backward::kInt8 ? 0 : 4;
   Sizes s;
@@ -40,13 +40,15 @@ LinearLayers::LinearLayers(const ModelConfig& c, int64_t max_tokens, repops::Bac
       shared_inputs_(one_layer_of_inputs),
       backward_(c.quant_backward) {
   if (!quant_) return;
-  const int64_t d = c.d_model, ff = c.d_ff, M = max_tokens, wide = std::max(d, ff);
+  const int64_t d = c.d_model, ff = c.d_ff, kvd = c.kv_dim(), M = max_tokens;
+  const int64_t wide = std::max(d, ff);
   // The operands live on the backend's device: reserved here (reserve() writes no element;
   // only the backend's ops do), filled by its quantize ops.
   Allocator& memory = be_.allocator();
   scratch_ = repops::Int8Scratch(memory);
   layers_.resize(c.n_layers);
-  const int64_t shapes[kMatrices][2] = {{d, d}, {d, d}, {d, d}, {d, d}, {d, ff}, {d, ff}, {ff, d}};
+  const int64_t shapes[kMatrices][2] = {{d, d},  {d, kvd}, {d, kvd}, {d, d},
+                                        {d, ff}, {d, ff},  {ff, d}};
   const int64_t widths[kLayerInputs] = {d, d, d, ff};
   for (size_t l = 0; l < layers_.size(); ++l) {
     Layer& L = layers_[l];

@@ -52,6 +52,12 @@ std::vector<Case> Cases() {
   gainless.norm_gain = false, gainless.attention_window = 3, gainless.full_attention_last = false;
   gainless.tied_embeddings = false, gainless.embed_norm = true;
   out.push_back({"gainless_window", gainless});
+  ModelConfig gqa = open1b;  // grouped-query attention: 4 query heads on 2 K/V heads
+  gqa.n_heads = 4, gqa.n_kv_heads = 2;
+  out.push_back({"gqa", gqa});
+  ModelConfig mqa = gpt2;  // multi-query attention: 4 query heads on one K/V head
+  mqa.n_heads = 4, mqa.n_kv_heads = 1;
+  out.push_back({"mqa", mqa});
   return out;
 }
 
@@ -322,7 +328,7 @@ TEST(Activations, PlannedBytesAreWhatTheConstructorAllocates) {
       ModelConfig c = Preset(name);
       c.vocab_size = 300;
       c.max_seq_len = 48;
-      if (flip) c.qk_norm = !c.qk_norm, c.embed_norm = !c.embed_norm;
+      if (flip) c.qk_norm = !c.qk_norm, c.embed_norm = !c.embed_norm, c.n_kv_heads = 1;
       c.mlp = flip != (c.mlp == MlpKind::kSwiGlu) ? MlpKind::kSwiGlu : MlpKind::kGelu;
       EXPECT_EQ(Activations::PlannedBytes(c, 3, 40), Activations(c, 3, 40, Cpu()).bytes())
           << name << flip;

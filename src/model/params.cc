@@ -14,7 +14,7 @@ ParameterSet::ParameterSet(const ModelConfig& c, repops::Backend& backend,
                            const std::string& prefix, Memory memory)
     : be_(backend), prefix_(prefix) {
   c.Validate();
-  const int64_t d = c.d_model, V = c.vocab_size, ff = c.d_ff;
+  const int64_t d = c.d_model, V = c.vocab_size, ff = c.d_ff, kvd = c.kv_dim();
   // Reserve first: the role pointers below point into the vector.
   tensors_.reserve(4 + 16 * static_cast<size_t>(c.n_layers));
   auto add = [&](const std::string& name, std::vector<int64_t> shape) {
@@ -37,8 +37,8 @@ ParameterSet::ParameterSet(const ModelConfig& c, repops::Backend& backend,
     LayerParams& L = layers[l];
     if (c.norm_gain) L.attn_norm = add(p + "attn_norm.gain", {d});
     L.wq = add(p + "attn.wq", {d, d});
-    L.wk = add(p + "attn.wk", {d, d});
-    L.wv = add(p + "attn.wv", {d, d});
+    L.wk = add(p + "attn.wk", {d, kvd});
+    L.wv = add(p + "attn.wv", {d, kvd});
     L.wo = add(p + "attn.wo", {d, d});
     if (c.norm_gain) L.mlp_norm = add(p + "mlp_norm.gain", {d});
     L.w_gate = add(p + (c.mlp == MlpKind::kSwiGlu ? "mlp.w_gate" : "mlp.w_in"), {d, ff});

@@ -27,16 +27,17 @@ Activations::Activations(const ModelConfig& c, int64_t max_rows, int64_t max_seq
               " positions");
   const int64_t N = max_rows * max_seq;
   const int64_t d = c.d_model, ff = c.d_ff, H = c.n_heads, V = c.vocab_size;
+  const int64_t Hkv = c.kv_heads(), kvd = c.kv_dim();
   const bool swiglu = c.mlp == MlpKind::kSwiGlu;
   auto floats = [&](int64_t n) { return repops::AllocateOn<float>(backend, n); };
   // A layer's activations after its input.
   auto allocate = [&](Layer& L) {
     L.rstd1 = floats(N), L.h1 = floats(N * d);
     if (c.qk_norm) {
-      L.q_raw = floats(N * d), L.k_raw = floats(N * d);
-      L.rstd_q = floats(N * H), L.rstd_k = floats(N * H);
+      L.q_raw = floats(N * d), L.k_raw = floats(N * kvd);
+      L.rstd_q = floats(N * H), L.rstd_k = floats(N * Hkv);
     }
-    L.q = floats(N * d), L.k = floats(N * d), L.v = floats(N * d);
+    L.q = floats(N * d), L.k = floats(N * kvd), L.v = floats(N * kvd);
     L.probs = floats(max_rows * H * max_seq * max_seq);
     L.att = floats(N * d), L.x_mid = floats(N * d), L.rstd2 = floats(N), L.h2 = floats(N * d);
     L.a = floats(N * ff), L.act = floats(N * ff);
@@ -56,6 +57,7 @@ Activations::Activations(const ModelConfig& c, int64_t max_rows, int64_t max_seq
   doc_ids = repops::AllocateOn<int32_t>(backend, N);
   key_valid = repops::AllocateOn<int8_t>(backend, N);
   pos_heads = repops::AllocateOn<int32_t>(backend, N * H);
+  if (Hkv != H) pos_kv_heads = repops::AllocateOn<int32_t>(backend, N * Hkv);
   host_pos_heads_.resize(N * H);
   for (Buffer* b : {&dx, &dx2, &dh1, &dtmp, &dq, &dk, &dv}) *b = floats(N * d);
   dh = floats(N * ff), da = floats(N * ff);
@@ -74,9 +76,10 @@ std::vector<const Buffer*> Activations::AllBuffers() const {
       all.push_back(b);
     }
   }
-  for (const Buffer* b : {&emb,    &rstd_e,  &x_final,   &rstd_f,    &hf, &logits, &lse, &inputs,
-                          &labels, &doc_ids, &key_valid, &pos_heads, &dx, &dx2,    &dh1, &dtmp,
-                          &dq,     &dk,      &dv,        &dh,        &da, &db}) {
+  for (const Buffer* b :
+       {&emb,    &rstd_e,  &x_final,   &rstd_f,    &hf,           &logits, &lse, &inputs,
+        &labels, &doc_ids, &key_valid, &pos_heads, &pos_kv_heads, &dx,     &dx2, &dh1,
+        &dtmp,   &dq,      &dk,        &dv,        &dh,           &da,     &db}) {
     all.push_back(b);
   }
   return all;
@@ -91,14 +94,17 @@ int64_t Activations::bytes() const {
 int64_t Activations::PlannedBytes(const ModelConfig& c, int64_t max_rows, int64_t max_seq,
                                   Recompute recompute) {
   const int64_t N = max_rows * max_seq, d = c.d_model, ff = c.d_ff, H = c.n_heads;
+  const int64_t Hkv = c.kv_heads(), kvd = c.kv_dim();
   const int64_t mlp_buffers = c.mlp == MlpKind::kSwiGlu ? 3 : 2;  // a, act (+ b for SwiGLU)
   // After the input (N·d): rstd1, h1, q, k, v, att, x_mid, rstd2, h2, probs, the MLP's.
-  int64_t after_input = N * (7 * d + 2) + max_rows * H * max_seq * max_seq + mlp_buffers * N * ff;
-  if (c.qk_norm) after_input += N * (2 * d + 2 * H);
+  int64_t after_input =
+      N * (5 * d + 2 * kvd + 2) + max_rows * H * max_seq * max_seq + mlp_buffers * N * ff;
+  if (c.qk_norm) after_input += N * (d + kvd + H + Hkv);
   const int64_t layers = recompute == Recompute::kLayers ? c.n_layers * N * d + after_input
                                                          : c.n_layers * (N * d + after_input);
   // x_final, hf, rstd_f, lse, logits, RoPE positions; then the backward scratch.
   int64_t global = N * (2 * d + 2) + N * c.vocab_size + N * H + 7 * N * d + mlp_buffers * N * ff;
+  if (Hkv != H) global += N * Hkv;  // the keys' RoPE positions
   if (c.embed_norm) global += N * (d + 1);
   const int64_t batch_bytes = N * (3 * 4 + 1);  // inputs, labels, doc_ids; key_valid
   return (layers + global) * static_cast<int64_t>(sizeof(float)) + batch_bytes +
@@ -116,7 +122,7 @@ TensorView Transformer::Logits(const Activations& acts, int64_t rows, int64_t se
 }
 
 void Transformer::Upload(const BatchView& b, Activations& A) const {
-  const int64_t rows = b.rows, T = b.seq, N = rows * T, H = c_.n_heads;
+  const int64_t rows = b.rows, T = b.seq, N = rows * T, H = c_.n_heads, Hkv = c_.kv_heads();
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t t = 0; t < T; ++t) {
       const int32_t pos = b.positions ? b.positions[r * T + t] : static_cast<int32_t>(t);
@@ -126,6 +132,14 @@ void Transformer::Upload(const BatchView& b, Activations& A) const {
     }
   }
   be_.CopyFromHost(A.host_pos_heads_.data(), A.pos_heads.view({N * H}));
+  // The keys' positions [rows, Hkv, T]: the first Hkv heads' rows of each row's block.
+  if (Hkv != H) {
+    for (int64_t r = 0; r < rows; ++r) {
+      std::copy_n(A.host_pos_heads_.data() + r * H * T, Hkv * T,
+                  A.host_pos_heads_.data() + r * Hkv * T);
+    }
+    be_.CopyFromHost(A.host_pos_heads_.data(), A.pos_kv_heads.view({N * Hkv}));
+  }
   be_.CopyFromHost(b.inputs, A.inputs.view({N}));
   be_.CopyFromHost(b.labels, A.labels.view({N}));
   if (b.doc_ids != nullptr) be_.CopyFromHost(b.doc_ids, A.doc_ids.view({N}));
@@ -187,6 +201,7 @@ void Transformer::ForwardLayer(int64_t l, const ParameterSet& p, const BatchView
                                bool to_output) {
   const int64_t rows = b.rows, T = b.seq, N = rows * T;
   const int64_t d = c_.d_model, H = c_.n_heads, hd = c_.head_dim(), ff = c_.d_ff;
+  const int64_t Hkv = c_.kv_heads(), kvd = c_.kv_dim();
   Activations::Layer& L = A.Work(l);
   float* x_in = Ptr(A.layers_[l].x_in);
   const LayerParams& P = p.layers[l];
@@ -198,27 +213,27 @@ void Transformer::ForwardLayer(int64_t l, const ParameterSet& p, const BatchView
   lin.SetInput(l, LayerInput::kH1, Ptr(L.h1), N, d);
   lin.Forward(l, Matrix::kQ, LayerInput::kH1, Ptr(L.h1), Data(P.wq), Ptr(A.dq), N, d, d);
   Note("matmul", l, "q_proj", Ptr(A.dq), {N, d});
-  lin.Forward(l, Matrix::kK, LayerInput::kH1, Ptr(L.h1), Data(P.wk), Ptr(A.dk), N, d, d);
-  Note("matmul", l, "k_proj", Ptr(A.dk), {N, d});
-  lin.Forward(l, Matrix::kV, LayerInput::kH1, Ptr(L.h1), Data(P.wv), Ptr(A.dv), N, d, d);
-  Note("matmul", l, "v_proj", Ptr(A.dv), {N, d});
+  lin.Forward(l, Matrix::kK, LayerInput::kH1, Ptr(L.h1), Data(P.wk), Ptr(A.dk), N, d, kvd);
+  Note("matmul", l, "k_proj", Ptr(A.dk), {N, kvd});
+  lin.Forward(l, Matrix::kV, LayerInput::kH1, Ptr(L.h1), Data(P.wv), Ptr(A.dv), N, d, kvd);
+  Note("matmul", l, "v_proj", Ptr(A.dv), {N, kvd});
   if (c_.qk_norm) {
     be_.SplitHeads(Ptr(A.dq), Ptr(L.q_raw), rows, T, H, hd);
-    be_.SplitHeads(Ptr(A.dk), Ptr(L.k_raw), rows, T, H, hd);
+    be_.SplitHeads(Ptr(A.dk), Ptr(L.k_raw), rows, T, Hkv, hd);
     be_.RmsNormForward(Ptr(L.q_raw), nullptr, c_.norm_eps, N * H, hd, Ptr(L.q), Ptr(L.rstd_q));
     Note("rmsnorm", l, "q_norm", Ptr(L.q), {rows, H, T, hd});
-    be_.RmsNormForward(Ptr(L.k_raw), nullptr, c_.norm_eps, N * H, hd, Ptr(L.k), Ptr(L.rstd_k));
-    Note("rmsnorm", l, "k_norm", Ptr(L.k), {rows, H, T, hd});
+    be_.RmsNormForward(Ptr(L.k_raw), nullptr, c_.norm_eps, N * Hkv, hd, Ptr(L.k), Ptr(L.rstd_k));
+    Note("rmsnorm", l, "k_norm", Ptr(L.k), {rows, Hkv, T, hd});
   } else {
     be_.SplitHeads(Ptr(A.dq), Ptr(L.q), rows, T, H, hd);
-    be_.SplitHeads(Ptr(A.dk), Ptr(L.k), rows, T, H, hd);
+    be_.SplitHeads(Ptr(A.dk), Ptr(L.k), rows, T, Hkv, hd);
   }
-  be_.SplitHeads(Ptr(A.dv), Ptr(L.v), rows, T, H, hd);
+  be_.SplitHeads(Ptr(A.dv), Ptr(L.v), rows, T, Hkv, hd);
   be_.RopeApply(Ptr(L.q), N * H, hd, A.pos_heads.data<int32_t>(), rope_.view, false);
   Note("rope", l, "q_rope", Ptr(L.q), {rows, H, T, hd});
-  be_.RopeApply(Ptr(L.k), N * H, hd, A.pos_heads.data<int32_t>(), rope_.view, false);
-  Note("rope", l, "k_rope", Ptr(L.k), {rows, H, T, hd});
-  const repops::AttentionShape s = A.Shape(b, H, hd, c_.LayerWindow(l));
+  be_.RopeApply(Ptr(L.k), N * Hkv, hd, A.KeyPositions(), rope_.view, false);
+  Note("rope", l, "k_rope", Ptr(L.k), {rows, Hkv, T, hd});
+  const repops::AttentionShape s = A.Shape(b, H, Hkv, hd, c_.LayerWindow(l));
   be_.AttentionForward(s, Ptr(L.q), Ptr(L.k), Ptr(L.v), Ptr(A.dtmp), Ptr(L.probs));
   Note("attention", l, "attn_out", Ptr(A.dtmp), {rows, H, T, hd});
   be_.MergeHeads(Ptr(A.dtmp), Ptr(L.att), rows, T, H, hd);
@@ -326,6 +341,7 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
                                 Activations& A, ParameterSet& g) {
   const int64_t rows = b.rows, T = b.seq, N = rows * T;
   const int64_t d = c_.d_model, H = c_.n_heads, hd = c_.head_dim(), ff = c_.d_ff;
+  const int64_t Hkv = c_.kv_heads(), kvd = c_.kv_dim();
   Activations::Layer& L = A.Work(l);
   const float* x_in = Ptr(A.layers_[l].x_in);
   const LayerParams& P = p.layers[l];
@@ -367,20 +383,21 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
   Note("matmul", l, "d_att", Ptr(A.dx2), {N, d});
   Note("matmul", l, "g.wo", Data(G.wo), {d, d});
   be_.SplitHeads(Ptr(A.dx2), Ptr(A.dtmp), rows, T, H, hd);
-  const repops::AttentionShape s = A.Shape(b, H, hd, c_.LayerWindow(l));
+  const repops::AttentionShape s = A.Shape(b, H, Hkv, hd, c_.LayerWindow(l));
   be_.AttentionBackward(s, Ptr(L.q), Ptr(L.k), Ptr(L.v), Ptr(L.probs), Ptr(A.dtmp), Ptr(A.dq),
                         Ptr(A.dk), Ptr(A.dv));
   Note("attention_bwd", l, "dQ", Ptr(A.dq), {rows, H, T, hd});
-  Note("attention_bwd", l, "dK", Ptr(A.dk), {rows, H, T, hd});
-  Note("attention_bwd", l, "dV", Ptr(A.dv), {rows, H, T, hd});
+  Note("attention_bwd", l, "dK", Ptr(A.dk), {rows, Hkv, T, hd});
+  Note("attention_bwd", l, "dV", Ptr(A.dv), {rows, Hkv, T, hd});
   be_.RopeApply(Ptr(A.dq), N * H, hd, A.pos_heads.data<int32_t>(), rope_.view, true);
   Note("rope_bwd", l, "dQ_rope", Ptr(A.dq), {rows, H, T, hd});
-  be_.RopeApply(Ptr(A.dk), N * H, hd, A.pos_heads.data<int32_t>(), rope_.view, true);
-  Note("rope_bwd", l, "dK_rope", Ptr(A.dk), {rows, H, T, hd});
+  be_.RopeApply(Ptr(A.dk), N * Hkv, hd, A.KeyPositions(), rope_.view, true);
+  Note("rope_bwd", l, "dK_rope", Ptr(A.dk), {rows, Hkv, T, hd});
   // Each projection's gradient in turn: heads -> [N, d] in dx2, its weight gradient, and its
   // share of d loss / d h1, summed in the order q, k, v.
   struct Proj {
     Matrix m;
+    int64_t heads;
     float* dheads;
     const float* raw;
     const float* rstd;
@@ -389,21 +406,23 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
     const char *norm_name, *grad_name;
   };
   const Proj projs[3] = {
-      {Matrix::kQ, Ptr(A.dq), Ptr(L.q_raw), Ptr(L.rstd_q), P.wq, G.wq, "dQ_norm", "g.wq"},
-      {Matrix::kK, Ptr(A.dk), Ptr(L.k_raw), Ptr(L.rstd_k), P.wk, G.wk, "dK_norm", "g.wk"},
-      {Matrix::kV, Ptr(A.dv), nullptr, nullptr, P.wv, G.wv, nullptr, "g.wv"}};
+      {Matrix::kQ, H, Ptr(A.dq), Ptr(L.q_raw), Ptr(L.rstd_q), P.wq, G.wq, "dQ_norm", "g.wq"},
+      {Matrix::kK, Hkv, Ptr(A.dk), Ptr(L.k_raw), Ptr(L.rstd_k), P.wk, G.wk, "dK_norm", "g.wk"},
+      {Matrix::kV, Hkv, Ptr(A.dv), nullptr, nullptr, P.wv, G.wv, nullptr, "g.wv"}};
   for (int i = 0; i < 3; ++i) {
     const Proj& pr = projs[i];
+    const int64_t width = pr.heads * hd;  // d for q, kv_dim for k and v
     const float* heads = pr.dheads;
     if (c_.qk_norm && pr.raw != nullptr) {
-      be_.RmsNormBackward(pr.dheads, pr.raw, nullptr, pr.rstd, N * H, hd, Ptr(A.dtmp), nullptr);
-      Note("rmsnorm_bwd", l, pr.norm_name, Ptr(A.dtmp), {rows, H, T, hd});
+      be_.RmsNormBackward(pr.dheads, pr.raw, nullptr, pr.rstd, N * pr.heads, hd, Ptr(A.dtmp),
+                          nullptr);
+      Note("rmsnorm_bwd", l, pr.norm_name, Ptr(A.dtmp), {rows, pr.heads, T, hd});
       heads = Ptr(A.dtmp);
     }
-    be_.MergeHeads(heads, Ptr(A.dx2), rows, T, H, hd);
+    be_.MergeHeads(heads, Ptr(A.dx2), rows, T, pr.heads, hd);
     lin.Backward(l, pr.m, LayerInput::kH1, Ptr(L.h1), Ptr(A.dx2), Data(pr.w), Ptr(A.dh1),
-                 MutData(pr.gw), N, d, d, /*accumulate=*/i > 0);
-    Note("matmul", l, pr.grad_name, Data(pr.gw), {d, d});
+                 MutData(pr.gw), N, d, width, /*accumulate=*/i > 0);
+    Note("matmul", l, pr.grad_name, Data(pr.gw), {d, width});
   }
   Note("matmul", l, "d_h1", Ptr(A.dh1), {N, d});
   be_.RmsNormBackward(Ptr(A.dh1), x_in, Data(P.attn_norm), Ptr(L.rstd1), N, d, Ptr(A.dtmp),

@@ -4,7 +4,8 @@
 //   x0   = RMSNorm(x0, g_e)                  (embed_norm)
 //   per layer l:
 //     h1 = RMSNorm(x, g_attn)                [N, d]
-//     q,k,v = h1·Wq, h1·Wk, h1·Wv            [N, d] -> heads [rows, H, T, hd]
+//     q,k,v = h1·Wq, h1·Wk, h1·Wv            q [N, d] -> [rows, H, T, hd]; k, v [N, Hkv·hd] ->
+//                                             [rows, Hkv, T, hd] (Hkv = n_kv_heads, dividing H)
 //                                             (every block matrix product fp32 or int8 QAT:
 //                                              model/linear_layers.h)
 //     q,k = RMSNorm_hd(q), RMSNorm_hd(k)      (qk_norm, no gain)
@@ -69,13 +70,18 @@ class Activations {
     Buffer x_in, rstd1, h1, q_raw, k_raw, rstd_q, rstd_k, q, k, v, probs, att, x_mid, rstd2, h2, a,
         b, act;
   };
-  // The attention shape of batch b (its masks on the device) for heads of hd, with `window`.
-  repops::AttentionShape Shape(const BatchView& b, int64_t heads, int64_t hd,
+  // The attention shape of batch b (its masks on the device) for `heads` query and `kv_heads`
+  // key/value heads of hd, with `window`.
+  repops::AttentionShape Shape(const BatchView& b, int64_t heads, int64_t kv_heads, int64_t hd,
                                int64_t window) const {
     const int32_t* docs = b.doc_ids ? doc_ids.data<int32_t>() : nullptr;
     const auto* valid =
         b.key_valid ? reinterpret_cast<const uint8_t*>(key_valid.data<int8_t>()) : nullptr;
-    return {b.rows, heads, b.seq, hd, window, docs, valid};
+    return {b.rows, heads, b.seq, hd, window, docs, valid, kv_heads};
+  }
+  // The RoPE position of each key row [rows, Hkv, T] (the queries' [rows, H, T] when Hkv = H).
+  const int32_t* KeyPositions() const {
+    return (pos_kv_heads.numel() > 0 ? pos_kv_heads : pos_heads).data<int32_t>();
   }
   // The buffers bytes() counts, in one list.
   std::vector<const Buffer*> AllBuffers() const;
@@ -88,8 +94,9 @@ class Activations {
   Layer work_;  // with recomputation: the one layer's activations (its x_in unused)
   Buffer emb, rstd_e, x_final, rstd_f, hf, logits, lse;
   // The micro-batch on the device: inputs, labels, doc_ids [rows, T] (int32), key_valid
-  // [rows, T] (uint8, as int8), and the RoPE position of each [rows, H, T] row (int32).
-  Buffer inputs, labels, doc_ids, key_valid, pos_heads;
+  // [rows, T] (uint8, as int8), and the RoPE position of each [rows, H, T] query row and, with
+  // grouped-query attention, of each [rows, Hkv, T] key row (int32).
+  Buffer inputs, labels, doc_ids, key_valid, pos_heads, pos_kv_heads;
   std::vector<int32_t> host_pos_heads_;  // pos_heads as assembled on the host
   LinearLayers linear;                   // the block matrices' products (int8: quantized operands)
   // Backward scratch.

@@ -69,6 +69,7 @@ void ReadModel(const Reader& rd, const toml::table& root, const std::string& pat
                 "d_model",
                 "n_layers",
                 "n_heads",
+                "n_kv_heads",
                 "d_ff",
                 "max_seq_len",
                 "mlp",
@@ -96,6 +97,7 @@ void ReadModel(const Reader& rd, const toml::table& root, const std::string& pat
   rd.Get(m, "d_model", "model", c.d_model);
   rd.Get(m, "n_layers", "model", c.n_layers);
   rd.Get(m, "n_heads", "model", c.n_heads);
+  rd.Get(m, "n_kv_heads", "model", c.n_kv_heads);
   rd.Get(m, "d_ff", "model", c.d_ff);
   rd.Get(m, "max_seq_len", "model", c.max_seq_len);
   std::string mlp = model::MlpName(c.mlp);

@@ -22,10 +22,25 @@ struct CaseSpec {
 // windows, so one replica's micro-batch holds a padding row).
 // int8_1x1x2 and int8_fp32bw_3x2x2: those two recipes with int8 QAT of the block matrices,
 // the backward GEMMs in int8 and in fp32 respectively; int8_learned_1x1x2 the first with learned
-// LSQ step sizes (the drift ablation).
+// LSQ step sizes (the drift ablation). gqa_1x1x2: mesh_1x1x2 with grouped-query attention (4
+// query heads on 2 key/value heads); mqa_3x2x2: mesh_3x2x2 with multi-query attention (4 query
+// heads on 1), its K/V matrices sharded.
 const CaseSpec kCases[] = {
     {"mesh_1x1x2", 4, 2, 4}, {"mesh_3x2x2", 12, 1, 3},        {"lifecycle_2x1x1", 4, 2, 5, true},
-    {"int8_1x1x2", 4, 2, 4}, {"int8_fp32bw_3x2x2", 12, 1, 3}, {"int8_learned_1x1x2", 4, 2, 4}};
+    {"int8_1x1x2", 4, 2, 4}, {"int8_fp32bw_3x2x2", 12, 1, 3}, {"int8_learned_1x1x2", 4, 2, 4},
+    {"gqa_1x1x2", 4, 2, 4},  {"mqa_3x2x2", 12, 1, 3}};
+
+// `base`'s recipe text with its 2 attention heads replaced by `heads` query heads on `kv_heads`
+// key/value heads.
+std::string WithKvHeads(const std::string& base, int heads, int kv_heads) {
+  const std::string from = "n_heads = 2\n";
+  std::string text = base;
+  const size_t at = text.find(from);
+  TRAIL_CHECK(at != std::string::npos, "golden recipe without n_heads = 2");
+  return text.replace(
+      at, from.size(),
+      "n_heads = " + std::to_string(heads) + "\nn_kv_heads = " + std::to_string(kv_heads) + "\n");
+}
 
 const CaseSpec& Spec(const std::string& name) {
   for (const CaseSpec& c : kCases) {
@@ -44,6 +59,8 @@ std::string GoldenRecipeText(const std::string& name) {
   if (name == "int8_learned_1x1x2") {
     return GoldenRecipeText("int8_1x1x2") + "step_size = \"learned\"\n";
   }
+  if (name == "gqa_1x1x2") return WithKvHeads(GoldenRecipeText("mesh_1x1x2"), 4, 2);
+  if (name == "mqa_3x2x2") return WithKvHeads(GoldenRecipeText("mesh_3x2x2"), 4, 1);
   if (name == "int8_fp32bw_3x2x2") {
     return GoldenRecipeText("mesh_3x2x2") + "[quant]\nlinear = \"int8-lsq\"\nbackward = \"fp32\"\n";
   }

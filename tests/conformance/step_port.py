@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Four golden training runs recomputed, step by step, from the specification alone.
+"""The golden training runs recomputed, step by step, from the specification alone.
 
 A second implementation of docs/step.md with docs/repops.md's ops (§1 binary32 with FMA where
 written, §2 canonical reductions, §3 GEMM chains, §4 trail's Exp/Log/Tanh/Sin/Cos, §5 the layer
@@ -7,11 +7,12 @@ ops and int8 linear layers, §6 Philox, §7 state hashes) in numpy, written from
 using no trail code or library (a maintainer wrote it; an outside port from the docs is the real
 test). Its inputs are each case's recipe (tests/conformance/vectors/training/<case>.toml,
 defaults from step.md §1) and the micro-batches rebuilt from the stream spec (check_vectors.py,
-stream_port.py). For all six golden runs — mesh_1x1x2 (SwiGLU, QK-norm, embedding norm,
+stream_port.py). For all eight golden runs — mesh_1x1x2 (SwiGLU, QK-norm, embedding norm,
 windows, tied head, z-loss), mesh_3x2x2 (GELU, untied head, 3 replicas x 2 shards x 2
 micro-batches, weight decay, WSD, the spike protocol armed), both in int8 QAT (int8 and fp32
 backward GEMMs), int8 with learned LSQ step sizes, and lifecycle_2x1x1 (a mixture phase, a
-length switch to L = 24, a batch-size change and padding rows) — it initializes the
+length switch to L = 24, a batch-size change and padding rows), and gqa_1x1x2 and mqa_3x2x2
+(grouped-query and multi-query attention) — it initializes the
 parameters, runs every step's micro-batches forward and backward, folds the logical ranks
 (shard sums, TreeFold), skips, clips and applies AdamW, and checks: the initial tensors and
 state hash; for mesh_1x1x2's step 0 every operation's output digest in the trace (the first
@@ -352,14 +353,16 @@ def key_range(t, window):
 
 
 def attention(q, k, v, allowed, window):
-    """q, k, v [rows, H, T, hd]; allowed [rows, T, T]. Returns out and the probabilities P."""
+    """q [rows, H, T, hd]; k, v [rows, Hkv, T, hd] (query head h reads K/V head h // (H/Hkv));
+    allowed [rows, T, T]. Returns out and the probabilities P."""
     rows, H, T, hd = q.shape
+    G = H // k.shape[1]
     sigma = F(1) / np.sqrt(F(hd))
     out = np.zeros_like(q)
     P = np.zeros((rows, H, T, T), np.float32)
     for r in range(rows):
         for h in range(H):
-            scores = matmul_bt(q[r, h], k[r, h]) * sigma
+            scores = matmul_bt(q[r, h], k[r, h // G]) * sigma
             for t in range(T):
                 if not allowed[r, t].any():
                     continue  # no allowed key: P row 0, out +0
@@ -367,17 +370,20 @@ def attention(q, k, v, allowed, window):
                 srow = np.where(allowed[r, t, lo:t + 1], scores[t, lo:t + 1], F(-np.inf))
                 e = exp(srow - rmax(srow))
                 P[r, h, t, lo:t + 1] = e * (F(1) / rsum(e))
-            out[r, h] = matmul(P[r, h], v[r, h]) + F(0)
+            out[r, h] = matmul(P[r, h], v[r, h // G]) + F(0)
     return out, P
 
 
 def attention_bwd(q, k, v, P, dout, allowed, window):
+    """dk, dv of K/V head g: its query heads' shares summed in ascending head order."""
     rows, H, T, hd = q.shape
+    G = H // k.shape[1]
     sigma = F(1) / np.sqrt(F(hd))
     dq, dk, dv = np.zeros_like(q), np.zeros_like(k), np.zeros_like(v)
     for r in range(rows):
         for h in range(H):
-            dP = np.where(allowed[r], matmul_bt(dout[r, h], v[r, h]), F(0))
+            g = h // G
+            dP = np.where(allowed[r], matmul_bt(dout[r, h], v[r, g]), F(0))
             dS = np.zeros((T, T), np.float32)
             for t in range(T):
                 if not allowed[r, t].any():
@@ -385,9 +391,12 @@ def attention_bwd(q, k, v, P, dout, allowed, window):
                 lo = key_range(t, window)
                 D = _dot(P[r, h, t, lo:t + 1], dP[t, lo:t + 1])
                 dS[t] = np.where(allowed[r, t], (P[r, h, t] * (dP[t] - D)) * sigma, F(0))
-            dq[r, h] = matmul(dS, k[r, h]) + F(0)
-            dk[r, h] = matmul_at(dS, q[r, h]) + F(0)
-            dv[r, h] = matmul_at(P[r, h], dout[r, h]) + F(0)
+            dq[r, h] = matmul(dS, k[r, g]) + F(0)
+            dk_h = matmul_at(dS, q[r, h]) + F(0)
+            dv_h = matmul_at(P[r, h], dout[r, h]) + F(0)
+            first = h % G == 0
+            dk[r, g] = dk_h if first else dk[r, g] + dk_h
+            dv[r, g] = dv_h if first else dv[r, g] + dv_h
     return dq, dk, dv
 
 
@@ -489,7 +498,7 @@ def lsq_gradient(dw, qw, v, clipped, K):
 
 
 # ---- docs/step.md §1–2: the recipe and the parameters ------------------------------------------
-DEFAULTS = {"d_model": 128, "n_layers": 4, "n_heads": 4, "d_ff": 384, "max_seq_len": 256,
+DEFAULTS = {"d_model": 128, "n_layers": 4, "n_heads": 4, "n_kv_heads": 0, "d_ff": 384, "max_seq_len": 256,
             "mlp": "swiglu", "norm_gain": True, "embed_norm": False, "qk_norm": False,
             "tied_embeddings": True, "norm_eps": 1e-5, "rope_theta": 10000.0, "z_loss": 0.0,
             "attention_window": 0, "full_attention_every": 0, "full_attention_last": True,
@@ -525,7 +534,8 @@ def param_shapes(c):
         p = "layers.%d." % l
         if c["norm_gain"]:
             out.append((p + "attn_norm.gain", (d,)))
-        out += [(p + "attn.w" + x, (d, d)) for x in "qkvo"]
+        kvd = (c["n_kv_heads"] or c["n_heads"]) * (d // c["n_heads"])  # k and v: Hkv heads
+        out += [(p + "attn.w" + x, (d, kvd if x in "kv" else d)) for x in "qkvo"]
         if c["norm_gain"]:
             out.append((p + "mlp_norm.gain", (d,)))
         out.append((p + ("mlp.w_gate" if swiglu else "mlp.w_in"), (d, ff)))
@@ -586,6 +596,7 @@ class MicroBatch:
         self.c, self.P, self.rope_t, self.note = c, P, rope_t, note
         self.rows, self.T = len(rows_in), len(rows_in[0]["inputs"])
         self.N, self.H = self.rows * self.T, c["n_heads"]
+        self.Hkv = c["n_kv_heads"] or self.H
         arr = lambda key: np.array([r[key] for r in rows_in], np.int64)  # noqa: E731
         self.inputs, self.labels = arr("inputs").reshape(-1), arr("labels").reshape(-1)
         self.doc, self.pos, self.valid = arr("doc_ids"), arr("positions"), arr("key_valid")
@@ -628,7 +639,8 @@ class MicroBatch:
         for m in "qkv":
             proj[m] = lin.forward(A["h1"], p + "attn.w" + m)
             note("matmul", l, m + "_proj", proj[m])
-        q, k, v = (heads(proj[m], self.rows, self.T, self.H) for m in "qkv")
+        q = heads(proj["q"], self.rows, self.T, self.H)
+        k, v = (heads(proj[m], self.rows, self.T, self.Hkv) for m in "kv")
         if self.c["qk_norm"]:
             A["q_raw"], A["k_raw"] = q, k
             q, A["rstd_q"] = rmsnorm(q, None, self.eps)
@@ -745,7 +757,7 @@ class MicroBatch:
                 hd = dheads.shape[-1]
                 dheads, _ = rmsnorm_bwd(dheads.reshape(-1, hd), A[m + "_raw"].reshape(-1, hd),
                                         None, A["rstd_" + m].reshape(-1))
-                dheads = dheads.reshape(self.rows, self.H, self.T, hd)
+                dheads = dheads.reshape(self.rows, -1, self.T, hd)
                 note("rmsnorm_bwd", l, "d%s_norm" % m.upper(), dheads)
             dy = merge(dheads)
             dh1 = lin.backward(A["h1"], dy, p + "attn.w" + m, G, dh1)
@@ -1006,7 +1018,9 @@ def check_trace(name, trace, got):
 
 
 if __name__ == "__main__":
-    for case in ("mesh_1x1x2", "mesh_3x2x2", "int8_1x1x2", "int8_fp32bw_3x2x2",
-                 "int8_learned_1x1x2", "lifecycle_2x1x1"):
+    cases = ("mesh_1x1x2", "mesh_3x2x2", "int8_1x1x2", "int8_fp32bw_3x2x2",
+             "int8_learned_1x1x2", "lifecycle_2x1x1", "gqa_1x1x2", "mqa_3x2x2")
+    for case in cases:
         check_run(sys.argv[1], sys.argv[2], case)
-    print("step port: all six golden training runs, step by step, from the specification alone")
+    print("step port: all %d golden training runs, step by step, from the specification alone"
+          % len(cases))

@@ -103,6 +103,7 @@ def forward(cfg, P, batch):
     rows, T = inputs.shape
     d, H = cfg["d_model"], cfg["n_heads"]
     hd, eps = d // H, cfg["norm_eps"]
+    Hkv = cfg.get("n_kv_heads", 0) or H  # grouped-query attention: H / Hkv queries per K/V head
     g = lambda name: P.get(name)
     x = P["embed"][inputs]  # [rows, T, d]
     if cfg["embed_norm"]:
@@ -110,11 +111,14 @@ def forward(cfg, P, batch):
     for l in range(cfg["n_layers"]):
         p = "layers.%d." % l
         h = rmsnorm(x, g(p + "attn_norm.gain"), eps)
-        heads = lambda w: (h @ P[w]).view(rows, T, H, hd).transpose(1, 2)
-        q, k, v = heads(p + "attn.wq"), heads(p + "attn.wk"), heads(p + "attn.wv")
+        heads = lambda w, n: (h @ P[w]).view(rows, T, n, hd).transpose(1, 2)
+        q = heads(p + "attn.wq", H)
+        k, v = heads(p + "attn.wk", Hkv), heads(p + "attn.wv", Hkv)
         if cfg["qk_norm"]:
             q, k = rmsnorm(q, None, eps), rmsnorm(k, None, eps)
         q, k = rope(q, pos, cfg["rope_theta"]), rope(k, pos, cfg["rope_theta"])
+        # Query head i reads K/V head i // (H / Hkv), as transformers' repeat_kv does.
+        k, v = k.repeat_interleave(H // Hkv, dim=1), v.repeat_interleave(H // Hkv, dim=1)
         a = attention(q, k, v, layer_window(cfg, l), doc, valid)
         x = x + a.transpose(1, 2).reshape(rows, T, d) @ P[p + "attn.wo"]
         h = rmsnorm(x, g(p + "mlp_norm.gain"), eps)
