@@ -19,8 +19,9 @@
 # `trail export`:
 #   - the Hugging Face folder holds config.json (LlamaForCausalLM), the weights, the tokenizer;
 #   - llama.cpp (node-llama-cpp@3.21.1 from assets/llama, x86-64) reads the GGUF of this llama
-#     model (f32 and f16) and of a qwen3 one (QK-norm): tests/llama_cpp_check.mjs compares
-#     tokens, next-token probabilities and the greedy continuation with trail's.
+#     model (f32 and f16), of a qwen3 one (QK-norm) and of both with grouped-query attention:
+#     tests/llama_cpp_check.mjs compares tokens, next-token probabilities and the greedy
+#     continuation with trail's.
 set -euo pipefail
 trail=$1; assets=$2; olmes=${3:-}; probe=${4:-}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -241,10 +242,14 @@ else
     node "$here/llama_cpp_check.mjs" "$assets/llama" "$gguf" text.txt "$gguf.text" \
       "$gguf.gen.json" "$gguf.greedy" || fail "llama.cpp on $gguf"
   }
-  # Models whose context holds the 256 tokens compared: Llama's features, and Qwen3's (QK-norm).
+  # Models whose context holds the 256 tokens compared: Llama's features, Qwen3's (QK-norm), and
+  # each with grouped-query attention (head_count_kv 2 and 1 of 4 heads; llama's k rows are
+  # interleaved per key/value head).
   recipe 30 | sed 's/^max_seq_len = 128$/max_seq_len = 256/' > llama.toml
   sed 's/^init_seed = 1$/init_seed = 1\nqk_norm = true/' llama.toml > qwen3.toml
-  for r in llama qwen3; do
+  sed 's/^n_heads = 2$/n_heads = 4\nn_kv_heads = 2/' llama.toml > llama-gqa.toml
+  sed 's/^n_heads = 2$/n_heads = 4\nn_kv_heads = 1/' qwen3.toml > qwen3-mqa.toml
+  for r in llama qwen3 llama-gqa qwen3-mqa; do
     "$trail" train --recipe $r.toml --data manifest.json --run $r --threads 2 > $r.out 2>&1 \
       || { cat $r.out; fail "training $r"; }
   done
@@ -254,6 +259,10 @@ else
   llama_check llama llama-f16.gguf
   "$trail" export --run qwen3 --format gguf --out qwen3.gguf | grep -q "as qwen3" || fail "not qwen3"
   llama_check qwen3 qwen3.gguf
+  for r in llama-gqa qwen3-mqa; do
+    "$trail" export --run $r --format gguf --out $r.gguf > /dev/null
+    llama_check $r $r.gguf
+  done
 fi
 if [ -n "$llama_skipped" ]; then
   echo "SKIP: $llama_skipped (every other check passed)"

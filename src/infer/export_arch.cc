@@ -62,6 +62,7 @@ std::vector<ExportTensor> ExportTensors(const model::ModelConfig& c, const model
                                         const ExportArchitecture& arch) {
   repops::Backend& be = p.backend();
   const int64_t d = c.d_model, ff = c.d_ff, V = c.vocab_size, hd = c.head_dim();
+  const int64_t kvd = c.kv_dim();  // k and v: num_key_value_heads · head_dim rows
   std::vector<ExportTensor> out;
   auto ones = [](int64_t n) { return std::vector<float>(static_cast<size_t>(n), 1.0f); };
   auto norm = [&](const DeviceTensor* g) { return g ? Host(g, be) : ones(d); };
@@ -75,8 +76,8 @@ std::vector<ExportTensor> ExportTensors(const model::ModelConfig& c, const model
     const std::string pre = "model.layers." + std::to_string(l) + ".";
     out.push_back({pre + "input_layernorm.weight", {d}, norm(L.attn_norm), l, "attn_norm"});
     out.push_back({pre + "self_attn.q_proj.weight", {d, d}, proj(L.wq, d, d), l, "q"});
-    out.push_back({pre + "self_attn.k_proj.weight", {d, d}, proj(L.wk, d, d), l, "k"});
-    out.push_back({pre + "self_attn.v_proj.weight", {d, d}, proj(L.wv, d, d), l, "v"});
+    out.push_back({pre + "self_attn.k_proj.weight", {kvd, d}, proj(L.wk, d, kvd), l, "k"});
+    out.push_back({pre + "self_attn.v_proj.weight", {kvd, d}, proj(L.wv, d, kvd), l, "v"});
     out.push_back({pre + "self_attn.o_proj.weight", {d, d}, proj(L.wo, d, d), l, "o"});
     if (arch.qk_norm) {
       out.push_back({pre + "self_attn.q_norm.weight", {hd}, ones(hd), l, "q_norm"});

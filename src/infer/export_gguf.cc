@@ -111,7 +111,7 @@ ExportWritten ExportGguf(const model::ModelConfig& c, const model::ParameterSet&
   g.AddU32(arch + ".block_count", static_cast<uint32_t>(c.n_layers));
   g.AddU32(arch + ".feed_forward_length", static_cast<uint32_t>(c.d_ff));
   g.AddU32(arch + ".attention.head_count", static_cast<uint32_t>(c.n_heads));
-  g.AddU32(arch + ".attention.head_count_kv", static_cast<uint32_t>(c.n_heads));
+  g.AddU32(arch + ".attention.head_count_kv", static_cast<uint32_t>(c.kv_heads()));
   g.AddU32(arch + ".attention.key_length", static_cast<uint32_t>(c.head_dim()));
   g.AddU32(arch + ".attention.value_length", static_cast<uint32_t>(c.head_dim()));
   g.AddU32(arch + ".rope.dimension_count", static_cast<uint32_t>(c.head_dim()));
@@ -123,7 +123,8 @@ ExportWritten ExportGguf(const model::ModelConfig& c, const model::ParameterSet&
   for (ExportTensor& t : ExportTensors(c, p, a)) {
     ++tensors;
     if (arch == "llama" && (t.role == "q" || t.role == "k")) {
-      t.data = InterleaveRotaryRows(t.data, c.n_heads, c.head_dim(), c.d_model);
+      const int64_t heads = t.role == "q" ? c.n_heads : c.kv_heads();
+      t.data = InterleaveRotaryRows(t.data, heads, c.head_dim(), c.d_model);
     }
     const std::vector<int64_t> ne(t.shape.rbegin(), t.shape.rend());  // HF [out, in] -> (in, out)
     const bool half = type == "f16" && ne.size() == 2;

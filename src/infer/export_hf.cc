@@ -22,7 +22,7 @@ nlohmann::json ConfigJson(const model::ModelConfig& c, const ExportArchitecture&
                       {"intermediate_size", c.d_ff},
                       {"num_hidden_layers", c.n_layers},
                       {"num_attention_heads", c.n_heads},
-                      {"num_key_value_heads", c.n_heads},
+                      {"num_key_value_heads", c.kv_heads()},
                       {"head_dim", c.head_dim()},
                       {"hidden_act", "silu"},
                       {"max_position_embeddings", c.max_seq_len},

@@ -104,6 +104,16 @@ TEST(ExportHf, Qwen3WithQkNormAndSlidingWindows) {
   EXPECT_GT(ReferenceError(c, true), kWrong);
 }
 
+// Grouped-query attention: num_key_value_heads 2 (Llama) and 1 (Qwen3) of 4 query heads.
+TEST(ExportHf, GroupedQueryAttention) {
+  model::ModelConfig c = Base(Tok().k.vocab_size);
+  c.n_kv_heads = 2;
+  EXPECT_LT(ReferenceError(c, false), kAgree);
+  EXPECT_GT(ReferenceError(c, true), kWrong);
+  c.n_kv_heads = 1, c.qk_norm = true;
+  EXPECT_LT(ReferenceError(c, false), kAgree);
+}
+
 void ExpectRefused(const model::ModelConfig& c, ExportFormat f, const std::string& part) {
   try {
     ChooseArchitecture(c, f);

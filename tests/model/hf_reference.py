@@ -53,6 +53,7 @@ def main():
     w = {k: torch.tensor(v, dtype=torch.float64) for k, v in raw.items()}
     ids = torch.tensor(json.load(open(ids_path)), dtype=torch.long)
     H, hd, eps = cfg["num_attention_heads"], cfg["head_dim"], cfg["rms_norm_eps"]
+    Hkv = cfg.get("num_key_value_heads", H)  # query head i reads K/V head i // (H / Hkv)
     qwen3 = cfg["model_type"] == "qwen3"
     T = ids.shape[0]
     inv = cfg["rope_theta"] ** (-torch.arange(0, hd, 2, dtype=torch.float64) / hd)
@@ -63,17 +64,19 @@ def main():
     for layer in range(cfg["num_hidden_layers"]):
         p = "model.layers.%d." % layer
         if "--interleave-qk" in sys.argv:
-            for m in ("q_proj", "k_proj"):
-                w[p + "self_attn.%s.weight" % m] = interleave(w[p + "self_attn.%s.weight" % m], H)
+            for m, heads in (("q_proj", H), ("k_proj", Hkv)):
+                name = p + "self_attn.%s.weight" % m
+                w[name] = interleave(w[name], heads)
         h = rms_norm(x, w[p + "input_layernorm.weight"], eps)
         q = (h @ w[p + "self_attn.q_proj.weight"].T).view(T, H, hd)
-        k = (h @ w[p + "self_attn.k_proj.weight"].T).view(T, H, hd)
-        v = (h @ w[p + "self_attn.v_proj.weight"].T).view(T, H, hd)
+        k = (h @ w[p + "self_attn.k_proj.weight"].T).view(T, Hkv, hd)
+        v = (h @ w[p + "self_attn.v_proj.weight"].T).view(T, Hkv, hd)
         if qwen3:
             q = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps)
             k = rms_norm(k, w[p + "self_attn.k_norm.weight"], eps)
         q = q * cos[:, None, :] + rotate_half(q) * sin[:, None, :]
         k = k * cos[:, None, :] + rotate_half(k) * sin[:, None, :]
+        k, v = k.repeat_interleave(H // Hkv, dim=1), v.repeat_interleave(H // Hkv, dim=1)
         allowed = t_idx[None, :] <= t_idx[:, None]
         if qwen3 and cfg.get("layer_types", [None] * 1000)[layer] == "sliding_attention":
             allowed &= (t_idx[:, None] - t_idx[None, :]) < cfg["sliding_window"]
