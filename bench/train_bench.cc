@@ -7,7 +7,8 @@
 //               [DEVICE]
 // The third argument is the block matrices' arithmetic. OPTIONS, comma-separated: `profile`, a
 // table of where the step's time goes (by operation and output, summed over layers) on stderr;
-// `recompute`, the recipe with [train] recompute = "layers" (activation recomputation). The
+// `recompute`, the recipe with [train] recompute = "layers" (activation recomputation); `kv=N`,
+// grouped-query attention with N key/value heads (config B has 6 query heads). The
 // fifth picks the model: configuration B above, or the gpt2-small preset (12 × 768, vocabulary
 // 50257) at T = 128, B = 8 (gpt2-1024: at T = 1024, the GPU benchmark's shape), then without
 // the mesh measurement. DEVICE (default cpu) is where the step runs, e.g. cuda.
@@ -90,9 +91,13 @@ BenchModel ModelOf(const std::string& name, int replicas, int shards, const std:
 
 Timing TimeSteps(const std::string& dir, int micro, int replicas, int shards, int steps,
                  const std::string& quant, const std::string& model, const Device& device,
-                 bool recompute, OpClock* clock = nullptr) {
+                 bool recompute, int64_t kv_heads, OpClock* clock = nullptr) {
   BenchModel bm = ModelOf(model, replicas, shards, quant);
   if (recompute) bm.recipe += "[train]\nrecompute = \"layers\"\n";
+  if (kv_heads > 0) {  // right after the [model] header
+    const size_t at = bm.recipe.find("[model]\n") + 8;
+    bm.recipe.insert(at, "n_kv_heads = " + std::to_string(kv_heads) + "\n");
+  }
   data::StreamConfig sc;
   sc.seed = 1;
   sc.seq_len = bm.seq_len;
@@ -136,6 +141,8 @@ int main(int argc, char** argv) {
   const std::string options = argc > 4 ? argv[4] : "-";
   const bool profile = options.find("profile") != std::string::npos;
   const bool recompute = options.find("recompute") != std::string::npos;
+  const size_t kv_at = options.find("kv=");
+  const int64_t kv_heads = kv_at == std::string::npos ? 0 : std::atoll(options.c_str() + kv_at + 3);
   const std::string model = argc > 5 ? argv[5] : "B";
   if (model != "B" && model != "gpt2-small" && model != "gpt2-1024") {
     std::fprintf(stderr, "train_bench: the model must be B, gpt2-small or gpt2-1024\n");
@@ -143,15 +150,15 @@ int main(int argc, char** argv) {
   }
   const Device device = ParseDevice(argc > 6 ? argv[6] : "cpu");
   OpClock clock;
-  const Timing flat = TimeSteps(a.path(), 8, 1, 1, steps, quant, model, device, recompute,
+  const Timing flat = TimeSteps(a.path(), 8, 1, 1, steps, quant, model, device, recompute, kv_heads,
                                 profile ? &clock : nullptr);
   if (profile) clock.Print(flat.median, steps);
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   const double peak_mb = double(ru.ru_maxrss) / 1024.0;
-  const Timing mesh = model == "B"
-                          ? TimeSteps(b.path(), 2, 2, 2, steps, quant, model, device, recompute)
-                          : Timing{flat.median, 0, 0};
+  const Timing mesh =
+      model == "B" ? TimeSteps(b.path(), 2, 2, 2, steps, quant, model, device, recompute, kv_heads)
+                   : Timing{flat.median, 0, 0};
   const double tokens = 8.0 * ModelOf(model, 1, 1, "").seq_len;
   const std::string backend =
       device.is_host() ? repops::ActiveKernels().name : repops::MakeBackend(device)->description();
@@ -159,11 +166,12 @@ int main(int argc, char** argv) {
       "{\"model\": \"%s\", \"arithmetic\": \"%s\", \"backend\": \"%s\", \"threads\": %d, "
       "\"step_s\": %.4f, \"tok_s\": %.1f, "
       "\"hash_s\": %.4f, \"hash_share\": %.4f, \"peak_rss_mb\": %.1f, "
-      "\"activations_mb\": %.1f, \"recompute\": %s, "
+      "\"activations_mb\": %.1f, \"recompute\": %s, \"kv_heads\": %lld, "
       "\"mesh_2x2_step_s\": %.4f, \"mesh_overhead\": %.4f}\n",
       model.c_str(), mode.c_str(), backend.c_str(), threads, flat.median, tokens / flat.median,
       flat.hash, flat.hash / flat.median, peak_mb, double(flat.activation_bytes) / 1048576.0,
-      recompute ? "true" : "false", mesh.median, mesh.median / flat.median - 1.0);
+      recompute ? "true" : "false", static_cast<long long>(kv_heads), mesh.median,
+      mesh.median / flat.median - 1.0);
   ShutdownKernelPool();
   return 0;
 }

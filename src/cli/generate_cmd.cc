@@ -72,7 +72,8 @@ nlohmann::json ToJson(const GenerateCommand& c, const infer::GenerateRun& r) {
             {"stop", c.stop}}},
           {"backend", r.backend},
           {"prefill_seconds", g.prefill_seconds},
-          {"decode_seconds", g.decode_seconds}};
+          {"decode_seconds", g.decode_seconds},
+          {"kv_cache_bytes", r.cache_bytes}};
 }
 
 }  // namespace

@@ -154,6 +154,7 @@ GenerateRun GenerateFromRun(const TrainedModelOptions& model, const std::string&
   run.step = m.step();
   run.checkpoint_dir = m.checkpoint_dir();
   run.backend = m.backend().description();
+  run.cache_bytes = dec.cache_bytes();
   return run;
 }
 

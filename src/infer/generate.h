@@ -56,6 +56,7 @@ struct GenerateRun {
   Generation generation;
   int64_t step = 0;                     // the checkpoint's
   std::string checkpoint_dir, backend;  // the backend's description
+  int64_t cache_bytes = 0;              // the decoder's KV cache (model::Decoder::cache_bytes)
 };
 GenerateRun GenerateFromRun(const TrainedModelOptions& model, const std::string& prompt,
                             GenerateOptions options,

@@ -55,13 +55,18 @@ Decoder::Decoder(const ModelConfig& c, const ParameterSet& p, repops::Backend& b
 }
 
 int64_t Decoder::bytes() const {
-  size_t n = 0;
-  for (const Cache& L : cache_) n += L.kt.nbytes() + L.v.nbytes();
+  size_t n = static_cast<size_t>(cache_bytes());
   for (const Buffer* b : {&x_, &h_, &q_, &k_, &q_raw_, &k_raw_, &att_, &x_mid_, &a_, &b_, &act_,
                           &rstd_, &logits_, &tokens_, &pos_, &pos_kv_, &head_t_}) {
     n += b->nbytes();
   }
   return static_cast<int64_t>(n) + linear_.bytes();
+}
+
+int64_t Decoder::cache_bytes() const {
+  size_t n = 0;
+  for (const Cache& L : cache_) n += L.kt.nbytes() + L.v.nbytes();
+  return static_cast<int64_t>(n);
 }
 
 void Decoder::Truncate(int64_t length) {

@@ -58,7 +58,8 @@ class Decoder {
   // the capacity would be exceeded, an id is outside the vocabulary or logit_rows is not 1..n.
   TensorView Extend(const int32_t* tokens, int64_t n, int64_t logit_rows = 1);
 
-  int64_t bytes() const;  // device memory held
+  int64_t bytes() const;        // device memory held
+  int64_t cache_bytes() const;  // of it, the keys and values: 2 · layers · capacity · Hkv·hd floats
 
  private:
   void Layer(int64_t l, int64_t n);
