@@ -2,7 +2,8 @@
 # Hugging Face transformers (the peers' environment, scripts/install-peers.sh) reads trail's
 # export of five models trained here on the King James Bible: Llama-style, Qwen3-style
 # (QK-norm), Qwen3-style with sliding-window layers, Llama-style with grouped-query attention
-# (4 query heads on 2 key/value heads) and Qwen3-style with multi-query attention. For each, tests/peers/transformers_check.py
+# (4 query heads on 2 key/value heads) and Qwen3-style with multi-query attention and QK-norm
+# gains. For each, tests/peers/transformers_check.py
 # loads the folder with AutoModelForCausalLM (float32 and float64, eager attention) and
 # AutoTokenizer, offline, and checks the load report, the tokenizer's ids on real multilingual
 # text (the vim tutors in every language they are written in UTF-8, fortunes in German, Russian
@@ -41,7 +42,7 @@ sed 's/^init_seed = 1$/init_seed = 1\nqk_norm = true/' llama.toml > qwen3.toml
 sed 's/^init_seed = 1$/init_seed = 1\nqk_norm = true\nattention_window = 24\nfull_attention_every = 2/' \
   llama.toml > qwen3-sliding.toml
 sed 's/^n_heads = 2$/n_heads = 4\nn_kv_heads = 2/' llama.toml > llama-gqa.toml
-sed 's/^n_heads = 2$/n_heads = 4\nn_kv_heads = 1/' qwen3.toml > qwen3-mqa.toml
+sed 's/^n_heads = 2$/n_heads = 4\nn_kv_heads = 1\nqk_norm_gain = true/' qwen3.toml > qwen3-mqa.toml
 grep -q '^n_kv_heads = 2$' llama-gqa.toml && grep -q '^n_kv_heads = 1$' qwen3-mqa.toml \
   || fail "the grouped-query recipes were not written"
 sed -n 3000,3100p "$assets/text/kjv.txt" > text.txt

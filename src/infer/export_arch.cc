@@ -80,8 +80,9 @@ std::vector<ExportTensor> ExportTensors(const model::ModelConfig& c, const model
     out.push_back({pre + "self_attn.v_proj.weight", {kvd, d}, proj(L.wv, d, kvd), l, "v"});
     out.push_back({pre + "self_attn.o_proj.weight", {d, d}, proj(L.wo, d, d), l, "o"});
     if (arch.qk_norm) {
-      out.push_back({pre + "self_attn.q_norm.weight", {hd}, ones(hd), l, "q_norm"});
-      out.push_back({pre + "self_attn.k_norm.weight", {hd}, ones(hd), l, "k_norm"});
+      auto qk_gain = [&](const DeviceTensor* g) { return g ? Host(g, be) : ones(hd); };
+      out.push_back({pre + "self_attn.q_norm.weight", {hd}, qk_gain(L.q_norm), l, "q_norm"});
+      out.push_back({pre + "self_attn.k_norm.weight", {hd}, qk_gain(L.k_norm), l, "k_norm"});
     }
     out.push_back({pre + "post_attention_layernorm.weight", {d}, norm(L.mlp_norm), l, "mlp_norm"});
     out.push_back({pre + "mlp.gate_proj.weight", {ff, d}, proj(L.w_gate, d, ff), l, "gate"});

@@ -110,7 +110,7 @@ TEST(ExportHf, GroupedQueryAttention) {
   c.n_kv_heads = 2;
   EXPECT_LT(ReferenceError(c, false), kAgree);
   EXPECT_GT(ReferenceError(c, true), kWrong);
-  c.n_kv_heads = 1, c.qk_norm = true;
+  c.n_kv_heads = 1, c.qk_norm = true, c.qk_norm_gain = true;  // Qwen3's q_norm, k_norm gains
   EXPECT_LT(ReferenceError(c, false), kAgree);
 }
 

@@ -28,7 +28,9 @@ struct ModelConfig {
   MlpKind mlp = MlpKind::kSwiGlu;
   bool norm_gain = true;        // RMSNorms (blocks, final, embedding) carry a learned gain
   bool embed_norm = false;      // RMSNorm right after the token embedding
-  bool qk_norm = false;         // gain-free RMSNorm of each head's queries and keys (before RoPE)
+  bool qk_norm = false;         // RMSNorm of each head's queries and keys (before RoPE)
+  bool qk_norm_gain = false;    // with qk_norm: learned gains [hd] (Qwen3's q_norm, k_norm), one
+                                // for queries and one for keys, shared by the heads; else none
   bool tied_embeddings = true;  // LM head = embedding table transposed
   float norm_eps = 1e-5f;
   float rope_theta = 10000.0f;
@@ -84,11 +86,11 @@ const char* QuantStepName(bool learned);                // "recompute", "learned
 // matrices that multiply every token (embedding lookup excluded, LM head included) plus the
 // attention term 6 · n_layers · d_model · (mean keys attended per query) · 2 (scores and values).
 struct ModelCost {
-  int64_t parameters = 0;  // every trained parameter: the sum of the five below
-  int64_t embedding = 0;   // V·d: looked up, not multiplied
-  int64_t blocks = 0;      // L·(2d² + 2d·kv_dim + MLP): attention and MLP matrices
-  int64_t lm_head = 0;     // V·d when untied; 0 when the head is the embedding transposed
-  int64_t norm_gains = 0;
+  int64_t parameters = 0;         // every trained parameter: the sum of the five below
+  int64_t embedding = 0;          // V·d: looked up, not multiplied
+  int64_t blocks = 0;             // L·(2d² + 2d·kv_dim + MLP): attention and MLP matrices
+  int64_t lm_head = 0;            // V·d when untied; 0 when the head is the embedding transposed
+  int64_t norm_gains = 0;         // the RMSNorms' gains, QK-norm's included
   int64_t quant_steps = 0;        // learned int8 step sizes (one per output channel), else 0
   int64_t matmul_parameters = 0;  // what multiplies every token: blocks + the head's V·d
   double flops_per_token = 0;

@@ -136,8 +136,8 @@ void Decoder::Layer(int64_t l, int64_t n) {
   lin.Forward(l, Matrix::kK, LayerInput::kH1, Ptr(h_), Data(P.wk), k_out, n, d, kvd);
   lin.Forward(l, Matrix::kV, LayerInput::kH1, Ptr(h_), Data(P.wv), V, n, d, kvd);
   if (c_.qk_norm) {  // per (token, head) row of hd: the same rows as the forward's split heads
-    be_.RmsNormForward(Ptr(q_raw_), nullptr, c_.norm_eps, n * H, hd, Ptr(q_), Ptr(rstd_));
-    be_.RmsNormForward(Ptr(k_raw_), nullptr, c_.norm_eps, n * Hkv, hd, K, Ptr(rstd_));
+    be_.RmsNormForward(Ptr(q_raw_), Data(P.q_norm), c_.norm_eps, n * H, hd, Ptr(q_), Ptr(rstd_));
+    be_.RmsNormForward(Ptr(k_raw_), Data(P.k_norm), c_.norm_eps, n * Hkv, hd, K, Ptr(rstd_));
   }
   be_.RopeApply(Ptr(q_), n * H, hd, pos_.data<int32_t>(), rope_.view, false);
   be_.RopeApply(K, n * Hkv, hd, key_pos, rope_.view, false);

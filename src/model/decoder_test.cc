@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -47,6 +48,9 @@ std::vector<std::pair<std::string, ModelConfig>> Configs() {
   ModelConfig gqa = open1b;  // 4 query heads on 2 K/V heads: the cache is 2 heads wide
   gqa.n_heads = 4, gqa.n_kv_heads = 2;
   out.push_back({"gqa", gqa});
+  ModelConfig qwen3 = gqa;  // QK-norm with learned gains (CheckConfig sets gains away from 1)
+  qwen3.qk_norm_gain = true;
+  out.push_back({"qwen3_qk_gains", qwen3});
   ModelConfig mqa = gpt2;  // 4 query heads on one K/V head, int8 products
   mqa.n_heads = 4, mqa.n_kv_heads = 1, mqa.linear_quant = LinearQuant::kInt8Lsq;
   out.push_back({"mqa_int8", mqa});
@@ -60,6 +64,18 @@ std::vector<int32_t> Tokens(int64_t T, int64_t vocab) {
 }
 
 // Transformer::Forward's logits [T, V] over one row of the tokens.
+// Every gain away from 1, each tensor its own (through the backend: p may live on a device), so
+// a gain applied in the wrong place shows.
+void SpreadGains(const ModelConfig&, ParameterSet& p, repops::Backend& be) {
+  for (DeviceTensor& t : p.tensors()) {
+    if (t.rank() != 1) continue;
+    std::vector<float> g(static_cast<size_t>(t.numel()));
+    const float phase = float(t.numel() + t.name().size());
+    for (size_t i = 0; i < g.size(); ++i) g[i] = 1.0f + 0.2f * std::sin(phase + float(i));
+    be.CopyFromHost(g.data(), t.view());
+  }
+}
+
 std::vector<float> FullForward(const ModelConfig& c, const ParameterSet& p, repops::Backend& be,
                                const std::vector<int32_t>& tokens) {
   const int64_t T = static_cast<int64_t>(tokens.size());
@@ -113,6 +129,7 @@ void ExpectSameBits(const std::vector<float>& full, const Returned& dec, int64_t
 void CheckConfig(const std::string& name, const ModelConfig& c, repops::Backend& be) {
   ParameterSet p(c, be);
   p.InitRandom(c);
+  SpreadGains(c, p, be);
   const int64_t T = 75, V = c.vocab_size;  // 75 > 64: the attention's query blocks split
   const std::vector<int32_t> tokens = Tokens(T, V);
   const std::vector<float> full = FullForward(c, p, be, tokens);

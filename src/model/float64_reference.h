@@ -26,6 +26,7 @@ inline nlohmann::json ReferenceConfigJson(const ModelConfig& c) {
           {"norm_gain", c.norm_gain},
           {"embed_norm", c.embed_norm},
           {"qk_norm", c.qk_norm},
+          {"qk_norm_gain", c.qk_norm_gain},
           {"tied_embeddings", c.tied_embeddings},
           {"norm_eps", c.norm_eps},
           {"rope_theta", c.rope_theta},

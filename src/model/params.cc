@@ -40,6 +40,10 @@ ParameterSet::ParameterSet(const ModelConfig& c, repops::Backend& backend,
     L.wk = add(p + "attn.wk", {d, kvd});
     L.wv = add(p + "attn.wv", {d, kvd});
     L.wo = add(p + "attn.wo", {d, d});
+    if (c.qk_norm_gain) {
+      L.q_norm = add(p + "attn.q_norm.gain", {c.head_dim()});
+      L.k_norm = add(p + "attn.k_norm.gain", {c.head_dim()});
+    }
     if (c.norm_gain) L.mlp_norm = add(p + "mlp_norm.gain", {d});
     L.w_gate = add(p + (c.mlp == MlpKind::kSwiGlu ? "mlp.w_gate" : "mlp.w_in"), {d, ff});
     if (c.mlp == MlpKind::kSwiGlu) L.w_up = add(p + "mlp.w_up", {d, ff});

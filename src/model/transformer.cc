@@ -220,9 +220,11 @@ void Transformer::ForwardLayer(int64_t l, const ParameterSet& p, const BatchView
   if (c_.qk_norm) {
     be_.SplitHeads(Ptr(A.dq), Ptr(L.q_raw), rows, T, H, hd);
     be_.SplitHeads(Ptr(A.dk), Ptr(L.k_raw), rows, T, Hkv, hd);
-    be_.RmsNormForward(Ptr(L.q_raw), nullptr, c_.norm_eps, N * H, hd, Ptr(L.q), Ptr(L.rstd_q));
+    be_.RmsNormForward(Ptr(L.q_raw), Data(P.q_norm), c_.norm_eps, N * H, hd, Ptr(L.q),
+                       Ptr(L.rstd_q));
     Note("rmsnorm", l, "q_norm", Ptr(L.q), {rows, H, T, hd});
-    be_.RmsNormForward(Ptr(L.k_raw), nullptr, c_.norm_eps, N * Hkv, hd, Ptr(L.k), Ptr(L.rstd_k));
+    be_.RmsNormForward(Ptr(L.k_raw), Data(P.k_norm), c_.norm_eps, N * Hkv, hd, Ptr(L.k),
+                       Ptr(L.rstd_k));
     Note("rmsnorm", l, "k_norm", Ptr(L.k), {rows, Hkv, T, hd});
   } else {
     be_.SplitHeads(Ptr(A.dq), Ptr(L.q), rows, T, H, hd);
@@ -341,7 +343,7 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
                                 Activations& A, ParameterSet& g) {
   const int64_t rows = b.rows, T = b.seq, N = rows * T;
   const int64_t d = c_.d_model, H = c_.n_heads, hd = c_.head_dim(), ff = c_.d_ff;
-  const int64_t Hkv = c_.kv_heads(), kvd = c_.kv_dim();
+  const int64_t Hkv = c_.kv_heads();
   Activations::Layer& L = A.Work(l);
   const float* x_in = Ptr(A.layers_[l].x_in);
   const LayerParams& P = p.layers[l];
@@ -401,22 +403,25 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
     float* dheads;
     const float* raw;
     const float* rstd;
-    const DeviceTensor* w;
-    DeviceTensor* gw;
-    const char *norm_name, *grad_name;
+    const DeviceTensor *w, *gain;
+    DeviceTensor *gw, *ggain;
+    const char *norm_name, *grad_name, *gain_name;
   };
-  const Proj projs[3] = {
-      {Matrix::kQ, H, Ptr(A.dq), Ptr(L.q_raw), Ptr(L.rstd_q), P.wq, G.wq, "dQ_norm", "g.wq"},
-      {Matrix::kK, Hkv, Ptr(A.dk), Ptr(L.k_raw), Ptr(L.rstd_k), P.wk, G.wk, "dK_norm", "g.wk"},
-      {Matrix::kV, Hkv, Ptr(A.dv), nullptr, nullptr, P.wv, G.wv, nullptr, "g.wv"}};
+  const Proj projs[3] = {{Matrix::kQ, H, Ptr(A.dq), Ptr(L.q_raw), Ptr(L.rstd_q), P.wq, P.q_norm,
+                          G.wq, G.q_norm, "dQ_norm", "g.wq", "g.q_norm"},
+                         {Matrix::kK, Hkv, Ptr(A.dk), Ptr(L.k_raw), Ptr(L.rstd_k), P.wk, P.k_norm,
+                          G.wk, G.k_norm, "dK_norm", "g.wk", "g.k_norm"},
+                         {Matrix::kV, Hkv, Ptr(A.dv), nullptr, nullptr, P.wv, nullptr, G.wv,
+                          nullptr, nullptr, "g.wv", nullptr}};
   for (int i = 0; i < 3; ++i) {
     const Proj& pr = projs[i];
     const int64_t width = pr.heads * hd;  // d for q, kv_dim for k and v
     const float* heads = pr.dheads;
     if (c_.qk_norm && pr.raw != nullptr) {
-      be_.RmsNormBackward(pr.dheads, pr.raw, nullptr, pr.rstd, N * pr.heads, hd, Ptr(A.dtmp),
-                          nullptr);
+      be_.RmsNormBackward(pr.dheads, pr.raw, Data(pr.gain), pr.rstd, N * pr.heads, hd, Ptr(A.dtmp),
+                          MutData(pr.ggain));
       Note("rmsnorm_bwd", l, pr.norm_name, Ptr(A.dtmp), {rows, pr.heads, T, hd});
+      Note("rmsnorm_bwd", l, pr.gain_name, Data(pr.ggain), {hd});  // with qk_norm_gain
       heads = Ptr(A.dtmp);
     }
     be_.MergeHeads(heads, Ptr(A.dx2), rows, T, pr.heads, hd);

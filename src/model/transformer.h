@@ -8,7 +8,7 @@
 //                                             [rows, Hkv, T, hd] (Hkv = n_kv_heads, dividing H)
 //                                             (every block matrix product fp32 or int8 QAT:
 //                                              model/linear_layers.h)
-//     q,k = RMSNorm_hd(q), RMSNorm_hd(k)      (qk_norm, no gain)
+//     q,k = RMSNorm_hd(q), RMSNorm_hd(k)      (qk_norm; gains [hd] with qk_norm_gain)
 //     q,k = RoPE(q), RoPE(k)                  (positions from the batch)
 //     a  = Attention(q, k, v)                 (causal, window of layer l, document and padding
 //     masks) x  = x + merge(a)·Wo h2 = RMSNorm(x, g_mlp) x  = x + (SiLU(h2·Wg) ⊙ (h2·Wu))·Wd

@@ -76,6 +76,7 @@ void ReadModel(const Reader& rd, const toml::table& root, const std::string& pat
                 "norm_gain",
                 "embed_norm",
                 "qk_norm",
+                "qk_norm_gain",
                 "tied_embeddings",
                 "norm_eps",
                 "rope_theta",
@@ -107,6 +108,7 @@ void ReadModel(const Reader& rd, const toml::table& root, const std::string& pat
   rd.Get(m, "norm_gain", "model", c.norm_gain);
   rd.Get(m, "embed_norm", "model", c.embed_norm);
   rd.Get(m, "qk_norm", "model", c.qk_norm);
+  rd.Get(m, "qk_norm_gain", "model", c.qk_norm_gain);
   rd.Get(m, "tied_embeddings", "model", c.tied_embeddings);
   rd.Get(m, "norm_eps", "model", c.norm_eps);
   rd.Get(m, "rope_theta", "model", c.rope_theta);

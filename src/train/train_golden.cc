@@ -24,11 +24,12 @@ struct CaseSpec {
 // the backward GEMMs in int8 and in fp32 respectively; int8_learned_1x1x2 the first with learned
 // LSQ step sizes (the drift ablation). gqa_1x1x2: mesh_1x1x2 with grouped-query attention (4
 // query heads on 2 key/value heads); mqa_3x2x2: mesh_3x2x2 with multi-query attention (4 query
-// heads on 1), its K/V matrices sharded.
+// heads on 1), its K/V matrices sharded; qk_gain_1x1x2: gqa_1x1x2 with QK-norm's learned gains
+// (Qwen3's q_norm, k_norm).
 const CaseSpec kCases[] = {
     {"mesh_1x1x2", 4, 2, 4}, {"mesh_3x2x2", 12, 1, 3},        {"lifecycle_2x1x1", 4, 2, 5, true},
     {"int8_1x1x2", 4, 2, 4}, {"int8_fp32bw_3x2x2", 12, 1, 3}, {"int8_learned_1x1x2", 4, 2, 4},
-    {"gqa_1x1x2", 4, 2, 4},  {"mqa_3x2x2", 12, 1, 3}};
+    {"gqa_1x1x2", 4, 2, 4},  {"mqa_3x2x2", 12, 1, 3},         {"qk_gain_1x1x2", 4, 2, 4}};
 
 // `base`'s recipe text with its 2 attention heads replaced by `heads` query heads on `kv_heads`
 // key/value heads.
@@ -61,6 +62,11 @@ std::string GoldenRecipeText(const std::string& name) {
   }
   if (name == "gqa_1x1x2") return WithKvHeads(GoldenRecipeText("mesh_1x1x2"), 4, 2);
   if (name == "mqa_3x2x2") return WithKvHeads(GoldenRecipeText("mesh_3x2x2"), 4, 1);
+  if (name == "qk_gain_1x1x2") {
+    std::string text = GoldenRecipeText("gqa_1x1x2");
+    const std::string from = "qk_norm = true\n";
+    return text.replace(text.find(from), from.size(), from + "qk_norm_gain = true\n");
+  }
   if (name == "int8_fp32bw_3x2x2") {
     return GoldenRecipeText("mesh_3x2x2") + "[quant]\nlinear = \"int8-lsq\"\nbackward = \"fp32\"\n";
   }

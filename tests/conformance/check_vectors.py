@@ -39,7 +39,8 @@ CASES = {
     "lifecycle_2x1x1": {**SIMPLE, "schedule": [(0, 4), (3, 3)], "R": 2,
                         "mixture": [(2, (0.0, 1.0))], "lengths": [(3, 24)]},
 }
-CASES["int8_1x1x2"] = CASES["int8_learned_1x1x2"] = CASES["gqa_1x1x2"] = CASES["mesh_1x1x2"]
+CASES["int8_1x1x2"] = CASES["int8_learned_1x1x2"] = CASES["mesh_1x1x2"]
+CASES["gqa_1x1x2"] = CASES["qk_gain_1x1x2"] = CASES["mesh_1x1x2"]
 CASES["int8_fp32bw_3x2x2"] = CASES["mqa_3x2x2"] = CASES["mesh_3x2x2"]
 
 

@@ -7,12 +7,13 @@ ops and int8 linear layers, §6 Philox, §7 state hashes) in numpy, written from
 using no trail code or library (a maintainer wrote it; an outside port from the docs is the real
 test). Its inputs are each case's recipe (tests/conformance/vectors/training/<case>.toml,
 defaults from step.md §1) and the micro-batches rebuilt from the stream spec (check_vectors.py,
-stream_port.py). For all eight golden runs — mesh_1x1x2 (SwiGLU, QK-norm, embedding norm,
+stream_port.py). For all nine golden runs — mesh_1x1x2 (SwiGLU, QK-norm, embedding norm,
 windows, tied head, z-loss), mesh_3x2x2 (GELU, untied head, 3 replicas x 2 shards x 2
 micro-batches, weight decay, WSD, the spike protocol armed), both in int8 QAT (int8 and fp32
 backward GEMMs), int8 with learned LSQ step sizes, and lifecycle_2x1x1 (a mixture phase, a
-length switch to L = 24, a batch-size change and padding rows), and gqa_1x1x2 and mqa_3x2x2
-(grouped-query and multi-query attention) — it initializes the
+length switch to L = 24, a batch-size change and padding rows), gqa_1x1x2 and mqa_3x2x2
+(grouped-query and multi-query attention) and qk_gain_1x1x2 (QK-norm with learned gains) — it
+initializes the
 parameters, runs every step's micro-batches forward and backward, folds the logical ranks
 (shard sums, TreeFold), skips, clips and applies AdamW, and checks: the initial tensors and
 state hash; for mesh_1x1x2's step 0 every operation's output digest in the trace (the first
@@ -498,8 +499,9 @@ def lsq_gradient(dw, qw, v, clipped, K):
 
 
 # ---- docs/step.md §1–2: the recipe and the parameters ------------------------------------------
-DEFAULTS = {"d_model": 128, "n_layers": 4, "n_heads": 4, "n_kv_heads": 0, "d_ff": 384, "max_seq_len": 256,
-            "mlp": "swiglu", "norm_gain": True, "embed_norm": False, "qk_norm": False,
+DEFAULTS = {"d_model": 128, "n_layers": 4, "n_heads": 4, "n_kv_heads": 0, "d_ff": 384,
+            "max_seq_len": 256, "mlp": "swiglu", "norm_gain": True, "embed_norm": False,
+            "qk_norm": False, "qk_norm_gain": False,
             "tied_embeddings": True, "norm_eps": 1e-5, "rope_theta": 10000.0, "z_loss": 0.0,
             "attention_window": 0, "full_attention_every": 0, "full_attention_last": True,
             "init_std": 0.02, "init_seed": 0, "lr": 3e-3, "beta1": 0.9, "beta2": 0.95,
@@ -536,6 +538,9 @@ def param_shapes(c):
             out.append((p + "attn_norm.gain", (d,)))
         kvd = (c["n_kv_heads"] or c["n_heads"]) * (d // c["n_heads"])  # k and v: Hkv heads
         out += [(p + "attn.w" + x, (d, kvd if x in "kv" else d)) for x in "qkvo"]
+        if c["qk_norm_gain"]:
+            hd = d // c["n_heads"]
+            out += [(p + "attn.q_norm.gain", (hd,)), (p + "attn.k_norm.gain", (hd,))]
         if c["norm_gain"]:
             out.append((p + "mlp_norm.gain", (d,)))
         out.append((p + ("mlp.w_gate" if swiglu else "mlp.w_in"), (d, ff)))
@@ -643,9 +648,9 @@ class MicroBatch:
         k, v = (heads(proj[m], self.rows, self.T, self.Hkv) for m in "kv")
         if self.c["qk_norm"]:
             A["q_raw"], A["k_raw"] = q, k
-            q, A["rstd_q"] = rmsnorm(q, None, self.eps)
+            q, A["rstd_q"] = rmsnorm(q, self.gain(p + "attn.q_norm.gain"), self.eps)
             note("rmsnorm", l, "q_norm", q)
-            k, A["rstd_k"] = rmsnorm(k, None, self.eps)
+            k, A["rstd_k"] = rmsnorm(k, self.gain(p + "attn.k_norm.gain"), self.eps)
             note("rmsnorm", l, "k_norm", k)
         A["q"], A["k"], A["v"] = rope(q, self.pos, self.rope_t), rope(k, self.pos, self.rope_t), v
         note("rope", l, "q_rope", A["q"])
@@ -754,11 +759,14 @@ class MicroBatch:
         dh1 = None
         for m, dheads in (("q", dq), ("k", dk), ("v", dv)):
             if self.c["qk_norm"] and m != "v":
-                hd = dheads.shape[-1]
-                dheads, _ = rmsnorm_bwd(dheads.reshape(-1, hd), A[m + "_raw"].reshape(-1, hd),
-                                        None, A["rstd_" + m].reshape(-1))
+                hd, gname = dheads.shape[-1], p + "attn.%s_norm.gain" % m
+                dheads, dgain = rmsnorm_bwd(dheads.reshape(-1, hd), A[m + "_raw"].reshape(-1, hd),
+                                            self.gain(gname), A["rstd_" + m].reshape(-1))
                 dheads = dheads.reshape(self.rows, -1, self.T, hd)
                 note("rmsnorm_bwd", l, "d%s_norm" % m.upper(), dheads)
+                if self.c["qk_norm_gain"]:
+                    G[gname] = dgain
+                    note("rmsnorm_bwd", l, "g.%s_norm" % m, dgain)
             dy = merge(dheads)
             dh1 = lin.backward(A["h1"], dy, p + "attn.w" + m, G, dh1)
             note("matmul", l, "g.w" + m, G[p + "attn.w" + m])
@@ -1019,7 +1027,7 @@ def check_trace(name, trace, got):
 
 if __name__ == "__main__":
     cases = ("mesh_1x1x2", "mesh_3x2x2", "int8_1x1x2", "int8_fp32bw_3x2x2",
-             "int8_learned_1x1x2", "lifecycle_2x1x1", "gqa_1x1x2", "mqa_3x2x2")
+             "int8_learned_1x1x2", "lifecycle_2x1x1", "gqa_1x1x2", "mqa_3x2x2", "qk_gain_1x1x2")
     for case in cases:
         check_run(sys.argv[1], sys.argv[2], case)
     print("step port: all %d golden training runs, step by step, from the specification alone"

@@ -115,7 +115,8 @@ def forward(cfg, P, batch):
         q = heads(p + "attn.wq", H)
         k, v = heads(p + "attn.wk", Hkv), heads(p + "attn.wv", Hkv)
         if cfg["qk_norm"]:
-            q, k = rmsnorm(q, None, eps), rmsnorm(k, None, eps)
+            q = rmsnorm(q, g(p + "attn.q_norm.gain"), eps)  # gains with qk_norm_gain, else none
+            k = rmsnorm(k, g(p + "attn.k_norm.gain"), eps)
         q, k = rope(q, pos, cfg["rope_theta"]), rope(k, pos, cfg["rope_theta"])
         # Query head i reads K/V head i // (H / Hkv), as transformers' repeat_kv does.
         k, v = k.repeat_interleave(H // Hkv, dim=1), v.repeat_interleave(H // Hkv, dim=1)
