@@ -118,6 +118,25 @@ void RopeCase(CaseHasher& h, Backend& be) {
   h.Add("bwd", d.Down(x, rows * 16));
 }
 
+// Llama 3's frequency scaling: θ = 500000, factor 8, low 1, high 4, original context 1024, so
+// head_dim 16's eight frequencies fall in all three bands (kept, blended, divided).
+void RopeLlama3Case(CaseHasher& h, Backend& be) {
+  const RopeScaling s{
+      .factor = 8.0f, .low_freq_factor = 1.0f, .high_freq_factor = 4.0f, .original_max_pos = 1024};
+  h.Add("inv_freq", RopeInvFreq(16, 500000.0f, s));
+  const RopeTable t = MakeRopeTable(300, 16, 500000.0f, s);
+  h.Add("cos", t.cos);
+  h.Add("sin", t.sin);
+  const DeviceRopeTable table = RopeTableOn(be, t);
+  const int64_t rows = 255;
+  std::vector<int32_t> pos(rows);
+  for (int64_t r = 0; r < rows; ++r) pos[r] = static_cast<int32_t>((r * 7) % 300);
+  DeviceArrays d(be);
+  float* x = d.Up(Rand(rows * 16, 71));
+  be.RopeApply(x, rows, 16, d.UpI32(pos), table.view, false);
+  h.Add("fwd", d.Down(x, rows * 16));
+}
+
 void EmbeddingCase(CaseHasher& h, Backend& be) {
   const int64_t V = 255, D = 17, n = 1000;
   std::vector<int32_t> tok(n);
@@ -231,6 +250,7 @@ void AddOpCases(std::vector<std::pair<std::string, OpCase>>& cases) {
   cases.push_back({"rmsnorm", RmsNormCase});
   cases.push_back({"activations", ActivationsCase});
   cases.push_back({"rope", RopeCase});
+  cases.push_back({"rope_llama3", RopeLlama3Case});
   cases.push_back({"embedding", EmbeddingCase});
   cases.push_back({"cross_entropy", CrossEntropyCase});
   cases.push_back({"attention", AttentionCase});

@@ -183,6 +183,40 @@ TEST(Activations, SwiGluAndGelu) {
   }
 }
 
+// Llama 3's scaling against Hugging Face's formula in float64 (_compute_llama3_parameters):
+// within a few ULP (trail's Exp/Log, then five rounded operations), and each band where it
+// belongs: kept, blended, divided by the factor.
+TEST(Rope, Llama3ScalingFollowsTheReferenceFormula) {
+  const RopeScaling s{
+      .factor = 8.0f, .low_freq_factor = 1.0f, .high_freq_factor = 4.0f, .original_max_pos = 1024};
+  const int64_t hd = 64;
+  const std::vector<float> plain = RopeInvFreq(hd, 500000.0f),
+                           scaled = RopeInvFreq(hd, 500000.0f, s);
+  int kept = 0, blended = 0, divided = 0;
+  for (int64_t i = 0; i < hd / 2; ++i) {
+    const double inv = std::pow(500000.0, -double(2 * i) / double(hd));
+    const double w = 2 * M_PI / inv;
+    double want = w > 1024.0 ? inv / 8 : inv;
+    if (!(w < 256.0) && !(w > 1024.0)) {
+      const double sm = (1024.0 / w - 1.0) / (4.0 - 1.0);
+      want = (1 - sm) * want / 8 + sm * want;
+      ++blended;
+    } else {
+      ++(w < 256.0 ? kept : divided);
+    }
+    EXPECT_NEAR(scaled[i], want, 2e-6 * want) << i;
+    EXPECT_NEAR(plain[i], inv, 2e-6 * inv) << i;
+  }
+  EXPECT_GT(kept, 0);
+  EXPECT_GT(blended, 0);
+  EXPECT_GT(divided, 0);
+  RopeScaling bad = s;
+  bad.high_freq_factor = 0.5f;
+  EXPECT_THROW(RopeInvFreq(hd, 500000.0f, bad), Error);
+  bad = s, bad.factor = 0.5f;
+  EXPECT_THROW(RopeInvFreq(hd, 500000.0f, bad), Error);
+}
+
 TEST(Rope, RotatesLikeFloat64AndBackwardIsTheTranspose) {
   const int64_t hd = 16, rows = 255, max_pos = 4096;
   const RopeTable t = MakeRopeTable(max_pos, hd, 10000.0f);

@@ -6,17 +6,48 @@
 
 namespace trail::repops {
 
-RopeTable MakeRopeTable(int64_t max_pos, int64_t hd, float theta) {
+void RopeScaling::Validate() const {
+  if (!enabled()) return;
+  TRAIL_CHECK(factor >= 1.0f, "RoPE scaling: factor must be >= 1, got ", factor);
+  TRAIL_CHECK(low_freq_factor > 0.0f && high_freq_factor > low_freq_factor,
+              "RoPE scaling: need 0 < low_freq_factor < high_freq_factor, got ", low_freq_factor,
+              " and ", high_freq_factor);
+  TRAIL_CHECK(original_max_pos > 0, "RoPE scaling: original_max_pos must be > 0, got ",
+              original_max_pos);
+}
+
+std::vector<float> RopeInvFreq(int64_t hd, float theta, const RopeScaling& scaling) {
   TRAIL_CHECK(hd > 0 && hd % 2 == 0, "RoPE head dimension must be even, got ", hd);
+  scaling.Validate();
+  const float log_theta = Log(theta);
+  std::vector<float> inv(static_cast<size_t>(hd / 2));
+  for (size_t i = 0; i < inv.size(); ++i)
+    inv[i] = Exp(-((static_cast<float>(2 * i) / static_cast<float>(hd)) * log_theta));
+  if (!scaling.enabled()) return inv;
+  const float L = static_cast<float>(scaling.original_max_pos);
+  const float lo = L / scaling.low_freq_factor, hi = L / scaling.high_freq_factor;
+  constexpr float kTwoPi = 6.2831855f;  // 2π rounded to binary32 (0x40C90FDB)
+  for (float& f : inv) {
+    const float w = kTwoPi / f;
+    if (w < hi) continue;
+    if (w > lo) {
+      f = f / scaling.factor;
+      continue;
+    }
+    const float s =
+        (L / w - scaling.low_freq_factor) / (scaling.high_freq_factor - scaling.low_freq_factor);
+    f = (((1.0f - s) * f) / scaling.factor) + (s * f);
+  }
+  return inv;
+}
+
+RopeTable MakeRopeTable(int64_t max_pos, int64_t hd, float theta, const RopeScaling& scaling) {
   RopeTable t;
   t.max_pos = max_pos;
   t.half = hd / 2;
+  const std::vector<float> inv_freq = RopeInvFreq(hd, theta, scaling);
   t.cos.resize(max_pos * t.half);
   t.sin.resize(max_pos * t.half);
-  const float log_theta = Log(theta);
-  std::vector<float> inv_freq(t.half);
-  for (int64_t i = 0; i < t.half; ++i)
-    inv_freq[i] = Exp(-((static_cast<float>(2 * i) / static_cast<float>(hd)) * log_theta));
   for (int64_t p = 0; p < max_pos; ++p)
     for (int64_t i = 0; i < t.half; ++i) {
       const float angle = static_cast<float>(p) * inv_freq[i];
