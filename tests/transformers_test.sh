@@ -2,8 +2,8 @@
 # Hugging Face transformers (the peers' environment, scripts/install-peers.sh) reads trail's
 # export of five models trained here on the King James Bible: Llama-style, Qwen3-style
 # (QK-norm), Qwen3-style with sliding-window layers, Llama-style with grouped-query attention
-# (4 query heads on 2 key/value heads) and Qwen3-style with multi-query attention and QK-norm
-# gains. For each, tests/peers/transformers_check.py
+# (4 query heads on 2 key/value heads), Qwen3-style with multi-query attention and QK-norm
+# gains, and the grouped-query Llama with Llama 3's RoPE scaling. For each, tests/peers/transformers_check.py
 # loads the folder with AutoModelForCausalLM (float32 and float64, eager attention) and
 # AutoTokenizer, offline, and checks the load report, the tokenizer's ids on real multilingual
 # text (the vim tutors in every language they are written in UTF-8, fortunes in German, Russian
@@ -43,10 +43,14 @@ sed 's/^init_seed = 1$/init_seed = 1\nqk_norm = true\nattention_window = 24\nful
   llama.toml > qwen3-sliding.toml
 sed 's/^n_heads = 2$/n_heads = 4\nn_kv_heads = 2/' llama.toml > llama-gqa.toml
 sed 's/^n_heads = 2$/n_heads = 4\nn_kv_heads = 1\nqk_norm_gain = true/' qwen3.toml > qwen3-mqa.toml
+# Llama 3's RoPE scaling with a 64-token original context: over the 256 positions compared, the
+# frequencies in all three bands (kept, blended, divided by 8) matter.
+sed 's/^init_seed = 1$/init_seed = 1\nrope_scaling = "llama3"\nrope_original_max_seq_len = 64/' \
+  llama-gqa.toml > llama3-rope.toml
 grep -q '^n_kv_heads = 2$' llama-gqa.toml && grep -q '^n_kv_heads = 1$' qwen3-mqa.toml \
-  || fail "the grouped-query recipes were not written"
+  && grep -q '^rope_scaling = "llama3"$' llama3-rope.toml || fail "the recipes were not written"
 sed -n 3000,3100p "$assets/text/kjv.txt" > text.txt
-for r in llama qwen3 qwen3-sliding llama-gqa qwen3-mqa; do
+for r in llama qwen3 qwen3-sliding llama-gqa qwen3-mqa llama3-rope; do
   echo "-- $r"
   "$trail" train --recipe $r.toml --data manifest.json --run $r --threads 2 > $r.out 2>&1 \
     || { cat $r.out; fail "training $r"; }
@@ -82,3 +86,18 @@ if "$python" "$here/peers/transformers_check.py" no-window.hf qwen3-sliding.prob
 fi
 grep -q "from HF's float64 run" no-window.out || { cat no-window.out; fail "no logit finding"; }
 echo "without its windows: $(grep FAIL no-window.out)"
+
+echo "-- the check fails where the RoPE scaling is not applied"
+cp -r llama3-rope.hf no-scaling.hf
+"$python" - no-scaling.hf/config.json <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["rope_scaling"] = None
+json.dump(c, open(sys.argv[1], "w"))
+PY
+if "$python" "$here/peers/transformers_check.py" no-scaling.hf llama3-rope.probe llama3-rope.gen.json \
+     lines.txt lines.ids > no-scaling.out 2>&1; then
+  cat no-scaling.out; fail "a RoPE-scaled model read without its scaling passed the check"
+fi
+grep -q "from HF's float64 run" no-scaling.out || { cat no-scaling.out; fail "no logit finding"; }
+echo "without its RoPE scaling: $(grep FAIL no-scaling.out)"

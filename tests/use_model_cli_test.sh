@@ -244,12 +244,15 @@ else
   }
   # Models whose context holds the 256 tokens compared: Llama's features, Qwen3's (QK-norm), and
   # each with grouped-query attention (head_count_kv 2 and 1 of 4 heads; llama's k rows are
-  # interleaved per key/value head), the second with QK-norm gains (attn_q_norm, attn_k_norm).
+  # interleaved per key/value head), the second with QK-norm gains (attn_q_norm, attn_k_norm);
+  # and the first with Llama 3's RoPE scaling (rope_freqs).
   recipe 30 | sed 's/^max_seq_len = 128$/max_seq_len = 256/' > llama.toml
   sed 's/^init_seed = 1$/init_seed = 1\nqk_norm = true/' llama.toml > qwen3.toml
   sed 's/^n_heads = 2$/n_heads = 4\nn_kv_heads = 2/' llama.toml > llama-gqa.toml
   sed 's/^n_heads = 2$/n_heads = 4\nn_kv_heads = 1\nqk_norm_gain = true/' qwen3.toml > qwen3-mqa.toml
-  for r in llama qwen3 llama-gqa qwen3-mqa; do
+  sed 's/^init_seed = 1$/init_seed = 1\nrope_scaling = "llama3"\nrope_original_max_seq_len = 64/' \
+    llama-gqa.toml > llama3-rope.toml
+  for r in llama qwen3 llama-gqa qwen3-mqa llama3-rope; do
     "$trail" train --recipe $r.toml --data manifest.json --run $r --threads 2 > $r.out 2>&1 \
       || { cat $r.out; fail "training $r"; }
   done
@@ -259,7 +262,7 @@ else
   llama_check llama llama-f16.gguf
   "$trail" export --run qwen3 --format gguf --out qwen3.gguf | grep -q "as qwen3" || fail "not qwen3"
   llama_check qwen3 qwen3.gguf
-  for r in llama-gqa qwen3-mqa; do
+  for r in llama-gqa qwen3-mqa llama3-rope; do  # llama3-rope: the scaling as rope_freqs
     "$trail" export --run $r --format gguf --out $r.gguf > /dev/null
     llama_check $r $r.gguf
   done

@@ -45,6 +45,10 @@ ExportArchitecture ChooseArchitecture(const model::ModelConfig& c, ExportFormat 
   a.sliding = sliding;
   if (c.qk_norm) {
     a.name = "qwen3", a.hf_class = "Qwen3ForCausalLM", a.qk_norm = true;
+    TRAIL_CHECK(!c.rope_scaling.enabled() || f == ExportFormat::kHf,
+                "the model scales its RoPE frequencies (Llama 3 rope_scaling), which GGUF's "
+                "qwen3 cannot represent (llama.cpp reads rope_freqs for llama only); the Hugging "
+                "Face export (Qwen3, rope_scaling) can");
     TRAIL_CHECK(!sliding || f == ExportFormat::kHf,
                 "the model has sliding-window layers, which GGUF (llama.cpp's qwen3 attends to "
                 "the full context) cannot represent; the Hugging Face export (Qwen3, "

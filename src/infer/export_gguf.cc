@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "infer/export.h"
 #include "infer/gguf_writer.h"
+#include "repops/rope.h"
 #include "tokenizer/loaders.h"
 #include "tokenizer/patterns.h"
 
@@ -129,6 +130,14 @@ ExportWritten ExportGguf(const model::ModelConfig& c, const model::ParameterSet&
     const std::vector<int64_t> ne(t.shape.rbegin(), t.shape.rend());  // HF [out, in] -> (in, out)
     const bool half = type == "f16" && ne.size() == 2;
     g.AddTensor(GgufName(t), ne, half ? GgufType::kF16 : GgufType::kF32, t.data);
+  }
+  if (c.rope_scaling.enabled()) {  // llama.cpp divides each frequency by its factor
+    const int64_t hd = c.head_dim();
+    const std::vector<float> plain = repops::RopeInvFreq(hd, c.rope_theta);
+    std::vector<float> factors = repops::RopeInvFreq(hd, c.rope_theta, c.rope_scaling);
+    for (size_t i = 0; i < factors.size(); ++i) factors[i] = plain[i] / factors[i];
+    g.AddTensor("rope_freqs.weight", {hd / 2}, GgufType::kF32, factors);
+    ++tensors;
   }
   if (fs::path(out).has_parent_path()) fs::create_directories(fs::path(out).parent_path());
   g.Write(out);

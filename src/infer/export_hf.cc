@@ -13,6 +13,16 @@ namespace trail::infer {
 namespace fs = std::filesystem;
 namespace {
 
+// Llama 3's scaling as transformers reads it (rope_type "llama3"), or null.
+nlohmann::json RopeScalingJson(const repops::RopeScaling& s) {
+  if (!s.enabled()) return nullptr;
+  return {{"rope_type", "llama3"},
+          {"factor", s.factor},
+          {"low_freq_factor", s.low_freq_factor},
+          {"high_freq_factor", s.high_freq_factor},
+          {"original_max_position_embeddings", s.original_max_pos}};
+}
+
 nlohmann::json ConfigJson(const model::ModelConfig& c, const ExportArchitecture& a,
                           const tok::TokenizerContract& k) {
   nlohmann::json j = {{"architectures", {a.hf_class}},
@@ -28,7 +38,7 @@ nlohmann::json ConfigJson(const model::ModelConfig& c, const ExportArchitecture&
                       {"max_position_embeddings", c.max_seq_len},
                       {"rms_norm_eps", c.norm_eps},
                       {"rope_theta", c.rope_theta},
-                      {"rope_scaling", nullptr},
+                      {"rope_scaling", RopeScalingJson(c.rope_scaling)},
                       {"attention_bias", false},
                       {"attention_dropout", 0.0},
                       {"tie_word_embeddings", c.tied_embeddings},

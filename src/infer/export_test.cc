@@ -123,6 +123,19 @@ void ExpectRefused(const model::ModelConfig& c, ExportFormat f, const std::strin
   }
 }
 
+// Llama 3's RoPE scaling: rope_scaling {rope_type: llama3, ...} in config.json. hd 8 at θ 500:
+// the four frequencies' wavelengths 6.3, 30, 140, 664 fall in all three bands of a 160-token
+// original context (kept below 40, blended up to 160, divided above).
+TEST(ExportHf, Llama3RopeScaling) {
+  model::ModelConfig c = Base(Tok().k.vocab_size);
+  c.rope_scaling = {
+      .factor = 8.0f, .low_freq_factor = 1.0f, .high_freq_factor = 4.0f, .original_max_pos = 160};
+  EXPECT_LT(ReferenceError(c, false), kAgree);
+  c.qk_norm = true;  // Qwen3 with the same scaling: Hugging Face only
+  EXPECT_LT(ReferenceError(c, false), kAgree);
+  ExpectRefused(c, ExportFormat::kGguf, "rope_freqs");
+}
+
 TEST(Export, RefusesWhatNoTargetRepresents) {
   const model::ModelConfig base = Base(300);
   model::ModelConfig c = base;

@@ -26,6 +26,7 @@ void ModelConfig::Validate() const {
               ") must be even for rotary embeddings");
   TRAIL_CHECK(norm_eps > 0, "model: norm_eps must be > 0");
   TRAIL_CHECK(rope_theta > 1, "model: rope_theta must be > 1");
+  rope_scaling.Validate();
   TRAIL_CHECK(z_loss >= 0, "model: z_loss must be >= 0");
   TRAIL_CHECK(attention_window >= 0 && full_attention_every >= 0,
               "model: attention_window and full_attention_every must be >= 0");

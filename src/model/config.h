@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "repops/int8_linear.h"
+#include "repops/rope.h"
 
 namespace trail::model {
 
@@ -34,7 +35,8 @@ struct ModelConfig {
   bool tied_embeddings = true;  // LM head = embedding table transposed
   float norm_eps = 1e-5f;
   float rope_theta = 10000.0f;
-  float z_loss = 0.0f;  // coefficient of mean(lse^2) added to the loss
+  repops::RopeScaling rope_scaling;  // Llama 3's frequency scaling (factor 0: none)
+  float z_loss = 0.0f;               // coefficient of mean(lse^2) added to the loss
   // Attention pattern: layers attend within `attention_window` keys (0 = full causal), except
   // every `full_attention_every`-th layer (1-based; 0 = none) and, with full_attention_last,
   // the last layer, which attend to the full causal prefix.

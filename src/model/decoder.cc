@@ -26,8 +26,8 @@ Decoder::Decoder(const ModelConfig& c, const ParameterSet& p, repops::Backend& b
               " positions; the model accepts 1..", c.max_seq_len);
   TRAIL_CHECK(max_chunk > 0 && max_chunk <= capacity, "decoder: chunks of ", max_chunk,
               " tokens; 1..", capacity, " fit its capacity");
-  rope_ =
-      repops::RopeTableOn(be_, repops::MakeRopeTable(c.max_seq_len, c.head_dim(), c.rope_theta));
+  rope_ = repops::RopeTableOn(
+      be_, repops::MakeRopeTable(c.max_seq_len, c.head_dim(), c.rope_theta, c.rope_scaling));
   const int64_t d = c.d_model, ff = c.d_ff, m = max_chunk, kvd = c.kv_dim();
   auto floats = [&](int64_t n) { return repops::AllocateOn<float>(be_, n); };
   cache_.resize(c.n_layers);

@@ -17,23 +17,30 @@ namespace trail::model {
 
 // The config as the reference reads it (its __metadata__["config"]).
 inline nlohmann::json ReferenceConfigJson(const ModelConfig& c) {
-  return {{"vocab_size", c.vocab_size},
-          {"d_model", c.d_model},
-          {"n_layers", c.n_layers},
-          {"n_heads", c.n_heads},
-          {"n_kv_heads", c.kv_heads()},
-          {"mlp", MlpName(c.mlp)},
-          {"norm_gain", c.norm_gain},
-          {"embed_norm", c.embed_norm},
-          {"qk_norm", c.qk_norm},
-          {"qk_norm_gain", c.qk_norm_gain},
-          {"tied_embeddings", c.tied_embeddings},
-          {"norm_eps", c.norm_eps},
-          {"rope_theta", c.rope_theta},
-          {"z_loss", c.z_loss},
-          {"attention_window", c.attention_window},
-          {"full_attention_every", c.full_attention_every},
-          {"full_attention_last", c.full_attention_last}};
+  return {
+      {"vocab_size", c.vocab_size},
+      {"d_model", c.d_model},
+      {"n_layers", c.n_layers},
+      {"n_heads", c.n_heads},
+      {"n_kv_heads", c.kv_heads()},
+      {"mlp", MlpName(c.mlp)},
+      {"norm_gain", c.norm_gain},
+      {"embed_norm", c.embed_norm},
+      {"qk_norm", c.qk_norm},
+      {"qk_norm_gain", c.qk_norm_gain},
+      {"tied_embeddings", c.tied_embeddings},
+      {"norm_eps", c.norm_eps},
+      {"rope_theta", c.rope_theta},
+      {"rope_scaling", c.rope_scaling.enabled()
+                           ? nlohmann::json{{"factor", c.rope_scaling.factor},
+                                            {"low_freq_factor", c.rope_scaling.low_freq_factor},
+                                            {"high_freq_factor", c.rope_scaling.high_freq_factor},
+                                            {"original_max_pos", c.rope_scaling.original_max_pos}}
+                           : nlohmann::json(nullptr)},
+      {"z_loss", c.z_loss},
+      {"attention_window", c.attention_window},
+      {"full_attention_every", c.full_attention_every},
+      {"full_attention_last", c.full_attention_last}};
 }
 
 inline Tensor ReferenceI32(const std::string& name, const std::vector<int32_t>& v, int64_t rows,

@@ -58,6 +58,10 @@ std::vector<Case> Cases() {
   ModelConfig qwen3 = gqa;  // Qwen3's QK-norm with learned gains, on grouped-query attention
   qwen3.qk_norm_gain = true;
   out.push_back({"qwen3_qk_gains", qwen3});
+  ModelConfig llama3 = gpt2;  // Llama 3's RoPE scaling: hd 8's frequencies in all three bands
+  llama3.rope_scaling = {
+      .factor = 8.0f, .low_freq_factor = 1.0f, .high_freq_factor = 4.0f, .original_max_pos = 64};
+  out.push_back({"llama3_rope", llama3});
   ModelConfig mqa = gpt2;  // multi-query attention: 4 query heads on one K/V head
   mqa.n_heads = 4, mqa.n_kv_heads = 1;
   out.push_back({"mqa", mqa});

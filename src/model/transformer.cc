@@ -113,8 +113,8 @@ int64_t Activations::PlannedBytes(const ModelConfig& c, int64_t max_rows, int64_
 
 Transformer::Transformer(const ModelConfig& c, repops::Backend& backend) : c_(c), be_(backend) {
   c_.Validate();
-  rope_ =
-      repops::RopeTableOn(be_, repops::MakeRopeTable(c.max_seq_len, c.head_dim(), c.rope_theta));
+  rope_ = repops::RopeTableOn(
+      be_, repops::MakeRopeTable(c.max_seq_len, c.head_dim(), c.rope_theta, c.rope_scaling));
 }
 
 TensorView Transformer::Logits(const Activations& acts, int64_t rows, int64_t seq) {

@@ -58,6 +58,31 @@ class Reader {
   std::string file_;
 };
 
+// rope_scaling = "none" (default) or "llama3" with rope_factor (8), rope_low_freq_factor (1),
+// rope_high_freq_factor (4) and rope_original_max_seq_len (8192): Llama 3.1's defaults.
+void ReadRopeScaling(const Reader& rd, const toml::table* m, const std::string& path,
+                     repops::RopeScaling& out) {
+  std::string type = "none";
+  rd.Get(m, "rope_scaling", "model", type);
+  TRAIL_CHECK(type == "none" || type == "llama3", path,
+              ": [model] rope_scaling must be \"none\" or", " \"llama3\", got \"", type, "\"");
+  repops::RopeScaling s{
+      .factor = 8.0f, .low_freq_factor = 1.0f, .high_freq_factor = 4.0f, .original_max_pos = 8192};
+  rd.Get(m, "rope_factor", "model", s.factor);
+  rd.Get(m, "rope_low_freq_factor", "model", s.low_freq_factor);
+  rd.Get(m, "rope_high_freq_factor", "model", s.high_freq_factor);
+  rd.Get(m, "rope_original_max_seq_len", "model", s.original_max_pos);
+  if (type == "llama3") {
+    out = s;
+    return;
+  }
+  for (const char* key : {"rope_factor", "rope_low_freq_factor", "rope_high_freq_factor",
+                          "rope_original_max_seq_len"}) {
+    TRAIL_CHECK(!m->contains(key), path, ": [model] ", key, " needs rope_scaling = \"llama3\"");
+  }
+  out = {};
+}
+
 // [model]: a preset or explicit sizes; vocab_size defaults to the data's tokenizer.
 void ReadModel(const Reader& rd, const toml::table& root, const std::string& path,
                int64_t data_vocab, Recipe& r) {
@@ -80,6 +105,11 @@ void ReadModel(const Reader& rd, const toml::table& root, const std::string& pat
                 "tied_embeddings",
                 "norm_eps",
                 "rope_theta",
+                "rope_scaling",
+                "rope_factor",
+                "rope_low_freq_factor",
+                "rope_high_freq_factor",
+                "rope_original_max_seq_len",
                 "z_loss",
                 "attention_window",
                 "full_attention_every",
@@ -112,6 +142,7 @@ void ReadModel(const Reader& rd, const toml::table& root, const std::string& pat
   rd.Get(m, "tied_embeddings", "model", c.tied_embeddings);
   rd.Get(m, "norm_eps", "model", c.norm_eps);
   rd.Get(m, "rope_theta", "model", c.rope_theta);
+  ReadRopeScaling(rd, m, path, c.rope_scaling);
   rd.Get(m, "z_loss", "model", c.z_loss);
   rd.Get(m, "attention_window", "model", c.attention_window);
   rd.Get(m, "full_attention_every", "model", c.full_attention_every);

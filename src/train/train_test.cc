@@ -180,6 +180,36 @@ TEST(Recipe, RecomputeIsNoneOrLayers) {
             std::string::npos);
 }
 
+// Grouped-query attention, QK-norm gains and Llama 3's RoPE scaling from the [model] section,
+// and what is refused by name.
+TEST(Recipe, ModelFamilyOptions) {
+  const std::string base = "[model]\npreset = \"tiny\"\n";
+  const Recipe r = ParseRecipe(base +
+                                   "n_kv_heads = 2\nqk_norm = true\nqk_norm_gain = true\n"
+                                   "rope_theta = 500000.0\nrope_scaling = \"llama3\"\n"
+                                   "rope_original_max_seq_len = 1024\n",
+                               "r.toml", 64);
+  EXPECT_EQ(r.model.kv_heads(), 2);
+  EXPECT_EQ(r.model.kv_dim(), 64);
+  EXPECT_TRUE(r.model.qk_norm_gain);
+  EXPECT_EQ(r.model.rope_scaling.factor, 8.0f);
+  EXPECT_EQ(r.model.rope_scaling.high_freq_factor, 4.0f);
+  EXPECT_EQ(r.model.rope_scaling.original_max_pos, 1024);
+  EXPECT_FALSE(ParseRecipe(base, "r.toml", 64).model.rope_scaling.enabled());
+  auto error = [&](const std::string& extra) {
+    return ErrorOf([&] { ParseRecipe(base + extra, "r.toml", 64); });
+  };
+  EXPECT_NE(error("n_kv_heads = 3\n").find("n_kv_heads (3) must divide n_heads (4)"),
+            std::string::npos);
+  EXPECT_NE(error("qk_norm_gain = true\n").find("qk_norm_gain needs qk_norm"), std::string::npos);
+  EXPECT_NE(error("rope_factor = 4.0\n").find("rope_factor needs rope_scaling = \"llama3\""),
+            std::string::npos);
+  EXPECT_NE(error("rope_scaling = \"yarn\"\n").find("rope_scaling must be"), std::string::npos);
+  EXPECT_NE(error("rope_scaling = \"llama3\"\nrope_high_freq_factor = 0.5\n")
+                .find("low_freq_factor < high_freq_factor"),
+            std::string::npos);
+}
+
 // ---------------------------------------------------------------- the step
 
 TEST(Step, LogicalMeshesReduceTheSameGradientInTheirOwnOrder) {

@@ -57,6 +57,15 @@ def main():
     qwen3 = cfg["model_type"] == "qwen3"
     T = ids.shape[0]
     inv = cfg["rope_theta"] ** (-torch.arange(0, hd, 2, dtype=torch.float64) / hd)
+    rs = cfg.get("rope_scaling")
+    if rs and rs.get("rope_type") == "llama3":  # transformers' _compute_llama3_parameters
+        L, lo_f, hi_f = rs["original_max_position_embeddings"], rs["low_freq_factor"], \
+            rs["high_freq_factor"]
+        wl = 2 * math.pi / inv
+        scaled = torch.where(wl > L / lo_f, inv / rs["factor"], inv)
+        s = (L / wl - lo_f) / (hi_f - lo_f)
+        medium = ~(wl < L / hi_f) & ~(wl > L / lo_f)
+        inv = torch.where(medium, (1 - s) * scaled / rs["factor"] + s * scaled, scaled)
     freqs = torch.arange(T, dtype=torch.float64)[:, None] * inv[None, :]
     cos, sin = torch.cat([freqs, freqs], -1).cos(), torch.cat([freqs, freqs], -1).sin()
     x = w["model.embed_tokens.weight"][ids]

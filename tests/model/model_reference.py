@@ -8,6 +8,7 @@ positions, key_valid as int32 [rows, T]) and, in __metadata__["config"], the mod
 OUT receives float64 logits [rows*T, V], loss [1] and grad.<name> for every parameter, all
 computed in float64 from the same float32 values. Written for Debian's python3-torch (1.13).
 """
+import math
 import json
 import struct
 import sys
@@ -55,11 +56,24 @@ def rmsnorm(x, gain, eps):
     return y * gain if gain is not None else y
 
 
-def rope(x, pos, theta):
+def llama3_scaled(inv, sc):
+    """transformers' _compute_llama3_parameters, in float64."""
+    L, lo_f, hi_f, factor = (sc["original_max_pos"], sc["low_freq_factor"],
+                             sc["high_freq_factor"], sc["factor"])
+    w = 2 * math.pi / inv
+    out = torch.where(w > L / lo_f, inv / factor, inv)
+    s = (L / w - lo_f) / (hi_f - lo_f)
+    medium = ~(w < L / hi_f) & ~(w > L / lo_f)
+    return torch.where(medium, (1 - s) * out / factor + s * out, out)
+
+
+def rope(x, pos, theta, scaling=None):
     # x [rows, H, T, hd], pos [rows, T]; half-split pairs (i, i + hd/2).
     hd = x.shape[-1]
     half = hd // 2
     inv = theta ** (-(torch.arange(half, dtype=torch.float64) * 2.0) / hd)
+    if scaling:
+        inv = llama3_scaled(inv, scaling)
     ang = pos.to(torch.float64)[:, None, :, None] * inv
     c, s = torch.cos(ang), torch.sin(ang)
     x1, x2 = x[..., :half], x[..., half:]
@@ -117,7 +131,8 @@ def forward(cfg, P, batch):
         if cfg["qk_norm"]:
             q = rmsnorm(q, g(p + "attn.q_norm.gain"), eps)  # gains with qk_norm_gain, else none
             k = rmsnorm(k, g(p + "attn.k_norm.gain"), eps)
-        q, k = rope(q, pos, cfg["rope_theta"]), rope(k, pos, cfg["rope_theta"])
+        sc = cfg.get("rope_scaling")
+        q, k = rope(q, pos, cfg["rope_theta"], sc), rope(k, pos, cfg["rope_theta"], sc)
         # Query head i reads K/V head i // (H / Hkv), as transformers' repeat_kv does.
         k, v = k.repeat_interleave(H // Hkv, dim=1), v.repeat_interleave(H // Hkv, dim=1)
         a = attention(q, k, v, layer_window(cfg, l), doc, valid)
