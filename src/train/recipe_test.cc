@@ -1,0 +1,105 @@
+// The recipe's TOML: what it accepts, and what it refuses by name.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/test_util.h"
+#include "train/recipe.h"
+
+namespace trail::train {
+namespace {
+
+// Two defects of Debian's toml++ 3.3.0 that core/toml_text.h contains (found by fuzzing): an
+// assertion on malformed table headers and an "unreachable" point reached by the whitespace
+// check of accented characters. Both are invalid TOML, refused like any other; accented text
+// inside strings still parses.
+TEST(Recipe, TomlParserDefectsAreContainedAsInvalidToml) {
+  const std::vector<std::string> bad = {"[)", "[[[1]]]\n", "[[=\n", "\xc3\xa9 = 1\n",
+                                        "a.\xc3\xbc = 1\n"};
+  for (const std::string& text : bad) {
+    EXPECT_NE(ErrorOf([&] { ParseRecipe(text, "r.toml", 64); }).find("r.toml: not valid TOML"),
+              std::string::npos)
+        << text;
+  }
+  EXPECT_NE(ErrorOf([&] {
+              ParseRecipe("[model]\nname = \"caf\xc3\xa9\"\n", "r.toml", 64);
+            }).find("unknown key 'name'"),
+            std::string::npos);
+}
+
+TEST(Recipe, UnknownKeysAndInconsistentShapesAreClearErrors) {
+  const std::string good = "[model]\npreset = \"tiny\"\n[train]\nsteps = 5\n";
+  const Recipe r = ParseRecipe(good, "r.toml", 4096);
+  EXPECT_EQ(r.model.d_model, 128);
+  EXPECT_EQ(r.model.vocab_size, 4096);
+  EXPECT_NE(ErrorOf([&] {
+              ParseRecipe(good + "learning_rat = 3\n", "r.toml", 4096);
+            }).find("unknown key 'learning_rat' in [train]"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] {
+              ParseRecipe("[model]\npreset = \"tiny\"\nd_modle = 3\n", "r.toml", 9);
+            }).find("unknown key 'd_modle'"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] {
+              ParseRecipe("[model]\npreset = \"tiny\"\nn_heads = 3\n", "r.toml", 9);
+            }).find("multiple of n_heads"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] {
+              ParseRecipe("[model]\nvocab_size = 10\n", "r.toml", 4096);
+            }).find("differs from the tokenizer"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] {
+              ParseRecipe("[model]\nd_model = \"wide\"\n", "r.toml", 9);
+            }).find("must be an integer"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { ParseRecipe("[model\n", "r.toml", 9); }).find("not valid TOML"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { ParseRecipe("[oprimizer]\n", "r.toml", 9); }).find("unknown key"),
+            std::string::npos);
+}
+
+TEST(Recipe, RecomputeIsNoneOrLayers) {
+  const std::string base = "[model]\npreset = \"tiny\"\n[train]\nsteps = 5\n";
+  EXPECT_EQ(ParseRecipe(base, "r.toml", 64).loop.recompute, model::Recompute::kNone);
+  EXPECT_EQ(ParseRecipe(base + "recompute = \"layers\"\n", "r.toml", 64).loop.recompute,
+            model::Recompute::kLayers);
+  EXPECT_EQ(ParseRecipe(base + "recompute = \"none\"\n", "r.toml", 64).loop.recompute,
+            model::Recompute::kNone);
+  EXPECT_NE(ErrorOf([&] {
+              ParseRecipe(base + "recompute = \"all\"\n", "r.toml", 64);
+            }).find("recompute must be \"none\" or \"layers\", got \"all\""),
+            std::string::npos);
+}
+
+// Grouped-query attention, QK-norm gains and Llama 3's RoPE scaling from the [model] section,
+// and what is refused by name.
+TEST(Recipe, ModelFamilyOptions) {
+  const std::string base = "[model]\npreset = \"tiny\"\n";
+  const Recipe r = ParseRecipe(base +
+                                   "n_kv_heads = 2\nqk_norm = true\nqk_norm_gain = true\n"
+                                   "rope_theta = 500000.0\nrope_scaling = \"llama3\"\n"
+                                   "rope_original_max_seq_len = 1024\n",
+                               "r.toml", 64);
+  EXPECT_EQ(r.model.kv_heads(), 2);
+  EXPECT_EQ(r.model.kv_dim(), 64);
+  EXPECT_TRUE(r.model.qk_norm_gain);
+  EXPECT_EQ(r.model.rope_scaling.factor, 8.0f);
+  EXPECT_EQ(r.model.rope_scaling.high_freq_factor, 4.0f);
+  EXPECT_EQ(r.model.rope_scaling.original_max_pos, 1024);
+  EXPECT_FALSE(ParseRecipe(base, "r.toml", 64).model.rope_scaling.enabled());
+  auto error = [&](const std::string& extra) {
+    return ErrorOf([&] { ParseRecipe(base + extra, "r.toml", 64); });
+  };
+  EXPECT_NE(error("n_kv_heads = 3\n").find("n_kv_heads (3) must divide n_heads (4)"),
+            std::string::npos);
+  EXPECT_NE(error("qk_norm_gain = true\n").find("qk_norm_gain needs qk_norm"), std::string::npos);
+  EXPECT_NE(error("rope_factor = 4.0\n").find("rope_factor needs rope_scaling = \"llama3\""),
+            std::string::npos);
+  EXPECT_NE(error("rope_scaling = \"yarn\"\n").find("rope_scaling must be"), std::string::npos);
+  EXPECT_NE(error("rope_scaling = \"llama3\"\nrope_high_freq_factor = 0.5\n")
+                .find("low_freq_factor < high_freq_factor"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace trail::train
