@@ -70,7 +70,6 @@ class ShardedParameters : public model::ParameterResidency {
                         const std::function<void(int unit, int64_t begin, int64_t end)>& fn);
 
   // Whether passes gather ahead on a thread (see above).
-  bool gathers_ahead() const { return ahead_; }
   // The bytes of the gathered units' memory, held, gathered ahead or kept for reuse (the memory
   // sharding adds).
   int64_t gathered_bytes() const;
@@ -80,6 +79,7 @@ class ShardedParameters : public model::ParameterResidency {
   static int64_t PlannedGatheredBytes(const model::ParameterSet& layout);
 
  private:
+  friend struct TrainTestAccess;  // train/test_access.h: what tests read, never shipped
   struct Unit {
     int64_t flat_begin = 0, flat_end = 0;  // in the flat vector
     std::vector<int64_t> offsets;          // each tensor's offset in the unit's buffer

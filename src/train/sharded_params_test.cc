@@ -89,7 +89,7 @@ TEST(ShardedParameters, AUnitIsGatheredWholeAndUnboundOnRelease) {
       for (size_t t = t0; t < t1; ++t) EXPECT_EQ(mine.tensors()[t].data<float>(), nullptr);
     }
     shards.IdlePass(/*backward=*/true);  // gathered ahead on a thread (threads may call)
-    EXPECT_TRUE(shards.gathers_ahead());
+    EXPECT_TRUE(TrainTestAccess::GathersAhead(shards));
     EXPECT_GT(shards.gathered_bytes(), 0);  // what plan cost counts, at most
     EXPECT_LE(shards.gathered_bytes(), ShardedParameters::PlannedGatheredBytes(mine));
     EXPECT_NE(ErrorOf([&] { shards.Release(0); }).find("released but not held"), std::string::npos);

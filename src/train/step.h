@@ -117,9 +117,6 @@ class StepEngine {
   }
   // The bytes of gathered parameter units (0 unless the parameters are sharded).
   int64_t gathered_param_bytes() const { return shards_ ? shards_->gathered_bytes() : 0; }
-  // The step's reduced gradient as last used by the update (clipped if clipping applied); one
-  // process only.
-  void CopyLastGradient(model::ParameterSet& out) const;
   const model::Transformer& model() const { return model_; }
   repops::Backend& backend() const { return *backend_; }
   // The micro-batches this process runs, and their operations, go to `o` from now on
@@ -143,16 +140,13 @@ class StepEngine {
   // This process's flat range of the state: [range_begin(), range_end()).
   int64_t range_begin() const { return flat_bounds_[comm_.rank()]; }
   int64_t range_end() const { return flat_bounds_[comm_.rank() + 1]; }
-  // Gives process 0's `st` every range of the moments (the whole state in one place, for tests
-  // that compare it; checkpoints are written by every process and need no gather); other
-  // processes' `st` is left as it is. Nothing to do in a job of one process.
-  void GatherMoments(TrainState& st);
   // This process's share of a checkpoint that every process writes (SaveCheckpointShared):
   // its range of the parameters and moments copied to the host, and the state hashes of `r`,
   // the step just run, which must have hashed the state (Recipe: every checkpoint step does).
   CheckpointShare CheckpointShareOf(const TrainState& st, const StepResult& r);
 
  private:
+  friend struct TrainTestAccess;  // train/test_access.h: what tests read, never shipped
   std::unique_ptr<model::ParameterSet> TakeBuffer();
   using Buf = std::unique_ptr<model::ParameterSet>;
   std::vector<MicroRecord> RunLocalRanks(const TrainState& st, float scale,

@@ -233,31 +233,6 @@ void StepEngine::KeepMomentRanges(const float* m, const float* v) {
   if (v != nullptr && n > 0) backend_->CopyFromHost(v, v_.view());
 }
 
-void StepEngine::GatherMoments(TrainState& st) {
-  const int P = comm_.size(), me = comm_.rank();
-  if (P == 1) return;
-  auto len = [&](int q) { return flat_bounds_[q + 1] - flat_bounds_[q]; };
-  std::vector<float> mine(m_.numel() + v_.numel());
-  backend_->CopyToHost(m_.view(), mine.data());
-  backend_->CopyToHost(v_.view(), mine.data() + m_.numel());
-  std::vector<std::vector<float>> in(P);
-  std::vector<std::span<const float>> send(P);
-  std::vector<std::span<float>> recv(P);
-  if (me != 0) send[0] = mine;
-  for (int p = 1; p < P && me == 0; ++p) {
-    in[p].resize(2 * len(p));
-    recv[p] = in[p];
-  }
-  comm_.AllToAll(send, recv);
-  if (me != 0) return;
-  in[0] = std::move(mine);
-  for (int p = 0; p < P; ++p) {
-    flat_.Write(*backend_, st.adam_m().tensors(), flat_bounds_[p], std::span(in[p]).first(len(p)));
-    flat_.Write(*backend_, st.adam_v().tensors(), flat_bounds_[p],
-                std::span(in[p]).subspan(len(p)));
-  }
-}
-
 CheckpointShare StepEngine::CheckpointShareOf(const TrainState& st, const StepResult& r) {
   TRAIL_CHECK(r.state_hashed, "step ", r.step, " did not hash the state a checkpoint records");
   CheckpointShare s;
@@ -279,15 +254,6 @@ CheckpointShare StepEngine::CheckpointShareOf(const TrainState& st, const StepRe
     flat_.Read(*backend_, st.adam_v().tensors(), range_begin(), n, s.v.data());
   }
   return s;
-}
-
-void StepEngine::CopyLastGradient(model::ParameterSet& out) const {
-  TRAIL_CHECK(comm_.size() == 1, "the whole gradient is only held by a job of one process");
-  std::vector<float> host(last_grad_.size());
-  backend_->CopyToHost(TensorView::Contiguous(last_grad_.data(), DType::kF32, backend_->device(),
-                                              {static_cast<int64_t>(host.size())}),
-                       host.data());
-  flat_.Write(out.backend(), out.tensors(), 0, host);
 }
 
 std::string StepAndChain(StepEngine& engine, TrainState& st, StepResult& r) {

@@ -18,6 +18,7 @@
 #include "repops/cpu_backend.h"
 #include "train/recipe.h"
 #include "train/step.h"
+#include "train/test_access.h"
 #include "train/trainer.h"
 
 namespace trail::train {
@@ -111,7 +112,7 @@ inline OneStep RunOneStep(const data::Manifest& m, const std::string& recipe_tex
   OneStep out;
   out.result = engine.Run(st);
   out.grad = std::make_unique<model::ParameterSet>(r.model, TestCpu());
-  engine.CopyLastGradient(*out.grad);
+  TrainTestAccess::CopyLastGradient(engine, *out.grad);
   return out;
 }
 
@@ -138,7 +139,7 @@ inline std::vector<std::string> RunOnProcesses(const data::Manifest& m,
       const std::string line = StepAndChain(engine, st, res);
       if (comm.rank() == 0) lines.push_back(line);
     }
-    engine.GatherMoments(st);
+    TrainTestAccess::GatherMoments(engine, st);
     const std::string params = ToHex(engine.ParamsHash(st));  // every process: collective
     std::lock_guard<std::mutex> lock(mu);
     finals[comm.rank()] = params + (comm.rank() == 0 ? " " + ToHex(st.OptimizerHash()) : "");
