@@ -71,33 +71,21 @@ PY
     || fail "transformers on the $r export"
 done
 
-echo "-- the check fails where the windows are not applied"
-cp -r qwen3-sliding.hf no-window.hf
-"$python" - no-window.hf/config.json <<'PY'
-import json, sys
+# The check must fail on an export whose config.json drops a feature the weights need.
+expect_check_fails() {  # what, run, Python statements editing the config dict c
+  echo "-- the check fails without $1"
+  rm -rf broken.hf && cp -r "$2.hf" broken.hf
+  "$python" -c "import json, sys
 c = json.load(open(sys.argv[1]))
-c["use_sliding_window"], c["sliding_window"] = False, None
-c["layer_types"] = ["full_attention"] * len(c["layer_types"])
-json.dump(c, open(sys.argv[1], "w"))
-PY
-if "$python" "$here/peers/transformers_check.py" no-window.hf qwen3-sliding.probe qwen3-sliding.gen.json \
-     lines.txt lines.ids > no-window.out 2>&1; then
-  cat no-window.out; fail "a sliding-window model read without its windows passed the check"
-fi
-grep -q "from HF's float64 run" no-window.out || { cat no-window.out; fail "no logit finding"; }
-echo "without its windows: $(grep FAIL no-window.out)"
-
-echo "-- the check fails where the RoPE scaling is not applied"
-cp -r llama3-rope.hf no-scaling.hf
-"$python" - no-scaling.hf/config.json <<'PY'
-import json, sys
-c = json.load(open(sys.argv[1]))
-c["rope_scaling"] = None
-json.dump(c, open(sys.argv[1], "w"))
-PY
-if "$python" "$here/peers/transformers_check.py" no-scaling.hf llama3-rope.probe llama3-rope.gen.json \
-     lines.txt lines.ids > no-scaling.out 2>&1; then
-  cat no-scaling.out; fail "a RoPE-scaled model read without its scaling passed the check"
-fi
-grep -q "from HF's float64 run" no-scaling.out || { cat no-scaling.out; fail "no logit finding"; }
-echo "without its RoPE scaling: $(grep FAIL no-scaling.out)"
+$3
+json.dump(c, open(sys.argv[1], 'w'))" broken.hf/config.json
+  if "$python" "$here/peers/transformers_check.py" broken.hf "$2.probe" "$2.gen.json" \
+       lines.txt lines.ids > broken.out 2>&1; then
+    cat broken.out; fail "$2 read without $1 passed the check"
+  fi
+  grep -q "from HF's float64 run" broken.out || { cat broken.out; fail "no logit finding"; }
+  echo "without $1: $(grep FAIL broken.out)"
+}
+expect_check_fails "its windows" qwen3-sliding 'c["use_sliding_window"], c["sliding_window"] = False, None
+c["layer_types"] = ["full_attention"] * len(c["layer_types"])'
+expect_check_fails "its RoPE scaling" llama3-rope 'c["rope_scaling"] = None'

@@ -168,6 +168,27 @@ void CrossEntropyCase(CaseHasher& h, Backend& be) {
   h.Add("dlogits", d.Down(dl, R * V));
 }
 
+// Forward and backward of `s` (its masks already on the device in d) on q, k, v, dout =
+// Rand(·, stream0 + 0, 1, 2, 3), q and dout [B·H·T·hd], k and v [B·Hkv·T·hd]; hashes out, probs,
+// dq, dk, dv.
+void HashAttention(CaseHasher& h, Backend& be, DeviceArrays& d, const AttentionShape& s,
+                   uint64_t stream0) {
+  const int64_t kv_heads = s.kv_heads > 0 ? s.kv_heads : s.heads, block = s.seq * s.head_dim;
+  const int64_t nq = s.batch * s.heads * block, nkv = s.batch * kv_heads * block,
+                np = s.batch * s.heads * s.seq * s.seq;
+  const float *q = d.Up(Rand(nq, stream0)), *k = d.Up(Rand(nkv, stream0 + 1)),
+              *v = d.Up(Rand(nkv, stream0 + 2)), *dout = d.Up(Rand(nq, stream0 + 3));
+  float *out = d.Zeros(nq), *probs = d.Zeros(np), *dq = d.Zeros(nq), *dk = d.Zeros(nkv),
+        *dv = d.Zeros(nkv);
+  be.AttentionForward(s, q, k, v, out, probs);
+  be.AttentionBackward(s, q, k, v, probs, dout, dq, dk, dv);
+  h.Add("out", d.Down(out, nq));
+  h.Add("probs", d.Down(probs, np));
+  h.Add("dq", d.Down(dq, nq));
+  h.Add("dk", d.Down(dk, nkv));
+  h.Add("dv", d.Down(dv, nkv));
+}
+
 void AttentionCase(CaseHasher& h, Backend& be) {
   for (int variant = 0; variant < 3; ++variant) {
     AttentionShape s;
@@ -180,18 +201,7 @@ void AttentionCase(CaseHasher& h, Backend& be) {
     DeviceArrays d(be);
     if (variant >= 1) s.window = 5;
     if (variant >= 2) s.doc_ids = d.UpI32(docs), s.key_valid = d.UpU8(valid);
-    const int64_t n = s.batch * s.heads * s.seq * s.head_dim, np = n / s.head_dim * s.seq;
-    const float *q = d.Up(Rand(n, 100)), *k = d.Up(Rand(n, 101)), *v = d.Up(Rand(n, 102)),
-                *dout = d.Up(Rand(n, 103));
-    float *out = d.Zeros(n), *probs = d.Zeros(np), *dq = d.Zeros(n), *dk = d.Zeros(n),
-          *dv = d.Zeros(n);
-    be.AttentionForward(s, q, k, v, out, probs);
-    be.AttentionBackward(s, q, k, v, probs, dout, dq, dk, dv);
-    h.Add("out", d.Down(out, n));
-    h.Add("probs", d.Down(probs, np));
-    h.Add("dq", d.Down(dq, n));
-    h.Add("dk", d.Down(dk, n));
-    h.Add("dv", d.Down(dv, n));
+    HashAttention(h, be, d, s, 100);
   }
 }
 
@@ -205,19 +215,7 @@ void AttentionGqaCase(CaseHasher& h, Backend& be) {
     for (int64_t i = 0; i < s.batch * s.seq; ++i) docs[i] = static_cast<int32_t>((i % s.seq) / 5);
     DeviceArrays d(be);
     if (kv_heads == 1) s.window = 5, s.doc_ids = d.UpI32(docs);
-    const int64_t block = s.seq * s.head_dim, nq = s.batch * s.heads * block,
-                  nkv = s.batch * kv_heads * block, np = s.batch * s.heads * s.seq * s.seq;
-    const float *q = d.Up(Rand(nq, 130)), *k = d.Up(Rand(nkv, 131)), *v = d.Up(Rand(nkv, 132)),
-                *dout = d.Up(Rand(nq, 133));
-    float *out = d.Zeros(nq), *probs = d.Zeros(np), *dq = d.Zeros(nq), *dk = d.Zeros(nkv),
-          *dv = d.Zeros(nkv);
-    be.AttentionForward(s, q, k, v, out, probs);
-    be.AttentionBackward(s, q, k, v, probs, dout, dq, dk, dv);
-    h.Add("out", d.Down(out, nq));
-    h.Add("probs", d.Down(probs, np));
-    h.Add("dq", d.Down(dq, nq));
-    h.Add("dk", d.Down(dk, nkv));
-    h.Add("dv", d.Down(dv, nkv));
+    HashAttention(h, be, d, s, 130);
   }
 }
 
