@@ -50,16 +50,8 @@ const toml::table* Section(const toml::table& root, const char* name, const std:
   return n->as_table();
 }
 
-}  // namespace
-
-CorpusConfig LoadCorpusConfig(const std::string& path) {
-  CorpusConfig c;
-  c.text = ReadFileToString(path);
-  const toml::table root = ParseTomlText(c.text, path);
-  AllowOnly(root,
-            {"seed", "max_record_bytes", "memory_budget_mb", "source", "language", "quality",
-             "dedup", "pii", "decontamination", "split", "output"},
-            "the top level", path);
+// seed, max_record_bytes, memory_budget_mb.
+void ReadLimits(const toml::table& root, const std::string& path, CorpusConfig& c) {
   c.seed = static_cast<uint64_t>(Get<int64_t>(root, "seed", 0, "top", path));
   const int64_t max_record =
       Get<int64_t>(root, "max_record_bytes", static_cast<int64_t>(c.max_record_bytes), "top", path);
@@ -70,6 +62,10 @@ CorpusConfig LoadCorpusConfig(const std::string& path) {
   TRAIL_CHECK(budget_mb >= kMinMemoryBudgetMb, path, ": memory_budget_mb must be at least ",
               kMinMemoryBudgetMb);
   c.memory_budget_bytes = static_cast<uint64_t>(budget_mb) << 20;
+}
+
+// [[source]]: at least one, each with a unique name.
+void ReadSources(const toml::table& root, const std::string& path, CorpusConfig& c) {
   const toml::array* srcs = root.get("source") ? root.get("source")->as_array() : nullptr;
   TRAIL_CHECK(srcs != nullptr && !srcs->empty(), path, ": at least one [[source]] is needed");
   std::set<std::string> names;
@@ -98,6 +94,10 @@ CorpusConfig LoadCorpusConfig(const std::string& path) {
     s.quality_filter = Get<bool>(*t, "quality_filter", true, where, path);
     c.sources.push_back(std::move(s));
   }
+}
+
+// [language] and [quality]: the filters and their thresholds.
+void ReadLanguageAndQuality(const toml::table& root, const std::string& path, CorpusConfig& c) {
   if (const toml::table* t = Section(root, "language", path)) {
     AllowOnly(*t, {"model", "allowed", "min_score"}, "[language]", path);
     c.language = true;
@@ -124,6 +124,11 @@ CorpusConfig LoadCorpusConfig(const std::string& path) {
     c.quality_cfg.min_stop_words = static_cast<int>(
         Get<int64_t>(*t, "min_stop_words", c.quality_cfg.min_stop_words, "quality", path));
   }
+}
+
+// [dedup], [pii] and [decontamination].
+void ReadDedupPiiAndDecontamination(const toml::table& root, const std::string& path,
+                                    CorpusConfig& c) {
   if (const toml::table* t = Section(root, "dedup", path)) {
     AllowOnly(*t, {"ngram", "bands", "rows", "threshold"}, "[dedup]", path);
     c.ngram = static_cast<int>(Get<int64_t>(*t, "ngram", c.ngram, "dedup", path));
@@ -146,6 +151,10 @@ CorpusConfig LoadCorpusConfig(const std::string& path) {
     TRAIL_CHECK(mode == "drop" || mode == "cut", path, ": [decontamination].mode is drop or cut");
     c.decontam_cut = mode == "cut";
   }
+}
+
+// [split] and [output].
+void ReadSplitAndOutput(const toml::table& root, const std::string& path, CorpusConfig& c) {
   if (const toml::table* t = Section(root, "split", path)) {
     AllowOnly(*t, {"train", "validation"}, "[split]", path);
     c.train = Get<double>(*t, "train", c.train, "split", path);
@@ -159,6 +168,23 @@ CorpusConfig LoadCorpusConfig(const std::string& path) {
         static_cast<uint64_t>(Get<int64_t>(*t, "shard_documents", 10000, "output", path));
     TRAIL_CHECK(c.shard_documents >= 1, path, ": [output].shard_documents must be positive");
   }
+}
+
+}  // namespace
+
+CorpusConfig LoadCorpusConfig(const std::string& path) {
+  CorpusConfig c;
+  c.text = ReadFileToString(path);
+  const toml::table root = ParseTomlText(c.text, path);
+  AllowOnly(root,
+            {"seed", "max_record_bytes", "memory_budget_mb", "source", "language", "quality",
+             "dedup", "pii", "decontamination", "split", "output"},
+            "the top level", path);
+  ReadLimits(root, path, c);
+  ReadSources(root, path, c);
+  ReadLanguageAndQuality(root, path, c);
+  ReadDedupPiiAndDecontamination(root, path, c);
+  ReadSplitAndOutput(root, path, c);
   return c;
 }
 
