@@ -13,12 +13,8 @@
 set -euo pipefail
 trail=$1; assets=$2; olmes=$3; probe=$4; python=$5
 here=$(cd "$(dirname "$0")" && pwd)
-dir=$(mktemp -d "${TMPDIR:-/tmp}/trail-lm-eval-XXXXXX")
-trap 'rm -rf "$dir"' EXIT
-cd "$dir"
-fail() { echo "FAIL: $*" >&2; exit 1; }
-"$python" -c "import lm_eval, transformers, torch" 2>/dev/null \
-  || fail "no lm-eval in '$python' (scripts/install-peers.sh installs it)"
+. "$here/peers/setup.sh"
+peer_setup lm-eval "$python" "lm_eval, transformers, torch"
 [ -d "$olmes/arc_easy/rc_5shot" ] || fail "no OLMES request files at '$olmes' (scripts/fetch-assets.sh)"
 
 . "$here/kjv_train_data.sh"
@@ -45,11 +41,11 @@ for lm in "${lm_names[@]}"; do
 done
 lm_eval_bin=$(dirname "$python")/lm_eval
 HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 "$lm_eval_bin" --model hf \
-  --model_args "pretrained=$dir/llama.hf,dtype=float32,attn_implementation=eager" \
+  --model_args "pretrained=$peer_dir/llama.hf,dtype=float32,attn_implementation=eager" \
   --tasks "$(IFS=,; echo "${lm_names[*]}")" --include_path lm-tasks --batch_size 1 --device cpu \
   --log_samples --output_path lm-out > lm-eval.log 2>&1 || { tail -40 lm-eval.log; fail "lm_eval"; }
 grep -E '^\|' lm-eval.log
-"$python" "$here/peers/lm_eval_compare.py" "$dir/llama.hf" lm-out eval.json lm-tasks "${compare[@]}" \
+"$python" "$here/peers/lm_eval_compare.py" "$peer_dir/llama.hf" lm-out eval.json lm-tasks "${compare[@]}" \
   2> compare.err || { cat compare.err; fail "lm-eval and trail disagree"; }
 
 echo "-- a log-likelihood altered by 0.01 in trail's requests file is found"
@@ -63,7 +59,7 @@ j = json.loads(lines[7]); j["loglik"] += 0.01; lines[7] = json.dumps(j)
 open(os.path.join(out, r["requests_file"]), "w").write("\n".join(lines) + "\n")
 json.dump(r, open(os.path.join(out, "eval.json"), "w"))
 PY
-if "$python" "$here/peers/lm_eval_compare.py" "$dir/llama.hf" lm-out forged/eval.json lm-tasks \
+if "$python" "$here/peers/lm_eval_compare.py" "$peer_dir/llama.hf" lm-out forged/eval.json lm-tasks \
      "${compare[@]}" > forged.out 2>&1; then
   cat forged.out; fail "an altered log-likelihood passed"
 fi

@@ -13,12 +13,8 @@
 set -euo pipefail
 trail=$1; assets=$2; probe=$3; python=$4
 here=$(cd "$(dirname "$0")" && pwd)
-dir=$(mktemp -d "${TMPDIR:-/tmp}/trail-transformers-XXXXXX")
-trap 'rm -rf "$dir"' EXIT
-cd "$dir"
-fail() { echo "FAIL: $*" >&2; exit 1; }
-"$python" -c "import transformers, torch" 2>/dev/null \
-  || fail "no transformers in '$python' (scripts/install-peers.sh installs it)"
+. "$here/peers/setup.sh"
+peer_setup transformers "$python" "transformers, torch"
 
 . "$here/kjv_train_data.sh"
 kjv_train_data
