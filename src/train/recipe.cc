@@ -73,6 +73,8 @@ void ReadRopeScaling(const Reader& rd, const toml::table* m, const std::string& 
   rd.Get(m, "rope_high_freq_factor", "model", s.high_freq_factor);
   rd.Get(m, "rope_original_max_seq_len", "model", s.original_max_pos);
   if (type == "llama3") {
+    // Checked here: a factor of 0 would read as "no scaling" (RopeScaling::enabled).
+    TRAIL_CHECK(s.factor >= 1.0f, path, ": [model] rope_factor must be >= 1, got ", s.factor);
     out = s;
     return;
   }

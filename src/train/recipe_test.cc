@@ -96,6 +96,9 @@ TEST(Recipe, ModelFamilyOptions) {
   EXPECT_NE(error("rope_factor = 4.0\n").find("rope_factor needs rope_scaling = \"llama3\""),
             std::string::npos);
   EXPECT_NE(error("rope_scaling = \"yarn\"\n").find("rope_scaling must be"), std::string::npos);
+  EXPECT_NE(
+      error("rope_scaling = \"llama3\"\nrope_factor = 0.0\n").find("rope_factor must be >= 1"),
+      std::string::npos);
   EXPECT_NE(error("rope_scaling = \"llama3\"\nrope_high_freq_factor = 0.5\n")
                 .find("low_freq_factor < high_freq_factor"),
             std::string::npos);
