@@ -66,7 +66,7 @@ std::vector<int32_t> Tokens(int64_t T, int64_t vocab) {
 // Transformer::Forward's logits [T, V] over one row of the tokens.
 // Every gain away from 1, each tensor its own (through the backend: p may live on a device), so
 // a gain applied in the wrong place shows.
-void SpreadGains(const ModelConfig&, ParameterSet& p, repops::Backend& be) {
+void SpreadGains(ParameterSet& p, repops::Backend& be) {
   for (DeviceTensor& t : p.tensors()) {
     if (t.rank() != 1) continue;
     std::vector<float> g(static_cast<size_t>(t.numel()));
@@ -129,11 +129,14 @@ void ExpectSameBits(const std::vector<float>& full, const Returned& dec, int64_t
 void CheckConfig(const std::string& name, const ModelConfig& c, repops::Backend& be) {
   ParameterSet p(c, be);
   p.InitRandom(c);
-  SpreadGains(c, p, be);
+  SpreadGains(p, be);
   const int64_t T = 75, V = c.vocab_size;  // 75 > 64: the attention's query blocks split
   const std::vector<int32_t> tokens = Tokens(T, V);
   const std::vector<float> full = FullForward(c, p, be, tokens);
   Decoder dec(c, p, be, T, 70);
+  // The cache: keys and values of every layer, Hkv·hd floats a position (a quarter of
+  // multi-head's for 4 query heads on one key/value head).
+  EXPECT_EQ(dec.cache_bytes(), 2 * c.n_layers * T * c.kv_dim() * 4) << name;
   const std::vector<std::vector<int64_t>> splits = {{1}, {70, 1}, {9, 1, 3, 64}, {2, 65, 8}};
   for (const auto& split : splits) {
     dec.Truncate(0);

@@ -101,21 +101,28 @@ void ActivationsCase(CaseHasher& h, Backend& be) {
   h.Add("gelu_dx", d.Down(da, n));
 }
 
-void RopeCase(CaseHasher& h, Backend& be) {
-  const RopeTable t = MakeRopeTable(300, 16, 10000.0f);
-  h.Add("cos", t.cos);  // the table is built on the host and uploaded (RopeTableOn)
+// Hashes the 300-position, head_dim 16 table t (`cos`, `sin`; built on the host and uploaded,
+// RopeTableOn), then RoPE on x = Rand(255·16, stream), row r at position (7r) mod 300: `fwd`,
+// and with `backward` the inverse rotation of that: `bwd`.
+void HashRope(CaseHasher& h, Backend& be, const RopeTable& t, uint64_t stream, bool backward) {
+  h.Add("cos", t.cos);
   h.Add("sin", t.sin);
   const DeviceRopeTable table = RopeTableOn(be, t);
   const int64_t rows = 255;
   std::vector<int32_t> pos(rows);
   for (int64_t r = 0; r < rows; ++r) pos[r] = static_cast<int32_t>((r * 7) % 300);
   DeviceArrays d(be);
-  float* x = d.Up(Rand(rows * 16, 70));
+  float* x = d.Up(Rand(rows * 16, stream));
   const int32_t* p = d.UpI32(pos);
   be.RopeApply(x, rows, 16, p, table.view, false);
   h.Add("fwd", d.Down(x, rows * 16));
+  if (!backward) return;
   be.RopeApply(x, rows, 16, p, table.view, true);
   h.Add("bwd", d.Down(x, rows * 16));
+}
+
+void RopeCase(CaseHasher& h, Backend& be) {
+  HashRope(h, be, MakeRopeTable(300, 16, 10000.0f), 70, /*backward=*/true);
 }
 
 // Llama 3's frequency scaling: θ = 500000, factor 8, low 1, high 4, original context 1024, so
@@ -124,17 +131,7 @@ void RopeLlama3Case(CaseHasher& h, Backend& be) {
   const RopeScaling s{
       .factor = 8.0f, .low_freq_factor = 1.0f, .high_freq_factor = 4.0f, .original_max_pos = 1024};
   h.Add("inv_freq", RopeInvFreq(16, 500000.0f, s));
-  const RopeTable t = MakeRopeTable(300, 16, 500000.0f, s);
-  h.Add("cos", t.cos);
-  h.Add("sin", t.sin);
-  const DeviceRopeTable table = RopeTableOn(be, t);
-  const int64_t rows = 255;
-  std::vector<int32_t> pos(rows);
-  for (int64_t r = 0; r < rows; ++r) pos[r] = static_cast<int32_t>((r * 7) % 300);
-  DeviceArrays d(be);
-  float* x = d.Up(Rand(rows * 16, 71));
-  be.RopeApply(x, rows, 16, d.UpI32(pos), table.view, false);
-  h.Add("fwd", d.Down(x, rows * 16));
+  HashRope(h, be, MakeRopeTable(300, 16, 500000.0f, s), 71, /*backward=*/false);
 }
 
 void EmbeddingCase(CaseHasher& h, Backend& be) {

@@ -31,16 +31,19 @@ const CaseSpec kCases[] = {
     {"int8_1x1x2", 4, 2, 4}, {"int8_fp32bw_3x2x2", 12, 1, 3}, {"int8_learned_1x1x2", 4, 2, 4},
     {"gqa_1x1x2", 4, 2, 4},  {"mqa_3x2x2", 12, 1, 3},         {"qk_gain_1x1x2", 4, 2, 4}};
 
+// `text` with its line `line` (which it must hold) replaced by `with`.
+std::string ReplaceLine(std::string text, const std::string& line, const std::string& with) {
+  const size_t at = text.find(line + "\n");
+  TRAIL_CHECK(at != std::string::npos, "golden recipe without the line '", line, "'");
+  return text.replace(at, line.size() + 1, with + "\n");
+}
+
 // `base`'s recipe text with its 2 attention heads replaced by `heads` query heads on `kv_heads`
 // key/value heads.
 std::string WithKvHeads(const std::string& base, int heads, int kv_heads) {
-  const std::string from = "n_heads = 2\n";
-  std::string text = base;
-  const size_t at = text.find(from);
-  TRAIL_CHECK(at != std::string::npos, "golden recipe without n_heads = 2");
-  return text.replace(
-      at, from.size(),
-      "n_heads = " + std::to_string(heads) + "\nn_kv_heads = " + std::to_string(kv_heads) + "\n");
+  return ReplaceLine(
+      base, "n_heads = 2",
+      "n_heads = " + std::to_string(heads) + "\nn_kv_heads = " + std::to_string(kv_heads));
 }
 
 const CaseSpec& Spec(const std::string& name) {
@@ -63,9 +66,8 @@ std::string GoldenRecipeText(const std::string& name) {
   if (name == "gqa_1x1x2") return WithKvHeads(GoldenRecipeText("mesh_1x1x2"), 4, 2);
   if (name == "mqa_3x2x2") return WithKvHeads(GoldenRecipeText("mesh_3x2x2"), 4, 1);
   if (name == "qk_gain_1x1x2") {
-    std::string text = GoldenRecipeText("gqa_1x1x2");
-    const std::string from = "qk_norm = true\n";
-    return text.replace(text.find(from), from.size(), from + "qk_norm_gain = true\n");
+    return ReplaceLine(GoldenRecipeText("gqa_1x1x2"), "qk_norm = true",
+                       "qk_norm = true\nqk_norm_gain = true");
   }
   if (name == "int8_fp32bw_3x2x2") {
     return GoldenRecipeText("mesh_3x2x2") + "[quant]\nlinear = \"int8-lsq\"\nbackward = \"fp32\"\n";
