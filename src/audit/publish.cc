@@ -38,8 +38,8 @@ std::vector<int64_t> KeptCheckpoints(const std::vector<int64_t>& all, int64_t ev
 
 void AddRunFiles(const std::string& run_dir, const std::vector<int64_t>& kept,
                  std::vector<Entry>& out) {
-  for (const char* f : {"run.json", "recipe.toml", "manifest.json", "trajectory.jsonl",
-                        "metrics.jsonl", "attestation.json"}) {
+  for (const char* f : {"run.json", "recipe.toml", "manifest.json", "base.import.json",
+                        "trajectory.jsonl", "metrics.jsonl", "attestation.json"}) {
     if (fs::exists(run_dir + "/" + f)) out.push_back({run_dir + "/" + f, std::string("run/") + f});
   }
   if (fs::is_directory(run_dir + "/traces")) {

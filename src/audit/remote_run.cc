@@ -71,6 +71,7 @@ void RemoteRun::FetchRunFiles(const std::vector<int64_t>& steps) {
   }
   want(kAttestationPath, false);
   want("run/manifest.json", false);
+  want("run/base.import.json", false);  // a continued pretraining's base record
   for (int64_t s : steps) {  // the trainer's trace of a step names where a replay diverges
     want(train::TracePath("run", s), false);
     want(train::TracePath("run", s) + ".sig", false);

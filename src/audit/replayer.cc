@@ -105,6 +105,10 @@ std::string Replayer::Load(const StartPoint& p, train::TrainState& st) {
     if (p.checkpoint) {
       train::LoadCheckpoint(ckpt, loaded_.id(), st);
     } else {
+      if (loaded_.recipe.init.imported) {
+        return "the recipe imports its initial parameters, so a replay of the first steps starts "
+               "from checkpoint 0 (the trainer keeps it), which this run lacks";
+      }
       st.params.InitRandom(loaded_.recipe.model);
       st.chain = run_.info.genesis;
     }
@@ -145,8 +149,19 @@ std::string Replayer::Disagreement(const train::TrainState& st, int64_t c,
   const std::string optim = ToHex(st.OptimizerHash());
   if (c == 0) {
     train::TrainState init(loaded_.recipe.model, loaded_.engine.backend());
-    init.params.InitRandom(loaded_.recipe.model);
-    const Digest initial = init.params.StateHash();
+    const train::InitConfig& from = loaded_.recipe.init;
+    if (!from.imported) init.params.InitRandom(loaded_.recipe.model);
+    // An imported base: the recipe names its parameters' state hash, and the run's copy of the
+    // import record by SHA-256.
+    const Digest initial = from.imported ? DigestFromHex(from.params_sha256, "[init] params_sha256")
+                                         : init.params.StateHash();
+    if (from.imported) {
+      const std::string copy = run_.rd.import_path();
+      if (!std::filesystem::exists(copy) || ToHex(Sha256OfFile(copy)) != from.import_sha256) {
+        return StrCat(copy, " is missing or is not the import record the recipe's [init] names (",
+                      from.import_sha256, ")");
+      }
+    }
     const Digest genesis = train::GenesisHash(loaded_.recipe.sha256, loaded_.manifest_sha, initial);
     if (genesis != run_.info.genesis) {
       return StrCat("run.json's genesis ", ToHex(run_.info.genesis),
@@ -154,7 +169,8 @@ std::string Replayer::Disagreement(const train::TrainState& st, int64_t c,
                     ToHex(genesis), ")");
     }
     if (params != ToHex(initial)) {
-      return StrCat(where, " holds other parameters than the recipe initializes");
+      return StrCat(where, " holds other parameters than the recipe ",
+                    from.imported ? "imports" : "initializes");
     }
     if (optim != ToHex(init.OptimizerHash()) || st.chain != run_.info.genesis) {
       return StrCat(where, " is not the state before step 0 (moments or chain)");

@@ -38,7 +38,9 @@ void AddGenerateCommand(CLI::App& app, GenerateCommand& c) {
                 "The run's tokenizer.contract.json (default: found beside the data manifest or "
                 "in the run directory by the hash the manifest records)");
   g->add_option("--threads", c.threads, "Kernel threads (default: all CPUs)");
-  g->add_flag("--json", c.json, "Print one JSON object: ids, text, log-probability bits");
+  g->add_flag("--json", c.json,
+              "Print one JSON object: ids, text (bytes that are not UTF-8 as U+FFFD), "
+              "log-probability bits");
   AddDeviceOption(g, c.device);
 }
 
@@ -97,7 +99,11 @@ int RunGenerateCommand(const GenerateCommand& c) {
   const infer::GenerateRun r = infer::GenerateFromRun(m, prompt, o, stream);
   const infer::Generation& g = r.generation;
   if (c.json) {
-    std::printf("%s\n", ToJson(c, r).dump().c_str());
+    // The text is the decoded bytes; a sequence that is not UTF-8 (a multi-byte character cut by
+    // the token limit, or bytes a model put out of order) is written as U+FFFD. ids are exact.
+    const std::string json =
+        ToJson(c, r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    std::printf("%s\n", json.c_str());
     return 0;
   }
   const double tps = g.decode_seconds > 0 ? (g.ids.size() - 1) / g.decode_seconds : 0;

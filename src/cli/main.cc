@@ -13,6 +13,7 @@
 #include "cli/data_cmd.h"
 #include "cli/eval_cmd.h"
 #include "cli/export_cmd.h"
+#include "cli/import_cmd.h"
 #include "cli/publish_cmd.h"
 #include "audit/publication.h"
 #include "cli/exit_codes.h"
@@ -129,6 +130,7 @@ struct Commands {
   trail::cli::GenerateCommand generate;
   trail::cli::EvalCommand eval;
   trail::cli::ExportCommand export_cmd;
+  trail::cli::ImportCommand import_cmd;
   trail::cli::PublishCommand publish;
 #if TRAIL_WITH_CORPUS
   trail::cli::CorpusCommand corpus;
@@ -156,6 +158,7 @@ struct Commands {
     trail::cli::AddGenerateCommand(app, generate);
     trail::cli::AddEvalCommand(app, eval);
     trail::cli::AddExportCommand(app, export_cmd);
+    trail::cli::AddImportCommand(app, import_cmd);
     trail::cli::AddPublishCommand(app, publish);
 #if TRAIL_WITH_CORPUS
     trail::cli::AddCorpusCommand(app, corpus);
@@ -179,6 +182,7 @@ struct Commands {
     if (*report.report) return trail::cli::RunReportCommand(report);
     if (*export_cmd.export_)
       return WithKernelPool([&] { return trail::cli::RunExportCommand(export_cmd); });
+    if (*import_cmd.import) return trail::cli::RunImportCommand(import_cmd);
     if (*publish.publish) return trail::cli::RunPublishCommand(publish);
     if (*eval.eval) return WithKernelPool([&] { return trail::cli::RunEvalCommand(eval); });
     if (*generate.generate)

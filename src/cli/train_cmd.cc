@@ -25,6 +25,9 @@ void AddTrainCommand(CLI::App& app, TrainCommand& c) {
   c.train->add_option("--data", c.data,
                       "The data manifest (JSON); on --resume the run's by default");
   c.train->add_option("--run", c.run, "The run directory");
+  c.train->add_option("--init-from", c.init_from,
+                      "Start from the model `trail import` wrote in this folder (the recipe's "
+                      "[init] must name it)");
   c.train->add_flag("--resume", c.resume,
                     "Continue the run from its newest valid checkpoint, re-checking the steps "
                     "recorded after it");
@@ -69,6 +72,7 @@ int RunTrainCommand(const TrainCommand& c) {
   repops::UseDefaultSimdTarget();
   train::TrainOptions o;
   o.recipe_path = c.recipe, o.manifest_path = c.data, o.run_dir = c.run;
+  o.init_from = c.init_from;
   o.resume = c.resume, o.stop_after = c.stop_after, o.quiet = c.quiet;
   o.verify_shards = !c.no_verify, o.sign_key = c.key, o.trace_every = c.trace_every;
   o.device = ParseDevice(c.device);

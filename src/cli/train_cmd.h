@@ -15,7 +15,7 @@ namespace trail::cli {
 struct TrainCommand {
   CLI::App* train = nullptr;
   CLI::App* verify = nullptr;
-  std::string recipe, data, run, key, device = "cpu";
+  std::string recipe, data, run, key, init_from, device = "cpu";
   bool resume = false, quiet = false, no_verify = false;
   int64_t stop_after = -1, trace_every = 0;
   int threads = 0;

@@ -7,7 +7,18 @@
 
 namespace trail {
 
-enum class DType : uint8_t { kF32 = 1, kI8 = 2, kI32 = 3, kU16 = 4, kU32 = 5, kF64 = 6 };
+// kBF16 and kF16 are read from other tools' files only (core/half.h widens them to float32);
+// trail's own state is float32.
+enum class DType : uint8_t {
+  kF32 = 1,
+  kI8 = 2,
+  kI32 = 3,
+  kU16 = 4,
+  kU32 = 5,
+  kF64 = 6,
+  kBF16 = 7,
+  kF16 = 8
+};
 
 constexpr size_t DTypeSize(DType t) {
   switch (t) {
@@ -23,6 +34,9 @@ constexpr size_t DTypeSize(DType t) {
       return 4;
     case DType::kF64:
       return 8;
+    case DType::kBF16:
+    case DType::kF16:
+      return 2;
   }
   return 0;
 }
@@ -42,6 +56,10 @@ constexpr std::string_view DTypeName(DType t) {
       return "U32";
     case DType::kF64:
       return "F64";
+    case DType::kBF16:
+      return "BF16";
+    case DType::kF16:
+      return "F16";
   }
   return "?";
 }

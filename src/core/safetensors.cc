@@ -50,7 +50,8 @@ json ParseHeader(const char* begin, const char* end, const std::string& path) {
 }
 
 DType ParseDType(const std::string& s, const std::string& where) {
-  for (DType t : {DType::kF32, DType::kI8, DType::kI32, DType::kU16, DType::kU32, DType::kF64}) {
+  for (DType t : {DType::kF32, DType::kI8, DType::kI32, DType::kU16, DType::kU32, DType::kF64,
+                  DType::kBF16, DType::kF16}) {
     if (DTypeName(t) == s) return t;
   }
   TRAIL_FAIL(where, ": dtype '", s, "' is not supported");

@@ -62,40 +62,52 @@ ExportArchitecture ChooseArchitecture(const model::ModelConfig& c, ExportFormat 
   return a;
 }
 
-std::vector<ExportTensor> ExportTensors(const model::ModelConfig& c, const model::ParameterSet& p,
-                                        const ExportArchitecture& arch) {
-  repops::Backend& be = p.backend();
+std::vector<HfSlot> HfLayout(const model::ModelConfig& c, const model::ParameterSet& p,
+                             const ExportArchitecture& arch) {
   const int64_t d = c.d_model, ff = c.d_ff, V = c.vocab_size, hd = c.head_dim();
   const int64_t kvd = c.kv_dim();  // k and v: num_key_value_heads · head_dim rows
-  std::vector<ExportTensor> out;
-  auto ones = [](int64_t n) { return std::vector<float>(static_cast<size_t>(n), 1.0f); };
-  auto norm = [&](const DeviceTensor* g) { return g ? Host(g, be) : ones(d); };
-  // A projection stored [in, out] by trail, [out, in] by HF.
-  auto proj = [&](const DeviceTensor* w, int64_t in, int64_t outn) {
-    return Transposed(Host(w, be), in, outn);
+  std::vector<HfSlot> out;
+  auto vec = [&](std::string name, int64_t n, int64_t l, const char* role, const DeviceTensor* t) {
+    out.push_back({std::move(name), {n}, l, role, t, false});
   };
-  out.push_back({"model.embed_tokens.weight", {V, d}, Host(p.embed, be), -1, "embed"});
+  // A projection: HF [out, in], trail [in, out].
+  auto proj = [&](std::string name, int64_t o, int64_t in, int64_t l, const char* role,
+                  const DeviceTensor* t) {
+    out.push_back({std::move(name), {o, in}, l, role, t, true});
+  };
+  out.push_back({"model.embed_tokens.weight", {V, d}, -1, "embed", p.embed, false});
   for (int64_t l = 0; l < c.n_layers; ++l) {
     const model::LayerParams& L = p.layers[l];
     const std::string pre = "model.layers." + std::to_string(l) + ".";
-    out.push_back({pre + "input_layernorm.weight", {d}, norm(L.attn_norm), l, "attn_norm"});
-    out.push_back({pre + "self_attn.q_proj.weight", {d, d}, proj(L.wq, d, d), l, "q"});
-    out.push_back({pre + "self_attn.k_proj.weight", {kvd, d}, proj(L.wk, d, kvd), l, "k"});
-    out.push_back({pre + "self_attn.v_proj.weight", {kvd, d}, proj(L.wv, d, kvd), l, "v"});
-    out.push_back({pre + "self_attn.o_proj.weight", {d, d}, proj(L.wo, d, d), l, "o"});
+    vec(pre + "input_layernorm.weight", d, l, "attn_norm", L.attn_norm);
+    proj(pre + "self_attn.q_proj.weight", d, d, l, "q", L.wq);
+    proj(pre + "self_attn.k_proj.weight", kvd, d, l, "k", L.wk);
+    proj(pre + "self_attn.v_proj.weight", kvd, d, l, "v", L.wv);
+    proj(pre + "self_attn.o_proj.weight", d, d, l, "o", L.wo);
     if (arch.qk_norm) {
-      auto qk_gain = [&](const DeviceTensor* g) { return g ? Host(g, be) : ones(hd); };
-      out.push_back({pre + "self_attn.q_norm.weight", {hd}, qk_gain(L.q_norm), l, "q_norm"});
-      out.push_back({pre + "self_attn.k_norm.weight", {hd}, qk_gain(L.k_norm), l, "k_norm"});
+      vec(pre + "self_attn.q_norm.weight", hd, l, "q_norm", L.q_norm);
+      vec(pre + "self_attn.k_norm.weight", hd, l, "k_norm", L.k_norm);
     }
-    out.push_back({pre + "post_attention_layernorm.weight", {d}, norm(L.mlp_norm), l, "mlp_norm"});
-    out.push_back({pre + "mlp.gate_proj.weight", {ff, d}, proj(L.w_gate, d, ff), l, "gate"});
-    out.push_back({pre + "mlp.up_proj.weight", {ff, d}, proj(L.w_up, d, ff), l, "up"});
-    out.push_back({pre + "mlp.down_proj.weight", {d, ff}, proj(L.w_down, ff, d), l, "down"});
+    vec(pre + "post_attention_layernorm.weight", d, l, "mlp_norm", L.mlp_norm);
+    proj(pre + "mlp.gate_proj.weight", ff, d, l, "gate", L.w_gate);
+    proj(pre + "mlp.up_proj.weight", ff, d, l, "up", L.w_up);
+    proj(pre + "mlp.down_proj.weight", d, ff, l, "down", L.w_down);
   }
-  out.push_back({"model.norm.weight", {d}, norm(p.final_norm), -1, "final_norm"});
-  if (!c.tied_embeddings) {
-    out.push_back({"lm_head.weight", {V, d}, proj(p.lm_head, d, V), -1, "lm_head"});
+  vec("model.norm.weight", d, -1, "final_norm", p.final_norm);
+  if (!c.tied_embeddings) proj("lm_head.weight", V, d, -1, "lm_head", p.lm_head);
+  return out;
+}
+
+std::vector<ExportTensor> ExportTensors(const model::ModelConfig& c, const model::ParameterSet& p,
+                                        const ExportArchitecture& arch) {
+  repops::Backend& be = p.backend();
+  std::vector<ExportTensor> out;
+  for (const HfSlot& s : HfLayout(c, p, arch)) {
+    const int64_t n = s.shape.size() == 1 ? s.shape[0] : s.shape[0] * s.shape[1];
+    std::vector<float> data =
+        s.tensor ? Host(s.tensor, be) : std::vector<float>(static_cast<size_t>(n), 1.0f);
+    if (s.transposed) data = Transposed(data, s.shape[1], s.shape[0]);
+    out.push_back({s.hf_name, s.shape, std::move(data), s.layer, s.role});
   }
   return out;
 }

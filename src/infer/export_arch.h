@@ -34,17 +34,32 @@ struct ExportArchitecture {
 // Throws trail::Error naming the feature and the formats that lack it.
 ExportArchitecture ChooseArchitecture(const model::ModelConfig& c, ExportFormat format);
 
-// One tensor of the export, in Hugging Face's name and layout ([out, in] for a projection).
+// One tensor of the architecture as Hugging Face names and stores it, and the trail tensor it
+// is: the one table export and import (import_hf.h) both read.
+struct HfSlot {
+  std::string hf_name;
+  std::vector<int64_t> shape;  // HF's: [out, in] for a projection
+  int64_t layer = -1;          // its block, or -1
+  std::string role;  // embed, attn_norm, q, k, v, o, q_norm, k_norm, mlp_norm, gate, up, down,
+                     // final_norm, lm_head
+  const DeviceTensor* tensor = nullptr;  // nullptr: a gain-free norm, a vector of ones in HF
+  bool transposed = false;               // trail stores the projection [in, out]
+};
+// Every tensor of `arch` for a model of `c` whose parameters are `p`, in the order HF's
+// modeling code creates them; no lm_head when the embeddings are tied.
+std::vector<HfSlot> HfLayout(const model::ModelConfig& c, const model::ParameterSet& p,
+                             const ExportArchitecture& arch);
+
+// One tensor of the export, in Hugging Face's name and layout.
 struct ExportTensor {
   std::string hf_name;
   std::vector<int64_t> shape;
   std::vector<float> data;
-  int64_t layer = -1;  // its block, or -1
-  std::string role;    // embed, attn_norm, q, k, v, o, q_norm, k_norm, mlp_norm, gate, up, down,
-                       // final_norm, lm_head
+  int64_t layer = -1;
+  std::string role;
 };
 // Every tensor, from parameters on any device (copied to the host here). Gain-free norms and
-// QK-norms become weights of ones; no lm_head when the embeddings are tied.
+// QK-norms become weights of ones.
 std::vector<ExportTensor> ExportTensors(const model::ModelConfig& c, const model::ParameterSet& p,
                                         const ExportArchitecture& arch);
 

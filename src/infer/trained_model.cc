@@ -11,6 +11,7 @@
 #include "data/manifest.h"
 #include "repops/devices.h"
 #include "train/checkpoint.h"
+#include "train/imported_base.h"
 #include "train/recipe.h"
 #include "train/run_dir.h"
 
@@ -93,7 +94,30 @@ tok::LoadedContract FindTokenizer(const std::string& given, const std::string& r
 
 }  // namespace
 
+// An imported base (train/imported_base.h) read like a run's checkpoint of step 0.
+void TrainedModel::OpenImport(const TrainedModelOptions& o) {
+  const train::ImportedBase base = train::ReadImportedBase(o.run_dir);
+  config_ = base.model;
+  backend_ = repops::MakeBackend(o.device);
+  params_ = std::make_unique<model::ParameterSet>(config_, *backend_);
+  params_->FromHost(train::LoadImportedParams(base, *backend_), base.dir);
+  params_hash_ = base.params_sha256;
+  checkpoint_dir_ = o.run_dir;
+  tokenizer_path_ = o.tokenizer.empty()
+                        ? (fs::path(o.run_dir) / train::kImportContractFile).string()
+                        : o.tokenizer;
+  contract_ = tok::LoadContract(tokenizer_path_);
+  TRAIL_CHECK(contract_.contract.vocab_size == config_.vocab_size, tokenizer_path_,
+              ": a tokenizer of ", contract_.contract.vocab_size, " ids; the model has ",
+              config_.vocab_size);
+}
+
 TrainedModel::TrainedModel(const TrainedModelOptions& o) {
+  if (train::IsImportedBase(o.run_dir)) {
+    TRAIL_CHECK(o.step <= 0, o.run_dir, ": an imported model has one state, step 0");
+    OpenImport(o);
+    return;
+  }
   const train::RunDirectory run(o.run_dir);
   const train::RunInfo info = run.ReadInfo();
   const std::string recipe_sha = info.json.value("recipe_sha256", "");

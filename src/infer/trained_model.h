@@ -1,4 +1,6 @@
-// A trained model read from a run directory for inference: the run's recipe (checked against
+// A trained model read from a run directory for inference — or from an imported base
+// (train/imported_base.h: its parameters, checked against import.json, and its contract) —
+// the run's recipe (checked against
 // run.json's SHA-256), one checkpoint's parameters (checked against its meta.json: the file's
 // SHA-256 and the parameter state hash) on a backend, and the run's tokenizer, found through
 // the data manifest's contract hash.
@@ -17,8 +19,8 @@
 namespace trail::infer {
 
 struct TrainedModelOptions {
-  std::string run_dir;
-  int64_t step = -1;  // the checkpoint of this step; -1: the newest
+  std::string run_dir;  // a run, or a directory `trail import` wrote
+  int64_t step = -1;    // the checkpoint of this step; -1: the newest
   // The tokenizer contract (tokenizer.contract.json). Empty: the one beside the data manifest
   // or in the run directory whose hash the manifest records.
   std::string tokenizer;
@@ -42,6 +44,7 @@ class TrainedModel {
   const std::string& params_hash() const { return params_hash_; }  // the state hash, hex
 
  private:
+  void OpenImport(const TrainedModelOptions& options);
   std::unique_ptr<repops::Backend> backend_;
   model::ModelConfig config_;
   std::unique_ptr<model::ParameterSet> params_;

@@ -377,9 +377,10 @@ int64_t LoadCheckpointParams(const std::string& dir, const RunIdentity& id,
   return 0;
 }
 
-void ApplyRetention(const std::string& run_dir, int64_t keep) {
+void ApplyRetention(const std::string& run_dir, int64_t keep, bool keep_step0) {
   const std::vector<int64_t> steps = ListCheckpoints(run_dir);
   for (size_t i = 0; i + static_cast<size_t>(keep) < steps.size(); ++i) {
+    if (keep_step0 && steps[i] == 0) continue;
     fs::remove_all(CheckpointDir(run_dir, steps[i]));
   }
 }

@@ -102,7 +102,8 @@ CheckpointRanges LoadCheckpointRanges(const std::string& dir, const RunIdentity&
 int64_t LoadCheckpointParams(const std::string& dir, const RunIdentity& id,
                              model::ParameterSet& params);
 
-// Deletes all but the newest `keep` checkpoints.
-void ApplyRetention(const std::string& run_dir, int64_t keep);
+// Deletes all but the newest `keep` checkpoints, and with keep_step0 never checkpoint 0 (a run
+// continuing an imported model: its base's parameters, where a replay of its first steps starts).
+void ApplyRetention(const std::string& run_dir, int64_t keep, bool keep_step0);
 
 }  // namespace trail::train

@@ -287,6 +287,30 @@ void ReadQuant(const Reader& rd, const toml::table& root, const std::string& pat
               ": [quant] step_size = \"learned\" needs linear = \"int8-lsq\"");
 }
 
+// [init]: random initialization (the default) or an imported base, named by two hashes.
+void ReadInit(const Reader& rd, const toml::table& root, const std::string& path, Recipe& r) {
+  const toml::table* in = rd.Section(root, "init");
+  rd.AllowOnly(in, {"from", "import_sha256", "params_sha256"}, "[init]");
+  std::string from = "random";
+  rd.Get(in, "from", "init", from);
+  TRAIL_CHECK(from == "random" || from == "import", path,
+              ": [init] from must be \"random\" or \"import\", got \"", from, "\"");
+  r.init.imported = from == "import";
+  rd.Get(in, "import_sha256", "init", r.init.import_sha256);
+  rd.Get(in, "params_sha256", "init", r.init.params_sha256);
+  auto is_hex64 = [](const std::string& h) {
+    return h.size() == 64 && h.find_first_not_of("0123456789abcdef") == std::string::npos;
+  };
+  if (r.init.imported) {
+    TRAIL_CHECK(is_hex64(r.init.import_sha256) && is_hex64(r.init.params_sha256), path,
+                ": [init] from = \"import\" needs import_sha256 and params_sha256, 64 lowercase "
+                "hex digits each (the recipe trail import writes has both)");
+  } else {
+    TRAIL_CHECK(r.init.import_sha256.empty() && r.init.params_sha256.empty(), path,
+                ": [init] import_sha256 and params_sha256 need from = \"import\"");
+  }
+}
+
 }  // namespace
 
 Recipe ParseRecipe(const std::string& text, const std::string& path, int64_t data_vocab) {
@@ -296,7 +320,8 @@ Recipe ParseRecipe(const std::string& text, const std::string& path, int64_t dat
   r.sha256 = ToHex(Sha256({reinterpret_cast<const uint8_t*>(text.data()), text.size()}));
   const toml::table root = ParseTomlText(text, path);
   const Reader rd(path);
-  rd.AllowOnly(&root, {"model", "quant", "optimizer", "schedule", "mesh", "train", "monitor"},
+  rd.AllowOnly(&root,
+               {"model", "init", "quant", "optimizer", "schedule", "mesh", "train", "monitor"},
                "the top level");
   ReadModel(rd, root, path, data_vocab, r);
   ReadQuant(rd, root, path, r);
@@ -305,6 +330,7 @@ Recipe ParseRecipe(const std::string& text, const std::string& path, int64_t dat
   ReadMesh(rd, root, path, r);
   ReadLoop(rd, root, path, r);
   ReadMonitor(rd, root, path, r);
+  ReadInit(rd, root, path, r);
   return r;
 }
 

@@ -57,9 +57,20 @@ struct LoopConfig {
   }
 };
 
+// Where the parameters before step 0 come from: the model's random initialization (init_seed,
+// init_std), or a model `trail import` converted (train/imported_base.h), named by the SHA-256
+// of its import.json and by the state hash of its parameters — so the recipe, and through it the
+// run's genesis hash, commits to the exact base a continued pretraining starts from.
+struct InitConfig {
+  bool imported = false;      // [init] from = "import" (default "random")
+  std::string import_sha256;  // hex SHA-256 of the base's import.json
+  std::string params_sha256;  // hex state hash of its parameters
+};
+
 struct Recipe {
   std::string path, text, sha256;  // where it came from, its bytes and their SHA-256
   model::ModelConfig model;
+  InitConfig init;
   std::string preset;
   OptimizerConfig optimizer;
   LrSchedule schedule;
@@ -72,5 +83,12 @@ struct Recipe {
 // given must equal it.
 Recipe ParseRecipe(const std::string& text, const std::string& path, int64_t data_vocab);
 Recipe LoadRecipe(const std::string& path, int64_t data_vocab);
+
+// The [model] section (header line included) that ParseRecipe reads back to the function `c`
+// computes: every key the forward depends on, written explicitly (training-only keys —
+// init_std, init_seed, z_loss — and [quant] are left out). Numbers are written in the fewest
+// digits that read back to the same binary32. Two configs compute the same function exactly
+// when their sections are equal.
+std::string ModelSectionToml(const model::ModelConfig& c);
 
 }  // namespace trail::train

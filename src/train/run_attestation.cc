@@ -1,5 +1,7 @@
 #include "train/run_attestation.h"
 
+#include "train/imported_base.h"
+
 #include <filesystem>
 
 #include "core/error.h"
@@ -7,6 +9,7 @@
 #include "core/json_read.h"
 #include "core/version.h"
 #include "data/manifest.h"
+#include "train/imported_base.h"
 
 namespace trail::train {
 namespace {
@@ -26,17 +29,19 @@ nlohmann::json RunStatement(const RunDirectory& rd, const std::string& manifest_
   const std::vector<TrajectoryRecord> recs = rd.ReadTrajectory(info.genesis, false);
   TRAIL_CHECK(!recs.empty(), rd.trajectory_path(), ": no steps to attest");
   const data::Manifest m = data::LoadManifest(manifest_path);
-  return {{"format", kRunAttestationFormat},
-          {"genesis", ToHex(info.genesis)},
-          {"final_chain", ToHex(recs.back().chain)},
-          {"steps", static_cast<int64_t>(recs.size())},
-          {"final_params", Field(recs.back().line, "params")},
-          {"final_optim", Field(recs.back().line, "optim")},
-          {"recipe_sha256", info.json.at("recipe_sha256")},
-          {"manifest_sha256", info.json.at("manifest_sha256")},
-          {"tokenizer_contract", ToHex(m.tokenizer.contract)},
-          {"repops", info.json.value("repops", "")},
-          {"trail", kTrailVersion}};
+  nlohmann::json st = {{"format", kRunAttestationFormat},
+                       {"genesis", ToHex(info.genesis)},
+                       {"final_chain", ToHex(recs.back().chain)},
+                       {"steps", static_cast<int64_t>(recs.size())},
+                       {"final_params", Field(recs.back().line, "params")},
+                       {"final_optim", Field(recs.back().line, "optim")},
+                       {"recipe_sha256", info.json.at("recipe_sha256")},
+                       {"manifest_sha256", info.json.at("manifest_sha256")},
+                       {"tokenizer_contract", ToHex(m.tokenizer.contract)},
+                       {"repops", info.json.value("repops", "")},
+                       {"trail", kTrailVersion}};
+  if (std::filesystem::exists(rd.import_path())) st["base"] = BaseStatement(rd.import_path());
+  return st;
 }
 
 void WriteRunAttestation(const RunDirectory& rd, const nlohmann::json& statement,
@@ -77,6 +82,14 @@ RunAttestationCheck CheckRunAttestation(const RunDirectory& rd, const RunInfo& i
       if (st.at(key).get<std::string>() != want) {
         problem(key, " is ", st.at(key).get<std::string>(), " but the run's is ", want);
       }
+    }
+    const nlohmann::json base = std::filesystem::exists(rd.import_path())
+                                    ? BaseStatement(rd.import_path())
+                                    : nlohmann::json(nullptr);
+    if (st.value("base", nlohmann::json(nullptr)) != base) {
+      problem("its base (the imported model the run continues) is ",
+              st.value("base", nlohmann::json(nullptr)).dump(),
+              " but the run's base.import.json says ", base.dump());
     }
     const int64_t steps = JsonInteger<int64_t>(st.at("steps"), "steps");
     if (steps != static_cast<int64_t>(records.size())) {

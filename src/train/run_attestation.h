@@ -2,11 +2,14 @@
 // trainer has a key (core/signing.h). It binds what an auditor replays against:
 //   {"statement": {"format": "trail.run.attestation.v1", "genesis", "final_chain", "steps",
 //                  "final_params", "final_optim", "recipe_sha256", "manifest_sha256",
-//                  "tokenizer_contract", "repops", "trail"},
+//                  "tokenizer_contract", "repops", "trail",
+//                  "base" (only for a run continuing an imported model: imported_base.h's
+//                  BaseStatement, naming every file of the checkpoint it started from)},
 //    "public_key": 64 hex | null, "signature": 128 hex | null}
 // All hashes are hex. The signature is over "trail.run.attestation.v1\n" followed by the
 // statement serialized compactly with keys in sorted order (nlohmann::json::dump()); the
-// statement holds only strings and integers, so every reader re-serializes it to the same bytes.
+// statement holds only strings, integers and objects of them, so every reader re-serializes it to
+// the same bytes.
 #pragma once
 
 #include <string>

@@ -1,5 +1,7 @@
 // A run directory (docs/training.md, "A run on disk"):
 //   recipe.toml        the recipe the run trains with (a copy, byte for byte)
+//   base.import.json   with an imported base only: a copy of its import.json, byte for byte
+//                      (train/imported_base.h), which the recipe's [init] names by SHA-256
 //   manifest.json      a copy of the data manifest the run trained on, byte for byte (runs from
 //                      before it was kept lack it; an audit compares a copy of the data with it)
 //   run.json           format "trail.run.v1": recipe and its SHA-256, the data manifest's
@@ -52,6 +54,8 @@ class RunDirectory {
   std::string trajectory_path() const { return dir_ + "/trajectory.jsonl"; }
   std::string metrics_path() const { return dir_ + "/metrics.jsonl"; }
   std::string manifest_path() const { return dir_ + "/manifest.json"; }
+  // The import.json of the base a continued pretraining started from (absent otherwise).
+  std::string import_path() const { return dir_ + "/base.import.json"; }
 
   bool HoldsRun() const;   // a trajectory exists: the run has started
   bool CanResume() const;  // recipe.toml and trajectory.jsonl exist

@@ -97,6 +97,9 @@ class StepEngine {
   // every process computes them unit by unit and keeps its range (adopted: no process ever holds
   // them whole).
   void InitParameters(TrainState& st);
+  // Given initial parameters into st (an imported base: host tensors of st.params' names and
+  // shapes). With sharded parameters every process keeps only its range of them.
+  void SetParameters(TrainState& st, std::span<const Tensor> host);
   // Resumes st from the checkpoint in dir (of the run `id`) holding only this process's ranges
   // (sharded parameters): st's scalars set, the parameters' and moments' ranges read from the
   // files at their offsets (LoadCheckpointRanges) and kept as AdoptState keeps them, and the state

@@ -1,6 +1,7 @@
 // The sharded half of a step: on this process's range of whole chunks, the gradient norm's
 // partial sums, clipping, AdamW, the all-gather of the updated parameters, and the chunk leaves
 // of the state hashes; what every process needs of the others' ranges is gathered.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -171,6 +172,25 @@ void StepEngine::InitParameters(TrainState& st) {
       flat_.Read(*backend_, st.params.tensors(), lo, hi - lo, mine.data() + (lo - range_begin()));
     }
   });
+  shards_->Adopt(st.params, mine);
+}
+
+void StepEngine::SetParameters(TrainState& st, std::span<const Tensor> host) {
+  if (!shards_) return st.params.FromHost(host, "the initial parameters");
+  // This process's flat range, from the tensors in st.params' order.
+  std::vector<float> mine(range_end() - range_begin());
+  int64_t flat = 0;
+  for (const DeviceTensor& t : st.params.tensors()) {
+    const Tensor* h = nullptr;
+    for (const Tensor& c : host) h = c.name() == t.name() ? &c : h;
+    TRAIL_CHECK(h != nullptr && h->numel() == t.numel(), "the initial parameters lack ", t.name());
+    const int64_t lo = std::max(flat, range_begin()), hi = std::min(flat + t.numel(), range_end());
+    if (lo < hi) {
+      std::copy(h->data<float>() + (lo - flat), h->data<float>() + (hi - flat),
+                mine.begin() + (lo - range_begin()));
+    }
+    flat += t.numel();
+  }
   shards_->Adopt(st.params, mine);
 }
 

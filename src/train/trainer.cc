@@ -13,6 +13,7 @@
 #include "core/file_util.h"
 #include "repops/kernels.h"
 #include "train/checkpoint.h"
+#include "train/imported_base.h"
 #include "train/loaded_run.h"
 #include "train/run_attestation.h"
 #include "train/run_dir.h"
@@ -61,7 +62,20 @@ void StartFresh(const TrainOptions& opt, const RunDirectory& rd, LoadedRun& run,
   const model::ModelCost cost = model::Cost(R.model, run.stream.max_seq_len());
   const double flops_per_token =
       MeanFlopsPerToken(R.model, run.stream.manifest().stream, R.loop.steps);
-  run.engine.InitParameters(st);  // sharded: each process keeps its range, never the whole
+  if (R.init.imported) {
+    TRAIL_CHECK(!opt.init_from.empty(), R.path,
+                ": the recipe continues an imported model ([init] from = \"import\"); pass "
+                "--init-from with the directory trail import wrote");
+    const ImportedBase base = ReadImportedBase(opt.init_from);
+    CheckRecipeContinues(R, base);
+    run.engine.SetParameters(st, LoadImportedParams(base, run.engine.backend()));
+  } else {
+    TRAIL_CHECK(opt.init_from.empty(), R.path,
+                ": --init-from needs a recipe whose [init] names the import; start from the "
+                "recipe.toml in ",
+                opt.init_from);
+    run.engine.InitParameters(st);  // sharded: each process keeps its range, never the whole
+  }
   st.chain = GenesisHash(R.sha256, run.manifest_sha, run.engine.ParamsHash(st));
   if (!lead) return;
   const nlohmann::json info = {{"format", "trail.run.v1"},
@@ -83,6 +97,11 @@ void StartFresh(const TrainOptions& opt, const RunDirectory& rd, LoadedRun& run,
                   run.manifest_sha,
               run.manifest_path, " changed while the run started");
   WriteFileAtomic(rd.manifest_path(), manifest);
+  // The run keeps the base's record, which its attestation names (run_attestation.h).
+  if (R.init.imported) {
+    WriteFileAtomic(rd.import_path(),
+                    ReadFileToString(opt.init_from + "/" + std::string(kImportRecordFile)));
+  }
   lock.emplace(rd.dir());
   if (run.engine.params_sharded()) return;  // checkpoint 0 is written by every process
   SaveCheckpoint(rd.dir(), st, run.id());
@@ -212,6 +231,8 @@ class TrainingJob {
     const std::map<std::string, double> unigram =
         lead_ ? run_.UnigramEntropy() : std::map<std::string, double>{};
     if (o_.resume) {
+      // --init-from again on resume: it must be the base the run started from.
+      if (!o_.init_from.empty()) CheckRecipeContinues(run_.recipe, ReadImportedBase(o_.init_from));
       expected_ = Resume(o_, rd_, run_, st_, comm_, lock_);
       monitor_.RestoreState(st_.monitor_state);
     } else {
@@ -280,7 +301,7 @@ class TrainingJob {
     } else {
       SaveCheckpoint(rd_.dir(), st_, run_.id());
     }
-    if (lead_) ApplyRetention(rd_.dir(), R.loop.keep_checkpoints);
+    if (lead_) ApplyRetention(rd_.dir(), R.loop.keep_checkpoints, R.init.imported);
   }
 
   // The attestation once the recipe's last step is done, and the summary.

@@ -20,6 +20,10 @@ struct TrainOptions {
   std::string manifest_path;  // the data manifest (on resume: default the run's, from run.json)
   std::string run_dir;
   bool resume = false;
+  // A fresh run of a recipe whose [init] names an imported base (train/imported_base.h) starts
+  // from the parameters in this directory, which `trail import` wrote; its import.json is
+  // copied into the run. On resume it may be given again (it must be the same base).
+  std::string init_from;
   int64_t stop_after = -1;  // stop once this many steps are done (the recipe's count still rules)
   bool quiet = false;       // no progress lines on stderr
   bool verify_shards = true;

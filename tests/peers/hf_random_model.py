@@ -1,0 +1,85 @@
+"""A randomly initialized Hugging Face model saved with save_pretrained, for `trail import`.
+
+Usage: hf_random_model.py OUT ARCH DTYPE TOKENIZER_JSON EOS [options]
+
+  ARCH   llama | qwen3
+  DTYPE  bfloat16 | float32 (the dtype save_pretrained stores)
+  options: --heads H --kv-heads K (default 4 and 2) --tied --llama3-rope --shard-kb N (sharded
+           files and an index) --sliding W (qwen3: every other layer a window of W) --layers L
+
+The weights are transformers' own initialization (seeded), with every RMSNorm gain (QK-norm's
+included) drawn around 1 so a gain read into the wrong place shows. The tokenizer files are the
+TOKENIZER_JSON given and a tokenizer_config.json naming EOS, so AutoTokenizer reads the folder.
+Run with the peers' Python (BUILD/peers).
+"""
+import argparse
+import json
+import os
+import shutil
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+import torch  # noqa: E402
+from transformers import LlamaConfig, LlamaForCausalLM, Qwen3Config, Qwen3ForCausalLM  # noqa: E402
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("out")
+    p.add_argument("arch", choices=["llama", "qwen3"])
+    p.add_argument("dtype", choices=["bfloat16", "float32"])
+    p.add_argument("tokenizer")
+    p.add_argument("eos")
+    p.add_argument("--heads", type=int, default=4)
+    p.add_argument("--kv-heads", type=int, default=2)
+    p.add_argument("--layers", type=int, default=2)
+    p.add_argument("--tied", action="store_true")
+    p.add_argument("--llama3-rope", action="store_true")
+    p.add_argument("--shard-kb", type=int, default=0)
+    p.add_argument("--sliding", type=int, default=0)
+    a = p.parse_args()
+    with open(a.tokenizer) as f:
+        tj = json.load(f)
+    vocab = max([v for v in tj["model"]["vocab"].values()] + [t["id"] for t in tj["added_tokens"]]) + 1
+    eos = next(t["id"] for t in tj["added_tokens"] if t["content"] == a.eos)
+    d = 64
+    common = dict(vocab_size=vocab, hidden_size=d, intermediate_size=176,
+                  num_hidden_layers=a.layers, num_attention_heads=a.heads,
+                  num_key_value_heads=a.kv_heads, head_dim=d // a.heads,
+                  max_position_embeddings=256, tie_word_embeddings=a.tied, rms_norm_eps=1e-5,
+                  eos_token_id=eos, bos_token_id=None, pad_token_id=eos)
+    torch.manual_seed(1)
+    if a.arch == "llama":
+        rope = {"rope_type": "default", "rope_theta": 10000.0}
+        if a.llama3_rope:
+            rope = {"rope_type": "llama3", "rope_theta": 10000.0, "factor": 8.0,
+                    "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                    "original_max_position_embeddings": 64}
+        model = LlamaForCausalLM(LlamaConfig(rope_parameters=rope, **common))
+    else:
+        extra = {}
+        if a.sliding:
+            extra = dict(use_sliding_window=True, sliding_window=a.sliding,
+                         layer_types=["sliding_attention" if l % 2 == 0 else "full_attention"
+                                      for l in range(a.layers)])
+        model = Qwen3ForCausalLM(Qwen3Config(rope_parameters={"rope_type": "default",
+                                                              "rope_theta": 1e6},
+                                             **common, **extra))
+    with torch.no_grad():
+        for name, w in model.named_parameters():
+            if name.endswith("norm.weight"):
+                w.copy_(1 + 0.2 * torch.randn_like(w))
+    model = model.to(getattr(torch, a.dtype))
+    kw = {"max_shard_size": f"{a.shard_kb}KB"} if a.shard_kb else {}
+    model.save_pretrained(a.out, safe_serialization=True, **kw)
+    shutil.copy(a.tokenizer, os.path.join(a.out, "tokenizer.json"))
+    with open(os.path.join(a.out, "tokenizer_config.json"), "w") as f:
+        json.dump({"tokenizer_class": "PreTrainedTokenizerFast", "add_bos_token": False,
+                   "add_eos_token": False, "eos_token": a.eos, "pad_token": a.eos,
+                   "clean_up_tokenization_spaces": False}, f)
+    print(f"{a.arch} {a.dtype}: {sum(p.numel() for p in model.parameters())} parameters, "
+          f"vocab {vocab}, files {sorted(os.listdir(a.out))}")
+
+
+if __name__ == "__main__":
+    main()
