@@ -104,5 +104,43 @@ TEST(Recipe, ModelFamilyOptions) {
             std::string::npos);
 }
 
+TEST(Recipe, InitIsRandomOrAnImportNamedByBothHashes) {
+  const std::string base = "[model]\npreset = \"tiny\"\n[init]\n";
+  const std::string h1(64, 'a'), h2(64, '0');
+  EXPECT_FALSE(ParseRecipe("[model]\npreset = \"tiny\"\n", "r.toml", 64).init.imported);
+  const Recipe r = ParseRecipe(
+      base + "from = \"import\"\nimport_sha256 = \"" + h1 + "\"\nparams_sha256 = \"" + h2 + "\"\n",
+      "r.toml", 64);
+  EXPECT_TRUE(r.init.imported);
+  EXPECT_EQ(r.init.import_sha256, h1);
+  EXPECT_EQ(r.init.params_sha256, h2);
+  auto error = [&](const std::string& extra) {
+    return ErrorOf([&] { ParseRecipe(base + extra, "r.toml", 64); });
+  };
+  EXPECT_NE(error("from = \"import\"\n").find("needs import_sha256 and params_sha256"),
+            std::string::npos);
+  EXPECT_NE(error("from = \"import\"\nimport_sha256 = \"" + h1.substr(1) +
+                  "\"\nparams_sha256 = \"" + h2 + "\"\n")
+                .find("64 lowercase hex digits"),
+            std::string::npos);
+  EXPECT_NE(error("import_sha256 = \"" + h1 + "\"\n").find("need from = \"import\""),
+            std::string::npos);
+  EXPECT_NE(error("from = \"hf\"\n").find("[init] from must be"), std::string::npos);
+  EXPECT_NE(error("seed = 1\n").find("unknown key 'seed'"), std::string::npos);
+}
+
+// ModelSectionToml reads back to the same function: every key, floats to the same bits.
+TEST(Recipe, ModelSectionReadsBackToTheSameModel) {
+  model::ModelConfig c = model::Preset("open1b-style");
+  c.vocab_size = 1000, c.n_kv_heads = 2, c.qk_norm_gain = true, c.norm_eps = 1e-6f;
+  c.rope_theta = 123456.7f, c.rope_scaling = {8.0f, 1.0f, 4.0f, 8192};
+  const std::string text = ModelSectionToml(c);
+  const model::ModelConfig back = ParseRecipe(text, "m.toml", 1000).model;
+  EXPECT_EQ(ModelSectionToml(back), text);
+  EXPECT_EQ(back.norm_eps, c.norm_eps);
+  EXPECT_EQ(back.rope_theta, c.rope_theta);
+  for (int64_t l = 0; l < c.n_layers; ++l) EXPECT_EQ(back.LayerWindow(l), c.LayerWindow(l));
+}
+
 }  // namespace
 }  // namespace trail::train
