@@ -132,6 +132,25 @@ files = {f: hashlib.sha256(open(os.path.join(sys.argv[2], f), "rb").read()).hexd
 assert base["files"] == files, (base["files"], files)
 print(f"attestation: the base's {len(files)} files by SHA-256, import {base['import_sha256'][:16]}...")
 PY
+echo "-- an import continued with sharded parameters, 1 and 2 processes: the same parameters"
+command -v mpirun > /dev/null || fail "mpirun missing: run scripts/install-deps.sh"
+sed -e 's/^steps = 100$/steps = 6/; s/^checkpoint_every = 50$/checkpoint_every = 3/' \
+  $base/recipe.toml > short.toml
+{ cat short.toml; printf '[mesh]\nreplicas = 2\n'; } > plain.toml
+{ cat short.toml; printf '[mesh]\nreplicas = 2\nshard_params = true\n'; } > sharded.toml
+"$trail" train --recipe plain.toml --data cmanifest.json --run plain --init-from $base --quiet \
+  --threads 2 > plain.out
+"$trail" train --recipe sharded.toml --data cmanifest.json --run sharded1 --init-from $base \
+  --quiet --threads 2 > sharded1.out
+mpirun --allow-run-as-root --oversubscribe -np 2 "$trail" train --recipe sharded.toml \
+  --data cmanifest.json --run sharded2 --init-from $base --quiet --threads 1 > sharded2.out 2>&1 \
+  || { cat sharded2.out; fail "mpirun -np 2"; }
+cmp sharded1/trajectory.jsonl sharded2/trajectory.jsonl || fail "sharded: 1 and 2 processes differ"
+params() { grep -o 'params [0-9a-f]*' "$1" | tail -1; }
+[ "$(params plain.out)" = "$(params sharded1.out)" ] && [ -n "$(params plain.out)" ] \
+  || fail "sharded parameters end elsewhere than unsharded ($(params plain.out), $(params sharded1.out))"
+echo "sharded on 1 and 2 processes: the unsharded run's final $(params plain.out)"
+
 echo "-- the continued model, exported, in transformers"
 "$trail" export --run cont --format hf --out cont.hf > /dev/null
 "$trail" generate --run cont --prompt "And the LORD spake unto Moses, saying" --max-tokens 40 \
