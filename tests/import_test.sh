@@ -117,6 +117,9 @@ echo "killed after $killed_at of $steps steps, resumed: the same trajectory as a
 cmp $base/import.json cont/base.import.json || fail "the run's base.import.json is not the import's"
 [ -d cont/checkpoints/step_00000000 ] || fail "checkpoint 0 (the base) was not kept"
 "$trail" train verify --run cont > verify.out || { cat verify.out; fail "train verify"; }
+cp -r cont tampered && echo " " >> tampered/base.import.json
+if "$trail" train verify --run tampered > tampered.out 2>&1; then fail "a changed base record verified"; fi
+grep -q "base.import.json: missing, or not the import record" tampered.out || { cat tampered.out; fail "tampered"; }
 "$trail" audit replay --run cont --steps 0:$steps --threads 2 --quiet > replay.out \
   || { cat replay.out; fail "audit replay"; }
 grep -q "verdict: MATCH" replay.out || { cat replay.out; fail "replay verdict"; }

@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/file_util.h"
+#include "train/recipe.h"
 
 namespace trail::train {
 namespace fs = std::filesystem;
@@ -94,6 +95,30 @@ void CheckCheckpoints(const RunDirectory& rd, const RunInfo& info,
 
 }  // namespace
 
+namespace {
+
+// A run continuing an imported model keeps the import's record, which its recipe names by
+// SHA-256, and checkpoint 0, the base's parameters (docs/import.md).
+void CheckImportedBase(const RunDirectory& rd, RunCheck& out) {
+  InitConfig init;
+  try {
+    init = ParseRecipe(ReadFileToString(rd.recipe_path()), rd.recipe_path(), 0).init;
+  } catch (const Error& e) {
+    return out.problems.push_back(e.what());
+  }
+  if (!init.imported) return;
+  const std::string copy = rd.import_path();
+  if (!fs::exists(copy) || ToHex(Sha256OfFile(copy)) != init.import_sha256) {
+    out.problems.push_back(copy + ": missing, or not the import record the recipe's [init] names");
+  }
+  if (!fs::exists(CheckpointDir(rd.dir(), 0))) {
+    out.problems.push_back(CheckpointDir(rd.dir(), 0) +
+                           ": missing (the imported base's parameters, kept by the trainer)");
+  }
+}
+
+}  // namespace
+
 RunCheck RunDirectory::Verify() const {
   RunCheck out;
   RunInfo info;
@@ -115,6 +140,7 @@ RunCheck RunDirectory::Verify() const {
     check_file(info.data_manifest, "manifest_sha256");
   }
   if (fs::exists(manifest_path())) check_file(manifest_path(), "manifest_sha256");
+  CheckImportedBase(*this, out);
   std::vector<TrajectoryRecord> recs;
   try {
     recs = ReadTrajectory(info.genesis, /*drop_torn_tail=*/false);
