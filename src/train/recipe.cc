@@ -334,6 +334,12 @@ Recipe ParseRecipe(const std::string& text, const std::string& path, int64_t dat
   return r;
 }
 
+InitConfig ParseRecipeInit(const std::string& text, const std::string& path) {
+  Recipe r;
+  ReadInit(Reader(path), ParseTomlText(text, path), path, r);
+  return r.init;
+}
+
 Recipe LoadRecipe(const std::string& path, int64_t data_vocab) {
   return ParseRecipe(ReadFileToString(path), path, data_vocab);
 }

@@ -83,6 +83,8 @@ struct Recipe {
 // given must equal it.
 Recipe ParseRecipe(const std::string& text, const std::string& path, int64_t data_vocab);
 Recipe LoadRecipe(const std::string& path, int64_t data_vocab);
+// The [init] section alone (no other section is checked), for a reader without the data.
+InitConfig ParseRecipeInit(const std::string& text, const std::string& path);
 
 // The [model] section (header line included) that ParseRecipe reads back to the function `c`
 // computes: every key the forward depends on, written explicitly (training-only keys —

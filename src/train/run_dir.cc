@@ -102,7 +102,7 @@ namespace {
 void CheckImportedBase(const RunDirectory& rd, RunCheck& out) {
   InitConfig init;
   try {
-    init = ParseRecipe(ReadFileToString(rd.recipe_path()), rd.recipe_path(), 0).init;
+    init = ParseRecipeInit(ReadFileToString(rd.recipe_path()), rd.recipe_path());
   } catch (const Error& e) {
     return out.problems.push_back(e.what());
   }
