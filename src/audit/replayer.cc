@@ -178,8 +178,8 @@ std::string Replayer::Disagreement(const train::TrainState& st, int64_t c,
     return "";
   }
   const train::TrajectoryRecord& rec = run_.records[static_cast<size_t>(c - 1)];
-  const nlohmann::json j = nlohmann::json::parse(rec.line);
-  if (j.at("params").is_null()) {
+  const train::RecordedState recorded = train::RecordedStateOf(rec);
+  if (!recorded.committed()) {
     return StrCat(where, ": the trajectory records no state hashes after step ", c - 1,
                   " to check it against (a checkpoint at a step the recipe does not commit)");
   }
@@ -188,9 +188,8 @@ std::string Replayer::Disagreement(const train::TrainState& st, int64_t c,
       {"parameter state hash", params},
       {"optimizer state hash", optim},
       {"window cursor", std::to_string(st.window_cursor)}};
-  const std::string want[] = {
-      ToHex(rec.chain), j.at("params").get<std::string>(), j.at("optim").get<std::string>(),
-      std::to_string(JsonInteger<uint64_t>(j.at("windows").at(1), "windows"))};
+  const std::string want[] = {ToHex(rec.chain), recorded.params, recorded.optim,
+                              std::to_string(recorded.window_cursor)};
   for (size_t i = 0; i < 4; ++i) {
     if (checks[i].second != want[i]) {
       return StrCat(where, ": its ", checks[i].first, " ", checks[i].second,

@@ -18,23 +18,20 @@ std::string SignedMessage(const nlohmann::json& statement) {
   return std::string(kRunAttestationFormat) + "\n" + statement.dump();
 }
 
-std::string Field(const std::string& line, const char* key) {
-  return nlohmann::json::parse(line).at(key).get<std::string>();
-}
-
 }  // namespace
 
 nlohmann::json RunStatement(const RunDirectory& rd, const std::string& manifest_path) {
   const RunInfo info = rd.ReadInfo();
   const std::vector<TrajectoryRecord> recs = rd.ReadTrajectory(info.genesis, false);
   TRAIL_CHECK(!recs.empty(), rd.trajectory_path(), ": no steps to attest");
+  const RecordedState last = RecordedStateOf(recs.back());  // the last step always commits
   const data::Manifest m = data::LoadManifest(manifest_path);
   nlohmann::json st = {{"format", kRunAttestationFormat},
                        {"genesis", ToHex(info.genesis)},
                        {"final_chain", ToHex(recs.back().chain)},
                        {"steps", static_cast<int64_t>(recs.size())},
-                       {"final_params", Field(recs.back().line, "params")},
-                       {"final_optim", Field(recs.back().line, "optim")},
+                       {"final_params", last.params},
+                       {"final_optim", last.optim},
                        {"recipe_sha256", info.json.at("recipe_sha256")},
                        {"manifest_sha256", info.json.at("manifest_sha256")},
                        {"tokenizer_contract", ToHex(m.tokenizer.contract)},

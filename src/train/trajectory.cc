@@ -31,6 +31,11 @@ std::string QuotedHexOrNull(bool present, const Digest& d) {
   return present ? Quoted(ToHex(d)) : "null";
 }
 
+// The keys a reader of the state needs (RecordedStateOf), written once.
+constexpr const char* kWindowsKey = "windows";
+constexpr const char* kParamsKey = "params";
+constexpr const char* kOptimKey = "optim";
+
 constexpr const char* kDataMeaning = " (the step read other data than the run trained on)";
 constexpr const char* kComputeMeaning = " (the forward or backward computation differs)";
 constexpr const char* kUpdateMeaning = " (the update differs)";
@@ -38,7 +43,7 @@ constexpr const char* kUpdateMeaning = " (the update differs)";
 // clang-format off
 const TrajectoryField kFields[] = {
   {"step", [](const StepResult& r) { return std::to_string(r.step); }, 0, ""},
-  {"windows", [](const StepResult& r) {
+  {kWindowsKey, [](const StepResult& r) {
      return "[" + std::to_string(r.window_begin) + "," + std::to_string(r.window_end) + "]"; },
    1, kDataMeaning},
   {"tokens", [](const StepResult& r) { return std::to_string(r.tokens_before); }, 2, ""},
@@ -56,9 +61,9 @@ const TrajectoryField kFields[] = {
      return r.skipped() ? Quoted(SkipReasonName(r.skip)) : std::string("null"); }, 11, ""},
   {"batch", [](const StepResult& r) { return Quoted(ToHex(r.batch_hash)); }, 4, kDataMeaning},
   {"grads", [](const StepResult& r) { return Quoted(ToHex(r.grads_hash)); }, 9, kComputeMeaning},
-  {"params", [](const StepResult& r) { return QuotedHexOrNull(r.state_hashed, r.params_hash); },
+  {kParamsKey, [](const StepResult& r) { return QuotedHexOrNull(r.state_hashed, r.params_hash); },
    12, kUpdateMeaning},
-  {"optim", [](const StepResult& r) { return QuotedHexOrNull(r.state_hashed, r.optim_hash); },
+  {kOptimKey, [](const StepResult& r) { return QuotedHexOrNull(r.state_hashed, r.optim_hash); },
    13, kUpdateMeaning},
   {"chain", nullptr, 14, " (every recorded field matches but the record's bytes differ)"},
 };
@@ -67,6 +72,21 @@ const TrajectoryField kFields[] = {
 }  // namespace
 
 std::span<const TrajectoryField> TrajectoryFields() { return kFields; }
+
+RecordedState RecordedStateOf(const TrajectoryRecord& record) {
+  const std::string where = StrCat("trajectory record of step ", record.step);
+  RecordedState s;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(record.line);
+    s.window_cursor = JsonInteger<uint64_t>(j.at(kWindowsKey).at(1), where + ": windows");
+    const nlohmann::json &p = j.at(kParamsKey), &o = j.at(kOptimKey);
+    TRAIL_CHECK(p.is_null() == o.is_null(), where, ": params and optim must both be null or not");
+    if (!p.is_null()) s.params = p.get<std::string>(), s.optim = o.get<std::string>();
+  } catch (const nlohmann::json::exception& e) {
+    TRAIL_FAIL(where, ": malformed: ", e.what());
+  }
+  return s;
+}
 
 const TrajectoryField* FindTrajectoryField(const std::string& key) {
   for (const TrajectoryField& f : kFields) {

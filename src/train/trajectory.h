@@ -48,6 +48,17 @@ struct TrajectoryRecord {
   Digest chain{};
 };
 
+// What a record commits about the state after its step, read through the schema's keys: the
+// parameter and optimizer state hashes (hex; both empty when the record commits none, "params"
+// and "optim" null) and the window cursor (the end of "windows"). Throws trail::Error naming
+// the step when the line lacks them.
+struct RecordedState {
+  std::string params, optim;
+  uint64_t window_cursor = 0;
+  bool committed() const { return !params.empty(); }
+};
+RecordedState RecordedStateOf(const TrajectoryRecord& record);
+
 // Reads the complete records of a trajectory file, checking every record's chained hash from
 // `genesis` (nullptr: from the first record on, for a segment). A torn last line (a crash
 // mid-write) is not returned; *complete_bytes says where the complete records end.
