@@ -17,6 +17,7 @@
 #if TRAIL_WITH_CORPUS
 #include "corpus/pipeline/effective_data.h"
 #endif
+#include "plan/plan_json.h"
 #include "plan/run_cost.h"
 #include "plan/run_points.h"
 #include "core/file_util.h"
@@ -25,10 +26,6 @@
 
 namespace trail::cli {
 namespace {
-
-// Kaplan et al. (2020): compute-optimal growth N ∝ C^0.73, D ∝ C^0.27, from another law (fitted
-// to early-stopped runs at a fixed learning-rate schedule); shown beside, never mixed in.
-constexpr double kKaplanParamsExponent = 0.73, kKaplanTokensExponent = 0.27;
 
 void AddFit(CLI::App* plan, PlanCommand& c) {
   c.fit = plan->add_subcommand(
@@ -83,42 +80,6 @@ void AddCost(CLI::App* plan, PlanCommand& c) {
       ->check(CLI::Range(2, 100000))
       ->needs(data);
   c.cost->add_flag("--json", c.json, "Print the cost as JSON");
-}
-
-nlohmann::ordered_json CostJson(const plan::RunCost& r) {
-  const model::ModelCost& n = r.model;
-  nlohmann::ordered_json j;
-  j["format"] = "trail.plan.cost.v1";
-  j["parameters"] = {{"embedding", n.embedding}, {"blocks", n.blocks},
-                     {"lm_head", n.lm_head},     {"norm_gains", n.norm_gains},
-                     {"total", n.parameters},    {"matmul", n.matmul_parameters}};
-  j["seq_len"] = r.seq_len;
-  j["steps"] = r.steps;
-  j["tokens"] = r.tokens;
-  j["flops_per_token"] = n.flops_per_token;
-  j["attention_flops_per_token"] = n.attention_flops_per_token;
-  j["total_flops"] = r.total_flops;
-  j["tokens_per_parameter"] = r.tokens_per_parameter;
-  j["lengths"] = nlohmann::ordered_json::array();
-  for (const train::LengthFlops& l : r.lengths) {
-    j["lengths"].push_back(
-        {{"seq_len", l.seq_len}, {"tokens", l.tokens}, {"flops_per_token", l.flops_per_token}});
-  }
-  j["processes"] = r.processes;
-  for (const plan::ProcessMemory& m : r.memory) {
-    j["memory_bytes"].push_back(
-        {{"parameters", m.parameters},
-         {"parameters_by_sharding",
-          {{"whole", m.parameters_whole}, {"sharded", m.parameters_sharded}}},
-         {"gradients", m.gradients},
-         {"gradient_buffers", m.gradient_buffers},
-         {"moments", m.moments},
-         {"activations", m.activations},
-         {"activations_by_recompute",
-          {{"none", m.activations_kept}, {"layers", m.activations_recomputed}}},
-         {"total", m.total()}});
-  }
-  return j;
 }
 
 void PrintCost(const plan::RunCost& r) {
@@ -215,7 +176,7 @@ int RunCostCommand(const PlanCommand& c) {
   }
   const plan::RunCost cost = plan::EstimateRunCost(recipe, stream, c.processes);
   if (c.json) {
-    nlohmann::ordered_json j = CostJson(cost);
+    nlohmann::ordered_json j = plan::CostJson(cost);
     AddMeasurement(c, cost, &j);
     std::printf("%s\n", j.dump(2).c_str());
   } else {
@@ -370,44 +331,6 @@ int RunDataView(const PlanCommand& c) {
 }
 #endif
 
-nlohmann::ordered_json IntervalJson(double value, const plan::Interval& i) {
-  return {{"value", value}, {"low", i.low}, {"high", i.high}};
-}
-
-nlohmann::ordered_json FitJson(const std::vector<plan::SourcedPoint>& points,
-                               const plan::ScalingFit& f) {
-  nlohmann::ordered_json j;
-  j["format"] = "trail.plan.fit.v1";
-  for (const plan::SourcedPoint& p : points) {
-    j["points"].push_back({{"source", p.source},
-                           {"params", p.point.params},
-                           {"tokens", p.point.tokens},
-                           {"loss", p.point.loss},
-                           {"fitted_loss", f.law.Loss(p.point.params, p.point.tokens)}});
-  }
-  j["law"] = {{"E", IntervalJson(f.law.E, f.E)},
-              {"A", IntervalJson(f.law.A, f.A)},
-              {"B", IntervalJson(f.law.B, f.B)},
-              {"alpha", IntervalJson(f.law.alpha, f.alpha)},
-              {"beta", IntervalJson(f.law.beta, f.beta)}};
-  j["huber_objective"] = f.objective;
-  j["rms_log_error"] = f.rms_log_error;
-  j["bootstrap_fits"] = f.bootstrap_fits;
-  j["degenerate_fits"] = f.degenerate_fits;
-  const double s = f.law.alpha + f.law.beta;
-  j["optimal_exponents"] = {{"params", f.law.beta / s},
-                            {"tokens", f.law.alpha / s},
-                            {"kaplan_params", kKaplanParamsExponent},
-                            {"kaplan_tokens", kKaplanTokensExponent}};
-  for (const plan::BudgetOptimum& b : f.budgets) {
-    j["budgets"].push_back({{"flops", b.flops},
-                            {"params", IntervalJson(b.optimum.params, b.params)},
-                            {"tokens", IntervalJson(b.optimum.tokens, b.tokens)},
-                            {"tokens_per_param", b.optimum.tokens / b.optimum.params}});
-  }
-  return j;
-}
-
 void PrintFit(const std::vector<plan::SourcedPoint>& points, const plan::ScalingFit& f) {
   std::printf("%-40s %12s %12s %9s %9s\n", "run", "N params", "D tokens", "L", "fitted");
   for (const plan::SourcedPoint& p : points) {
@@ -437,7 +360,7 @@ void PrintFit(const std::vector<plan::SourcedPoint>& points, const plan::Scaling
   std::printf(
       "\ncompute-optimal growth (C = 6ND): N* ~ C^%.3f, D* ~ C^%.3f  (Kaplan et al. 2020, "
       "another law: N ~ C^%.2f, D ~ C^%.2f)\n",
-      f.law.beta / s, f.law.alpha / s, kKaplanParamsExponent, kKaplanTokensExponent);
+      f.law.beta / s, f.law.alpha / s, plan::kKaplanParamsExponent, plan::kKaplanTokensExponent);
   for (const plan::BudgetOptimum& b : f.budgets) {
     std::printf(
         "  C = %.3g FLOPs: N* = %.4g [%.3g, %.3g], D* = %.4g [%.3g, %.3g], %.1f tokens/param\n",
@@ -466,7 +389,7 @@ int RunFit(const PlanCommand& c) {
   for (const plan::SourcedPoint& p : points) bare.push_back(p.point);
   const plan::ScalingFit fit = plan::FitScalingLaw(bare, o);
   if (c.json) {
-    std::printf("%s\n", FitJson(points, fit).dump(2).c_str());
+    std::printf("%s\n", plan::FitJson(points, fit).dump(2).c_str());
   } else {
     PrintFit(points, fit);
   }

@@ -1,0 +1,22 @@
+// The JSON documents `trail plan` writes (docs/plan.md): "trail.plan.cost.v1" of a run's cost
+// and "trail.plan.fit.v1" of a scaling-law fit, keys in the order written. The CLI prints these;
+// readers of the files use the same keys.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "plan/run_cost.h"
+#include "plan/run_points.h"
+#include "plan/scaling_fit.h"
+
+namespace trail::plan {
+
+// Kaplan et al. (2020): compute-optimal growth N ∝ C^0.73, D ∝ C^0.27, from another law (fitted
+// to early-stopped runs at a fixed learning-rate schedule); shown beside, never mixed in.
+inline constexpr double kKaplanParamsExponent = 0.73, kKaplanTokensExponent = 0.27;
+
+nlohmann::ordered_json CostJson(const RunCost& cost);
+nlohmann::ordered_json FitJson(const std::vector<SourcedPoint>& points, const ScalingFit& fit);
+
+}  // namespace trail::plan
