@@ -4,7 +4,6 @@
 
 #include "core/error.h"
 #include "core/timing.h"
-#include "repops/kernels.h"
 
 namespace trail::infer {
 namespace {
@@ -95,7 +94,7 @@ Generation Generate(model::Decoder& dec, const tok::Tokenizer& tokenizer, const 
   const model::ModelConfig& c = dec.config();
   CheckOptions(c, o, dec.capacity());
   const int64_t P = static_cast<int64_t>(o.prompt.size()), V = c.vocab_size;
-  model::Sampler sampler(repops::ActiveKernels(), o.sampling);
+  model::Sampler sampler(dec.backend().host_kernels(), o.sampling);
   TextStream text(o.stop, on_text);
   Generation g;
   std::vector<float> logits(static_cast<size_t>(V));

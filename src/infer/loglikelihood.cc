@@ -9,7 +9,6 @@
 #include "core/utf8.h"
 #include "model/decoder.h"
 #include "repops/cross_entropy.h"
-#include "repops/kernels.h"
 
 namespace trail::infer {
 namespace {
@@ -112,7 +111,7 @@ ScoredRequest ScoreOne(const EvalRequest& r, const EncodedRequest& e, const mode
   const int64_t keep = std::min<int64_t>(common.first - w.cached.begin(), p0);
   w.dec->Truncate(keep);
   w.cached.assign(input.begin(), input.begin() + keep);
-  const repops::Kernels& kern = repops::ActiveKernels();
+  const repops::Kernels& kern = be.host_kernels();
   for (int64_t a = keep; a < n; a += w.dec->max_chunk()) {
     const int64_t b = std::min(n, a + w.dec->max_chunk());
     const int64_t rows = b > p0 ? b - std::max(a, p0) : 1;

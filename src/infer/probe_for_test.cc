@@ -65,8 +65,8 @@ void Probe(const infer::TrainedModel& m, const std::string& mode, const std::str
   for (int64_t t = 0; t < n; ++t) {
     const int32_t none = -1;
     float lse = 0;
-    repops::CrossEntropyForward(repops::ActiveKernels(), logits.data() + t * V, &none, 1, V, none,
-                                &lse);
+    repops::CrossEntropyForward(m.backend().host_kernels(), logits.data() + t * V, &none, 1, V,
+                                none, &lse);
     for (int64_t v = 0; v < V; ++v) {
       probs[t * V + v] = std::exp(static_cast<double>(logits[t * V + v] - lse));
     }

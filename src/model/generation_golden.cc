@@ -43,7 +43,7 @@ std::string RunCase(const Case& k, repops::Backend& be) {
   ParameterSet p(k.config, be);
   p.InitRandom(k.config);
   Decoder dec(k.config, p, be, kPrompt + kNewTokens - 1, kChunk);
-  Sampler sampler(repops::ActiveKernels(), k.sampling);
+  Sampler sampler(be.host_kernels(), k.sampling);
   const int64_t V = k.config.vocab_size;
   std::vector<int32_t> prompt(kPrompt);
   for (int64_t i = 0; i < kPrompt; ++i) prompt[i] = static_cast<int32_t>((i * 13 + 5) % V);

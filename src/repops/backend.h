@@ -28,6 +28,8 @@
 
 namespace trail::repops {
 
+struct Kernels;  // repops/kernels.h
+
 // One chunk of the state hash (core/state_hash.h): `count` floats at `data` (on the device),
 // chunk number `index` inside its tensor.
 struct LeafChunk {
@@ -42,6 +44,11 @@ class Backend {
   virtual Allocator& allocator() = 0;
   // What runs the ops, for reports: e.g. "cpu (AVX3_DL)".
   virtual std::string description() const = 0;
+  // The SIMD kernels for host work on this backend's results copied to the host (sampling a
+  // row of logits, scoring it): the CPU backend's own target; a device backend's, the target
+  // active when it was made. Callers take them here, never from process-wide state; every
+  // target gives those ops the same bits.
+  virtual const Kernels& host_kernels() const = 0;
 
   // ---- Memory: the only ways bytes cross between host and device.
   // dst (host) = src's elements; src contiguous.

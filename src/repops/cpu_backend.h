@@ -22,6 +22,7 @@ class CpuBackend : public Backend {
   Device device() const override { return allocator_.device(); }
   Allocator& allocator() override { return allocator_; }
   std::string description() const override;
+  const Kernels& host_kernels() const override { return kernels_; }
 
   void CopyToHost(const TensorView& src, void* dst) override;
   void CopyFromHost(const void* src, const TensorView& dst) override;

@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "repops/backend.h"
+#include "repops/kernels.h"
 #include "repops/cuda/blake3_leaf.h"
 #include "repops/cuda/cuda_memory.h"
 #include "repops/cuda/launch.h"
@@ -35,6 +36,7 @@ class CudaBackend final : public Backend {
   Device device() const override { return {DeviceKind::kCuda, index_}; }
   Allocator& allocator() override { return allocator_; }
   std::string description() const override { return description_; }
+  const Kernels& host_kernels() const override { return host_kernels_; }
 
   void CopyToHost(const TensorView& src, void* dst) override {
     TRAIL_CHECK(src.contiguous(), "copy to host: the source view is not contiguous");
@@ -241,6 +243,7 @@ class CudaBackend final : public Backend {
 
   int index_;
   std::string description_;
+  const Kernels& host_kernels_ = ActiveKernels();  // the target active when it was made
   CudaAllocator allocator_;
   Blake3Words leaf_key_;
   Scratch scalars_, id_check_, rows_a_, rows_b_, attention_, leaf_chunks_, digests_;
