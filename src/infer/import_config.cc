@@ -1,6 +1,7 @@
 // ReadHfConfig (import_hf.h): a Hugging Face config.json read the way transformers reads it for
 // LlamaForCausalLM and Qwen3ForCausalLM, mapped to trail's model or refused by name.
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "core/error.h"
 #include "core/file_util.h"
@@ -164,12 +165,24 @@ HfModel ReadHfConfig(const std::string& path, int64_t max_seq_len) {
   c.n_layers = r.Int("num_hidden_layers");
   c.n_heads = r.Int("num_attention_heads");
   c.n_kv_heads = r.Int("num_key_value_heads", c.n_heads);
+  // Bounds before anything is sized from them (a hostile config must not allocate at will).
+  for (const auto& [key, v, most] : {std::tuple{"vocab_size", c.vocab_size, int64_t{1} << 24},
+                                     {"hidden_size", c.d_model, int64_t{1} << 20},
+                                     {"intermediate_size", c.d_ff, int64_t{1} << 22},
+                                     {"num_hidden_layers", c.n_layers, int64_t{1} << 12},
+                                     {"num_attention_heads", c.n_heads, int64_t{1} << 12},
+                                     {"num_key_value_heads", c.n_kv_heads, int64_t{1} << 12}}) {
+    TRAIL_CHECK(v >= 1 && v <= most, path, ": ", key, " ", v, " is outside [1, ", most, "]");
+  }
   TRAIL_CHECK(c.n_heads > 0 && c.d_model % c.n_heads == 0, path, ": hidden_size ", c.d_model,
               " is not a multiple of num_attention_heads ", c.n_heads);
   TRAIL_CHECK(!r.Has("head_dim") || r.Int("head_dim") == c.d_model / c.n_heads, path, ": head_dim ",
               r.Int("head_dim", 0), " differs from hidden_size / num_attention_heads (",
               c.d_model / c.n_heads, "); trail's heads split the model width");
   c.max_seq_len = max_seq_len > 0 ? max_seq_len : r.Int("max_position_embeddings");
+  TRAIL_CHECK(c.max_seq_len >= 1 && c.max_seq_len <= (int64_t{1} << 24), path,
+              ": max_position_embeddings ", c.max_seq_len,
+              " is outside [1, 2^24]; give the positions to cover with --max-seq-len");
   c.mlp = model::MlpKind::kSwiGlu;
   c.norm_gain = true;
   c.qk_norm = c.qk_norm_gain = m.arch.qk_norm;

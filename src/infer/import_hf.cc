@@ -124,6 +124,11 @@ ImportResult ImportHf(const ImportOptions& o) {
   r.model = ReadHfConfig((fs::path(o.from) / "config.json").string(), o.max_seq_len);
   HfWeights w(o.from);
   const auto be = repops::MakeBackend(Device{});
+  {  // Every tensor present with its shape before any memory is sized from config.json.
+    const model::ParameterSet layout(r.model.config, *be, "", model::Memory::kUnbound);
+    for (const HfSlot& s : HfLayout(r.model.config, layout, r.model.arch))
+      w.Check(s.hf_name, s.shape);
+  }
   model::ParameterSet p(r.model.config, *be);
   FillParameters(r.model, w, p, r);
   r.parameters = p.numel();

@@ -199,6 +199,13 @@ TEST(Import, WhatTrailCannotRepresentIsRefusedByName) {
       {[](Json& j) { j["num_key_value_heads"] = 3; }, "n_kv_heads"},
       {[](Json& j) { j.erase("hidden_size"); }, "hidden_size is missing"},
       {[](Json& j) { j["vocab_size"] = Vocab() + 1; }, "] but config.json makes it ["},
+      // Sizes a hostile config could make trail allocate are bounded first.
+      {[](Json& j) { j["vocab_size"] = int64_t{1} << 40; }, "vocab_size 1099511627776 is outside"},
+      {[](Json& j) { j["max_position_embeddings"] = int64_t{1} << 40; }, "--max-seq-len"},
+      {[](Json& j) {
+         j["hidden_size"] = 1 << 18, j["num_hidden_layers"] = 4000, j.erase("head_dim");
+       },
+       "but config.json makes it [" + std::to_string(Vocab()) + ", 262144]"},
   };
   for (const auto& [edit, want] : cases) {
     ExpectRefused(

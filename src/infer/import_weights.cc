@@ -85,7 +85,7 @@ void HfWeights::AddFile(const std::string& name) {
   }
 }
 
-std::vector<float> HfWeights::Read(const std::string& name, const std::vector<int64_t>& shape) {
+void HfWeights::Check(const std::string& name, const std::vector<int64_t>& shape) const {
   const auto it = where_.find(name);
   TRAIL_CHECK(it != where_.end(), dir_, ": the checkpoint has no tensor ", name,
               " (config.json says the model needs it)");
@@ -95,6 +95,12 @@ std::vector<float> HfWeights::Read(const std::string& name, const std::vector<in
               " but config.json makes it ", ShapeText(shape));
   TRAIL_CHECK(e.dtype == DType::kF32 || e.dtype == DType::kBF16 || e.dtype == DType::kF16, where,
               " is ", DTypeName(e.dtype), "; trail reads F32, BF16 and F16 weights");
+}
+
+std::vector<float> HfWeights::Read(const std::string& name, const std::vector<int64_t>& shape) {
+  Check(name, shape);
+  const auto it = where_.find(name);
+  const SafetensorsEntry& e = it->second.entry;
   const uint8_t* bytes = maps_[it->second.file]->data() + e.offset;
   const size_t n = e.nbytes / DTypeSize(e.dtype);
   std::vector<float> out(n);

@@ -26,6 +26,8 @@ class HfWeights {
   // The tensor as float32; its shape must be `shape`. Throws trail::Error naming the file and
   // tensor for a missing tensor, another shape or a dtype other than F32, BF16, F16.
   std::vector<float> Read(const std::string& name, const std::vector<int64_t>& shape);
+  // Read's checks without reading: what an import makes sure of before it allocates anything.
+  void Check(const std::string& name, const std::vector<int64_t>& shape) const;
   // The tensors not read yet, sorted.
   std::vector<std::string> Unread() const;
 
