@@ -83,6 +83,20 @@ void WriteTokenizer(const ImportOptions& o, const HfModel& m) {
   WriteFileAtomic((fs::path(o.out) / train::kImportContractFile).string(), tok::ContractToJson(c));
 }
 
+// model.safetensors: the bytes WriteSafetensors writes for p's tensors, written from the host
+// memory the CPU backend keeps them in (no second copy of the model).
+void WriteParameters(const std::string& path, const model::ParameterSet& p) {
+  std::vector<SafetensorsEntry> entries;
+  for (const DeviceTensor& t : p.tensors()) entries.push_back({t.name(), DType::kF32, t.shape()});
+  AtomicFile f(path);
+  const std::string prefix = SafetensorsPrefix(entries, {}, path);
+  f.Write(prefix.data(), prefix.size());
+  for (const DeviceTensor& t : p.tensors()) {
+    f.Write(t.data<float>(), static_cast<size_t>(t.numel()) * sizeof(float));
+  }
+  f.Commit();
+}
+
 std::string Sha256Text(const std::string& s) {
   return ToHex(Sha256({reinterpret_cast<const uint8_t*>(s.data()), s.size()}));
 }
@@ -135,12 +149,7 @@ ImportResult ImportHf(const ImportOptions& o) {
   r.params_sha256 = ToHex(p.StateHash());
   fs::create_directories(o.out);
   WriteTokenizer(o, r.model);
-  {
-    const std::vector<Tensor> host = p.ToHost();
-    std::vector<const Tensor*> ptrs;
-    for (const Tensor& t : host) ptrs.push_back(&t);
-    WriteSafetensors((fs::path(o.out) / train::kImportModelFile).string(), ptrs);
-  }
+  WriteParameters((fs::path(o.out) / train::kImportModelFile).string(), p);
   r.source_files = {"config.json"};
   for (const std::string& f : w.files()) r.source_files.push_back(f);
   r.source_files.push_back(train::kImportTokenizerFile);

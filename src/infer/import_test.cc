@@ -135,6 +135,8 @@ TEST(Import, ExportImportsToTheSameParametersBitForBit) {
     EXPECT_EQ(r.params_sha256, e.Hash());
     const train::ImportedBase b = train::ReadImportedBase(e.out());
     EXPECT_EQ(b.params_sha256, e.Hash());
+    repops::CpuBackend cpu;  // the file reads back to parameters of that state hash
+    EXPECT_EQ(train::LoadImportedParams(b, cpu).size(), e.p->tensors().size());
     ExpectSameWindows(b.model, c);
     model::ModelConfig want = c;
     want.full_attention_every = b.model.full_attention_every;  // any pattern of the same layers
