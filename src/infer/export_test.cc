@@ -18,22 +18,12 @@
 #include "infer/gguf_writer.h"
 #include "model/transformer.h"
 #include "repops/cpu_backend.h"
-#include "tokenizer/trainer.h"
+#include "infer/test_tokenizer.h"
 
 namespace trail::infer {
 namespace {
 
-struct Tok {
-  std::unique_ptr<tok::Tokenizer> t;
-  tok::TokenizerContract k;
-  Tok() {
-    tok::TrainOptions o;
-    o.vocab_size = 300, o.pattern = tok::NamedPattern("gpt2"), o.specials = {"<|endoftext|>"};
-    o.min_frequency = 1;
-    t = tok::TrainBpe({"the quick brown fox jumps over the lazy dog", "in the beginning"}, o);
-    k.vocab_size = t->vocab_size(), k.eos_id = t->SpecialId("<|endoftext|>");
-  }
-};
+using Tok = TestTokenizer;
 
 model::ModelConfig Base(int64_t vocab) {
   model::ModelConfig c;

@@ -20,7 +20,7 @@
 #include "infer/gguf_writer.h"
 #include "infer/import_hf.h"
 #include "repops/cpu_backend.h"
-#include "tokenizer/trainer.h"
+#include "infer/test_tokenizer.h"
 #include "train/imported_base.h"
 
 namespace trail::infer {
@@ -28,17 +28,7 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-struct Tok {
-  std::unique_ptr<tok::Tokenizer> t;
-  tok::TokenizerContract k;
-  Tok() {
-    tok::TrainOptions o;
-    o.vocab_size = 300, o.pattern = tok::NamedPattern("gpt2"), o.specials = {"<|endoftext|>"};
-    o.min_frequency = 1;
-    t = tok::TrainBpe({"the quick brown fox jumps over the lazy dog", "in the beginning"}, o);
-    k.vocab_size = t->vocab_size(), k.eos_id = t->SpecialId("<|endoftext|>");
-  }
-};
+using Tok = TestTokenizer;
 
 // The test tokenizer's vocabulary, which the models' must equal.
 int64_t Vocab() {
