@@ -41,8 +41,7 @@ models=(
   "llama-gqa-bf16 llama bfloat16 --shard-kb 100"
   "llama3-rope-bf16 llama bfloat16 --kv-heads 1 --llama3-rope"
   "llama3-rope-mha-tied-f32 llama float32 --kv-heads 4 --llama3-rope --tied --shard-kb 150"
-  "qwen3-sliding-f32 qwen3 float32 --layers 3 --sliding 24"
-  "qwen3-mqa-tied-bf16 qwen3 bfloat16 --kv-heads 1 --tied"
+  "qwen3-mqa-sliding-tied-bf16 qwen3 bfloat16 --layers 3 --kv-heads 1 --tied --sliding 24"
 )
 for m in "${models[@]}"; do
   set -- $m
@@ -112,7 +111,7 @@ if "$trail" train --recipe cont.toml --data cmanifest.json --run nobase > nobase
 fi
 grep -q "pass --init-from" nobase.out || { cat nobase.out; fail "no clear error without --init-from"; }
 if "$trail" train --recipe cont.toml --data cmanifest.json --run wrongbase \
-     --init-from imp-qwen3-sliding-f32 > wrongbase.out 2>&1; then
+     --init-from imp-qwen3-mqa-sliding-tied-bf16 > wrongbase.out 2>&1; then
   fail "a recipe trained from another import"
 fi
 grep -q "continues another import" wrongbase.out || { cat wrongbase.out; fail "wrong base"; }
