@@ -107,6 +107,19 @@ void WriteParameters(const std::string& path, const model::ParameterSet& p) {
   f.Commit();
 }
 
+// Written into --out first and removed after import.json: a folder holding it is an import that
+// stopped on the way, which a new import may write over.
+constexpr const char* kIncompleteMarker = ".trail-import-incomplete";
+
+// --out must be new, empty, or an interrupted import: the import never writes over someone
+// else's files (a run's recipe.toml, say).
+void CheckOutIsOurs(const std::string& out) {
+  if (!fs::exists(out)) return;
+  TRAIL_CHECK(fs::is_directory(out), out, " exists and is not a directory; choose another --out");
+  TRAIL_CHECK(fs::is_empty(out) || fs::exists(fs::path(out) / kIncompleteMarker), out,
+              " is not empty; choose an empty or new --out (the import writes five files there)");
+}
+
 std::string Sha256Text(const std::string& s) {
   return ToHex(Sha256({reinterpret_cast<const uint8_t*>(s.data()), s.size()}));
 }
@@ -144,6 +157,7 @@ ImportResult ImportHf(const ImportOptions& o) {
               "folder: config.json, model.safetensors, tokenizer.json)");
   TRAIL_CHECK(!train::IsImportedBase(o.out), o.out,
               " already holds an import (import.json); remove it or choose another --out");
+  CheckOutIsOurs(o.out);
   ImportResult r;
   r.model = ReadHfConfig((fs::path(o.from) / "config.json").string(), o.max_seq_len);
   HfWeights w(o.from);
@@ -158,6 +172,8 @@ ImportResult ImportHf(const ImportOptions& o) {
   r.parameters = p.numel();
   r.params_sha256 = ToHex(p.StateHash());
   fs::create_directories(o.out);
+  const std::string marker = (fs::path(o.out) / kIncompleteMarker).string();
+  WriteFileAtomic(marker, "");
   WriteTokenizer(o, r.model);
   WriteParameters((fs::path(o.out) / train::kImportModelFile).string(), p);
   r.source_files = {"config.json"};
@@ -182,6 +198,7 @@ ImportResult ImportHf(const ImportOptions& o) {
   r.import_sha256 = Sha256Text(text);
   WriteFileAtomic((fs::path(o.out) / train::kImportRecipeFile).string(), RecipeText(o, r));
   WriteFileAtomic((fs::path(o.out) / train::kImportRecordFile).string(), text);  // the commit
+  fs::remove(marker);
   return r;
 }
 

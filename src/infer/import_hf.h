@@ -33,7 +33,7 @@ HfModel ReadHfConfig(const std::string& config_path, int64_t max_seq_len);
 
 struct ImportOptions {
   std::string from;         // the Hugging Face checkpoint directory
-  std::string out;          // the directory to write (must not hold an import already)
+  std::string out;          // the directory to write: new, empty, or an interrupted import
   int64_t max_seq_len = 0;  // 0: config's max_position_embeddings
 };
 

@@ -267,6 +267,17 @@ TEST(Import, AnImportIsNeverOverwritten) {
   const Exported e(Llama(Vocab()));
   ImportHf({e.hf(), e.out(), 0});
   EXPECT_THROW(ImportHf({e.hf(), e.out(), 0}), Error);
+  // Nor is a folder of other files written into (a run directory, say); a folder holding only
+  // what an interrupted import wrote is.
+  fs::create_directories(e.dir.path() + "/run");
+  WriteFileAtomic(e.dir.path() + "/run/recipe.toml", "mine");
+  EXPECT_THROW(ImportHf({e.hf(), e.dir.path() + "/run", 0}), Error);
+  EXPECT_EQ(ReadFileToString(e.dir.path() + "/run/recipe.toml"), "mine");
+  // As if stopped before its last file: the marker the import writes first is still there.
+  fs::remove(e.out() + "/import.json");
+  WriteFileAtomic(e.out() + "/.trail-import-incomplete", "");
+  EXPECT_NO_THROW(ImportHf({e.hf(), e.out(), 0}));
+  EXPECT_FALSE(fs::exists(e.out() + "/.trail-import-incomplete"));
 }
 
 TEST(Import, ARecipeContinuesAnImportOnlyWithItsHashesAndModel) {

@@ -89,8 +89,8 @@ InitConfig ParseRecipeInit(const std::string& text, const std::string& path);
 // The [model] section (header line included) that ParseRecipe reads back to the function `c`
 // computes: every key the forward depends on, written explicitly (training-only keys —
 // init_std, init_seed, z_loss — and [quant] are left out). Numbers are written in the fewest
-// digits that read back to the same binary32. Two configs compute the same function exactly
-// when their sections are equal.
+// digits that read back to the same binary32. Two configs whose sections are equal compute the
+// same function (the converse can fail: two window patterns may select the same layers).
 std::string ModelSectionToml(const model::ModelConfig& c);
 
 }  // namespace trail::train
