@@ -32,6 +32,7 @@ void ModelConfig::Validate() const {
               "model: attention_window and full_attention_every must be >= 0");
   TRAIL_CHECK(init_std > 0, "model: init_std must be > 0");
   TRAIL_CHECK(!qk_norm_gain || qk_norm, "model: qk_norm_gain needs qk_norm");
+  TRAIL_CHECK(!qk_norm_projection || qk_norm, "model: qk_norm_projection needs qk_norm");
   TRAIL_CHECK(!quant_step_learned || linear_quant == LinearQuant::kInt8Lsq,
               "model: learned step sizes need int8 quantization of the linear layers");
 }
@@ -81,7 +82,7 @@ ModelCost Cost(const ModelConfig& c, int64_t seq_len) {
   const int64_t mlp = (c.mlp == MlpKind::kSwiGlu ? 3 : 2) * d * c.d_ff;
   const int64_t per_layer = 2 * d * d + 2 * d * c.kv_dim() + mlp;
   const int64_t gains = (c.norm_gain ? (2 * L + 1 + (c.embed_norm ? 1 : 0)) * d : 0) +
-                        (c.qk_norm_gain ? 2 * L * c.head_dim() : 0);
+                        (c.qk_norm_gain ? L * (c.q_norm_width() + c.k_norm_width()) : 0);
   ModelCost out;
   out.embedding = V * d;
   out.blocks = L * per_layer;

@@ -27,11 +27,17 @@ struct ModelConfig {
   int64_t d_ff = 384;         // hidden width of the MLP (each of gate and up for SwiGLU)
   int64_t max_seq_len = 256;  // RoPE table length: the longest window the model accepts
   MlpKind mlp = MlpKind::kSwiGlu;
-  bool norm_gain = true;        // RMSNorms (blocks, final, embedding) carry a learned gain
-  bool embed_norm = false;      // RMSNorm right after the token embedding
-  bool qk_norm = false;         // RMSNorm of each head's queries and keys (before RoPE)
-  bool qk_norm_gain = false;    // with qk_norm: learned gains [hd] (Qwen3's q_norm, k_norm), one
-                                // for queries and one for keys, shared by the heads; else none
+  bool norm_gain = true;      // RMSNorms (blocks, final, embedding) carry a learned gain
+  bool embed_norm = false;    // RMSNorm right after the token embedding
+  bool qk_norm = false;       // RMSNorm of each head's queries and keys (before RoPE)
+  bool qk_norm_gain = false;  // with qk_norm: learned gains [hd] (Qwen3's q_norm, k_norm), one
+                              // for queries and one for keys, shared by the heads; else none
+  // With qk_norm: each token's whole query and key projections are normalized (rows of d and
+  // kv_dim, before the split into heads; OLMo 2), their gains [d] and [kv_dim]; else each head's.
+  bool qk_norm_projection = false;
+  // OLMo 2's post-norm: the attention and MLP blocks read the residual stream as it is and their
+  // outputs are normalized (gains attn_norm, mlp_norm) before the residual add; else pre-norm.
+  bool post_norm = false;
   bool tied_embeddings = true;  // LM head = embedding table transposed
   float norm_eps = 1e-5f;
   float rope_theta = 10000.0f;
@@ -57,7 +63,10 @@ struct ModelConfig {
   int64_t head_dim() const { return d_model / n_heads; }
   int64_t kv_heads() const { return n_kv_heads > 0 ? n_kv_heads : n_heads; }
   int64_t kv_dim() const { return kv_heads() * head_dim(); }  // width of the k and v projections
-  int64_t LayerWindow(int64_t layer) const;                   // 0 = full causal attention
+  // The rows QK-norm normalizes, and its gains' length: hd, or d and kv_dim (qk_norm_projection).
+  int64_t q_norm_width() const { return qk_norm_projection ? d_model : head_dim(); }
+  int64_t k_norm_width() const { return qk_norm_projection ? kv_dim() : head_dim(); }
+  int64_t LayerWindow(int64_t layer) const;  // 0 = full causal attention
   // Throws trail::Error naming the inconsistent fields.
   void Validate() const;
 };

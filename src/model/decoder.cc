@@ -128,16 +128,24 @@ void Decoder::Layer(int64_t l, int64_t n) {
   float* K = Ptr(k_);                           // the chunk's keys, then appended to the cache
   float* V = Ptr(cache_[l].v) + length_ * kvd;  // this chunk's rows of the cache
   const int32_t* key_pos = (Hkv != H ? pos_kv_ : pos_).data<int32_t>();
-  be_.RmsNormForward(Ptr(x_), Data(P.attn_norm), c_.norm_eps, n, d, Ptr(h_), Ptr(rstd_));
-  lin.SetInput(l, LayerInput::kH1, Ptr(h_), n, d);
+  // Post-norm: the blocks read x_ and x_mid_ as they are, and h_ holds their outputs before
+  // the norms.
+  const bool post = c_.post_norm;
+  float* h1 = post ? Ptr(x_) : Ptr(h_);
+  if (!post) be_.RmsNormForward(Ptr(x_), Data(P.attn_norm), c_.norm_eps, n, d, h1, Ptr(rstd_));
+  lin.SetInput(l, LayerInput::kH1, h1, n, d);
   float* q_out = c_.qk_norm ? Ptr(q_raw_) : Ptr(q_);
   float* k_out = c_.qk_norm ? Ptr(k_raw_) : K;
-  lin.Forward(l, Matrix::kQ, LayerInput::kH1, Ptr(h_), Data(P.wq), q_out, n, d, d);
-  lin.Forward(l, Matrix::kK, LayerInput::kH1, Ptr(h_), Data(P.wk), k_out, n, d, kvd);
-  lin.Forward(l, Matrix::kV, LayerInput::kH1, Ptr(h_), Data(P.wv), V, n, d, kvd);
-  if (c_.qk_norm) {  // per (token, head) row of hd: the same rows as the forward's split heads
-    be_.RmsNormForward(Ptr(q_raw_), Data(P.q_norm), c_.norm_eps, n * H, hd, Ptr(q_), Ptr(rstd_));
-    be_.RmsNormForward(Ptr(k_raw_), Data(P.k_norm), c_.norm_eps, n * Hkv, hd, K, Ptr(rstd_));
+  lin.Forward(l, Matrix::kQ, LayerInput::kH1, h1, Data(P.wq), q_out, n, d, d);
+  lin.Forward(l, Matrix::kK, LayerInput::kH1, h1, Data(P.wk), k_out, n, d, kvd);
+  lin.Forward(l, Matrix::kV, LayerInput::kH1, h1, Data(P.wv), V, n, d, kvd);
+  if (c_.qk_norm) {
+    // Per (token, head) row of hd (the same rows as the forward's split heads), or per token's
+    // whole projection (qk_norm_projection): rows of q_norm_width, k_norm_width.
+    const int64_t qw = c_.q_norm_width(), kw = c_.k_norm_width();
+    be_.RmsNormForward(Ptr(q_raw_), Data(P.q_norm), c_.norm_eps, n * d / qw, qw, Ptr(q_),
+                       Ptr(rstd_));
+    be_.RmsNormForward(Ptr(k_raw_), Data(P.k_norm), c_.norm_eps, n * kvd / kw, kw, K, Ptr(rstd_));
   }
   be_.RopeApply(Ptr(q_), n * H, hd, pos_.data<int32_t>(), rope_.view, false);
   be_.RopeApply(K, n * Hkv, hd, key_pos, rope_.view, false);
@@ -151,19 +159,30 @@ void Decoder::Layer(int64_t l, int64_t n) {
                                        .kv_heads = Hkv};
   be_.AttentionCached(s, Ptr(q_), Ptr(cache_[l].kt), Ptr(cache_[l].v), Ptr(att_));
   lin.SetInput(l, LayerInput::kAtt, Ptr(att_), n, d);
-  lin.Forward(l, Matrix::kO, LayerInput::kAtt, Ptr(att_), Data(P.wo), Ptr(x_mid_), n, d, d);
+  if (post) {
+    lin.Forward(l, Matrix::kO, LayerInput::kAtt, Ptr(att_), Data(P.wo), Ptr(h_), n, d, d);
+    be_.RmsNormForward(Ptr(h_), Data(P.attn_norm), c_.norm_eps, n, d, Ptr(x_mid_), Ptr(rstd_));
+  } else {
+    lin.Forward(l, Matrix::kO, LayerInput::kAtt, Ptr(att_), Data(P.wo), Ptr(x_mid_), n, d, d);
+  }
   be_.AddInto(Ptr(x_mid_), Ptr(x_), n * d);
-  be_.RmsNormForward(Ptr(x_mid_), Data(P.mlp_norm), c_.norm_eps, n, d, Ptr(h_), Ptr(rstd_));
-  lin.SetInput(l, LayerInput::kH2, Ptr(h_), n, d);
-  lin.Forward(l, Matrix::kGate, LayerInput::kH2, Ptr(h_), Data(P.w_gate), Ptr(a_), n, d, ff);
+  float* h2 = post ? Ptr(x_mid_) : Ptr(h_);
+  if (!post) be_.RmsNormForward(Ptr(x_mid_), Data(P.mlp_norm), c_.norm_eps, n, d, h2, Ptr(rstd_));
+  lin.SetInput(l, LayerInput::kH2, h2, n, d);
+  lin.Forward(l, Matrix::kGate, LayerInput::kH2, h2, Data(P.w_gate), Ptr(a_), n, d, ff);
   if (c_.mlp == MlpKind::kSwiGlu) {
-    lin.Forward(l, Matrix::kUp, LayerInput::kH2, Ptr(h_), Data(P.w_up), Ptr(b_), n, d, ff);
+    lin.Forward(l, Matrix::kUp, LayerInput::kH2, h2, Data(P.w_up), Ptr(b_), n, d, ff);
     be_.SwiGluForward(Ptr(a_), Ptr(b_), n * ff, Ptr(act_));
   } else {
     be_.GeluForward(Ptr(a_), n * ff, Ptr(act_));
   }
   lin.SetInput(l, LayerInput::kAct, Ptr(act_), n, ff);
-  lin.Forward(l, Matrix::kDown, LayerInput::kAct, Ptr(act_), Data(P.w_down), Ptr(x_), n, ff, d);
+  if (post) {
+    lin.Forward(l, Matrix::kDown, LayerInput::kAct, Ptr(act_), Data(P.w_down), Ptr(h_), n, ff, d);
+    be_.RmsNormForward(Ptr(h_), Data(P.mlp_norm), c_.norm_eps, n, d, Ptr(x_), Ptr(rstd_));
+  } else {
+    lin.Forward(l, Matrix::kDown, LayerInput::kAct, Ptr(act_), Data(P.w_down), Ptr(x_), n, ff, d);
+  }
   be_.AddInto(Ptr(x_), Ptr(x_mid_), n * d);
 }
 

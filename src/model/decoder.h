@@ -8,10 +8,12 @@
 //       q   = h1·Wq;  k = h1·Wk;  V[len:len+n] = h1·Wv              q [n, d], k, V [n, Hkv·hd]
 //                                                                    token-major, heads in
 //                                                                    column blocks of hd
-//       q,k = RMSNorm_hd (qk_norm), then RoPE at the positions
+//       q,k = RMSNorm_hd (qk_norm; of each token's whole q, k with qk_norm_projection),
+//             then RoPE at the positions
 //       Kᵀ[:, len:len+n] = k                                         the keys transposed
 //       a   = AttentionCached(q against Kᵀ, V [0, len + n))          [n, d]
 //       x   = x + a·Wo;  x = x + MLP(RMSNorm(x, g_mlp))
+//             (post_norm: h1 = x, x = x + RMSNorm(a·Wo, g_attn); x = x + RMSNorm(MLP(x), g_mlp))
 //     logits = RMSNorm(x, g_f)·W_lm                                 [n, V] (or its last rows)
 //
 // Every operation is the training forward's (transformer.h) on the same rows and values: the

@@ -54,6 +54,15 @@ std::vector<std::pair<std::string, ModelConfig>> Configs() {
   ModelConfig mqa = gpt2;  // 4 query heads on one K/V head, int8 products
   mqa.n_heads = 4, mqa.n_kv_heads = 1, mqa.linear_quant = LinearQuant::kInt8Lsq;
   out.push_back({"mqa_int8", mqa});
+  // OLMo 2: post-norm, QK-norm over whole projections with gains, untied; and the same with
+  // int8 products on one K/V head.
+  ModelConfig olmo2 = gqa;
+  olmo2.post_norm = olmo2.qk_norm_projection = olmo2.qk_norm_gain = true;
+  olmo2.tied_embeddings = false, olmo2.embed_norm = false;
+  out.push_back({"olmo2", olmo2});
+  ModelConfig olmo2_int8 = olmo2;
+  olmo2_int8.n_kv_heads = 1, olmo2_int8.linear_quant = LinearQuant::kInt8Lsq;
+  out.push_back({"olmo2_mqa_int8", olmo2_int8});
   return out;
 }
 

@@ -28,6 +28,8 @@ inline nlohmann::json ReferenceConfigJson(const ModelConfig& c) {
       {"embed_norm", c.embed_norm},
       {"qk_norm", c.qk_norm},
       {"qk_norm_gain", c.qk_norm_gain},
+      {"qk_norm_projection", c.qk_norm_projection},
+      {"post_norm", c.post_norm},
       {"tied_embeddings", c.tied_embeddings},
       {"norm_eps", c.norm_eps},
       {"rope_theta", c.rope_theta},

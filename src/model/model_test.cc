@@ -65,6 +65,18 @@ std::vector<Case> Cases() {
   ModelConfig mqa = gpt2;  // multi-query attention: 4 query heads on one K/V head
   mqa.n_heads = 4, mqa.n_kv_heads = 1;
   out.push_back({"mqa", mqa});
+  // OLMo 2: post-norm, QK-norm over the whole projections with gains [d], [kv_dim], untied
+  // head, grouped-query attention.
+  ModelConfig olmo2 = gpt2;
+  olmo2.mlp = MlpKind::kSwiGlu, olmo2.n_heads = 4, olmo2.n_kv_heads = 2, olmo2.post_norm = true;
+  olmo2.qk_norm = olmo2.qk_norm_gain = olmo2.qk_norm_projection = true;
+  out.push_back({"olmo2", olmo2});
+  // The same layout without gains, with a tied head, windows and the embedding norm.
+  ModelConfig post_gainless = olmo2;
+  post_gainless.norm_gain = false, post_gainless.qk_norm_gain = false;
+  post_gainless.tied_embeddings = true, post_gainless.embed_norm = true;
+  post_gainless.attention_window = 4, post_gainless.n_kv_heads = 1;
+  out.push_back({"post_norm_gainless", post_gainless});
   return out;
 }
 
@@ -207,7 +219,14 @@ TEST_P(ModelVsTorch, Int8QatFollowsTheFp32Model) {
     // softmax derivative (measured minimum cosine 0.956, in both backward modes alike, so it is
     // the forward's perturbation). 0.93 leaves margin; a gradient that skipped a product, took
     // a wrong transpose or scale, or lost its clip mask entirely is far below it.
-    EXPECT_NEAR(loss8, loss32, 0.01 * std::fabs(loss32)) << label;
+    // Post-norm (OLMo 2) normalizes each block's perturbed output to the residual stream's own
+    // scale instead of adding a small update to it, so the same per-product perturbation moves
+    // the loss and the gradients several times more here (measured: loss 1.4%; minimum cosine
+    // 0.83 with gains, 0.73 for layer 0's Wk of the gain-free multi-query case, whose one
+    // 8-wide key head sums the perturbation of every query head; both backward modes alike,
+    // so again the forward's). Bounds 3% and 0.6 keep the margin; a wrong wiring is near 0.
+    const bool post = c32.post_norm;
+    EXPECT_NEAR(loss8, loss32, (post ? 0.03 : 0.01) * std::fabs(loss32)) << label;
     EXPECT_NE(loss8, loss32) << label << ": the int8 path was not taken";
     for (size_t i = 0; i < g8.tensors().size(); ++i) {
       const DeviceTensor& t8 = g8.tensors()[i];
@@ -218,7 +237,7 @@ TEST_P(ModelVsTorch, Int8QatFollowsTheFp32Model) {
       // a wrong wiring's cosine near 0.
       const bool qk_gain = t8.name().find("_norm.gain") != std::string::npos &&
                            t8.name().find("attn.") != std::string::npos;
-      EXPECT_GT(cos, qk_gain ? 0.8 : 0.93) << label << " " << t8.name();
+      EXPECT_GT(cos, post ? 0.6 : qk_gain ? 0.8 : 0.93) << label << " " << t8.name();
       RecordProperty(std::string(label) + "." + t8.name(), std::to_string(cos));
     }
   }
@@ -348,6 +367,7 @@ TEST(Activations, PlannedBytesAreWhatTheConstructorAllocates) {
       c.vocab_size = 300;
       c.max_seq_len = 48;
       if (flip) c.qk_norm = !c.qk_norm, c.embed_norm = !c.embed_norm, c.n_kv_heads = 1;
+      if (flip) c.post_norm = true, c.qk_norm_projection = c.qk_norm;
       c.mlp = flip != (c.mlp == MlpKind::kSwiGlu) ? MlpKind::kSwiGlu : MlpKind::kGelu;
       EXPECT_EQ(Activations::PlannedBytes(c, 3, 40), Activations(c, 3, 40, Cpu()).bytes())
           << name << flip;

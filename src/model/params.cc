@@ -41,8 +41,8 @@ ParameterSet::ParameterSet(const ModelConfig& c, repops::Backend& backend,
     L.wv = add(p + "attn.wv", {d, kvd});
     L.wo = add(p + "attn.wo", {d, d});
     if (c.qk_norm_gain) {
-      L.q_norm = add(p + "attn.q_norm.gain", {c.head_dim()});
-      L.k_norm = add(p + "attn.k_norm.gain", {c.head_dim()});
+      L.q_norm = add(p + "attn.q_norm.gain", {c.q_norm_width()});
+      L.k_norm = add(p + "attn.k_norm.gain", {c.k_norm_width()});
     }
     if (c.norm_gain) L.mlp_norm = add(p + "mlp_norm.gain", {d});
     L.w_gate = add(p + (c.mlp == MlpKind::kSwiGlu ? "mlp.w_gate" : "mlp.w_in"), {d, ff});

@@ -24,13 +24,13 @@ enum class Matrix { kQ, kK, kV, kO, kGate, kUp, kDown };
 inline constexpr int kMatrices = 7;
 
 struct LayerParams {
-  DeviceTensor* attn_norm = nullptr;  // [d] (nullptr without gains)
+  DeviceTensor* attn_norm = nullptr;  // [d] (nullptr without gains); post_norm: of the output
   DeviceTensor* wq = nullptr;         // [d, d]  (input × output)
   DeviceTensor* wk = nullptr;         // [d, kv_dim]
   DeviceTensor* wv = nullptr;         // [d, kv_dim]
   DeviceTensor* wo = nullptr;         // [d, d]
-  DeviceTensor* q_norm = nullptr;     // [hd]: QK-norm's gains (qk_norm_gain; else nullptr)
-  DeviceTensor* k_norm = nullptr;     // [hd]
+  DeviceTensor* q_norm = nullptr;     // [q_norm_width]: QK-norm's gains (qk_norm_gain; else null)
+  DeviceTensor* k_norm = nullptr;     // [k_norm_width]
   DeviceTensor* mlp_norm = nullptr;   // [d]
   DeviceTensor* w_gate = nullptr;     // [d, ff]: SwiGLU gate, or GELU's input projection
   DeviceTensor* w_up = nullptr;       // [d, ff]: SwiGLU only

@@ -32,14 +32,19 @@ Activations::Activations(const ModelConfig& c, int64_t max_rows, int64_t max_seq
   auto floats = [&](int64_t n) { return repops::AllocateOn<float>(backend, n); };
   // A layer's activations after its input.
   auto allocate = [&](Layer& L) {
-    L.rstd1 = floats(N), L.h1 = floats(N * d);
+    L.rstd1 = floats(N), L.rstd2 = floats(N);
+    if (c.post_norm) {
+      L.o_out = floats(N * d), L.down_out = floats(N * d);
+    } else {
+      L.h1 = floats(N * d), L.h2 = floats(N * d);
+    }
     if (c.qk_norm) {
       L.q_raw = floats(N * d), L.k_raw = floats(N * kvd);
       L.rstd_q = floats(N * H), L.rstd_k = floats(N * Hkv);
     }
     L.q = floats(N * d), L.k = floats(N * kvd), L.v = floats(N * kvd);
     L.probs = floats(max_rows * H * max_seq * max_seq);
-    L.att = floats(N * d), L.x_mid = floats(N * d), L.rstd2 = floats(N), L.h2 = floats(N * d);
+    L.att = floats(N * d), L.x_mid = floats(N * d);
     L.a = floats(N * ff), L.act = floats(N * ff);
     if (swiglu) L.b = floats(N * ff);
   };
@@ -71,8 +76,9 @@ std::vector<const Buffer*> Activations::AllBuffers() const {
   sets.push_back(&work_);  // empty without recomputation
   for (const Layer* L : sets) {
     for (const Buffer* b :
-         {&L->x_in, &L->rstd1, &L->h1, &L->q_raw, &L->k_raw, &L->rstd_q, &L->rstd_k, &L->q, &L->k,
-          &L->v, &L->probs, &L->att, &L->x_mid, &L->rstd2, &L->h2, &L->a, &L->b, &L->act}) {
+         {&L->x_in,   &L->rstd1, &L->h1,       &L->o_out, &L->q_raw, &L->k_raw, &L->rstd_q,
+          &L->rstd_k, &L->q,     &L->k,        &L->v,     &L->probs, &L->att,   &L->x_mid,
+          &L->rstd2,  &L->h2,    &L->down_out, &L->a,     &L->b,     &L->act}) {
       all.push_back(b);
     }
   }
@@ -96,7 +102,8 @@ int64_t Activations::PlannedBytes(const ModelConfig& c, int64_t max_rows, int64_
   const int64_t N = max_rows * max_seq, d = c.d_model, ff = c.d_ff, H = c.n_heads;
   const int64_t Hkv = c.kv_heads(), kvd = c.kv_dim();
   const int64_t mlp_buffers = c.mlp == MlpKind::kSwiGlu ? 3 : 2;  // a, act (+ b for SwiGLU)
-  // After the input (N·d): rstd1, h1, q, k, v, att, x_mid, rstd2, h2, probs, the MLP's.
+  // After the input (N·d): rstd1, h1, q, k, v, att, x_mid, rstd2, h2, probs, the MLP's
+  // (post-norm: o_out and down_out in place of h1 and h2, the same sizes).
   int64_t after_input =
       N * (5 * d + 2 * kvd + 2) + max_rows * H * max_seq * max_seq + mlp_buffers * N * ff;
   if (c.qk_norm) after_input += N * (d + kvd + H + Hkv);
@@ -207,17 +214,32 @@ void Transformer::ForwardLayer(int64_t l, const ParameterSet& p, const BatchView
   const LayerParams& P = p.layers[l];
   A.linear.PrepareLayer(l);
   // Attention block. dq/dk/dv double as [N, d] projection scratch in the forward.
-  be_.RmsNormForward(x_in, Data(P.attn_norm), c_.norm_eps, N, d, Ptr(L.h1), Ptr(L.rstd1));
-  Note("rmsnorm", l, "h1", Ptr(L.h1), {N, d});
+  const bool post = c_.post_norm;
+  float* h1 = post ? x_in : Ptr(L.h1);
+  if (!post) {
+    be_.RmsNormForward(x_in, Data(P.attn_norm), c_.norm_eps, N, d, h1, Ptr(L.rstd1));
+    Note("rmsnorm", l, "h1", h1, {N, d});
+  }
   LinearLayers& lin = A.linear;
-  lin.SetInput(l, LayerInput::kH1, Ptr(L.h1), N, d);
-  lin.Forward(l, Matrix::kQ, LayerInput::kH1, Ptr(L.h1), Data(P.wq), Ptr(A.dq), N, d, d);
-  Note("matmul", l, "q_proj", Ptr(A.dq), {N, d});
-  lin.Forward(l, Matrix::kK, LayerInput::kH1, Ptr(L.h1), Data(P.wk), Ptr(A.dk), N, d, kvd);
-  Note("matmul", l, "k_proj", Ptr(A.dk), {N, kvd});
-  lin.Forward(l, Matrix::kV, LayerInput::kH1, Ptr(L.h1), Data(P.wv), Ptr(A.dv), N, d, kvd);
+  lin.SetInput(l, LayerInput::kH1, h1, N, d);
+  // With QK-norm over whole projections, q and k go to q_raw, k_raw, their norms to dq, dk.
+  const bool whole = c_.qk_norm && c_.qk_norm_projection;
+  float* q_proj = whole ? Ptr(L.q_raw) : Ptr(A.dq);
+  float* k_proj = whole ? Ptr(L.k_raw) : Ptr(A.dk);
+  lin.Forward(l, Matrix::kQ, LayerInput::kH1, h1, Data(P.wq), q_proj, N, d, d);
+  Note("matmul", l, "q_proj", q_proj, {N, d});
+  lin.Forward(l, Matrix::kK, LayerInput::kH1, h1, Data(P.wk), k_proj, N, d, kvd);
+  Note("matmul", l, "k_proj", k_proj, {N, kvd});
+  lin.Forward(l, Matrix::kV, LayerInput::kH1, h1, Data(P.wv), Ptr(A.dv), N, d, kvd);
   Note("matmul", l, "v_proj", Ptr(A.dv), {N, kvd});
-  if (c_.qk_norm) {
+  if (whole) {
+    be_.RmsNormForward(q_proj, Data(P.q_norm), c_.norm_eps, N, d, Ptr(A.dq), Ptr(L.rstd_q));
+    Note("rmsnorm", l, "q_norm", Ptr(A.dq), {N, d});
+    be_.RmsNormForward(k_proj, Data(P.k_norm), c_.norm_eps, N, kvd, Ptr(A.dk), Ptr(L.rstd_k));
+    Note("rmsnorm", l, "k_norm", Ptr(A.dk), {N, kvd});
+    be_.SplitHeads(Ptr(A.dq), Ptr(L.q), rows, T, H, hd);
+    be_.SplitHeads(Ptr(A.dk), Ptr(L.k), rows, T, Hkv, hd);
+  } else if (c_.qk_norm) {
     be_.SplitHeads(Ptr(A.dq), Ptr(L.q_raw), rows, T, H, hd);
     be_.SplitHeads(Ptr(A.dk), Ptr(L.k_raw), rows, T, Hkv, hd);
     be_.RmsNormForward(Ptr(L.q_raw), Data(P.q_norm), c_.norm_eps, N * H, hd, Ptr(L.q),
@@ -240,18 +262,26 @@ void Transformer::ForwardLayer(int64_t l, const ParameterSet& p, const BatchView
   Note("attention", l, "attn_out", Ptr(A.dtmp), {rows, H, T, hd});
   be_.MergeHeads(Ptr(A.dtmp), Ptr(L.att), rows, T, H, hd);
   lin.SetInput(l, LayerInput::kAtt, Ptr(L.att), N, d);
-  lin.Forward(l, Matrix::kO, LayerInput::kAtt, Ptr(L.att), Data(P.wo), Ptr(L.x_mid), N, d, d);
-  Note("matmul", l, "o_proj", Ptr(L.x_mid), {N, d});
+  float* o_out = post ? Ptr(L.o_out) : Ptr(L.x_mid);
+  lin.Forward(l, Matrix::kO, LayerInput::kAtt, Ptr(L.att), Data(P.wo), o_out, N, d, d);
+  Note("matmul", l, "o_proj", o_out, {N, d});
+  if (post) {
+    be_.RmsNormForward(o_out, Data(P.attn_norm), c_.norm_eps, N, d, Ptr(L.x_mid), Ptr(L.rstd1));
+    Note("rmsnorm", l, "o_norm", Ptr(L.x_mid), {N, d});
+  }
   be_.AddInto(Ptr(L.x_mid), x_in, N * d);
   Note("add", l, "x_mid", Ptr(L.x_mid), {N, d});
   // MLP block.
-  be_.RmsNormForward(Ptr(L.x_mid), Data(P.mlp_norm), c_.norm_eps, N, d, Ptr(L.h2), Ptr(L.rstd2));
-  Note("rmsnorm", l, "h2", Ptr(L.h2), {N, d});
-  lin.SetInput(l, LayerInput::kH2, Ptr(L.h2), N, d);
-  lin.Forward(l, Matrix::kGate, LayerInput::kH2, Ptr(L.h2), Data(P.w_gate), Ptr(L.a), N, d, ff);
+  float* h2 = post ? Ptr(L.x_mid) : Ptr(L.h2);
+  if (!post) {
+    be_.RmsNormForward(Ptr(L.x_mid), Data(P.mlp_norm), c_.norm_eps, N, d, h2, Ptr(L.rstd2));
+    Note("rmsnorm", l, "h2", h2, {N, d});
+  }
+  lin.SetInput(l, LayerInput::kH2, h2, N, d);
+  lin.Forward(l, Matrix::kGate, LayerInput::kH2, h2, Data(P.w_gate), Ptr(L.a), N, d, ff);
   Note("matmul", l, "gate", Ptr(L.a), {N, ff});
   if (c_.mlp == MlpKind::kSwiGlu) {
-    lin.Forward(l, Matrix::kUp, LayerInput::kH2, Ptr(L.h2), Data(P.w_up), Ptr(L.b), N, d, ff);
+    lin.Forward(l, Matrix::kUp, LayerInput::kH2, h2, Data(P.w_up), Ptr(L.b), N, d, ff);
     Note("matmul", l, "up", Ptr(L.b), {N, ff});
     be_.SwiGluForward(Ptr(L.a), Ptr(L.b), N * ff, Ptr(L.act));
     Note("swiglu", l, "act", Ptr(L.act), {N, ff});
@@ -260,10 +290,18 @@ void Transformer::ForwardLayer(int64_t l, const ParameterSet& p, const BatchView
     Note("gelu", l, "act", Ptr(L.act), {N, ff});
   }
   lin.SetInput(l, LayerInput::kAct, Ptr(L.act), N, ff);
-  if (!to_output) return;
-  float* x_out = l + 1 < c_.n_layers ? Ptr(A.layers_[l + 1].x_in) : Ptr(A.x_final);
-  lin.Forward(l, Matrix::kDown, LayerInput::kAct, Ptr(L.act), Data(P.w_down), x_out, N, ff, d);
-  Note("matmul", l, "down", x_out, {N, d});
+  if (!to_output && !post) return;
+  float* x_out = !to_output            ? Ptr(A.dtmp)  // recomputing: the norm's 1/rms only
+                 : l + 1 < c_.n_layers ? Ptr(A.layers_[l + 1].x_in)
+                                       : Ptr(A.x_final);
+  float* down = post ? Ptr(L.down_out) : x_out;
+  lin.Forward(l, Matrix::kDown, LayerInput::kAct, Ptr(L.act), Data(P.w_down), down, N, ff, d);
+  Note("matmul", l, "down", down, {N, d});
+  if (post) {
+    be_.RmsNormForward(down, Data(P.mlp_norm), c_.norm_eps, N, d, x_out, Ptr(L.rstd2));
+    Note("rmsnorm", l, "down_norm", x_out, {N, d});
+    if (!to_output) return;
+  }
   be_.AddInto(x_out, Ptr(L.x_mid), N * d);
   Note("add", l, "x_out", x_out, {N, d});
 }
@@ -350,8 +388,18 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
   LayerParams& G = g.layers[l];
   float* dx = Ptr(A.dx);
   LinearLayers& lin = A.linear;
-  // MLP block: x_out = x_mid + act·Wd.
-  lin.Backward(l, Matrix::kDown, LayerInput::kAct, Ptr(L.act), dx, Data(P.w_down), Ptr(A.dh),
+  const bool post = c_.post_norm;
+  // MLP block: x_out = x_mid + act·Wd (post-norm: x_mid + RMSNorm(act·Wd)).
+  const float* d_down = dx;
+  if (post) {
+    be_.RmsNormBackward(dx, Ptr(L.down_out), Data(P.mlp_norm), Ptr(L.rstd2), N, d, Ptr(A.dtmp),
+                        MutData(G.mlp_norm));
+    Note("rmsnorm_bwd", l, "d_down", Ptr(A.dtmp), {N, d});
+    Note("rmsnorm_bwd", l, "g.mlp_norm", Data(G.mlp_norm), {d});
+    d_down = Ptr(A.dtmp);
+  }
+  const float* h2 = post ? Ptr(L.x_mid) : Ptr(L.h2);
+  lin.Backward(l, Matrix::kDown, LayerInput::kAct, Ptr(L.act), d_down, Data(P.w_down), Ptr(A.dh),
                MutData(G.w_down), N, ff, d);
   Note("matmul", l, "d_act", Ptr(A.dh), {N, ff});
   Note("matmul", l, "g.w_down", Data(G.w_down), {ff, d});
@@ -359,28 +407,40 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
     be_.SwiGluBackward(Ptr(A.dh), Ptr(L.a), Ptr(L.b), N * ff, Ptr(A.da), Ptr(A.db));
     Note("swiglu_bwd", l, "d_gate", Ptr(A.da), {N, ff});
     Note("swiglu_bwd", l, "d_up", Ptr(A.db), {N, ff});
-    lin.Backward(l, Matrix::kGate, LayerInput::kH2, Ptr(L.h2), Ptr(A.da), Data(P.w_gate),
-                 Ptr(A.dx2), MutData(G.w_gate), N, d, ff);
+    lin.Backward(l, Matrix::kGate, LayerInput::kH2, h2, Ptr(A.da), Data(P.w_gate), Ptr(A.dx2),
+                 MutData(G.w_gate), N, d, ff);
     Note("matmul", l, "g.w_gate", Data(G.w_gate), {d, ff});
-    lin.Backward(l, Matrix::kUp, LayerInput::kH2, Ptr(L.h2), Ptr(A.db), Data(P.w_up), Ptr(A.dx2),
+    lin.Backward(l, Matrix::kUp, LayerInput::kH2, h2, Ptr(A.db), Data(P.w_up), Ptr(A.dx2),
                  MutData(G.w_up), N, d, ff, /*accumulate=*/true);
     Note("matmul", l, "g.w_up", Data(G.w_up), {d, ff});
   } else {
     be_.GeluBackward(Ptr(A.dh), Ptr(L.a), N * ff, Ptr(A.da));
     Note("gelu_bwd", l, "d_gate", Ptr(A.da), {N, ff});
-    lin.Backward(l, Matrix::kGate, LayerInput::kH2, Ptr(L.h2), Ptr(A.da), Data(P.w_gate),
-                 Ptr(A.dx2), MutData(G.w_gate), N, d, ff);
+    lin.Backward(l, Matrix::kGate, LayerInput::kH2, h2, Ptr(A.da), Data(P.w_gate), Ptr(A.dx2),
+                 MutData(G.w_gate), N, d, ff);
     Note("matmul", l, "g.w_gate", Data(G.w_gate), {d, ff});
   }
   Note("matmul", l, "d_h2", Ptr(A.dx2), {N, d});
-  be_.RmsNormBackward(Ptr(A.dx2), Ptr(L.x_mid), Data(P.mlp_norm), Ptr(L.rstd2), N, d, Ptr(A.dtmp),
-                      MutData(G.mlp_norm));
-  Note("rmsnorm_bwd", l, "d_x_mid_norm", Ptr(A.dtmp), {N, d});
-  Note("rmsnorm_bwd", l, "g.mlp_norm", Data(G.mlp_norm), {d});
-  be_.AddInto(dx, Ptr(A.dtmp), N * d);  // now d loss / d x_mid
+  if (post) {
+    be_.AddInto(dx, Ptr(A.dx2), N * d);  // now d loss / d x_mid
+  } else {
+    be_.RmsNormBackward(Ptr(A.dx2), Ptr(L.x_mid), Data(P.mlp_norm), Ptr(L.rstd2), N, d, Ptr(A.dtmp),
+                        MutData(G.mlp_norm));
+    Note("rmsnorm_bwd", l, "d_x_mid_norm", Ptr(A.dtmp), {N, d});
+    Note("rmsnorm_bwd", l, "g.mlp_norm", Data(G.mlp_norm), {d});
+    be_.AddInto(dx, Ptr(A.dtmp), N * d);  // now d loss / d x_mid
+  }
   Note("add", l, "d_x_mid", dx, {N, d});
-  // Attention block: x_mid = x_in + att·Wo.
-  lin.Backward(l, Matrix::kO, LayerInput::kAtt, Ptr(L.att), dx, Data(P.wo), Ptr(A.dx2),
+  // Attention block: x_mid = x_in + att·Wo (post-norm: x_in + RMSNorm(att·Wo)).
+  const float* d_o = dx;
+  if (post) {
+    be_.RmsNormBackward(dx, Ptr(L.o_out), Data(P.attn_norm), Ptr(L.rstd1), N, d, Ptr(A.dtmp),
+                        MutData(G.attn_norm));
+    Note("rmsnorm_bwd", l, "d_o_proj", Ptr(A.dtmp), {N, d});
+    Note("rmsnorm_bwd", l, "g.attn_norm", Data(G.attn_norm), {d});
+    d_o = Ptr(A.dtmp);
+  }
+  lin.Backward(l, Matrix::kO, LayerInput::kAtt, Ptr(L.att), d_o, Data(P.wo), Ptr(A.dx2),
                MutData(G.wo), N, d, d);
   Note("matmul", l, "d_att", Ptr(A.dx2), {N, d});
   Note("matmul", l, "g.wo", Data(G.wo), {d, d});
@@ -413,28 +473,42 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
                           G.wk, G.k_norm, "dK_norm", "g.wk", "g.k_norm"},
                          {Matrix::kV, Hkv, Ptr(A.dv), nullptr, nullptr, P.wv, nullptr, G.wv,
                           nullptr, nullptr, "g.wv", nullptr}};
+  const float* h1 = post ? x_in : Ptr(L.h1);
   for (int i = 0; i < 3; ++i) {
     const Proj& pr = projs[i];
     const int64_t width = pr.heads * hd;  // d for q, kv_dim for k and v
-    const float* heads = pr.dheads;
-    if (c_.qk_norm && pr.raw != nullptr) {
+    const bool normed = c_.qk_norm && pr.raw != nullptr;
+    const float* dproj = Ptr(A.dx2);        // d loss / d (the projection's [N, width] output)
+    if (normed && c_.qk_norm_projection) {  // rows of width, after the merge
+      be_.MergeHeads(pr.dheads, Ptr(A.dx2), rows, T, pr.heads, hd);
+      be_.RmsNormBackward(Ptr(A.dx2), pr.raw, Data(pr.gain), pr.rstd, N, width, Ptr(A.dtmp),
+                          MutData(pr.ggain));
+      Note("rmsnorm_bwd", l, pr.norm_name, Ptr(A.dtmp), {N, width});
+      Note("rmsnorm_bwd", l, pr.gain_name, Data(pr.ggain), {width});  // with qk_norm_gain
+      dproj = Ptr(A.dtmp);
+    } else if (normed) {  // rows of hd, before the merge
       be_.RmsNormBackward(pr.dheads, pr.raw, Data(pr.gain), pr.rstd, N * pr.heads, hd, Ptr(A.dtmp),
                           MutData(pr.ggain));
       Note("rmsnorm_bwd", l, pr.norm_name, Ptr(A.dtmp), {rows, pr.heads, T, hd});
       Note("rmsnorm_bwd", l, pr.gain_name, Data(pr.ggain), {hd});  // with qk_norm_gain
-      heads = Ptr(A.dtmp);
+      be_.MergeHeads(Ptr(A.dtmp), Ptr(A.dx2), rows, T, pr.heads, hd);
+    } else {
+      be_.MergeHeads(pr.dheads, Ptr(A.dx2), rows, T, pr.heads, hd);
     }
-    be_.MergeHeads(heads, Ptr(A.dx2), rows, T, pr.heads, hd);
-    lin.Backward(l, pr.m, LayerInput::kH1, Ptr(L.h1), Ptr(A.dx2), Data(pr.w), Ptr(A.dh1),
-                 MutData(pr.gw), N, d, width, /*accumulate=*/i > 0);
+    lin.Backward(l, pr.m, LayerInput::kH1, h1, dproj, Data(pr.w), Ptr(A.dh1), MutData(pr.gw), N, d,
+                 width, /*accumulate=*/i > 0);
     Note("matmul", l, pr.grad_name, Data(pr.gw), {d, width});
   }
   Note("matmul", l, "d_h1", Ptr(A.dh1), {N, d});
-  be_.RmsNormBackward(Ptr(A.dh1), x_in, Data(P.attn_norm), Ptr(L.rstd1), N, d, Ptr(A.dtmp),
-                      MutData(G.attn_norm));
-  Note("rmsnorm_bwd", l, "d_x_in_norm", Ptr(A.dtmp), {N, d});
-  Note("rmsnorm_bwd", l, "g.attn_norm", Data(G.attn_norm), {d});
-  be_.AddInto(dx, Ptr(A.dtmp), N * d);  // now d loss / d x_in
+  if (post) {
+    be_.AddInto(dx, Ptr(A.dh1), N * d);  // now d loss / d x_in
+  } else {
+    be_.RmsNormBackward(Ptr(A.dh1), x_in, Data(P.attn_norm), Ptr(L.rstd1), N, d, Ptr(A.dtmp),
+                        MutData(G.attn_norm));
+    Note("rmsnorm_bwd", l, "d_x_in_norm", Ptr(A.dtmp), {N, d});
+    Note("rmsnorm_bwd", l, "g.attn_norm", Data(G.attn_norm), {d});
+    be_.AddInto(dx, Ptr(A.dtmp), N * d);  // now d loss / d x_in
+  }
   Note("add", l, "d_x_in", dx, {N, d});
 }
 

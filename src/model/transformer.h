@@ -2,17 +2,24 @@
 //
 //   x0   = Embed(tokens)                     [N, d]     N = rows × T
 //   x0   = RMSNorm(x0, g_e)                  (embed_norm)
-//   per layer l:
+//   per layer l (pre-norm; post_norm below):
 //     h1 = RMSNorm(x, g_attn)                [N, d]
 //     q,k,v = h1·Wq, h1·Wk, h1·Wv            q [N, d] -> [rows, H, T, hd]; k, v [N, Hkv·hd] ->
 //                                             [rows, Hkv, T, hd] (Hkv = n_kv_heads, dividing H)
 //                                             (every block matrix product fp32 or int8 QAT:
 //                                              model/linear_layers.h)
-//     q,k = RMSNorm_hd(q), RMSNorm_hd(k)      (qk_norm; gains [hd] with qk_norm_gain)
+//     q,k = RMSNorm_hd(q), RMSNorm_hd(k)      (qk_norm; gains [hd] with qk_norm_gain; with
+//                                              qk_norm_projection RMSNorm_d(q), RMSNorm_kvd(k)
+//                                              of the [N, d], [N, Hkv·hd] projections before
+//                                              the split, gains [d], [Hkv·hd])
 //     q,k = RoPE(q), RoPE(k)                  (positions from the batch)
 //     a  = Attention(q, k, v)                 (causal, window of layer l, document and padding
-//     masks) x  = x + merge(a)·Wo h2 = RMSNorm(x, g_mlp) x  = x + (SiLU(h2·Wg) ⊙ (h2·Wu))·Wd
-//     (SwiGLU)  or  x + GELU(h2·Win)·Wd
+//                                              masks)
+//     x  = x + merge(a)·Wo
+//     h2 = RMSNorm(x, g_mlp)
+//     x  = x + (SiLU(h2·Wg) ⊙ (h2·Wu))·Wd     (SwiGLU)  or  x + GELU(h2·Win)·Wd
+//   post_norm (OLMo 2): h1 = x, h2 = x (no input norms), and each block's output is normalized:
+//     x  = x + RMSNorm(merge(a)·Wo, g_attn);  x = x + RMSNorm(MLP(x), g_mlp)
 //   logits = RMSNorm(x, g_f)·W_lm            [N, V]     (W_lm = Embedᵀ when tied)
 //   loss   = (Σ NLL + z Σ lse²) · scale      over the targets of the *whole step*
 //
@@ -67,8 +74,11 @@ class Activations {
  private:
   friend class Transformer;
   struct Layer {
-    Buffer x_in, rstd1, h1, q_raw, k_raw, rstd_q, rstd_k, q, k, v, probs, att, x_mid, rstd2, h2, a,
-        b, act;
+    // Pre-norm: h1, h2 are the blocks' normalized inputs, rstd1, rstd2 their norms' 1/rms.
+    // Post-norm: o_out, down_out are the blocks' outputs before their norms (same sizes: the
+    // inputs are x_in and x_mid themselves), rstd1, rstd2 those norms' 1/rms.
+    Buffer x_in, rstd1, h1, o_out, q_raw, k_raw, rstd_q, rstd_k, q, k, v, probs, att, x_mid, rstd2,
+        h2, down_out, a, b, act;
   };
   // The attention shape of batch b (its masks on the device) for `heads` query and `kv_heads`
   // key/value heads of hd, with `window`.
@@ -149,7 +159,8 @@ class Transformer {
   void Upload(const BatchView& b, Activations& acts) const;
   // Layer l's forward from its input A.layers_[l].x_in. With to_output, its output goes to the
   // next layer's input (x_final after the last); without, it stops once the down projection's
-  // input is ready: all the layer's backward needs (the recomputation).
+  // input is ready (post_norm: once its output's 1/rms is known): all the layer's backward
+  // needs (the recomputation).
   void ForwardLayer(int64_t l, const ParameterSet& p, const BatchView& b, Activations& A,
                     bool to_output);
   void Backward(const ParameterSet& p, const BatchView& b, float grad_scale, Activations& acts,

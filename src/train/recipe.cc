@@ -104,6 +104,8 @@ void ReadModel(const Reader& rd, const toml::table& root, const std::string& pat
                 "embed_norm",
                 "qk_norm",
                 "qk_norm_gain",
+                "qk_norm_projection",
+                "post_norm",
                 "tied_embeddings",
                 "norm_eps",
                 "rope_theta",
@@ -141,6 +143,8 @@ void ReadModel(const Reader& rd, const toml::table& root, const std::string& pat
   rd.Get(m, "embed_norm", "model", c.embed_norm);
   rd.Get(m, "qk_norm", "model", c.qk_norm);
   rd.Get(m, "qk_norm_gain", "model", c.qk_norm_gain);
+  rd.Get(m, "qk_norm_projection", "model", c.qk_norm_projection);
+  rd.Get(m, "post_norm", "model", c.post_norm);
   rd.Get(m, "tied_embeddings", "model", c.tied_embeddings);
   rd.Get(m, "norm_eps", "model", c.norm_eps);
   rd.Get(m, "rope_theta", "model", c.rope_theta);

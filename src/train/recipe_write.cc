@@ -43,6 +43,9 @@ std::string ModelSectionToml(const model::ModelConfig& c) {
   s += Line("embed_norm", c.embed_norm);
   s += Line("qk_norm", c.qk_norm);
   s += Line("qk_norm_gain", c.qk_norm_gain);
+  // OLMo 2's options only when on, so the sections of the other families read as before.
+  if (c.qk_norm_projection) s += Line("qk_norm_projection", true);
+  if (c.post_norm) s += Line("post_norm", true);
   s += Line("tied_embeddings", c.tied_embeddings);
   s += Line("norm_eps", c.norm_eps);
   s += Line("rope_theta", c.rope_theta);

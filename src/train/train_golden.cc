@@ -25,11 +25,13 @@ struct CaseSpec {
 // LSQ step sizes (the drift ablation). gqa_1x1x2: mesh_1x1x2 with grouped-query attention (4
 // query heads on 2 key/value heads); mqa_3x2x2: mesh_3x2x2 with multi-query attention (4 query
 // heads on 1), its K/V matrices sharded; qk_gain_1x1x2: gqa_1x1x2 with QK-norm's learned gains
-// (Qwen3's q_norm, k_norm).
+// (Qwen3's q_norm, k_norm); olmo2_1x1x2: qk_gain_1x1x2 in OLMo 2's layout (post-norm, QK-norm
+// over whole projections) with an untied head and no embedding norm.
 const CaseSpec kCases[] = {
     {"mesh_1x1x2", 4, 2, 4}, {"mesh_3x2x2", 12, 1, 3},        {"lifecycle_2x1x1", 4, 2, 5, true},
     {"int8_1x1x2", 4, 2, 4}, {"int8_fp32bw_3x2x2", 12, 1, 3}, {"int8_learned_1x1x2", 4, 2, 4},
-    {"gqa_1x1x2", 4, 2, 4},  {"mqa_3x2x2", 12, 1, 3},         {"qk_gain_1x1x2", 4, 2, 4}};
+    {"gqa_1x1x2", 4, 2, 4},  {"mqa_3x2x2", 12, 1, 3},         {"qk_gain_1x1x2", 4, 2, 4},
+    {"olmo2_1x1x2", 4, 2, 4}};
 
 // `text` with its line `line` (which it must hold) replaced by `with`.
 std::string ReplaceLine(std::string text, const std::string& line, const std::string& with) {
@@ -68,6 +70,12 @@ std::string GoldenRecipeText(const std::string& name) {
   if (name == "qk_gain_1x1x2") {
     return ReplaceLine(GoldenRecipeText("gqa_1x1x2"), "qk_norm = true",
                        "qk_norm = true\nqk_norm_gain = true");
+  }
+  if (name == "olmo2_1x1x2") {
+    const std::string text =
+        ReplaceLine(GoldenRecipeText("qk_gain_1x1x2"), "qk_norm_gain = true",
+                    "qk_norm_gain = true\nqk_norm_projection = true\npost_norm = true");
+    return ReplaceLine(text, "embed_norm = true", "tied_embeddings = false");
   }
   if (name == "int8_fp32bw_3x2x2") {
     return GoldenRecipeText("mesh_3x2x2") + "[quant]\nlinear = \"int8-lsq\"\nbackward = \"fp32\"\n";

@@ -40,7 +40,7 @@ CASES = {
                         "mixture": [(2, (0.0, 1.0))], "lengths": [(3, 24)]},
 }
 CASES["int8_1x1x2"] = CASES["int8_learned_1x1x2"] = CASES["mesh_1x1x2"]
-CASES["gqa_1x1x2"] = CASES["qk_gain_1x1x2"] = CASES["mesh_1x1x2"]
+CASES["gqa_1x1x2"] = CASES["qk_gain_1x1x2"] = CASES["olmo2_1x1x2"] = CASES["mesh_1x1x2"]
 CASES["int8_fp32bw_3x2x2"] = CASES["mqa_3x2x2"] = CASES["mesh_3x2x2"]
 
 

@@ -7,13 +7,13 @@ ops and int8 linear layers, §6 Philox, §7 state hashes) in numpy, written from
 using no trail code or library (a maintainer wrote it; an outside port from the docs is the real
 test). Its inputs are each case's recipe (tests/conformance/vectors/training/<case>.toml,
 defaults from step.md §1) and the micro-batches rebuilt from the stream spec (check_vectors.py,
-stream_port.py). For all nine golden runs — mesh_1x1x2 (SwiGLU, QK-norm, embedding norm,
+stream_port.py). For all ten golden runs — mesh_1x1x2 (SwiGLU, QK-norm, embedding norm,
 windows, tied head, z-loss), mesh_3x2x2 (GELU, untied head, 3 replicas x 2 shards x 2
 micro-batches, weight decay, WSD, the spike protocol armed), both in int8 QAT (int8 and fp32
 backward GEMMs), int8 with learned LSQ step sizes, and lifecycle_2x1x1 (a mixture phase, a
 length switch to L = 24, a batch-size change and padding rows), gqa_1x1x2 and mqa_3x2x2
-(grouped-query and multi-query attention) and qk_gain_1x1x2 (QK-norm with learned gains) — it
-initializes the
+(grouped-query and multi-query attention), qk_gain_1x1x2 (QK-norm with learned gains) and
+olmo2_1x1x2 (OLMo 2's post-norm and QK-norm over whole projections) — it initializes the
 parameters, runs every step's micro-batches forward and backward, folds the logical ranks
 (shard sums, TreeFold), skips, clips and applies AdamW, and checks: the initial tensors and
 state hash; for mesh_1x1x2's step 0 every operation's output digest in the trace (the first
@@ -501,7 +501,8 @@ def lsq_gradient(dw, qw, v, clipped, K):
 # ---- docs/step.md §1–2: the recipe and the parameters ------------------------------------------
 DEFAULTS = {"d_model": 128, "n_layers": 4, "n_heads": 4, "n_kv_heads": 0, "d_ff": 384,
             "max_seq_len": 256, "mlp": "swiglu", "norm_gain": True, "embed_norm": False,
-            "qk_norm": False, "qk_norm_gain": False,
+            "qk_norm": False, "qk_norm_gain": False, "qk_norm_projection": False,
+            "post_norm": False,
             "tied_embeddings": True, "norm_eps": 1e-5, "rope_theta": 10000.0, "z_loss": 0.0,
             "attention_window": 0, "full_attention_every": 0, "full_attention_last": True,
             "init_std": 0.02, "init_seed": 0, "lr": 3e-3, "beta1": 0.9, "beta2": 0.95,
@@ -540,7 +541,8 @@ def param_shapes(c):
         out += [(p + "attn.w" + x, (d, kvd if x in "kv" else d)) for x in "qkvo"]
         if c["qk_norm_gain"]:
             hd = d // c["n_heads"]
-            out += [(p + "attn.q_norm.gain", (hd,)), (p + "attn.k_norm.gain", (hd,))]
+            qw, kw = (d, kvd) if c["qk_norm_projection"] else (hd, hd)
+            out += [(p + "attn.q_norm.gain", (qw,)), (p + "attn.k_norm.gain", (kw,))]
         if c["norm_gain"]:
             out.append((p + "mlp_norm.gain", (d,)))
         out.append((p + ("mlp.w_gate" if swiglu else "mlp.w_in"), (d, ff)))
@@ -638,15 +640,26 @@ class MicroBatch:
     def layer_forward(self, l, x):
         P, note, lin, p = self.P, self.note, self.lin, "layers.%d." % l
         A = self.acts[l] = {"x_in": x}
-        A["h1"], A["rstd1"] = rmsnorm(x, self.gain(p + "attn_norm.gain"), self.eps)
-        note("rmsnorm", l, "h1", A["h1"])
+        post = self.c["post_norm"]
+        if post:
+            A["h1"] = x
+        else:
+            A["h1"], A["rstd1"] = rmsnorm(x, self.gain(p + "attn_norm.gain"), self.eps)
+            note("rmsnorm", l, "h1", A["h1"])
         proj = {}
         for m in "qkv":
             proj[m] = lin.forward(A["h1"], p + "attn.w" + m)
             note("matmul", l, m + "_proj", proj[m])
+        whole = self.c["qk_norm"] and self.c["qk_norm_projection"]
+        if whole:  # each token's whole projection, before the split
+            for m in "qk":
+                A[m + "_raw"] = proj[m]
+                proj[m], A["rstd_" + m] = rmsnorm(proj[m], self.gain(p + "attn.%s_norm.gain" % m),
+                                                  self.eps)
+                note("rmsnorm", l, m + "_norm", proj[m])
         q = heads(proj["q"], self.rows, self.T, self.H)
         k, v = (heads(proj[m], self.rows, self.T, self.Hkv) for m in "kv")
-        if self.c["qk_norm"]:
+        if self.c["qk_norm"] and not whole:
             A["q_raw"], A["k_raw"] = q, k
             q, A["rstd_q"] = rmsnorm(q, self.gain(p + "attn.q_norm.gain"), self.eps)
             note("rmsnorm", l, "q_norm", q)
@@ -660,12 +673,19 @@ class MicroBatch:
         o, A["P"] = attention(A["q"], A["k"], v, A["allowed"], A["window"])
         note("attention", l, "attn_out", o)
         A["att"] = merge(o)
-        x_mid = lin.forward(A["att"], p + "attn.wo")
-        note("matmul", l, "o_proj", x_mid)
-        A["x_mid"] = x_mid = x_mid + x
+        y = lin.forward(A["att"], p + "attn.wo")
+        note("matmul", l, "o_proj", y)
+        if post:
+            A["y_o"] = y
+            y, A["rstd1"] = rmsnorm(y, self.gain(p + "attn_norm.gain"), self.eps)
+            note("rmsnorm", l, "o_norm", y)
+        A["x_mid"] = x_mid = y + x
         note("add", l, "x_mid", x_mid)
-        A["h2"], A["rstd2"] = rmsnorm(x_mid, self.gain(p + "mlp_norm.gain"), self.eps)
-        note("rmsnorm", l, "h2", A["h2"])
+        if post:
+            A["h2"] = x_mid
+        else:
+            A["h2"], A["rstd2"] = rmsnorm(x_mid, self.gain(p + "mlp_norm.gain"), self.eps)
+            note("rmsnorm", l, "h2", A["h2"])
         A["a"] = lin.forward(A["h2"], p + ("mlp.w_gate" if self.glu else "mlp.w_in"))
         note("matmul", l, "gate", A["a"])
         if self.glu:
@@ -678,6 +698,10 @@ class MicroBatch:
             note("gelu", l, "act", A["act"])
         x = lin.forward(A["act"], p + "mlp.w_down")
         note("matmul", l, "down", x)
+        if post:
+            A["y_d"] = x
+            x, A["rstd2"] = rmsnorm(x, self.gain(p + "mlp_norm.gain"), self.eps)
+            note("rmsnorm", l, "down_norm", x)
         x = x + x_mid
         note("add", l, "x_out", x)
         return x
@@ -724,9 +748,19 @@ class MicroBatch:
         self.note("add", l, names[2], dx)
         return dx
 
+    def out_norm_bwd(self, l, dx, y, gain_name, rstd, G, names):
+        """post_norm: RMSNormBackward(dx) of a block's output norm, noting names (dy, gain)."""
+        dy, G[gain_name] = rmsnorm_bwd(dx, y, self.gain(gain_name), rstd)
+        self.note("rmsnorm_bwd", l, names[0], dy)
+        self.note("rmsnorm_bwd", l, names[1], G[gain_name])
+        return dy
+
     def layer_backward(self, l, dx, G):
         P, note, lin, A, p = self.P, self.note, self.lin, self.acts[l], "layers.%d." % l
-        dact = lin.backward(A["act"], dx, p + "mlp.w_down", G)
+        post = self.c["post_norm"]
+        dy = (self.out_norm_bwd(l, dx, A["y_d"], p + "mlp_norm.gain", A["rstd2"], G,
+                                ("d_down", "g.mlp_norm")) if post else dx)
+        dact = lin.backward(A["act"], dy, p + "mlp.w_down", G)
         note("matmul", l, "d_act", dact)
         note("matmul", l, "g.w_down", G[p + "mlp.w_down"])
         if self.glu:
@@ -743,9 +777,16 @@ class MicroBatch:
             dh2 = lin.backward(A["h2"], da, p + "mlp.w_in", G)
             note("matmul", l, "g.w_gate", G[p + "mlp.w_in"])
         note("matmul", l, "d_h2", dh2)
-        dx = self.norm_residual_bwd(l, dx, dh2, A["x_mid"], p + "mlp_norm.gain", A["rstd2"], G,
-                                    ("d_x_mid_norm", "g.mlp_norm", "d_x_mid"))
-        datt = lin.backward(A["att"], dx, p + "attn.wo", G)
+        if post:
+            dx = dx + dh2
+            note("add", l, "d_x_mid", dx)
+            dy = self.out_norm_bwd(l, dx, A["y_o"], p + "attn_norm.gain", A["rstd1"], G,
+                                   ("d_o_proj", "g.attn_norm"))
+        else:
+            dx = self.norm_residual_bwd(l, dx, dh2, A["x_mid"], p + "mlp_norm.gain", A["rstd2"],
+                                        G, ("d_x_mid_norm", "g.mlp_norm", "d_x_mid"))
+            dy = dx
+        datt = lin.backward(A["att"], dy, p + "attn.wo", G)
         note("matmul", l, "d_att", datt)
         note("matmul", l, "g.wo", G[p + "attn.wo"])
         dq, dk, dv = attention_bwd(A["q"], A["k"], A["v"], A["P"],
@@ -757,7 +798,19 @@ class MicroBatch:
         note("rope_bwd", l, "dQ_rope", dq)
         note("rope_bwd", l, "dK_rope", dk)
         dh1 = None
+        whole = self.c["qk_norm"] and self.c["qk_norm_projection"]
         for m, dheads in (("q", dq), ("k", dk), ("v", dv)):
+            if whole and m != "v":  # merge, then the norm over each token's projection
+                gname = p + "attn.%s_norm.gain" % m
+                dy, dgain = rmsnorm_bwd(merge(dheads), A[m + "_raw"], self.gain(gname),
+                                        A["rstd_" + m])
+                note("rmsnorm_bwd", l, "d%s_norm" % m.upper(), dy)
+                if self.c["qk_norm_gain"]:
+                    G[gname] = dgain
+                    note("rmsnorm_bwd", l, "g.%s_norm" % m, dgain)
+                dh1 = lin.backward(A["h1"], dy, p + "attn.w" + m, G, dh1)
+                note("matmul", l, "g.w" + m, G[p + "attn.w" + m])
+                continue
             if self.c["qk_norm"] and m != "v":
                 hd, gname = dheads.shape[-1], p + "attn.%s_norm.gain" % m
                 dheads, dgain = rmsnorm_bwd(dheads.reshape(-1, hd), A[m + "_raw"].reshape(-1, hd),
@@ -771,6 +824,10 @@ class MicroBatch:
             dh1 = lin.backward(A["h1"], dy, p + "attn.w" + m, G, dh1)
             note("matmul", l, "g.w" + m, G[p + "attn.w" + m])
         note("matmul", l, "d_h1", dh1)
+        if post:
+            dx = dx + dh1
+            note("add", l, "d_x_in", dx)
+            return dx
         return self.norm_residual_bwd(l, dx, dh1, A["x_in"], p + "attn_norm.gain", A["rstd1"], G,
                                       ("d_x_in_norm", "g.attn_norm", "d_x_in"))
 
@@ -1027,7 +1084,8 @@ def check_trace(name, trace, got):
 
 if __name__ == "__main__":
     cases = ("mesh_1x1x2", "mesh_3x2x2", "int8_1x1x2", "int8_fp32bw_3x2x2",
-             "int8_learned_1x1x2", "lifecycle_2x1x1", "gqa_1x1x2", "mqa_3x2x2", "qk_gain_1x1x2")
+             "int8_learned_1x1x2", "lifecycle_2x1x1", "gqa_1x1x2", "mqa_3x2x2", "qk_gain_1x1x2",
+             "olmo2_1x1x2")
     for case in cases:
         check_run(sys.argv[1], sys.argv[2], case)
     print("step port: all %d golden training runs, step by step, from the specification alone"

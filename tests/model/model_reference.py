@@ -124,11 +124,16 @@ def forward(cfg, P, batch):
         x = rmsnorm(x, g("embed_norm.gain"), eps)
     for l in range(cfg["n_layers"]):
         p = "layers.%d." % l
-        h = rmsnorm(x, g(p + "attn_norm.gain"), eps)
-        heads = lambda w, n: (h @ P[w]).view(rows, T, n, hd).transpose(1, 2)
-        q = heads(p + "attn.wq", H)
-        k, v = heads(p + "attn.wk", Hkv), heads(p + "attn.wv", Hkv)
-        if cfg["qk_norm"]:
+        post = cfg.get("post_norm", False)  # OLMo 2: norms of the blocks' outputs instead
+        h = x if post else rmsnorm(x, g(p + "attn_norm.gain"), eps)
+        split = lambda y, n: y.view(rows, T, n, hd).transpose(1, 2)
+        q, k, v = h @ P[p + "attn.wq"], h @ P[p + "attn.wk"], h @ P[p + "attn.wv"]
+        whole = cfg["qk_norm"] and cfg.get("qk_norm_projection", False)
+        if whole:  # each token's whole projection, as OLMo 2's q_norm, k_norm
+            q = rmsnorm(q, g(p + "attn.q_norm.gain"), eps)
+            k = rmsnorm(k, g(p + "attn.k_norm.gain"), eps)
+        q, k, v = split(q, H), split(k, Hkv), split(v, Hkv)
+        if cfg["qk_norm"] and not whole:
             q = rmsnorm(q, g(p + "attn.q_norm.gain"), eps)  # gains with qk_norm_gain, else none
             k = rmsnorm(k, g(p + "attn.k_norm.gain"), eps)
         sc = cfg.get("rope_scaling")
@@ -136,15 +141,17 @@ def forward(cfg, P, batch):
         # Query head i reads K/V head i // (H / Hkv), as transformers' repeat_kv does.
         k, v = k.repeat_interleave(H // Hkv, dim=1), v.repeat_interleave(H // Hkv, dim=1)
         a = attention(q, k, v, layer_window(cfg, l), doc, valid)
-        x = x + a.transpose(1, 2).reshape(rows, T, d) @ P[p + "attn.wo"]
-        h = rmsnorm(x, g(p + "mlp_norm.gain"), eps)
+        o = a.transpose(1, 2).reshape(rows, T, d) @ P[p + "attn.wo"]
+        x = x + (rmsnorm(o, g(p + "attn_norm.gain"), eps) if post else o)
+        h = x if post else rmsnorm(x, g(p + "mlp_norm.gain"), eps)
         if cfg["mlp"] == "swiglu":
             a, b = h @ P[p + "mlp.w_gate"], h @ P[p + "mlp.w_up"]
             m = torch.nn.functional.silu(a) * b
         else:
             a = h @ P[p + "mlp.w_in"]
             m = 0.5 * a * (1.0 + torch.tanh(0.7978845608 * (a + 0.044715 * a ** 3)))
-        x = x + m @ P[p + "mlp.w_down"]
+        y = m @ P[p + "mlp.w_down"]
+        x = x + (rmsnorm(y, g(p + "mlp_norm.gain"), eps) if post else y)
     x = rmsnorm(x, g("final_norm.gain"), eps)
     head = P["embed"].t() if cfg["tied_embeddings"] else P["lm_head"]
     logits = (x @ head).reshape(rows * T, -1)
