@@ -19,7 +19,8 @@
 # `trail export`:
 #   - the Hugging Face folder holds config.json (LlamaForCausalLM), the weights, the tokenizer;
 #   - llama.cpp (node-llama-cpp@3.21.1 from assets/llama, x86-64) reads the GGUF of this llama
-#     model (f32 and f16), of a qwen3 one (QK-norm) and of both with grouped-query attention:
+#     model (f32 and f16), of a qwen3 one (QK-norm), of both with grouped-query attention and
+#     of an OLMo 2 one (post-norm, QK-norm over whole projections):
 #     tests/llama_cpp_check.mjs compares tokens, next-token probabilities and the greedy
 #     continuation with trail's.
 set -euo pipefail
@@ -245,14 +246,18 @@ else
   # Models whose context holds the 256 tokens compared: Llama's features, Qwen3's (QK-norm), and
   # each with grouped-query attention (head_count_kv 2 and 1 of 4 heads; llama's k rows are
   # interleaved per key/value head), the second with QK-norm gains (attn_q_norm, attn_k_norm);
-  # and the first with Llama 3's RoPE scaling (rope_freqs).
+  # and the first with Llama 3's RoPE scaling (rope_freqs); and OLMo 2's layout (post-norm, QK-norm
+  # over whole projections with gains, untied head) on grouped-query attention (olmo2).
   recipe 30 | sed 's/^max_seq_len = 128$/max_seq_len = 256/' > llama.toml
   sed 's/^init_seed = 1$/init_seed = 1\nqk_norm = true/' llama.toml > qwen3.toml
   sed 's/^n_heads = 2$/n_heads = 4\nn_kv_heads = 2/' llama.toml > llama-gqa.toml
   sed 's/^n_heads = 2$/n_heads = 4\nn_kv_heads = 1\nqk_norm_gain = true/' qwen3.toml > qwen3-mqa.toml
   sed 's/^init_seed = 1$/init_seed = 1\nrope_scaling = "llama3"\nrope_original_max_seq_len = 64/' \
     llama-gqa.toml > llama3-rope.toml
-  for r in llama qwen3 llama-gqa qwen3-mqa llama3-rope; do
+  sed 's/^init_seed = 1$/init_seed = 1\nqk_norm = true\nqk_norm_gain = true\nqk_norm_projection = true\npost_norm = true\ntied_embeddings = false/' \
+    llama-gqa.toml > olmo2.toml
+  grep -q '^post_norm = true$' olmo2.toml || fail "the olmo2 recipe was not written"
+  for r in llama qwen3 llama-gqa qwen3-mqa llama3-rope olmo2; do
     "$trail" train --recipe $r.toml --data manifest.json --run $r --threads 2 > $r.out 2>&1 \
       || { cat $r.out; fail "training $r"; }
   done
@@ -266,6 +271,8 @@ else
     "$trail" export --run $r --format gguf --out $r.gguf > /dev/null
     llama_check $r $r.gguf
   done
+  "$trail" export --run olmo2 --format gguf --out olmo2.gguf | grep -q "as olmo2" || fail "not olmo2"
+  llama_check olmo2 olmo2.gguf
 fi
 if [ -n "$llama_skipped" ]; then
   echo "SKIP: $llama_skipped (every other check passed)"

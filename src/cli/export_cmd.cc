@@ -12,7 +12,8 @@ namespace trail::cli {
 void AddExportCommand(CLI::App& app, ExportCommand& c) {
   c.export_ = app.add_subcommand(
       "export",
-      "Write a run's checkpoint as a Hugging Face model folder (Llama or Qwen3) or a GGUF file "
+      "Write a run's checkpoint as a Hugging Face model folder (Llama, Qwen3 or OLMo 2) or a GGUF "
+      "file "
       "for llama.cpp; a feature neither represents is refused, never approximated");
   auto* e = c.export_;
   e->add_option("--run", c.run, "The run directory")->required();

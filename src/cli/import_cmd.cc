@@ -11,7 +11,8 @@ namespace trail::cli {
 void AddImportCommand(CLI::App& app, ImportCommand& c) {
   c.import = app.add_subcommand(
       "import",
-      "Read a Hugging Face checkpoint (Llama, Qwen3: config.json, safetensors in F32/BF16/F16, "
+      "Read a Hugging Face checkpoint (Llama, Qwen3, OLMo 2: config.json, safetensors in "
+      "F32/BF16/F16, "
       "tokenizer.json) as a model to continue pretraining with `trail train --init-from`; what "
       "trail cannot represent is refused by name");
   auto* i = c.import;

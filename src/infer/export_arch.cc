@@ -6,7 +6,8 @@ namespace trail::infer {
 namespace {
 
 std::string FormatName(ExportFormat f) {
-  return f == ExportFormat::kHf ? "Hugging Face (Llama, Qwen3)" : "GGUF (llama.cpp's llama, qwen3)";
+  return f == ExportFormat::kHf ? "Hugging Face (Llama, Qwen3, OLMo 2)"
+                                : "GGUF (llama.cpp's llama, qwen3, olmo2)";
 }
 
 // The host copy of a [rows, cols] tensor, transposed to [cols, rows].
@@ -43,7 +44,19 @@ ExportArchitecture ChooseArchitecture(const model::ModelConfig& c, ExportFormat 
   }
   ExportArchitecture a;
   a.sliding = sliding;
-  if (c.qk_norm) {
+  TRAIL_CHECK(c.post_norm == c.qk_norm_projection,
+              c.post_norm ? "the model is post-norm without QK-norm over whole projections, which "
+                          : "the model normalizes whole query and key projections without "
+                            "post-norm, which ",
+              formats, " cannot represent (OLMo 2 has both)");
+  if (c.post_norm) {
+    a.name = "olmo2", a.hf_class = "Olmo2ForCausalLM", a.qk_norm = a.post_norm = true;
+    TRAIL_CHECK(!sliding, "the model has sliding-window layers, which ", formats,
+                " cannot represent for OLMo 2 (Olmo2ForCausalLM attends to the full context)");
+    TRAIL_CHECK(!c.rope_scaling.enabled() || f == ExportFormat::kHf,
+                "the model scales its RoPE frequencies (Llama 3 rope_scaling), which GGUF's "
+                "olmo2 cannot represent; the Hugging Face export (OLMo 2, rope_parameters) can");
+  } else if (c.qk_norm) {
     a.name = "qwen3", a.hf_class = "Qwen3ForCausalLM", a.qk_norm = true;
     TRAIL_CHECK(!c.rope_scaling.enabled() || f == ExportFormat::kHf,
                 "the model scales its RoPE frequencies (Llama 3 rope_scaling), which GGUF's "
@@ -79,6 +92,20 @@ std::vector<HfSlot> HfLayout(const model::ModelConfig& c, const model::Parameter
   for (int64_t l = 0; l < c.n_layers; ++l) {
     const model::LayerParams& L = p.layers[l];
     const std::string pre = "model.layers." + std::to_string(l) + ".";
+    if (arch.post_norm) {  // OLMo 2
+      proj(pre + "self_attn.q_proj.weight", d, d, l, "q", L.wq);
+      proj(pre + "self_attn.k_proj.weight", kvd, d, l, "k", L.wk);
+      proj(pre + "self_attn.v_proj.weight", kvd, d, l, "v", L.wv);
+      proj(pre + "self_attn.o_proj.weight", d, d, l, "o", L.wo);
+      vec(pre + "self_attn.q_norm.weight", d, l, "q_norm", L.q_norm);
+      vec(pre + "self_attn.k_norm.weight", kvd, l, "k_norm", L.k_norm);
+      vec(pre + "post_attention_layernorm.weight", d, l, "attn_post_norm", L.attn_norm);
+      vec(pre + "post_feedforward_layernorm.weight", d, l, "mlp_post_norm", L.mlp_norm);
+      proj(pre + "mlp.gate_proj.weight", ff, d, l, "gate", L.w_gate);
+      proj(pre + "mlp.up_proj.weight", ff, d, l, "up", L.w_up);
+      proj(pre + "mlp.down_proj.weight", d, ff, l, "down", L.w_down);
+      continue;
+    }
     vec(pre + "input_layernorm.weight", d, l, "attn_norm", L.attn_norm);
     proj(pre + "self_attn.q_proj.weight", d, d, l, "q", L.wq);
     proj(pre + "self_attn.k_proj.weight", kvd, d, l, "k", L.wk);

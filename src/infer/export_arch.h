@@ -11,6 +11,12 @@
 //                                                                       llama.cpp: no
 //   tied embeddings                          tie_word_embeddings        tie_word_embeddings
 //   ungated GELU MLP, embedding norm, int8   refused                    refused
+//
+// Post-norm with QK-norm over whole projections (OLMo 2) is olmo2 / Olmo2ForCausalLM: the
+// blocks' output norms are post_attention_layernorm and post_feedforward_layernorm (GGUF
+// post_attention_norm, post_ffw_norm), q_norm and k_norm are [d] and [kv_dim]; no sliding
+// windows, and no RoPE scaling in GGUF. Post-norm without that QK-norm, or that QK-norm
+// without post-norm, has no target and is refused.
 #pragma once
 
 #include <cstdint>
@@ -25,10 +31,11 @@ namespace trail::infer {
 enum class ExportFormat { kHf, kGguf };
 
 struct ExportArchitecture {
-  std::string name;      // "llama" or "qwen3" (llama.cpp's and HF's model_type)
-  std::string hf_class;  // "LlamaForCausalLM" or "Qwen3ForCausalLM"
-  bool qk_norm = false;  // q_norm / k_norm per head
-  bool sliding = false;  // some layers attend within a window
+  std::string name;        // "llama", "qwen3" or "olmo2" (llama.cpp's and HF's model_type)
+  std::string hf_class;    // "LlamaForCausalLM", "Qwen3ForCausalLM" or "Olmo2ForCausalLM"
+  bool qk_norm = false;    // q_norm / k_norm: per head (qwen3) or whole projections (olmo2)
+  bool post_norm = false;  // olmo2: norms of the blocks' outputs, none of their inputs
+  bool sliding = false;    // some layers attend within a window
 };
 
 // Throws trail::Error naming the feature and the formats that lack it.
@@ -41,7 +48,8 @@ struct HfSlot {
   std::vector<int64_t> shape;  // HF's: [out, in] for a projection
   int64_t layer = -1;          // its block, or -1
   std::string role;  // embed, attn_norm, q, k, v, o, q_norm, k_norm, mlp_norm, gate, up, down,
-                     // final_norm, lm_head
+                     // final_norm, lm_head; olmo2: attn_post_norm, mlp_post_norm in place of
+                     // attn_norm, mlp_norm
   const DeviceTensor* tensor = nullptr;  // nullptr: a gain-free norm, a vector of ones in HF
   bool transposed = false;               // trail stores the projection [in, out]
 };

@@ -1,4 +1,4 @@
-// The GGUF export (export.h): llama.cpp's metadata for the llama or qwen3 architecture, the
+// The GGUF export (export.h): llama.cpp's metadata for the llama, qwen3 or olmo2 architecture, the
 // tokenizer (model "gpt2", byte-level tokens and merges, a known pre-tokenizer), the tensors.
 #include <filesystem>
 #include <map>
@@ -30,17 +30,20 @@ std::string PreTokenizerName(const std::string& pattern) {
 
 // llama.cpp's tensor name and GGML shape (ne[0] contiguous) of an exported tensor.
 std::string GgufName(const ExportTensor& t) {
-  static const std::map<std::string, std::string> block = {{"attn_norm", "attn_norm"},
-                                                           {"q", "attn_q"},
-                                                           {"k", "attn_k"},
-                                                           {"v", "attn_v"},
-                                                           {"o", "attn_output"},
-                                                           {"q_norm", "attn_q_norm"},
-                                                           {"k_norm", "attn_k_norm"},
-                                                           {"mlp_norm", "ffn_norm"},
-                                                           {"gate", "ffn_gate"},
-                                                           {"up", "ffn_up"},
-                                                           {"down", "ffn_down"}};
+  static const std::map<std::string, std::string> block = {
+      {"attn_norm", "attn_norm"},
+      {"q", "attn_q"},
+      {"k", "attn_k"},
+      {"v", "attn_v"},
+      {"o", "attn_output"},
+      {"q_norm", "attn_q_norm"},
+      {"k_norm", "attn_k_norm"},
+      {"mlp_norm", "ffn_norm"},
+      {"attn_post_norm", "post_attention_norm"},
+      {"mlp_post_norm", "post_ffw_norm"},
+      {"gate", "ffn_gate"},
+      {"up", "ffn_up"},
+      {"down", "ffn_down"}};
   if (t.layer >= 0) return "blk." + std::to_string(t.layer) + "." + block.at(t.role) + ".weight";
   if (t.role == "embed") return "token_embd.weight";
   if (t.role == "final_norm") return "output_norm.weight";

@@ -104,6 +104,19 @@ TEST(ExportHf, GroupedQueryAttention) {
   EXPECT_LT(ReferenceError(c, false), kAgree);
 }
 
+// OLMo 2: post-norm, QK-norm over whole projections with gains, untied; multi-head and
+// grouped-query, and gain-free (the norms export as weights of ones).
+TEST(ExportHf, Olmo2PostNormAndWholeProjectionQkNorm) {
+  model::ModelConfig c = Base(Tok().k.vocab_size);
+  c.post_norm = c.qk_norm = c.qk_norm_projection = c.qk_norm_gain = true;
+  c.tied_embeddings = false;
+  EXPECT_LT(ReferenceError(c, false), kAgree);
+  c.n_kv_heads = 2;
+  EXPECT_LT(ReferenceError(c, false), kAgree);
+  c.norm_gain = c.qk_norm_gain = false, c.tied_embeddings = true;
+  EXPECT_LT(ReferenceError(c, false), kAgree);
+}
+
 void ExpectRefused(const model::ModelConfig& c, ExportFormat f, const std::string& part) {
   try {
     ChooseArchitecture(c, f);
@@ -143,6 +156,17 @@ TEST(Export, RefusesWhatNoTargetRepresents) {
   c.attention_window = c.max_seq_len;  // a window as long as the context is full attention
   EXPECT_EQ(ChooseArchitecture(c, ExportFormat::kGguf).name, "qwen3");
   EXPECT_EQ(ChooseArchitecture(base, ExportFormat::kGguf).name, "llama");
+  c = base, c.post_norm = true;  // OLMo 2 has both post-norm and whole-projection QK-norm
+  ExpectRefused(c, ExportFormat::kHf, "post-norm without QK-norm over whole projections");
+  c = base, c.qk_norm = c.qk_norm_projection = true;
+  ExpectRefused(c, ExportFormat::kGguf, "without post-norm");
+  c.post_norm = true;
+  EXPECT_EQ(ChooseArchitecture(c, ExportFormat::kGguf).name, "olmo2");
+  c.attention_window = 8;
+  ExpectRefused(c, ExportFormat::kHf, "Olmo2ForCausalLM attends to the full context");
+  c.attention_window = 0, c.rope_scaling = {.factor = 8.0f, .original_max_pos = 16};
+  EXPECT_EQ(ChooseArchitecture(c, ExportFormat::kHf).name, "olmo2");
+  ExpectRefused(c, ExportFormat::kGguf, "GGUF's olmo2");
 }
 
 float HalfToFloat(uint16_t h) {

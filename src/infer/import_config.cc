@@ -142,14 +142,15 @@ HfModel ReadHfConfig(const std::string& path, int64_t max_seq_len) {
   const ConfigReader r{j, path};
   HfModel m;
   m.model_type = r.String("model_type", "");
-  TRAIL_CHECK(m.model_type != "olmo2", path,
-              ": model_type olmo2: OLMo 2's post-norm layout (RMSNorm after the attention and "
-              "MLP outputs) is not one trail trains yet");
-  TRAIL_CHECK(m.model_type == "llama" || m.model_type == "qwen3", path, ": model_type \"",
-              m.model_type, "\" is not one trail imports (llama, qwen3)");
+  const bool olmo2 = m.model_type == "olmo2";
+  TRAIL_CHECK(m.model_type == "llama" || m.model_type == "qwen3" || olmo2, path, ": model_type \"",
+              m.model_type, "\" is not one trail imports (llama, qwen3, olmo2)");
   m.arch.name = m.model_type;
-  m.arch.hf_class = m.model_type == "llama" ? "LlamaForCausalLM" : "Qwen3ForCausalLM";
-  m.arch.qk_norm = m.model_type == "qwen3";
+  m.arch.hf_class = m.model_type == "llama"   ? "LlamaForCausalLM"
+                    : m.model_type == "qwen3" ? "Qwen3ForCausalLM"
+                                              : "Olmo2ForCausalLM";
+  m.arch.qk_norm = !(m.model_type == "llama");
+  m.arch.post_norm = olmo2;
   if (r.Has("architectures")) {
     const Json& a = j.at("architectures");
     TRAIL_CHECK(a.is_array() && a.size() == 1 && a[0] == m.arch.hf_class, path,
@@ -186,10 +187,12 @@ HfModel ReadHfConfig(const std::string& path, int64_t max_seq_len) {
   c.mlp = model::MlpKind::kSwiGlu;
   c.norm_gain = true;
   c.qk_norm = c.qk_norm_gain = m.arch.qk_norm;
+  c.qk_norm_projection = c.post_norm = olmo2;  // OLMo 2's layout
   c.tied_embeddings = r.Bool("tie_word_embeddings", false);
-  c.norm_eps = static_cast<float>(r.Number(j, "rms_norm_eps", 1e-6));
+  // The default of each family's config class when the file leaves it out.
+  c.norm_eps = static_cast<float>(r.Number(j, "rms_norm_eps", olmo2 ? 1e-5 : 1e-6));
   ReadRope(r, c);
-  if (m.arch.qk_norm) ReadWindows(r, c);
+  if (m.model_type == "qwen3") ReadWindows(r, c);  // OLMo 2 attends to the full context
   m.arch.sliding = c.attention_window > 0;
   m.bos_id = r.TokenId("bos_token_id", m.notes);
   m.eos_id = r.TokenId("eos_token_id", m.notes);

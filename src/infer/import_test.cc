@@ -49,6 +49,12 @@ model::ModelConfig Qwen3(int64_t vocab) {
   c.attention_window = 16, c.full_attention_every = 2, c.full_attention_last = false;
   return c;
 }
+model::ModelConfig Olmo2(int64_t vocab) {  // post-norm, QK-norm over whole projections
+  model::ModelConfig c = Llama(vocab);
+  c.post_norm = c.qk_norm = c.qk_norm_gain = c.qk_norm_projection = true, c.norm_eps = 1e-5f;
+  c.rope_scaling = {8.0f, 1.0f, 4.0f, 16};
+  return c;
+}
 model::ModelConfig Llama3Rope(int64_t vocab) {
   model::ModelConfig c = Llama(vocab);
   c.rope_scaling = {8.0f, 1.0f, 4.0f, 16};
@@ -119,7 +125,8 @@ void ExpectSameWindows(const model::ModelConfig& a, const model::ModelConfig& b)
 }
 
 TEST(Import, ExportImportsToTheSameParametersBitForBit) {
-  for (const model::ModelConfig& c : {Llama(Vocab()), Qwen3(Vocab()), Llama3Rope(Vocab())}) {
+  for (const model::ModelConfig& c :
+       {Llama(Vocab()), Qwen3(Vocab()), Llama3Rope(Vocab()), Olmo2(Vocab())}) {
     const Exported e(c);
     const ImportResult r = ImportHf({e.hf(), e.out(), 0});
     EXPECT_EQ(r.params_sha256, e.Hash());
@@ -177,7 +184,7 @@ void EditConfig(const std::string& hf, const std::function<void(Json&)>& f) {
 
 TEST(Import, WhatTrailCannotRepresentIsRefusedByName) {
   const std::pair<std::function<void(Json&)>, std::string> cases[] = {
-      {[](Json& j) { j["model_type"] = "olmo2"; }, "post-norm"},
+      {[](Json& j) { j["model_type"] = "olmo2"; }, "trail imports Olmo2ForCausalLM"},
       {[](Json& j) { j["model_type"] = "mistral"; }, "\"mistral\" is not one trail imports"},
       {[](Json& j) { j["architectures"] = {"LlamaForSequenceClassification"}; }, "architectures"},
       {[](Json& j) { j["head_dim"] = 16; }, "head_dim 16"},

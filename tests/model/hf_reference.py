@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Float64 reference of Hugging Face's LlamaForCausalLM and Qwen3ForCausalLM, written from their
+"""Float64 reference of Hugging Face's LlamaForCausalLM, Qwen3ForCausalLM and Olmo2ForCausalLM,
+written from their
 documented modelling conventions (transformers cannot be installed here), run on an exported
 folder.
 
@@ -13,7 +14,9 @@ a deliberately wrong layout that a test must catch.
 The conventions (transformers' modeling_llama.py / modeling_qwen3.py):
   RMSNorm(x) = weight * x / sqrt(mean(x^2) + rms_norm_eps)
   q, k, v = Linear (no bias); heads split [T, H, head_dim]; Qwen3: q_norm / k_norm (RMSNorm over
-  head_dim) on q and k before the rotary embedding
+  head_dim) on q and k before the rotary embedding; OLMo 2: q_norm / k_norm over each token's
+  whole q and k projections (before the head split), no input norms, and each block's output
+  normalized before its residual add (post_attention_layernorm, post_feedforward_layernorm)
   rotary: inv_freq_i = rope_theta^(-2i/head_dim), emb = cat(freqs, freqs),
           x * cos + rotate_half(x) * sin with rotate_half(x) = cat(-x2, x1)
   attention: softmax(q k^T / sqrt(head_dim)) over keys j <= t; a "sliding_attention" layer
@@ -52,9 +55,10 @@ def main():
     raw, _ = read_safetensors(hf_dir + "/model.safetensors")
     w = {k: torch.tensor(v, dtype=torch.float64) for k, v in raw.items()}
     ids = torch.tensor(json.load(open(ids_path)), dtype=torch.long)
-    H, hd, eps = cfg["num_attention_heads"], cfg["head_dim"], cfg["rms_norm_eps"]
+    H, eps = cfg["num_attention_heads"], cfg["rms_norm_eps"]
+    hd = cfg.get("head_dim") or cfg["hidden_size"] // H  # OLMo 2's config has none
     Hkv = cfg.get("num_key_value_heads", H)  # query head i reads K/V head i // (H / Hkv)
-    qwen3 = cfg["model_type"] == "qwen3"
+    qwen3, olmo2 = cfg["model_type"] == "qwen3", cfg["model_type"] == "olmo2"
     T = ids.shape[0]
     inv = cfg["rope_theta"] ** (-torch.arange(0, hd, 2, dtype=torch.float64) / hd)
     rs = cfg.get("rope_scaling")
@@ -76,9 +80,12 @@ def main():
             for m, heads in (("q_proj", H), ("k_proj", Hkv)):
                 name = p + "self_attn.%s.weight" % m
                 w[name] = interleave(w[name], heads)
-        h = rms_norm(x, w[p + "input_layernorm.weight"], eps)
-        q = (h @ w[p + "self_attn.q_proj.weight"].T).view(T, H, hd)
-        k = (h @ w[p + "self_attn.k_proj.weight"].T).view(T, Hkv, hd)
+        h = x if olmo2 else rms_norm(x, w[p + "input_layernorm.weight"], eps)
+        q, k = h @ w[p + "self_attn.q_proj.weight"].T, h @ w[p + "self_attn.k_proj.weight"].T
+        if olmo2:
+            q = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps)
+            k = rms_norm(k, w[p + "self_attn.k_norm.weight"], eps)
+        q, k = q.view(T, H, hd), k.view(T, Hkv, hd)
         v = (h @ w[p + "self_attn.v_proj.weight"].T).view(T, Hkv, hd)
         if qwen3:
             q = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps)
@@ -92,11 +99,17 @@ def main():
         s = torch.einsum("thd,jhd->htj", q, k) / math.sqrt(hd)
         s = s.masked_fill(~allowed[None], float("-inf"))
         a = torch.einsum("htj,jhd->thd", torch.softmax(s, -1), v).reshape(T, H * hd)
-        x = x + a @ w[p + "self_attn.o_proj.weight"].T
-        h = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
+        o = a @ w[p + "self_attn.o_proj.weight"].T
+        if olmo2:
+            x = x + rms_norm(o, w[p + "post_attention_layernorm.weight"], eps)
+            h = x
+        else:
+            x = x + o
+            h = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
         g = h @ w[p + "mlp.gate_proj.weight"].T
-        x = x + (g * torch.sigmoid(g) * (h @ w[p + "mlp.up_proj.weight"].T)) @ \
+        y = (g * torch.sigmoid(g) * (h @ w[p + "mlp.up_proj.weight"].T)) @ \
             w[p + "mlp.down_proj.weight"].T
+        x = x + (rms_norm(y, w[p + "post_feedforward_layernorm.weight"], eps) if olmo2 else y)
     x = rms_norm(x, w["model.norm.weight"], eps)
     head = w["model.embed_tokens.weight"] if cfg["tie_word_embeddings"] else w["lm_head.weight"]
     write_safetensors(out_path, {"logits": (x @ head.T).numpy()})

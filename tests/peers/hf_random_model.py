@@ -2,7 +2,7 @@
 
 Usage: hf_random_model.py OUT ARCH DTYPE TOKENIZER_JSON EOS [options]
 
-  ARCH   llama | qwen3
+  ARCH   llama | qwen3 | olmo2
   DTYPE  bfloat16 | float32 (the dtype save_pretrained stores)
   options: --bos TEXT (a special token named as bos_token_id) --heads H --kv-heads K (default 4 and 2) --tied --llama3-rope --shard-kb N (sharded
            files and an index) --sliding W (qwen3: every other layer a window of W) --layers L
@@ -20,13 +20,14 @@ import shutil
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 import torch  # noqa: E402
-from transformers import LlamaConfig, LlamaForCausalLM, Qwen3Config, Qwen3ForCausalLM  # noqa: E402
+from transformers import (LlamaConfig, LlamaForCausalLM, Olmo2Config,  # noqa: E402
+                          Olmo2ForCausalLM, Qwen3Config, Qwen3ForCausalLM)
 
 
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("out")
-    p.add_argument("arch", choices=["llama", "qwen3"])
+    p.add_argument("arch", choices=["llama", "qwen3", "olmo2"])
     p.add_argument("dtype", choices=["bfloat16", "float32"])
     p.add_argument("tokenizer")
     p.add_argument("eos")
@@ -58,6 +59,11 @@ def main():
                     "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                     "original_max_position_embeddings": 64}
         model = LlamaForCausalLM(LlamaConfig(rope_parameters=rope, **common))
+    elif a.arch == "olmo2":  # OLMo 2's config has no head_dim (hidden / heads)
+        del common["head_dim"]
+        model = Olmo2ForCausalLM(Olmo2Config(rope_parameters={"rope_type": "default",
+                                                              "rope_theta": 500000.0},
+                                             **common))
     else:
         extra = {}
         if a.sliding:
