@@ -92,33 +92,28 @@ std::vector<HfSlot> HfLayout(const model::ModelConfig& c, const model::Parameter
   for (int64_t l = 0; l < c.n_layers; ++l) {
     const model::LayerParams& L = p.layers[l];
     const std::string pre = "model.layers." + std::to_string(l) + ".";
-    if (arch.post_norm) {  // OLMo 2
-      proj(pre + "self_attn.q_proj.weight", d, d, l, "q", L.wq);
-      proj(pre + "self_attn.k_proj.weight", kvd, d, l, "k", L.wk);
-      proj(pre + "self_attn.v_proj.weight", kvd, d, l, "v", L.wv);
-      proj(pre + "self_attn.o_proj.weight", d, d, l, "o", L.wo);
-      vec(pre + "self_attn.q_norm.weight", d, l, "q_norm", L.q_norm);
-      vec(pre + "self_attn.k_norm.weight", kvd, l, "k_norm", L.k_norm);
-      vec(pre + "post_attention_layernorm.weight", d, l, "attn_post_norm", L.attn_norm);
-      vec(pre + "post_feedforward_layernorm.weight", d, l, "mlp_post_norm", L.mlp_norm);
+    auto mlp = [&] {
       proj(pre + "mlp.gate_proj.weight", ff, d, l, "gate", L.w_gate);
       proj(pre + "mlp.up_proj.weight", ff, d, l, "up", L.w_up);
       proj(pre + "mlp.down_proj.weight", d, ff, l, "down", L.w_down);
-      continue;
-    }
-    vec(pre + "input_layernorm.weight", d, l, "attn_norm", L.attn_norm);
+    };
+    if (!arch.post_norm) vec(pre + "input_layernorm.weight", d, l, "attn_norm", L.attn_norm);
     proj(pre + "self_attn.q_proj.weight", d, d, l, "q", L.wq);
     proj(pre + "self_attn.k_proj.weight", kvd, d, l, "k", L.wk);
     proj(pre + "self_attn.v_proj.weight", kvd, d, l, "v", L.wv);
     proj(pre + "self_attn.o_proj.weight", d, d, l, "o", L.wo);
-    if (arch.qk_norm) {
-      vec(pre + "self_attn.q_norm.weight", hd, l, "q_norm", L.q_norm);
-      vec(pre + "self_attn.k_norm.weight", hd, l, "k_norm", L.k_norm);
+    if (arch.qk_norm) {  // per head (Qwen3), or over whole projections (OLMo 2)
+      vec(pre + "self_attn.q_norm.weight", arch.post_norm ? d : hd, l, "q_norm", L.q_norm);
+      vec(pre + "self_attn.k_norm.weight", arch.post_norm ? kvd : hd, l, "k_norm", L.k_norm);
     }
-    vec(pre + "post_attention_layernorm.weight", d, l, "mlp_norm", L.mlp_norm);
-    proj(pre + "mlp.gate_proj.weight", ff, d, l, "gate", L.w_gate);
-    proj(pre + "mlp.up_proj.weight", ff, d, l, "up", L.w_up);
-    proj(pre + "mlp.down_proj.weight", d, ff, l, "down", L.w_down);
+    if (arch.post_norm) {  // OLMo 2: the MLP, then the blocks' output norms
+      mlp();
+      vec(pre + "post_attention_layernorm.weight", d, l, "attn_post_norm", L.attn_norm);
+      vec(pre + "post_feedforward_layernorm.weight", d, l, "mlp_post_norm", L.mlp_norm);
+    } else {
+      vec(pre + "post_attention_layernorm.weight", d, l, "mlp_norm", L.mlp_norm);
+      mlp();
+    }
   }
   vec("model.norm.weight", d, -1, "final_norm", p.final_norm);
   if (!c.tied_embeddings) proj("lm_head.weight", V, d, -1, "lm_head", p.lm_head);

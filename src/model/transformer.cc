@@ -375,6 +375,19 @@ void Transformer::Backward(const ParameterSet& p, const BatchView& b, float grad
   Release(ParameterSet::kEmbedUnit);
 }
 
+// Post-norm: d loss / d y of a block's output y, normalized as RMSNorm(y, gain) with 1/rms `rstd`
+// and added to the residual, from A.dx; into A.dtmp (returned), its gain's gradient into ggain.
+const float* Transformer::OutputNormBackward(int64_t l, Activations& A, int64_t N, const Buffer& y,
+                                             const Buffer& rstd, const DeviceTensor* gain,
+                                             DeviceTensor* ggain, const char* name,
+                                             const char* gain_name) {
+  const int64_t d = c_.d_model;
+  be_.RmsNormBackward(Ptr(A.dx), Ptr(y), Data(gain), Ptr(rstd), N, d, Ptr(A.dtmp), MutData(ggain));
+  Note("rmsnorm_bwd", l, name, Ptr(A.dtmp), {N, d});
+  Note("rmsnorm_bwd", l, gain_name, Data(ggain), {d});
+  return Ptr(A.dtmp);
+}
+
 // Layer l's backward: A.dx holds d loss / d (layer l's output) on entry and d loss / d (its
 // input) on return; the layer's weight gradients are written into g.layers[l].
 void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchView& b,
@@ -390,14 +403,9 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
   LinearLayers& lin = A.linear;
   const bool post = c_.post_norm;
   // MLP block: x_out = x_mid + act·Wd (post-norm: x_mid + RMSNorm(act·Wd)).
-  const float* d_down = dx;
-  if (post) {
-    be_.RmsNormBackward(dx, Ptr(L.down_out), Data(P.mlp_norm), Ptr(L.rstd2), N, d, Ptr(A.dtmp),
-                        MutData(G.mlp_norm));
-    Note("rmsnorm_bwd", l, "d_down", Ptr(A.dtmp), {N, d});
-    Note("rmsnorm_bwd", l, "g.mlp_norm", Data(G.mlp_norm), {d});
-    d_down = Ptr(A.dtmp);
-  }
+  const float* d_down = post ? OutputNormBackward(l, A, N, L.down_out, L.rstd2, P.mlp_norm,
+                                                  G.mlp_norm, "d_down", "g.mlp_norm")
+                             : dx;
   const float* h2 = post ? Ptr(L.x_mid) : Ptr(L.h2);
   lin.Backward(l, Matrix::kDown, LayerInput::kAct, Ptr(L.act), d_down, Data(P.w_down), Ptr(A.dh),
                MutData(G.w_down), N, ff, d);
@@ -432,14 +440,9 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
   }
   Note("add", l, "d_x_mid", dx, {N, d});
   // Attention block: x_mid = x_in + att·Wo (post-norm: x_in + RMSNorm(att·Wo)).
-  const float* d_o = dx;
-  if (post) {
-    be_.RmsNormBackward(dx, Ptr(L.o_out), Data(P.attn_norm), Ptr(L.rstd1), N, d, Ptr(A.dtmp),
-                        MutData(G.attn_norm));
-    Note("rmsnorm_bwd", l, "d_o_proj", Ptr(A.dtmp), {N, d});
-    Note("rmsnorm_bwd", l, "g.attn_norm", Data(G.attn_norm), {d});
-    d_o = Ptr(A.dtmp);
-  }
+  const float* d_o = post ? OutputNormBackward(l, A, N, L.o_out, L.rstd1, P.attn_norm, G.attn_norm,
+                                               "d_o_proj", "g.attn_norm")
+                          : dx;
   lin.Backward(l, Matrix::kO, LayerInput::kAtt, Ptr(L.att), d_o, Data(P.wo), Ptr(A.dx2),
                MutData(G.wo), N, d, d);
   Note("matmul", l, "d_att", Ptr(A.dx2), {N, d});

@@ -167,6 +167,9 @@ class Transformer {
                 ParameterSet& grads);
   void BackwardLayer(int64_t l, const ParameterSet& p, const BatchView& b, Activations& acts,
                      ParameterSet& grads);
+  const float* OutputNormBackward(int64_t l, Activations& A, int64_t N, const Buffer& y,
+                                  const Buffer& rstd, const DeviceTensor* gain, DeviceTensor* ggain,
+                                  const char* name, const char* gain_name);
   ModelConfig c_;
   repops::Backend& be_;
   repops::DeviceRopeTable rope_;
