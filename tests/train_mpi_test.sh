@@ -3,6 +3,7 @@
 #   - a 3 replicas x 2 shards x 2 micro-batches mesh trained in this process and with
 #     P = 1, 2, 3, 4 (uneven: 1, 2, 1, 2 logical ranks) and 6 processes: identical trajectory
 #     files, final hashes and checkpoint files; a 4 x 1 mesh with P = 1, 2, 4 likewise;
+#   - the mesh with multi-query attention (P = 3, 6) and in OLMo 2's layout (P = 2, 6) likewise;
 #   - more processes than logical ranks is a clear error;
 #   - a run stopped with P = 2 and resumed with P = 3 (and with one process) equals the straight run;
 #   - `audit replay` on P = 2, 3 gives one process's verdicts; traces recorded on 3 processes equal
@@ -126,6 +127,19 @@ for P in 3 6; do
 done
 cmp -s in6.out mqa.out && fail "the multi-query run has the multi-head run's hashes"
 echo "3x2x2 mesh with multi-query attention: P = 3, 6 and in-process identical"
+# OLMo 2's layout on it (post-norm; QK-norm over whole projections with gains [64] and [32],
+# sharded like every tensor): the in-process run's bits on P = 2 and 6.
+sed 's/^init_seed = 1$/init_seed = 1\nqk_norm = true\nqk_norm_gain = true\nqk_norm_projection = true\npost_norm = true/' \
+  r6_mqa.toml > r6_olmo2.toml
+grep -q '^post_norm = true$' r6_olmo2.toml || fail "the OLMo 2 recipe was not written"
+"$trail" train --recipe r6_olmo2.toml --data m6.json --run olmo2 --quiet > olmo2.out
+for P in 2 6; do
+  mpi $P train --recipe r6_olmo2.toml --data m6.json --run olmo2_$P --quiet > olmo2_$P.out
+  cmp -s olmo2.out olmo2_$P.out || fail "OLMo 2 3x2x2 mesh on $P processes: final hashes differ"
+  same_run olmo2 olmo2_$P "OLMo 2 3x2x2 mesh on $P processes"
+done
+cmp -s mqa.out olmo2.out && fail "the OLMo 2 run has the pre-norm run's hashes"
+echo "3x2x2 mesh in OLMo 2's layout: P = 2, 6 and in-process identical"
 # Activation recomputation changes no bit: the same mesh with [train] recompute = "layers"
 # in-process and on P = 2, 3, 6 gives the records (all but the chain, which hashes the recipe's
 # bytes) and checkpoint files of the run that keeps its activations.

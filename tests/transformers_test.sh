@@ -4,7 +4,8 @@
 # (QK-norm), Qwen3-style with sliding-window layers, Llama-style with grouped-query attention
 # (4 query heads on 2 key/value heads), Qwen3-style with multi-query attention and QK-norm
 # gains, the grouped-query Llama with Llama 3's RoPE scaling, and OLMo 2's layout (post-norm,
-# QK-norm over whole projections with gains, untied head) on grouped-query attention. For each,
+# QK-norm over whole projections with gains, untied head, 64 padding rows past the tokenizer's
+# 1024 ids) on grouped-query attention. For each,
 # tests/peers/transformers_check.py loads the folder with AutoModelForCausalLM (float32 and float64, eager attention) and
 # AutoTokenizer, offline, and checks the load report, the tokenizer's ids on real multilingual
 # text (the vim tutors in every language they are written in UTF-8, fortunes in German, Russian
@@ -44,7 +45,7 @@ sed 's/^n_heads = 2$/n_heads = 4\nn_kv_heads = 1\nqk_norm_gain = true/' qwen3.to
 # frequencies in all three bands (kept, blended, divided by 8) matter.
 sed 's/^init_seed = 1$/init_seed = 1\nrope_scaling = "llama3"\nrope_original_max_seq_len = 64/' \
   llama-gqa.toml > llama3-rope.toml
-sed 's/^init_seed = 1$/init_seed = 1\nqk_norm = true\nqk_norm_gain = true\nqk_norm_projection = true\npost_norm = true\ntied_embeddings = false/' \
+sed 's/^init_seed = 1$/init_seed = 1\nqk_norm = true\nqk_norm_gain = true\nqk_norm_projection = true\npost_norm = true\ntied_embeddings = false\nvocab_size = 1088/' \
   llama-gqa.toml > olmo2.toml
 grep -q '^post_norm = true$' olmo2.toml || fail "the olmo2 recipe was not written"
 grep -q '^n_kv_heads = 2$' llama-gqa.toml && grep -q '^n_kv_heads = 1$' qwen3-mqa.toml \

@@ -247,14 +247,18 @@ else
   # each with grouped-query attention (head_count_kv 2 and 1 of 4 heads; llama's k rows are
   # interleaved per key/value head), the second with QK-norm gains (attn_q_norm, attn_k_norm);
   # and the first with Llama 3's RoPE scaling (rope_freqs); and OLMo 2's layout (post-norm, QK-norm
-  # over whole projections with gains, untied head) on grouped-query attention (olmo2).
+  # over whole projections with gains, untied head, a vocabulary padded to 1088 rows: GGUF lists
+  # the 64 past the tokenizer as unused tokens) on grouped-query attention (olmo2).
   recipe 30 | sed 's/^max_seq_len = 128$/max_seq_len = 256/' > llama.toml
   sed 's/^init_seed = 1$/init_seed = 1\nqk_norm = true/' llama.toml > qwen3.toml
   sed 's/^n_heads = 2$/n_heads = 4\nn_kv_heads = 2/' llama.toml > llama-gqa.toml
   sed 's/^n_heads = 2$/n_heads = 4\nn_kv_heads = 1\nqk_norm_gain = true/' qwen3.toml > qwen3-mqa.toml
   sed 's/^init_seed = 1$/init_seed = 1\nrope_scaling = "llama3"\nrope_original_max_seq_len = 64/' \
     llama-gqa.toml > llama3-rope.toml
-  sed 's/^init_seed = 1$/init_seed = 1\nqk_norm = true\nqk_norm_gain = true\nqk_norm_projection = true\npost_norm = true\ntied_embeddings = false/' \
+  # Init seed 3: with seeds 1, 2 and 4 this 30-step model's greedy continuation meets a top-2
+  # near-tie (' the' against ',') within 3 tokens, too few to compare; its probabilities agree
+  # with llama.cpp's at every position with any of them.
+  sed 's/^init_seed = 1$/init_seed = 3\nqk_norm = true\nqk_norm_gain = true\nqk_norm_projection = true\npost_norm = true\ntied_embeddings = false\nvocab_size = 1088/' \
     llama-gqa.toml > olmo2.toml
   grep -q '^post_norm = true$' olmo2.toml || fail "the olmo2 recipe was not written"
   for r in llama qwen3 llama-gqa qwen3-mqa llama3-rope olmo2; do

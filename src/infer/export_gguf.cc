@@ -66,12 +66,15 @@ std::vector<float> InterleaveRotaryRows(const std::vector<float>& w, int64_t hea
   return out;
 }
 
-void AddTokenizer(GgufWriter& g, const tok::TokenizerContract& k, const tok::Tokenizer& t) {
+// One token per embedding row (llama.cpp sizes the vocabulary by the token list): a padded
+// vocabulary's rows past the tokenizer's ids are unused tokens, as ids without bytes are.
+void AddTokenizer(GgufWriter& g, const tok::TokenizerContract& k, const tok::Tokenizer& t,
+                  int64_t rows) {
   const tok::BpeModel& m = t.model();
-  std::vector<std::string> tokens(t.vocab_size());
-  std::vector<int32_t> types(t.vocab_size(), 1);  // normal
-  for (uint32_t id = 0; id < t.vocab_size(); ++id) {
-    if (id < m.size() && !m.bytes(id).empty()) {
+  std::vector<std::string> tokens(static_cast<size_t>(rows));
+  std::vector<int32_t> types(static_cast<size_t>(rows), 1);  // normal
+  for (uint32_t id = 0; id < rows; ++id) {
+    if (id < t.vocab_size() && id < m.size() && !m.bytes(id).empty()) {
       tokens[id] = tok::BytesToByteLevel(m.bytes(id));
     } else {
       tokens[id] = "[UNUSED_" + std::to_string(id) + "]", types[id] = 5;  // unused
@@ -122,7 +125,7 @@ ExportWritten ExportGguf(const model::ModelConfig& c, const model::ParameterSet&
   g.AddF32(arch + ".rope.freq_base", c.rope_theta);
   g.AddF32(arch + ".attention.layer_norm_rms_epsilon", c.norm_eps);
   g.AddU32(arch + ".vocab_size", static_cast<uint32_t>(c.vocab_size));
-  AddTokenizer(g, contract, tokenizer);
+  AddTokenizer(g, contract, tokenizer, c.vocab_size);
   int64_t tensors = 0;
   for (ExportTensor& t : ExportTensors(c, p, a)) {
     ++tensors;

@@ -117,7 +117,9 @@ Generation Generate(model::Decoder& dec, const tok::Tokenizer& tokenizer, const 
       break;
     }
     const uint32_t id = static_cast<uint32_t>(tok.id);
-    if (text.Append(tokenizer.Decode({&id, 1}))) {
+    // A padded vocabulary's rows past the tokenizer's ids are tokens without text (as
+    // transformers' decode skips them).
+    if (text.Append(id < tokenizer.vocab_size() ? tokenizer.Decode({&id, 1}) : std::string())) {
       g.finish = "stop";
       break;
     }

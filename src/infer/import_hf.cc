@@ -82,10 +82,10 @@ void WriteTokenizer(const ImportOptions& o, const HfModel& m) {
   const std::string dst = (fs::path(o.out) / train::kImportTokenizerFile).string();
   WriteFileAtomic(dst, ReadFileToString(src));
   const auto t = tok::LoadHfTokenizerJson(dst);
-  TRAIL_CHECK(t->vocab_size() == m.config.vocab_size, src, ": a tokenizer of ", t->vocab_size(),
+  // A padded vocabulary (Qwen3's, OLMo 2's: more embedding rows than token ids) is kept as is.
+  TRAIL_CHECK(t->vocab_size() <= m.config.vocab_size, src, ": a tokenizer of ", t->vocab_size(),
               " ids, but config.json's vocab_size is ", m.config.vocab_size,
-              "; trail's embedding has one row per token id (a padded vocabulary is not "
-              "supported)");
+              ": the embedding must have a row for every token id");
   const tok::TokenizerContract c =
       tok::MakeContract(dst, o.out, SpecialText(*t, m.bos_id, "bos_token_id", src),
                         SpecialText(*t, m.eos_id, "eos_token_id", src),

@@ -19,6 +19,7 @@
 #include "infer/export.h"
 #include "infer/gguf_writer.h"
 #include "infer/import_hf.h"
+#include "infer/trained_model.h"
 #include "repops/cpu_backend.h"
 #include "infer/test_tokenizer.h"
 #include "train/imported_base.h"
@@ -259,15 +260,29 @@ TEST(Import, DamagedOrForeignFoldersAreRefusedByName) {
       Llama(Vocab()),
       [&](const std::string& hf) { WriteFileAtomic(hf + st, std::string(64, 'x')); },
       "model.safetensors");
-  // A padded vocabulary: more embedding rows than the tokenizer has ids.
+  // Fewer embedding rows than the tokenizer has ids.
   ExpectRefused(
       Llama(Vocab()),
       [&](const std::string& hf) {
-        const Exported bigger(Llama(Vocab() + 20));
-        fs::copy_file(bigger.hf() + st, hf + st, fs::copy_options::overwrite_existing);
-        EditConfig(hf, [](Json& j) { j["vocab_size"] = Vocab() + 20; });
+        const Exported smaller(Llama(Vocab() - 20));
+        fs::copy_file(smaller.hf() + st, hf + st, fs::copy_options::overwrite_existing);
+        EditConfig(hf, [](Json& j) { j["vocab_size"] = Vocab() - 20; });
       },
-      "a padded vocabulary is not supported");
+      "the embedding must have a row for every token id");
+}
+
+// A padded vocabulary (Qwen3's and OLMo 2's releases: more embedding rows than token ids) is
+// imported with its rows; the model opens with its smaller tokenizer and generates.
+TEST(Import, APaddedVocabularyKeepsItsRows) {
+  const Exported e(Olmo2(Vocab() + 20));
+  const ImportResult r = ImportHf({e.hf(), e.out(), 0});
+  EXPECT_EQ(r.params_sha256, e.Hash());
+  EXPECT_EQ(train::ReadImportedBase(e.out()).model.vocab_size, Vocab() + 20);
+  TrainedModelOptions o;
+  o.run_dir = e.out();
+  const TrainedModel m(o);
+  EXPECT_EQ(m.config().vocab_size, Vocab() + 20);
+  EXPECT_EQ(m.contract().vocab_size, Vocab());
 }
 
 TEST(Import, AnImportIsNeverOverwritten) {

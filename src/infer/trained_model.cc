@@ -45,6 +45,14 @@ int64_t CheckpointVocab(const std::string& checkpoint_dir) {
   return embed->shape()[0];
 }
 
+// Every token id has a row of the embedding; rows past the tokenizer's ids are padding.
+void CheckTokenizerFits(const tok::LoadedContract& k, const model::ModelConfig& c,
+                        const std::string& path) {
+  TRAIL_CHECK(k.contract.vocab_size <= c.vocab_size, path, ": a tokenizer of ",
+              k.contract.vocab_size, " ids; the model's embedding has ", c.vocab_size,
+              " rows (it may pad beyond the ids, never fall short)");
+}
+
 // The JSON files of `dir` (not recursing), sorted.
 std::vector<std::string> JsonFiles(const std::string& dir) {
   std::vector<std::string> out;
@@ -107,9 +115,7 @@ void TrainedModel::OpenImport(const TrainedModelOptions& o) {
                         ? (fs::path(o.run_dir) / train::kImportContractFile).string()
                         : o.tokenizer;
   contract_ = tok::LoadContract(tokenizer_path_);
-  TRAIL_CHECK(contract_.contract.vocab_size == config_.vocab_size, tokenizer_path_,
-              ": a tokenizer of ", contract_.contract.vocab_size, " ids; the model has ",
-              config_.vocab_size);
+  CheckTokenizerFits(contract_, config_, tokenizer_path_);
 }
 
 TrainedModel::TrainedModel(const TrainedModelOptions& o) {
@@ -133,9 +139,7 @@ TrainedModel::TrainedModel(const TrainedModelOptions& o) {
       checkpoint_dir_, {recipe_sha, info.json.value("manifest_sha256", "")}, *params_);
   params_hash_ = ToHex(params_->StateHash());  // LoadCheckpointParams checked it against meta
   contract_ = FindTokenizer(o.tokenizer, o.run_dir, info.data_manifest, tokenizer_path_);
-  TRAIL_CHECK(contract_.contract.vocab_size == config_.vocab_size, tokenizer_path_,
-              ": a tokenizer of ", contract_.contract.vocab_size, " ids; the model has ",
-              config_.vocab_size);
+  CheckTokenizerFits(contract_, config_, tokenizer_path_);
 }
 
 }  // namespace trail::infer

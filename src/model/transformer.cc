@@ -388,6 +388,58 @@ const float* Transformer::OutputNormBackward(int64_t l, Activations& A, int64_t 
   return Ptr(A.dtmp);
 }
 
+// The q, k and v projections' backward from dq, dk, dv (after RoPE's): each projection's
+// gradient in turn (heads -> [N, width] in dx2, through QK-norm's backward where there is one),
+// its weight gradient, and its share of d loss / d h1 into A.dh1, summed in the order q, k, v.
+void Transformer::BackwardQkv(int64_t l, const BatchView& b, Activations& A, const LayerParams& P,
+                              LayerParams& G, const float* h1) {
+  const int64_t rows = b.rows, T = b.seq, N = rows * T;
+  const int64_t d = c_.d_model, H = c_.n_heads, hd = c_.head_dim(), Hkv = c_.kv_heads();
+  Activations::Layer& L = A.Work(l);
+  LinearLayers& lin = A.linear;
+  struct Proj {
+    Matrix m;
+    int64_t heads;
+    float* dheads;
+    const float* raw;
+    const float* rstd;
+    const DeviceTensor *w, *gain;
+    DeviceTensor *gw, *ggain;
+    const char *norm_name, *grad_name, *gain_name;
+  };
+  const Proj projs[3] = {{Matrix::kQ, H, Ptr(A.dq), Ptr(L.q_raw), Ptr(L.rstd_q), P.wq, P.q_norm,
+                          G.wq, G.q_norm, "dQ_norm", "g.wq", "g.q_norm"},
+                         {Matrix::kK, Hkv, Ptr(A.dk), Ptr(L.k_raw), Ptr(L.rstd_k), P.wk, P.k_norm,
+                          G.wk, G.k_norm, "dK_norm", "g.wk", "g.k_norm"},
+                         {Matrix::kV, Hkv, Ptr(A.dv), nullptr, nullptr, P.wv, nullptr, G.wv,
+                          nullptr, nullptr, "g.wv", nullptr}};
+  for (int i = 0; i < 3; ++i) {
+    const Proj& pr = projs[i];
+    const int64_t width = pr.heads * hd;  // d for q, kv_dim for k and v
+    const bool normed = c_.qk_norm && pr.raw != nullptr;
+    const float* dproj = Ptr(A.dx2);        // d loss / d (the projection's [N, width] output)
+    if (normed && c_.qk_norm_projection) {  // rows of width, after the merge
+      be_.MergeHeads(pr.dheads, Ptr(A.dx2), rows, T, pr.heads, hd);
+      be_.RmsNormBackward(Ptr(A.dx2), pr.raw, Data(pr.gain), pr.rstd, N, width, Ptr(A.dtmp),
+                          MutData(pr.ggain));
+      Note("rmsnorm_bwd", l, pr.norm_name, Ptr(A.dtmp), {N, width});
+      Note("rmsnorm_bwd", l, pr.gain_name, Data(pr.ggain), {width});  // with qk_norm_gain
+      dproj = Ptr(A.dtmp);
+    } else if (normed) {  // rows of hd, before the merge
+      be_.RmsNormBackward(pr.dheads, pr.raw, Data(pr.gain), pr.rstd, N * pr.heads, hd, Ptr(A.dtmp),
+                          MutData(pr.ggain));
+      Note("rmsnorm_bwd", l, pr.norm_name, Ptr(A.dtmp), {rows, pr.heads, T, hd});
+      Note("rmsnorm_bwd", l, pr.gain_name, Data(pr.ggain), {hd});  // with qk_norm_gain
+      be_.MergeHeads(Ptr(A.dtmp), Ptr(A.dx2), rows, T, pr.heads, hd);
+    } else {
+      be_.MergeHeads(pr.dheads, Ptr(A.dx2), rows, T, pr.heads, hd);
+    }
+    lin.Backward(l, pr.m, LayerInput::kH1, h1, dproj, Data(pr.w), Ptr(A.dh1), MutData(pr.gw), N, d,
+                 width, /*accumulate=*/i > 0);
+    Note("matmul", l, pr.grad_name, Data(pr.gw), {d, width});
+  }
+}
+
 // Layer l's backward: A.dx holds d loss / d (layer l's output) on entry and d loss / d (its
 // input) on return; the layer's weight gradients are written into g.layers[l].
 void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchView& b,
@@ -458,50 +510,7 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
   Note("rope_bwd", l, "dQ_rope", Ptr(A.dq), {rows, H, T, hd});
   be_.RopeApply(Ptr(A.dk), N * Hkv, hd, A.KeyPositions(), rope_.view, true);
   Note("rope_bwd", l, "dK_rope", Ptr(A.dk), {rows, Hkv, T, hd});
-  // Each projection's gradient in turn: heads -> [N, d] in dx2, its weight gradient, and its
-  // share of d loss / d h1, summed in the order q, k, v.
-  struct Proj {
-    Matrix m;
-    int64_t heads;
-    float* dheads;
-    const float* raw;
-    const float* rstd;
-    const DeviceTensor *w, *gain;
-    DeviceTensor *gw, *ggain;
-    const char *norm_name, *grad_name, *gain_name;
-  };
-  const Proj projs[3] = {{Matrix::kQ, H, Ptr(A.dq), Ptr(L.q_raw), Ptr(L.rstd_q), P.wq, P.q_norm,
-                          G.wq, G.q_norm, "dQ_norm", "g.wq", "g.q_norm"},
-                         {Matrix::kK, Hkv, Ptr(A.dk), Ptr(L.k_raw), Ptr(L.rstd_k), P.wk, P.k_norm,
-                          G.wk, G.k_norm, "dK_norm", "g.wk", "g.k_norm"},
-                         {Matrix::kV, Hkv, Ptr(A.dv), nullptr, nullptr, P.wv, nullptr, G.wv,
-                          nullptr, nullptr, "g.wv", nullptr}};
-  const float* h1 = post ? x_in : Ptr(L.h1);
-  for (int i = 0; i < 3; ++i) {
-    const Proj& pr = projs[i];
-    const int64_t width = pr.heads * hd;  // d for q, kv_dim for k and v
-    const bool normed = c_.qk_norm && pr.raw != nullptr;
-    const float* dproj = Ptr(A.dx2);        // d loss / d (the projection's [N, width] output)
-    if (normed && c_.qk_norm_projection) {  // rows of width, after the merge
-      be_.MergeHeads(pr.dheads, Ptr(A.dx2), rows, T, pr.heads, hd);
-      be_.RmsNormBackward(Ptr(A.dx2), pr.raw, Data(pr.gain), pr.rstd, N, width, Ptr(A.dtmp),
-                          MutData(pr.ggain));
-      Note("rmsnorm_bwd", l, pr.norm_name, Ptr(A.dtmp), {N, width});
-      Note("rmsnorm_bwd", l, pr.gain_name, Data(pr.ggain), {width});  // with qk_norm_gain
-      dproj = Ptr(A.dtmp);
-    } else if (normed) {  // rows of hd, before the merge
-      be_.RmsNormBackward(pr.dheads, pr.raw, Data(pr.gain), pr.rstd, N * pr.heads, hd, Ptr(A.dtmp),
-                          MutData(pr.ggain));
-      Note("rmsnorm_bwd", l, pr.norm_name, Ptr(A.dtmp), {rows, pr.heads, T, hd});
-      Note("rmsnorm_bwd", l, pr.gain_name, Data(pr.ggain), {hd});  // with qk_norm_gain
-      be_.MergeHeads(Ptr(A.dtmp), Ptr(A.dx2), rows, T, pr.heads, hd);
-    } else {
-      be_.MergeHeads(pr.dheads, Ptr(A.dx2), rows, T, pr.heads, hd);
-    }
-    lin.Backward(l, pr.m, LayerInput::kH1, h1, dproj, Data(pr.w), Ptr(A.dh1), MutData(pr.gw), N, d,
-                 width, /*accumulate=*/i > 0);
-    Note("matmul", l, pr.grad_name, Data(pr.gw), {d, width});
-  }
+  BackwardQkv(l, b, A, P, G, post ? x_in : Ptr(L.h1));
   Note("matmul", l, "d_h1", Ptr(A.dh1), {N, d});
   if (post) {
     be_.AddInto(dx, Ptr(A.dh1), N * d);  // now d loss / d x_in

@@ -167,6 +167,8 @@ class Transformer {
                 ParameterSet& grads);
   void BackwardLayer(int64_t l, const ParameterSet& p, const BatchView& b, Activations& acts,
                      ParameterSet& grads);
+  void BackwardQkv(int64_t l, const BatchView& b, Activations& A, const LayerParams& P,
+                   LayerParams& G, const float* h1);
   const float* OutputNormBackward(int64_t l, Activations& A, int64_t N, const Buffer& y,
                                   const Buffer& rstd, const DeviceTensor* gain, DeviceTensor* ggain,
                                   const char* name, const char* gain_name);

@@ -126,8 +126,10 @@ void ReadModel(const Reader& rd, const toml::table& root, const std::string& pat
   if (!r.preset.empty()) c = model::Preset(r.preset);
   c.vocab_size = 0;
   rd.Get(m, "vocab_size", "model", c.vocab_size);
-  TRAIL_CHECK(c.vocab_size == 0 || c.vocab_size == data_vocab || data_vocab == 0, path,
-              ": [model] vocab_size ", c.vocab_size, " differs from the tokenizer's ", data_vocab);
+  // A vocab_size above the tokenizer's pads the embedding (and head): rows no token id reaches.
+  TRAIL_CHECK(c.vocab_size == 0 || c.vocab_size >= data_vocab || data_vocab == 0, path,
+              ": [model] vocab_size ", c.vocab_size, " is below the tokenizer's ", data_vocab,
+              " ids; it may only pad the embedding beyond them");
   if (c.vocab_size == 0) c.vocab_size = data_vocab;
   rd.Get(m, "d_model", "model", c.d_model);
   rd.Get(m, "n_layers", "model", c.n_layers);

@@ -46,8 +46,10 @@ TEST(Recipe, UnknownKeysAndInconsistentShapesAreClearErrors) {
             std::string::npos);
   EXPECT_NE(ErrorOf([&] {
               ParseRecipe("[model]\nvocab_size = 10\n", "r.toml", 4096);
-            }).find("differs from the tokenizer"),
+            }).find("is below the tokenizer's 4096 ids"),
             std::string::npos);
+  // Above the tokenizer's: a padded embedding.
+  EXPECT_EQ(ParseRecipe("[model]\nvocab_size = 4160\n", "r.toml", 4096).model.vocab_size, 4160);
   EXPECT_NE(ErrorOf([&] {
               ParseRecipe("[model]\nd_model = \"wide\"\n", "r.toml", 9);
             }).find("must be an integer"),

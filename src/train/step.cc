@@ -124,10 +124,11 @@ StepEngine::StepEngine(const Recipe& recipe, data::CanonicalStream& stream,
               ", but the model's RoPE covers ", recipe.model.max_seq_len,
               " positions: chunk documents below max_seq_len (independent pieces) or use "
               "window positions");
+  // More rows than token ids is a padded vocabulary (docs/training.md, "Recipes").
   TRAIL_CHECK(
-      static_cast<int64_t>(stream.manifest().tokenizer.vocab_size) == recipe.model.vocab_size,
-      "the model's vocabulary (", recipe.model.vocab_size, ") differs from the data's tokenizer (",
-      stream.manifest().tokenizer.vocab_size, ")");
+      static_cast<int64_t>(stream.manifest().tokenizer.vocab_size) <= recipe.model.vocab_size,
+      "the model's vocabulary (", recipe.model.vocab_size,
+      ") is smaller than the data's tokenizer (", stream.manifest().tokenizer.vocab_size, ")");
 }
 
 std::unique_ptr<model::ParameterSet> StepEngine::TakeBuffer() {

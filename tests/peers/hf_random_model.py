@@ -4,7 +4,7 @@ Usage: hf_random_model.py OUT ARCH DTYPE TOKENIZER_JSON EOS [options]
 
   ARCH   llama | qwen3 | olmo2
   DTYPE  bfloat16 | float32 (the dtype save_pretrained stores)
-  options: --bos TEXT (a special token named as bos_token_id) --heads H --kv-heads K (default 4 and 2) --tied --llama3-rope --shard-kb N (sharded
+  options: --pad-vocab K (K embedding rows past the tokenizer's ids) --bos TEXT (a special token named as bos_token_id) --heads H --kv-heads K (default 4 and 2) --tied --llama3-rope --shard-kb N (sharded
            files and an index) --sliding W (qwen3: every other layer a window of W) --layers L
 
 The weights are transformers' own initialization (seeded), with every RMSNorm gain (QK-norm's
@@ -32,6 +32,7 @@ def main():
     p.add_argument("tokenizer")
     p.add_argument("eos")
     p.add_argument("--bos", default="", help="the special token config.json names as bos")
+    p.add_argument("--pad-vocab", type=int, default=0)
     p.add_argument("--heads", type=int, default=4)
     p.add_argument("--kv-heads", type=int, default=2)
     p.add_argument("--layers", type=int, default=2)
@@ -46,7 +47,7 @@ def main():
     eos = next(t["id"] for t in tj["added_tokens"] if t["content"] == a.eos)
     bos = next((t["id"] for t in tj["added_tokens"] if t["content"] == a.bos), None)
     d = 64
-    common = dict(vocab_size=vocab, hidden_size=d, intermediate_size=176,
+    common = dict(vocab_size=vocab + a.pad_vocab, hidden_size=d, intermediate_size=176,
                   num_hidden_layers=a.layers, num_attention_heads=a.heads,
                   num_key_value_heads=a.kv_heads, head_dim=d // a.heads,
                   max_position_embeddings=256, tie_word_embeddings=a.tied, rms_norm_eps=1e-5,
