@@ -10,7 +10,8 @@
 # tests/peers/transformers_check.py compares transformers' logits (float64 and float32) over
 # trail's greedy continuation with trail's, and transformers' greedy generation with trail's.
 # A negative control (an import whose config lost its RoPE scaling) must fail that check.
-# Then a continued pretraining of an imported model on new data: killed with SIGKILL and
+# Then a continued pretraining of the imported OLMo 2 (post-norm, padded vocabulary) on new
+# data: killed with SIGKILL and
 # resumed to the same bytes as a run never killed, replayed bit for bit by the audit from the
 # imported parameters, its attestation naming the SHA-256 of every file of the base checkpoint,
 # and its export read by transformers again; import(export(run)) gives the run's parameters.
@@ -95,8 +96,9 @@ mkdir -p elsewhere && "$trail" import --from llama-gqa-bf16 --out elsewhere/imp 
 cmp imp-llama-gqa-bf16/import.json elsewhere/imp/import.json || fail "import.json differs"
 cmp imp-llama-gqa-bf16/model.safetensors elsewhere/imp/model.safetensors || fail "weights differ"
 
-echo "-- continued pretraining of imp-llama-gqa-bf16 on new data"
-base=imp-llama-gqa-bf16
+# The base: OLMo 2's layout with a padded vocabulary (1088 rows, the data's 1024 ids).
+echo "-- continued pretraining of imp-olmo2-gqa-padded-bf16 on new data"
+base=imp-olmo2-gqa-padded-bf16
 for split in train val; do
   "$trail" data tokenize --contract $base/tokenizer.contract.json --input $split.jsonl \
     --output-dir cshards --prefix $split > /dev/null 2>&1
@@ -146,7 +148,7 @@ grep -q "verdict: MATCH" replay.out || { cat replay.out; fail "replay verdict"; 
 grep -q "starting points at steps 0" replay.out || { cat replay.out; fail "replay did not start at 0"; }
 echo "audit: $(grep 'bit-identical' replay.out)"
 # The attestation names every file of the base checkpoint by the SHA-256 an outsider computes.
-"$python" - cont/attestation.json llama-gqa-bf16 <<'PY' || fail "the attestation's base"
+"$python" - cont/attestation.json olmo2-gqa-padded-bf16 <<'PY' || fail "the attestation's base"
 import hashlib, json, os, sys
 base = json.load(open(sys.argv[1]))["statement"]["base"]
 files = {f: hashlib.sha256(open(os.path.join(sys.argv[2], f), "rb").read()).hexdigest()
