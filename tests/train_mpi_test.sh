@@ -115,31 +115,29 @@ mpi 3 train --recipe r6.toml --data m6.json --run g6_3 --device guarded --quiet 
 cmp -s in6.out g6_3.out || fail "3x2x2 mesh on 3 processes on the guarded device: final hashes differ"
 same_run in6 g6_3 "3x2x2 mesh on 3 processes on the guarded device"
 echo "3x2x2 mesh: P = 3 on the guarded device identical"
+# RECIPE trained in this process as run NAME, then on each P of PS: the same bits.
+same_on() {  # name recipe "P..." what
+  "$trail" train --recipe "$2" --data m6.json --run "$1" --quiet > "$1.out"
+  for P in $3; do
+    mpi $P train --recipe "$2" --data m6.json --run "$1_$P" --quiet > "$1_$P.out"
+    cmp -s "$1.out" "$1_$P.out" || fail "$4 on $P processes: final hashes differ"
+    same_run "$1" "$1_$P" "$4 on $P processes"
+  done
+  echo "$4: P = ${3// /, } and in-process identical"
+}
 # Grouped-query attention (4 query heads on 1 key/value head, K/V matrices sharded): the
 # in-process run's bits on P = 3 and 6.
 sed 's/^n_heads = 2$/n_heads = 4\nn_kv_heads = 1/' r6.toml > r6_mqa.toml
 grep -q '^n_kv_heads = 1$' r6_mqa.toml || fail "the multi-query recipe was not written"
-"$trail" train --recipe r6_mqa.toml --data m6.json --run mqa --quiet > mqa.out
-for P in 3 6; do
-  mpi $P train --recipe r6_mqa.toml --data m6.json --run mqa_$P --quiet > mqa_$P.out
-  cmp -s mqa.out mqa_$P.out || fail "multi-query 3x2x2 mesh on $P processes: final hashes differ"
-  same_run mqa mqa_$P "multi-query 3x2x2 mesh on $P processes"
-done
+same_on mqa r6_mqa.toml "3 6" "3x2x2 mesh with multi-query attention"
 cmp -s in6.out mqa.out && fail "the multi-query run has the multi-head run's hashes"
-echo "3x2x2 mesh with multi-query attention: P = 3, 6 and in-process identical"
 # OLMo 2's layout on it (post-norm; QK-norm over whole projections with gains [64] and [32],
 # sharded like every tensor): the in-process run's bits on P = 2 and 6.
 sed 's/^init_seed = 1$/init_seed = 1\nqk_norm = true\nqk_norm_gain = true\nqk_norm_projection = true\npost_norm = true/' \
   r6_mqa.toml > r6_olmo2.toml
 grep -q '^post_norm = true$' r6_olmo2.toml || fail "the OLMo 2 recipe was not written"
-"$trail" train --recipe r6_olmo2.toml --data m6.json --run olmo2 --quiet > olmo2.out
-for P in 2 6; do
-  mpi $P train --recipe r6_olmo2.toml --data m6.json --run olmo2_$P --quiet > olmo2_$P.out
-  cmp -s olmo2.out olmo2_$P.out || fail "OLMo 2 3x2x2 mesh on $P processes: final hashes differ"
-  same_run olmo2 olmo2_$P "OLMo 2 3x2x2 mesh on $P processes"
-done
+same_on olmo2 r6_olmo2.toml "2 6" "3x2x2 mesh in OLMo 2's layout"
 cmp -s mqa.out olmo2.out && fail "the OLMo 2 run has the pre-norm run's hashes"
-echo "3x2x2 mesh in OLMo 2's layout: P = 2, 6 and in-process identical"
 # Activation recomputation changes no bit: the same mesh with [train] recompute = "layers"
 # in-process and on P = 2, 3, 6 gives the records (all but the chain, which hashes the recipe's
 # bytes) and checkpoint files of the run that keeps its activations.

@@ -1,5 +1,7 @@
 #include "infer/export_arch.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace trail::infer {
@@ -10,15 +12,6 @@ std::string FormatName(ExportFormat f) {
                                 : "GGUF (llama.cpp's llama, qwen3, olmo2)";
 }
 
-// The host copy of a [rows, cols] tensor, transposed to [cols, rows].
-std::vector<float> Transposed(const std::vector<float>& x, int64_t rows, int64_t cols) {
-  std::vector<float> out(x.size());
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < cols; ++c) out[c * rows + r] = x[r * cols + c];
-  }
-  return out;
-}
-
 std::vector<float> Host(const DeviceTensor* t, repops::Backend& be) {
   std::vector<float> out(static_cast<size_t>(t->numel()));
   be.CopyToHost(t->view(), out.data());
@@ -26,6 +19,22 @@ std::vector<float> Host(const DeviceTensor* t, repops::Backend& be) {
 }
 
 }  // namespace
+
+// In 64 × 64 tiles so that both sides stay in cache (an
+// embedding-sized head transposed element by element misses on every write).
+std::vector<float> Transposed(const std::vector<float>& x, int64_t rows, int64_t cols) {
+  constexpr int64_t kTile = 64;
+  std::vector<float> t(x.size());
+  for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
+    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+      const int64_t r1 = std::min(rows, r0 + kTile), c1 = std::min(cols, c0 + kTile);
+      for (int64_t r = r0; r < r1; ++r) {
+        for (int64_t c = c0; c < c1; ++c) t[c * rows + r] = x[r * cols + c];
+      }
+    }
+  }
+  return t;
+}
 
 ExportArchitecture ChooseArchitecture(const model::ModelConfig& c, ExportFormat f) {
   const std::string formats = FormatName(f);
@@ -77,7 +86,7 @@ ExportArchitecture ChooseArchitecture(const model::ModelConfig& c, ExportFormat 
 
 std::vector<HfSlot> HfLayout(const model::ModelConfig& c, const model::ParameterSet& p,
                              const ExportArchitecture& arch) {
-  const int64_t d = c.d_model, ff = c.d_ff, V = c.vocab_size, hd = c.head_dim();
+  const int64_t d = c.d_model, ff = c.d_ff, V = c.vocab_size;
   const int64_t kvd = c.kv_dim();  // k and v: num_key_value_heads · head_dim rows
   std::vector<HfSlot> out;
   auto vec = [&](std::string name, int64_t n, int64_t l, const char* role, const DeviceTensor* t) {
@@ -103,8 +112,8 @@ std::vector<HfSlot> HfLayout(const model::ModelConfig& c, const model::Parameter
     proj(pre + "self_attn.v_proj.weight", kvd, d, l, "v", L.wv);
     proj(pre + "self_attn.o_proj.weight", d, d, l, "o", L.wo);
     if (arch.qk_norm) {  // per head (Qwen3), or over whole projections (OLMo 2)
-      vec(pre + "self_attn.q_norm.weight", arch.post_norm ? d : hd, l, "q_norm", L.q_norm);
-      vec(pre + "self_attn.k_norm.weight", arch.post_norm ? kvd : hd, l, "k_norm", L.k_norm);
+      vec(pre + "self_attn.q_norm.weight", c.q_norm_width(), l, "q_norm", L.q_norm);
+      vec(pre + "self_attn.k_norm.weight", c.k_norm_width(), l, "k_norm", L.k_norm);
     }
     if (arch.post_norm) {  // OLMo 2: the MLP, then the blocks' output norms
       mlp();

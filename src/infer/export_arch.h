@@ -58,6 +58,10 @@ struct HfSlot {
 std::vector<HfSlot> HfLayout(const model::ModelConfig& c, const model::ParameterSet& p,
                              const ExportArchitecture& arch);
 
+// x [rows, cols] as [cols, rows]: Hugging Face's [out, in] projections to trail's [in, out]
+// (import) and back (export).
+std::vector<float> Transposed(const std::vector<float>& x, int64_t rows, int64_t cols);
+
 // One tensor of the export, in Hugging Face's name and layout.
 struct ExportTensor {
   std::string hf_name;

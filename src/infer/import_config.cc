@@ -149,7 +149,7 @@ HfModel ReadHfConfig(const std::string& path, int64_t max_seq_len) {
   m.arch.hf_class = m.model_type == "llama"   ? "LlamaForCausalLM"
                     : m.model_type == "qwen3" ? "Qwen3ForCausalLM"
                                               : "Olmo2ForCausalLM";
-  m.arch.qk_norm = !(m.model_type == "llama");
+  m.arch.qk_norm = m.model_type != "llama";
   m.arch.post_norm = olmo2;
   if (r.Has("architectures")) {
     const Json& a = j.at("architectures");

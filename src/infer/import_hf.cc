@@ -1,6 +1,5 @@
 #include "infer/import_hf.h"
 
-#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -17,22 +16,6 @@
 namespace trail::infer {
 namespace fs = std::filesystem;
 namespace {
-
-// x [rows, cols] as [cols, rows], in 64 × 64 tiles so that both sides stay in cache (an
-// embedding-sized head transposed element by element misses on every write).
-std::vector<float> Transposed(const std::vector<float>& x, int64_t rows, int64_t cols) {
-  constexpr int64_t kTile = 64;
-  std::vector<float> t(x.size());
-  for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
-    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
-      const int64_t r1 = std::min(rows, r0 + kTile), c1 = std::min(cols, c0 + kTile);
-      for (int64_t r = r0; r < r1; ++r) {
-        for (int64_t c = c0; c < c1; ++c) t[c * rows + r] = x[r * cols + c];
-      }
-    }
-  }
-  return t;
-}
 
 // Every tensor of the model from the checkpoint, each in trail's layout; what is left over must
 // be a rotary_emb.inv_freq buffer (recomputed, never trained), or lm_head.weight equal to the

@@ -17,6 +17,7 @@
 #include "core/half.h"
 #include "core/safetensors.h"
 #include "infer/export.h"
+#include "infer/generate.h"
 #include "infer/gguf_writer.h"
 #include "infer/import_hf.h"
 #include "infer/trained_model.h"
@@ -271,8 +272,31 @@ TEST(Import, DamagedOrForeignFoldersAreRefusedByName) {
       "the embedding must have a row for every token id");
 }
 
+// In dir/model.safetensors, a head whose only non-zero rows are the first two padding rows, v
+// and -v: one of them has the largest logit at every position (unless v·h is exactly 0).
+void HeadOnlyOnPadding(const std::string& dir) {
+  const SafetensorsFile f = ReadSafetensors(dir + "/model.safetensors");
+  std::vector<Tensor> out;
+  for (const Tensor& t : f.tensors) {
+    Tensor n = Tensor::Of<float>(t.name(), t.shape());
+    std::copy_n(t.data<float>(), t.numel(), n.data<float>());
+    if (t.name() == "lm_head.weight") {  // [V, d]
+      const int64_t d = t.shape()[1];
+      float* w = n.data<float>();
+      std::fill_n(w, Vocab() * d, 0.0f);
+      for (int64_t k = 0; k < d; ++k) w[(Vocab() + 1) * d + k] = -w[Vocab() * d + k];
+      std::fill(w + (Vocab() + 2) * d, w + t.numel(), 0.0f);
+    }
+    out.push_back(std::move(n));
+  }
+  std::vector<const Tensor*> ptrs;
+  for (const Tensor& t : out) ptrs.push_back(&t);
+  WriteSafetensors(dir + "/model.safetensors", ptrs);
+}
+
 // A padded vocabulary (Qwen3's and OLMo 2's releases: more embedding rows than token ids) is
-// imported with its rows; the model opens with its smaller tokenizer and generates.
+// imported with its rows; the model opens with its smaller tokenizer, and a padding id it draws
+// is kept in the ids and has no text.
 TEST(Import, APaddedVocabularyKeepsItsRows) {
   const Exported e(Olmo2(Vocab() + 20));
   const ImportResult r = ImportHf({e.hf(), e.out(), 0});
@@ -283,6 +307,17 @@ TEST(Import, APaddedVocabularyKeepsItsRows) {
   const TrainedModel m(o);
   EXPECT_EQ(m.config().vocab_size, Vocab() + 20);
   EXPECT_EQ(m.contract().vocab_size, Vocab());
+
+  HeadOnlyOnPadding(e.hf());
+  o.run_dir = e.dir.path() + "/padding";
+  ImportHf({e.hf(), o.run_dir, 0});
+  GenerateOptions g;
+  g.max_tokens = 4, g.sampling.temperature = 0.0f;  // greedy
+  const GenerateRun run = GenerateFromRun(o, "In the beginning", g);
+  ASSERT_EQ(run.generation.ids.size(), 4u);
+  for (int32_t id : run.generation.ids) EXPECT_TRUE(id == Vocab() || id == Vocab() + 1) << id;
+  EXPECT_EQ(run.generation.text, "");
+  EXPECT_EQ(run.generation.finish, "length");
 }
 
 TEST(Import, AnImportIsNeverOverwritten) {

@@ -48,6 +48,10 @@ TEST(Recipe, UnknownKeysAndInconsistentShapesAreClearErrors) {
               ParseRecipe("[model]\nvocab_size = 10\n", "r.toml", 4096);
             }).find("is below the tokenizer's 4096 ids"),
             std::string::npos);
+  EXPECT_NE(ErrorOf([&] {
+              ParseRecipe("[model]\nqk_norm_projection = true\n", "r.toml", 9);
+            }).find("qk_norm_projection needs qk_norm"),
+            std::string::npos);
   // Above the tokenizer's: a padded embedding.
   EXPECT_EQ(ParseRecipe("[model]\nvocab_size = 4160\n", "r.toml", 4096).model.vocab_size, 4160);
   EXPECT_NE(ErrorOf([&] {

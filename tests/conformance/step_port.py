@@ -637,6 +637,13 @@ class MicroBatch:
         note("cross_entropy", -1, "lse", self.lse)
         return nll, lse2, nvalid
 
+    def out_norm(self, l, A, y, key, gain_name, rstd_key, name):
+        """post_norm: a block's output y (kept as A[key]) normalized, noted as name."""
+        A[key] = y
+        y, A[rstd_key] = rmsnorm(y, self.gain(gain_name), self.eps)
+        self.note("rmsnorm", l, name, y)
+        return y
+
     def layer_forward(self, l, x):
         P, note, lin, p = self.P, self.note, self.lin, "layers.%d." % l
         A = self.acts[l] = {"x_in": x}
@@ -676,9 +683,7 @@ class MicroBatch:
         y = lin.forward(A["att"], p + "attn.wo")
         note("matmul", l, "o_proj", y)
         if post:
-            A["y_o"] = y
-            y, A["rstd1"] = rmsnorm(y, self.gain(p + "attn_norm.gain"), self.eps)
-            note("rmsnorm", l, "o_norm", y)
+            y = self.out_norm(l, A, y, "y_o", p + "attn_norm.gain", "rstd1", "o_norm")
         A["x_mid"] = x_mid = y + x
         note("add", l, "x_mid", x_mid)
         if post:
@@ -699,9 +704,7 @@ class MicroBatch:
         x = lin.forward(A["act"], p + "mlp.w_down")
         note("matmul", l, "down", x)
         if post:
-            A["y_d"] = x
-            x, A["rstd2"] = rmsnorm(x, self.gain(p + "mlp_norm.gain"), self.eps)
-            note("rmsnorm", l, "down_norm", x)
+            x = self.out_norm(l, A, x, "y_d", p + "mlp_norm.gain", "rstd2", "down_norm")
         x = x + x_mid
         note("add", l, "x_out", x)
         return x
