@@ -2,8 +2,9 @@
 # `trail import` against the real peer: Hugging Face transformers (the peers' environment,
 # scripts/install-peers.sh) builds randomly initialized LlamaForCausalLM, Qwen3ForCausalLM and
 # Olmo2ForCausalLM models (tests/peers/hf_random_model.py: grouped-query, multi-query and
-# multi-head attention, tied and untied heads, Llama 3 RoPE scaling, Qwen3 QK-norm gains and
-# sliding windows, OLMo 2's post-norm and whole-projection QK-norm with a padded vocabulary
+# multi-head attention, tied and untied heads, Llama 3 RoPE scaling, Qwen3 QK-norm gains,
+# sliding windows and heads wider than hidden_size / num_attention_heads (head_dim 32 on 4
+# heads of a width of 64, as every Qwen3 release has), OLMo 2's post-norm and whole-projection QK-norm with a padded vocabulary
 # (64 embedding rows past the tokenizer's ids, as OLMo 2's and Qwen3's releases have), and one
 # with Llama 3's own 128k tokenizer.json) and saves them with save_pretrained in bfloat16 and
 # float32, sharded and whole. trail imports each;
@@ -44,7 +45,7 @@ models=(
   "llama-gqa-bf16 llama bfloat16 --shard-kb 100"
   "llama3-rope-bf16 llama bfloat16 --kv-heads 1 --llama3-rope"
   "llama3-rope-mha-tied-f32 llama float32 --kv-heads 4 --llama3-rope --tied --shard-kb 150"
-  "qwen3-mqa-sliding-tied-bf16 qwen3 bfloat16 --layers 3 --kv-heads 1 --tied --sliding 24"
+  "qwen3-mqa-sliding-tied-bf16 qwen3 bfloat16 --layers 3 --kv-heads 1 --tied --sliding 24 --head-dim 32"
   "olmo2-gqa-padded-bf16 olmo2 bfloat16 --layers 3 --shard-kb 120 --pad-vocab 64"
 )
 for m in "${models[@]}"; do

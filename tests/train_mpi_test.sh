@@ -131,9 +131,10 @@ sed 's/^n_heads = 2$/n_heads = 4\nn_kv_heads = 1/' r6.toml > r6_mqa.toml
 grep -q '^n_kv_heads = 1$' r6_mqa.toml || fail "the multi-query recipe was not written"
 same_on mqa r6_mqa.toml "3 6" "3x2x2 mesh with multi-query attention"
 cmp -s in6.out mqa.out && fail "the multi-query run has the multi-head run's hashes"
-# OLMo 2's layout on it (post-norm; QK-norm over whole projections with gains [64] and [32],
-# sharded like every tensor): the in-process run's bits on P = 2 and 6.
-sed 's/^init_seed = 1$/init_seed = 1\nqk_norm = true\nqk_norm_gain = true\nqk_norm_projection = true\npost_norm = true/' \
+# OLMo 2's layout on it (post-norm; QK-norm over whole projections with gains [96] and [24],
+# sharded like every tensor), with heads of 24 not d_model / n_heads = 16 (Wq [64, 96], Wo
+# [96, 64]): the in-process run's bits on P = 2 and 6.
+sed 's/^init_seed = 1$/init_seed = 1\nqk_norm = true\nqk_norm_gain = true\nqk_norm_projection = true\npost_norm = true\nhead_dim = 24/' \
   r6_mqa.toml > r6_olmo2.toml
 grep -q '^post_norm = true$' r6_olmo2.toml || fail "the OLMo 2 recipe was not written"
 same_on olmo2 r6_olmo2.toml "2 6" "3x2x2 mesh in OLMo 2's layout"

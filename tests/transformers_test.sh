@@ -40,15 +40,17 @@ sed 's/^init_seed = 1$/init_seed = 1\nqk_norm = true/' llama.toml > qwen3.toml
 sed 's/^init_seed = 1$/init_seed = 1\nqk_norm = true\nattention_window = 24\nfull_attention_every = 2/' \
   llama.toml > qwen3-sliding.toml
 sed 's/^n_heads = 2$/n_heads = 4\nn_kv_heads = 2/' llama.toml > llama-gqa.toml
-sed 's/^n_heads = 2$/n_heads = 4\nn_kv_heads = 1\nqk_norm_gain = true/' qwen3.toml > qwen3-mqa.toml
+# qwen3-mqa's heads are wider than d_model / n_heads (head_dim 32 on a width of 64: q [64, 128],
+# as every Qwen3 release has); llama3-rope's narrower (head_dim 8: q [64, 32]).
+sed 's/^n_heads = 2$/n_heads = 4\nn_kv_heads = 1\nqk_norm_gain = true\nhead_dim = 32/' qwen3.toml > qwen3-mqa.toml
 # Llama 3's RoPE scaling with a 64-token original context: over the 256 positions compared, the
 # frequencies in all three bands (kept, blended, divided by 8) matter.
-sed 's/^init_seed = 1$/init_seed = 1\nrope_scaling = "llama3"\nrope_original_max_seq_len = 64/' \
+sed 's/^init_seed = 1$/init_seed = 1\nrope_scaling = "llama3"\nrope_original_max_seq_len = 64\nhead_dim = 8/' \
   llama-gqa.toml > llama3-rope.toml
 sed 's/^init_seed = 1$/init_seed = 1\nqk_norm = true\nqk_norm_gain = true\nqk_norm_projection = true\npost_norm = true\ntied_embeddings = false\nvocab_size = 1088/' \
   llama-gqa.toml > olmo2.toml
 grep -q '^post_norm = true$' olmo2.toml || fail "the olmo2 recipe was not written"
-grep -q '^n_kv_heads = 2$' llama-gqa.toml && grep -q '^n_kv_heads = 1$' qwen3-mqa.toml \
+grep -q '^n_kv_heads = 2$' llama-gqa.toml && grep -q '^head_dim = 32$' qwen3-mqa.toml \
   && grep -q '^rope_scaling = "llama3"$' llama3-rope.toml || fail "the recipes were not written"
 sed -n 3000,3100p "$assets/text/kjv.txt" > text.txt
 for r in llama qwen3 qwen3-sliding llama-gqa qwen3-mqa llama3-rope olmo2; do

@@ -252,8 +252,10 @@ else
   recipe 30 | sed 's/^max_seq_len = 128$/max_seq_len = 256/' > llama.toml
   sed 's/^init_seed = 1$/init_seed = 1\nqk_norm = true/' llama.toml > qwen3.toml
   sed 's/^n_heads = 2$/n_heads = 4\nn_kv_heads = 2/' llama.toml > llama-gqa.toml
-  sed 's/^n_heads = 2$/n_heads = 4\nn_kv_heads = 1\nqk_norm_gain = true/' qwen3.toml > qwen3-mqa.toml
-  sed 's/^init_seed = 1$/init_seed = 1\nrope_scaling = "llama3"\nrope_original_max_seq_len = 64/' \
+  # qwen3-mqa's heads are wider than d_model / n_heads (head_dim 32 on a width of 64: q [64, 128],
+  # as every Qwen3 release has); llama3-rope's narrower (head_dim 8: q [64, 32]).
+  sed 's/^n_heads = 2$/n_heads = 4\nn_kv_heads = 1\nqk_norm_gain = true\nhead_dim = 32/' qwen3.toml > qwen3-mqa.toml
+  sed 's/^init_seed = 1$/init_seed = 1\nrope_scaling = "llama3"\nrope_original_max_seq_len = 64\nhead_dim = 8/' \
     llama-gqa.toml > llama3-rope.toml
   # Init seed 3: with seeds 1, 2 and 4 this 30-step model's greedy continuation meets a top-2
   # near-tie (' the' against ',') within 3 tokens, too few to compare; its probabilities agree

@@ -87,7 +87,7 @@ ExportArchitecture ChooseArchitecture(const model::ModelConfig& c, ExportFormat 
 std::vector<HfSlot> HfLayout(const model::ModelConfig& c, const model::ParameterSet& p,
                              const ExportArchitecture& arch) {
   const int64_t d = c.d_model, ff = c.d_ff, V = c.vocab_size;
-  const int64_t kvd = c.kv_dim();  // k and v: num_key_value_heads · head_dim rows
+  const int64_t qd = c.q_dim(), kvd = c.kv_dim();  // q: heads · head_dim rows, k and v: kv heads
   std::vector<HfSlot> out;
   auto vec = [&](std::string name, int64_t n, int64_t l, const char* role, const DeviceTensor* t) {
     out.push_back({std::move(name), {n}, l, role, t, false});
@@ -107,10 +107,10 @@ std::vector<HfSlot> HfLayout(const model::ModelConfig& c, const model::Parameter
       proj(pre + "mlp.down_proj.weight", d, ff, l, "down", L.w_down);
     };
     if (!arch.post_norm) vec(pre + "input_layernorm.weight", d, l, "attn_norm", L.attn_norm);
-    proj(pre + "self_attn.q_proj.weight", d, d, l, "q", L.wq);
+    proj(pre + "self_attn.q_proj.weight", qd, d, l, "q", L.wq);
     proj(pre + "self_attn.k_proj.weight", kvd, d, l, "k", L.wk);
     proj(pre + "self_attn.v_proj.weight", kvd, d, l, "v", L.wv);
-    proj(pre + "self_attn.o_proj.weight", d, d, l, "o", L.wo);
+    proj(pre + "self_attn.o_proj.weight", d, qd, l, "o", L.wo);
     if (arch.qk_norm) {  // per head (Qwen3), or over whole projections (OLMo 2)
       vec(pre + "self_attn.q_norm.weight", c.q_norm_width(), l, "q_norm", L.q_norm);
       vec(pre + "self_attn.k_norm.weight", c.k_norm_width(), l, "k_norm", L.k_norm);

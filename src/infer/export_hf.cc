@@ -45,8 +45,9 @@ nlohmann::json ConfigJson(const model::ModelConfig& c, const ExportArchitecture&
                       {"torch_dtype", "float32"},
                       {"use_cache", true}};
   if (a.name == "llama") j["mlp_bias"] = false, j["pretraining_tp"] = 1;
-  // OLMo 2's config has no head_dim (it is hidden / heads) nor windows.
-  if (a.name == "olmo2") j.erase("head_dim");
+  // OLMo 2's config has no head_dim unless the heads do not split the width (its attention
+  // reads head_dim when present), nor windows.
+  if (a.name == "olmo2" && !c.head_dim_decoupled()) j.erase("head_dim");
   if (a.name == "qwen3") {
     nlohmann::json types = nlohmann::json::array();
     int64_t window = 0;

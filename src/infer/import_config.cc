@@ -175,11 +175,14 @@ HfModel ReadHfConfig(const std::string& path, int64_t max_seq_len) {
                                      {"num_key_value_heads", c.n_kv_heads, int64_t{1} << 12}}) {
     TRAIL_CHECK(v >= 1 && v <= most, path, ": ", key, " ", v, " is outside [1, ", most, "]");
   }
-  TRAIL_CHECK(c.n_heads > 0 && c.d_model % c.n_heads == 0, path, ": hidden_size ", c.d_model,
-              " is not a multiple of num_attention_heads ", c.n_heads);
-  TRAIL_CHECK(!r.Has("head_dim") || r.Int("head_dim") == c.d_model / c.n_heads, path, ": head_dim ",
-              r.Int("head_dim", 0), " differs from hidden_size / num_attention_heads (",
-              c.d_model / c.n_heads, "); trail's heads split the model width");
+  // head_dim (Qwen3: 128 at every size) may differ from hidden_size / num_attention_heads; when
+  // absent or null the heads split the model width, as transformers' getattr default.
+  const int64_t head_dim = r.Int("head_dim", 0);
+  TRAIL_CHECK(head_dim >= 0 && head_dim <= (int64_t{1} << 12) && head_dim % 2 == 0, path,
+              ": head_dim ", head_dim, " is not an even width in [2, 4096]");
+  TRAIL_CHECK(head_dim > 0 || c.d_model % c.n_heads == 0, path, ": hidden_size ", c.d_model,
+              " is not a multiple of num_attention_heads ", c.n_heads, " and head_dim is not set");
+  c.head_size = head_dim * c.n_heads == c.d_model ? 0 : head_dim;
   c.max_seq_len = max_seq_len > 0 ? max_seq_len : r.Int("max_position_embeddings");
   TRAIL_CHECK(c.max_seq_len >= 1 && c.max_seq_len <= (int64_t{1} << 24), path,
               ": max_position_embeddings ", c.max_seq_len,

@@ -189,7 +189,9 @@ TEST(Import, WhatTrailCannotRepresentIsRefusedByName) {
       {[](Json& j) { j["model_type"] = "olmo2"; }, "trail imports Olmo2ForCausalLM"},
       {[](Json& j) { j["model_type"] = "mistral"; }, "\"mistral\" is not one trail imports"},
       {[](Json& j) { j["architectures"] = {"LlamaForSequenceClassification"}; }, "architectures"},
-      {[](Json& j) { j["head_dim"] = 16; }, "head_dim 16"},
+      {[](Json& j) { j["head_dim"] = 7; }, "head_dim 7 is not an even width"},
+      // Heads wider than the weights were saved with: the q projection's shape says so.
+      {[](Json& j) { j["head_dim"] = 64; }, "q_proj.weight"},
       {[](Json& j) { j["attention_bias"] = true; }, "attention_bias"},
       {[](Json& j) { j["mlp_bias"] = true; }, "mlp_bias"},
       {[](Json& j) { j["hidden_act"] = "gelu"; }, "hidden_act \"gelu\""},

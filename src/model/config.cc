@@ -18,8 +18,10 @@ void ModelConfig::Validate() const {
               vocab_size);
   TRAIL_CHECK(d_model > 0 && n_layers > 0 && n_heads > 0 && d_ff > 0 && max_seq_len > 0,
               "model: d_model, n_layers, n_heads, d_ff and max_seq_len must be > 0");
-  TRAIL_CHECK(d_model % n_heads == 0, "model: d_model (", d_model,
-              ") must be a multiple of n_heads (", n_heads, ")");
+  TRAIL_CHECK(head_size >= 0, "model: head_dim must be >= 0 (0: d_model / n_heads), got ",
+              head_size);
+  TRAIL_CHECK(head_size > 0 || d_model % n_heads == 0, "model: d_model (", d_model,
+              ") must be a multiple of n_heads (", n_heads, "), or head_dim set");
   TRAIL_CHECK(n_kv_heads >= 0 && n_heads % kv_heads() == 0, "model: n_kv_heads (", n_kv_heads,
               ") must divide n_heads (", n_heads, ")");
   TRAIL_CHECK(head_dim() % 2 == 0, "model: the head dimension (", head_dim(),
@@ -80,7 +82,7 @@ ModelConfig Preset(const std::string& name) {
 ModelCost Cost(const ModelConfig& c, int64_t seq_len) {
   const int64_t d = c.d_model, L = c.n_layers, V = c.vocab_size;
   const int64_t mlp = (c.mlp == MlpKind::kSwiGlu ? 3 : 2) * d * c.d_ff;
-  const int64_t per_layer = 2 * d * d + 2 * d * c.kv_dim() + mlp;
+  const int64_t per_layer = 2 * d * c.q_dim() + 2 * d * c.kv_dim() + mlp;
   const int64_t gains = (c.norm_gain ? (2 * L + 1 + (c.embed_norm ? 1 : 0)) * d : 0) +
                         (c.qk_norm_gain ? L * (c.q_norm_width() + c.k_norm_width()) : 0);
   ModelCost out;
@@ -90,8 +92,8 @@ ModelCost Cost(const ModelConfig& c, int64_t seq_len) {
   out.norm_gains = gains;
   out.matmul_parameters = out.blocks + V * d;  // the LM head multiplies every token
   const int64_t mlp_out = (c.mlp == MlpKind::kSwiGlu ? 2 : 1) * c.d_ff;
-  // q, o and down have d output channels, k and v kv_dim each, gate (and up) d_ff.
-  out.quant_steps = c.quant_step_learned ? L * (3 * d + 2 * c.kv_dim() + mlp_out) : 0;
+  // q has q_dim output channels, o and down d, k and v kv_dim each, gate (and up) d_ff.
+  out.quant_steps = c.quant_step_learned ? L * (c.q_dim() + 2 * d + 2 * c.kv_dim() + mlp_out) : 0;
   out.parameters = out.embedding + out.blocks + out.lm_head + gains + out.quant_steps;
   double attended = 0;  // mean number of keys per query, summed over layers
   for (int64_t l = 0; l < L; ++l) {
@@ -101,7 +103,7 @@ ModelCost Cost(const ModelConfig& c, int64_t seq_len) {
       sum += double(w > 0 ? std::min<int64_t>(t + 1, w) : t + 1);
     attended += sum / double(seq_len);
   }
-  out.attention_flops_per_token = 6.0 * 2.0 * double(d) * attended;
+  out.attention_flops_per_token = 6.0 * 2.0 * double(c.q_dim()) * attended;
   out.flops_per_token = 6.0 * double(out.matmul_parameters) + out.attention_flops_per_token;
   return out;
 }

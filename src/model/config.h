@@ -24,6 +24,9 @@ struct ModelConfig {
   // Key/value heads (grouped-query attention): query head h reads key/value head
   // h / (n_heads / n_kv_heads). 0 means n_heads (multi-head attention); 1 is multi-query.
   int64_t n_kv_heads = 0;
+  // Width of one attention head. 0 means d_model / n_heads; otherwise the query projection is
+  // [d, n_heads·head_size] and the output projection [n_heads·head_size, d] (Qwen3's head_dim).
+  int64_t head_size = 0;
   int64_t d_ff = 384;         // hidden width of the MLP (each of gate and up for SwiGLU)
   int64_t max_seq_len = 256;  // RoPE table length: the longest window the model accepts
   MlpKind mlp = MlpKind::kSwiGlu;
@@ -32,8 +35,9 @@ struct ModelConfig {
   bool qk_norm = false;       // RMSNorm of each head's queries and keys (before RoPE)
   bool qk_norm_gain = false;  // with qk_norm: learned gains [hd] (Qwen3's q_norm, k_norm), one
                               // for queries and one for keys, shared by the heads; else none
-  // With qk_norm: each token's whole query and key projections are normalized (rows of d and
-  // kv_dim, before the split into heads; OLMo 2), their gains [d] and [kv_dim]; else each head's.
+  // With qk_norm: each token's whole query and key projections are normalized (rows of q_dim and
+  // kv_dim, before the split into heads; OLMo 2), their gains [q_dim] and [kv_dim]; else each
+  // head's.
   bool qk_norm_projection = false;
   // OLMo 2's post-norm: the attention and MLP blocks read the residual stream as it is and their
   // outputs are normalized (gains attn_norm, mlp_norm) before the residual add; else pre-norm.
@@ -60,11 +64,15 @@ struct ModelConfig {
   float init_std = 0.02f;  // N(0, init_std); output projections scaled by 1/sqrt(2 n_layers)
   uint64_t init_seed = 0;
 
-  int64_t head_dim() const { return d_model / n_heads; }
+  int64_t head_dim() const { return head_size > 0 ? head_size : d_model / n_heads; }
   int64_t kv_heads() const { return n_kv_heads > 0 ? n_kv_heads : n_heads; }
+  int64_t q_dim() const { return n_heads * head_dim(); }      // width of the q projection
   int64_t kv_dim() const { return kv_heads() * head_dim(); }  // width of the k and v projections
-  // The rows QK-norm normalizes, and its gains' length: hd, or d and kv_dim (qk_norm_projection).
-  int64_t q_norm_width() const { return qk_norm_projection ? d_model : head_dim(); }
+  // Whether head_dim differs from d_model / n_heads (then recipes write head_dim).
+  bool head_dim_decoupled() const { return q_dim() != d_model; }
+  // The rows QK-norm normalizes, and its gains' length: hd, or q_dim and kv_dim
+  // (qk_norm_projection).
+  int64_t q_norm_width() const { return qk_norm_projection ? q_dim() : head_dim(); }
   int64_t k_norm_width() const { return qk_norm_projection ? kv_dim() : head_dim(); }
   int64_t LayerWindow(int64_t layer) const;  // 0 = full causal attention
   // Throws trail::Error naming the inconsistent fields.
@@ -95,11 +103,11 @@ const char* QuantStepName(bool learned);                // "recompute", "learned
 
 // Parameter count and the FLOPs of one training token at sequence length T: 6N over the
 // matrices that multiply every token (embedding lookup excluded, LM head included) plus the
-// attention term 6 · n_layers · d_model · (mean keys attended per query) · 2 (scores and values).
+// attention term 6 · n_layers · q_dim · (mean keys attended per query) · 2 (scores and values).
 struct ModelCost {
   int64_t parameters = 0;         // every trained parameter: the sum of the five below
   int64_t embedding = 0;          // V·d: looked up, not multiplied
-  int64_t blocks = 0;             // L·(2d² + 2d·kv_dim + MLP): attention and MLP matrices
+  int64_t blocks = 0;             // L·(2d·q_dim + 2d·kv_dim + MLP): attention and MLP matrices
   int64_t lm_head = 0;            // V·d when untied; 0 when the head is the embedding transposed
   int64_t norm_gains = 0;         // the RMSNorms' gains, QK-norm's included
   int64_t quant_steps = 0;        // learned int8 step sizes (one per output channel), else 0

@@ -28,14 +28,14 @@ Decoder::Decoder(const ModelConfig& c, const ParameterSet& p, repops::Backend& b
               " tokens; 1..", capacity, " fit its capacity");
   rope_ = repops::RopeTableOn(
       be_, repops::MakeRopeTable(c.max_seq_len, c.head_dim(), c.rope_theta, c.rope_scaling));
-  const int64_t d = c.d_model, ff = c.d_ff, m = max_chunk, kvd = c.kv_dim();
+  const int64_t d = c.d_model, ff = c.d_ff, m = max_chunk, kvd = c.kv_dim(), qd = c.q_dim();
   auto floats = [&](int64_t n) { return repops::AllocateOn<float>(be_, n); };
   cache_.resize(c.n_layers);
   for (Cache& L : cache_) L.kt = floats(capacity * kvd), L.v = floats(capacity * kvd);
-  x_ = floats(m * d), h_ = floats(m * d), q_ = floats(m * d), k_ = floats(m * kvd);
-  att_ = floats(m * d);
+  x_ = floats(m * d), h_ = floats(m * d), q_ = floats(m * qd), k_ = floats(m * kvd);
+  att_ = floats(m * qd);
   x_mid_ = floats(m * d);
-  if (c.qk_norm) q_raw_ = floats(m * d), k_raw_ = floats(m * kvd);
+  if (c.qk_norm) q_raw_ = floats(m * qd), k_raw_ = floats(m * kvd);
   a_ = floats(m * ff), act_ = floats(m * ff);
   if (c.mlp == MlpKind::kSwiGlu) b_ = floats(m * ff);
   rstd_ = floats(m * c.n_heads), logits_ = floats(m * c.vocab_size);
@@ -121,7 +121,7 @@ TensorView Decoder::Extend(const int32_t* tokens, int64_t n, int64_t logit_rows)
 // Layer l on the chunk's n tokens: x_ holds its input on entry and its output on return.
 void Decoder::Layer(int64_t l, int64_t n) {
   const int64_t d = c_.d_model, H = c_.n_heads, hd = c_.head_dim(), ff = c_.d_ff;
-  const int64_t Hkv = c_.kv_heads(), kvd = c_.kv_dim();
+  const int64_t Hkv = c_.kv_heads(), kvd = c_.kv_dim(), qd = c_.q_dim();
   const LayerParams& P = p_.layers[l];
   LinearLayers& lin = linear_;
   lin.PrepareLayer(l);
@@ -136,14 +136,14 @@ void Decoder::Layer(int64_t l, int64_t n) {
   lin.SetInput(l, LayerInput::kH1, h1, n, d);
   float* q_out = c_.qk_norm ? Ptr(q_raw_) : Ptr(q_);
   float* k_out = c_.qk_norm ? Ptr(k_raw_) : K;
-  lin.Forward(l, Matrix::kQ, LayerInput::kH1, h1, Data(P.wq), q_out, n, d, d);
+  lin.Forward(l, Matrix::kQ, LayerInput::kH1, h1, Data(P.wq), q_out, n, d, qd);
   lin.Forward(l, Matrix::kK, LayerInput::kH1, h1, Data(P.wk), k_out, n, d, kvd);
   lin.Forward(l, Matrix::kV, LayerInput::kH1, h1, Data(P.wv), V, n, d, kvd);
   if (c_.qk_norm) {
     // Per (token, head) row of hd (the same rows as the forward's split heads), or per token's
     // whole projection (qk_norm_projection): rows of q_norm_width, k_norm_width.
     const int64_t qw = c_.q_norm_width(), kw = c_.k_norm_width();
-    be_.RmsNormForward(Ptr(q_raw_), Data(P.q_norm), c_.norm_eps, n * d / qw, qw, Ptr(q_),
+    be_.RmsNormForward(Ptr(q_raw_), Data(P.q_norm), c_.norm_eps, n * qd / qw, qw, Ptr(q_),
                        Ptr(rstd_));
     be_.RmsNormForward(Ptr(k_raw_), Data(P.k_norm), c_.norm_eps, n * kvd / kw, kw, K, Ptr(rstd_));
   }
@@ -158,12 +158,12 @@ void Decoder::Layer(int64_t l, int64_t n) {
                                        .capacity = capacity_,
                                        .kv_heads = Hkv};
   be_.AttentionCached(s, Ptr(q_), Ptr(cache_[l].kt), Ptr(cache_[l].v), Ptr(att_));
-  lin.SetInput(l, LayerInput::kAtt, Ptr(att_), n, d);
+  lin.SetInput(l, LayerInput::kAtt, Ptr(att_), n, qd);
   if (post) {
-    lin.Forward(l, Matrix::kO, LayerInput::kAtt, Ptr(att_), Data(P.wo), Ptr(h_), n, d, d);
+    lin.Forward(l, Matrix::kO, LayerInput::kAtt, Ptr(att_), Data(P.wo), Ptr(h_), n, qd, d);
     be_.RmsNormForward(Ptr(h_), Data(P.attn_norm), c_.norm_eps, n, d, Ptr(x_mid_), Ptr(rstd_));
   } else {
-    lin.Forward(l, Matrix::kO, LayerInput::kAtt, Ptr(att_), Data(P.wo), Ptr(x_mid_), n, d, d);
+    lin.Forward(l, Matrix::kO, LayerInput::kAtt, Ptr(att_), Data(P.wo), Ptr(x_mid_), n, qd, d);
   }
   be_.AddInto(Ptr(x_mid_), Ptr(x_), n * d);
   float* h2 = post ? Ptr(x_mid_) : Ptr(h_);

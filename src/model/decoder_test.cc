@@ -51,6 +51,9 @@ std::vector<std::pair<std::string, ModelConfig>> Configs() {
   ModelConfig qwen3 = gqa;  // QK-norm with learned gains (CheckConfig sets gains away from 1)
   qwen3.qk_norm_gain = true;
   out.push_back({"qwen3_qk_gains", qwen3});
+  ModelConfig wide_heads = qwen3;  // heads of 6 (q_dim 24 > d_model 16), int8 products
+  wide_heads.head_size = 6, wide_heads.linear_quant = LinearQuant::kInt8Lsq;
+  out.push_back({"qwen3_wide_heads_int8", wide_heads});
   ModelConfig mqa = gpt2;  // 4 query heads on one K/V head, int8 products
   mqa.n_heads = 4, mqa.n_kv_heads = 1, mqa.linear_quant = LinearQuant::kInt8Lsq;
   out.push_back({"mqa_int8", mqa});

@@ -23,6 +23,7 @@ inline nlohmann::json ReferenceConfigJson(const ModelConfig& c) {
       {"n_layers", c.n_layers},
       {"n_heads", c.n_heads},
       {"n_kv_heads", c.kv_heads()},
+      {"head_dim", c.head_dim()},
       {"mlp", MlpName(c.mlp)},
       {"norm_gain", c.norm_gain},
       {"embed_norm", c.embed_norm},

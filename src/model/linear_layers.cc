@@ -15,18 +15,19 @@ struct Sizes {
 };
 
 Sizes SizesOf(const ModelConfig& c, int64_t M) {
-  const int64_t d = c.d_model, ff = c.d_ff, kvd = c.kv_dim(), wide = std::max(d, ff);
+  const int64_t d = c.d_model, ff = c.d_ff, kvd = c.kv_dim(), qd = c.q_dim();
+  const int64_t wide = std::max({d, ff, qd}), big = std::max(d * ff, d * qd);
   const int64_t mlp_in = c.mlp == MlpKind::kSwiGlu ? 2 : 1;
-  const int64_t weights = 2 * d * d + 2 * d * kvd + (mlp_in + 1) * d * ff;
-  const int64_t outputs = 2 * d + 2 * kvd + mlp_in * ff + d;  // step sizes
+  const int64_t weights = 2 * d * qd + 2 * d * kvd + (mlp_in + 1) * d * ff;
+  const int64_t outputs = qd + d + 2 * kvd + mlp_in * ff + d;  // step sizes
   // qw, and with the fp32 backward the dequantized float copy.
   const int64_t copy = c.quant_backward == Int8Backward::kInt8 ? 0 : 4;
   Sizes s;
   // Inputs: q, and with int8 backward its transpose; a scale per token.
   const int64_t input_copies = c.quant_backward == Int8Backward::kInt8 ? 2 : 1;
   s.weights = weights * (1 + copy) + outputs * 4;
-  s.inputs = input_copies * M * (3 * d + ff) + 4 * M * 4;
-  s.scratch = 4 * std::max(M * wide, d * ff) + 4 * M * wide + M * wide + 4 * std::max(M, wide);
+  s.inputs = input_copies * M * (2 * d + qd + ff) + 4 * M * 4;
+  s.scratch = 4 * std::max(M * wide, big) + 4 * M * wide + M * wide + 4 * std::max(M, wide);
   return s;
 }
 
@@ -40,16 +41,16 @@ LinearLayers::LinearLayers(const ModelConfig& c, int64_t max_tokens, repops::Bac
       shared_inputs_(one_layer_of_inputs),
       backward_(c.quant_backward) {
   if (!quant_) return;
-  const int64_t d = c.d_model, ff = c.d_ff, kvd = c.kv_dim(), M = max_tokens;
-  const int64_t wide = std::max(d, ff);
+  const int64_t d = c.d_model, ff = c.d_ff, kvd = c.kv_dim(), qd = c.q_dim(), M = max_tokens;
+  const int64_t wide = std::max({d, ff, qd}), big = std::max(d * ff, d * qd);
   // The operands live on the backend's device: reserved here (reserve() writes no element;
   // only the backend's ops do), filled by its quantize ops.
   Allocator& memory = be_.allocator();
   scratch_ = repops::Int8Scratch(memory);
   layers_.resize(c.n_layers);
-  const int64_t shapes[kMatrices][2] = {{d, d},  {d, kvd}, {d, kvd}, {d, d},
+  const int64_t shapes[kMatrices][2] = {{d, qd}, {d, kvd}, {d, kvd}, {qd, d},
                                         {d, ff}, {d, ff},  {ff, d}};
-  const int64_t widths[kLayerInputs] = {d, d, d, ff};
+  const int64_t widths[kLayerInputs] = {d, qd, d, ff};  // h1, att, h2, act
   for (size_t l = 0; l < layers_.size(); ++l) {
     Layer& L = layers_[l];
     for (int m = 0; m < kMatrices; ++m) {
@@ -66,7 +67,7 @@ LinearLayers::LinearLayers(const ModelConfig& c, int64_t max_tokens, repops::Bac
       if (backward_ == Int8Backward::kInt8) in.qt.reserve(M * widths[i]);
     }
   }
-  scratch_.acc.reserve(std::max(M * wide, d * ff));
+  scratch_.acc.reserve(std::max(M * wide, big));
   scratch_.f.reserve(M * wide), scratch_.a.reserve(M * wide);
   scratch_.scale.reserve(std::max(M, wide));
 }

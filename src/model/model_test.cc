@@ -58,6 +58,13 @@ std::vector<Case> Cases() {
   ModelConfig qwen3 = gqa;  // Qwen3's QK-norm with learned gains, on grouped-query attention
   qwen3.qk_norm_gain = true;
   out.push_back({"qwen3_qk_gains", qwen3});
+  ModelConfig wide_heads = qwen3;  // Qwen3's head_dim: 4 heads of 6, q [16, 24], o [24, 16]
+  wide_heads.head_size = 6;
+  out.push_back({"qwen3_wide_heads", wide_heads});
+  ModelConfig narrow = wide_heads;  // post-norm, QK-norm over q_dim 8 < d_model 16 (2 heads of 4)
+  narrow.qk_norm_projection = narrow.post_norm = true;
+  narrow.n_heads = 2, narrow.n_kv_heads = 0, narrow.head_size = 4;
+  out.push_back({"olmo2_narrow_heads", narrow});
   ModelConfig llama3 = gpt2;  // Llama 3's RoPE scaling: hd 8's frequencies in all three bands
   llama3.rope_scaling = {
       .factor = 8.0f, .low_freq_factor = 1.0f, .high_freq_factor = 4.0f, .original_max_pos = 64};

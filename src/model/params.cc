@@ -14,7 +14,7 @@ ParameterSet::ParameterSet(const ModelConfig& c, repops::Backend& backend,
                            const std::string& prefix, Memory memory)
     : be_(backend), prefix_(prefix) {
   c.Validate();
-  const int64_t d = c.d_model, V = c.vocab_size, ff = c.d_ff, kvd = c.kv_dim();
+  const int64_t d = c.d_model, V = c.vocab_size, ff = c.d_ff, qd = c.q_dim(), kvd = c.kv_dim();
   // Reserve first: the role pointers below point into the vector.
   tensors_.reserve(4 + 16 * static_cast<size_t>(c.n_layers));
   auto add = [&](const std::string& name, std::vector<int64_t> shape) {
@@ -36,10 +36,10 @@ ParameterSet::ParameterSet(const ModelConfig& c, repops::Backend& backend,
     const std::string p = "layers." + std::to_string(l) + ".";
     LayerParams& L = layers[l];
     if (c.norm_gain) L.attn_norm = add(p + "attn_norm.gain", {d});
-    L.wq = add(p + "attn.wq", {d, d});
+    L.wq = add(p + "attn.wq", {d, qd});
     L.wk = add(p + "attn.wk", {d, kvd});
     L.wv = add(p + "attn.wv", {d, kvd});
-    L.wo = add(p + "attn.wo", {d, d});
+    L.wo = add(p + "attn.wo", {qd, d});
     if (c.qk_norm_gain) {
       L.q_norm = add(p + "attn.q_norm.gain", {c.q_norm_width()});
       L.k_norm = add(p + "attn.k_norm.gain", {c.k_norm_width()});

@@ -25,10 +25,10 @@ inline constexpr int kMatrices = 7;
 
 struct LayerParams {
   DeviceTensor* attn_norm = nullptr;  // [d] (nullptr without gains); post_norm: of the output
-  DeviceTensor* wq = nullptr;         // [d, d]  (input × output)
+  DeviceTensor* wq = nullptr;         // [d, q_dim]  (input × output; q_dim = H·hd, often d)
   DeviceTensor* wk = nullptr;         // [d, kv_dim]
   DeviceTensor* wv = nullptr;         // [d, kv_dim]
-  DeviceTensor* wo = nullptr;         // [d, d]
+  DeviceTensor* wo = nullptr;         // [q_dim, d]
   DeviceTensor* q_norm = nullptr;     // [q_norm_width]: QK-norm's gains (qk_norm_gain; else null)
   DeviceTensor* k_norm = nullptr;     // [k_norm_width]
   DeviceTensor* mlp_norm = nullptr;   // [d]

@@ -27,7 +27,8 @@ Activations::Activations(const ModelConfig& c, int64_t max_rows, int64_t max_seq
               " positions");
   const int64_t N = max_rows * max_seq;
   const int64_t d = c.d_model, ff = c.d_ff, H = c.n_heads, V = c.vocab_size;
-  const int64_t Hkv = c.kv_heads(), kvd = c.kv_dim();
+  const int64_t Hkv = c.kv_heads(), kvd = c.kv_dim(), qd = c.q_dim();
+  const int64_t wide = std::max(d, qd);  // the backward scratch holds [N, d] and [N, q_dim]
   const bool swiglu = c.mlp == MlpKind::kSwiGlu;
   auto floats = [&](int64_t n) { return repops::AllocateOn<float>(backend, n); };
   // A layer's activations after its input.
@@ -39,12 +40,12 @@ Activations::Activations(const ModelConfig& c, int64_t max_rows, int64_t max_seq
       L.h1 = floats(N * d), L.h2 = floats(N * d);
     }
     if (c.qk_norm) {
-      L.q_raw = floats(N * d), L.k_raw = floats(N * kvd);
+      L.q_raw = floats(N * qd), L.k_raw = floats(N * kvd);
       L.rstd_q = floats(N * H), L.rstd_k = floats(N * Hkv);
     }
-    L.q = floats(N * d), L.k = floats(N * kvd), L.v = floats(N * kvd);
+    L.q = floats(N * qd), L.k = floats(N * kvd), L.v = floats(N * kvd);
     L.probs = floats(max_rows * H * max_seq * max_seq);
-    L.att = floats(N * d), L.x_mid = floats(N * d);
+    L.att = floats(N * qd), L.x_mid = floats(N * d);
     L.a = floats(N * ff), L.act = floats(N * ff);
     if (swiglu) L.b = floats(N * ff);
   };
@@ -64,7 +65,7 @@ Activations::Activations(const ModelConfig& c, int64_t max_rows, int64_t max_seq
   pos_heads = repops::AllocateOn<int32_t>(backend, N * H);
   if (Hkv != H) pos_kv_heads = repops::AllocateOn<int32_t>(backend, N * Hkv);
   host_pos_heads_.resize(N * H);
-  for (Buffer* b : {&dx, &dx2, &dh1, &dtmp, &dq, &dk, &dv}) *b = floats(N * d);
+  for (Buffer* b : {&dx, &dx2, &dh1, &dtmp, &dq, &dk, &dv}) *b = floats(N * wide);
   dh = floats(N * ff), da = floats(N * ff);
   if (swiglu) db = floats(N * ff);
 }
@@ -100,17 +101,17 @@ int64_t Activations::bytes() const {
 int64_t Activations::PlannedBytes(const ModelConfig& c, int64_t max_rows, int64_t max_seq,
                                   Recompute recompute) {
   const int64_t N = max_rows * max_seq, d = c.d_model, ff = c.d_ff, H = c.n_heads;
-  const int64_t Hkv = c.kv_heads(), kvd = c.kv_dim();
+  const int64_t Hkv = c.kv_heads(), kvd = c.kv_dim(), qd = c.q_dim(), wide = std::max(d, qd);
   const int64_t mlp_buffers = c.mlp == MlpKind::kSwiGlu ? 3 : 2;  // a, act (+ b for SwiGLU)
   // After the input (N·d): rstd1, h1, q, k, v, att, x_mid, rstd2, h2, probs, the MLP's
   // (post-norm: o_out and down_out in place of h1 and h2, the same sizes).
   int64_t after_input =
-      N * (5 * d + 2 * kvd + 2) + max_rows * H * max_seq * max_seq + mlp_buffers * N * ff;
-  if (c.qk_norm) after_input += N * (d + kvd + H + Hkv);
+      N * (3 * d + 2 * qd + 2 * kvd + 2) + max_rows * H * max_seq * max_seq + mlp_buffers * N * ff;
+  if (c.qk_norm) after_input += N * (qd + kvd + H + Hkv);
   const int64_t layers = recompute == Recompute::kLayers ? c.n_layers * N * d + after_input
                                                          : c.n_layers * (N * d + after_input);
   // x_final, hf, rstd_f, lse, logits, RoPE positions; then the backward scratch.
-  int64_t global = N * (2 * d + 2) + N * c.vocab_size + N * H + 7 * N * d + mlp_buffers * N * ff;
+  int64_t global = N * (2 * d + 2) + N * c.vocab_size + N * H + 7 * N * wide + mlp_buffers * N * ff;
   if (Hkv != H) global += N * Hkv;  // the keys' RoPE positions
   if (c.embed_norm) global += N * (d + 1);
   const int64_t batch_bytes = N * (3 * 4 + 1);  // inputs, labels, doc_ids; key_valid
@@ -208,12 +209,12 @@ void Transformer::ForwardLayer(int64_t l, const ParameterSet& p, const BatchView
                                bool to_output) {
   const int64_t rows = b.rows, T = b.seq, N = rows * T;
   const int64_t d = c_.d_model, H = c_.n_heads, hd = c_.head_dim(), ff = c_.d_ff;
-  const int64_t Hkv = c_.kv_heads(), kvd = c_.kv_dim();
+  const int64_t Hkv = c_.kv_heads(), kvd = c_.kv_dim(), qd = c_.q_dim();
   Activations::Layer& L = A.Work(l);
   float* x_in = Ptr(A.layers_[l].x_in);
   const LayerParams& P = p.layers[l];
   A.linear.PrepareLayer(l);
-  // Attention block. dq/dk/dv double as [N, d] projection scratch in the forward.
+  // Attention block. dq/dk/dv double as projection scratch in the forward.
   const bool post = c_.post_norm;
   float* h1 = post ? x_in : Ptr(L.h1);
   if (!post) {
@@ -226,15 +227,15 @@ void Transformer::ForwardLayer(int64_t l, const ParameterSet& p, const BatchView
   const bool whole = c_.qk_norm && c_.qk_norm_projection;
   float* q_proj = whole ? Ptr(L.q_raw) : Ptr(A.dq);
   float* k_proj = whole ? Ptr(L.k_raw) : Ptr(A.dk);
-  lin.Forward(l, Matrix::kQ, LayerInput::kH1, h1, Data(P.wq), q_proj, N, d, d);
-  Note("matmul", l, "q_proj", q_proj, {N, d});
+  lin.Forward(l, Matrix::kQ, LayerInput::kH1, h1, Data(P.wq), q_proj, N, d, qd);
+  Note("matmul", l, "q_proj", q_proj, {N, qd});
   lin.Forward(l, Matrix::kK, LayerInput::kH1, h1, Data(P.wk), k_proj, N, d, kvd);
   Note("matmul", l, "k_proj", k_proj, {N, kvd});
   lin.Forward(l, Matrix::kV, LayerInput::kH1, h1, Data(P.wv), Ptr(A.dv), N, d, kvd);
   Note("matmul", l, "v_proj", Ptr(A.dv), {N, kvd});
   if (whole) {
-    be_.RmsNormForward(q_proj, Data(P.q_norm), c_.norm_eps, N, d, Ptr(A.dq), Ptr(L.rstd_q));
-    Note("rmsnorm", l, "q_norm", Ptr(A.dq), {N, d});
+    be_.RmsNormForward(q_proj, Data(P.q_norm), c_.norm_eps, N, qd, Ptr(A.dq), Ptr(L.rstd_q));
+    Note("rmsnorm", l, "q_norm", Ptr(A.dq), {N, qd});
     be_.RmsNormForward(k_proj, Data(P.k_norm), c_.norm_eps, N, kvd, Ptr(A.dk), Ptr(L.rstd_k));
     Note("rmsnorm", l, "k_norm", Ptr(A.dk), {N, kvd});
     be_.SplitHeads(Ptr(A.dq), Ptr(L.q), rows, T, H, hd);
@@ -261,9 +262,9 @@ void Transformer::ForwardLayer(int64_t l, const ParameterSet& p, const BatchView
   be_.AttentionForward(s, Ptr(L.q), Ptr(L.k), Ptr(L.v), Ptr(A.dtmp), Ptr(L.probs));
   Note("attention", l, "attn_out", Ptr(A.dtmp), {rows, H, T, hd});
   be_.MergeHeads(Ptr(A.dtmp), Ptr(L.att), rows, T, H, hd);
-  lin.SetInput(l, LayerInput::kAtt, Ptr(L.att), N, d);
+  lin.SetInput(l, LayerInput::kAtt, Ptr(L.att), N, qd);
   float* o_out = post ? Ptr(L.o_out) : Ptr(L.x_mid);
-  lin.Forward(l, Matrix::kO, LayerInput::kAtt, Ptr(L.att), Data(P.wo), o_out, N, d, d);
+  lin.Forward(l, Matrix::kO, LayerInput::kAtt, Ptr(L.att), Data(P.wo), o_out, N, qd, d);
   Note("matmul", l, "o_proj", o_out, {N, d});
   if (post) {
     be_.RmsNormForward(o_out, Data(P.attn_norm), c_.norm_eps, N, d, Ptr(L.x_mid), Ptr(L.rstd1));
@@ -415,7 +416,7 @@ void Transformer::BackwardQkv(int64_t l, const BatchView& b, Activations& A, con
                           nullptr, nullptr, "g.wv", nullptr}};
   for (int i = 0; i < 3; ++i) {
     const Proj& pr = projs[i];
-    const int64_t width = pr.heads * hd;  // d for q, kv_dim for k and v
+    const int64_t width = pr.heads * hd;  // q_dim for q, kv_dim for k and v
     const bool normed = c_.qk_norm && pr.raw != nullptr;
     const float* dproj = Ptr(A.dx2);        // d loss / d (the projection's [N, width] output)
     if (normed && c_.qk_norm_projection) {  // rows of width, after the merge
@@ -446,7 +447,7 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
                                 Activations& A, ParameterSet& g) {
   const int64_t rows = b.rows, T = b.seq, N = rows * T;
   const int64_t d = c_.d_model, H = c_.n_heads, hd = c_.head_dim(), ff = c_.d_ff;
-  const int64_t Hkv = c_.kv_heads();
+  const int64_t Hkv = c_.kv_heads(), qd = c_.q_dim();
   Activations::Layer& L = A.Work(l);
   const float* x_in = Ptr(A.layers_[l].x_in);
   const LayerParams& P = p.layers[l];
@@ -496,9 +497,9 @@ void Transformer::BackwardLayer(int64_t l, const ParameterSet& p, const BatchVie
                                                "d_o_proj", "g.attn_norm")
                           : dx;
   lin.Backward(l, Matrix::kO, LayerInput::kAtt, Ptr(L.att), d_o, Data(P.wo), Ptr(A.dx2),
-               MutData(G.wo), N, d, d);
-  Note("matmul", l, "d_att", Ptr(A.dx2), {N, d});
-  Note("matmul", l, "g.wo", Data(G.wo), {d, d});
+               MutData(G.wo), N, qd, d);
+  Note("matmul", l, "d_att", Ptr(A.dx2), {N, qd});
+  Note("matmul", l, "g.wo", Data(G.wo), {qd, d});
   be_.SplitHeads(Ptr(A.dx2), Ptr(A.dtmp), rows, T, H, hd);
   const repops::AttentionShape s = A.Shape(b, H, Hkv, hd, c_.LayerWindow(l));
   be_.AttentionBackward(s, Ptr(L.q), Ptr(L.k), Ptr(L.v), Ptr(L.probs), Ptr(A.dtmp), Ptr(A.dq),

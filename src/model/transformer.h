@@ -4,18 +4,19 @@
 //   x0   = RMSNorm(x0, g_e)                  (embed_norm)
 //   per layer l (pre-norm; post_norm below):
 //     h1 = RMSNorm(x, g_attn)                [N, d]
-//     q,k,v = h1·Wq, h1·Wk, h1·Wv            q [N, d] -> [rows, H, T, hd]; k, v [N, Hkv·hd] ->
-//                                             [rows, Hkv, T, hd] (Hkv = n_kv_heads, dividing H)
+//     q,k,v = h1·Wq, h1·Wk, h1·Wv            q [N, H·hd] -> [rows, H, T, hd]; k, v [N, Hkv·hd]
+//                                             -> [rows, Hkv, T, hd] (Hkv = n_kv_heads, dividing
+//                                             H; hd = head_dim, d / H unless set)
 //                                             (every block matrix product fp32 or int8 QAT:
 //                                              model/linear_layers.h)
 //     q,k = RMSNorm_hd(q), RMSNorm_hd(k)      (qk_norm; gains [hd] with qk_norm_gain; with
-//                                              qk_norm_projection RMSNorm_d(q), RMSNorm_kvd(k)
-//                                              of the [N, d], [N, Hkv·hd] projections before
-//                                              the split, gains [d], [Hkv·hd])
+//                                              qk_norm_projection RMSNorm(q), RMSNorm(k) of
+//                                              the [N, H·hd], [N, Hkv·hd] projections before
+//                                              the split, gains [H·hd], [Hkv·hd])
 //     q,k = RoPE(q), RoPE(k)                  (positions from the batch)
 //     a  = Attention(q, k, v)                 (causal, window of layer l, document and padding
 //                                              masks)
-//     x  = x + merge(a)·Wo
+//     x  = x + merge(a)·Wo                    merge(a) [N, H·hd], Wo [H·hd, d]
 //     h2 = RMSNorm(x, g_mlp)
 //     x  = x + (SiLU(h2·Wg) ⊙ (h2·Wu))·Wd     (SwiGLU)  or  x + GELU(h2·Win)·Wd
 //   post_norm (OLMo 2): h1 = x, h2 = x (no input norms), and each block's output is normalized:

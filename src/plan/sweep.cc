@@ -105,8 +105,10 @@ Sweep PlanSweep(const SweepSpec& spec, const data::StreamConfig& stream, int64_t
       c.d_model = width;
       c.d_ff =
           std::max<int64_t>(1, std::llround(double(b.d_ff) * double(width) / double(b.d_model)));
-      TRAIL_CHECK(width % b.n_heads == 0 && (width / b.n_heads) % 2 == 0, "width ", width,
-                  " is not a multiple of 2 x ", b.n_heads, " heads (RoPE needs an even head size)");
+      // Heads split each width, unless the recipe fixes their size (head_dim: they stay).
+      TRAIL_CHECK(b.head_size > 0 || (width % b.n_heads == 0 && (width / b.n_heads) % 2 == 0),
+                  "width ", width, " is not a multiple of 2 x ", b.n_heads,
+                  " heads (RoPE needs an even head size)");
       SweepRun run;
       run.name = RunName(budget, width);
       run.budget = budget, run.d_model = width, run.d_ff = c.d_ff;

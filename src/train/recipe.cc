@@ -97,6 +97,7 @@ void ReadModel(const Reader& rd, const toml::table& root, const std::string& pat
                 "n_layers",
                 "n_heads",
                 "n_kv_heads",
+                "head_dim",
                 "d_ff",
                 "max_seq_len",
                 "mlp",
@@ -135,6 +136,9 @@ void ReadModel(const Reader& rd, const toml::table& root, const std::string& pat
   rd.Get(m, "n_layers", "model", c.n_layers);
   rd.Get(m, "n_heads", "model", c.n_heads);
   rd.Get(m, "n_kv_heads", "model", c.n_kv_heads);
+  rd.Get(m, "head_dim", "model", c.head_size);
+  // head_dim = d_model / n_heads is the default spelled out: one config, one recipe text.
+  if (c.head_size > 0 && c.head_size * c.n_heads == c.d_model) c.head_size = 0;
   rd.Get(m, "d_ff", "model", c.d_ff);
   rd.Get(m, "max_seq_len", "model", c.max_seq_len);
   std::string mlp = model::MlpName(c.mlp);

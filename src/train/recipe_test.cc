@@ -146,6 +146,28 @@ TEST(Recipe, ModelSectionReadsBackToTheSameModel) {
   EXPECT_EQ(back.norm_eps, c.norm_eps);
   EXPECT_EQ(back.rope_theta, c.rope_theta);
   for (int64_t l = 0; l < c.n_layers; ++l) EXPECT_EQ(back.LayerWindow(l), c.LayerWindow(l));
+  EXPECT_EQ(text.find("head_dim"), std::string::npos);  // the heads split the width
+  c.head_size = 128;  // Qwen3's heads on a width of 256 and 4 heads: written, read back
+  const std::string wide = ModelSectionToml(c);
+  EXPECT_NE(wide.find("head_dim = 128\n"), std::string::npos);
+  EXPECT_EQ(ParseRecipe(wide, "m.toml", 1000).model.q_dim(), 512);
+  EXPECT_EQ(ModelSectionToml(ParseRecipe(wide, "m.toml", 1000).model), wide);
+}
+
+// head_dim: the default spelled out is the default (one config, one recipe text); other widths
+// free d_model from being a multiple of n_heads; odd widths are refused (RoPE pairs).
+TEST(Recipe, HeadDimIsTheDefaultOrAnEvenWidth) {
+  const auto model = [](const std::string& extra) {
+    return ParseRecipe("[model]\nd_model = 48\nn_heads = 4\n" + extra, "r.toml", 64).model;
+  };
+  EXPECT_EQ(model("head_dim = 12\n").head_size, 0);
+  EXPECT_EQ(model("head_dim = 16\n").q_dim(), 64);
+  EXPECT_EQ(
+      ParseRecipe("[model]\nd_model = 50\nn_heads = 4\nhead_dim = 8\n", "r.toml", 64).model.q_dim(),
+      32);
+  EXPECT_NE(ErrorOf([&] { model("head_dim = 7\n"); }).find("must be even"), std::string::npos);
+  EXPECT_NE(ErrorOf([&] { model("head_dim = -2\n"); }).find("head_dim must be >= 0"),
+            std::string::npos);
 }
 
 }  // namespace

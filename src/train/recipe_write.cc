@@ -36,6 +36,7 @@ std::string ModelSectionToml(const model::ModelConfig& c) {
   s += Line("n_layers", c.n_layers);
   s += Line("n_heads", c.n_heads);
   s += Line("n_kv_heads", c.kv_heads());
+  if (c.head_dim_decoupled()) s += Line("head_dim", c.head_dim());  // Qwen3's wider heads
   s += Line("d_ff", c.d_ff);
   s += Line("max_seq_len", c.max_seq_len);
   s += Line("mlp", model::MlpName(c.mlp));

@@ -28,10 +28,10 @@ struct CaseSpec {
 // (Qwen3's q_norm, k_norm); olmo2_1x1x2: qk_gain_1x1x2 in OLMo 2's layout (post-norm, QK-norm
 // over whole projections) with an untied head and no embedding norm.
 const CaseSpec kCases[] = {
-    {"mesh_1x1x2", 4, 2, 4}, {"mesh_3x2x2", 12, 1, 3},        {"lifecycle_2x1x1", 4, 2, 5, true},
-    {"int8_1x1x2", 4, 2, 4}, {"int8_fp32bw_3x2x2", 12, 1, 3}, {"int8_learned_1x1x2", 4, 2, 4},
-    {"gqa_1x1x2", 4, 2, 4},  {"mqa_3x2x2", 12, 1, 3},         {"qk_gain_1x1x2", 4, 2, 4},
-    {"olmo2_1x1x2", 4, 2, 4}};
+    {"mesh_1x1x2", 4, 2, 4},  {"mesh_3x2x2", 12, 1, 3},        {"lifecycle_2x1x1", 4, 2, 5, true},
+    {"int8_1x1x2", 4, 2, 4},  {"int8_fp32bw_3x2x2", 12, 1, 3}, {"int8_learned_1x1x2", 4, 2, 4},
+    {"gqa_1x1x2", 4, 2, 4},   {"mqa_3x2x2", 12, 1, 3},         {"qk_gain_1x1x2", 4, 2, 4},
+    {"olmo2_1x1x2", 4, 2, 4}, {"qwen3_1x1x2", 4, 2, 4}};
 
 // `text` with its line `line` (which it must hold) replaced by `with`.
 std::string ReplaceLine(std::string text, const std::string& line, const std::string& with) {
@@ -70,6 +70,10 @@ std::string GoldenRecipeText(const std::string& name) {
   if (name == "qk_gain_1x1x2") {
     return ReplaceLine(GoldenRecipeText("gqa_1x1x2"), "qk_norm = true",
                        "qk_norm = true\nqk_norm_gain = true");
+  }
+  if (name == "qwen3_1x1x2") {  // heads of 12, not d_model / n_heads = 8: q is [32, 48]
+    return ReplaceLine(GoldenRecipeText("qk_gain_1x1x2"), "n_kv_heads = 2",
+                       "n_kv_heads = 2\nhead_dim = 12");
   }
   if (name == "olmo2_1x1x2") {
     const std::string text =

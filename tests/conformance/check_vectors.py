@@ -41,6 +41,7 @@ CASES = {
 }
 CASES["int8_1x1x2"] = CASES["int8_learned_1x1x2"] = CASES["mesh_1x1x2"]
 CASES["gqa_1x1x2"] = CASES["qk_gain_1x1x2"] = CASES["olmo2_1x1x2"] = CASES["mesh_1x1x2"]
+CASES["qwen3_1x1x2"] = CASES["mesh_1x1x2"]
 CASES["int8_fp32bw_3x2x2"] = CASES["mqa_3x2x2"] = CASES["mesh_3x2x2"]
 
 

@@ -7,13 +7,14 @@ ops and int8 linear layers, §6 Philox, §7 state hashes) in numpy, written from
 using no trail code or library (a maintainer wrote it; an outside port from the docs is the real
 test). Its inputs are each case's recipe (tests/conformance/vectors/training/<case>.toml,
 defaults from step.md §1) and the micro-batches rebuilt from the stream spec (check_vectors.py,
-stream_port.py). For all ten golden runs — mesh_1x1x2 (SwiGLU, QK-norm, embedding norm,
+stream_port.py). For all eleven golden runs — mesh_1x1x2 (SwiGLU, QK-norm, embedding norm,
 windows, tied head, z-loss), mesh_3x2x2 (GELU, untied head, 3 replicas x 2 shards x 2
 micro-batches, weight decay, WSD, the spike protocol armed), both in int8 QAT (int8 and fp32
 backward GEMMs), int8 with learned LSQ step sizes, and lifecycle_2x1x1 (a mixture phase, a
 length switch to L = 24, a batch-size change and padding rows), gqa_1x1x2 and mqa_3x2x2
 (grouped-query and multi-query attention), qk_gain_1x1x2 (QK-norm with learned gains) and
-olmo2_1x1x2 (OLMo 2's post-norm and QK-norm over whole projections) — it initializes the
+olmo2_1x1x2 (OLMo 2's post-norm and QK-norm over whole projections) and qwen3_1x1x2 (heads
+wider than d_model / n_heads) — it initializes the
 parameters, runs every step's micro-batches forward and backward, folds the logical ranks
 (shard sums, TreeFold), skips, clips and applies AdamW, and checks: the initial tensors and
 state hash; for mesh_1x1x2's step 0 every operation's output digest in the trace (the first
@@ -499,7 +500,8 @@ def lsq_gradient(dw, qw, v, clipped, K):
 
 
 # ---- docs/step.md §1–2: the recipe and the parameters ------------------------------------------
-DEFAULTS = {"d_model": 128, "n_layers": 4, "n_heads": 4, "n_kv_heads": 0, "d_ff": 384,
+DEFAULTS = {"d_model": 128, "n_layers": 4, "n_heads": 4, "n_kv_heads": 0, "head_dim": 0,
+            "d_ff": 384,
             "max_seq_len": 256, "mlp": "swiglu", "norm_gain": True, "embed_norm": False,
             "qk_norm": False, "qk_norm_gain": False, "qk_norm_projection": False,
             "post_norm": False,
@@ -527,6 +529,10 @@ def read_recipe(path):
     return c
 
 
+def head_dim(c):  # recipe head_dim, else d_model / n_heads
+    return c["head_dim"] or c["d_model"] // c["n_heads"]
+
+
 def param_shapes(c):
     d, ff, V = c["d_model"], c["d_ff"], c["vocab"]
     swiglu = c["mlp"] == "swiglu"
@@ -537,11 +543,12 @@ def param_shapes(c):
         p = "layers.%d." % l
         if c["norm_gain"]:
             out.append((p + "attn_norm.gain", (d,)))
-        kvd = (c["n_kv_heads"] or c["n_heads"]) * (d // c["n_heads"])  # k and v: Hkv heads
-        out += [(p + "attn.w" + x, (d, kvd if x in "kv" else d)) for x in "qkvo"]
+        hd = head_dim(c)
+        qd, kvd = c["n_heads"] * hd, (c["n_kv_heads"] or c["n_heads"]) * hd  # H, Hkv heads
+        out += [(p + "attn.wq", (d, qd)), (p + "attn.wk", (d, kvd)), (p + "attn.wv", (d, kvd)),
+                (p + "attn.wo", (qd, d))]
         if c["qk_norm_gain"]:
-            hd = d // c["n_heads"]
-            qw, kw = (d, kvd) if c["qk_norm_projection"] else (hd, hd)
+            qw, kw = (qd, kvd) if c["qk_norm_projection"] else (hd, hd)
             out += [(p + "attn.q_norm.gain", (qw,)), (p + "attn.k_norm.gain", (kw,))]
         if c["norm_gain"]:
             out.append((p + "mlp_norm.gain", (d,)))
@@ -586,11 +593,11 @@ def layer_window(c, l):
 
 
 # ---- docs/step.md §3–4: one micro-batch forward and backward --------------------------------
-def heads(x, rows, T, H):  # [N, d] -> [rows, H, T, hd]
+def heads(x, rows, T, H):  # [N, H·hd] -> [rows, H, T, hd]
     return x.reshape(rows, T, H, -1).transpose(0, 2, 1, 3).copy()
 
 
-def merge(x):  # [rows, H, T, hd] -> [N, d]
+def merge(x):  # [rows, H, T, hd] -> [N, H·hd]
     rows, H, T, hd = x.shape
     return x.transpose(0, 2, 1, 3).reshape(rows * T, H * hd).copy()
 
@@ -920,7 +927,7 @@ class Run:
         self.V = {n: np.zeros_like(self.P[n]) for n in self.names}
         self.tokens, self.updates, self.history = 0, 0, []
         self.stream = cv.training_stream(name)
-        self.rope_t = rope_table(c["max_seq_len"], c["d_model"] // c["n_heads"], c["rope_theta"])
+        self.rope_t = rope_table(c["max_seq_len"], head_dim(c), c["rope_theta"])
 
     def gradient(self, step, traced):
         """Every micro-batch of the step, folded: (grad, loss, z_loss, targets, batches, got)
@@ -1088,7 +1095,7 @@ def check_trace(name, trace, got):
 if __name__ == "__main__":
     cases = ("mesh_1x1x2", "mesh_3x2x2", "int8_1x1x2", "int8_fp32bw_3x2x2",
              "int8_learned_1x1x2", "lifecycle_2x1x1", "gqa_1x1x2", "mqa_3x2x2", "qk_gain_1x1x2",
-             "olmo2_1x1x2")
+             "olmo2_1x1x2", "qwen3_1x1x2")
     for case in cases:
         check_run(sys.argv[1], sys.argv[2], case)
     print("step port: all %d golden training runs, step by step, from the specification alone"

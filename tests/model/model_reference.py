@@ -116,7 +116,7 @@ def forward(cfg, P, batch):
     valid = torch.from_numpy(batch["key_valid"]).long()
     rows, T = inputs.shape
     d, H = cfg["d_model"], cfg["n_heads"]
-    hd, eps = d // H, cfg["norm_eps"]
+    hd, eps = cfg.get("head_dim", 0) or d // H, cfg["norm_eps"]  # head_dim: Qwen3's wider heads
     Hkv = cfg.get("n_kv_heads", 0) or H  # grouped-query attention: H / Hkv queries per K/V head
     g = lambda name: P.get(name)
     x = P["embed"][inputs]  # [rows, T, d]
@@ -141,7 +141,7 @@ def forward(cfg, P, batch):
         # Query head i reads K/V head i // (H / Hkv), as transformers' repeat_kv does.
         k, v = k.repeat_interleave(H // Hkv, dim=1), v.repeat_interleave(H // Hkv, dim=1)
         a = attention(q, k, v, layer_window(cfg, l), doc, valid)
-        o = a.transpose(1, 2).reshape(rows, T, d) @ P[p + "attn.wo"]
+        o = a.transpose(1, 2).reshape(rows, T, H * hd) @ P[p + "attn.wo"]
         x = x + (rmsnorm(o, g(p + "attn_norm.gain"), eps) if post else o)
         h = x if post else rmsnorm(x, g(p + "mlp_norm.gain"), eps)
         if cfg["mlp"] == "swiglu":

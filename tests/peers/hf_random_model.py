@@ -4,7 +4,7 @@ Usage: hf_random_model.py OUT ARCH DTYPE TOKENIZER_JSON EOS [options]
 
   ARCH   llama | qwen3 | olmo2
   DTYPE  bfloat16 | float32 (the dtype save_pretrained stores)
-  options: --pad-vocab K (K embedding rows past the tokenizer's ids) --bos TEXT (a special token named as bos_token_id) --heads H --kv-heads K (default 4 and 2) --tied --llama3-rope --shard-kb N (sharded
+  options: --pad-vocab K (K embedding rows past the tokenizer's ids) --bos TEXT (a special token named as bos_token_id) --heads H --kv-heads K (default 4 and 2) --head-dim D (default 64 / H) --tied --llama3-rope --shard-kb N (sharded
            files and an index) --sliding W (qwen3: every other layer a window of W) --layers L
 
 The weights are transformers' own initialization (seeded), with every RMSNorm gain (QK-norm's
@@ -36,6 +36,7 @@ def main():
     p.add_argument("--heads", type=int, default=4)
     p.add_argument("--kv-heads", type=int, default=2)
     p.add_argument("--layers", type=int, default=2)
+    p.add_argument("--head-dim", type=int, default=0)
     p.add_argument("--tied", action="store_true")
     p.add_argument("--llama3-rope", action="store_true")
     p.add_argument("--shard-kb", type=int, default=0)
@@ -49,7 +50,7 @@ def main():
     d = 64
     common = dict(vocab_size=vocab + a.pad_vocab, hidden_size=d, intermediate_size=176,
                   num_hidden_layers=a.layers, num_attention_heads=a.heads,
-                  num_key_value_heads=a.kv_heads, head_dim=d // a.heads,
+                  num_key_value_heads=a.kv_heads, head_dim=a.head_dim or d // a.heads,
                   max_position_embeddings=256, tie_word_embeddings=a.tied, rms_norm_eps=1e-5,
                   eos_token_id=eos, bos_token_id=bos, pad_token_id=eos)
     torch.manual_seed(1)
@@ -60,8 +61,9 @@ def main():
                     "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                     "original_max_position_embeddings": 64}
         model = LlamaForCausalLM(LlamaConfig(rope_parameters=rope, **common))
-    elif a.arch == "olmo2":  # OLMo 2's config has no head_dim (hidden / heads)
-        del common["head_dim"]
+    elif a.arch == "olmo2":  # OLMo 2's config has no head_dim unless set (hidden / heads)
+        if not a.head_dim:
+            del common["head_dim"]
         model = Olmo2ForCausalLM(Olmo2Config(rope_parameters={"rope_type": "default",
                                                               "rope_theta": 500000.0},
                                              **common))
