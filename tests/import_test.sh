@@ -11,8 +11,8 @@
 # tests/peers/transformers_check.py compares transformers' logits (float64 and float32) over
 # trail's greedy continuation with trail's, and transformers' greedy generation with trail's.
 # A negative control (an import whose config lost its RoPE scaling) must fail that check.
-# Then a continued pretraining of the imported OLMo 2 (post-norm, padded vocabulary) on new
-# data: killed with SIGKILL and
+# Then a continued pretraining of the imported OLMo 2 (post-norm, padded vocabulary, a BOS in
+# its config) on new data whose every document starts with that BOS: killed with SIGKILL and
 # resumed to the same bytes as a run never killed, replayed bit for bit by the audit from the
 # imported parameters, its attestation naming the SHA-256 of every file of the base checkpoint,
 # and its export read by transformers again; import(export(run)) gives the run's parameters.
@@ -46,7 +46,7 @@ models=(
   "llama3-rope-bf16 llama bfloat16 --kv-heads 1 --llama3-rope"
   "llama3-rope-mha-tied-f32 llama float32 --kv-heads 4 --llama3-rope --tied --shard-kb 150"
   "qwen3-mqa-sliding-tied-bf16 qwen3 bfloat16 --layers 3 --kv-heads 1 --tied --sliding 24 --head-dim 32"
-  "olmo2-gqa-padded-bf16 olmo2 bfloat16 --layers 3 --shard-kb 120 --pad-vocab 64"
+  "olmo2-gqa-padded-bf16 olmo2 bfloat16 --layers 3 --shard-kb 120 --pad-vocab 64 --bos <|endoftext|>"
 )
 for m in "${models[@]}"; do
   set -- $m
@@ -107,7 +107,11 @@ done
 "$trail" data manifest --contract $base/tokenizer.contract.json \
   --source kjv=1=cshards/train.shards.json --validation kjv=cshards/val.shards.json \
   --seq-len 64 --chunk-tokens 120 --seed 11 --batch-schedule 0:8 --micro-batch 4 \
-  --output cmanifest.json > /dev/null
+  --prepend-bos --output cmanifest.json > /dev/null
+# The base names a BOS (config.json's bos_token_id): every document of the new data starts with
+# it, as in the base's pretraining.
+"$trail" data inspect --manifest cmanifest.json --window 0 | grep -q " BOS+\[[0-9]*, " \
+  || fail "the continued pretraining's windows do not start their documents with BOS"
 steps=24
 sed -e "s/^steps = 100$/steps = $steps/; s/^checkpoint_every = 50$/checkpoint_every = 4\nkeep_checkpoints = 2/" \
     -e 's/^lr = 3e-5$/lr = 1e-3/' $base/recipe.toml > cont.toml
@@ -178,6 +182,10 @@ params() { grep -o 'params [0-9a-f]*' "$1" | tail -1; }
 echo "sharded on 1 and 2 processes: the unsharded run's final $(params plain.out)"
 
 echo "-- the continued model, exported, in transformers"
+# The data was tokenized with the base's contract, which is not beside the manifest: the run
+# kept it.
+cmp cont/tokenizer.contract.json $base/tokenizer.contract.json \
+  || fail "the continued run did not keep the base's tokenizer contract"
 "$trail" export --run cont --format hf --out cont.hf > /dev/null
 "$trail" generate --run cont --prompt "And the LORD spake unto Moses, saying" --max-tokens 40 \
   --temperature 0 --json > cont.gen.json

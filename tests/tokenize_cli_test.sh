@@ -71,6 +71,9 @@ grep -q "is not FROM_STEP:L" <<<"$out" || fail "--seq-len-phases message: $out"
 out=$("$trail" data manifest --contract tokenizer.contract.json --source kjv=1=one/shard.shards.json \
   --mixture-phase 2:wiki=1 --output x.json 2>&1) && fail "a phase naming no source was accepted"
 grep -q "names 'wiki', which is not a source" <<<"$out" || fail "--mixture-phase message: $out"
+out=$("$trail" data manifest --contract tokenizer.contract.json --source kjv=1=one/shard.shards.json \
+  --prepend-bos --output x.json 2>&1) && fail "--prepend-bos without a BOS in the contract was accepted"
+grep -q "needs a contract with a bos_id" <<<"$out" || fail "--prepend-bos message: $out"
 [ ! -e x.json ] || fail "a refused manifest was written"
 
 # Bad input.

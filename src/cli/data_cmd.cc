@@ -42,9 +42,10 @@ void PrintWindowDocuments(const Json& r) {
   size_t i = 0;
   for (const Json& d : r["documents"]) {
     const uint64_t off = U(d["doc_offset"]), n = U(d["tokens"]), at = U(d["window_offset"]);
-    const bool eos = d["ends_with_eos"];
-    const std::string range = Fmt("[%llu, %llu)%s", (unsigned long long)off,
-                                  (unsigned long long)(off + n - (eos ? 1 : 0)), eos ? "+EOS" : "");
+    const bool eos = d["ends_with_eos"], bos = d["starts_with_bos"];
+    const std::string range =
+        Fmt("%s[%llu, %llu)%s", bos ? "BOS+" : "", (unsigned long long)off,
+            (unsigned long long)(off + n - (eos ? 1 : 0) - (bos ? 1 : 0)), eos ? "+EOS" : "");
     const uint64_t pass = U(d.contains("epoch") ? d["epoch"] : d["draw_block"]);
     std::printf("  %-3zu %-20s %-8llu %-24s %-5u %-18s %-6llu [%llu, %llu)\n", i++,
                 S(d["shard"]).c_str(), (unsigned long long)U(d["doc"]), S(d["key"]).c_str(),
@@ -245,6 +246,7 @@ int RunManifest(const DataOptions& o) {
   spec.micro_batch = o.micro_batch;
   spec.chunk_tokens = o.chunk_tokens;
   spec.positions = o.positions;
+  spec.prepend_bos = o.prepend_bos;
   spec.output = o.manifest_out;
   const ingest::BuiltManifest m = ingest::BuildManifest(spec);
   std::printf("%s: %zu sources, stream of %s windows\n", o.manifest_out.c_str(), m.sources,
@@ -417,6 +419,9 @@ void AddManifestCommand(DataCommand& cmd) {
       ->add_option("--positions", o.positions,
                    "Token positions: document (offset in the piece) or window")
       ->capture_default_str();
+  cmd.manifest->add_flag("--prepend-bos", o.prepend_bos,
+                         "A BOS (the contract's bos_id) before every document, as the base "
+                         "model saw in pretraining (Llama 3)");
   cmd.manifest->add_option("--output", o.manifest_out, "Manifest to write")->required();
 }
 

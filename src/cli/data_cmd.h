@@ -40,6 +40,7 @@ struct DataOptions {
   int64_t micro_batch = 1;
   uint32_t chunk_tokens = 0;
   std::string positions = "document";
+  bool prepend_bos = false;
   std::string manifest_out;
   int64_t seq_len = 2048;
   uint64_t seed = 0;

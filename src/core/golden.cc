@@ -20,7 +20,7 @@ bool IsLowerHex(const std::string& s) {
 const char* Header(std::string_view set) {
   if (set == "repops")
     return "# RepOps golden cases (docs/goldens.md): case name, SHA-256 of its output buffers.";
-  if (set == "stream") return "# The canonical data stream's golden digest (docs/goldens.md).";
+  if (set == "stream") return "# The canonical data stream's golden digests (docs/goldens.md §2).";
   if (set == "generation")
     return "# Golden generations (docs/goldens.md): case name, SHA-256 of logits, tokens and "
            "log-probs.";

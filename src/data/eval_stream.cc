@@ -11,6 +11,8 @@ EvalStream::EvalStream(const Manifest& m, const std::string& split, const std::s
     : L_(m.stream.seq_len),
       append_eos_(m.stream.append_eos),
       eos_(static_cast<int32_t>(m.tokenizer.eos_id)),
+      bos_marks_(m.stream.prepend_bos ? 1 : 0),
+      bos_(static_cast<int32_t>(m.tokenizer.bos_id)),
       positions_(m.stream.positions) {
   const TokenizerSpec& t = m.tokenizer;
   pad_ = static_cast<int32_t>(t.pad_id >= 0 ? t.pad_id : t.eos_id >= 0 ? t.eos_id : 0);
@@ -33,7 +35,7 @@ EvalStream::EvalStream(const Manifest& m, const std::string& split, const std::s
       for (uint64_t start = 0; start == 0 || start < doc_len; start += piece) {
         const uint64_t len = std::min(piece, doc_len - start);
         const bool eos = append_eos_ && start + len == doc_len;
-        const uint64_t n = len + (eos ? 1 : 0);
+        const uint64_t n = bos_marks_ + len + (eos ? 1 : 0);
         const uint64_t windows = n <= 1 ? 1 : (n - 1 + L_ - 1) / L_;
         pieces_.push_back({h, static_cast<uint32_t>(piece == UINT64_MAX ? 0 : start / piece), d,
                            start, len, eos});
@@ -55,12 +57,20 @@ void EvalStream::Window(uint64_t i, RawWindow& out) const {
   const uint64_t d = p.doc;
   const ShardReader& sh = *shards_[h];
   const DocRecord rec = sh.doc(d);
-  const uint64_t n = p.length + (p.eos ? 1 : 0);
+  // The piece: [BOS], its document tokens, [EOS]; this window holds [start, start + len).
+  const uint64_t bos = bos_marks_, doc_end = bos + p.length;
+  const uint64_t n = doc_end + (p.eos ? 1 : 0);
   const uint64_t start = (i - window_prefix_[j]) * static_cast<uint64_t>(L_);  // in the piece
   const uint64_t len = std::min<uint64_t>(L_ + 1, n - start);
-  const uint64_t from_doc = start < p.length ? std::min<uint64_t>(len, p.length - start) : 0;
-  sh.CopyTokens(rec.token_start + p.start + start, from_doc, out.tokens.data());
-  for (uint64_t k = from_doc; k < len; ++k) out.tokens[k] = eos_;
+  const uint64_t lo = std::max(start, bos), hi = std::min(start + len, doc_end);
+  if (hi > lo) {
+    sh.CopyTokens(rec.token_start + p.start + (lo - bos), hi - lo,
+                  out.tokens.data() + (lo - start));
+  }
+  for (uint64_t k = 0; k < len; ++k) {
+    if (start + k < bos) out.tokens[k] = bos_;
+    if (start + k >= doc_end) out.tokens[k] = eos_;
+  }
   for (int64_t k = 0; k <= L_; ++k) {
     const bool real = k < static_cast<int64_t>(len);
     if (!real) out.tokens[k] = pad_;
@@ -76,6 +86,7 @@ void EvalStream::Window(uint64_t i, RawWindow& out) const {
   seg.piece_offset = start;
   seg.length = len;
   seg.ends_with_eos = p.eos && start + len == n;
+  seg.piece_bos = bos == 1;
   out.segments.push_back(seg);
 }
 

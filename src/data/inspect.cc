@@ -15,15 +15,19 @@ Json SegmentJson(const CanonicalStream& s, const Segment& seg) {
   const SourceStream& src = s.source(seg.source);
   const ShardReader& sh = src.shard(seg.shard);
   const ShardRef& ref = s.manifest().sources[seg.source].shards[seg.shard];
+  // A piece's BOS (prepend_bos) sits before its first chunk token: piece offset k > 0 is chunk
+  // token k - 1.
+  const uint64_t in_chunk = seg.piece_offset - (seg.piece_bos && seg.piece_offset > 0 ? 1 : 0);
   return Json{
       {"source", src.name()},
       {"shard", ref.path},
       {"doc", seg.doc},
       {"key", std::string(sh.doc_key(seg.doc))},
       {"chunk", seg.chunk},
-      {"doc_offset", ChunkStart(s.manifest().stream.chunking, seg.chunk) + seg.piece_offset},
+      {"doc_offset", ChunkStart(s.manifest().stream.chunking, seg.chunk) + in_chunk},
       {"piece_offset", seg.piece_offset},
       {"tokens", seg.length},
+      {"starts_with_bos", seg.piece_bos && seg.piece_offset == 0},
       {"ends_with_eos", seg.ends_with_eos},
       {s.manifest().sources[seg.source].sampling == Sampling::kPermutation ? "epoch" : "draw_block",
        seg.pass},

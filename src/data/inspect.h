@@ -4,10 +4,10 @@
 //   InspectWindow: window w — its source, the source's window index and the window's offset in
 //     the source's stream, L, real tokens, targets; with phases, the step and the phases it is in;
 //     "documents": per segment source, shard, document index and key, chunk, doc_offset (token
-//     offset in the document), piece_offset, tokens, ends_with_eos, epoch (permutation sources)
-//     or draw_block (sampling with replacement), window_offset, and "text" when decoding;
-//     "tokens": for each of the L+1 positions token, doc, position, real, "piece" when decoding,
-//     and for the first L label, loss (mask), attn_doc, key_valid.
+//     offset in the document), piece_offset, tokens, starts_with_bos, ends_with_eos, epoch
+//     (permutation sources) or draw_block (sampling with replacement), window_offset, and "text"
+//     when decoding; "tokens": for each of the L+1 positions token, doc, position, real, "piece"
+//     when decoding, and for the first L label, loss (mask), attn_doc, key_valid.
 //   InspectStep: the step's window range, and per logical rank (of `ranks`; only `rank` when
 //     >= 0) its micro-batches' windows (null for a padding row), B_input, real_tokens,
 //     B_target; the step's L, tokens consumed before it and totals.

@@ -148,14 +148,15 @@ void ParseSeqLenPhases(const Reader& r, StreamConfig& c) {
 }
 
 void ParseStream(const Reader& r, StreamConfig& c) {
-  r.AllowOnly({"seed", "seq_len", "append_eos", "chunking", "replacement_block_tokens", "semantics",
-               "positions", "batch_schedule", "micro_batch_windows", "mixture_phases",
-               "seq_len_phases"});
+  r.AllowOnly({"seed", "seq_len", "append_eos", "prepend_bos", "chunking",
+               "replacement_block_tokens", "semantics", "positions", "batch_schedule",
+               "micro_batch_windows", "mixture_phases", "seq_len_phases"});
   c.seed = r.U64("seed");
   c.seq_len = static_cast<int64_t>(r.U64("seq_len"));
   TRAIL_CHECK(c.seq_len >= 1 && c.seq_len <= (1 << 24), r.file(), ": stream.seq_len ", c.seq_len,
               " out of range");
   c.append_eos = r.Bool("append_eos", true);
+  c.prepend_bos = r.Bool("prepend_bos", false);
   c.replacement_block_tokens = r.U64("replacement_block_tokens", c.replacement_block_tokens);
   TRAIL_CHECK(c.replacement_block_tokens >= 1, r.file(),
               ": stream.replacement_block_tokens must be positive");
@@ -202,6 +203,7 @@ Json StreamToJson(const StreamConfig& c) {
   j["seed"] = c.seed;
   j["seq_len"] = c.seq_len;
   j["append_eos"] = c.append_eos;
+  if (c.prepend_bos) j["prepend_bos"] = true;  // only when on: other manifests keep their bytes
   j["chunking"] =
       Json{{"max_tokens", c.chunking.max_tokens},
            {"overlap", c.chunking.overlap},
@@ -318,20 +320,22 @@ Manifest ParseManifest(const std::string& json_text, const std::string& file,
               "' is not trail.data-manifest.v1");
 
   Reader tok(top.Get("tokenizer"), "tokenizer", file);
-  tok.AllowOnly({"contract", "vocab_size", "token_bytes", "eos_id", "pad_id"});
+  tok.AllowOnly({"contract", "vocab_size", "token_bytes", "eos_id", "bos_id", "pad_id"});
   m.tokenizer.contract = ParseContractHash(tok.Str("contract"), file + ": tokenizer.contract");
   m.tokenizer.vocab_size = static_cast<uint32_t>(tok.U64("vocab_size"));
   m.tokenizer.token_bytes = static_cast<uint32_t>(tok.U64("token_bytes", 2));
   m.tokenizer.eos_id = tok.I64("eos_id", -1);
   m.tokenizer.pad_id = tok.I64("pad_id", -1);
+  m.tokenizer.bos_id = tok.I64("bos_id", -1);
   TRAIL_CHECK(m.tokenizer.token_bytes == 2 || m.tokenizer.token_bytes == 4, file,
               ": tokenizer.token_bytes must be 2 or 4");
   TRAIL_CHECK(m.tokenizer.token_bytes == 4 || m.tokenizer.vocab_size <= 65536, file,
               ": tokenizer.vocab_size ", m.tokenizer.vocab_size, " needs token_bytes 4");
   const int64_t vocab = m.tokenizer.vocab_size;
   TRAIL_CHECK(vocab >= 1, file, ": tokenizer.vocab_size must be positive");
-  TRAIL_CHECK(m.tokenizer.eos_id < vocab && m.tokenizer.pad_id < vocab, file,
-              ": tokenizer eos_id/pad_id must be below vocab_size");
+  TRAIL_CHECK(
+      m.tokenizer.eos_id < vocab && m.tokenizer.pad_id < vocab && m.tokenizer.bos_id < vocab, file,
+      ": tokenizer eos_id/bos_id/pad_id must be below vocab_size");
 
   const Json& srcs = top.Array("sources");
   TRAIL_CHECK(!srcs.empty(), file, ": sources is empty");
@@ -379,6 +383,8 @@ Manifest ParseManifest(const std::string& json_text, const std::string& file,
   ValidateSeqLenPhases(m.stream, file);
   TRAIL_CHECK(!m.stream.append_eos || m.tokenizer.eos_id >= 0, file,
               ": stream.append_eos needs tokenizer.eos_id");
+  TRAIL_CHECK(!m.stream.prepend_bos || m.tokenizer.bos_id >= 0, file,
+              ": stream.prepend_bos needs tokenizer.bos_id");
   if (top.Has("lineage")) {
     Reader r(top.Get("lineage"), "lineage", file);
     r.AllowOnly({"database", "sha256"});
@@ -404,6 +410,7 @@ std::string ManifestToJson(const Manifest& m) {
                         {"token_bytes", m.tokenizer.token_bytes},
                         {"eos_id", m.tokenizer.eos_id},
                         {"pad_id", m.tokenizer.pad_id}};
+  if (m.stream.prepend_bos) j["tokenizer"]["bos_id"] = m.tokenizer.bos_id;
   Json srcs = Json::array();
   for (const SourceSpec& s : m.sources) {
     srcs.push_back(

@@ -43,6 +43,7 @@ struct TokenizerSpec {
   uint32_t vocab_size = 0;
   uint32_t token_bytes = 2;
   int64_t eos_id = -1;  // required when stream.append_eos
+  int64_t bos_id = -1;  // required when stream.prepend_bos (written only then)
   int64_t pad_id = -1;  // token written into padding slots (never a target)
 };
 

@@ -39,6 +39,7 @@ SourceStream::SourceStream(uint32_t index, const SourceSpec& spec,
       sampling_(spec.sampling),
       cfg_(cfg),
       eos_(static_cast<int32_t>(tok.eos_id)),
+      bos_(static_cast<int32_t>(tok.bos_id)),
       shards_(std::move(shards)) {
   const ChunkingPolicy& ch = cfg_.chunking;
   const bool cut = ch.max_tokens > 0;
@@ -60,14 +61,14 @@ SourceStream::SourceStream(uint32_t index, const SourceSpec& spec,
         first.push_back(pieces);
         owner.insert(owner.end(), chunks, static_cast<uint32_t>(d));
       }
-      // Stream tokens of the document: its chunks (overlaps counted in each) plus EOS marks.
+      // Stream tokens of the document: its chunks (overlaps counted in each) plus EOS and BOS
+      // marks (each on every chunk under the independent boundary, else once).
       const uint64_t stride = cut ? ch.max_tokens - ch.overlap : 0;
       const uint64_t chunk_tokens =
           chunks == 1 ? len : len + (chunks - 1) * (ch.max_tokens - stride);
-      const uint64_t eos = !cfg_.append_eos                             ? 0
-                           : ch.boundary == ChunkBoundary::kIndependent ? chunks
-                                                                        : 1;
-      tokens += chunk_tokens + eos;
+      const uint64_t marks = ch.boundary == ChunkBoundary::kIndependent ? chunks : 1;
+      const uint64_t eos = cfg_.append_eos ? marks : 0, bos = cfg_.prepend_bos ? marks : 0;
+      tokens += chunk_tokens + eos + bos;
       pieces += chunks;
     }
     if (cut) first.push_back(pieces);
@@ -96,15 +97,20 @@ SourceStream::Piece SourceStream::PieceOf(uint32_t shard, uint64_t local) const 
   return {shard, doc, static_cast<uint32_t>(local - doc_first_piece_[shard][doc])};
 }
 
+uint64_t SourceStream::PieceBos(const Piece& pc) const {
+  const bool starts = pc.chunk == 0 || cfg_.chunking.boundary == ChunkBoundary::kIndependent;
+  return cfg_.prepend_bos && starts ? 1 : 0;
+}
+
 uint64_t SourceStream::PieceLength(const Piece& pc) const {
   const ChunkingPolicy& ch = cfg_.chunking;
   const uint64_t len = shards_[pc.shard]->doc_length(pc.doc);
-  if (ch.max_tokens == 0) return len + (cfg_.append_eos ? 1 : 0);
+  if (ch.max_tokens == 0) return len + (cfg_.append_eos ? 1 : 0) + PieceBos(pc);
   const uint64_t start = ChunkStart(ch, pc.chunk);
   const uint64_t chunk_len = std::min<uint64_t>(ch.max_tokens, len - start);
   const bool last = start + chunk_len == len;
   const bool eos = cfg_.append_eos && (last || ch.boundary == ChunkBoundary::kIndependent);
-  return chunk_len + (eos ? 1 : 0);
+  return chunk_len + (eos ? 1 : 0) + PieceBos(pc);
 }
 
 uint64_t SourceStream::Emit(const Piece& pc, uint64_t offset, uint64_t n, uint64_t pass,
@@ -127,21 +133,34 @@ uint64_t SourceStream::Emit(const Piece& pc, uint64_t offset, uint64_t n, uint64
   seg.window_offset = static_cast<uint64_t>(out.length);
   seg.length = n;
   seg.pass = pass;
-  seg.ends_with_eos = piece_len > chunk_len && offset + n == piece_len;
+  // The piece: [BOS] (offset 0, with prepend_bos), the chunk's tokens, [EOS] (last).
+  const uint64_t bos = PieceBos(pc), doc_end = bos + chunk_len;
+  seg.piece_bos = bos == 1;
+  seg.ends_with_eos = piece_len > doc_end && offset + n == piece_len;
   const int32_t local_doc = static_cast<int32_t>(out.segments.size());
   out.segments.push_back(seg);
 
   const int64_t at = out.length;
-  const uint64_t from_doc = offset < chunk_len ? std::min(n, chunk_len - offset) : 0;
-  sh.CopyTokens(rec.token_start + start + offset, from_doc, out.tokens.data() + at);
-  for (uint64_t i = from_doc; i < n; ++i) out.tokens[at + i] = eos_;
+  const uint64_t lo = std::max(offset, bos), hi = std::min(offset + n, doc_end);
+  if (hi > lo) {
+    sh.CopyTokens(rec.token_start + start + (lo - bos), hi - lo,
+                  out.tokens.data() + at + (lo - offset));
+  }
+  for (uint64_t i = 0; i < n; ++i) {
+    if (offset + i < bos) out.tokens[at + i] = bos_;
+    if (offset + i >= doc_end) out.tokens[at + i] = eos_;
+  }
   // Under the "once" overlap policy the first `overlap` tokens of a later chunk are context.
   const uint64_t context = (pc.chunk > 0 && ch.overlap_loss_once) ? ch.overlap : 0;
   const bool continuation = ch.boundary == ChunkBoundary::kContinuation;
-  const int32_t pos0 = static_cast<int32_t>(offset + (continuation ? start : 0));
+  // Continuation positions count the document's stream tokens: its first piece's BOS shifts
+  // every later piece by one.
+  const uint64_t shift = continuation ? start + (cfg_.prepend_bos && pc.chunk > 0 ? 1 : 0) : 0;
+  const int32_t pos0 = static_cast<int32_t>(offset + shift);
   for (uint64_t i = 0; i < n; ++i) {
+    const uint64_t k = offset + i;  // in the piece
     out.doc[at + i] = local_doc;
-    out.target_ok[at + i] = offset + i >= context ? 1 : 0;
+    out.target_ok[at + i] = k >= bos && k < bos + context ? 0 : 1;
     out.positions[at + i] = cfg_.positions == PositionMode::kWindow
                                 ? static_cast<int32_t>(at + i)
                                 : pos0 + static_cast<int32_t>(i);
@@ -182,11 +201,11 @@ const SourceStream::ShardOrder& SourceStream::Order(uint64_t e, uint32_t shard) 
   o.prefix[0] = 0;
   const bool cut = cfg_.chunking.max_tokens > 0;
   const ShardReader& sh = *shards_[shard];
-  const uint64_t eos = cfg_.append_eos ? 1 : 0;
+  const uint64_t marks = (cfg_.append_eos ? 1 : 0) + (cfg_.prepend_bos ? 1 : 0);  // EOS, BOS
   for (uint64_t i = 0; i < n; ++i) {
     const uint64_t piece = perm(i);
     o.pieces[i] = static_cast<uint32_t>(piece);
-    const uint64_t len = cut ? PieceLength(PieceOf(shard, piece)) : sh.doc_length(piece) + eos;
+    const uint64_t len = cut ? PieceLength(PieceOf(shard, piece)) : sh.doc_length(piece) + marks;
     o.prefix[i + 1] = o.prefix[i] + len;
   }
   orders_.push_front(std::move(o));

@@ -69,6 +69,7 @@ class SourceStream {
 
   Piece PieceOf(uint32_t shard, uint64_t local_piece) const;
   uint64_t PieceLength(const Piece& pc) const;
+  uint64_t PieceBos(const Piece& pc) const;  // 1 when the piece starts with a BOS, else 0
   uint64_t Emit(const Piece& pc, uint64_t offset, uint64_t n, uint64_t pass, RawWindow& out);
   const EpochOrder& Epoch(uint64_t e);
   const ShardOrder& Order(uint64_t e, uint32_t shard);
@@ -81,7 +82,7 @@ class SourceStream {
   uint64_t name_id_;
   Sampling sampling_;
   StreamConfig cfg_;
-  int32_t eos_;
+  int32_t eos_, bos_;
   std::vector<std::shared_ptr<const ShardReader>> shards_;
   // Per shard: first piece of each document (docs+1; empty when documents are never cut),
   // and the piece -> document table (empty when not cut).

@@ -66,6 +66,9 @@ struct StreamConfig {
   uint64_t seed = 0;
   int64_t seq_len = 2048;  // L: a window holds L+1 tokens, giving L inputs and L labels
   bool append_eos = true;  // EOS (tokenizer eos_id) after every document
+  // BOS (tokenizer bos_id) before every document (Llama 3's <|begin_of_text|>): before each
+  // piece under the independent boundary, before a document's first piece under continuation.
+  bool prepend_bos = false;
   ChunkingPolicy chunking;
   // Sources sampled with replacement draw documents in blocks of this many tokens (the last
   // draw of a block is cut at the block end), which keeps random access O(block).

@@ -1,5 +1,6 @@
 #include "data/stream_golden.h"
 
+#include "core/error.h"
 #include "core/file_util.h"
 #include "core/golden.h"
 #include "core/hash.h"
@@ -9,7 +10,13 @@
 
 namespace trail::data {
 
-std::string CommittedStreamGoldenDigest() { return CommittedGoldens("stream").at("stream"); }
+std::vector<std::string> StreamGoldenNames() { return {"stream", "stream_bos"}; }
+
+std::string CommittedStreamGoldenDigest(const std::string& name) {
+  const GoldenTable& t = CommittedGoldens("stream");
+  const auto it = t.find(name);
+  return it == t.end() ? "" : it->second;
+}
 
 namespace {
 
@@ -47,7 +54,8 @@ void HashWindows(const Manifest& m, Sha256Hasher& h) {
 
 }  // namespace
 
-std::string ComputeStreamGoldenDigest() {
+std::string ComputeStreamGoldenDigest(const std::string& name) {
+  TRAIL_CHECK(name == "stream" || name == "stream_bos", "no stream golden '", name, "'");
   TempDir dir("trail-stream-golden");
   StreamConfig cfg;
   cfg.seed = 20261202;
@@ -60,6 +68,7 @@ std::string ComputeStreamGoldenDigest() {
       {"code", 0.3, 2, 25, 5, 90, Sampling::kPermutation, 2},
       {"books", 0.1, 1, 6, 50, 400, Sampling::kReplacement}};
   Manifest m = synthetic::MakeCorpus(dir.path(), sources, cfg, 2);
+  if (name == "stream_bos") m.stream.prepend_bos = true, m.tokenizer.bos_id = 5;
   Sha256Hasher h;
   HashWindows(m, h);
   // The other choices: continuous semantics, window positions, continuation chunks, both.

@@ -21,6 +21,8 @@ struct Segment {
   uint64_t length = 0;
   uint64_t pass = 0;           // permutation: epoch; replacement: draw block
   bool ends_with_eos = false;  // the run includes the piece's appended EOS
+  // The piece starts with a BOS (prepend_bos) at piece offset 0: its chunk tokens start at 1.
+  bool piece_bos = false;
 };
 
 struct RawWindow {

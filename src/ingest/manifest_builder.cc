@@ -128,6 +128,12 @@ BuiltManifest BuildManifest(const ManifestSpec& spec) {
   m.stream.seq_len = spec.seq_len;
   m.stream.seed = spec.seed;
   m.stream.append_eos = lc.contract.eos_id >= 0;
+  if (spec.prepend_bos) {
+    TRAIL_CHECK(lc.contract.bos_id >= 0, spec.contract,
+                ": --prepend-bos needs a contract with a bos_id (this tokenizer names no BOS)");
+    m.stream.prepend_bos = true;
+    m.tokenizer.bos_id = lc.contract.bos_id;
+  }
   const fs::path out_dir = fs::absolute(spec.output).parent_path();
   for (const std::string& s : spec.sources)
     m.sources.push_back(ParseSource(s, contract_hex, out_dir));

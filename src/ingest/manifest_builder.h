@@ -1,9 +1,10 @@
 // A data manifest from `trail data tokenize` outputs (<prefix>.shards.json lists): the tokenizer
 // section from the contract (vocabulary, token width by data::TokenBytesForVocab, EOS and PAD;
-// EOS appended when the contract has one), one source per NAME=SHARE=LIST, frozen validation
-// and test sets per DOMAIN=LIST, shard paths made relative to the manifest's folder, and the
-// stream settings. Each list must come from a complete tokenize run under the same contract.
-// The manifest is checked by opening its stream before it is written (atomically).
+// EOS appended when the contract has one; BOS prepended when asked, which needs the contract's),
+// one source per NAME=SHARE=LIST, frozen validation and test sets per DOMAIN=LIST, shard paths made
+// relative to the manifest's folder, and the stream settings. Each list must come from a complete
+// tokenize run under the same contract. The manifest is checked by opening its stream before it is
+// written (atomically).
 #pragma once
 
 #include <cstdint>
@@ -26,6 +27,7 @@ struct ManifestSpec {
   int64_t micro_batch = 1;
   uint32_t chunk_tokens = 0;           // 0: documents are never cut
   std::string positions = "document";  // document | window
+  bool prepend_bos = false;            // BOS (the contract's bos_id, then required) per document
   std::string output;                  // the manifest to write
 };
 

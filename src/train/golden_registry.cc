@@ -17,7 +17,9 @@ std::map<std::string, GoldenTable> ComputeAll() {
   SetKernelThreads(1);
   std::map<std::string, GoldenTable> out;
   for (const repops::GoldenResult& r : repops::RunGoldenSuite()) out["repops"][r.name] = r.digest;
-  out["stream"]["stream"] = data::ComputeStreamGoldenDigest();
+  for (const std::string& name : data::StreamGoldenNames()) {
+    out["stream"][name] = data::ComputeStreamGoldenDigest(name);
+  }
   for (const GoldenRun& r : RunTrainingGolden()) out["training"][r.name] = r.chain;
   repops::CpuBackend cpu;
   for (const model::GoldenGeneration& g : model::RunGenerationGolden(cpu)) {

@@ -1,5 +1,6 @@
 #include "train/trainer.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include "core/error.h"
 #include "core/resident_memory.h"
 #include "core/file_util.h"
+#include "core/hash.h"
 #include "repops/kernels.h"
 #include "train/checkpoint.h"
 #include "train/imported_base.h"
@@ -50,6 +52,19 @@ void CheckStartable(const TrainOptions& opt, const RunDirectory& rd) {
   if (!opt.recipe_path.empty()) {
     TRAIL_CHECK(Sha256OfFile(opt.recipe_path) == Sha256OfFile(rd.recipe_path()), opt.recipe_path,
                 " differs from the run's recipe.toml: a run resumes with its own recipe");
+  }
+}
+
+// A run continuing an import whose data was tokenized with the base's contract keeps that
+// contract and its tokenizer.json (both named in import.json) beside its manifest copy, so
+// generate, eval and export find the run's tokenizer in the run itself.
+void KeepBaseTokenizer(const std::string& base_dir, const data::ContractHash& data_contract,
+                       const RunDirectory& rd) {
+  const std::string contract = base_dir + "/tokenizer.contract.json";
+  const Digest d = Sha256OfFile(contract);
+  if (!std::equal(d.begin(), d.end(), data_contract.begin())) return;  // other data: not ours
+  for (const char* name : {"tokenizer.json", "tokenizer.contract.json"}) {
+    WriteFileAtomic(rd.dir() + "/" + name, ReadFileToString(base_dir + "/" + name));
   }
 }
 
@@ -101,6 +116,7 @@ void StartFresh(const TrainOptions& opt, const RunDirectory& rd, LoadedRun& run,
   if (R.init.imported) {
     WriteFileAtomic(rd.import_path(),
                     ReadFileToString(opt.init_from + "/" + std::string(kImportRecordFile)));
+    KeepBaseTokenizer(opt.init_from, run.stream.manifest().tokenizer.contract, rd);
   }
   lock.emplace(rd.dir());
   if (run.engine.params_sharded()) return;  // checkpoint 0 is written by every process

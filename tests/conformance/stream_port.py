@@ -9,7 +9,8 @@ formula, lays out the source streams, interleaves them and packs each window, th
 record goldens.md §2 specifies. `make test` runs it and compares with goldens/stream.txt, so the
 code cannot drift from the rules written here and in those pages without this test failing.
 
-    stream_port.py [GOLDENS_STREAM_TXT]   prints the digest; with the file, exits 1 unless equal
+    stream_port.py [GOLDENS_STREAM_TXT]   prints the digests ("stream", "stream_bos"); with the
+                                          file, exits 1 unless each equals its line
 """
 import hashlib
 import struct
@@ -75,7 +76,7 @@ def order_stream(name, role, a, b=0):
 
 
 # ---- docs/goldens.md §2: the synthetic corpus ----------------------------------------------
-VOCAB, EOS, PAD = 65536, 7, 3
+VOCAB, EOS, PAD, BOS = 65536, 7, 3, 5  # BOS: the stream_bos case's tokenizer.bos_id
 SOURCES = [  # name, share, shards, docs per shard, min, max length, sampling, max epochs
     ("web", 0.6, 3, 40, 1, 120, "permutation", 0),
     ("code", 0.3, 2, 25, 5, 90, "permutation", 2),
@@ -95,9 +96,9 @@ def doc_token(s, h, d, j):
 
 # ---- docs/data.md §3.1: pieces ---------------------------------------------------------------
 class Config:
-    def __init__(self, continuous):
+    def __init__(self, continuous, prepend_bos=False):
         self.seed, self.L, self.C, self.O, self.B = 20261202, 48, 40, 6, 1000
-        self.append_eos = True
+        self.append_eos, self.prepend_bos = True, prepend_bos
         self.overlap_once = not continuous          # overlap_loss: "once" | "both"
         self.boundary_independent = not continuous  # boundary: "independent" | "continuation"
         self.independent = not continuous           # semantics
@@ -117,7 +118,8 @@ class Piece:
     def __init__(self, s, h, d, k, start, count, last, cfg):
         self.s, self.h, self.d, self.k, self.start, self.count = s, h, d, k, start, count
         self.eos = cfg.append_eos and (last or cfg.boundary_independent)
-        self.length = count + (1 if self.eos else 0)  # its stream tokens, EOS included
+        self.bos = 1 if cfg.prepend_bos and (k == 0 or cfg.boundary_independent) else 0
+        self.length = self.bos + count + (1 if self.eos else 0)  # its stream tokens, marks included
 
 
 # ---- docs/data.md §3.2: a source's token stream ----------------------------------------------
@@ -268,11 +270,19 @@ def window_record(sources, phases, w, cfg):
     for piece, off, n, pas in sources[s].runs(o, L + 1):
         at = len(tokens)
         segs.append((piece.h, piece.d, piece.k, off, n, pas))
+        b = piece.bos  # offset 0 is the BOS; chunk token j is at offset b + j
         for i in range(off, off + n):
-            tokens.append(doc_token(s, piece.h, piece.d, piece.start + i) if i < piece.count else EOS)
+            if i < b:
+                tokens.append(BOS)
+            elif i < b + piece.count:
+                tokens.append(doc_token(s, piece.h, piece.d, piece.start + i - b))
+            else:
+                tokens.append(EOS)
             doc.append(len(segs) - 1)
-            ok.append(0 if (piece.k > 0 and cfg.overlap_once and i < cfg.O) else 1)
-            first = 0 if cfg.boundary_independent else piece.start
+            ok.append(0 if (piece.k > 0 and cfg.overlap_once and b <= i < b + cfg.O) else 1)
+            # continuation: offsets in the document's stream tokens (its first piece's BOS).
+            shift = 1 if cfg.prepend_bos and piece.k > 0 else 0
+            first = 0 if cfg.boundary_independent else piece.start + shift
             pos.append(len(pos) if cfg.window_positions else first + i)
     real = len(tokens)
     while len(tokens) < L + 1:  # padding
@@ -298,11 +308,11 @@ def window_record(sources, phases, w, cfg):
     return rec
 
 
-def digest():
+def digest(prepend_bos):
     h = hashlib.sha256()
     windows = list(range(200)) + [1_000_000, 10_000_001, 123_456_789, 4_000_000_000]
     for continuous in (False, True):
-        cfg = Config(continuous)
+        cfg = Config(continuous, prepend_bos)
         sources = [Source(s, cfg) for s in range(len(SOURCES))]
         phases = schedule(sources, cfg.L)
         for w in windows:
@@ -311,12 +321,17 @@ def digest():
 
 
 if __name__ == "__main__":
-    got = digest()
-    print("stream", got)
+    failed = False
+    for name, prepend_bos in (("stream", False), ("stream_bos", True)):
+        got = digest(prepend_bos)
+        print(name, got)
+        if len(sys.argv) > 1:
+            want = [l.split()[1] for l in open(sys.argv[1]) if l.startswith(name + " ")][0]
+            if got != want:
+                print("FAIL: the port of docs/data.md gives another %s digest than "
+                      "goldens/stream.txt (%s)" % (name, want))
+                failed = True
+    if failed:
+        sys.exit(1)
     if len(sys.argv) > 1:
-        want = [l.split()[1] for l in open(sys.argv[1]) if l.startswith("stream ")][0]
-        if got != want:
-            print("FAIL: the port of docs/data.md gives another digest than goldens/stream.txt (%s)"
-                  % want)
-            sys.exit(1)
-        print("stream port: the digest of goldens/stream.txt, from the specification alone")
+        print("stream port: the digests of goldens/stream.txt, from the specification alone")
