@@ -189,6 +189,10 @@ cmp cont/tokenizer.contract.json $base/tokenizer.contract.json \
 "$trail" export --run cont --format hf --out cont.hf > /dev/null
 "$trail" generate --run cont --prompt "And the LORD spake unto Moses, saying" --max-tokens 40 \
   --temperature 0 --json > cont.gen.json
+# Trained on documents after a BOS, it reads a prompt after one too.
+"$python" -c "import json, sys
+assert json.load(open(sys.argv[1]))['prompt_ids'][0] == json.load(open(sys.argv[2]))['bos_id']" \
+  cont.gen.json $base/tokenizer.contract.json || fail "the continued run's prompt has no BOS"
 "$python" -c "import json, sys; g = json.load(open(sys.argv[1]))
 print(json.dumps(g['prompt_ids'] + g['ids']))" cont.gen.json > cont.ids
 "$probe" cont ids cont.ids cont.probe

@@ -168,7 +168,7 @@ EvalAuditResult AuditEval(const EvalAuditOptions& o,
         std::to_string(lines.size()) + " requests again");
   for (EvalRequest& q : again) q.doc_id = &q - again.data();  // each its own group
   LoglikelihoodScorer scorer(m.config(), m.params(), m.backend(), m.tokenizer(),
-                             m.contract().eos_id);
+                             m.contract().eos_id, m.document_bos());
   const std::vector<ScoredRequest> s = scorer.Score(again);
   for (size_t k = 0; k < pick.size(); ++k) {
     const EvalRequestLine& l = lines[pick[k]];

@@ -87,7 +87,7 @@ EvalReport RunEval(const EvalOptions& o, const std::function<void(const std::str
   for (const std::string& d : dirs) tasks.push_back(LoadTask(d, o.limit));  // all checked first
   const TrainedModel m(o.model);
   LoglikelihoodScorer scorer(m.config(), m.params(), m.backend(), m.tokenizer(),
-                             m.contract().eos_id);
+                             m.contract().eos_id, m.document_bos());
   // Every request fits the model before any is scored: an over-long continuation in the last
   // task must not stop the evaluation after the others.
   for (const EvalTask& t : tasks) scorer.CheckFits(t.requests, t.dir + " (task " + t.name + ")");

@@ -96,6 +96,16 @@ TEST(EncodeRequest, FollowsLmEvalsPairEncoding) {
   const EncodedRequest c = EncodeRequest(Tok(), "", "the word", Eos());
   EXPECT_EQ(c.context, std::vector<int32_t>{static_cast<int32_t>(Eos())});
   EXPECT_THROW(EncodeRequest(Tok(), "", "x", -1), Error);
+  // A model trained with a BOS before every document: the context starts with it (an empty
+  // context is the BOS alone); the continuation is the same.
+  constexpr int64_t kBos = 3;
+  const EncodedRequest d = EncodeRequest(Tok(), "Answer: ", "A", Eos(), kBos);
+  std::vector<int32_t> bos_ctx = {kBos};
+  bos_ctx.insert(bos_ctx.end(), ctx.begin(), ctx.end());
+  EXPECT_EQ(d.context, bos_ctx);
+  EXPECT_EQ(d.continuation, a.continuation);
+  EXPECT_EQ(EncodeRequest(Tok(), "", "the word", Eos(), kBos).context, std::vector<int32_t>{kBos});
+  EXPECT_EQ(EncodeRequest(Tok(), "", "the word", -1, kBos).continuation, c.continuation);
 }
 
 TEST(Loglikelihood, AgreesWithTheFloat64Reference) {

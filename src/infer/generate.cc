@@ -144,6 +144,7 @@ GenerateRun GenerateFromRun(const TrainedModelOptions& model, const std::string&
                             const std::function<void(std::string_view)>& on_text) {
   const TrainedModel m(model);
   GenerateRun run;
+  if (m.document_bos() >= 0) run.prompt.push_back(static_cast<int32_t>(m.document_bos()));
   for (uint32_t id : m.tokenizer().Encode(prompt)) run.prompt.push_back(static_cast<int32_t>(id));
   options.prompt = run.prompt;
   options.eos_id = m.contract().eos_id;

@@ -51,35 +51,37 @@ struct Worker {
 }  // namespace
 
 EncodedRequest EncodeRequest(const tok::Tokenizer& tokenizer, const std::string& context,
-                             const std::string& continuation, int64_t eos_id) {
+                             const std::string& continuation, int64_t eos_id, int64_t bos_id) {
   const size_t spaces = TrailingSpaceBytes(context);
   const std::string ctx = context.substr(0, context.size() - spaces);
   const std::string cont = context.substr(context.size() - spaces) + continuation;
   EncodedRequest e;
+  if (bos_id >= 0) e.context.push_back(static_cast<int32_t>(bos_id));
   if (ctx.empty()) {
-    TRAIL_CHECK(eos_id >= 0, "a request with an empty context needs the tokenizer's EOS id");
-    e.context = {static_cast<int32_t>(eos_id)};
+    TRAIL_CHECK(bos_id >= 0 || eos_id >= 0,
+                "a request with an empty context needs the tokenizer's EOS id");
+    if (bos_id < 0) e.context = {static_cast<int32_t>(eos_id)};
     e.continuation = Ids(tokenizer.Encode(cont));
     return e;
   }
   const std::vector<uint32_t> whole = tokenizer.Encode(ctx + cont);
-  e.context = Ids(tokenizer.Encode(ctx));
-  if (whole.size() > e.context.size()) {
-    e.continuation.assign(whole.begin() + static_cast<std::ptrdiff_t>(e.context.size()),
-                          whole.end());
+  const std::vector<uint32_t> head = tokenizer.Encode(ctx);
+  e.context.insert(e.context.end(), head.begin(), head.end());
+  if (whole.size() > head.size()) {
+    e.continuation.assign(whole.begin() + static_cast<std::ptrdiff_t>(head.size()), whole.end());
   }
   return e;
 }
 
 LoglikelihoodScorer::LoglikelihoodScorer(const model::ModelConfig& c, const model::ParameterSet& p,
                                          repops::Backend& backend, const tok::Tokenizer& tokenizer,
-                                         int64_t eos_id)
-    : c_(c), p_(p), be_(backend), tok_(tokenizer), eos_id_(eos_id) {}
+                                         int64_t eos_id, int64_t bos_id)
+    : c_(c), p_(p), be_(backend), tok_(tokenizer), eos_id_(eos_id), bos_id_(bos_id) {}
 
 void LoglikelihoodScorer::CheckFits(const std::vector<EvalRequest>& requests,
                                     const std::string& where) const {
   for (const EvalRequest& r : requests) {
-    const EncodedRequest e = EncodeRequest(tok_, r.context, r.continuation, eos_id_);
+    const EncodedRequest e = EncodeRequest(tok_, r.context, r.continuation, eos_id_, bos_id_);
     TRAIL_CHECK(static_cast<int64_t>(e.continuation.size()) <= c_.max_seq_len, where, ": document ",
                 r.doc_id, ", choice ", r.idx, ": its continuation is ", e.continuation.size(),
                 " tokens, longer than the model's context of ", c_.max_seq_len,
@@ -158,7 +160,8 @@ std::vector<ScoredRequest> LoglikelihoodScorer::Score(
     }
     for (size_t i = docs[d].first; i < docs[d].second; ++i) {
       const EvalRequest& r = requests[i];
-      out[i] = ScoreOne(r, EncodeRequest(tok_, r.context, r.continuation, eos_id_), c_, be_, *w);
+      out[i] = ScoreOne(r, EncodeRequest(tok_, r.context, r.continuation, eos_id_, bos_id_), c_,
+                        be_, *w);
     }
     const std::lock_guard<std::mutex> lock(mu);
     idle.push_back(std::move(w));

@@ -5,7 +5,9 @@
 //   tokens:    lm-eval's pair encoding: trailing whitespace of the context (Python's
 //              str.isspace) moves to the continuation's front; whole = Encode(context +
 //              continuation), ctx = Encode(context), cont = whole[len(ctx):]; an empty context
-//              is the EOS id alone
+//              is the EOS id alone. For a model trained with a BOS before every document
+//              (bos_id >= 0: its manifest's prepend_bos), ctx is BOS + Encode(context), and an
+//              empty context is the BOS alone
 //   window:    the last max_seq_len + 1 tokens of ctx + cont (a longer context loses its
 //              front); the model reads all but the last, and cont's tokens are the targets of
 //              its last len(cont) positions. A continuation longer than max_seq_len is an error.
@@ -32,7 +34,7 @@ struct EncodedRequest {
 };
 // The pair encoding above (before the window).
 EncodedRequest EncodeRequest(const tok::Tokenizer& tokenizer, const std::string& context,
-                             const std::string& continuation, int64_t eos_id);
+                             const std::string& continuation, int64_t eos_id, int64_t bos_id = -1);
 
 struct ScoredRequest {
   double loglik = 0;
@@ -44,9 +46,11 @@ struct ScoredRequest {
 
 class LoglikelihoodScorer {
  public:
-  // The model (parameters on `backend`, which both outlive the scorer) and its tokenizer.
+  // The model (parameters on `backend`, which both outlive the scorer) and its tokenizer;
+  // bos_id >= 0 when its training documents each started with that BOS.
   LoglikelihoodScorer(const model::ModelConfig& c, const model::ParameterSet& p,
-                      repops::Backend& backend, const tok::Tokenizer& tokenizer, int64_t eos_id);
+                      repops::Backend& backend, const tok::Tokenizer& tokenizer, int64_t eos_id,
+                      int64_t bos_id = -1);
   // Scores every request. A document's choices share the context's cached prefix; on the CPU
   // documents run in parallel on the kernel pool (one decoder per thread), elsewhere one after
   // another. `progress` (optional) is called with the requests done so far, from one thread at
@@ -63,7 +67,7 @@ class LoglikelihoodScorer {
   const model::ParameterSet& p_;
   repops::Backend& be_;
   const tok::Tokenizer& tok_;
-  int64_t eos_id_;
+  int64_t eos_id_, bos_id_;
 };
 
 }  // namespace trail::infer

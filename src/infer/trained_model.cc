@@ -140,6 +140,13 @@ TrainedModel::TrainedModel(const TrainedModelOptions& o) {
   params_hash_ = ToHex(params_->StateHash());  // LoadCheckpointParams checked it against meta
   contract_ = FindTokenizer(o.tokenizer, o.run_dir, info.data_manifest, tokenizer_path_);
   CheckTokenizerFits(contract_, config_, tokenizer_path_);
+  // The run's own copy of its manifest (train/trainer.cc), else the one run.json names.
+  const std::string manifest =
+      fs::exists(run.manifest_path()) ? run.manifest_path() : info.data_manifest;
+  if (!manifest.empty() && fs::exists(manifest)) {
+    const data::Manifest m = data::LoadManifest(manifest);
+    if (m.stream.prepend_bos) document_bos_ = m.tokenizer.bos_id;
+  }
 }
 
 }  // namespace trail::infer

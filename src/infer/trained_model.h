@@ -42,6 +42,9 @@ class TrainedModel {
   const std::string& checkpoint_dir() const { return checkpoint_dir_; }
   const std::string& tokenizer_path() const { return tokenizer_path_; }
   const std::string& params_hash() const { return params_hash_; }  // the state hash, hex
+  // The BOS every training document started with (the run's data manifest has prepend_bos),
+  // which generate and eval put before a prompt as training did; -1 for none and for imports.
+  int64_t document_bos() const { return document_bos_; }
 
  private:
   void OpenImport(const TrainedModelOptions& options);
@@ -50,6 +53,7 @@ class TrainedModel {
   std::unique_ptr<model::ParameterSet> params_;
   tok::LoadedContract contract_;
   int64_t step_ = 0;
+  int64_t document_bos_ = -1;
   std::string checkpoint_dir_, tokenizer_path_, params_hash_;
 };
 
