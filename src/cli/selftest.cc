@@ -37,8 +37,10 @@ void PrintJson(const train::SelftestReport& r) {
                          {"seconds", o.seconds}});
   }
   j["not_runnable_here"] = r.not_runnable;
-  j["data_stream"] = {
-      {"reproduces", r.stream_ok}, {"digest", r.stream_digest}, {"seconds", r.stream_seconds}};
+  j["data_stream"] = {{"reproduces", r.stream_ok},
+                      {"digests", r.stream_digests},
+                      {"mismatched", r.stream_mismatched},
+                      {"seconds", r.stream_seconds}};
   std::cout << j.dump(2) << "\n";
 }
 
@@ -60,7 +62,9 @@ void PrintText(const train::SelftestReport& r) {
   }
   std::printf("  %-12s            %s  (%.2fs)\n", "stream",
               r.stream_ok ? "reproduces the canonical data stream" : "DIFFERS", r.stream_seconds);
-  if (!r.stream_ok) std::printf("      stream digest %s\n", r.stream_digest.c_str());
+  for (const auto& n : r.stream_mismatched) {
+    std::printf("      differs: %s (digest %s)\n", n.c_str(), r.stream_digests.at(n).c_str());
+  }
   std::printf("%s%s\n",
               r.reproduces ? "this machine reproduces trail's reference bits"
                            : "this machine does NOT reproduce trail's reference bits",

@@ -58,19 +58,11 @@ void EvalStream::Window(uint64_t i, RawWindow& out) const {
   const ShardReader& sh = *shards_[h];
   const DocRecord rec = sh.doc(d);
   // The piece: [BOS], its document tokens, [EOS]; this window holds [start, start + len).
-  const uint64_t bos = bos_marks_, doc_end = bos + p.length;
-  const uint64_t n = doc_end + (p.eos ? 1 : 0);
+  const uint64_t bos = bos_marks_, n = bos + p.length + (p.eos ? 1 : 0);
   const uint64_t start = (i - window_prefix_[j]) * static_cast<uint64_t>(L_);  // in the piece
   const uint64_t len = std::min<uint64_t>(L_ + 1, n - start);
-  const uint64_t lo = std::max(start, bos), hi = std::min(start + len, doc_end);
-  if (hi > lo) {
-    sh.CopyTokens(rec.token_start + p.start + (lo - bos), hi - lo,
-                  out.tokens.data() + (lo - start));
-  }
-  for (uint64_t k = 0; k < len; ++k) {
-    if (start + k < bos) out.tokens[k] = bos_;
-    if (start + k >= doc_end) out.tokens[k] = eos_;
-  }
+  CopyPieceTokens(sh, {rec.token_start + p.start, p.length, bos, bos_, eos_}, start, len,
+                  out.tokens.data());
   for (int64_t k = 0; k <= L_; ++k) {
     const bool real = k < static_cast<int64_t>(len);
     if (!real) out.tokens[k] = pad_;

@@ -1,5 +1,6 @@
 #include "data/shard_reader.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/error.h"
@@ -127,6 +128,17 @@ void ShardReader::CopyTokens(uint64_t begin, uint64_t n, int32_t* out) const {
   } else {
     const uint32_t* src = u32_ + begin;
     for (uint64_t i = 0; i < n; ++i) out[i] = static_cast<int32_t>(src[i]);
+  }
+}
+
+void CopyPieceTokens(const ShardReader& sh, const PieceLayout& p, uint64_t offset, uint64_t n,
+                     int32_t* out) {
+  const uint64_t doc_end = p.bos + p.count;
+  const uint64_t lo = std::max(offset, p.bos), hi = std::min(offset + n, doc_end);
+  if (hi > lo) sh.CopyTokens(p.first + (lo - p.bos), hi - lo, out + (lo - offset));
+  for (uint64_t i = 0; i < n; ++i) {
+    if (offset + i < p.bos) out[i] = p.bos_id;
+    if (offset + i >= doc_end) out[i] = p.eos_id;
   }
 }
 

@@ -61,4 +61,14 @@ class ShardReader {
   mutable TokenReadLog* read_log_ = nullptr;
 };
 
+// A piece of the stream (docs/data.md §3.1): `bos` BOS marks (0 or 1), then `count` document
+// tokens from index `first` of a shard's token array, then the EOS (when the piece has one).
+struct PieceLayout {
+  uint64_t first = 0, count = 0, bos = 0;
+  int32_t bos_id = -1, eos_id = -1;
+};
+// Writes the piece's stream tokens [offset, offset + n) into out.
+void CopyPieceTokens(const ShardReader& sh, const PieceLayout& p, uint64_t offset, uint64_t n,
+                     int32_t* out);
+
 }  // namespace trail::data

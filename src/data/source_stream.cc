@@ -141,15 +141,8 @@ uint64_t SourceStream::Emit(const Piece& pc, uint64_t offset, uint64_t n, uint64
   out.segments.push_back(seg);
 
   const int64_t at = out.length;
-  const uint64_t lo = std::max(offset, bos), hi = std::min(offset + n, doc_end);
-  if (hi > lo) {
-    sh.CopyTokens(rec.token_start + start + (lo - bos), hi - lo,
-                  out.tokens.data() + at + (lo - offset));
-  }
-  for (uint64_t i = 0; i < n; ++i) {
-    if (offset + i < bos) out.tokens[at + i] = bos_;
-    if (offset + i >= doc_end) out.tokens[at + i] = eos_;
-  }
+  CopyPieceTokens(sh, {rec.token_start + start, chunk_len, bos, bos_, eos_}, offset, n,
+                  out.tokens.data() + at);
   // Under the "once" overlap policy the first `overlap` tokens of a later chunk are context.
   const uint64_t context = (pc.chunk > 0 && ch.overlap_loss_once) ? ch.overlap : 0;
   const bool continuation = ch.boundary == ChunkBoundary::kContinuation;

@@ -1,5 +1,7 @@
 #include "data/stream_golden.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "core/file_util.h"
 #include "core/golden.h"
@@ -55,7 +57,9 @@ void HashWindows(const Manifest& m, Sha256Hasher& h) {
 }  // namespace
 
 std::string ComputeStreamGoldenDigest(const std::string& name) {
-  TRAIL_CHECK(name == "stream" || name == "stream_bos", "no stream golden '", name, "'");
+  const std::vector<std::string> names = StreamGoldenNames();
+  TRAIL_CHECK(std::find(names.begin(), names.end(), name) != names.end(), "no stream golden '",
+              name, "'");
   TempDir dir("trail-stream-golden");
   StreamConfig cfg;
   cfg.seed = 20261202;

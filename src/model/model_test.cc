@@ -392,6 +392,46 @@ TEST(Activations, PlannedBytesAreWhatTheConstructorAllocates) {
   }
 }
 
+// Heads wider and narrower than d_model / n_heads (head_dim): the buffers the plan counts are
+// the ones allocated, in fp32 and int8, with and without recomputation and QK-norm.
+TEST(Activations, PlannedBytesFollowTheHeadWidth) {
+  for (const std::string& name : PresetNames()) {
+    for (int64_t scale : {2, -2}) {  // heads twice and half d_model / n_heads wide
+      ModelConfig c = Preset(name);
+      c.vocab_size = 300, c.max_seq_len = 48;
+      const int64_t hd = c.d_model / c.n_heads;
+      c.head_size = scale > 0 ? hd * scale : hd / -scale;
+      c.qk_norm = scale > 0, c.qk_norm_projection = scale > 0, c.n_kv_heads = 1;
+      ASSERT_NE(c.q_dim(), c.d_model) << name;
+      for (LinearQuant q : {LinearQuant::kNone, LinearQuant::kInt8Lsq}) {
+        c.linear_quant = q;
+        for (Recompute r : {Recompute::kNone, Recompute::kLayers}) {
+          EXPECT_EQ(Activations::PlannedBytes(c, 3, 40, r), Activations(c, 3, 40, Cpu(), r).bytes())
+              << name << " head_dim " << c.head_size << " " << LinearQuantName(q) << " "
+              << RecomputeName(r);
+        }
+      }
+    }
+  }
+}
+
+// Cost's parameter count is the parameter set's, whatever the head width, gains and head.
+TEST(ModelConfig, CostCountsTheParameterSet) {
+  for (const std::string& name : PresetNames()) {
+    for (int64_t head_size : {0, 16, 96}) {
+      ModelConfig c = Preset(name);
+      c.vocab_size = 300, c.head_size = head_size, c.n_kv_heads = 1;
+      c.qk_norm = c.qk_norm_gain = true, c.qk_norm_projection = head_size == 96;
+      c.tied_embeddings = head_size != 16;
+      c.linear_quant = LinearQuant::kInt8Lsq, c.quant_step_learned = head_size != 0;
+      const ParameterSet p(c, Cpu(), "", Memory::kUnbound);
+      int64_t count = 0;
+      for (const DeviceTensor& t : p.tensors()) count += t.numel();
+      EXPECT_EQ(Cost(c, 64).parameters, count) << name << " head_dim " << head_size;
+    }
+  }
+}
+
 TEST(ModelConfig, PresetsAreValidAndCosted) {
   for (const std::string& name : PresetNames()) {
     ModelConfig c = Preset(name);

@@ -15,8 +15,11 @@ ParameterSet::ParameterSet(const ModelConfig& c, repops::Backend& backend,
     : be_(backend), prefix_(prefix) {
   c.Validate();
   const int64_t d = c.d_model, V = c.vocab_size, ff = c.d_ff, qd = c.q_dim(), kvd = c.kv_dim();
-  // Reserve first: the role pointers below point into the vector.
-  tensors_.reserve(4 + 16 * static_cast<size_t>(c.n_layers));
+  // Reserve first: the role pointers below point into the vector, so it must never grow. At
+  // most 4 global tensors (embed and its norm, final norm, lm_head) and per layer 4 gains
+  // (attn, q, k, mlp), the matrices and their learned step sizes.
+  const size_t most = 4 + (4 + 2 * size_t{kMatrices}) * static_cast<size_t>(c.n_layers);
+  tensors_.reserve(most);
   auto add = [&](const std::string& name, std::vector<int64_t> shape) {
     // Allocations are zero-filled (docs/devices.md).
     if (memory == Memory::kAllocated) {
@@ -59,6 +62,8 @@ ParameterSet::ParameterSet(const ModelConfig& c, repops::Backend& backend,
   if (c.norm_gain) final_norm = add("final_norm.gain", {d});
   if (!c.tied_embeddings) lm_head = add("lm_head", {d, V});
   unit_bounds_.push_back(tensors_.size());
+  TRAIL_CHECK(tensors_.size() <= most, "parameter set: ", tensors_.size(),
+              " tensors outgrew the reserved ", most);  // a pointer above would dangle
 }
 
 void ParameterSet::Unbind() {

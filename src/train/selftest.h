@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,8 @@ struct SelftestReport {
   std::vector<std::string> not_runnable;  // SIMD targets compiled in that this CPU cannot run
   size_t golden_cases = 0, training_runs = 0, generations = 0;
   bool stream_ok = false;
-  std::string stream_digest;
+  std::map<std::string, std::string> stream_digests;  // computed, by stream golden case
+  std::vector<std::string> stream_mismatched;         // the cases whose digest differs
   double stream_seconds = 0;
   bool reproduces = false;  // everything above matched
 };
