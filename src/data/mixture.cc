@@ -212,6 +212,30 @@ std::vector<uint64_t> MixtureSchedule::OffsetsBefore(uint64_t w) const {
   return offsets;
 }
 
+std::vector<uint64_t> MixtureSchedule::WindowsReading(uint32_t s, uint64_t begin, uint64_t end,
+                                                      uint64_t window_limit) const {
+  std::vector<uint64_t> out;
+  window_limit = std::min(window_limit, end_);
+  for (size_t i = 0; i < phases_.size() && begin < end; ++i) {
+    const Phase& ph = phases_[i];
+    if (ph.start >= window_limit) break;
+    const uint64_t n_s = ph.counts[s];
+    if (n_s == 0) continue;
+    const uint64_t phase_end = i + 1 < phases_.size() ? phases_[i + 1].start : end_;
+    const uint64_t windows = CountInPhase(ph, s, std::min(phase_end, window_limit) - ph.start);
+    const uint64_t L = static_cast<uint64_t>(ph.seq_len), off = ph.offset[s];
+    // Phase-local window t reads [off + tL, off + tL + L]: it meets [begin, end) when
+    // off + tL < end and off + tL + L >= begin.
+    if (end <= off || windows == 0) continue;
+    const uint64_t t_lo = begin > off + L ? (begin - off - L + L - 1) / L : 0;
+    const uint64_t t_hi = std::min(windows - 1, (end - 1 - off) / L);
+    for (uint64_t t = t_lo; t <= t_hi; ++t) {
+      out.push_back(ph.start + (t / n_s) * kMixturePeriod + ph.slots[s][t % n_s]);
+    }
+  }
+  return out;
+}
+
 bool MixtureSchedule::EndedBefore(uint32_t s, uint64_t w) const {
   std::vector<uint64_t> counts, offsets;
   Before(w, counts, offsets);

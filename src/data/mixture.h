@@ -67,6 +67,10 @@ class MixtureSchedule {
   // Per source, the offset in its stream where its first window at or after w starts: the
   // tokens the windows [0, w) advanced it by (for a finite source, up to L - 1 past its end).
   std::vector<uint64_t> OffsetsBefore(uint64_t w) const;
+  // The global windows below `window_limit` that read any of source s's stream tokens
+  // [begin, end) (a window at offset o reads [o, o + L]), ascending: the inverse of Owner.
+  std::vector<uint64_t> WindowsReading(uint32_t s, uint64_t begin, uint64_t end,
+                                       uint64_t window_limit) const;
   // Whether source s has no windows left after the global windows [0, w).
   bool EndedBefore(uint32_t s, uint64_t w) const;
   // Scheduled share of each source in the first phase (n_s / P).

@@ -43,6 +43,18 @@ class SourceStream {
   uint64_t Fill(uint64_t p, uint64_t n, RawWindow& out);
 
   const ShardReader& shard(uint32_t j) const { return *shards_[j]; }
+  size_t num_shards() const { return shards_.size(); }
+
+  // Where document `doc` of shard `shard` lies in this stream: one run per piece read, in stream
+  // order, for every run that starts before stream position `limit`. Permutation sampling costs
+  // one shard order per epoch below `limit`; replacement sampling walks every draw block below
+  // it (source_stream_runs.cc).
+  struct PieceRun {
+    uint64_t begin = 0, length = 0;  // stream positions [begin, begin + length)
+    uint32_t chunk = 0;
+    uint64_t pass = 0;  // epoch, or draw block
+  };
+  std::vector<PieceRun> DocumentRuns(uint32_t shard, uint64_t doc, uint64_t limit);
 
  private:
   struct Piece {

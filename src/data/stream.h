@@ -49,6 +49,7 @@ class CanonicalStream {
   const MixtureSchedule& mixture() const { return mixture_; }
   size_t num_sources() const { return sources_.size(); }
   const SourceStream& source(size_t i) const { return *sources_[i]; }
+  SourceStream& source(size_t i) { return *sources_[i]; }
 
   WindowOwner Owner(uint64_t w) const { return mixture_.Owner(w); }
   // Fills `out` with window w: L+1 entries (L of w's step), out.length real tokens, then padding

@@ -1,0 +1,141 @@
+#include "data/find.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "core/error.h"
+
+namespace trail::data {
+namespace {
+
+std::vector<uint32_t> DocTokens(const ShardReader& sh, uint64_t d) {
+  const DocRecord rec = sh.doc(d);
+  std::vector<int32_t> raw(rec.length);
+  sh.CopyTokens(rec.token_start, rec.length, raw.data());
+  return {raw.begin(), raw.end()};
+}
+
+SharedRun MakeRun(CanonicalStream& s, uint64_t number, const DocumentRef& ref, TokenRange doc,
+                  uint64_t query_begin, uint64_t query_tokens) {
+  const SourceStream& src = s.source(ref.source);
+  SharedRun r;
+  r.number = number;
+  r.ref = ref;
+  r.source = src.name();
+  r.key = std::string(src.shard(ref.shard).doc_key(ref.doc));
+  r.doc_tokens = doc;
+  r.query_begin = query_begin;
+  r.doc_length = src.shard(ref.shard).doc_length(ref.doc);
+  r.whole_query = query_begin == 0 && doc.end - doc.begin == query_tokens;
+  r.whole_document = doc.begin == 0 && doc.end == r.doc_length;
+  return r;
+}
+
+void AddReadings(CanonicalStream& s, SharedRun& r, int64_t steps) {
+  if (steps <= 0) return;
+  r.readings = ReadDocument(s, r.ref, r.doc_tokens, steps);
+  std::set<int64_t> steps_read;
+  for (const Reading& x : r.readings) {
+    steps_read.insert(x.step);
+    r.targets += x.targets;
+    r.context += (x.tokens.end - x.tokens.begin) - x.targets;
+  }
+  r.steps_read = steps_read.size();
+}
+
+// The maximal run through query[qi, qi + n) = doc[di, di + n), or none when the gram's tokens
+// differ (a hash collision).
+bool Extend(const std::vector<uint32_t>& q, const std::vector<uint32_t>& d, uint64_t qi,
+            uint64_t di, uint64_t n, uint64_t& qs, uint64_t& ds, uint64_t& len) {
+  if (di + n > d.size() || !std::equal(q.begin() + qi, q.begin() + qi + n, d.begin() + di)) {
+    return false;
+  }
+  qs = qi, ds = di;
+  while (qs > 0 && ds > 0 && q[qs - 1] == d[ds - 1]) --qs, --ds;
+  len = qi + n - qs;
+  while (qs + len < q.size() && ds + len < d.size() && q[qs + len] == d[ds + len]) ++len;
+  return true;
+}
+
+}  // namespace
+
+FindResult FindTokens(CanonicalStream& stream, const FindIndex& index,
+                      const std::vector<uint32_t>& query, const FindOptions& opt) {
+  TRAIL_CHECK(!query.empty(), "the query has no tokens");
+  TRAIL_CHECK(opt.min_tokens >= 1, "--min-tokens must be at least 1");
+  FindResult res;
+  res.query_tokens = query.size();
+  res.guaranteed_tokens = index.guaranteed_tokens();
+  // A query shorter than min_tokens is still looked for whole.
+  res.min_tokens = std::min<uint64_t>(opt.min_tokens, query.size());
+  const DocumentNumbers numbers(stream);
+  TRAIL_CHECK(numbers.size() == index.num_docs(), "the find index lists ", index.num_docs(),
+              " documents where the manifest has ", numbers.size());
+  res.same_documents = index.DocumentsWithHash(TokensHash(query));
+
+  const uint32_t n = index.gram();
+  std::map<uint64_t, std::vector<uint32_t>> docs;  // tokens of the documents touched
+  // Runs found, per (document, diagonal = doc offset - query offset): their query ranges.
+  std::map<std::pair<uint64_t, int64_t>, std::vector<std::pair<uint64_t, uint64_t>>> seen;
+  for (uint32_t qi : WinnowedGrams(query, n, index.window())) {
+    ++res.grams_looked_up;
+    const auto hits =
+        index.GramsWithHash(GramHash(query.data() + qi, n), opt.max_hits_per_gram, &res.truncated);
+    for (const FindIndex::GramHit& h : hits) {
+      ++res.candidates;
+      auto& covered = seen[{h.doc, int64_t(h.offset) - int64_t(qi)}];
+      if (std::any_of(covered.begin(), covered.end(),
+                      [&](const auto& c) { return c.first <= qi && qi < c.second; })) {
+        continue;
+      }
+      const DocumentRef ref = numbers.Ref(h.doc);
+      auto it = docs.find(h.doc);
+      if (it == docs.end()) {
+        it = docs.emplace(h.doc, DocTokens(stream.source(ref.source).shard(ref.shard), ref.doc))
+                 .first;
+      }
+      uint64_t qs, ds, len;
+      if (!Extend(query, it->second, qi, h.offset, n, qs, ds, len)) continue;
+      covered.push_back({qs, qs + len});
+      if (len < res.min_tokens) continue;
+      res.runs.push_back(MakeRun(stream, h.doc, ref, {ds, ds + len}, qs, query.size()));
+    }
+  }
+  // Documents equal to a query too short for a gram.
+  for (uint64_t g : res.same_documents) {
+    const bool listed = std::any_of(res.runs.begin(), res.runs.end(), [&](const SharedRun& r) {
+      return r.number == g && r.whole_document;
+    });
+    if (!listed) {
+      const DocumentRef ref = numbers.Ref(g);
+      res.runs.push_back(MakeRun(stream, g, ref, {0, query.size()}, 0, query.size()));
+    }
+  }
+  std::sort(res.runs.begin(), res.runs.end(), [](const SharedRun& a, const SharedRun& b) {
+    const uint64_t la = a.doc_tokens.end - a.doc_tokens.begin;
+    const uint64_t lb = b.doc_tokens.end - b.doc_tokens.begin;
+    if (la != lb) return la > lb;
+    return std::tie(a.number, a.doc_tokens.begin) < std::tie(b.number, b.doc_tokens.begin);
+  });
+  for (SharedRun& r : res.runs) AddReadings(stream, r, opt.steps);
+  return res;
+}
+
+SharedRun FindKey(CanonicalStream& stream, const std::string& key, int64_t steps) {
+  TRAIL_CHECK(!key.empty(), "the document key is empty");
+  const DocumentNumbers numbers(stream);
+  for (uint64_t g = 0; g < numbers.size(); ++g) {
+    const DocumentRef ref = numbers.Ref(g);
+    const ShardReader& sh = stream.source(ref.source).shard(ref.shard);
+    if (sh.doc_key(ref.doc) != key) continue;
+    const uint64_t len = sh.doc_length(ref.doc);
+    SharedRun r = MakeRun(stream, g, ref, {0, len}, 0, len);
+    AddReadings(stream, r, steps);
+    return r;
+  }
+  TRAIL_FAIL("no training document has the key '", key,
+             "' (a document dropped by the corpus factory has none: `trail corpus why` says why)");
+}
+
+}  // namespace trail::data

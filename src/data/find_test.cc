@@ -1,0 +1,164 @@
+// The find index and token search: winnowing's guarantee, exact documents, excerpts and edited
+// copies found with the readings of the stream, a damaged or foreign index refused.
+#include "data/find.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+
+#include "core/test_util.h"
+#include "data/synthetic_corpus.h"
+
+namespace trail::data {
+namespace {
+
+using synthetic::MakeCorpus;
+
+// Any run of n + w - 1 tokens shared by two sequences holds a gram both select at the same place
+// (winnowing's guarantee), also with repeated tokens (ties in the gram hashes).
+TEST(FindIndex, WinnowingSelectsAGramInEverySharedRunOfTheGuaranteedLength) {
+  std::mt19937 rng(3);
+  for (uint32_t vocab : {3u, 1000u}) {
+    for (uint32_t n : {1u, 4u, 13u}) {
+      for (uint32_t w : {1u, 5u, 38u}) {
+        std::vector<uint32_t> t(400);
+        for (auto& x : t) x = rng() % vocab;
+        const auto all = WinnowedGrams(t, n, w);
+        const std::set<uint32_t> sel(all.begin(), all.end());
+        const uint32_t L = n + w - 1;
+        for (uint32_t a = 0; a + L <= t.size(); a += 7) {
+          const std::vector<uint32_t> s(t.begin() + a, t.begin() + a + L);
+          bool shared = false;
+          for (uint32_t o : WinnowedGrams(s, n, w)) shared |= sel.count(a + o) > 0;
+          EXPECT_TRUE(shared) << "vocab " << vocab << " n " << n << " w " << w << " at " << a;
+        }
+        // Density about 2 / (w + 1) on varied tokens.
+        if (vocab == 1000 && w == 38) EXPECT_LT(all.size(), 400u * 4 / 39);
+      }
+    }
+  }
+  EXPECT_TRUE(WinnowedGrams(std::vector<uint32_t>(3, 1), 4, 2).empty());  // shorter than a gram
+}
+
+StreamConfig Config() {
+  StreamConfig c;
+  c.seed = 9, c.seq_len = 64, c.schedule = {{0, 4}};
+  return c;
+}
+
+struct Fixture {
+  TempDir dir;
+  Manifest m = MakeCorpus(dir.path(),
+                          {{"web", 0.6, 2, 8, 60, 160, Sampling::kPermutation, 2},
+                           {"code", 0.4, 1, 6, 20, 90, Sampling::kPermutation, 2}},
+                          Config());
+  CanonicalStream s{m};
+  Digest manifest_hash = Sha256OfFile(dir / "manifest.json");
+  std::string index_path = dir / "find.idx";
+  FindIndexSummary built = BuildFindIndex(s, manifest_hash, index_path);
+  FindIndex index{index_path, manifest_hash};
+
+  std::vector<uint32_t> Doc(uint32_t src, uint32_t shard, uint64_t d) {
+    const ShardReader& sh = s.source(src).shard(shard);
+    const DocRecord rec = sh.doc(d);
+    std::vector<int32_t> raw(rec.length);
+    sh.CopyTokens(rec.token_start, rec.length, raw.data());
+    return {raw.begin(), raw.end()};
+  }
+};
+
+TEST(Find, AWholeDocumentIsFoundWithItsReadings) {
+  Fixture f;
+  EXPECT_EQ(f.built.documents, 22u);
+  EXPECT_EQ(f.index.num_docs(), 22u);
+  const auto doc = f.Doc(0, 1, 3);
+  const FindResult r = FindTokens(f.s, f.index, doc, {.steps = 1000});
+  ASSERT_EQ(r.same_documents.size(), 1u);
+  ASSERT_FALSE(r.runs.empty());
+  const SharedRun& top = r.runs[0];
+  EXPECT_EQ(top.ref.source, 0u);
+  EXPECT_EQ(top.ref.shard, 1u);
+  EXPECT_EQ(top.ref.doc, 3u);
+  EXPECT_EQ(top.key, "web/1/3");
+  EXPECT_TRUE(top.whole_query && top.whole_document);
+  // Two epochs, the stream finite (1000 steps read all of it): every token but the document's
+  // first is a target once per epoch; the first follows another document (independent
+  // semantics mask that label).
+  const auto want = ReadDocument(f.s, top.ref, {0, doc.size()}, 1000);
+  ASSERT_EQ(top.readings.size(), want.size());
+  std::set<uint64_t> passes;
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(top.readings[i].window, want[i].window);
+    passes.insert(top.readings[i].pass);
+  }
+  EXPECT_EQ(passes, (std::set<uint64_t>{0, 1}));
+  EXPECT_EQ(top.targets, 2 * (doc.size() - 1));
+  // Read by no step when the run trained none.
+  EXPECT_TRUE(FindTokens(f.s, f.index, doc, {.steps = 0}).runs[0].readings.empty());
+}
+
+TEST(Find, AnExcerptAndAnEditedCopyAreFoundAsSharedRuns) {
+  Fixture f;
+  auto doc = f.Doc(0, 0, 5);
+  ASSERT_GE(doc.size(), 120u);
+  const std::vector<uint32_t> excerpt(doc.begin() + 20, doc.begin() + 110);
+  FindResult r = FindTokens(f.s, f.index, excerpt, {.steps = 1000});
+  ASSERT_EQ(r.runs.size(), 1u);
+  EXPECT_TRUE(r.runs[0].whole_query);
+  EXPECT_FALSE(r.runs[0].whole_document);
+  EXPECT_EQ(r.runs[0].doc_tokens.begin, 20u);
+  EXPECT_EQ(r.runs[0].doc_tokens.end, 110u);
+  for (const Reading& x : r.runs[0].readings) {
+    EXPECT_GE(x.tokens.begin, 20u);
+    EXPECT_LE(x.tokens.end, 110u);
+  }
+  // One token changed in the middle: two shared runs, neither the whole query.
+  doc[60] = 1;
+  r = FindTokens(f.s, f.index, doc, {.steps = 10});
+  ASSERT_EQ(r.runs.size(), 2u);
+  EXPECT_TRUE(r.same_documents.empty());
+  std::set<std::pair<uint64_t, uint64_t>> ranges;
+  for (const SharedRun& x : r.runs) {
+    EXPECT_FALSE(x.whole_query);
+    ranges.insert({x.doc_tokens.begin, x.doc_tokens.end});
+  }
+  EXPECT_EQ(ranges, (std::set<std::pair<uint64_t, uint64_t>>{{0, 60}, {61, doc.size()}}));
+  // Shorter than min_tokens: not reported.
+  r = FindTokens(f.s, f.index, doc, {.min_tokens = 70});
+  EXPECT_EQ(r.runs.size(), doc.size() - 61 >= 70 ? 1u : 0u);
+}
+
+TEST(Find, TextNotInTheCorpusAndBadQueries) {
+  Fixture f;
+  std::vector<uint32_t> other(300);
+  for (size_t i = 0; i < other.size(); ++i) other[i] = 16 + uint32_t(i);
+  const FindResult r = FindTokens(f.s, f.index, other, {});
+  EXPECT_TRUE(r.runs.empty() && r.same_documents.empty());
+  EXPECT_GT(r.grams_looked_up, 0u);
+  EXPECT_EQ(r.guaranteed_tokens, 50u);
+  EXPECT_THROW(FindTokens(f.s, f.index, {}, {}), Error);
+  EXPECT_EQ(FindKey(f.s, "code/0/2", 0).ref.source, 1u);
+  EXPECT_THROW(FindKey(f.s, "code/0/99", 0), Error);
+}
+
+TEST(FindIndex, ADamagedOrForeignIndexIsRefused) {
+  Fixture f;
+  Digest other = f.manifest_hash;
+  other[0] ^= 1;
+  EXPECT_THROW(FindIndex(f.index_path, other), Error);
+  const std::string bytes = ReadFileToString(f.index_path);
+  for (size_t at : {size_t{0}, size_t{200}, bytes.size() - 1}) {
+    std::string bad = bytes;
+    bad[at] ^= 0x10;
+    WriteFileAtomic(f.dir / "bad.idx", bad);
+    EXPECT_THROW(FindIndex(f.dir / "bad.idx", f.manifest_hash), Error) << at;
+  }
+  WriteFileAtomic(f.dir / "short.idx", bytes.substr(0, bytes.size() - 16));
+  EXPECT_THROW(FindIndex(f.dir / "short.idx", f.manifest_hash), Error);
+}
+
+}  // namespace
+}  // namespace trail::data
