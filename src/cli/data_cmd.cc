@@ -443,10 +443,12 @@ void AddDataCommand(CLI::App& app, DataCommand& cmd) {
   AddTokenizeCommand(cmd);
   AddManifestCommand(cmd);
   AddVerifyCommand(cmd);
+  AddDataFindCommands(*cmd.data, cmd.find);
 }
 
 int RunDataCommand(const DataCommand& cmd) {
   const DataOptions& o = cmd.opt;
+  if (cmd.find.parsed()) return RunDataFindCommand(cmd.find);
   if (*cmd.shard) return RunShard(o);
   if (*cmd.verify) return RunVerify(o);
   if (*cmd.tokenize) return RunTokenize(o);

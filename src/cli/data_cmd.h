@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/data_find_cmd.h"
+
 namespace CLI {
 class App;
 }
@@ -53,6 +55,7 @@ struct DataCommand {
   CLI::App *inspect = nullptr, *stats = nullptr, *shard = nullptr, *verify = nullptr,
            *tokenize = nullptr, *manifest = nullptr;
   DataOptions opt;
+  DataFindCommand find;  // index, find
 };
 void AddDataCommand(CLI::App& app, DataCommand& cmd);
 // Runs the parsed subcommand; returns the exit code (0 ok, 1 verification failed).

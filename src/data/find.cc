@@ -122,6 +122,65 @@ FindResult FindTokens(CanonicalStream& stream, const FindIndex& index,
   return res;
 }
 
+namespace {
+
+nlohmann::ordered_json Range(TokenRange r) { return {r.begin, r.end}; }
+
+}  // namespace
+
+nlohmann::ordered_json SharedRunToJson(const SharedRun& r) {
+  nlohmann::ordered_json j = {
+      {"source", r.source},
+      {"shard", r.ref.shard},
+      {"doc", r.ref.doc},
+      {"key", r.key},
+      {"doc_tokens", Range(r.doc_tokens)},
+      {"query_tokens", {r.query_begin, r.query_begin + (r.doc_tokens.end - r.doc_tokens.begin)}},
+      {"doc_length", r.doc_length},
+      {"whole_query", r.whole_query},
+      {"whole_document", r.whole_document},
+      {"steps_read", r.steps_read},
+      {"loss_tokens", r.targets},
+      {"context_tokens", r.context}};
+  nlohmann::ordered_json reads = nlohmann::ordered_json::array();
+  for (const Reading& x : r.readings) {
+    reads.push_back({{"step", x.step},
+                     {"window", x.window},
+                     {"pass", x.pass},
+                     {"chunk", x.chunk},
+                     {"doc_tokens", Range(x.tokens)},
+                     {"window_offset", x.window_offset},
+                     {"loss_tokens", x.targets},
+                     {"context_tokens", (x.tokens.end - x.tokens.begin) - x.targets}});
+  }
+  j["readings"] = std::move(reads);
+  return j;
+}
+
+nlohmann::ordered_json FindResultToJson(CanonicalStream& stream, const FindResult& r) {
+  const DocumentNumbers numbers(stream);
+  nlohmann::ordered_json same = nlohmann::ordered_json::array();
+  for (uint64_t g : r.same_documents) {
+    const DocumentRef ref = numbers.Ref(g);
+    const SourceStream& src = stream.source(ref.source);
+    same.push_back({{"source", src.name()},
+                    {"shard", ref.shard},
+                    {"doc", ref.doc},
+                    {"key", std::string(src.shard(ref.shard).doc_key(ref.doc))}});
+  }
+  nlohmann::ordered_json runs = nlohmann::ordered_json::array();
+  for (const SharedRun& x : r.runs) runs.push_back(SharedRunToJson(x));
+  return {{"format", "trail.data-find.v1"},
+          {"query_tokens", r.query_tokens},
+          {"guaranteed_tokens", r.guaranteed_tokens},
+          {"min_tokens", r.min_tokens},
+          {"same_documents", std::move(same)},
+          {"runs", std::move(runs)},
+          {"grams_looked_up", r.grams_looked_up},
+          {"candidates", r.candidates},
+          {"truncated", r.truncated}};
+}
+
 SharedRun FindKey(CanonicalStream& stream, const std::string& key, int64_t steps) {
   TRAIL_CHECK(!key.empty(), "the document key is empty");
   const DocumentNumbers numbers(stream);

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "data/find_index.h"
 #include "data/readings.h"
 
@@ -51,6 +53,14 @@ struct FindResult {
 
 FindResult FindTokens(CanonicalStream& stream, const FindIndex& index,
                       const std::vector<uint32_t>& query, const FindOptions& opt);
+
+// The result as JSON ("trail.data-find.v1", docs/data.md §9.3): query_tokens, guaranteed_tokens,
+// min_tokens, same_documents (source, shard, doc, key), runs (source, shard, doc, key,
+// doc_tokens [b, e), query_tokens [b, e), doc_length, whole_query, whole_document, steps_read,
+// loss_tokens, context_tokens, readings: step, window, pass, chunk, doc_tokens, window_offset,
+// loss_tokens, context_tokens), grams_looked_up, candidates, truncated.
+nlohmann::ordered_json FindResultToJson(CanonicalStream& stream, const FindResult& r);
+nlohmann::ordered_json SharedRunToJson(const SharedRun& r);
 
 // The document with lineage key `key` among the training documents, as a shared run covering
 // the whole document (with its readings); throws naming the key when no training document has it.

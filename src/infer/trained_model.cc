@@ -64,11 +64,10 @@ std::vector<std::string> JsonFiles(const std::string& dir) {
   return out;
 }
 
-// The run's tokenizer contract: `given`, or else the contract file beside the data manifest or
-// in the run directory whose SHA-256 is the one the manifest records (without a manifest: a
-// tokenizer.contract.json there). A given contract must have that hash too.
-tok::LoadedContract FindTokenizer(const std::string& given, const std::string& run_dir,
-                                  const std::string& manifest_path, std::string& path_out) {
+}  // namespace
+
+tok::LoadedContract FindRunTokenizer(const std::string& given, const std::string& run_dir,
+                                     const std::string& manifest_path, std::string& path_out) {
   const bool have_manifest = !manifest_path.empty() && fs::exists(manifest_path);
   data::ContractHash want{};
   if (have_manifest) want = data::LoadManifest(manifest_path).tokenizer.contract;
@@ -99,8 +98,6 @@ tok::LoadedContract FindTokenizer(const std::string& given, const std::string& r
   TRAIL_FAIL("cannot find the run's tokenizer contract (looked beside the data manifest and in ",
              run_dir, "); pass --tokenizer with its tokenizer.contract.json");
 }
-
-}  // namespace
 
 // An imported base (train/imported_base.h) read like a run's checkpoint of step 0.
 void TrainedModel::OpenImport(const TrainedModelOptions& o) {
@@ -138,7 +135,7 @@ TrainedModel::TrainedModel(const TrainedModelOptions& o) {
   step_ = train::LoadCheckpointParams(
       checkpoint_dir_, {recipe_sha, info.json.value("manifest_sha256", "")}, *params_);
   params_hash_ = ToHex(params_->StateHash());  // LoadCheckpointParams checked it against meta
-  contract_ = FindTokenizer(o.tokenizer, o.run_dir, info.data_manifest, tokenizer_path_);
+  contract_ = FindRunTokenizer(o.tokenizer, o.run_dir, info.data_manifest, tokenizer_path_);
   CheckTokenizerFits(contract_, config_, tokenizer_path_);
   // The run's own copy of its manifest (train/trainer.cc), else the one run.json names.
   const std::string manifest =

@@ -18,6 +18,13 @@
 
 namespace trail::infer {
 
+// The run's tokenizer contract: `given` (which must have the hash the data manifest records),
+// or else the contract file beside the data manifest or in the run directory with that hash
+// (without a manifest: a tokenizer.contract.json there). `path_out` gets its path; throws
+// trail::Error saying where it looked and to pass --tokenizer.
+tok::LoadedContract FindRunTokenizer(const std::string& given, const std::string& run_dir,
+                                     const std::string& manifest_path, std::string& path_out);
+
 struct TrainedModelOptions {
   std::string run_dir;  // a run, or a directory `trail import` wrote
   int64_t step = -1;    // the checkpoint of this step; -1: the newest

@@ -1,0 +1,234 @@
+#include "cli/data_find_cmd.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli/checks.h"
+#include "core/error.h"
+#include "core/file_util.h"
+#include "corpus/read/query_text.h"
+#include "data/find.h"
+#include "infer/trained_model.h"
+#include "train/run_dir.h"
+
+namespace trail::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using ull = unsigned long long;
+
+// The manifest and the steps trained: the run's (run.json's manifest, its trajectory's
+// records), or --manifest with --steps.
+struct Target {
+  std::string manifest;
+  int64_t steps = 0;
+};
+
+Target ResolveTarget(const DataFindOptions& o) {
+  Target t;
+  if (o.run.empty()) {
+    t.manifest = o.manifest;
+    t.steps = std::max<int64_t>(o.steps, 0);
+    return t;
+  }
+  const train::RunDirectory run(o.run);
+  const train::RunInfo info = run.ReadInfo();
+  t.manifest = o.manifest.empty() ? info.data_manifest : o.manifest;
+  TRAIL_CHECK(!t.manifest.empty() && fs::exists(t.manifest), o.run,
+              ": the data manifest run.json names (", info.data_manifest,
+              ") is not here; pass --manifest with a copy of it");
+  t.steps = static_cast<int64_t>(run.ReadTrajectory(info.genesis, false).size());
+  return t;
+}
+
+std::string IndexPath(const DataFindOptions& o, const std::string& manifest) {
+  if (!o.index.empty()) return o.index;
+  return (fs::path(manifest).parent_path() / "find.idx").string();
+}
+
+std::string RangeText(data::TokenRange r) {
+  return "[" + std::to_string(r.begin) + ", " + std::to_string(r.end) + ")";
+}
+
+void PrintRun(const data::SharedRun& r, size_t i) {
+  const uint64_t n = r.doc_tokens.end - r.doc_tokens.begin;
+  std::string what = r.whole_query ? "the whole query" : "part of the query";
+  if (r.whole_document) what += ", the whole document";
+  std::printf(
+      "  %zu. %s shard %u doc %llu key %s: document tokens %s of %llu, query tokens "
+      "[%llu, %llu) (%llu tokens: %s)\n",
+      i, r.source.c_str(), r.ref.shard, (ull)r.ref.doc, r.key.c_str(),
+      RangeText(r.doc_tokens).c_str(), (ull)r.doc_length, (ull)r.query_begin,
+      (ull)(r.query_begin + n), (ull)n, what.c_str());
+  if (r.readings.empty()) {
+    std::printf("     not read by any step the run trained\n");
+    return;
+  }
+  std::printf(
+      "     steps that read it: %llu; document tokens read loss-bearing %llu, context only %llu\n",
+      (ull)r.steps_read, (ull)r.targets, (ull)r.context);
+  std::printf("     %8s %10s %6s %5s %-16s %6s %7s\n", "step", "window", "pass", "chunk",
+              "doc tokens", "loss", "context");
+  for (const data::Reading& x : r.readings) {
+    std::printf("     %8lld %10llu %6llu %5u %-16s %6llu %7llu\n", (long long)x.step, (ull)x.window,
+                (ull)x.pass, x.chunk, RangeText(x.tokens).c_str(), (ull)x.targets,
+                (ull)(x.tokens.end - x.tokens.begin - x.targets));
+  }
+}
+
+void PrintResult(const data::FindResult& r, const std::string& what) {
+  std::printf(
+      "%s: %llu tokens; shared runs of %llu tokens or more (every run of %llu or more "
+      "is found)\n",
+      what.c_str(), (ull)r.query_tokens, (ull)r.min_tokens, (ull)r.guaranteed_tokens);
+  std::printf("training documents equal to it: %zu\n", r.same_documents.size());
+  if (r.runs.empty()) std::printf("no shared run: not in the training documents\n");
+  for (size_t i = 0; i < r.runs.size(); ++i) PrintRun(r.runs[i], i + 1);
+  if (r.truncated)
+    std::printf("(some grams occur in too many documents; their hits were capped)\n");
+}
+
+// The queries: one text, one token list, or the "text" of each line of a JSONL file.
+std::vector<std::pair<std::string, std::string>> Texts(const DataFindOptions& o) {
+  if (!o.text.empty()) return {{o.text, ReadFileToString(o.text)}};
+  std::vector<std::pair<std::string, std::string>> out;
+  std::ifstream in(o.jsonl);
+  TRAIL_CHECK(in.good(), o.jsonl, ": cannot read");
+  std::string line;
+  for (size_t n = 1; std::getline(in, line); ++n) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = o.jsonl + ":" + std::to_string(n);
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(line);
+    } catch (const std::exception&) {
+      TRAIL_FAIL(where, ": not a JSON object");
+    }
+    TRAIL_CHECK(j.is_object() && j.contains("text") && j["text"].is_string(), where,
+                ": needs a string \"text\"");
+    out.push_back({where, j["text"].get<std::string>()});
+  }
+  TRAIL_CHECK(!out.empty(), o.jsonl, ": no documents");
+  return out;
+}
+
+std::vector<uint32_t> ParseTokens(const std::string& list) {
+  std::vector<uint32_t> ids;
+  std::stringstream ss(list);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    try {
+      size_t used = 0;
+      const unsigned long long v = std::stoull(item, &used);
+      TRAIL_CHECK(used == item.size() && v < (1ull << 32), "");
+      ids.push_back(static_cast<uint32_t>(v));
+    } catch (const std::exception&) {
+      TRAIL_FAIL("--tokens: '", item, "' is not a token id (a comma-separated list of ids)");
+    }
+  }
+  return ids;
+}
+
+int RunIndex(const DataFindOptions& o) {
+  data::CanonicalStream stream(data::LoadManifest(o.manifest), data::StreamOptions{!o.no_verify});
+  const std::string out = IndexPath(o, o.manifest);
+  const data::FindIndexSummary s =
+      data::BuildFindIndex(stream, Sha256OfFile(o.manifest), out, {o.gram, o.window});
+  std::printf("%s: %llu documents, %llu tokens, %llu grams, %llu bytes, %.2f s\n", out.c_str(),
+              (ull)s.documents, (ull)s.tokens, (ull)s.grams, (ull)s.bytes, s.seconds);
+  return 0;
+}
+
+int RunFind(const DataFindOptions& o) {
+  const Target t = ResolveTarget(o);
+  data::CanonicalStream stream(data::LoadManifest(t.manifest), data::StreamOptions{!o.no_verify});
+  if (!o.key.empty()) {
+    const data::SharedRun r = data::FindKey(stream, o.key, t.steps);
+    if (o.json)
+      std::cout << data::SharedRunToJson(r).dump(2) << "\n";
+    else
+      PrintRun(r, 1);
+    return 0;
+  }
+  const std::string index_path = IndexPath(o, t.manifest);
+  TRAIL_CHECK(fs::exists(index_path), index_path, ": no find index for ", t.manifest,
+              "; build it with `trail data index --manifest ", t.manifest, "`");
+  const data::FindIndex index(index_path, Sha256OfFile(t.manifest));
+  const data::FindOptions fo{.min_tokens = o.min_tokens, .steps = t.steps};
+  std::vector<std::pair<std::string, std::vector<uint32_t>>> queries;
+  if (!o.tokens.empty()) {
+    queries.push_back({"--tokens", ParseTokens(o.tokens)});
+  } else {
+    std::string contract_path;
+    const tok::LoadedContract lc =
+        infer::FindRunTokenizer(o.tokenizer, o.run, t.manifest, contract_path);
+    for (const auto& [where, text] : Texts(o)) {
+      queries.push_back({where, corpus::QueryTokens(text, *lc.tokenizer, where)});
+    }
+  }
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  for (const auto& [where, ids] : queries) {
+    const data::FindResult r = data::FindTokens(stream, index, ids, fo);
+    if (o.json) {
+      all.push_back(data::FindResultToJson(stream, r));
+      all.back()["query"] = where;
+    } else {
+      PrintResult(r, where);
+    }
+  }
+  if (o.json) std::cout << (all.size() == 1 ? all[0] : all).dump(2) << "\n";
+  return 0;
+}
+
+}  // namespace
+
+bool DataFindCommand::parsed() const { return (index && *index) || (find && *find); }
+
+void AddDataFindCommands(CLI::App& data, DataFindCommand& cmd) {
+  DataFindOptions& o = cmd.opt;
+  cmd.index = data.add_subcommand(
+      "index", "Build the find index of a manifest's training documents (for `trail data find`)");
+  cmd.index->add_option("--manifest", o.manifest, "Data manifest (JSON)")->required();
+  cmd.index->add_option("--out", o.index, "Index file (default: find.idx beside the manifest)");
+  cmd.index->add_option("--gram", o.gram, "Tokens per gram")->check(CLI::Range(1, 1024));
+  cmd.index->add_option("--window", o.window, "Winnowing window, in grams")
+      ->check(CLI::Range(1, 1 << 16));
+  cmd.index->add_flag("--no-verify", o.no_verify, "Skip rehashing the shards on open");
+
+  cmd.find = data.add_subcommand(
+      "find", "Where a text occurs in the training documents and at which steps it was trained on");
+  auto* run = cmd.find->add_option("--run", o.run, "Run directory (its manifest and steps)");
+  cmd.find->add_option("--manifest", o.manifest, "Data manifest (without --run, or a copy)");
+  cmd.find->add_option("--steps", o.steps, "Steps trained (with --manifest alone; default 0)")
+      ->check(kNonNegative)
+      ->excludes(run);
+  auto* text = cmd.find->add_option("--text", o.text, "A UTF-8 text file to look for");
+  auto* tokens = cmd.find->add_option("--tokens", o.tokens, "Token ids, comma-separated");
+  auto* key = cmd.find->add_option("--key", o.key, "A document's lineage key");
+  auto* jsonl = cmd.find->add_option("--jsonl", o.jsonl, "JSONL, one {\"text\": …} per line");
+  text->excludes(tokens, key, jsonl);
+  tokens->excludes(key, jsonl);
+  key->excludes(jsonl);
+  cmd.find->add_option("--index", o.index, "Find index (default: find.idx beside the manifest)");
+  cmd.find->add_option("--tokenizer", o.tokenizer, "Tokenizer contract (default: the run's)");
+  cmd.find->add_option("--min-tokens", o.min_tokens, "Shortest shared run reported")
+      ->check(CLI::Range(1, 1 << 30));
+  cmd.find->add_flag("--json", o.json, "Print JSON (trail.data-find.v1)");
+  cmd.find->add_flag("--no-verify", o.no_verify, "Skip rehashing the shards on open");
+}
+
+int RunDataFindCommand(const DataFindCommand& cmd) {
+  const DataFindOptions& o = cmd.opt;
+  if (*cmd.index) return RunIndex(o);
+  TRAIL_CHECK(!o.run.empty() || !o.manifest.empty(), "data find needs --run or --manifest");
+  TRAIL_CHECK(!o.text.empty() || !o.tokens.empty() || !o.key.empty() || !o.jsonl.empty(),
+              "data find needs what to look for: --text, --tokens, --key or --jsonl");
+  return RunFind(o);
+}
+
+}  // namespace trail::cli

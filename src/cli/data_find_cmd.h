@@ -1,0 +1,32 @@
+// `trail data index` and `trail data find` (docs/data.md §9): build a manifest's find index;
+// find where a text, a token sequence or a document key occurs in the training documents and
+// at which steps a run trained on it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace trail::cli {
+
+struct DataFindOptions {
+  std::string run, manifest, index, tokenizer;
+  std::string text, tokens, key, jsonl;  // what to look for: exactly one
+  int64_t steps = -1;                    // with --manifest: the steps trained
+  uint64_t min_tokens = 50;
+  uint32_t gram = 13, window = 38;
+  bool json = false, no_verify = false;
+};
+
+struct DataFindCommand {
+  CLI::App *index = nullptr, *find = nullptr;
+  DataFindOptions opt;
+  bool parsed() const;
+};
+void AddDataFindCommands(CLI::App& data, DataFindCommand& cmd);
+int RunDataFindCommand(const DataFindCommand& cmd);
+
+}  // namespace trail::cli
