@@ -1,25 +1,26 @@
 #!/usr/bin/env bash
-# `trail data index` and `trail data find` on real text (the King James Bible, a chapter per
-# document, cut in 120-token pieces) and a 30-step run:
+# `trail data index`, `trail data find` and `trail data verify-proof` on real text (the King
+# James Bible, a chapter per document, cut in 120-token pieces) and a 60-step published run:
 #   - a chapter's text is found whole, with every step that read it; each reading is what
 #     `trail data inspect --window W` shows for that window (same lineage key, document tokens);
 #   - its lineage key gives the same readings; an excerpt is found inside it; a copy with a verse
 #     changed is found as partial overlaps; a text not in the corpus is not found;
+#   - a membership proof of the chapter verifies from the bundle over a loopback server, fetching
+#     a small fraction of its bytes (printed); a proof with a step, a window, a token range, the
+#     token hash or the root changed, a reading left out or added is refused naming what is wrong;
+#     a bundle serving other bytes for the chapter's tokens is refused (exit 5);
 #   - bad input (empty text, binary data, no index, a damaged index) gets a clear error.
 set -euo pipefail
 trail=$1; assets=$2
 here=$(cd "$(dirname "$0")" && pwd)
 dir=$(mktemp -d "${TMPDIR:-/tmp}/trail-find-XXXXXX")
-trap 'rm -rf "$dir"' EXIT
+. "$here/published_run.sh"
+trap 'stop_server; rm -rf "$dir"' EXIT
 cd "$dir"
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
-. "$here/kjv_train_data.sh"
-kjv_train_data
-recipe 30 > r.toml
-"$trail" train --recipe r.toml --data manifest.json --run run --threads 2 > train.out 2>&1 ||
-  { cat train.out; fail "training failed"; }
-[ "$(wc -l < run/trajectory.jsonl)" = 30 ] || fail "the run did not train 30 steps"
+trained_run
+[ "$(wc -l < run/trajectory.jsonl)" = 60 ] || fail "the run did not train 60 steps"
+"$trail" publish --run run --out bundle --key trainer.key --chunk-bytes 65536 --quiet > /dev/null
 
 echo "-- index"
 "$trail" data index --manifest manifest.json | tee index.out
@@ -53,7 +54,7 @@ const run = r.runs[0];
 if (!run.whole_query || !run.whole_document || run.key !== key) throw "not found whole";
 if (run.readings.length === 0 || run.steps_read === 0) throw "no readings";
 if (JSON.stringify(run.readings) !== JSON.stringify(k.readings)) throw "--key reads differently";
-if (!run.readings.every(x => x.step < 30)) throw "a reading past the run";
+if (!run.readings.every(x => x.step < 60)) throw "a reading past the run";
 let checked = 0;
 for (const x of run.readings) {
   const w = JSON.parse(execFileSync(trail, ["data", "inspect", "--manifest", "manifest.json",
@@ -86,6 +87,55 @@ if (ed.same_documents.length !== 0 || parts.length < 2 || parts.some(r => r.whol
 console.log(`excerpt at document tokens ${inside.doc_tokens}; edited copy: ${parts.length} shared runs`);
 ' "$key"
 grep -q "no shared run" other.out || fail "a text not in the corpus was found"
+
+echo "-- a membership proof, verified over HTTP"
+"$trail" data find --run run --text chapter.txt --proof chapter.proof --bundle bundle > /dev/null
+serve bundle
+"$trail" data verify-proof --proof chapter.proof --bundle "$url" --cache cache | tee verify.out
+grep -q "^VERIFIED: $key" verify.out || fail "the proof did not verify"
+"$trail" data verify-proof --proof chapter.proof --bundle "$url" --cache cache2 --json > verify.json
+node -e '
+const v = JSON.parse(require("fs").readFileSync("verify.json"));
+const share = v.fetched_bytes / v.bundle_bytes;
+console.log(`fetched ${v.fetched_bytes} of ${v.bundle_bytes} bundle bytes (${(100 * share).toFixed(2)} %)`);
+if (!v.ok || v.binding !== "trainer" || !(share < 0.1)) throw "verified badly, or fetched too much";
+'
+# tamper NAME JS: a copy of the proof with p (its JSON) changed by JS.
+tamper() {
+  node -e 'const fs = require("fs"); const p = JSON.parse(fs.readFileSync("chapter.proof"));
+           eval(process.argv[2]); fs.writeFileSync(process.argv[1], JSON.stringify(p));' "$1" "$2"
+}
+tamper step.proof 'p.readings[0].step += 1'
+tamper window.proof 'p.readings[p.readings.length - 1].window += 1'
+tamper range.proof 'p.doc_tokens[1] -= 1'
+tamper hash.proof 'p.tokens_sha256 = p.tokens_sha256.replace(/^./, c => c === "0" ? "1" : "0")'
+tamper missing.proof 'p.readings.pop()'
+tamper added.proof 'p.readings.push(p.readings[0])'
+tamper root.proof 'p.publication = p.publication.replace(/^./, c => c === "0" ? "1" : "0")'
+tamper key.proof 'p.document.key = "kjv-9999"'
+ee="$here/expect_exit.sh"
+"$ee" 1 "FAIL: reading 0: the proof says step" -- "$trail" data verify-proof --proof step.proof --bundle "$url" --cache cache
+"$ee" 1 "FAIL: reading .*window" -- "$trail" data verify-proof --proof window.proof --bundle "$url" --cache cache
+"$ee" 1 "FAIL: .*tokens_sha256" -- "$trail" data verify-proof --proof range.proof --bundle "$url" --cache cache
+"$ee" 1 "FAIL: .*tokens_sha256" -- "$trail" data verify-proof --proof hash.proof --bundle "$url" --cache cache
+"$ee" 1 "FAIL: the proof leaves out a reading" -- "$trail" data verify-proof --proof missing.proof --bundle "$url" --cache cache
+"$ee" 1 "FAIL: reading .* is not in the stream" -- "$trail" data verify-proof --proof added.proof --bundle "$url" --cache cache
+"$ee" 1 "FAIL: the proof is for publication" -- "$trail" data verify-proof --proof root.proof --bundle "$url" --cache cache
+"$ee" 1 "FAIL: .*has the key 'kjv-" -- "$trail" data verify-proof --proof key.proof --bundle "$url" --cache cache
+printf '{"format": "trail.data-proof.v1", "kind": "membership"}' > bad.proof
+"$ee" 3 "bad.proof: needs a string .publication." -- "$trail" data verify-proof --proof bad.proof --bundle "$url" --cache cache
+# A mirror serving other bytes in the chapter's tokens: refused as not the published bytes.
+shard=$(node -e 'console.log(JSON.parse(require("fs").readFileSync("chapter.proof")).document.shard)')
+cp -r bundle mirror && chmod -R u+w mirror && rm "mirror/$shard" && cp "bundle/$shard" "mirror/$shard" && chmod u+w "mirror/$shard"
+offset=$(node -e '
+const fs = require("fs"), b = fs.readFileSync(process.argv[1]);
+const p = JSON.parse(fs.readFileSync("chapter.proof"));
+const tokensOffset = Number(b.readBigUInt64LE(32)), indexOffset = Number(b.readBigUInt64LE(40));
+const start = Number(b.readBigUInt64LE(indexOffset + 32 * p.document.doc));
+console.log(tokensOffset + 2 * (start + p.doc_tokens[0] + 3));' "mirror/$shard")
+printf '\x07' | dd of="mirror/$shard" bs=1 seek="$offset" conv=notrunc 2> /dev/null
+serve mirror
+"$ee" 5 "not the published" -- "$trail" data verify-proof --proof chapter.proof --bundle "$url" --cache cache3
 
 echo "-- bad input"
 ee="$here/expect_exit.sh"

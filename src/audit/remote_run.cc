@@ -208,6 +208,31 @@ void RemoteRun::FetchForSteps(const std::vector<int64_t>& steps, ReplayOptions& 
   };
 }
 
+std::string RemoteRun::FetchDataIndexes() {
+  Bind();
+  FetchRunFiles({});
+  FetchShardIndexes();
+  progress_.Finish();
+  return cache_->files_dir() + "/" + pub_.manifest;
+}
+
+void RemoteRun::FetchShardTokens(const std::string& bundle_path, uint64_t begin, uint64_t end) {
+  const fetch::RemoteFile& f = pub_.Get(bundle_path);
+  const std::string local = Fetch({{&f, 0, data::kShardHeaderBytes, false}})[0];
+  std::string head(data::kShardHeaderBytes, '\0');
+  std::ifstream(local, std::ios::binary)
+      .read(head.data(), static_cast<std::streamsize>(head.size()));
+  const data::ShardHeader h =
+      data::ParseShardHeader(reinterpret_cast<const uint8_t*>(head.data()), f.size, f.path);
+  const uint64_t at = h.tokens_offset;
+  Fetch({{&f, at + begin * h.token_bytes, at + end * h.token_bytes, false}});
+  progress_.Finish();
+}
+
+std::string RemoteRun::local_path(const std::string& bundle_path) const {
+  return cache_->files_dir() + "/" + bundle_path;
+}
+
 FetchTotals RemoteRun::totals() const {
   FetchTotals t;
   t.fetched_bytes = cache_->fetched_bytes() + publication_bytes_;

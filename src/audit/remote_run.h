@@ -62,10 +62,24 @@ class RemoteRun {
   ~RemoteRun();
 
   const Publication& publication() const { return pub_; }
+  // Who stands behind it (after FetchForSteps or FetchDataIndexes bound it).
+  const PublisherBinding& binding() const { return binding_; }
   // Fetches (or finds in the cache) what replaying `steps` reads, binds the publisher (throws
   // PublisherError when it is refused) and returns what a replay of this run adds: the local
   // run directory and manifest are set in `o` (o.run_dir, o.data, verify_shards off).
   void FetchForSteps(const std::vector<int64_t>& steps, ReplayOptions& o);
+  // Fetches what checking a claim about the training data reads (audit/data_proof.h): binds the
+  // publisher (PublisherError when refused), then run.json, recipe.toml, trajectory.jsonl and
+  // attestation.json whole, the data manifest, and every shard's header, index, keys and
+  // trailer; no checkpoint and no token array. Returns the local path of the manifest, beside
+  // which every shard sits at its manifest path (its token array as fetched so far).
+  std::string FetchDataIndexes();
+  // Fetches the chunks holding tokens [begin, end) of the shard at `bundle_path` (after
+  // FetchDataIndexes).
+  void FetchShardTokens(const std::string& bundle_path, uint64_t begin, uint64_t end);
+  // The local copy of the bundle's run/ folder, and of any file at its bundle path.
+  std::string run_dir() const { return local_path("run"); }
+  std::string local_path(const std::string& bundle_path) const;
   // What a replay fetching from this publication has cost so far.
   FetchTotals totals() const;
 

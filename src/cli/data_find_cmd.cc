@@ -8,7 +8,10 @@
 #include <iostream>
 #include <sstream>
 
+#include "audit/data_proof.h"
+#include "audit/publication.h"
 #include "cli/checks.h"
+#include "cli/exit_codes.h"
 #include "core/error.h"
 #include "core/file_util.h"
 #include "corpus/read/query_text.h"
@@ -134,6 +137,54 @@ std::vector<uint32_t> ParseTokens(const std::string& list) {
   return ids;
 }
 
+// With --proof: the membership proof of the first (longest) run found, against --bundle.
+void WriteProof(const DataFindOptions& o, data::CanonicalStream& stream,
+                const std::string& manifest, const std::vector<data::SharedRun>& runs) {
+  if (o.proof.empty()) return;
+  TRAIL_CHECK(!runs.empty(), "nothing found, so no membership proof to write");
+  const audit::MembershipProof p =
+      audit::MakeMembershipProof(stream, Sha256OfFile(manifest), runs[0], o.bundle);
+  WriteFileAtomic(o.proof, audit::MembershipProofToJson(p).dump(1) + "\n");
+  std::fprintf(stderr,
+               "proof of %s tokens [%llu, %llu) (%zu readings) against publication %s: %s\n",
+               p.key.c_str(), (ull)p.tokens.begin, (ull)p.tokens.end, p.readings.size(),
+               p.root.c_str(), o.proof.c_str());
+}
+
+int RunVerifyProof(const DataFindOptions& o) {
+  constexpr uint64_t kMaxProofBytes = 64u << 20;
+  TRAIL_CHECK(fs::exists(o.proof) && fs::file_size(o.proof) <= kMaxProofBytes, o.proof,
+              ": no such proof, or larger than 64 MiB");
+  const audit::MembershipProof p = audit::ParseMembershipProof(ReadFileToString(o.proof), o.proof);
+  audit::RemoteOptions ro;
+  ro.location = o.bundle, ro.cache_dir = o.cache, ro.quiet = true;
+  for (const std::string& k : o.trust_publishers) {
+    ro.trusted_publishers.push_back(audit::KeyFingerprint(k));
+  }
+  if (!o.trainer_key.empty()) ro.trainer_key = audit::KeyFingerprint(o.trainer_key);
+  const audit::ProofCheck c = audit::VerifyMembershipProof(p, ro);
+  if (o.json) {
+    std::cout << nlohmann::ordered_json{{"ok", c.ok()},
+                                        {"root", c.root},
+                                        {"signer", c.signer},
+                                        {"binding", c.binding},
+                                        {"problems", c.problems},
+                                        {"fetched_bytes", c.fetched_bytes},
+                                        {"bundle_bytes", c.bundle_bytes}}
+                     .dump(2)
+              << "\n";
+  } else {
+    for (const std::string& problem : c.problems) std::printf("FAIL: %s\n", problem.c_str());
+    std::printf(
+        "%s: %s tokens [%llu, %llu) of %s, read by %zu windows of the %lld published "
+        "steps; publication %s signed by %s (%s); fetched %llu of %llu bytes\n",
+        c.ok() ? "VERIFIED" : "REFUSED", p.key.c_str(), (ull)p.tokens.begin, (ull)p.tokens.end,
+        p.shard.c_str(), p.readings.size(), (long long)p.steps, c.root.c_str(), c.signer.c_str(),
+        c.binding.c_str(), (ull)c.fetched_bytes, (ull)c.bundle_bytes);
+  }
+  return c.ok() ? 0 : kExitFound;
+}
+
 int RunIndex(const DataFindOptions& o) {
   data::CanonicalStream stream(data::LoadManifest(o.manifest), data::StreamOptions{!o.no_verify});
   const std::string out = IndexPath(o, o.manifest);
@@ -171,9 +222,12 @@ int RunFind(const DataFindOptions& o) {
       queries.push_back({where, corpus::QueryTokens(text, *lc.tokenizer, where)});
     }
   }
+  TRAIL_CHECK(o.proof.empty() || queries.size() == 1,
+              "--proof goes with one query (--text, --tokens or --key), not --jsonl");
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
   for (const auto& [where, ids] : queries) {
     const data::FindResult r = data::FindTokens(stream, index, ids, fo);
+    WriteProof(o, stream, t.manifest, r.runs);
     if (o.json) {
       all.push_back(data::FindResultToJson(stream, r));
       all.back()["query"] = where;
@@ -187,7 +241,9 @@ int RunFind(const DataFindOptions& o) {
 
 }  // namespace
 
-bool DataFindCommand::parsed() const { return (index && *index) || (find && *find); }
+bool DataFindCommand::parsed() const {
+  return (index && *index) || (find && *find) || (verify_proof && *verify_proof);
+}
 
 void AddDataFindCommands(CLI::App& data, DataFindCommand& cmd) {
   DataFindOptions& o = cmd.opt;
@@ -220,11 +276,33 @@ void AddDataFindCommands(CLI::App& data, DataFindCommand& cmd) {
       ->check(CLI::Range(1, 1 << 30));
   cmd.find->add_flag("--json", o.json, "Print JSON (trail.data-find.v1)");
   cmd.find->add_flag("--no-verify", o.no_verify, "Skip rehashing the shards on open");
+  auto* proof = cmd.find->add_option(
+      "--proof", o.proof, "Write a membership proof of the longest run found (needs --bundle)");
+  auto* bundle =
+      cmd.find->add_option("--bundle", o.bundle, "The run's publication (a directory or URL)");
+  proof->needs(bundle);
+  bundle->needs(proof);
+
+  cmd.verify_proof = data.add_subcommand(
+      "verify-proof", "Check a proof about the training data against the run's publication");
+  cmd.verify_proof->add_option("--proof", o.proof, "The proof (trail.data-proof.v1)")->required();
+  cmd.verify_proof->add_option("--bundle", o.bundle, "The publication (a directory or URL)")
+      ->required();
+  cmd.verify_proof->add_option("--cache", o.cache,
+                               "The cache of fetched bytes (default: $XDG_CACHE_HOME/trail or "
+                               "~/.cache/trail)");
+  cmd.verify_proof->add_option("--trust-publisher", o.trust_publishers,
+                               "Accept a publication signed by this key although it is not the "
+                               "trainer's");
+  cmd.verify_proof->add_option("--trainer", o.trainer_key,
+                               "The trainer's key: refuse a run whose attestation it did not sign");
+  cmd.verify_proof->add_flag("--json", o.json, "Print JSON");
 }
 
 int RunDataFindCommand(const DataFindCommand& cmd) {
   const DataFindOptions& o = cmd.opt;
   if (*cmd.index) return RunIndex(o);
+  if (*cmd.verify_proof) return RunVerifyProof(o);
   TRAIL_CHECK(!o.run.empty() || !o.manifest.empty(), "data find needs --run or --manifest");
   TRAIL_CHECK(!o.text.empty() || !o.tokens.empty() || !o.key.empty() || !o.jsonl.empty(),
               "data find needs what to look for: --text, --tokens, --key or --jsonl");

@@ -1,10 +1,12 @@
-// `trail data index` and `trail data find` (docs/data.md §9): build a manifest's find index;
-// find where a text, a token sequence or a document key occurs in the training documents and
-// at which steps a run trained on it.
+// `trail data index`, `trail data find` and `trail data verify-proof` (docs/data.md §9,
+// docs/audit.md "Proofs about the training data"): build a manifest's find index; find where a
+// text, a token sequence or a document key occurs in the training documents and at which steps a
+// run trained on it, with a proof against its publication; check such a proof.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -19,10 +21,16 @@ struct DataFindOptions {
   uint64_t min_tokens = 50;
   uint32_t gram = 13, window = 38;
   bool json = false, no_verify = false;
+  // find --proof: write a membership proof against the publication at --bundle
+  std::string proof, bundle;
+  // verify-proof
+  std::string cache;
+  std::vector<std::string> trust_publishers;
+  std::string trainer_key;
 };
 
 struct DataFindCommand {
-  CLI::App *index = nullptr, *find = nullptr;
+  CLI::App *index = nullptr, *find = nullptr, *verify_proof = nullptr;
   DataFindOptions opt;
   bool parsed() const;
 };

@@ -128,6 +128,40 @@ nlohmann::ordered_json Range(TokenRange r) { return {r.begin, r.end}; }
 
 }  // namespace
 
+nlohmann::ordered_json ReadingToJson(const Reading& x) {
+  return {{"step", x.step},
+          {"window", x.window},
+          {"pass", x.pass},
+          {"chunk", x.chunk},
+          {"doc_tokens", Range(x.tokens)},
+          {"window_offset", x.window_offset},
+          {"loss_tokens", x.targets},
+          {"context_tokens", (x.tokens.end - x.tokens.begin) - x.targets}};
+}
+
+Reading ReadingFromJson(const nlohmann::json& j, const std::string& where) {
+  auto u = [&](const char* key) {
+    TRAIL_CHECK(j.is_object() && j.contains(key) && j[key].is_number_unsigned(), where,
+                ": reading needs a non-negative integer \"", key, "\"");
+    return j[key].get<uint64_t>();
+  };
+  Reading x;
+  x.step = static_cast<int64_t>(u("step"));
+  x.window = u("window");
+  x.pass = u("pass");
+  x.chunk = static_cast<uint32_t>(u("chunk"));
+  x.window_offset = u("window_offset");
+  x.targets = u("loss_tokens");
+  const nlohmann::json& r = j["doc_tokens"];
+  TRAIL_CHECK(r.is_array() && r.size() == 2 && r[0].is_number_unsigned() &&
+                  r[1].is_number_unsigned() && r[0].get<uint64_t>() < r[1].get<uint64_t>(),
+              where, ": reading needs \"doc_tokens\": [begin, end) with begin < end");
+  x.tokens = {r[0].get<uint64_t>(), r[1].get<uint64_t>()};
+  TRAIL_CHECK(x.targets + u("context_tokens") == x.tokens.end - x.tokens.begin, where,
+              ": loss_tokens and context_tokens do not add up to doc_tokens");
+  return x;
+}
+
 nlohmann::ordered_json SharedRunToJson(const SharedRun& r) {
   nlohmann::ordered_json j = {
       {"source", r.source},
@@ -143,16 +177,7 @@ nlohmann::ordered_json SharedRunToJson(const SharedRun& r) {
       {"loss_tokens", r.targets},
       {"context_tokens", r.context}};
   nlohmann::ordered_json reads = nlohmann::ordered_json::array();
-  for (const Reading& x : r.readings) {
-    reads.push_back({{"step", x.step},
-                     {"window", x.window},
-                     {"pass", x.pass},
-                     {"chunk", x.chunk},
-                     {"doc_tokens", Range(x.tokens)},
-                     {"window_offset", x.window_offset},
-                     {"loss_tokens", x.targets},
-                     {"context_tokens", (x.tokens.end - x.tokens.begin) - x.targets}});
-  }
+  for (const Reading& x : r.readings) reads.push_back(ReadingToJson(x));
   j["readings"] = std::move(reads);
   return j;
 }

@@ -61,6 +61,10 @@ FindResult FindTokens(CanonicalStream& stream, const FindIndex& index,
 // loss_tokens, context_tokens), grams_looked_up, candidates, truncated.
 nlohmann::ordered_json FindResultToJson(CanonicalStream& stream, const FindResult& r);
 nlohmann::ordered_json SharedRunToJson(const SharedRun& r);
+// One reading as in "readings" above, and back (throws trail::Error naming `where` and the field
+// when a value is missing or of the wrong type).
+nlohmann::ordered_json ReadingToJson(const Reading& x);
+Reading ReadingFromJson(const nlohmann::json& j, const std::string& where);
 
 // The document with lineage key `key` among the training documents, as a shared run covering
 // the whole document (with its readings); throws naming the key when no training document has it.

@@ -1,0 +1,64 @@
+// Proofs about the training data of a published run (docs/audit.md, "Proofs about the training
+// data"). A membership proof says: document tokens [a, b) of one document of a published shard
+// are these tokens, and the run's published steps read them in exactly these windows. It holds
+// no corpus bytes and no key material beyond the publication's root, so it is small enough to
+// mail; the verifier checks it against the signed publication, fetching only what checking it
+// reads (the run's small files, the manifest, the shards' headers and indexes, and the chunks of
+// the stretch's tokens), and recomputes the readings from the stream's specification.
+//
+// Format "trail.data-proof.v1" (JSON, one source: MembershipProofToJson / ParseMembershipProof):
+//   {"format": "trail.data-proof.v1", "kind": "membership",
+//    "publication": the bundle's root (hex),
+//    "document": {"source": name, "shard": its path in the bundle, "doc": index, "key": key},
+//    "doc_tokens": [a, b], "tokens_sha256": SHA-256 of the ids [a, b) as 4-byte LE words,
+//    "steps": the publication's steps,
+//    "readings": [as `trail data find --json` writes them (data/find.h)]}
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "audit/remote_run.h"
+#include "data/find.h"
+
+namespace trail::audit {
+
+inline constexpr const char* kDataProofFormat = "trail.data-proof.v1";
+
+struct MembershipProof {
+  std::string root;
+  std::string source, shard, key;  // shard: its path in the bundle
+  uint64_t doc = 0;
+  data::TokenRange tokens;
+  std::string tokens_sha256;
+  int64_t steps = 0;
+  std::vector<data::Reading> readings;
+};
+
+nlohmann::ordered_json MembershipProofToJson(const MembershipProof& p);
+// Throws trail::Error naming `where` and the field for a malformed proof.
+MembershipProof ParseMembershipProof(const std::string& text, const std::string& where);
+
+// The proof of `run` (a stretch found in the training documents of the local `stream`) against
+// the publication at `bundle` (a directory or URL; only publication.json is read): its root, the
+// shard's bundle path, the stretch's token hash, and its readings by the publication's steps.
+// Throws when the publication's data manifest is not the stream's (`manifest_sha256`).
+MembershipProof MakeMembershipProof(data::CanonicalStream& stream, const Digest& manifest_sha256,
+                                    const data::SharedRun& run, const std::string& bundle);
+
+struct ProofCheck {
+  std::vector<std::string> problems;  // each names what is wrong; empty: the proof holds
+  std::string root, signer, binding;
+  uint64_t fetched_bytes = 0, bundle_bytes = 0;
+  bool ok() const { return problems.empty(); }
+};
+
+// Checks `p` against the publication at o.location (PublisherError, fetch::FetchError as an
+// audit throws them): the root, the document and its key in the published shard, the hash of
+// the published tokens [a, b), the steps, every reading recomputed from the stream (none
+// missing, none added), and that the trajectory's record of each reading's step consumes its
+// window.
+ProofCheck VerifyMembershipProof(const MembershipProof& p, const RemoteOptions& o);
+
+}  // namespace trail::audit
