@@ -175,12 +175,14 @@ int RunVerifyProof(const DataFindOptions& o) {
               << "\n";
   } else {
     for (const std::string& problem : c.problems) std::printf("FAIL: %s\n", problem.c_str());
+    const std::string by =
+        c.signer.empty() ? "" : " signed by " + c.signer + " (" + c.binding + ")";
     std::printf(
         "%s: %s tokens [%llu, %llu) of %s, read by %zu windows of the %lld published "
-        "steps; publication %s signed by %s (%s); fetched %llu of %llu bytes\n",
+        "steps; publication %s%s; fetched %llu of %llu bytes\n",
         c.ok() ? "VERIFIED" : "REFUSED", p.key.c_str(), (ull)p.tokens.begin, (ull)p.tokens.end,
-        p.shard.c_str(), p.readings.size(), (long long)p.steps, c.root.c_str(), c.signer.c_str(),
-        c.binding.c_str(), (ull)c.fetched_bytes, (ull)c.bundle_bytes);
+        p.shard.c_str(), p.readings.size(), (long long)p.steps, c.root.c_str(), by.c_str(),
+        (ull)c.fetched_bytes, (ull)c.bundle_bytes);
   }
   return c.ok() ? 0 : kExitFound;
 }
