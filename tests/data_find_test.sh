@@ -9,6 +9,9 @@
 #     a small fraction of its bytes (printed); a proof with a step, a window, a token range, the
 #     token hash or the root changed, a reading left out or added is refused naming what is wrong;
 #     a bundle serving other bytes for the chapter's tokens is refused (exit 5);
+#   - an absence proof for a text no training document is verifies; one for the chapter cannot
+#     be made; forged ones (an index moved, the chapter's tokens with neighbours that enclose
+#     them elsewhere, an entry changed, tokens changed under their hash) are refused;
 #   - bad input (empty text, binary data, no index, a damaged index) gets a clear error.
 set -euo pipefail
 trail=$1; assets=$2
@@ -45,6 +48,7 @@ echo "-- the chapter, found whole with its steps"
 "$trail" data find --run run --text chapter.txt | tee find.out
 "$trail" data find --run run --text chapter.txt --json > find.json
 "$trail" data find --run run --key "$key" --json > key.json
+"$trail" tokenizer encode --tokenizer tokenizer.json --input chapter.txt > chapter.ids
 node -e '
 const fs = require("fs"), { execFileSync } = require("child_process");
 const [trail, key] = process.argv.slice(1);
@@ -136,6 +140,31 @@ console.log(tokensOffset + 2 * (start + p.doc_tokens[0] + 3));' "mirror/$shard")
 printf '\x07' | dd of="mirror/$shard" bs=1 seek="$offset" conv=notrunc 2> /dev/null
 serve mirror
 "$ee" 5 "not the published" -- "$trail" data verify-proof --proof chapter.proof --bundle "$url" --cache cache3
+
+echo "-- absence proofs"
+serve bundle
+"$trail" data find --run run --absent --text other.txt --proof absent.proof --bundle "$url" --cache cache
+"$trail" data verify-proof --proof absent.proof --bundle "$url" --cache cache4 | tee absent.out
+grep -q "^VERIFIED: no training document is exactly these" absent.out || fail "absence not verified"
+"$ee" 3 "a training document has exactly these tokens" -- \
+  "$trail" data find --run run --absent --text chapter.txt --proof present.proof --bundle bundle --cache cache
+[ ! -e present.proof ] || fail "an absence proof was written for a present document"
+node -e '
+const fs = require("fs"), crypto = require("crypto");
+const a = JSON.parse(fs.readFileSync("absent.proof"));
+const w = (name, f) => { const p = JSON.parse(JSON.stringify(a)); f(p); fs.writeFileSync(name, JSON.stringify(p)); };
+w("moved.proof", p => { p.index += 1; });
+w("entry.proof", p => { p.after = p.after.replace(/^./, c => c === "0" ? "1" : "0"); });
+w("tokens.proof", p => { p.tokens[0] += 1; });
+// The chapter (a training document) claimed absent with the entries of another place.
+const ids = JSON.parse(fs.readFileSync("chapter.ids"));
+const buf = Buffer.alloc(4 * ids.length); ids.forEach((t, i) => buf.writeUInt32LE(t, 4 * i));
+w("forged.proof", p => { p.tokens = ids; p.tokens_sha256 = crypto.createHash("sha256").update(buf).digest("hex"); });
+'
+"$ee" 1 "FAIL: the published entries on either side of index [0-9]+ are not the proof.s" -- "$trail" data verify-proof --proof moved.proof --bundle "$url" --cache cache4
+"$ee" 1 "FAIL: the published entries on either side of index [0-9]+ are not the proof.s" -- "$trail" data verify-proof --proof entry.proof --bundle "$url" --cache cache4
+"$ee" 1 "FAIL: the proof's tokens do not hash" -- "$trail" data verify-proof --proof tokens.proof --bundle "$url" --cache cache4
+"$ee" 1 "FAIL: .*do not enclose the tokens' hash" -- "$trail" data verify-proof --proof forged.proof --bundle "$url" --cache cache4
 
 echo "-- bad input"
 ee="$here/expect_exit.sh"

@@ -1,10 +1,13 @@
 #include "audit/data_proof.h"
 
 #include <algorithm>
+#include <fstream>
 
 #include "audit/publication.h"
 #include "core/error.h"
 #include "core/hash.h"
+#include "core/le_bytes.h"
+#include "data/document_set.h"
 #include "fetch/source.h"
 #include "train/run_dir.h"
 
@@ -17,6 +20,11 @@ std::string Str(const nlohmann::json& j, const char* key, const std::string& whe
   TRAIL_CHECK(j.is_object() && j.contains(key) && j[key].is_string(), where, ": needs a string \"",
               key, "\"");
   return j[key].get<std::string>();
+}
+
+// A hash field, checked and in lower case (hashes compare as their hex text).
+std::string Hash(const nlohmann::json& j, const char* key, const std::string& where) {
+  return ToHex(DigestFromHex(Str(j, key, where), where + ": " + key));
 }
 
 uint64_t Uint(const nlohmann::json& j, const char* key, const std::string& where) {
@@ -89,7 +97,177 @@ void CheckTrajectory(const std::string& run_dir, const std::vector<data::Reading
   }
 }
 
+// Bytes [offset, offset + n) of a local file.
+std::string ReadAt(const std::string& path, uint64_t offset, uint64_t n) {
+  std::ifstream in(path, std::ios::binary);
+  in.seekg(static_cast<std::streamoff>(offset));
+  std::string out(n, '\0');
+  in.read(out.data(), static_cast<std::streamsize>(n));
+  TRAIL_CHECK(static_cast<uint64_t>(in.gcount()) == n, path, ": cannot read ", n, " bytes at ",
+              offset);
+  return out;
+}
+
+// The committed set of a publication: its size, and entry i on demand (a chunk per new probe).
+class RemoteSet {
+ public:
+  explicit RemoteSet(RemoteRun& remote) : remote_(remote) {
+    const fetch::RemoteFile* f = remote.publication().Find(data::kDocumentSetPath);
+    TRAIL_CHECK(f != nullptr, "the publication commits to no training-document set (",
+                data::kDocumentSetPath, "): it was published before trail made one");
+    size_ = f->size;
+    local_ = remote.FetchRange(data::kDocumentSetPath, 0, data::kDocumentSetHeaderBytes);
+    const std::string head = ReadAt(local_, 0, data::kDocumentSetHeaderBytes);
+    count_ = data::ParseDocumentSetHeader(reinterpret_cast<const uint8_t*>(head.data()), size_,
+                                          data::kDocumentSetPath);
+  }
+  uint64_t count() const { return count_; }
+  std::string Entry(uint64_t i) {
+    const uint64_t at = data::kDocumentSetHeaderBytes + 32 * i;
+    remote_.FetchRange(data::kDocumentSetPath, at, at + 32);
+    const std::string bytes = ReadAt(local_, at, 32);
+    return HexOf({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
+  }
+
+ private:
+  RemoteRun& remote_;
+  std::string local_;
+  uint64_t size_ = 0, count_ = 0;
+};
+
+Json HexOrNull(const std::string& h) { return h.empty() ? Json() : Json(h); }
+
+std::string HexOrEmpty(const nlohmann::json& j, const char* key, const std::string& where) {
+  TRAIL_CHECK(j.contains(key), where, ": needs \"", key, "\" (a hash or null)");
+  if (j[key].is_null()) return "";
+  TRAIL_CHECK(j[key].is_string(), where, ": \"", key, "\" must be a hash or null");
+  return Hash(j, key, where);
+}
+
+nlohmann::json ParseProofJson(const std::string& text, const std::string& where) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const std::exception&) {
+    TRAIL_FAIL(where, ": not JSON (a proof is what `trail data find --proof` writes)");
+  }
+  TRAIL_CHECK(j.is_object() && Str(j, "format", where) == kDataProofFormat, where, ": not a ",
+              kDataProofFormat, " proof");
+  return j;
+}
+
 }  // namespace
+
+std::string DataProofKind(const std::string& text, const std::string& where) {
+  const std::string kind = Str(ParseProofJson(text, where), "kind", where);
+  TRAIL_CHECK(kind == "membership" || kind == "absence", where, ": unknown proof kind '", kind,
+              "'");
+  return kind;
+}
+
+Json AbsenceProofToJson(const AbsenceProof& p) {
+  return {{"format", kDataProofFormat},
+          {"kind", "absence"},
+          {"publication", p.root},
+          {"tokens", p.tokens},
+          {"tokens_sha256", p.tokens_sha256},
+          {"set", p.set},
+          {"count", p.count},
+          {"index", p.index},
+          {"before", HexOrNull(p.before)},
+          {"after", HexOrNull(p.after)}};
+}
+
+AbsenceProof ParseAbsenceProof(const std::string& text, const std::string& where) {
+  const nlohmann::json j = ParseProofJson(text, where);
+  TRAIL_CHECK(Str(j, "kind", where) == "absence", where, ": not an absence proof");
+  AbsenceProof p;
+  p.root = Hash(j, "publication", where);
+  TRAIL_CHECK(j.contains("tokens") && j["tokens"].is_array() && !j["tokens"].empty(), where,
+              ": needs a non-empty \"tokens\" array of ids");
+  for (const auto& t : j["tokens"]) {
+    TRAIL_CHECK(t.is_number_unsigned() && t.get<uint64_t>() < (uint64_t{1} << 32), where,
+                ": \"tokens\" holds something that is not a token id");
+    p.tokens.push_back(t.get<uint32_t>());
+  }
+  p.tokens_sha256 = Hash(j, "tokens_sha256", where);
+  p.set = Str(j, "set", where);
+  p.count = Uint(j, "count", where);
+  p.index = Uint(j, "index", where);
+  p.before = HexOrEmpty(j, "before", where);
+  p.after = HexOrEmpty(j, "after", where);
+  return p;
+}
+
+AbsenceProof MakeAbsenceProof(const std::vector<uint32_t>& tokens, const RemoteOptions& o) {
+  TRAIL_CHECK(!tokens.empty(), "the query has no tokens");
+  RemoteRun remote(o);
+  RemoteSet set(remote);
+  AbsenceProof p;
+  p.root = remote.publication().root;
+  p.tokens = tokens;
+  p.tokens_sha256 = ToHex(data::TokensHash(tokens));
+  p.set = data::kDocumentSetPath;
+  p.count = set.count();
+  uint64_t lo = 0, hi = set.count();  // the first entry >= the hash (hex compares as bytes)
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    if (set.Entry(mid) < p.tokens_sha256)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  p.index = lo;
+  p.after = lo < set.count() ? set.Entry(lo) : "";
+  TRAIL_CHECK(p.after != p.tokens_sha256,
+              "a training document has exactly these tokens, so their absence cannot be proved "
+              "(`trail data find` shows where it is and when it was read)");
+  p.before = lo > 0 ? set.Entry(lo - 1) : "";
+  return p;
+}
+
+ProofCheck VerifyAbsenceProof(const AbsenceProof& p, const RemoteOptions& o) {
+  RemoteRun remote(o);
+  const Publication& pub = remote.publication();
+  ProofCheck c;
+  c.root = pub.root;
+  c.bundle_bytes = pub.total_bytes();
+  if (pub.root != p.root) {
+    c.problems.push_back("the proof is for publication " + p.root + "; this bundle's root is " +
+                         pub.root);
+    return c;
+  }
+  remote.Bind();
+  c.signer = remote.binding().signer;
+  c.binding = remote.binding().binding;
+  if (ToHex(data::TokensHash(p.tokens)) != p.tokens_sha256) {
+    c.problems.push_back("the proof's tokens do not hash to its tokens_sha256");
+  }
+  if (p.set != data::kDocumentSetPath) {
+    c.problems.push_back("the proof names the set " + p.set + ", not " + data::kDocumentSetPath);
+    return c;
+  }
+  RemoteSet set(remote);
+  if (p.count != set.count() || p.index > set.count()) {
+    c.problems.push_back("the published set holds " + std::to_string(set.count()) +
+                         " hashes; the proof says " + std::to_string(p.count) + " and index " +
+                         std::to_string(p.index));
+    return c;
+  }
+  const std::string before = p.index > 0 ? set.Entry(p.index - 1) : "";
+  const std::string after = p.index < set.count() ? set.Entry(p.index) : "";
+  if (before != p.before || after != p.after) {
+    c.problems.push_back("the published entries on either side of index " +
+                         std::to_string(p.index) + " are not the proof's");
+  } else if ((!before.empty() && !(before < p.tokens_sha256)) ||
+             (!after.empty() && !(p.tokens_sha256 < after))) {
+    c.problems.push_back("the published entries around index " + std::to_string(p.index) +
+                         " do not enclose the tokens' hash: a training document has it, or "
+                         "the index is wrong");
+  }
+  c.fetched_bytes = remote.totals().fetched_bytes;
+  return c;
+}
 
 Json MembershipProofToJson(const MembershipProof& p) {
   Json reads = Json::array();
@@ -116,8 +294,7 @@ MembershipProof ParseMembershipProof(const std::string& text, const std::string&
   TRAIL_CHECK(Str(j, "kind", where) == "membership", where, ": unknown proof kind '",
               j["kind"].get<std::string>(), "'");
   MembershipProof p;
-  p.root = Str(j, "publication", where);
-  DigestFromHex(p.root, where + ": publication");
+  p.root = Hash(j, "publication", where);
   const std::string doc_where = where + ": document";
   TRAIL_CHECK(j.contains("document"), where, ": needs \"document\"");
   p.source = Str(j["document"], "source", doc_where);
@@ -129,8 +306,7 @@ MembershipProof ParseMembershipProof(const std::string& text, const std::string&
                   r[1].is_number_unsigned() && r[0].get<uint64_t>() < r[1].get<uint64_t>(),
               where, ": needs \"doc_tokens\": [begin, end) with begin < end");
   p.tokens = {r[0].get<uint64_t>(), r[1].get<uint64_t>()};
-  p.tokens_sha256 = Str(j, "tokens_sha256", where);
-  DigestFromHex(p.tokens_sha256, where + ": tokens_sha256");
+  p.tokens_sha256 = Hash(j, "tokens_sha256", where);
   p.steps = static_cast<int64_t>(Uint(j, "steps", where));
   TRAIL_CHECK(j.contains("readings") && j["readings"].is_array(), where,
               ": needs a \"readings\" array");

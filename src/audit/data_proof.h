@@ -13,6 +13,16 @@
 //    "doc_tokens": [a, b], "tokens_sha256": SHA-256 of the ids [a, b) as 4-byte LE words,
 //    "steps": the publication's steps,
 //    "readings": [as `trail data find --json` writes them (data/find.h)]}
+//
+// An absence proof (kind "absence") says: no training document has exactly these tokens. The
+// publication commits to the sorted set of the training documents' content hashes
+// (data/document_set.h, kDocumentSetPath); the proof gives the tokens, their hash h, the set's
+// size n and the index i with entry i-1 < h < entry i (either end may be absent: i = 0 or i = n),
+// and those two entries:
+//   {"format": "trail.data-proof.v1", "kind": "absence", "publication": root,
+//    "tokens": [ids], "tokens_sha256": h, "set": kDocumentSetPath, "count": n, "index": i,
+//    "before": entry i-1 or null, "after": entry i or null}
+// The verifier fetches the set's header and the one or two chunks holding the two entries.
 #pragma once
 
 #include <cstdint>
@@ -47,6 +57,24 @@ MembershipProof ParseMembershipProof(const std::string& text, const std::string&
 MembershipProof MakeMembershipProof(data::CanonicalStream& stream, const Digest& manifest_sha256,
                                     const data::SharedRun& run, const std::string& bundle);
 
+struct AbsenceProof {
+  std::string root;
+  std::vector<uint32_t> tokens;
+  std::string tokens_sha256, set;
+  uint64_t count = 0, index = 0;
+  std::string before, after;  // hex, "" when absent
+};
+
+nlohmann::ordered_json AbsenceProofToJson(const AbsenceProof& p);
+AbsenceProof ParseAbsenceProof(const std::string& text, const std::string& where);
+// The proof's kind ("membership" or "absence"); throws naming `where` for anything else.
+std::string DataProofKind(const std::string& text, const std::string& where);
+
+// The absence proof of `tokens` against the publication at o.location, found by binary search
+// over the committed set (a chunk per probe). Throws trail::Error when a training document has
+// exactly these tokens (there is no absence to prove) or the publication commits to no set.
+AbsenceProof MakeAbsenceProof(const std::vector<uint32_t>& tokens, const RemoteOptions& o);
+
 struct ProofCheck {
   std::vector<std::string> problems;  // each names what is wrong; empty: the proof holds
   std::string root, signer, binding;
@@ -60,5 +88,8 @@ struct ProofCheck {
 // missing, none added), and that the trajectory's record of each reading's step consumes its
 // window.
 ProofCheck VerifyMembershipProof(const MembershipProof& p, const RemoteOptions& o);
+// Checks `p`: the root, the tokens' hash, the set's count, and that the published entries i-1
+// and i are the proof's and enclose the hash.
+ProofCheck VerifyAbsenceProof(const AbsenceProof& p, const RemoteOptions& o);
 
 }  // namespace trail::audit

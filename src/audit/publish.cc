@@ -12,7 +12,9 @@
 #include "core/file_util.h"
 #include "core/hash.h"
 #include "core/signing.h"
+#include "data/document_set.h"
 #include "data/manifest.h"
+#include "data/stream.h"
 #include "tokenizer/contract.h"
 #include "train/checkpoint.h"
 #include "train/run_dir.h"
@@ -173,6 +175,15 @@ PublishSummary Publish(const PublishOptions& o) {
   const std::string manifest = ManifestForReplay(run, "");
   AddDataFiles(manifest, entries);
   p.tokenizer = AddTokenizerFiles(manifest, o.contract, entries);
+  // The committed set of training documents (absence proofs, audit/data_proof.h), written
+  // beside the bundle and placed like the other files.
+  fs::create_directories(o.out_dir);
+  const std::string set_file = o.out_dir + "/.training-documents.tmp";
+  {
+    const data::CanonicalStream stream(data::LoadManifest(manifest), data::StreamOptions{false});
+    WriteFileAtomic(set_file, data::DocumentSetBytes(data::TrainingDocumentHashes(stream)));
+  }
+  entries.push_back({set_file, data::kDocumentSetPath});
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
     return a.path < b.path || (a.path == b.path && a.source < b.source);
   });
@@ -196,6 +207,7 @@ PublishSummary Publish(const PublishOptions& o) {
     }
   }
   if (tty) std::fprintf(stderr, "\n");
+  fs::remove(set_file);
   const json statement = StatementJson(p);
   const json doc = {
       {"statement", statement},

@@ -229,6 +229,12 @@ void RemoteRun::FetchShardTokens(const std::string& bundle_path, uint64_t begin,
   progress_.Finish();
 }
 
+std::string RemoteRun::FetchRange(const std::string& path, uint64_t begin, uint64_t end) {
+  const std::string local = Fetch({{&pub_.Get(path), begin, end, false}})[0];
+  progress_.Finish();
+  return local;
+}
+
 std::string RemoteRun::local_path(const std::string& bundle_path) const {
   return cache_->files_dir() + "/" + bundle_path;
 }

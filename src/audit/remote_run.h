@@ -68,6 +68,12 @@ class RemoteRun {
   // PublisherError when it is refused) and returns what a replay of this run adds: the local
   // run directory and manifest are set in `o` (o.run_dir, o.data, verify_shards off).
   void FetchForSteps(const std::vector<int64_t>& steps, ReplayOptions& o);
+  // Binds the publication's signer to the trainer (fetching attestation.json); throws
+  // PublisherError when it is refused.
+  void Bind();
+  // Fetches the chunks holding bytes [begin, end) of the published file `path`; returns the
+  // local path of the file.
+  std::string FetchRange(const std::string& path, uint64_t begin, uint64_t end);
   // Fetches what checking a claim about the training data reads (audit/data_proof.h): binds the
   // publisher (PublisherError when refused), then run.json, recipe.toml, trajectory.jsonl and
   // attestation.json whole, the data manifest, and every shard's header, index, keys and
@@ -94,7 +100,6 @@ class RemoteRun {
   void WantCheckpoint(int64_t step, std::vector<Want>& wants) const;
   void FetchShardIndexes();
   void FetchTokens(const std::vector<int64_t>& replayed);
-  void Bind();
   std::map<std::string, std::string> DifferingShards() const;
   void Prepare(int64_t start, bool checkpoint, int64_t target);
 

@@ -137,6 +137,16 @@ std::vector<uint32_t> ParseTokens(const std::string& list) {
   return ids;
 }
 
+audit::RemoteOptions Remote(const DataFindOptions& o) {
+  audit::RemoteOptions ro;
+  ro.location = o.bundle, ro.cache_dir = o.cache, ro.quiet = true;
+  for (const std::string& k : o.trust_publishers) {
+    ro.trusted_publishers.push_back(audit::KeyFingerprint(k));
+  }
+  if (!o.trainer_key.empty()) ro.trainer_key = audit::KeyFingerprint(o.trainer_key);
+  return ro;
+}
+
 // With --proof: the membership proof of the first (longest) run found, against --bundle.
 void WriteProof(const DataFindOptions& o, data::CanonicalStream& stream,
                 const std::string& manifest, const std::vector<data::SharedRun>& runs) {
@@ -155,14 +165,17 @@ int RunVerifyProof(const DataFindOptions& o) {
   constexpr uint64_t kMaxProofBytes = 64u << 20;
   TRAIL_CHECK(fs::exists(o.proof) && fs::file_size(o.proof) <= kMaxProofBytes, o.proof,
               ": no such proof, or larger than 64 MiB");
-  const audit::MembershipProof p = audit::ParseMembershipProof(ReadFileToString(o.proof), o.proof);
-  audit::RemoteOptions ro;
-  ro.location = o.bundle, ro.cache_dir = o.cache, ro.quiet = true;
-  for (const std::string& k : o.trust_publishers) {
-    ro.trusted_publishers.push_back(audit::KeyFingerprint(k));
+  const std::string text = ReadFileToString(o.proof);
+  const bool absence = audit::DataProofKind(text, o.proof) == "absence";
+  audit::MembershipProof p;
+  audit::AbsenceProof a;
+  if (absence) {
+    a = audit::ParseAbsenceProof(text, o.proof);
+  } else {
+    p = audit::ParseMembershipProof(text, o.proof);
   }
-  if (!o.trainer_key.empty()) ro.trainer_key = audit::KeyFingerprint(o.trainer_key);
-  const audit::ProofCheck c = audit::VerifyMembershipProof(p, ro);
+  const audit::ProofCheck c = absence ? audit::VerifyAbsenceProof(a, Remote(o))
+                                      : audit::VerifyMembershipProof(p, Remote(o));
   if (o.json) {
     std::cout << nlohmann::ordered_json{{"ok", c.ok()},
                                         {"root", c.root},
@@ -175,14 +188,23 @@ int RunVerifyProof(const DataFindOptions& o) {
               << "\n";
   } else {
     for (const std::string& problem : c.problems) std::printf("FAIL: %s\n", problem.c_str());
+    char claim[512];
+    if (absence) {
+      std::snprintf(claim, sizeof claim,
+                    "no training document is exactly these %zu tokens (their hash falls at index "
+                    "%llu of the %llu committed hashes)",
+                    a.tokens.size(), (ull)a.index, (ull)a.count);
+    } else {
+      std::snprintf(claim, sizeof claim,
+                    "%s tokens [%llu, %llu) of %s, read by %zu windows of the %lld published steps",
+                    p.key.c_str(), (ull)p.tokens.begin, (ull)p.tokens.end, p.shard.c_str(),
+                    p.readings.size(), (long long)p.steps);
+    }
     const std::string by =
         c.signer.empty() ? "" : " signed by " + c.signer + " (" + c.binding + ")";
-    std::printf(
-        "%s: %s tokens [%llu, %llu) of %s, read by %zu windows of the %lld published "
-        "steps; publication %s%s; fetched %llu of %llu bytes\n",
-        c.ok() ? "VERIFIED" : "REFUSED", p.key.c_str(), (ull)p.tokens.begin, (ull)p.tokens.end,
-        p.shard.c_str(), p.readings.size(), (long long)p.steps, c.root.c_str(), by.c_str(),
-        (ull)c.fetched_bytes, (ull)c.bundle_bytes);
+    std::printf("%s: %s; publication %s%s; fetched %llu of %llu bytes\n",
+                c.ok() ? "VERIFIED" : "REFUSED", claim, c.root.c_str(), by.c_str(),
+                (ull)c.fetched_bytes, (ull)c.bundle_bytes);
   }
   return c.ok() ? 0 : kExitFound;
 }
@@ -197,15 +219,48 @@ int RunIndex(const DataFindOptions& o) {
   return 0;
 }
 
+// The queries as ids: --tokens, or each text normalized and encoded with the run's tokenizer.
+std::vector<std::pair<std::string, std::vector<uint32_t>>> Queries(const DataFindOptions& o,
+                                                                   const Target& t) {
+  if (!o.tokens.empty()) return {{"--tokens", ParseTokens(o.tokens)}};
+  std::vector<std::pair<std::string, std::vector<uint32_t>>> out;
+  std::string contract_path;
+  const tok::LoadedContract lc =
+      infer::FindRunTokenizer(o.tokenizer, o.run, t.manifest, contract_path);
+  for (const auto& [where, text] : Texts(o)) {
+    out.push_back({where, corpus::QueryTokens(text, *lc.tokenizer, where)});
+  }
+  return out;
+}
+
+// --absent: the absence proof of one text against the publication's committed set.
+int RunAbsent(const DataFindOptions& o, const Target& t) {
+  TRAIL_CHECK(!o.proof.empty() && o.key.empty(),
+              "--absent writes a proof: it needs --proof and --bundle, and a text or tokens");
+  const auto queries = Queries(o, t);
+  TRAIL_CHECK(queries.size() == 1, "--absent goes with one query, not --jsonl");
+  const audit::AbsenceProof p = audit::MakeAbsenceProof(queries[0].second, Remote(o));
+  WriteFileAtomic(o.proof, audit::AbsenceProofToJson(p).dump(1) + "\n");
+  std::printf(
+      "%s: no training document is exactly these %zu tokens: their hash falls at index %llu "
+      "of the %llu committed hashes; absence proof against publication %s: %s\n",
+      queries[0].first.c_str(), p.tokens.size(), (ull)p.index, (ull)p.count, p.root.c_str(),
+      o.proof.c_str());
+  return 0;
+}
+
 int RunFind(const DataFindOptions& o) {
   const Target t = ResolveTarget(o);
+  if (o.absent) return RunAbsent(o, t);
   data::CanonicalStream stream(data::LoadManifest(t.manifest), data::StreamOptions{!o.no_verify});
   if (!o.key.empty()) {
     const data::SharedRun r = data::FindKey(stream, o.key, t.steps);
-    if (o.json)
+    if (o.json) {
       std::cout << data::SharedRunToJson(r).dump(2) << "\n";
-    else
+    } else {
       PrintRun(r, 1);
+    }
+    WriteProof(o, stream, t.manifest, {r});
     return 0;
   }
   const std::string index_path = IndexPath(o, t.manifest);
@@ -213,17 +268,7 @@ int RunFind(const DataFindOptions& o) {
               "; build it with `trail data index --manifest ", t.manifest, "`");
   const data::FindIndex index(index_path, Sha256OfFile(t.manifest));
   const data::FindOptions fo{.min_tokens = o.min_tokens, .steps = t.steps};
-  std::vector<std::pair<std::string, std::vector<uint32_t>>> queries;
-  if (!o.tokens.empty()) {
-    queries.push_back({"--tokens", ParseTokens(o.tokens)});
-  } else {
-    std::string contract_path;
-    const tok::LoadedContract lc =
-        infer::FindRunTokenizer(o.tokenizer, o.run, t.manifest, contract_path);
-    for (const auto& [where, text] : Texts(o)) {
-      queries.push_back({where, corpus::QueryTokens(text, *lc.tokenizer, where)});
-    }
-  }
+  const auto queries = Queries(o, t);
   TRAIL_CHECK(o.proof.empty() || queries.size() == 1,
               "--proof goes with one query (--text, --tokens or --key), not --jsonl");
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
@@ -280,6 +325,9 @@ void AddDataFindCommands(CLI::App& data, DataFindCommand& cmd) {
   cmd.find->add_flag("--no-verify", o.no_verify, "Skip rehashing the shards on open");
   auto* proof = cmd.find->add_option(
       "--proof", o.proof, "Write a membership proof of the longest run found (needs --bundle)");
+  cmd.find->add_flag("--absent", o.absent,
+                     "With --proof: prove that no training document is exactly the text");
+  cmd.find->add_option("--cache", o.cache, "With --absent: the cache of fetched bytes");
   auto* bundle =
       cmd.find->add_option("--bundle", o.bundle, "The run's publication (a directory or URL)");
   proof->needs(bundle);

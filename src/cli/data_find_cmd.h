@@ -23,6 +23,7 @@ struct DataFindOptions {
   bool json = false, no_verify = false;
   // find --proof: write a membership proof against the publication at --bundle
   std::string proof, bundle;
+  bool absent = false;  // an absence proof instead
   // verify-proof
   std::string cache;
   std::vector<std::string> trust_publishers;
