@@ -12,6 +12,10 @@
 #   - an absence proof for a text no training document is verifies; one for the chapter cannot
 #     be made; forged ones (an index moved, the chapter's tokens with neighbours that enclose
 #     them elsewhere, an entry changed, tokens changed under their hash) are refused;
+#   - `trail data contamination`: of JSONL items, a verse of the chapter the run read is
+#     contaminated and trained on (at the steps `data find` names), a verse of a chapter past the
+#     run's steps is contaminated but not trained on, a sentence of another book is clean, a
+#     two-word item is too short; OLMES ARC-Easy is loaded and checked; the run report shows it;
 #   - bad input (empty text, binary data, no index, a damaged index) gets a clear error.
 set -euo pipefail
 trail=$1; assets=$2
@@ -165,6 +169,37 @@ w("forged.proof", p => { p.tokens = ids; p.tokens_sha256 = crypto.createHash("sh
 "$ee" 1 "FAIL: the published entries on either side of index [0-9]+ are not the proof.s" -- "$trail" data verify-proof --proof entry.proof --bundle "$url" --cache cache4
 "$ee" 1 "FAIL: the proof's tokens do not hash" -- "$trail" data verify-proof --proof tokens.proof --bundle "$url" --cache cache4
 "$ee" 1 "FAIL: .*do not enclose the tokens' hash" -- "$trail" data verify-proof --proof forged.proof --bundle "$url" --cache cache4
+
+echo "-- contamination"
+node -e '
+const fs = require("fs"), [key] = process.argv.slice(1);
+const docs = fs.readFileSync("train.jsonl", "utf8").trim().split("\n").map(JSON.parse);
+const chapter = docs.find(d => d.id === key), late = docs[docs.length - 1];
+const verse = d => d.text.split("\n").filter(l => l.length > 80)[0];
+const items = [{id: "read", text: verse(chapter)}, {id: "unread", text: verse(late)},
+  {id: "other", text: fs.readFileSync("other.txt", "utf8")}, {id: "short", text: "the LORD"}];
+fs.writeFileSync("items.jsonl", items.map(i => JSON.stringify(i)).join("\n") + "\n");
+' "$key"
+"$trail" data contamination --run run --items items.jsonl --tasks "$assets/olmes/arc_easy" | tee contam.out
+node -e '
+const fs = require("fs");
+const r = JSON.parse(fs.readFileSync("run/contamination.json")), f = JSON.parse(fs.readFileSync("find.json"));
+const items = r.tasks.find(t => t.task === "items"), arc = r.tasks.find(t => t.task.startsWith("arc_easy"));
+const by = id => items.contaminated_items.find(c => c.id === id);
+if (items.items !== 4 || items.short_items !== 1 || items.contaminated !== 2) throw "items miscounted";
+// A verse on its own may end in another token than inside its chapter (". " against ".\n"):
+// its shared run is the item but for its last token or two.
+const read = by("read");
+if (!read || read.longest < read.tokens - 2 || !read.trained) throw "the read verse is not contaminated and trained";
+if (!by("unread") || by("unread").trained) throw "the unread verse";
+if (by("other") || by("short")) throw "a clean item was flagged";
+const steps = new Set(f.runs[0].readings.map(x => x.step));
+if (!by("read").listed[0].steps.every(s => steps.has(s))) throw "steps differ from data find";
+if (!(arc.items > 500) || arc.contaminated !== 0) throw "ARC-Easy not checked";
+console.log(`items: ${items.contaminated} of ${items.items} contaminated; ARC-Easy: ${arc.items} items, none`);
+'
+"$trail" report run --out report.html > /dev/null
+grep -q "Contamination of evaluation sets" report.html || fail "the run report has no contamination section"
 
 echo "-- bad input"
 ee="$here/expect_exit.sh"

@@ -17,6 +17,7 @@
 #include "corpus/read/query_text.h"
 #include "data/find.h"
 #include "infer/trained_model.h"
+#include "report/contamination.h"
 #include "train/run_dir.h"
 
 namespace trail::cli {
@@ -209,6 +210,53 @@ int RunVerifyProof(const DataFindOptions& o) {
   return c.ok() ? 0 : kExitFound;
 }
 
+void PrintContamination(const report::ContaminationReport& r, const std::string& out) {
+  std::printf(
+      "evaluation items sharing a %u-token n-gram with the %llu training documents; "
+      "trained: read by one of the %lld steps (%.1f s)\n",
+      r.ngram, (ull)r.training_documents, (long long)r.steps, r.seconds);
+  std::printf("  %-24s %8s %10s %12s %8s %8s\n", "task", "items", "too short", "contaminated",
+              "whole", "trained");
+  for (const report::TaskContamination& t : r.tasks) {
+    std::printf("  %-24s %8llu %10llu %12llu %8llu %8llu\n", t.task.c_str(), (ull)t.items,
+                (ull)t.short_items, (ull)t.contaminated, (ull)t.whole, (ull)t.trained);
+  }
+  for (const report::TaskContamination& t : r.tasks) {
+    for (const report::ContaminatedItem& c : t.contaminated_items) {
+      std::string steps;
+      if (!c.listed.empty()) {
+        for (size_t i = 0; i < c.listed[0].steps.size() && i < 8; ++i) {
+          steps += (i ? "," : "") + std::to_string(c.listed[0].steps[i]);
+        }
+      }
+      std::printf(
+          "  %s %s: %llu tokens, longest shared run %llu%s, %llu hits; first in %s "
+          "(steps %s)\n    \"%.70s\"\n",
+          t.task.c_str(), c.id.c_str(), (ull)c.tokens, (ull)c.longest,
+          c.whole ? " (the whole item)" : "", (ull)c.hits,
+          c.listed.empty() ? "-" : c.listed[0].key.c_str(), steps.empty() ? "none" : steps.c_str(),
+          c.text.c_str());
+    }
+  }
+  std::printf("written to %s\n", out.c_str());
+}
+
+int RunContamination(const DataFindOptions& o) {
+  report::ContaminationOptions co;
+  co.run_dir = o.run, co.manifest = o.manifest, co.tokenizer = o.tokenizer;
+  co.tasks = o.tasks, co.items = o.items, co.ngram = o.ngram;
+  const report::ContaminationReport r = report::AuditContamination(co);
+  const nlohmann::ordered_json j = report::ContaminationToJson(r);
+  const std::string out = o.out.empty() ? o.run + "/contamination.json" : o.out;
+  WriteFileAtomic(out, j.dump(1) + "\n");
+  if (o.json) {
+    std::cout << j.dump(2) << "\n";
+  } else {
+    PrintContamination(r, out);
+  }
+  return 0;
+}
+
 int RunIndex(const DataFindOptions& o) {
   data::CanonicalStream stream(data::LoadManifest(o.manifest), data::StreamOptions{!o.no_verify});
   const std::string out = IndexPath(o, o.manifest);
@@ -289,7 +337,8 @@ int RunFind(const DataFindOptions& o) {
 }  // namespace
 
 bool DataFindCommand::parsed() const {
-  return (index && *index) || (find && *find) || (verify_proof && *verify_proof);
+  return (index && *index) || (find && *find) || (verify_proof && *verify_proof) ||
+         (contamination && *contamination);
 }
 
 void AddDataFindCommands(CLI::App& data, DataFindCommand& cmd) {
@@ -347,12 +396,28 @@ void AddDataFindCommands(CLI::App& data, DataFindCommand& cmd) {
   cmd.verify_proof->add_option("--trainer", o.trainer_key,
                                "The trainer's key: refuse a run whose attestation it did not sign");
   cmd.verify_proof->add_flag("--json", o.json, "Print JSON");
+
+  cmd.contamination = data.add_subcommand(
+      "contamination",
+      "Which evaluation items share n-grams with a run's training data, and when "
+      "it read them");
+  cmd.contamination->add_option("--run", o.run, "Run directory")->required();
+  cmd.contamination->add_option("--manifest", o.manifest, "A copy of the run's data manifest");
+  cmd.contamination->add_option("--tokenizer", o.tokenizer,
+                                "Tokenizer contract (default: the run's)");
+  cmd.contamination->add_option("--tasks", o.tasks, "OLMES task folders, or folders holding them");
+  cmd.contamination->add_option("--items", o.items, "JSONL files of {\"text\", \"id\"} items");
+  cmd.contamination->add_option("--ngram", o.ngram, "Tokens per n-gram")
+      ->check(CLI::Range(1, 1024));
+  cmd.contamination->add_option("--out", o.out, "Report file (default: RUN/contamination.json)");
+  cmd.contamination->add_flag("--json", o.json, "Print the report as JSON");
 }
 
 int RunDataFindCommand(const DataFindCommand& cmd) {
   const DataFindOptions& o = cmd.opt;
   if (*cmd.index) return RunIndex(o);
   if (*cmd.verify_proof) return RunVerifyProof(o);
+  if (*cmd.contamination) return RunContamination(o);
   TRAIL_CHECK(!o.run.empty() || !o.manifest.empty(), "data find needs --run or --manifest");
   TRAIL_CHECK(!o.text.empty() || !o.tokens.empty() || !o.key.empty() || !o.jsonl.empty(),
               "data find needs what to look for: --text, --tokens, --key or --jsonl");

@@ -1,7 +1,8 @@
 // `trail data index`, `trail data find` and `trail data verify-proof` (docs/data.md §9,
 // docs/audit.md "Proofs about the training data"): build a manifest's find index; find where a
 // text, a token sequence or a document key occurs in the training documents and at which steps a
-// run trained on it, with a proof against its publication; check such a proof.
+// run trained on it, with a proof against its publication; check such a proof; audit a run's
+// training data for evaluation items (`trail data contamination`).
 #pragma once
 
 #include <cstdint>
@@ -28,10 +29,14 @@ struct DataFindOptions {
   std::string cache;
   std::vector<std::string> trust_publishers;
   std::string trainer_key;
+  // contamination
+  std::vector<std::string> tasks, items;
+  std::string out;
+  uint32_t ngram = 13;
 };
 
 struct DataFindCommand {
-  CLI::App *index = nullptr, *find = nullptr, *verify_proof = nullptr;
+  CLI::App *index = nullptr, *find = nullptr, *verify_proof = nullptr, *contamination = nullptr;
   DataFindOptions opt;
   bool parsed() const;
 };

@@ -12,6 +12,7 @@
 #include "data/manifest.h"
 #include "data/stream.h"
 #include "train/run_metrics.h"
+#include "report/contamination.h"
 #include "report/eval_section.h"
 #include "report/svg_chart.h"
 #include "train/run_dir.h"
@@ -311,6 +312,7 @@ std::string RunReportHtml(const RunReportOptions& o) {
   html += ChartsSection(m, info.json);
   html += EvalSection(m, info.json);
   html += DownstreamEvalSection(o.run_dir);
+  html += ContaminationSection(o.run_dir);
   html += AlertsSection(m);
   html += MixtureSection(o.data.empty() ? info.data_manifest : o.data,
                          static_cast<int64_t>(m.step.size()));
