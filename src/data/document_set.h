@@ -1,4 +1,4 @@
-// The committed set of training documents (docs/data.md §9.4): the content hash (data/
+// The committed set of training documents (docs/data.md §9.3): the content hash (data/
 // find_index.h: SHA-256 of the token ids as 4-byte little-endian words) of every training
 // document of a manifest, sorted ascending and distinct, so that "no training document is
 // exactly this text" is shown by two adjacent entries that enclose the text's hash. A

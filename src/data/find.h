@@ -54,7 +54,7 @@ struct FindResult {
 FindResult FindTokens(CanonicalStream& stream, const FindIndex& index,
                       const std::vector<uint32_t>& query, const FindOptions& opt);
 
-// The result as JSON ("trail.data-find.v1", docs/data.md §9.3): query_tokens, guaranteed_tokens,
+// The result as JSON ("trail.data-find.v1", docs/data.md §9.2): query_tokens, guaranteed_tokens,
 // min_tokens, same_documents (source, shard, doc, key), runs (source, shard, doc, key,
 // doc_tokens [b, e), query_tokens [b, e), doc_length, whole_query, whole_document, steps_read,
 // loss_tokens, context_tokens, readings: step, window, pass, chunk, doc_tokens, window_offset,

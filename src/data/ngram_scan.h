@@ -1,5 +1,5 @@
 // Which of a set of short token sequences (evaluation items) share an n-gram with the training
-// documents, and the maximal shared run around each shared n-gram (docs/data.md §9.5): one pass
+// documents, and the maximal shared run around each shared n-gram (docs/data.md §9.4): one pass
 // over every training document, the queries' n-grams held in memory. The find index
 // (find_index.h) keeps only winnowed grams, enough for runs of 50 tokens but not for the 13-gram
 // overlap of GPT-3's decontamination, which needs every n-gram of the corpus; this scan sees

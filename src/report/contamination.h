@@ -1,4 +1,4 @@
-// A run's contamination audit (`trail data contamination`, docs/data.md §9.5): which items of
+// A run's contamination audit (`trail data contamination`, docs/data.md §9.4): which items of
 // evaluation sets share a token n-gram (13, as in GPT-3's decontamination) with the run's
 // training documents, with the longest shared run, whether the whole item occurs, and at which
 // steps the run read the shared tokens. Written to RUN/contamination.json; the run report shows
