@@ -9,11 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "audit/data_proof.h"
 #include "bindings.h"
+#include "core/hash.h"
 #include "data/batch_schedule.h"
 #include "data/batcher.h"
 #include "data/inspect.h"
 #include "data/manifest.h"
+#include "data/find.h"
 #include "data/packing.h"
 #include "data/stream.h"
 #include "tokenizer/contract.h"
@@ -49,7 +52,8 @@ py::dict PackedArrays(const data::PackedBatch& b, int64_t rows) {
 // every method keeps the GIL; only opening (rehashing shards) releases it.
 class Stream {
  public:
-  Stream(const std::string& manifest_path, std::optional<uint64_t> seed, bool verify) {
+  Stream(const std::string& manifest_path, std::optional<uint64_t> seed, bool verify)
+      : manifest_path_(manifest_path) {
     py::gil_scoped_release nogil;
     data::Manifest m = data::LoadManifest(manifest_path);
     if (seed) m.stream.seed = *seed;
@@ -118,10 +122,65 @@ class Stream {
     }
   }
 
+  std::string manifest_path_;
   std::unique_ptr<data::CanonicalStream> stream_;
   std::unique_ptr<data::Batcher> batcher_;
   data::RawWindow raw_;
+
+ public:
+  // docs/data.md §9: the find index, a token search with readings, a key, a document's readings.
+  std::string BuildIndex(const std::string& path, uint32_t gram, uint32_t window) {
+    const data::FindIndexSummary s =
+        data::BuildFindIndex(*stream_, Sha256OfFile(manifest_path_), path, {gram, window});
+    return nlohmann::ordered_json{{"documents", s.documents},
+                                  {"tokens", s.tokens},
+                                  {"grams", s.grams},
+                                  {"bytes", s.bytes},
+                                  {"seconds", s.seconds}}
+        .dump();
+  }
+  std::string Find(const std::vector<uint32_t>& tokens, const std::string& index_path,
+                   uint64_t min_tokens, int64_t steps) {
+    const data::FindIndex index(index_path, Sha256OfFile(manifest_path_));
+    const data::FindOptions o{.min_tokens = min_tokens, .steps = steps};
+    return data::FindResultToJson(*stream_, data::FindTokens(*stream_, index, tokens, o)).dump();
+  }
+  std::string FindKey(const std::string& key, int64_t steps) {
+    return data::SharedRunToJson(data::FindKey(*stream_, key, steps)).dump();
+  }
+  std::string Readings(uint32_t source, uint32_t shard, uint64_t doc, uint64_t begin, uint64_t end,
+                       int64_t steps) {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const data::Reading& x :
+         data::ReadDocument(*stream_, {source, shard, doc}, {begin, end}, steps)) {
+      out.push_back(data::ReadingToJson(x));
+    }
+    return out.dump();
+  }
 };
+
+// A proof about the training data against a publication: the check's JSON (docs/audit.md).
+std::string VerifyDataProof(const std::string& text, const std::string& location,
+                            const std::string& cache, const std::vector<std::string>& trusted,
+                            const std::string& trainer) {
+  audit::RemoteOptions o;
+  o.location = location, o.cache_dir = cache, o.quiet = true;
+  for (const std::string& k : trusted) o.trusted_publishers.push_back(audit::KeyFingerprint(k));
+  if (!trainer.empty()) o.trainer_key = audit::KeyFingerprint(trainer);
+  const std::string where = "proof";
+  const audit::ProofCheck c =
+      audit::DataProofKind(text, where) == "absence"
+          ? audit::VerifyAbsenceProof(audit::ParseAbsenceProof(text, where), o)
+          : audit::VerifyMembershipProof(audit::ParseMembershipProof(text, where), o);
+  return nlohmann::ordered_json{{"ok", c.ok()},
+                                {"root", c.root},
+                                {"signer", c.signer},
+                                {"binding", c.binding},
+                                {"problems", c.problems},
+                                {"fetched_bytes", c.fetched_bytes},
+                                {"bundle_bytes", c.bundle_bytes}}
+      .dump();
+}
 
 tok::EncodeOptions EncodeOptionsOf(const py::object& allowed_special) {
   tok::EncodeOptions o;
@@ -210,7 +269,15 @@ void BindData(py::module_& m) {
       .def("step_of_window", &Stream::StepOfWindow, py::arg("w"))
       .def("rank_windows", &Stream::RankWindows, py::arg("step"), py::arg("rank"), py::arg("ranks"))
       .def("step_targets", &Stream::StepTargets, py::arg("step"))
-      .def("rank_batch", &Stream::RankBatch, py::arg("step"), py::arg("rank"), py::arg("ranks"));
+      .def("rank_batch", &Stream::RankBatch, py::arg("step"), py::arg("rank"), py::arg("ranks"))
+      .def("build_index", &Stream::BuildIndex, py::arg("path"), py::arg("gram"), py::arg("window"))
+      .def("find", &Stream::Find, py::arg("tokens"), py::arg("index"), py::arg("min_tokens"),
+           py::arg("steps"))
+      .def("find_key", &Stream::FindKey, py::arg("key"), py::arg("steps"))
+      .def("readings", &Stream::Readings, py::arg("source"), py::arg("shard"), py::arg("doc"),
+           py::arg("begin"), py::arg("end"), py::arg("steps"));
+  m.def("verify_data_proof", &VerifyDataProof, py::arg("text"), py::arg("location"),
+        py::arg("cache"), py::arg("trusted"), py::arg("trainer"));
   BindTokenizer(m);
 }
 

@@ -79,3 +79,46 @@ def test_token_ids_equal_tokenizer_encode(workdir):
     assert tok.vocab_size == 1024
     with pytest.raises(trail.TrailError):
         tok.decode([10**6])
+
+
+def test_find_and_readings_equal_data_find(workdir):
+    """find / find_key / readings against `trail data find --json` on the same run."""
+    manifest = workdir / "manifest.json"
+    cli("data", "index", "--manifest", manifest)
+    s = trail.Stream(manifest, verify=False)
+    key = s.inspect(5)["documents"][0]["key"]
+    by_key = cli_json("data", "find", "--run", workdir / "run", "--key", key, "--json")
+    assert s.find_key(key, steps=30) == by_key
+    assert by_key["readings"], "window 5 is read by step 0 of 30"
+    tokens = s.window(5, lineage=False).tokens.tolist()[1:40]  # inside one document or two
+    ids = ",".join(map(str, tokens))
+    expected = cli_json("data", "find", "--run", workdir / "run", "--tokens", ids,
+                        "--min-tokens", 10, "--json")
+    assert expected.pop("query") == "--tokens"  # the CLI names each query
+    assert s.find(tokens, steps=30, min_tokens=10) == expected
+    assert expected["runs"] and expected["runs"][0]["readings"]
+    doc = by_key
+    src = [i for i, x in enumerate(s.manifest["sources"]) if x["name"] == doc["source"]][0]
+    assert s.readings(src, doc["shard"], doc["doc"], 0, doc["doc_length"], 30) == doc["readings"]
+
+
+def test_verify_proof_matches_the_cli(workdir, tmp_path):
+    manifest = workdir / "manifest.json"
+    cli("data", "index", "--manifest", manifest)
+    bundle = tmp_path / "bundle"
+    cli("publish", "--run", workdir / "run", "--out", bundle, "--key", workdir / "trainer.key",
+        "--quiet")
+    key = trail.Stream(manifest, verify=False).inspect(5)["documents"][0]["key"]
+    proof = tmp_path / "p.json"
+    cli("data", "find", "--run", workdir / "run", "--key", key, "--proof", proof, "--bundle",
+        bundle)
+    got = trail.verify_proof(proof, bundle, cache=tmp_path / "cache")
+    assert got["ok"] and got["binding"] == "trainer" and got["problems"] == []
+    expected = cli_json("data", "verify-proof", "--proof", proof, "--bundle", bundle, "--cache",
+                        tmp_path / "cache2", "--json")
+    assert {k: v for k, v in got.items() if k != "fetched_bytes"} == \
+        {k: v for k, v in expected.items() if k != "fetched_bytes"}
+    bad = json.loads(proof.read_text())
+    bad["readings"][0]["step"] += 1
+    refused = trail.verify_proof(json.dumps(bad), bundle, cache=tmp_path / "cache")
+    assert not refused["ok"] and "reading 0" in refused["problems"][0]

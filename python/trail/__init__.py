@@ -16,7 +16,7 @@ from . import ops
 from .audit import Attestation, CollectReport, Divergence, ReplayReport, StepVerdict
 from .audit import collect, read_attestation
 from .checkpoint import Checkpoint, load_safetensors
-from .data import Stream, Window
+from .data import Stream, Window, verify_proof
 from .run import Run, Trace, bisect
 
 __version__ = _trail.__version__

@@ -118,7 +118,47 @@ class Stream:
         """The rank's windows of ``step`` packed as rows: arrays [n, L] and ``windows``."""
         return self._s.rank_batch(step, rank, world_size)
 
+    # Finding training data (docs/data.md §9).
+
+    def _index(self, index) -> str:
+        from pathlib import Path
+        return str(index) if index is not None else str(Path(self.manifest_path).parent / "find.idx")
+
+    def build_index(self, path=None, gram: int = 13, window: int = 38) -> dict:
+        """``trail data index``: the find index of the training documents (default: find.idx
+        beside the manifest); returns its documents, tokens, grams, bytes and seconds."""
+        return json.loads(self._s.build_index(self._index(path), gram, window))
+
+    def find(self, tokens, index=None, steps: int = 0, min_tokens: int = 50) -> dict:
+        """``trail data find --tokens ... --json``: where the ids occur in the training documents
+        (same documents, shared runs of at least ``min_tokens``) and the readings of each run by
+        steps [0, steps)."""
+        return json.loads(self._s.find([int(t) for t in tokens], self._index(index), min_tokens,
+                                       steps))
+
+    def find_key(self, key: str, steps: int = 0) -> dict:
+        """``trail data find --key K --json``: a training document by lineage key, with its
+        readings."""
+        return json.loads(self._s.find_key(key, steps))
+
+    def readings(self, source: int, shard: int, doc: int, begin: int = 0, end: int = 2**64 - 1,
+                 steps: int = 0) -> list:
+        """Every window of steps [0, steps) that read document tokens [begin, end) of a
+        training document (docs/data.md §9.1)."""
+        return json.loads(self._s.readings(source, shard, doc, begin, end, steps))
+
     def __repr__(self) -> str:
         n = self.num_windows
         return (f"<Stream {self.manifest_path!r}: seed {self.seed}, "
                 f"{'endless' if n is None else f'{n} windows'}>")
+
+
+def verify_proof(proof, bundle, cache=None, trust_publishers=(), trainer=None) -> dict:
+    """``trail data verify-proof --json``: a membership or absence proof (a path, or its JSON
+    text) checked against the publication at ``bundle`` (a folder or URL). Returns ``ok``,
+    ``root``, ``signer``, ``binding``, ``problems``, ``fetched_bytes`` and ``bundle_bytes``."""
+    from pathlib import Path
+    text = proof if isinstance(proof, str) and proof.lstrip().startswith("{") else Path(proof).read_text()
+    return json.loads(_trail.verify_data_proof(text, str(bundle), str(cache or ""),
+                                               [str(k) for k in trust_publishers],
+                                               str(trainer or "")))
