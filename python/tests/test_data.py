@@ -95,6 +95,7 @@ def test_find_and_readings_equal_data_find(workdir):
     expected = cli_json("data", "find", "--run", workdir / "run", "--tokens", ids,
                         "--min-tokens", 10, "--json")
     assert expected.pop("query") == "--tokens"  # the CLI names each query
+    assert expected.pop("lineage") == []  # and says what the corpus build did with a text
     assert s.find(tokens, steps=30, min_tokens=10) == expected
     assert expected["runs"] and expected["runs"][0]["readings"]
     doc = by_key

@@ -247,6 +247,7 @@ int RunManifest(const DataOptions& o) {
   spec.chunk_tokens = o.chunk_tokens;
   spec.positions = o.positions;
   spec.prepend_bos = o.prepend_bos;
+  spec.lineage = o.lineage;
   spec.output = o.manifest_out;
   const ingest::BuiltManifest m = ingest::BuildManifest(spec);
   std::printf("%s: %zu sources, stream of %s windows\n", o.manifest_out.c_str(), m.sources,
@@ -423,6 +424,9 @@ void AddManifestCommand(DataCommand& cmd) {
                          "A BOS (the contract's bos_id) before every document, as the base "
                          "model saw in pretraining (Llama 3)");
   cmd.manifest->add_option("--output", o.manifest_out, "Manifest to write")->required();
+  cmd.manifest->add_option("--lineage", o.lineage,
+                           "The corpus build's lineage.sqlite, linked by path and SHA-256 (trail "
+                           "data find then says what became of a text the data lacks)");
 }
 
 void AddVerifyCommand(DataCommand& cmd) {

@@ -47,6 +47,7 @@ struct DataOptions {
   int64_t seq_len = 2048;
   uint64_t seed = 0;
   bool no_verify = false;
+  std::string lineage;  // manifest: the corpus build's lineage database
 };
 
 // Adds the `data` command and its subcommands; returns a runner for whichever was parsed.

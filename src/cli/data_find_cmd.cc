@@ -14,6 +14,8 @@
 #include "cli/exit_codes.h"
 #include "core/error.h"
 #include "core/file_util.h"
+#include "corpus/pipeline/pipeline.h"
+#include "corpus/read/normalize.h"
 #include "corpus/read/query_text.h"
 #include "data/find.h"
 #include "infer/trained_model.h"
@@ -267,17 +269,63 @@ int RunIndex(const DataFindOptions& o) {
   return 0;
 }
 
-// The queries as ids: --tokens, or each text normalized and encoded with the run's tokenizer.
-std::vector<std::pair<std::string, std::vector<uint32_t>>> Queries(const DataFindOptions& o,
-                                                                   const Target& t) {
-  if (!o.tokens.empty()) return {{"--tokens", ParseTokens(o.tokens)}};
-  std::vector<std::pair<std::string, std::vector<uint32_t>>> out;
+// A query as ids: --tokens, or a text normalized and encoded with the run's tokenizer (then
+// also the normalized text's content hash, the corpus factory's exact-dedup key).
+struct Query {
+  std::string where;
+  std::vector<uint32_t> ids;
+  std::string content_hash;  // "" for --tokens
+};
+
+std::vector<Query> Queries(const DataFindOptions& o, const Target& t) {
+  if (!o.tokens.empty()) return {{"--tokens", ParseTokens(o.tokens), ""}};
+  std::vector<Query> out;
   std::string contract_path;
   const tok::LoadedContract lc =
       infer::FindRunTokenizer(o.tokenizer, o.run, t.manifest, contract_path);
-  for (const auto& [where, text] : Texts(o)) {
-    out.push_back({where, corpus::QueryTokens(text, *lc.tokenizer, where)});
+  for (const auto& [where, raw] : Texts(o)) {
+    const std::string text = corpus::NormalizeQueryText(raw, where);
+    Query q{where, {}, corpus::ContentHash(text)};
+    lc.tokenizer->EncodeOrdinary(text, q.ids);
+    out.push_back(std::move(q));
   }
+  return out;
+}
+
+// With a manifest linked to its corpus build's lineage: what the build did with documents of
+// exactly this normalized text, and for a dropped duplicate whether its survivor was trained on.
+nlohmann::ordered_json LineageOf(data::CanonicalStream& stream, const std::string& manifest,
+                                 const Query& q, int64_t steps, bool print) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  const std::string& db = stream.manifest().lineage_db;
+  if (db.empty() || q.content_hash.empty()) return out;
+  const fs::path path =
+      fs::path(db).is_absolute() ? fs::path(db) : fs::path(manifest).parent_path() / db;
+  for (const corpus::LineageVerdict& v : corpus::LineageByContent(path.string(), q.content_hash)) {
+    nlohmann::ordered_json j = {{"key", v.key},         {"source", v.source},
+                                {"kept", v.kept},       {"split", v.split},
+                                {"dropped", v.dropped}, {"survivor", v.survivor}};
+    std::string survivor_note;
+    if (!v.survivor.empty()) {
+      try {
+        const data::SharedRun s = data::FindKey(stream, v.survivor, steps);
+        j["survivor_steps_read"] = s.steps_read;
+        survivor_note =
+            "; " + v.survivor + " was trained on at " + std::to_string(s.steps_read) + " steps";
+      } catch (const Error&) {
+        j["survivor_steps_read"] = nullptr;
+        survivor_note = "; " + v.survivor + " is not a training document";
+      }
+    }
+    if (print) {
+      std::printf("corpus build: %s (source %s) %s%s%s\n", v.key.c_str(), v.source.c_str(),
+                  v.kept ? ("KEPT, split " + v.split).c_str() : ("DROPPED: " + v.dropped).c_str(),
+                  v.survivor.empty() ? "" : (", survivor " + v.survivor).c_str(),
+                  survivor_note.c_str());
+    }
+    out.push_back(std::move(j));
+  }
+  if (print && out.empty()) std::printf("corpus build: no document had exactly this text\n");
   return out;
 }
 
@@ -287,12 +335,12 @@ int RunAbsent(const DataFindOptions& o, const Target& t) {
               "--absent writes a proof: it needs --proof and --bundle, and a text or tokens");
   const auto queries = Queries(o, t);
   TRAIL_CHECK(queries.size() == 1, "--absent goes with one query, not --jsonl");
-  const audit::AbsenceProof p = audit::MakeAbsenceProof(queries[0].second, Remote(o));
+  const audit::AbsenceProof p = audit::MakeAbsenceProof(queries[0].ids, Remote(o));
   WriteFileAtomic(o.proof, audit::AbsenceProofToJson(p).dump(1) + "\n");
   std::printf(
       "%s: no training document is exactly these %zu tokens: their hash falls at index %llu "
       "of the %llu committed hashes; absence proof against publication %s: %s\n",
-      queries[0].first.c_str(), p.tokens.size(), (ull)p.index, (ull)p.count, p.root.c_str(),
+      queries[0].where.c_str(), p.tokens.size(), (ull)p.index, (ull)p.count, p.root.c_str(),
       o.proof.c_str());
   return 0;
 }
@@ -320,14 +368,16 @@ int RunFind(const DataFindOptions& o) {
   TRAIL_CHECK(o.proof.empty() || queries.size() == 1,
               "--proof goes with one query (--text, --tokens or --key), not --jsonl");
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
-  for (const auto& [where, ids] : queries) {
-    const data::FindResult r = data::FindTokens(stream, index, ids, fo);
+  for (const Query& q : queries) {
+    const data::FindResult r = data::FindTokens(stream, index, q.ids, fo);
     WriteProof(o, stream, t.manifest, r.runs);
     if (o.json) {
       all.push_back(data::FindResultToJson(stream, r));
-      all.back()["query"] = where;
+      all.back()["query"] = q.where;
+      all.back()["lineage"] = LineageOf(stream, t.manifest, q, t.steps, false);
     } else {
-      PrintResult(r, where);
+      PrintResult(r, q.where);
+      LineageOf(stream, t.manifest, q, t.steps, true);
     }
   }
   if (o.json) std::cout << (all.size() == 1 ? all[0] : all).dump(2) << "\n";

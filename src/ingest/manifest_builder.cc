@@ -159,6 +159,11 @@ BuiltManifest BuildManifest(const ManifestSpec& spec) {
               "--positions must be document or window");
   m.stream.positions =
       spec.positions == "document" ? data::PositionMode::kDocument : data::PositionMode::kWindow;
+  if (!spec.lineage.empty()) {
+    TRAIL_CHECK(fs::exists(spec.lineage), spec.lineage, ": no such lineage database");
+    m.lineage_db = fs::absolute(spec.lineage).lexically_relative(out_dir).generic_string();
+    m.lineage_sha256 = ToHex(Sha256OfFile(spec.lineage));
+  }
   const std::string text = data::ManifestToJson(m);
   // Checked the way a run will read it before it is written.
   const data::Manifest check = data::ParseManifest(text, spec.output, out_dir.string());

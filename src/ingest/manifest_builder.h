@@ -28,7 +28,8 @@ struct ManifestSpec {
   uint32_t chunk_tokens = 0;           // 0: documents are never cut
   std::string positions = "document";  // document | window
   bool prepend_bos = false;            // BOS (the contract's bos_id, then required) per document
-  std::string output;                  // the manifest to write
+  std::string lineage;  // the corpus build's lineage.sqlite ("" : none), linked by path and hash
+  std::string output;   // the manifest to write
 };
 
 struct BuiltManifest {

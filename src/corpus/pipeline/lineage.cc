@@ -156,4 +156,32 @@ std::string ExplainDocument(const std::string& lineage_db, const std::string& ke
   return out.str();
 }
 
+std::vector<LineageVerdict> LineageByContent(const std::string& lineage_db,
+                                             const std::string& hash) {
+  TRAIL_CHECK(std::filesystem::exists(lineage_db), lineage_db, ": lineage database not found");
+  Db db(lineage_db);
+  Stmt q(db.get(),
+         "SELECT key, source, split, kept, drop_reason, exact_survivor, cluster FROM documents "
+         "WHERE content_hash = ? ORDER BY key");
+  q.Text(1, hash);
+  auto text = [&](int i) {
+    const unsigned char* t = sqlite3_column_text(q.get(), i);
+    return t ? std::string(reinterpret_cast<const char*>(t)) : std::string();
+  };
+  std::vector<LineageVerdict> out;
+  while (sqlite3_step(q.get()) == SQLITE_ROW) {
+    LineageVerdict v;
+    v.key = text(0), v.source = text(1), v.split = text(2);
+    v.kept = sqlite3_column_int64(q.get(), 3) != 0;
+    if (!v.kept) {
+      const Drop drop = Drop::Parse(text(4));
+      v.dropped = drop.text();
+      if (drop.reason() == DropReason::kExactDup) v.survivor = text(5);
+      if (drop.reason() == DropReason::kNearDup) v.survivor = text(6);
+    }
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
 }  // namespace trail::corpus

@@ -67,4 +67,16 @@ BuildSummary BuildCorpusFromTasks(const CorpusConfig& cfg, const std::string& ou
 // A human-readable account of one document from a lineage database ("" if unknown key).
 std::string ExplainDocument(const std::string& lineage_db, const std::string& key);
 
+// What the build did with every document whose normalized text has content hash `hash`
+// (ContentHash, read/normalize.h): its key and source, whether it was kept (and in which split),
+// else the drop reason's text and, for an exact or near duplicate, the surviving document's key.
+struct LineageVerdict {
+  std::string key, source, split;
+  bool kept = false;
+  std::string dropped;   // the drop reason ("" when kept)
+  std::string survivor;  // exact_dup: the survivor; near_dup: the cluster's survivor
+};
+std::vector<LineageVerdict> LineageByContent(const std::string& lineage_db,
+                                             const std::string& hash);
+
 }  // namespace trail::corpus

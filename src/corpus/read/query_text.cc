@@ -6,8 +6,7 @@
 
 namespace trail::corpus {
 
-std::vector<uint32_t> QueryTokens(std::string_view raw, const tok::Tokenizer& tokenizer,
-                                  const std::string& where) {
+std::string NormalizeQueryText(std::string_view raw, const std::string& where) {
   const size_t nul = raw.find('\0');
   TRAIL_CHECK(nul == std::string_view::npos, where, ": binary data (a NUL byte at offset ", nul,
               "), not text");
@@ -17,8 +16,13 @@ std::vector<uint32_t> QueryTokens(std::string_view raw, const tok::Tokenizer& to
   const std::string text = NormalizeText(raw, NormalizeConfig{});
   TRAIL_CHECK(text.find_first_not_of(" \t\n\r\f\v") != std::string::npos, where,
               ": no text (empty, or only white space)");
+  return text;
+}
+
+std::vector<uint32_t> QueryTokens(std::string_view raw, const tok::Tokenizer& tokenizer,
+                                  const std::string& where) {
   std::vector<uint32_t> ids;
-  tokenizer.EncodeOrdinary(text, ids);
+  tokenizer.EncodeOrdinary(NormalizeQueryText(raw, where), ids);
   return ids;
 }
 

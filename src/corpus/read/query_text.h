@@ -14,8 +14,10 @@
 
 namespace trail::corpus {
 
-// Throws trail::Error naming `where` for bytes that are not text (a NUL byte, or not UTF-8:
-// convert the file first) and for a text with nothing but white space.
+// The normalized text; throws trail::Error naming `where` for bytes that are not text (a NUL
+// byte, or not UTF-8: convert the file first) and for a text with nothing but white space.
+std::string NormalizeQueryText(std::string_view raw, const std::string& where);
+// Its token ids (the same checks).
 std::vector<uint32_t> QueryTokens(std::string_view raw, const tok::Tokenizer& tokenizer,
                                   const std::string& where);
 
