@@ -8,7 +8,9 @@
 #     source drawing the same shards with replacement that takes over at step 16 (annealing), in
 #     both sources and both phases;
 #   - the dropped near-duplicate is reported as not trained on, with its cluster's survivor named
-#     and the steps that read the survivor.
+#     and the steps that read the survivor;
+#   - the find index (default and other gram/window) and the published training-document set are
+#     the bytes tests/conformance/find_port.py computes from docs/data.md alone.
 set -euo pipefail
 trail=$1; assets=$2; pydir=$3
 here=$(cd "$(dirname "$0")" && pwd)
@@ -116,4 +118,12 @@ if (!(v.survivor_steps_read > 0)) throw "the survivor was not trained on";
 if (!r.runs.some(x => x.key === "kjv/ch07")) throw "no partial overlap with the survivor";
 console.log(`dropped as ${v.dropped}; survivor ${v.survivor} read at ${v.survivor_steps_read} steps`);
 '
+echo "-- the index and the document set against the specification's port"
+"$trail" audit keygen --out trainer > /dev/null
+"$trail" publish --run run-manifest --out bundle --key trainer.key --quiet > /dev/null
+"$trail" data index --manifest manifest.json --out other.idx --gram 5 --window 3 > /dev/null
+python3 "$here/conformance/find_port.py" manifest.json manifest.idx \
+  bundle/data/training-documents.sha256set || fail "the index or the set differs from the port"
+python3 "$here/conformance/find_port.py" manifest.json other.idx --gram 5 --window 3 ||
+  fail "the index with other parameters differs from the port"
 echo PASS
