@@ -10,7 +10,11 @@
 #   - the dropped near-duplicate is reported as not trained on, with its cluster's survivor named
 #     and the steps that read the survivor;
 #   - the find index (default and other gram/window) and the published training-document set are
-#     the bytes tests/conformance/find_port.py computes from docs/data.md alone.
+#     the bytes tests/conformance/find_port.py computes from docs/data.md alone;
+#   - published with the build's configuration, the bundle commits to the training documents'
+#     band keys: a near-absence proof of an unrelated text verifies; none can be made for the
+#     planted document or for the dropped near-duplicate (its survivor shares bands); a proof
+#     with a key, the text, an index or the parameters changed is refused.
 set -euo pipefail
 trail=$1; assets=$2; pydir=$3
 here=$(cd "$(dirname "$0")" && pwd)
@@ -120,10 +124,34 @@ console.log(`dropped as ${v.dropped}; survivor ${v.survivor} read at ${v.survivo
 '
 echo "-- the index and the document set against the specification's port"
 "$trail" audit keygen --out trainer > /dev/null
-"$trail" publish --run run-manifest --out bundle --key trainer.key --quiet > /dev/null
+"$trail" publish --run run-manifest --out bundle --key trainer.key --corpus-config corpus.toml \
+  --quiet > /dev/null
 "$trail" data index --manifest manifest.json --out other.idx --gram 5 --window 3 > /dev/null
 python3 "$here/conformance/find_port.py" manifest.json manifest.idx \
   bundle/data/training-documents.sha256set || fail "the index or the set differs from the port"
 python3 "$here/conformance/find_port.py" manifest.json other.idx --gram 5 --window 3 ||
   fail "the index with other parameters differs from the port"
+echo "-- near-absence proofs"
+ee="$here/expect_exit.sh"
+printf 'Call me Ishmael. Some years ago, never mind how long precisely, having little or no money in my purse, and nothing particular to interest me on shore, I thought I would sail about a little and see the watery part of the world.' > other.txt
+"$trail" data find --run run-manifest --index manifest.idx --absent --near --text other.txt \
+  --proof near.proof --bundle bundle --cache cache
+"$trail" data verify-proof --proof near.proof --bundle bundle --cache cache2 | tee near-verify.out
+grep -q "^VERIFIED: no training document shares an LSH band" near-verify.out || fail "near-absence not verified"
+"$ee" 3 "shares band .* candidate near duplicate" -- "$trail" data find --run run-manifest \
+  --index manifest.idx --absent --near --text planted.txt --proof x.proof --bundle bundle --cache cache
+"$ee" 3 "shares band .* candidate near duplicate" -- "$trail" data find --run run-manifest \
+  --index manifest.idx --absent --near --text neardup.txt --proof x.proof --bundle bundle --cache cache
+node -e '
+const fs = require("fs"), p = JSON.parse(fs.readFileSync("near.proof"));
+const w = (name, f) => { const q = JSON.parse(JSON.stringify(p)); f(q); fs.writeFileSync(name, JSON.stringify(q)); };
+w("key.proof", q => { q.bands[3].key = q.bands[3].key.replace(/^./, c => c === "0" ? "1" : "0"); });
+w("text.proof", q => { q.text = q.text.replace("Ishmael", "Jonah"); });
+w("index.proof", q => { q.bands[0].index += 1; });
+w("params.proof", q => { q.params.seed += 1; });
+'
+"$ee" 1 "FAIL: band 3: the proof.s key is not the text.s" -- "$trail" data verify-proof --proof key.proof --bundle bundle --cache cache2
+"$ee" 1 "FAIL: band [0-9]+: the proof.s key is not the text.s" -- "$trail" data verify-proof --proof text.proof --bundle bundle --cache cache2
+"$ee" 1 "FAIL: band 0: the published keys on either side" -- "$trail" data verify-proof --proof index.proof --bundle bundle --cache cache2
+"$ee" 1 "FAIL: the proof.s parameters are not" -- "$trail" data verify-proof --proof params.proof --bundle bundle --cache cache2
 echo PASS

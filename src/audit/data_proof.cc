@@ -97,17 +97,6 @@ void CheckTrajectory(const std::string& run_dir, const std::vector<data::Reading
   }
 }
 
-// Bytes [offset, offset + n) of a local file.
-std::string ReadAt(const std::string& path, uint64_t offset, uint64_t n) {
-  std::ifstream in(path, std::ios::binary);
-  in.seekg(static_cast<std::streamoff>(offset));
-  std::string out(n, '\0');
-  in.read(out.data(), static_cast<std::streamsize>(n));
-  TRAIL_CHECK(static_cast<uint64_t>(in.gcount()) == n, path, ": cannot read ", n, " bytes at ",
-              offset);
-  return out;
-}
-
 // The committed set of a publication: its size, and entry i on demand (a chunk per new probe).
 class RemoteSet {
  public:
@@ -115,24 +104,21 @@ class RemoteSet {
     const fetch::RemoteFile* f = remote.publication().Find(data::kDocumentSetPath);
     TRAIL_CHECK(f != nullptr, "the publication commits to no training-document set (",
                 data::kDocumentSetPath, "): it was published before trail made one");
-    size_ = f->size;
-    local_ = remote.FetchRange(data::kDocumentSetPath, 0, data::kDocumentSetHeaderBytes);
-    const std::string head = ReadAt(local_, 0, data::kDocumentSetHeaderBytes);
-    count_ = data::ParseDocumentSetHeader(reinterpret_cast<const uint8_t*>(head.data()), size_,
+    const std::string head =
+        remote.ReadRange(data::kDocumentSetPath, 0, data::kDocumentSetHeaderBytes);
+    count_ = data::ParseDocumentSetHeader(reinterpret_cast<const uint8_t*>(head.data()), f->size,
                                           data::kDocumentSetPath);
   }
   uint64_t count() const { return count_; }
   std::string Entry(uint64_t i) {
     const uint64_t at = data::kDocumentSetHeaderBytes + 32 * i;
-    remote_.FetchRange(data::kDocumentSetPath, at, at + 32);
-    const std::string bytes = ReadAt(local_, at, 32);
+    const std::string bytes = remote_.ReadRange(data::kDocumentSetPath, at, at + 32);
     return HexOf({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
   }
 
  private:
   RemoteRun& remote_;
-  std::string local_;
-  uint64_t size_ = 0, count_ = 0;
+  uint64_t count_ = 0;
 };
 
 Json HexOrNull(const std::string& h) { return h.empty() ? Json() : Json(h); }
@@ -160,8 +146,8 @@ nlohmann::json ParseProofJson(const std::string& text, const std::string& where)
 
 std::string DataProofKind(const std::string& text, const std::string& where) {
   const std::string kind = Str(ParseProofJson(text, where), "kind", where);
-  TRAIL_CHECK(kind == "membership" || kind == "absence", where, ": unknown proof kind '", kind,
-              "'");
+  TRAIL_CHECK(kind == "membership" || kind == "absence" || kind == "near-absence", where,
+              ": unknown proof kind '", kind, "'");
   return kind;
 }
 

@@ -67,7 +67,8 @@ struct AbsenceProof {
 
 nlohmann::ordered_json AbsenceProofToJson(const AbsenceProof& p);
 AbsenceProof ParseAbsenceProof(const std::string& text, const std::string& where);
-// The proof's kind ("membership" or "absence"); throws naming `where` for anything else.
+// The proof's kind ("membership", "absence" or "near-absence", audit/near_absence.h); throws
+// naming `where` for anything else.
 std::string DataProofKind(const std::string& text, const std::string& where);
 
 // The absence proof of `tokens` against the publication at o.location, found by binary search

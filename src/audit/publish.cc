@@ -184,6 +184,7 @@ PublishSummary Publish(const PublishOptions& o) {
     WriteFileAtomic(set_file, data::DocumentSetBytes(data::TrainingDocumentHashes(stream)));
   }
   entries.push_back({set_file, data::kDocumentSetPath});
+  for (const auto& [file, path] : o.extra_files) entries.push_back({file, path});
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
     return a.path < b.path || (a.path == b.path && a.source < b.source);
   });

@@ -22,6 +22,9 @@ struct PublishOptions {
   // the manifest records, when there is one). Its artifact is published beside it.
   std::string contract;
   bool quiet = false;
+  // Further files to publish: (the file on disk, its path in the bundle), e.g. the band keys of
+  // data::kBandSetPath that the caller computed with the corpus build's parameters.
+  std::vector<std::pair<std::string, std::string>> extra_files;
 };
 
 struct PublishSummary {

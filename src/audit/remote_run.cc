@@ -235,6 +235,17 @@ std::string RemoteRun::FetchRange(const std::string& path, uint64_t begin, uint6
   return local;
 }
 
+std::string RemoteRun::ReadRange(const std::string& path, uint64_t begin, uint64_t end) {
+  const std::string local = FetchRange(path, begin, end);
+  std::ifstream in(local, std::ios::binary);
+  in.seekg(static_cast<std::streamoff>(begin));
+  std::string out(end - begin, '\0');
+  in.read(out.data(), static_cast<std::streamsize>(out.size()));
+  TRAIL_CHECK(static_cast<uint64_t>(in.gcount()) == out.size(), local, ": cannot read ", out.size(),
+              " bytes at ", begin);
+  return out;
+}
+
 std::string RemoteRun::local_path(const std::string& bundle_path) const {
   return cache_->files_dir() + "/" + bundle_path;
 }

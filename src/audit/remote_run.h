@@ -74,6 +74,8 @@ class RemoteRun {
   // Fetches the chunks holding bytes [begin, end) of the published file `path`; returns the
   // local path of the file.
   std::string FetchRange(const std::string& path, uint64_t begin, uint64_t end);
+  // The verified bytes [begin, end) of the published file `path` (fetched first when missing).
+  std::string ReadRange(const std::string& path, uint64_t begin, uint64_t end);
   // Fetches what checking a claim about the training data reads (audit/data_proof.h): binds the
   // publisher (PublisherError when refused), then run.json, recipe.toml, trajectory.jsonl and
   // attestation.json whole, the data manifest, and every shard's header, index, keys and

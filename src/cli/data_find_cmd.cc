@@ -9,6 +9,8 @@
 #include <sstream>
 
 #include "audit/data_proof.h"
+#include "audit/near_absence.h"
+#include "corpus/dedup/band_commitment.h"
 #include "audit/publication.h"
 #include "cli/checks.h"
 #include "cli/exit_codes.h"
@@ -164,22 +166,8 @@ void WriteProof(const DataFindOptions& o, data::CanonicalStream& stream,
                p.root.c_str(), o.proof.c_str());
 }
 
-int RunVerifyProof(const DataFindOptions& o) {
-  constexpr uint64_t kMaxProofBytes = 64u << 20;
-  TRAIL_CHECK(fs::exists(o.proof) && fs::file_size(o.proof) <= kMaxProofBytes, o.proof,
-              ": no such proof, or larger than 64 MiB");
-  const std::string text = ReadFileToString(o.proof);
-  const bool absence = audit::DataProofKind(text, o.proof) == "absence";
-  audit::MembershipProof p;
-  audit::AbsenceProof a;
-  if (absence) {
-    a = audit::ParseAbsenceProof(text, o.proof);
-  } else {
-    p = audit::ParseMembershipProof(text, o.proof);
-  }
-  const audit::ProofCheck c = absence ? audit::VerifyAbsenceProof(a, Remote(o))
-                                      : audit::VerifyMembershipProof(p, Remote(o));
-  if (o.json) {
+void PrintCheck(const audit::ProofCheck& c, const std::string& claim, bool json) {
+  if (json) {
     std::cout << nlohmann::ordered_json{{"ok", c.ok()},
                                         {"root", c.root},
                                         {"signer", c.signer},
@@ -189,26 +177,58 @@ int RunVerifyProof(const DataFindOptions& o) {
                                         {"bundle_bytes", c.bundle_bytes}}
                      .dump(2)
               << "\n";
-  } else {
-    for (const std::string& problem : c.problems) std::printf("FAIL: %s\n", problem.c_str());
-    char claim[512];
-    if (absence) {
-      std::snprintf(claim, sizeof claim,
-                    "no training document is exactly these %zu tokens (their hash falls at index "
-                    "%llu of the %llu committed hashes)",
-                    a.tokens.size(), (ull)a.index, (ull)a.count);
-    } else {
-      std::snprintf(claim, sizeof claim,
-                    "%s tokens [%llu, %llu) of %s, read by %zu windows of the %lld published steps",
-                    p.key.c_str(), (ull)p.tokens.begin, (ull)p.tokens.end, p.shard.c_str(),
-                    p.readings.size(), (long long)p.steps);
-    }
-    const std::string by =
-        c.signer.empty() ? "" : " signed by " + c.signer + " (" + c.binding + ")";
-    std::printf("%s: %s; publication %s%s; fetched %llu of %llu bytes\n",
-                c.ok() ? "VERIFIED" : "REFUSED", claim, c.root.c_str(), by.c_str(),
-                (ull)c.fetched_bytes, (ull)c.bundle_bytes);
+    return;
   }
+  for (const std::string& problem : c.problems) std::printf("FAIL: %s\n", problem.c_str());
+  const std::string by = c.signer.empty() ? "" : " signed by " + c.signer + " (" + c.binding + ")";
+  std::printf("%s: %s; publication %s%s; fetched %llu of %llu bytes\n",
+              c.ok() ? "VERIFIED" : "REFUSED", claim.c_str(), c.root.c_str(), by.c_str(),
+              (ull)c.fetched_bytes, (ull)c.bundle_bytes);
+}
+
+int RunVerifyNearAbsence(const DataFindOptions& o, const std::string& text) {
+  const audit::NearAbsenceProof p = audit::ParseNearAbsenceProof(text, o.proof);
+  const audit::ProofCheck c =
+      audit::VerifyNearAbsenceProof(p, corpus::TextBandKeys(p.text, p.params), Remote(o));
+  char claim[256];
+  std::snprintf(claim, sizeof claim,
+                "no training document shares an LSH band with the text (%u bands of %u rows; a "
+                "document of Jaccard %.2f escapes all with probability %.2g)",
+                p.params.bands, p.params.rows, p.params.threshold, p.miss_probability);
+  PrintCheck(c, claim, o.json);
+  return c.ok() ? 0 : kExitFound;
+}
+
+int RunVerifyProof(const DataFindOptions& o) {
+  constexpr uint64_t kMaxProofBytes = 64u << 20;
+  TRAIL_CHECK(fs::exists(o.proof) && fs::file_size(o.proof) <= kMaxProofBytes, o.proof,
+              ": no such proof, or larger than 64 MiB");
+  const std::string text = ReadFileToString(o.proof);
+  const std::string kind = audit::DataProofKind(text, o.proof);
+  if (kind == "near-absence") return RunVerifyNearAbsence(o, text);
+  const bool absence = kind == "absence";
+  audit::MembershipProof p;
+  audit::AbsenceProof a;
+  if (absence) {
+    a = audit::ParseAbsenceProof(text, o.proof);
+  } else {
+    p = audit::ParseMembershipProof(text, o.proof);
+  }
+  const audit::ProofCheck c = absence ? audit::VerifyAbsenceProof(a, Remote(o))
+                                      : audit::VerifyMembershipProof(p, Remote(o));
+  char claim[512];
+  if (absence) {
+    std::snprintf(claim, sizeof claim,
+                  "no training document is exactly these %zu tokens (their hash falls at index "
+                  "%llu of the %llu committed hashes)",
+                  a.tokens.size(), (ull)a.index, (ull)a.count);
+  } else {
+    std::snprintf(claim, sizeof claim,
+                  "%s tokens [%llu, %llu) of %s, read by %zu windows of the %lld published steps",
+                  p.key.c_str(), (ull)p.tokens.begin, (ull)p.tokens.end, p.shard.c_str(),
+                  p.readings.size(), (long long)p.steps);
+  }
+  PrintCheck(c, claim, o.json);
   return c.ok() ? 0 : kExitFound;
 }
 
@@ -329,8 +349,27 @@ nlohmann::ordered_json LineageOf(data::CanonicalStream& stream, const std::strin
   return out;
 }
 
+// --absent --near: the near-absence proof of one text against the publication's band keys.
+int RunNearAbsent(const DataFindOptions& o) {
+  TRAIL_CHECK(o.tokens.empty() && o.key.empty() && o.jsonl.empty(),
+              "--near proves something of a text: give one --text");
+  const std::string text = corpus::NormalizeQueryText(ReadFileToString(o.text), o.text);
+  const audit::RemoteOptions ro = Remote(o);
+  const std::vector<uint64_t> keys = corpus::TextBandKeys(text, audit::PublishedBandParams(ro));
+  const audit::NearAbsenceProof p = audit::MakeNearAbsenceProof(text, keys, ro);
+  WriteFileAtomic(o.proof, audit::NearAbsenceProofToJson(p).dump(1) + "\n");
+  std::printf(
+      "%s: no training document shares any of the %u LSH bands with it (a document of "
+      "Jaccard similarity %.2f would escape all with probability %.2g); near-absence "
+      "proof against publication %s: %s\n",
+      o.text.c_str(), p.params.bands, p.params.threshold, p.miss_probability, p.root.c_str(),
+      o.proof.c_str());
+  return 0;
+}
+
 // --absent: the absence proof of one text against the publication's committed set.
 int RunAbsent(const DataFindOptions& o, const Target& t) {
+  if (o.near) return RunNearAbsent(o);
   TRAIL_CHECK(!o.proof.empty() && o.key.empty(),
               "--absent writes a proof: it needs --proof and --bundle, and a text or tokens");
   const auto queries = Queries(o, t);
@@ -426,6 +465,9 @@ void AddDataFindCommands(CLI::App& data, DataFindCommand& cmd) {
       "--proof", o.proof, "Write a membership proof of the longest run found (needs --bundle)");
   cmd.find->add_flag("--absent", o.absent,
                      "With --proof: prove that no training document is exactly the text");
+  cmd.find->add_flag("--near", o.near,
+                     "With --absent: prove that no training document is a near duplicate of it "
+                     "(the publication's band keys)");
   cmd.find->add_option("--cache", o.cache, "With --absent: the cache of fetched bytes");
   auto* bundle =
       cmd.find->add_option("--bundle", o.bundle, "The run's publication (a directory or URL)");

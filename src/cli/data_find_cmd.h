@@ -25,6 +25,7 @@ struct DataFindOptions {
   // find --proof: write a membership proof against the publication at --bundle
   std::string proof, bundle;
   bool absent = false;  // an absence proof instead
+  bool near = false;    // with absent: of any near duplicate (the publication's band keys)
   // verify-proof
   std::string cache;
   std::vector<std::string> trust_publishers;

@@ -5,6 +5,10 @@
 #include <cstdio>
 
 #include "audit/publish.h"
+#include "core/file_util.h"
+#include "corpus/dedup/band_commitment.h"
+#include "infer/trained_model.h"
+#include "train/run_dir.h"
 #include "cli/checks.h"
 #include "cli/exit_codes.h"
 
@@ -30,6 +34,9 @@ void AddPublishCommand(CLI::App& app, PublishCommand& c) {
   c.publish->add_option("--contract", c.contract,
                         "The tokenizer contract to publish (default: the one beside the data "
                         "manifest)");
+  c.publish->add_option("--corpus-config", c.corpus_config,
+                        "The corpus build's configuration: also commit to the training documents' "
+                        "near-dedup band keys (for near-absence proofs)");
   c.publish->add_flag("--quiet", c.quiet, "No progress line");
   c.verify = c.publish->add_subcommand(
       "verify", "Check every byte of a bundle against its signed file list (exit 0 when it holds)");
@@ -103,6 +110,19 @@ int RunPublishCommand(const PublishCommand& c) {
   o.run_dir = c.run, o.out_dir = c.out, o.key_path = c.key, o.quiet = c.quiet;
   o.checkpoint_every = c.checkpoint_every, o.chunk_bytes = static_cast<uint64_t>(c.chunk_bytes);
   o.contract = c.contract;
+  TempDir tmp;
+  if (!c.corpus_config.empty()) {
+    // The band keys need the corpus layer's MinHash, which the publish library does not reach.
+    const std::string manifest = train::RunDirectory(c.run).ReadInfo().data_manifest;
+    std::string contract_path;
+    const tok::LoadedContract lc =
+        infer::FindRunTokenizer(c.contract, c.run, manifest, contract_path);
+    const data::CanonicalStream stream(data::LoadManifest(manifest), data::StreamOptions{false});
+    const data::BandParams params = corpus::BandParamsOf(corpus::LoadCorpusConfig(c.corpus_config));
+    WriteFileAtomic(tmp / "bands", data::BandSetBytes(params, corpus::TrainingBandKeys(
+                                                                  stream, *lc.tokenizer, params)));
+    o.extra_files.push_back({tmp / "bands", data::kBandSetPath});
+  }
   const audit::PublishSummary s = audit::Publish(o);
   const audit::Publication& p = s.publication;
   std::printf(

@@ -19,6 +19,7 @@ namespace trail::cli {
 struct PublishCommand {
   CLI::App *publish = nullptr, *verify = nullptr;
   std::string run, out, key, bundle, contract;
+  std::string corpus_config;  // --corpus-config: commit to the training documents' band keys
   int64_t checkpoint_every = 0, chunk_bytes = 1 << 20, retries = 4;
   std::vector<std::string> trust_publishers;  // --trust-publisher: fingerprints or .pub files
   std::string trainer_key;                    // --trainer: a fingerprint or a .pub file
