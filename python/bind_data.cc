@@ -172,14 +172,7 @@ std::string VerifyDataProof(const std::string& text, const std::string& location
       audit::DataProofKind(text, where) == "absence"
           ? audit::VerifyAbsenceProof(audit::ParseAbsenceProof(text, where), o)
           : audit::VerifyMembershipProof(audit::ParseMembershipProof(text, where), o);
-  return nlohmann::ordered_json{{"ok", c.ok()},
-                                {"root", c.root},
-                                {"signer", c.signer},
-                                {"binding", c.binding},
-                                {"problems", c.problems},
-                                {"fetched_bytes", c.fetched_bytes},
-                                {"bundle_bytes", c.bundle_bytes}}
-      .dump();
+  return audit::ProofCheckToJson(c).dump();
 }
 
 tok::EncodeOptions EncodeOptionsOf(const py::object& allowed_special) {

@@ -212,20 +212,37 @@ AbsenceProof MakeAbsenceProof(const std::vector<uint32_t>& tokens, const RemoteO
   return p;
 }
 
-ProofCheck VerifyAbsenceProof(const AbsenceProof& p, const RemoteOptions& o) {
-  RemoteRun remote(o);
+bool BeginProofCheck(RemoteRun& remote, const std::string& root, bool bind, ProofCheck& c) {
   const Publication& pub = remote.publication();
-  ProofCheck c;
   c.root = pub.root;
   c.bundle_bytes = pub.total_bytes();
-  if (pub.root != p.root) {
-    c.problems.push_back("the proof is for publication " + p.root + "; this bundle's root is " +
+  if (pub.root != root) {
+    c.problems.push_back("the proof is for publication " + root + "; this bundle's root is " +
                          pub.root);
-    return c;
+    return false;
   }
-  remote.Bind();
-  c.signer = remote.binding().signer;
-  c.binding = remote.binding().binding;
+  if (bind) {
+    remote.Bind();
+    c.signer = remote.binding().signer;
+    c.binding = remote.binding().binding;
+  }
+  return true;
+}
+
+Json ProofCheckToJson(const ProofCheck& c) {
+  return {{"ok", c.ok()},
+          {"root", c.root},
+          {"signer", c.signer},
+          {"binding", c.binding},
+          {"problems", c.problems},
+          {"fetched_bytes", c.fetched_bytes},
+          {"bundle_bytes", c.bundle_bytes}};
+}
+
+ProofCheck VerifyAbsenceProof(const AbsenceProof& p, const RemoteOptions& o) {
+  RemoteRun remote(o);
+  ProofCheck c;
+  if (!BeginProofCheck(remote, p.root, true, c)) return c;
   if (ToHex(data::TokensHash(p.tokens)) != p.tokens_sha256) {
     c.problems.push_back("the proof's tokens do not hash to its tokens_sha256");
   }
@@ -269,16 +286,8 @@ Json MembershipProofToJson(const MembershipProof& p) {
 }
 
 MembershipProof ParseMembershipProof(const std::string& text, const std::string& where) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const std::exception&) {
-    TRAIL_FAIL(where, ": not JSON (a proof is what `trail data find --proof` writes)");
-  }
-  TRAIL_CHECK(j.is_object() && Str(j, "format", where) == kDataProofFormat, where, ": not a ",
-              kDataProofFormat, " proof");
-  TRAIL_CHECK(Str(j, "kind", where) == "membership", where, ": unknown proof kind '",
-              j["kind"].get<std::string>(), "'");
+  const nlohmann::json j = ParseProofJson(text, where);
+  TRAIL_CHECK(Str(j, "kind", where) == "membership", where, ": not a membership proof");
   MembershipProof p;
   p.root = Hash(j, "publication", where);
   const std::string doc_where = where + ": document";
@@ -330,13 +339,7 @@ ProofCheck VerifyMembershipProof(const MembershipProof& p, const RemoteOptions& 
   RemoteRun remote(o);
   const Publication& pub = remote.publication();
   ProofCheck c;
-  c.root = pub.root;
-  c.bundle_bytes = pub.total_bytes();
-  if (pub.root != p.root) {
-    c.problems.push_back("the proof is for publication " + p.root + "; this bundle's root is " +
-                         pub.root);
-    return c;
-  }
+  if (!BeginProofCheck(remote, p.root, false, c)) return c;  // FetchDataIndexes binds
   if (p.steps != pub.run.steps) {
     c.problems.push_back("the proof counts " + std::to_string(p.steps) +
                          " steps; the publication has " + std::to_string(pub.run.steps));

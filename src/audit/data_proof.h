@@ -83,6 +83,13 @@ struct ProofCheck {
   bool ok() const { return problems.empty(); }
 };
 
+// The check of a proof begun: the publication's root and size recorded; false (with the
+// problem) when the proof is for another root. With `bind`, the publisher is bound first
+// (PublisherError when refused) and the signer recorded.
+bool BeginProofCheck(RemoteRun& remote, const std::string& root, bool bind, ProofCheck& c);
+// ok, root, signer, binding, problems, fetched_bytes, bundle_bytes (`verify-proof --json`).
+nlohmann::ordered_json ProofCheckToJson(const ProofCheck& c);
+
 // Checks `p` against the publication at o.location (PublisherError, fetch::FetchError as an
 // audit throws them): the root, the document and its key in the published shard, the hash of
 // the published tokens [a, b), the steps, every reading recomputed from the stream (none

@@ -158,16 +158,7 @@ ProofCheck VerifyNearAbsenceProof(const NearAbsenceProof& p, const std::vector<u
                                   const RemoteOptions& o) {
   RemoteRun remote(o);
   ProofCheck c;
-  c.root = remote.publication().root;
-  c.bundle_bytes = remote.publication().total_bytes();
-  if (c.root != p.root) {
-    c.problems.push_back("the proof is for publication " + p.root + "; this bundle's root is " +
-                         c.root);
-    return c;
-  }
-  remote.Bind();
-  c.signer = remote.binding().signer;
-  c.binding = remote.binding().binding;
+  if (!BeginProofCheck(remote, p.root, true, c)) return c;
   RemoteBands set(remote);
   const data::BandSetHeader& h = set.header();
   if (!(p.params == h.params)) {

@@ -105,23 +105,8 @@ void PrintResult(const data::FindResult& r, const std::string& what) {
 std::vector<std::pair<std::string, std::string>> Texts(const DataFindOptions& o) {
   if (!o.text.empty()) return {{o.text, ReadFileToString(o.text)}};
   std::vector<std::pair<std::string, std::string>> out;
-  std::ifstream in(o.jsonl);
-  TRAIL_CHECK(in.good(), o.jsonl, ": cannot read");
-  std::string line;
-  for (size_t n = 1; std::getline(in, line); ++n) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const std::string where = o.jsonl + ":" + std::to_string(n);
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(line);
-    } catch (const std::exception&) {
-      TRAIL_FAIL(where, ": not a JSON object");
-    }
-    TRAIL_CHECK(j.is_object() && j.contains("text") && j["text"].is_string(), where,
-                ": needs a string \"text\"");
-    out.push_back({where, j["text"].get<std::string>()});
-  }
-  TRAIL_CHECK(!out.empty(), o.jsonl, ": no documents");
+  for (data::TextItem& t : data::ReadTextJsonl(o.jsonl))
+    out.push_back({t.where, std::move(t.text)});
   return out;
 }
 
@@ -168,15 +153,7 @@ void WriteProof(const DataFindOptions& o, data::CanonicalStream& stream,
 
 void PrintCheck(const audit::ProofCheck& c, const std::string& claim, bool json) {
   if (json) {
-    std::cout << nlohmann::ordered_json{{"ok", c.ok()},
-                                        {"root", c.root},
-                                        {"signer", c.signer},
-                                        {"binding", c.binding},
-                                        {"problems", c.problems},
-                                        {"fetched_bytes", c.fetched_bytes},
-                                        {"bundle_bytes", c.bundle_bytes}}
-                     .dump(2)
-              << "\n";
+    std::cout << audit::ProofCheckToJson(c).dump(2) << "\n";
     return;
   }
   for (const std::string& problem : c.problems) std::printf("FAIL: %s\n", problem.c_str());

@@ -13,15 +13,8 @@ std::vector<Digest> TrainingDocumentHashes(const CanonicalStream& stream) {
   const DocumentNumbers numbers(stream);
   std::vector<Digest> out;
   out.reserve(numbers.size());
-  std::vector<int32_t> raw;
   for (uint64_t g = 0; g < numbers.size(); ++g) {
-    const DocumentRef r = numbers.Ref(g);
-    const ShardReader& sh = stream.source(r.source).shard(r.shard);
-    const DocRecord rec = sh.doc(r.doc);
-    raw.resize(rec.length);
-    sh.CopyTokens(rec.token_start, rec.length, raw.data());
-    const std::vector<uint32_t> ids(raw.begin(), raw.end());
-    out.push_back(TokensHash(ids));
+    out.push_back(TokensHash(DocumentTokens(stream, numbers.Ref(g))));
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

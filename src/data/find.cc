@@ -1,6 +1,7 @@
 #include "data/find.h"
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -8,13 +9,6 @@
 
 namespace trail::data {
 namespace {
-
-std::vector<uint32_t> DocTokens(const ShardReader& sh, uint64_t d) {
-  const DocRecord rec = sh.doc(d);
-  std::vector<int32_t> raw(rec.length);
-  sh.CopyTokens(rec.token_start, rec.length, raw.data());
-  return {raw.begin(), raw.end()};
-}
 
 SharedRun MakeRun(CanonicalStream& s, uint64_t number, const DocumentRef& ref, TokenRange doc,
                   uint64_t query_begin, uint64_t query_tokens) {
@@ -92,8 +86,7 @@ FindResult FindTokens(CanonicalStream& stream, const FindIndex& index,
       const DocumentRef ref = numbers.Ref(h.doc);
       auto it = docs.find(h.doc);
       if (it == docs.end()) {
-        it = docs.emplace(h.doc, DocTokens(stream.source(ref.source).shard(ref.shard), ref.doc))
-                 .first;
+        it = docs.emplace(h.doc, DocumentTokens(stream, ref)).first;
       }
       uint64_t qs, ds, len;
       if (!Extend(query, it->second, qi, h.offset, n, qs, ds, len)) continue;
@@ -204,6 +197,30 @@ nlohmann::ordered_json FindResultToJson(CanonicalStream& stream, const FindResul
           {"grams_looked_up", r.grams_looked_up},
           {"candidates", r.candidates},
           {"truncated", r.truncated}};
+}
+
+std::vector<TextItem> ReadTextJsonl(const std::string& path) {
+  std::ifstream in(path);
+  TRAIL_CHECK(in.good(), path, ": cannot read");
+  std::vector<TextItem> out;
+  std::string line;
+  for (size_t n = 1; std::getline(in, line); ++n) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = path + ":" + std::to_string(n);
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(line);
+    } catch (const std::exception&) {
+      TRAIL_FAIL(where, ": not a JSON object");
+    }
+    TRAIL_CHECK(j.is_object() && j.contains("text") && j["text"].is_string(), where,
+                ": needs a string \"text\"");
+    std::string id = std::to_string(n);
+    if (j.contains("id")) id = j["id"].is_string() ? j["id"].get<std::string>() : j["id"].dump();
+    out.push_back({where, id, j["text"].get<std::string>()});
+  }
+  TRAIL_CHECK(!out.empty(), path, ": no texts");
+  return out;
 }
 
 SharedRun FindKey(CanonicalStream& stream, const std::string& key, int64_t steps) {

@@ -66,6 +66,15 @@ nlohmann::ordered_json SharedRunToJson(const SharedRun& r);
 nlohmann::ordered_json ReadingToJson(const Reading& x);
 Reading ReadingFromJson(const nlohmann::json& j, const std::string& where);
 
+// The texts of a JSONL file, one per non-blank line {"text": ..., "id": optional}: `where` is
+// FILE:LINE, `id` the "id" (a string, or another JSON value as written) or else the line number.
+// Throws naming FILE:LINE for a line that is not an object with a string "text", and the file
+// when it cannot be read or holds none.
+struct TextItem {
+  std::string where, id, text;
+};
+std::vector<TextItem> ReadTextJsonl(const std::string& path);
+
 // The document with lineage key `key` among the training documents, as a shared run covering
 // the whole document (with its readings); throws naming the key when no training document has it.
 SharedRun FindKey(CanonicalStream& stream, const std::string& key, int64_t steps);

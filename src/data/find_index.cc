@@ -103,6 +103,14 @@ DocumentRef DocumentNumbers::Ref(uint64_t number) const {
   return {shards_[k].first, shards_[k].second, number - starts_[k]};
 }
 
+std::vector<uint32_t> DocumentTokens(const CanonicalStream& stream, const DocumentRef& ref) {
+  const ShardReader& sh = stream.source(ref.source).shard(ref.shard);
+  const DocRecord rec = sh.doc(ref.doc);
+  std::vector<int32_t> raw(rec.length);
+  sh.CopyTokens(rec.token_start, rec.length, raw.data());
+  return {raw.begin(), raw.end()};
+}
+
 FindIndexSummary BuildFindIndex(CanonicalStream& stream, const Digest& manifest_sha256,
                                 const std::string& path, const FindIndexOptions& opt) {
   TRAIL_CHECK(opt.gram >= 1 && opt.window >= 1, "find index: gram and window must be >= 1");
@@ -113,20 +121,13 @@ FindIndexSummary BuildFindIndex(CanonicalStream& stream, const Digest& manifest_
   FindIndexSummary sum;
   std::vector<DocEntry> docs;
   std::vector<GramEntry> grams;
-  std::vector<int32_t> raw;
-  std::vector<uint32_t> toks;
   for (uint64_t g = 0; g < numbers.size(); ++g) {
-    const DocumentRef r = numbers.Ref(g);
-    const ShardReader& sh = stream.source(r.source).shard(r.shard);
-    const DocRecord rec = sh.doc(r.doc);
-    raw.resize(rec.length);
-    sh.CopyTokens(rec.token_start, rec.length, raw.data());
-    toks.assign(raw.begin(), raw.end());
+    const std::vector<uint32_t> toks = DocumentTokens(stream, numbers.Ref(g));
     docs.push_back({TokensHash(toks), g});
     for (uint32_t off : WinnowedGrams(toks, opt.gram, opt.window)) {
       grams.push_back({GramHash(toks.data() + off, opt.gram), static_cast<uint32_t>(g), off});
     }
-    sum.tokens += rec.length;
+    sum.tokens += toks.size();
   }
   std::sort(docs.begin(), docs.end());
   std::sort(grams.begin(), grams.end());

@@ -68,6 +68,9 @@ class DocumentNumbers {
   std::vector<std::pair<uint32_t, uint32_t>> shards_;
 };
 
+// The token ids of training document `ref`.
+std::vector<uint32_t> DocumentTokens(const CanonicalStream& stream, const DocumentRef& ref);
+
 class FindIndex {
  public:
   // Maps and checks the file (magic, version, sizes, trailing SHA-256, the manifest's hash);

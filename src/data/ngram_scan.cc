@@ -58,15 +58,8 @@ std::vector<NgramHit> ScanForNgrams(const CanonicalStream& stream,
   const DocumentNumbers numbers(stream);
   std::vector<NgramHit> out;
   Covered covered;
-  std::vector<int32_t> raw;
-  std::vector<uint32_t> doc;
   for (uint64_t g = 0; g < numbers.size(); ++g) {
-    const DocumentRef r = numbers.Ref(g);
-    const ShardReader& sh = stream.source(r.source).shard(r.shard);
-    const DocRecord rec = sh.doc(r.doc);
-    raw.resize(rec.length);
-    sh.CopyTokens(rec.token_start, rec.length, raw.data());
-    doc.assign(raw.begin(), raw.end());
+    const std::vector<uint32_t> doc = DocumentTokens(stream, numbers.Ref(g));
     MatchDocument(doc, g, queries, grams, n, covered, out);
     if (progress && (g % 4096 == 4095 || g + 1 == numbers.size())) progress(g + 1, numbers.size());
   }

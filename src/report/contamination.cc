@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/file_util.h"
+#include "data/find.h"
 #include "data/find_index.h"
 #include "data/ngram_scan.h"
 #include "infer/olmes_tasks.h"
@@ -55,23 +56,8 @@ void AddOlmesItems(const std::string& dir, std::vector<TaskContamination>& tasks
 void AddJsonlItems(const std::string& path, std::vector<TaskContamination>& tasks,
                    std::vector<Item>& items) {
   tasks.push_back({.task = fs::path(path).stem().string()});
-  std::ifstream in(path);
-  TRAIL_CHECK(in.good(), path, ": cannot read");
-  std::string line;
-  for (size_t n = 1; std::getline(in, line); ++n) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const std::string where = path + ":" + std::to_string(n);
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(line);
-    } catch (const std::exception&) {
-      TRAIL_FAIL(where, ": not a JSON object");
-    }
-    TRAIL_CHECK(j.is_object() && j.contains("text") && j["text"].is_string(), where,
-                ": needs a string \"text\"");
-    std::string id = std::to_string(n);
-    if (j.contains("id")) id = j["id"].is_string() ? j["id"].get<std::string>() : j["id"].dump();
-    items.push_back({tasks.size() - 1, id, j["text"].get<std::string>(), {}});
+  for (data::TextItem& t : data::ReadTextJsonl(path)) {
+    items.push_back({tasks.size() - 1, t.id, std::move(t.text), {}});
   }
 }
 

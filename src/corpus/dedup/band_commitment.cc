@@ -30,14 +30,8 @@ std::vector<std::vector<uint64_t>> TrainingBandKeys(const data::CanonicalStream&
   const MinHasher hasher(static_cast<int>(p.bands * p.rows), p.seed);
   const data::DocumentNumbers numbers(stream);
   std::vector<std::vector<uint64_t>> keys(p.bands);
-  std::vector<int32_t> raw;
   for (uint64_t g = 0; g < numbers.size(); ++g) {
-    const data::DocumentRef r = numbers.Ref(g);
-    const data::ShardReader& sh = stream.source(r.source).shard(r.shard);
-    const data::DocRecord rec = sh.doc(r.doc);
-    raw.resize(rec.length);
-    sh.CopyTokens(rec.token_start, rec.length, raw.data());
-    const std::string text = tokenizer.Decode(std::vector<uint32_t>(raw.begin(), raw.end()));
+    const std::string text = tokenizer.Decode(data::DocumentTokens(stream, numbers.Ref(g)));
     const std::vector<uint64_t> bands =
         DocumentBands(text, static_cast<int>(p.ngram), hasher, static_cast<int>(p.bands),
                       static_cast<int>(p.rows));
