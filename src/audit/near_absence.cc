@@ -93,8 +93,9 @@ NearAbsenceProof ParseNearAbsenceProof(const std::string& text, const std::strin
     p.params = {q.at("ngram").get<uint32_t>(), q.at("bands").get<uint32_t>(),
                 q.at("rows").get<uint32_t>(), q.at("seed").get<uint64_t>(),
                 q.at("threshold").get<double>()};
-    TRAIL_CHECK(p.params.bands >= 1 && p.params.bands <= 1024 && p.params.rows >= 1 &&
-                    p.params.rows <= 1024 && p.params.ngram >= 1,
+    TRAIL_CHECK(p.params.bands >= 1 && p.params.rows >= 1 && p.params.ngram >= 1 &&
+                    p.params.ngram <= 1024 &&
+                    uint64_t{p.params.bands} * p.params.rows <= data::kMaxBandHashes,
                 where, ": params out of range");
     TRAIL_CHECK(j.at("bands").is_array() && j.at("bands").size() == p.params.bands, where,
                 ": needs one entry per band");

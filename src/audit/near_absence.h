@@ -4,7 +4,7 @@
 // gives the text, the factory's parameters, and for every band the text's key k, the index i of
 // the first published key above it and the keys at i - 1 and i, which enclose k. So no training
 // document shares a band with the text: one whose Jaccard similarity to it is s would have
-// escaped every band with probability (1 - s^rows)^bands (3.7e-4 at s = 0.8 with 20 × 5).
+// escaped every band with probability (1 - s^rows)^bands (3.6e-4 at s = 0.8 with 20 × 5).
 //
 //   {"format": "trail.data-proof.v1", "kind": "near-absence", "publication": root,
 //    "text": the normalized text, "set": kBandSetPath,

@@ -11,6 +11,8 @@ namespace trail::data {
 std::string BandSetBytes(const BandParams& p, const std::vector<std::vector<uint64_t>>& keys) {
   TRAIL_CHECK(keys.size() == p.bands, "band set: ", keys.size(), " key lists for ", p.bands,
               " bands");
+  TRAIL_CHECK(uint64_t{p.bands} * p.rows <= kMaxBandHashes, "band set: ", p.bands, " × ", p.rows,
+              " hashes; at most ", kMaxBandHashes, " can be committed");
   std::string s("TRLBAND1", 8);
   AppendU32(s, 1);
   AppendU32(s, p.ngram);
@@ -34,8 +36,9 @@ BandParams ParseBandParams(const uint8_t* p, const std::string& where) {
   b.rows = GetU32(p + 20);
   b.seed = GetU64(p + 24);
   std::memcpy(&b.threshold, p + 32, 8);
-  TRAIL_CHECK(b.ngram >= 1 && b.bands >= 1 && b.bands <= 1024 && b.rows >= 1 && b.rows <= 1024 &&
-                  b.threshold > 0 && b.threshold <= 1,
+  TRAIL_CHECK(b.ngram >= 1 && b.ngram <= 1024 && b.bands >= 1 && b.rows >= 1 &&
+                  uint64_t{b.bands} * b.rows <= kMaxBandHashes && b.threshold > 0 &&
+                  b.threshold <= 1,
               where, ": band set parameters out of range");
   return b;
 }

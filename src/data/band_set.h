@@ -17,6 +17,9 @@ namespace trail::data {
 
 inline constexpr const char* kBandSetPath = "data/training-bands.lsh";
 inline constexpr uint64_t kBandSetFixedBytes = 40;
+// At most this many MinHash functions (bands × rows; the factory's default is 100), so a hostile
+// file or proof cannot make a reader hash a text a million times.
+inline constexpr uint64_t kMaxBandHashes = 4096;
 
 // The factory's near-dedup parameters (docs/corpus.md): word n-gram shingles, MinHash of
 // bands × rows hashes seeded by `seed`, `threshold` its verified Jaccard.
@@ -41,7 +44,7 @@ struct BandSetHeader {
   }
 };
 // The parameters from the first kBandSetFixedBytes (throws naming `where` when they are not a
-// band set's, or out of range: at most 1024 bands).
+// band set's, or out of range: ngram <= 1024, bands × rows <= kMaxBandHashes).
 BandParams ParseBandParams(const uint8_t* p, const std::string& where);
 // The whole header (BandSetHeaderBytes(bands) bytes) of a file of `size` bytes.
 BandSetHeader ParseBandSetHeader(const uint8_t* p, uint64_t size, const std::string& where);

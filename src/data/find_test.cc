@@ -9,7 +9,10 @@
 #include <random>
 #include <set>
 
+#include "core/le_bytes.h"
 #include "core/test_util.h"
+#include "data/band_set.h"
+#include "data/document_set.h"
 #include "data/synthetic_corpus.h"
 
 namespace trail::data {
@@ -158,6 +161,29 @@ TEST(FindIndex, ADamagedOrForeignIndexIsRefused) {
   }
   WriteFileAtomic(f.dir / "short.idx", bytes.substr(0, bytes.size() - 16));
   EXPECT_THROW(FindIndex(f.dir / "short.idx", f.manifest_hash), Error);
+}
+
+// The committed sets' files: written, read back, and refused when they do not add up.
+TEST(CommittedSets, BandAndDocumentSetsRoundTripAndRefuseBadHeaders) {
+  const BandParams p{.ngram = 5, .bands = 3, .rows = 2, .seed = 9, .threshold = 0.7};
+  const std::string bytes = BandSetBytes(p, {{1, 5}, {}, {2, 3, 4}});
+  const auto* b = reinterpret_cast<const uint8_t*>(bytes.data());
+  const BandSetHeader h = ParseBandSetHeader(b, bytes.size(), "x");
+  EXPECT_EQ(h.params, p);
+  EXPECT_EQ(h.counts, (std::vector<uint64_t>{2, 0, 3}));
+  EXPECT_EQ(GetU64(b + h.KeyOffset(2, 1)), 3u);
+  EXPECT_THROW(ParseBandSetHeader(b, bytes.size() - 8, "x"), Error);  // truncated
+  std::string bad = bytes;
+  PutU32(reinterpret_cast<uint8_t*>(bad.data()) + 20, 5000);  // rows: 15 000 hashes
+  EXPECT_THROW(ParseBandParams(reinterpret_cast<const uint8_t*>(bad.data()), "x"), Error);
+  EXPECT_NEAR(BandMissProbability(0.8, BandParams{}), 3.5606e-4, 1e-8);  // (1 - 0.8^5)^20
+
+  const std::string set = DocumentSetBytes({Digest{}, Digest{1}});
+  EXPECT_EQ(ParseDocumentSetHeader(reinterpret_cast<const uint8_t*>(set.data()), set.size(), "s"),
+            2u);
+  EXPECT_THROW(
+      ParseDocumentSetHeader(reinterpret_cast<const uint8_t*>(set.data()), set.size() - 1, "s"),
+      Error);
 }
 
 }  // namespace
