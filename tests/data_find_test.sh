@@ -211,4 +211,12 @@ printf 'abc\0def' > binary.bin
 cp find.idx bad.idx && printf '\x01' | dd of=bad.idx bs=1 seek=300 conv=notrunc 2> /dev/null
 "$ee" 3 "bad.idx: .*damaged.*trail data index" -- "$trail" data find --run run --text chapter.txt --index bad.idx
 "$ee" 3 "no training document has the key" -- "$trail" data find --run run --key nope
+# A text longer than the whole corpus: said so, and its shared runs (every chapter) still found.
+node -e '
+const fs = require("fs");
+const docs = fs.readFileSync("train.jsonl", "utf8").trim().split("\n").map(JSON.parse);
+fs.writeFileSync("long.txt", docs.map(d => d.text).join("\n").repeat(2));'
+"$trail" data find --run run --text long.txt > long.out
+grep -q "longer than all .* training tokens together" long.out || fail "a text longer than the corpus"
+[ "$(grep -c '^  [0-9]*\. kjv' long.out)" -gt 1000 ] || fail "the long text's shared runs were not found"
 echo PASS

@@ -94,6 +94,12 @@ void PrintResult(const data::FindResult& r, const std::string& what) {
       "%s: %llu tokens; shared runs of %llu tokens or more (every run of %llu or more "
       "is found)\n",
       what.c_str(), (ull)r.query_tokens, (ull)r.min_tokens, (ull)r.guaranteed_tokens);
+  if (r.query_tokens > r.training_tokens) {
+    std::printf(
+        "it is longer than all %llu training tokens together, so it cannot occur whole; "
+        "its shared runs follow\n",
+        (ull)r.training_tokens);
+  }
   std::printf("training documents equal to it: %zu\n", r.same_documents.size());
   if (r.runs.empty()) std::printf("no shared run: not in the training documents\n");
   for (size_t i = 0; i < r.runs.size(); ++i) PrintRun(r.runs[i], i + 1);

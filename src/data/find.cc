@@ -60,6 +60,9 @@ FindResult FindTokens(CanonicalStream& stream, const FindIndex& index,
   TRAIL_CHECK(opt.min_tokens >= 1, "--min-tokens must be at least 1");
   FindResult res;
   res.query_tokens = query.size();
+  for (const SourceSpec& src : stream.manifest().sources) {
+    for (const ShardRef& sh : src.shards) res.training_tokens += sh.tokens;
+  }
   res.guaranteed_tokens = index.guaranteed_tokens();
   // A query shorter than min_tokens is still looked for whole.
   res.min_tokens = std::min<uint64_t>(opt.min_tokens, query.size());
@@ -190,6 +193,7 @@ nlohmann::ordered_json FindResultToJson(CanonicalStream& stream, const FindResul
   for (const SharedRun& x : r.runs) runs.push_back(SharedRunToJson(x));
   return {{"format", "trail.data-find.v1"},
           {"query_tokens", r.query_tokens},
+          {"training_tokens", r.training_tokens},
           {"guaranteed_tokens", r.guaranteed_tokens},
           {"min_tokens", r.min_tokens},
           {"same_documents", std::move(same)},

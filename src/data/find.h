@@ -43,8 +43,9 @@ struct SharedRun {
 
 struct FindResult {
   uint64_t query_tokens = 0;
-  uint64_t guaranteed_tokens = 0;        // runs at least this long are never missed
-  uint64_t min_tokens = 0;               // as used
+  uint64_t training_tokens = 0;    // of every training document: a longer query cannot occur whole
+  uint64_t guaranteed_tokens = 0;  // runs at least this long are never missed
+  uint64_t min_tokens = 0;         // as used
   std::vector<uint64_t> same_documents;  // numbers of documents equal to the query
   std::vector<SharedRun> runs;           // longest first, then by document and offset
   uint64_t grams_looked_up = 0, candidates = 0;
@@ -54,7 +55,8 @@ struct FindResult {
 FindResult FindTokens(CanonicalStream& stream, const FindIndex& index,
                       const std::vector<uint32_t>& query, const FindOptions& opt);
 
-// The result as JSON ("trail.data-find.v1", docs/data.md §9.2): query_tokens, guaranteed_tokens,
+// The result as JSON ("trail.data-find.v1", docs/data.md §9.2): query_tokens, training_tokens,
+// guaranteed_tokens,
 // min_tokens, same_documents (source, shard, doc, key), runs (source, shard, doc, key,
 // doc_tokens [b, e), query_tokens [b, e), doc_length, whole_query, whole_document, steps_read,
 // loss_tokens, context_tokens, readings: step, window, pass, chunk, doc_tokens, window_offset,
