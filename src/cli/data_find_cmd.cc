@@ -10,15 +10,12 @@
 
 #include "audit/data_proof.h"
 #include "audit/near_absence.h"
-#include "corpus/dedup/band_commitment.h"
 #include "audit/publication.h"
 #include "cli/checks.h"
 #include "cli/exit_codes.h"
 #include "core/error.h"
 #include "core/file_util.h"
-#include "corpus/pipeline/pipeline.h"
-#include "corpus/read/normalize.h"
-#include "corpus/read/query_text.h"
+#include "cli/corpus_glue.h"
 #include "data/find.h"
 #include "infer/trained_model.h"
 #include "report/contamination.h"
@@ -172,7 +169,7 @@ void PrintCheck(const audit::ProofCheck& c, const std::string& claim, bool json)
 int RunVerifyNearAbsence(const DataFindOptions& o, const std::string& text) {
   const audit::NearAbsenceProof p = audit::ParseNearAbsenceProof(text, o.proof);
   const audit::ProofCheck c =
-      audit::VerifyNearAbsenceProof(p, corpus::TextBandKeys(p.text, p.params), Remote(o));
+      audit::VerifyNearAbsenceProof(p, corpus_glue::TextBandKeys(p.text, p.params), Remote(o));
   char claim[256];
   std::snprintf(claim, sizeof claim,
                 "no training document shares an LSH band with the text (%u bands of %u rows; a "
@@ -287,8 +284,8 @@ std::vector<Query> Queries(const DataFindOptions& o, const Target& t) {
   const tok::LoadedContract lc =
       infer::FindRunTokenizer(o.tokenizer, o.run, t.manifest, contract_path);
   for (const auto& [where, raw] : Texts(o)) {
-    const std::string text = corpus::NormalizeQueryText(raw, where);
-    Query q{where, {}, corpus::ContentHash(text)};
+    const std::string text = corpus_glue::NormalizeQueryText(raw, where);
+    Query q{where, {}, corpus_glue::ContentHash(text)};
     lc.tokenizer->EncodeOrdinary(text, q.ids);
     out.push_back(std::move(q));
   }
@@ -304,7 +301,8 @@ nlohmann::ordered_json LineageOf(data::CanonicalStream& stream, const std::strin
   if (db.empty() || q.content_hash.empty()) return out;
   const fs::path path =
       fs::path(db).is_absolute() ? fs::path(db) : fs::path(manifest).parent_path() / db;
-  for (const corpus::LineageVerdict& v : corpus::LineageByContent(path.string(), q.content_hash)) {
+  for (const corpus_glue::LineageVerdict& v :
+       corpus_glue::LineageByContent(path.string(), q.content_hash)) {
     nlohmann::ordered_json j = {{"key", v.key},         {"source", v.source},
                                 {"kept", v.kept},       {"split", v.split},
                                 {"dropped", v.dropped}, {"survivor", v.survivor}};
@@ -336,9 +334,10 @@ nlohmann::ordered_json LineageOf(data::CanonicalStream& stream, const std::strin
 int RunNearAbsent(const DataFindOptions& o) {
   TRAIL_CHECK(o.tokens.empty() && o.key.empty() && o.jsonl.empty(),
               "--near proves something of a text: give one --text");
-  const std::string text = corpus::NormalizeQueryText(ReadFileToString(o.text), o.text);
+  const std::string text = corpus_glue::NormalizeQueryText(ReadFileToString(o.text), o.text);
   const audit::RemoteOptions ro = Remote(o);
-  const std::vector<uint64_t> keys = corpus::TextBandKeys(text, audit::PublishedBandParams(ro));
+  const std::vector<uint64_t> keys =
+      corpus_glue::TextBandKeys(text, audit::PublishedBandParams(ro));
   const audit::NearAbsenceProof p = audit::MakeNearAbsenceProof(text, keys, ro);
   WriteFileAtomic(o.proof, audit::NearAbsenceProofToJson(p).dump(1) + "\n");
   std::printf(

@@ -6,7 +6,7 @@
 
 #include "audit/publish.h"
 #include "core/file_util.h"
-#include "corpus/dedup/band_commitment.h"
+#include "cli/corpus_glue.h"
 #include "infer/trained_model.h"
 #include "train/run_dir.h"
 #include "cli/checks.h"
@@ -118,9 +118,8 @@ int RunPublishCommand(const PublishCommand& c) {
     const tok::LoadedContract lc =
         infer::FindRunTokenizer(c.contract, c.run, manifest, contract_path);
     const data::CanonicalStream stream(data::LoadManifest(manifest), data::StreamOptions{false});
-    const data::BandParams params = corpus::BandParamsOf(corpus::LoadCorpusConfig(c.corpus_config));
-    WriteFileAtomic(tmp / "bands", data::BandSetBytes(params, corpus::TrainingBandKeys(
-                                                                  stream, *lc.tokenizer, params)));
+    WriteFileAtomic(tmp / "bands",
+                    corpus_glue::TrainingBandSet(stream, *lc.tokenizer, c.corpus_config));
     o.extra_files.push_back({tmp / "bands", data::kBandSetPath});
   }
   const audit::PublishSummary s = audit::Publish(o);
