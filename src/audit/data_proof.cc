@@ -350,7 +350,9 @@ ProofCheck VerifyMembershipProof(const MembershipProof& p, const RemoteOptions& 
   TRAIL_CHECK(pub.Find(p.shard) != nullptr, "the proof's shard ", p.shard,
               " is not in the publication");
   {  // the document's record, to fetch exactly its stretch's tokens
-    const data::ShardReader sh(remote.local_path(p.shard), {.verify_hash = false});
+    data::ShardExpectations partial;  // only the chunks fetched are there: no rehash
+    partial.verify_hash = false;
+    const data::ShardReader sh(remote.local_path(p.shard), partial);
     TRAIL_CHECK(p.doc < sh.num_docs(), p.shard, " has ", sh.num_docs(),
                 " documents; the proof names document ", p.doc);
     const uint64_t start = sh.doc(p.doc).token_start;

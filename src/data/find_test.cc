@@ -39,7 +39,9 @@ TEST(FindIndex, WinnowingSelectsAGramInEverySharedRunOfTheGuaranteedLength) {
           EXPECT_TRUE(shared) << "vocab " << vocab << " n " << n << " w " << w << " at " << a;
         }
         // Density about 2 / (w + 1) on varied tokens.
-        if (vocab == 1000 && w == 38) EXPECT_LT(all.size(), 400u * 4 / 39);
+        if (vocab == 1000 && w == 38) {
+          EXPECT_LT(all.size(), 400u * 4 / 39);
+        }
       }
     }
   }

@@ -41,7 +41,7 @@ std::string OlmesItemText(const infer::EvalRequest& gold) {
 void AddOlmesItems(const std::string& dir, std::vector<TaskContamination>& tasks,
                    std::vector<Item>& items) {
   const infer::EvalTask t = infer::LoadTask(dir, 0);
-  tasks.push_back({.task = t.name});
+  tasks.emplace_back().task = t.name;
   std::map<int64_t, const infer::EvalRequest*> gold;
   for (const infer::EvalRequest& r : t.requests) {
     const infer::EvalRequest*& g = gold[r.doc_id];
@@ -55,7 +55,7 @@ void AddOlmesItems(const std::string& dir, std::vector<TaskContamination>& tasks
 
 void AddJsonlItems(const std::string& path, std::vector<TaskContamination>& tasks,
                    std::vector<Item>& items) {
-  tasks.push_back({.task = fs::path(path).stem().string()});
+  tasks.emplace_back().task = fs::path(path).stem().string();
   for (data::TextItem& t : data::ReadTextJsonl(path)) {
     items.push_back({tasks.size() - 1, t.id, std::move(t.text), {}});
   }
@@ -197,12 +197,13 @@ ContaminationReport ParseContaminationSummary(const std::string& text, const std
     r.steps = j.at("steps").get<int64_t>();
     r.training_documents = j.at("training_documents").get<uint64_t>();
     for (const auto& t : j.at("tasks")) {
-      r.tasks.push_back({.task = t.at("task").get<std::string>(),
-                         .items = t.at("items").get<uint64_t>(),
-                         .short_items = t.at("short_items").get<uint64_t>(),
-                         .contaminated = t.at("contaminated").get<uint64_t>(),
-                         .whole = t.at("whole").get<uint64_t>(),
-                         .trained = t.at("trained").get<uint64_t>()});
+      TaskContamination& x = r.tasks.emplace_back();
+      x.task = t.at("task").get<std::string>();
+      x.items = t.at("items").get<uint64_t>();
+      x.short_items = t.at("short_items").get<uint64_t>();
+      x.contaminated = t.at("contaminated").get<uint64_t>();
+      x.whole = t.at("whole").get<uint64_t>();
+      x.trained = t.at("trained").get<uint64_t>();
     }
     return r;
   } catch (const nlohmann::json::exception& e) {
