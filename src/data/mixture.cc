@@ -227,7 +227,7 @@ std::vector<uint64_t> MixtureSchedule::WindowsReading(uint32_t s, uint64_t begin
     // Phase-local window t reads [off + tL, off + tL + L]: it meets [begin, end) when
     // off + tL < end and off + tL + L >= begin.
     if (end <= off || windows == 0) continue;
-    const uint64_t t_lo = begin > off + L ? (begin - off - L + L - 1) / L : 0;
+    const uint64_t t_lo = begin > off + L ? (begin - off - 1) / L : 0;  // ceil((begin-off-L)/L)
     const uint64_t t_hi = std::min(windows - 1, (end - 1 - off) / L);
     for (uint64_t t = t_lo; t <= t_hi; ++t) {
       out.push_back(ph.start + (t / n_s) * kMixturePeriod + ph.slots[s][t % n_s]);

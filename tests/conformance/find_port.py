@@ -69,27 +69,23 @@ def gram_hash(ids):
 
 
 def winnowed(ids, n, w):
+    """The selected gram offsets (ascending) and every gram's hash."""
     if len(ids) < n:
-        return []
+        return [], []
     h = [gram_hash(ids[i:i + n]) for i in range(len(ids) - n + 1)]
-    starts = range(max(1, len(h) - w + 1))
-    selected = []
-    for i in starts:
+    selected = set()
+    for i in range(max(1, len(h) - w + 1)):  # one window of all grams when fewer than w
         window = range(i, min(i + w, len(h)))
-        best = min(window, key=lambda j: (h[j], -j))  # least hash, the largest offset on a tie
-        if best not in selected[-1:]:
-            selected.append(best)
-    return sorted(set(selected)), h
+        selected.add(min(window, key=lambda j: (h[j], -j)))  # least hash, largest offset on a tie
+    return sorted(selected), h
 
 
 def index_bytes(manifest_path, n, w):
     docs, grams = [], []
     for number, ids in enumerate(training_documents(manifest_path)):
         docs.append((content_hash(ids), number))
-        sel = winnowed(ids, n, w)
-        if sel:
-            offsets, h = sel
-            grams.extend((h[o], number, o) for o in offsets)
+        offsets, h = winnowed(ids, n, w)
+        grams.extend((h[o], number, o) for o in offsets)
     docs.sort()
     grams.sort()
     manifest_sha = hashlib.sha256(open(manifest_path, "rb").read()).digest()
