@@ -16,14 +16,8 @@ struct ChunkSpan {
 };
 
 ChunkSpan SpanOf(const StreamConfig& c, uint64_t doc_length, uint32_t chunk) {
-  const ChunkingPolicy& ch = c.chunking;
-  ChunkSpan s;
-  s.start = ChunkStart(ch, chunk);
-  s.length =
-      ch.max_tokens == 0 ? doc_length : std::min<uint64_t>(ch.max_tokens, doc_length - s.start);
-  const bool starts = chunk == 0 || ch.boundary == ChunkBoundary::kIndependent;
-  s.bos = c.prepend_bos && starts ? 1 : 0;
-  return s;
+  return {ChunkStart(c.chunking, chunk), ChunkLength(c.chunking, doc_length, chunk),
+          PieceStartsWithBos(c, chunk) ? 1u : 0u};
 }
 
 // The windows below `window_limit` over the stream positions of `range` in each piece read.

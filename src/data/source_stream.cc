@@ -98,8 +98,7 @@ SourceStream::Piece SourceStream::PieceOf(uint32_t shard, uint64_t local) const 
 }
 
 uint64_t SourceStream::PieceBos(const Piece& pc) const {
-  const bool starts = pc.chunk == 0 || cfg_.chunking.boundary == ChunkBoundary::kIndependent;
-  return cfg_.prepend_bos && starts ? 1 : 0;
+  return PieceStartsWithBos(cfg_, pc.chunk) ? 1 : 0;
 }
 
 uint64_t SourceStream::PieceLength(const Piece& pc) const {
@@ -107,7 +106,7 @@ uint64_t SourceStream::PieceLength(const Piece& pc) const {
   const uint64_t len = shards_[pc.shard]->doc_length(pc.doc);
   if (ch.max_tokens == 0) return len + (cfg_.append_eos ? 1 : 0) + PieceBos(pc);
   const uint64_t start = ChunkStart(ch, pc.chunk);
-  const uint64_t chunk_len = std::min<uint64_t>(ch.max_tokens, len - start);
+  const uint64_t chunk_len = ChunkLength(ch, len, pc.chunk);
   const bool last = start + chunk_len == len;
   const bool eos = cfg_.append_eos && (last || ch.boundary == ChunkBoundary::kIndependent);
   return chunk_len + (eos ? 1 : 0) + PieceBos(pc);
@@ -119,8 +118,7 @@ uint64_t SourceStream::Emit(const Piece& pc, uint64_t offset, uint64_t n, uint64
   const ShardReader& sh = *shards_[pc.shard];
   const DocRecord rec = sh.doc(pc.doc);
   const uint64_t start = ChunkStart(ch, pc.chunk);
-  const uint64_t chunk_len =
-      ch.max_tokens == 0 ? rec.length : std::min<uint64_t>(ch.max_tokens, rec.length - start);
+  const uint64_t chunk_len = ChunkLength(ch, rec.length, pc.chunk);
   const uint64_t piece_len = PieceLength(pc);
   n = std::min(n, piece_len - offset);
 

@@ -40,6 +40,11 @@ struct ChunkingPolicy {
 inline uint64_t ChunkStart(const ChunkingPolicy& p, uint32_t chunk) {
   return p.max_tokens == 0 ? 0 : uint64_t{chunk} * (p.max_tokens - p.overlap);
 }
+// Document tokens in chunk `chunk` of a document of `doc_length` tokens.
+inline uint64_t ChunkLength(const ChunkingPolicy& p, uint64_t doc_length, uint32_t chunk) {
+  const uint64_t rest = doc_length - ChunkStart(p, chunk);
+  return p.max_tokens == 0 || rest < p.max_tokens ? rest : p.max_tokens;
+}
 
 // Step s (from from_step on, until the next phase) consumes `windows` consecutive windows.
 struct BatchPhase {
@@ -80,6 +85,12 @@ struct StreamConfig {
   std::vector<MixturePhase> mixture_phases;  // after phase 0 (the sources' target shares)
   std::vector<SeqLenPhase> seq_len_phases;   // after phase 0 (seq_len from step 0)
 };
+
+// Whether chunk `chunk`'s piece starts with a BOS (docs/data.md §3.1): with prepend_bos, the
+// document's first piece, or every piece under the independent boundary.
+inline bool PieceStartsWithBos(const StreamConfig& c, uint32_t chunk) {
+  return c.prepend_bos && (chunk == 0 || c.chunking.boundary == ChunkBoundary::kIndependent);
+}
 
 // L of the windows of step `step`.
 inline int64_t SeqLenAtStep(const StreamConfig& c, int64_t step) {
