@@ -38,17 +38,16 @@ void NameElement(Divergence& d) {
   d.note = "the captured values are equal although their hashes differ";
 }
 
-// The entry's output as this machine computes it with the active kernels or the reference's.
+// The entry's output as this machine computes it on `kernels` (this machine's SIMD target, or
+// the reference's: the specification's values).
 train::TraceOp Capture(const std::string& run_dir, const std::string& data, int64_t step,
-                       int64_t index) {
+                       int64_t index, const repops::Kernels& kernels) {
   ReplayOptions o;
   o.run_dir = run_dir, o.data = data, o.steps = {step}, o.quiet = true;
-  o.trace_step = step, o.capture = index, o.bisect = false;
+  o.trace_step = step, o.capture = index, o.bisect = false, o.kernels = &kernels;
   ReplayReport r = ReplaySteps(o);
   TRAIL_CHECK(static_cast<int64_t>(r.trace.ops.size()) > index,
-              "audit bisect: the replayed "
-              "step has no entry ",
-              index);
+              "audit bisect: the replayed step has no entry ", index);
   return r.trace.ops[index];
 }
 
@@ -87,16 +86,8 @@ Divergence BisectWithRun(const train::StepTrace& a, const train::StepTrace& b,
   Divergence d = Bisect(a, b);
   if (!d.found || d.element_known || d.a.op == "batch" || d.a.op == "step") return d;
   const repops::Kernels& active = repops::ActiveKernels();
-  const train::TraceOp here = Capture(run_dir, data, a.step, d.index);
-  repops::UseKernels(repops::ReferenceKernels());
-  train::TraceOp spec;
-  try {
-    spec = Capture(run_dir, data, a.step, d.index);
-  } catch (...) {
-    repops::UseKernels(active);
-    throw;
-  }
-  repops::UseKernels(active);
+  const train::TraceOp here = Capture(run_dir, data, a.step, d.index, active);
+  const train::TraceOp spec = Capture(run_dir, data, a.step, d.index, repops::ReferenceKernels());
   for (train::TraceOp* side : {&d.a, &d.b}) {
     if (side->values.empty() && side->hash == here.hash) side->values = here.values;
     if (side->values.empty() && side->hash == spec.hash) side->values = spec.values;

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/thread_pool.h"
 #include "core/timing.h"
+#include "repops/devices.h"
 #include "train/loaded_run.h"
 #include "train/step_trace.h"
 
@@ -92,7 +93,9 @@ ReplayReport ReplaySteps(const ReplayOptions& o) {
   report.publication = o.fetched.origin;
   train::LoadedRun loaded(run.rd.recipe_path(), data.manifest,
                           data::StreamOptions{o.verify_shards, data.differing_paths()}, comm,
-                          o.device, o.recompute);
+                          o.kernels != nullptr ? repops::MakeBackend(o.device, *o.kernels)
+                                               : repops::MakeBackend(o.device),
+                          o.recompute);
   report.backend = loaded.engine.backend().description();  // e.g. "cpu (AVX3_DL)"
   report.load_seconds += SecondsSince(t0);
   Replayer replayer(run, loaded, o, report, quiet, data);

@@ -23,6 +23,7 @@
 #include "core/device.h"
 #include "collectives/communicator.h"
 #include "model/config.h"
+#include "repops/kernels.h"
 #include "train/run_attestation.h"
 #include "train/step_trace.h"
 
@@ -83,6 +84,9 @@ struct ReplayOptions {
   // operation (audit/bisect.h) in the step's verdict.
   bool bisect = true;
   Device device;  // where the steps are replayed (repops/devices.h)
+  // The CPU kernels the replay's backend runs its host work on (a cpu device: every op);
+  // nullptr: the SIMD target active now. Bisect replays an operation on the reference's.
+  const repops::Kernels* kernels = nullptr;
   // Activation recomputation for the replay, overriding the run's recipe (the same bits either
   // way: "layers" needs less memory for about one more forward a step); unset: the recipe's.
   std::optional<model::Recompute> recompute;

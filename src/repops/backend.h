@@ -45,9 +45,9 @@ class Backend {
   // What runs the ops, for reports: e.g. "cpu (AVX3_DL)".
   virtual std::string description() const = 0;
   // The SIMD kernels for host work on this backend's results copied to the host (sampling a
-  // row of logits, scoring it): the CPU backend's own target; a device backend's, the target
-  // active when it was made. Callers take them here, never from process-wide state; every
-  // target gives those ops the same bits.
+  // row of logits, scoring it): the CPU backend's own target; a device backend's, the table
+  // MakeBackend was given (repops/devices.h). Callers take them here, never from process-wide
+  // state; every target gives those ops the same bits.
   virtual const Kernels& host_kernels() const = 0;
 
   // ---- Memory: the only ways bytes cross between host and device.

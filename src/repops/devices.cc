@@ -9,15 +9,15 @@
 
 namespace trail::repops {
 
-std::unique_ptr<Backend> MakeBackend(const Device& device) {
+std::unique_ptr<Backend> MakeBackend(const Device& device, const Kernels& host_kernels) {
   switch (device.kind) {
     case DeviceKind::kCpu:
-      return std::make_unique<CpuBackend>();
+      return std::make_unique<CpuBackend>(host_kernels, HostAllocator());
     case DeviceKind::kGuarded:
-      return std::make_unique<GuardedBackend>();
+      return std::make_unique<GuardedBackend>(host_kernels);
     case DeviceKind::kCuda:
 #ifdef TRAIL_HAVE_CUDA
-      return MakeCudaBackend(device.index);
+      return MakeCudaBackend(device.index, host_kernels);
 #else
       break;
 #endif
@@ -25,6 +25,10 @@ std::unique_ptr<Backend> MakeBackend(const Device& device) {
   TRAIL_FAIL("this build of trail has no backend for ", device.ToString(),
              " (it was built without CUDA: nvcc was not found when it was configured); devices "
              "here: cpu");
+}
+
+std::unique_ptr<Backend> MakeBackend(const Device& device) {
+  return MakeBackend(device, ActiveKernels());
 }
 
 std::vector<std::string> AvailableDevices() {

@@ -20,8 +20,9 @@ struct GuardedMemoryHolder {
 
 class GuardedBackend final : private detail::GuardedMemoryHolder, public CpuBackend {
  public:
-  // On the SIMD target active now (ActiveKernels()).
-  GuardedBackend() : CpuBackend(ActiveKernels(), guarded_memory, &guarded_memory) {}
+  // On `kernels` (default: the SIMD target active now, ActiveKernels()).
+  explicit GuardedBackend(const Kernels& kernels = ActiveKernels())
+      : CpuBackend(kernels, guarded_memory, &guarded_memory) {}
   // The memory, for tests that open it around their own checks.
   GuardedAllocator& memory() { return guarded_memory; }
 };

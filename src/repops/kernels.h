@@ -115,8 +115,10 @@ SimdTarget BestSimdTarget();
 // commands call it once before their first op, so no op can fail on a bad variable.
 void UseDefaultSimdTarget();
 const Kernels& ReferenceKernels();
-// Makes `k` the active kernel table: one of the above (to restore a saved ActiveKernels()), or
-// a table a test builds to deviate on purpose. `k` must outlive its use.
+// Makes `k` the active kernel table (the one backends made without a table take): one of the
+// above (to restore a saved ActiveKernels()), or a table a test builds to deviate on purpose.
+// `k` must outlive its use. Library code never swaps it: code that needs other kernels hands
+// them to MakeBackend (repops/devices.h).
 void UseKernels(const Kernels& k);
 
 }  // namespace trail::repops

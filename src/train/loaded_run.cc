@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <utility>
 
 #include "core/hash.h"
 #include "data/manifest.h"
@@ -19,13 +20,14 @@ Recipe WithRecompute(Recipe r, std::optional<model::Recompute> recompute) {
 
 LoadedRun::LoadedRun(const std::string& recipe_path, const std::string& manifest_path_in,
                      const data::StreamOptions& shards, collectives::Communicator& comm,
-                     const Device& device, std::optional<model::Recompute> recompute)
+                     std::unique_ptr<repops::Backend> backend,
+                     std::optional<model::Recompute> recompute)
     : manifest_path(std::filesystem::absolute(manifest_path_in).string()),
       manifest_sha(ToHex(Sha256OfFile(manifest_path_in))),
       stream(data::LoadManifest(manifest_path_in), shards),
       recipe(WithRecompute(LoadRecipe(recipe_path, stream.manifest().tokenizer.vocab_size),
                            recompute)),
-      engine(recipe, stream, comm, device) {
+      engine(recipe, stream, comm, std::move(backend)) {
   for (const data::EvalSet& e : stream.manifest().validation) {
     evals.emplace_back(e.domain, std::make_unique<data::EvalStream>(stream.manifest(), "validation",
                                                                     e.domain, shards));

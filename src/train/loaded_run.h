@@ -22,13 +22,13 @@ namespace trail::train {
 struct LoadedRun {
   // `shards`: how the data's shards are opened (rehashed, or not; data/stream.h), for the
   // training stream and the validation sets alike. The engine runs this process's part of each
-  // step in the job `comm` (default: a job of one process), on a backend of `device`.
-  // `recompute` overrides the recipe's [train] recompute (an auditor short of memory replays
-  // with "layers": the same bits); by default the recipe's.
+  // step in the job `comm` on `backend` (repops/devices.h's MakeBackend). `recompute`
+  // overrides the recipe's [train] recompute (an auditor short of memory replays with
+  // "layers": the same bits); by default the recipe's.
   LoadedRun(const std::string& recipe_path, const std::string& manifest_path,
-            const data::StreamOptions& shards,
-            collectives::Communicator& comm = collectives::SingleProcess(),
-            const Device& device = {}, std::optional<model::Recompute> recompute = std::nullopt);
+            const data::StreamOptions& shards, collectives::Communicator& comm,
+            std::unique_ptr<repops::Backend> backend,
+            std::optional<model::Recompute> recompute = std::nullopt);
 
   RunIdentity id() const { return {recipe.sha256, manifest_sha}; }
 

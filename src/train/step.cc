@@ -85,11 +85,15 @@ StepEngine::StepEngine(const Recipe& recipe, data::CanonicalStream& stream)
 
 StepEngine::StepEngine(const Recipe& recipe, data::CanonicalStream& stream,
                        collectives::Communicator& comm, const Device& device)
+    : StepEngine(recipe, stream, comm, repops::MakeBackend(device)) {}
+
+StepEngine::StepEngine(const Recipe& recipe, data::CanonicalStream& stream,
+                       collectives::Communicator& comm, std::unique_ptr<repops::Backend> backend)
     : recipe_(recipe),
       stream_(stream),
       comm_(comm),
       batcher_(stream),
-      backend_(repops::MakeBackend(device)),
+      backend_(std::move(backend)),
       model_(recipe.model, *backend_),
       acts_(recipe.model, stream.manifest().stream.micro_batch_windows,
             CheckedMaxSeqLen(recipe, stream), *backend_, recipe.loop.recompute),

@@ -77,7 +77,10 @@ class StepObserver : public model::OpObserver {
 class StepEngine {
  public:
   // `comm` must outlive the engine; every process of the job builds its engine the same way.
-  // The engine owns the backend of `device` that runs the model (repops/devices.h).
+  // The engine owns `backend`, which runs the model.
+  StepEngine(const Recipe& recipe, data::CanonicalStream& stream, collectives::Communicator& comm,
+             std::unique_ptr<repops::Backend> backend);
+  // On a backend of `device` (repops/devices.h) on the active SIMD target.
   StepEngine(const Recipe& recipe, data::CanonicalStream& stream, collectives::Communicator& comm,
              const Device& device = {});
   StepEngine(const Recipe& recipe, data::CanonicalStream& stream);  // one process, on the cpu

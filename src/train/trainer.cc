@@ -13,7 +13,7 @@
 #include "core/resident_memory.h"
 #include "core/file_util.h"
 #include "core/hash.h"
-#include "repops/kernels.h"
+#include "repops/devices.h"
 #include "train/checkpoint.h"
 #include "train/imported_base.h"
 #include "train/loaded_run.h"
@@ -198,7 +198,7 @@ class TrainingJob {
         o_(Quieted(opt, lead_)),
         rd_(o_.run_dir),
         run_(o_.resume ? rd_.recipe_path() : o_.recipe_path, CheckedManifest(o_, rd_, comm_),
-             data::StreamOptions{o_.verify_shards, {}}, comm_, o_.device),
+             data::StreamOptions{o_.verify_shards, {}}, comm_, repops::MakeBackend(o_.device)),
         st_(run_.recipe.model, run_.engine.backend(),
             run_.engine.params_sharded() ? model::Memory::kUnbound : model::Memory::kAllocated),
         monitor_(run_.recipe.monitor) {

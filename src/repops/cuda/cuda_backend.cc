@@ -39,7 +39,8 @@ int ResolveIndex(int index) {
 
 }  // namespace
 
-CudaBackend::CudaBackend(int index) : index_(ResolveIndex(index)), allocator_(index_) {
+CudaBackend::CudaBackend(int index, const Kernels& host_kernels)
+    : index_(ResolveIndex(index)), host_kernels_(host_kernels), allocator_(index_) {
   CheckCuda(cudaSetDevice(index_), "selecting the device");
   cudaDeviceProp prop{};
   CheckCuda(cudaGetDeviceProperties(&prop, index_), "reading the device's properties");
@@ -354,8 +355,8 @@ int CudaDeviceCount() {
   return count;
 }
 
-std::unique_ptr<Backend> MakeCudaBackend(int index) {
-  return std::make_unique<cuda::CudaBackend>(index);
+std::unique_ptr<Backend> MakeCudaBackend(int index, const Kernels& host_kernels) {
+  return std::make_unique<cuda::CudaBackend>(index, host_kernels);
 }
 
 }  // namespace trail::repops

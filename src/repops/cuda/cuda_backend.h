@@ -10,13 +10,14 @@
 #include <memory>
 
 #include "repops/backend.h"
+#include "repops/kernels.h"
 
 namespace trail::repops {
 
 // A backend on CUDA device `index` (Device::kLocalGpu: the one of this process's local rank,
 // modulo the GPUs here); a clear error when this machine has no such device (no GPU, no
-// driver, or fewer devices).
-std::unique_ptr<Backend> MakeCudaBackend(int index);
+// driver, or fewer devices). `host_kernels`: its host_kernels().
+std::unique_ptr<Backend> MakeCudaBackend(int index, const Kernels& host_kernels);
 // How many CUDA devices this process can use (0 without a GPU or driver).
 int CudaDeviceCount();
 

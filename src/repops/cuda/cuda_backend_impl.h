@@ -31,7 +31,8 @@ struct IdCheck {
 
 class CudaBackend final : public Backend {
  public:
-  explicit CudaBackend(int index);
+  // On CUDA device `index`; `host_kernels`: the CPU kernels host work on its results runs.
+  CudaBackend(int index, const Kernels& host_kernels);
 
   Device device() const override { return {DeviceKind::kCuda, index_}; }
   Allocator& allocator() override { return allocator_; }
@@ -243,7 +244,7 @@ class CudaBackend final : public Backend {
 
   int index_;
   std::string description_;
-  const Kernels& host_kernels_ = ActiveKernels();  // the target active when it was made
+  const Kernels& host_kernels_;
   CudaAllocator allocator_;
   Blake3Words leaf_key_;
   Scratch scalars_, id_check_, rows_a_, rows_b_, attention_, leaf_chunks_, digests_;
