@@ -160,8 +160,9 @@ int main(int argc, char** argv) {
       model == "B" ? TimeSteps(b.path(), 2, 2, 2, steps, quant, model, device, recompute, kv_heads)
                    : Timing{flat.median, 0, 0};
   const double tokens = 8.0 * ModelOf(model, 1, 1, "").seq_len;
+  const std::unique_ptr<repops::Backend> be = repops::MakeBackend(device);
   const std::string backend =
-      device.is_host() ? repops::ActiveKernels().name : repops::MakeBackend(device)->description();
+      be->allocator().is_host_memory() ? be->host_kernels().name : be->description();
   std::printf(
       "{\"model\": \"%s\", \"arithmetic\": \"%s\", \"backend\": \"%s\", \"threads\": %d, "
       "\"step_s\": %.4f, \"tok_s\": %.1f, "

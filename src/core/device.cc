@@ -12,6 +12,7 @@ namespace {
 class CpuAllocator final : public Allocator {
  public:
   Device device() const override { return {}; }
+  bool is_host_memory() const override { return true; }
   void* Allocate(size_t bytes) override {
     // Buffers of 2 MiB or more (weights, activations) on 2 MiB boundaries, marked for huge
     // pages: a step streams them, and 4 KiB pages cost a TLB miss every 4 KiB.

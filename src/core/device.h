@@ -37,7 +37,6 @@ struct Device {
   int index = 0;
   static constexpr int kLocalGpu = -1;
   bool operator==(const Device&) const = default;
-  bool is_host() const { return kind == DeviceKind::kCpu; }
   std::string ToString() const;  // "cpu", "guarded", "cuda:0", "cuda" (kLocalGpu)
 };
 
@@ -55,6 +54,11 @@ class Allocator {
   // Whether host code may read and write this memory (inside a backend's ops, for the guarded
   // device); false for a GPU's.
   virtual bool host_addressable() const { return true; }
+  // Whether this is the host's own memory: code outside any backend op may read and write it at
+  // any time, from any thread, and hand it to a communicator (the cpu device's). False for a
+  // device's memory and for the guarded test device's, which host code reaches only inside its
+  // backend's ops: code above the backend asks this, never which device it is.
+  virtual bool is_host_memory() const { return false; }
 };
 
 Allocator& HostAllocator();  // the process's cpu allocator

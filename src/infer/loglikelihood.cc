@@ -168,7 +168,7 @@ std::vector<ScoredRequest> LoglikelihoodScorer::Score(
     done += static_cast<int64_t>(docs[d].second - docs[d].first);
     if (progress) progress(done);
   };
-  if (be_.device().is_host()) {
+  if (be_.concurrent_ops()) {
     KernelPool().ParallelFor(docs.size(), run_doc);  // each op inside runs on its task's thread
   } else {
     for (size_t d = 0; d < docs.size(); ++d) run_doc(d);

@@ -49,6 +49,10 @@ class Backend {
   // MakeBackend was given (repops/devices.h). Callers take them here, never from process-wide
   // state; every target gives those ops the same bits.
   virtual const Kernels& host_kernels() const = 0;
+  // Whether several threads may call ops at once, each on its own buffers (the CPU backend's
+  // ops are reentrant; a GPU's run in order on one stream, the guarded device shares one access
+  // window): callers above the backend ask this rather than which device it is.
+  virtual bool concurrent_ops() const { return false; }
 
   // ---- Memory: the only ways bytes cross between host and device.
   // dst (host) = src's elements; src contiguous.

@@ -23,6 +23,7 @@ class CpuBackend : public Backend {
   Allocator& allocator() override { return allocator_; }
   std::string description() const override;
   const Kernels& host_kernels() const override { return kernels_; }
+  bool concurrent_ops() const override { return window_ == nullptr; }
 
   void CopyToHost(const TensorView& src, void* dst) override;
   void CopyFromHost(const void* src, const TensorView& dst) override;

@@ -101,7 +101,7 @@ ShardedParameters::ShardedParameters(collectives::Communicator& comm, repops::Ba
               bounds_.back(), " elements, the model has ", units_.back().flat_end);
   // A device's memory is reached by its backend's ops only, which run on the model's thread.
   // One process has no exchange to wait for: its "gather" is a copy, with nothing to hide.
-  ahead_ = comm.size() > 1 && be.device().is_host() && comm.callable_from_any_thread() &&
+  ahead_ = comm.size() > 1 && be.allocator().is_host_memory() && comm.callable_from_any_thread() &&
            GatherAheadWanted();
 }
 
@@ -133,7 +133,7 @@ void ShardedParameters::Gather(const Unit& u, float* out) {
   const int64_t my_hi = std::min(u.flat_end, bounds_[me + 1]);
   const int64_t my_n = std::max<int64_t>(0, my_hi - my_lo);
   const float* mine = range() + (my_lo - bounds_[me]);
-  if (!be_.device().is_host() && my_n > 0) {  // never while gathering ahead (host only)
+  if (!be_.allocator().is_host_memory() && my_n > 0) {  // never while gathering ahead
     own_piece_.resize(static_cast<size_t>(my_n));
     be_.CopyToHost(
         TensorView::Contiguous(const_cast<float*>(mine), DType::kF32, be_.device(), {my_n}),
@@ -170,7 +170,7 @@ ShardedParameters::Fetched ShardedParameters::Fetch(int unit) {
     std::lock_guard<std::mutex> lock(mu_);
     f.buf = TakeBuffer(u.buffer_floats);
   }
-  if (u.packed && be_.device().is_host()) {
+  if (u.packed && be_.allocator().is_host_memory()) {
     Gather(u, f.buf.data<float>());  // straight into the unit's memory
   } else {
     f.staged.resize(static_cast<size_t>(u.flat_end - u.flat_begin));

@@ -27,7 +27,7 @@ float Median(const std::deque<float>& v) {
 }  // namespace
 
 float* StepEngine::GradientOnDevice(std::span<float> grad) {
-  if (backend_->device().is_host()) return grad.data();
+  if (backend_->allocator().is_host_memory()) return grad.data();
   if (grad_device_.numel() < static_cast<int64_t>(grad.size())) {
     grad_device_ = repops::AllocateOn<float>(*backend_, static_cast<int64_t>(grad.size()));
   }
