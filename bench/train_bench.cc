@@ -148,7 +148,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "train_bench: the model must be B, gpt2-small or gpt2-1024\n");
     return 2;
   }
-  const Device device = ParseDevice(argc > 6 ? argv[6] : "cpu");
+  const Device device = repops::ParseDevice(argc > 6 ? argv[6] : "cpu");
   OpClock clock;
   const Timing flat = TimeSteps(a.path(), 8, 1, 1, steps, quant, model, device, recompute, kv_heads,
                                 profile ? &clock : nullptr);

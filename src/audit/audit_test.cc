@@ -110,7 +110,7 @@ TEST(Replay, GuardedDeviceGivesTheCpuVerdictsAndTraces) {
   ReplayOptions o;
   o.run_dir = f->run, o.data = f->manifest, o.steps = {1, 4, 5}, o.quiet = true;
   const std::vector<std::string> cpu = Outcome(ReplaySteps(o));
-  o.device = ParseDevice("guarded");
+  o.device = repops::ParseDevice("guarded");
   const std::vector<std::string> guarded = Outcome(ReplaySteps(o));
   EXPECT_EQ(guarded, cpu);
   ASSERT_EQ(cpu.size(), 3u);
@@ -118,7 +118,7 @@ TEST(Replay, GuardedDeviceGivesTheCpuVerdictsAndTraces) {
   o.steps = {4}, o.trace_step = 4, o.bisect = false;
   o.device = {};
   const train::StepTrace a = ReplaySteps(o).trace;
-  o.device = ParseDevice("guarded");
+  o.device = repops::ParseDevice("guarded");
   const train::StepTrace b = ReplaySteps(o).trace;
   ASSERT_EQ(a.ops.size(), b.ops.size());
   EXPECT_GT(a.ops.size(), 50u);

@@ -252,7 +252,7 @@ int RunReplay(const AuditCommand& c) {
   const std::unique_ptr<audit::RemoteRun> remote = OpenRemote(c);
   audit::ReplayOptions o;
   o.run_dir = c.run, o.data = c.data, o.steps = RequestedSteps(c, remote.get()), o.quiet = c.quiet;
-  o.device = ParseDevice(c.device), o.recompute = RecomputeOf(c);
+  o.device = repops::ParseDevice(c.device), o.recompute = RecomputeOf(c);
   o.comm = &collectives::JobCommunicator();  // MPI under mpirun / srun, else this process alone
   if (remote) remote->FetchForSteps(o.steps, o);
   const audit::ReplayReport r = audit::ReplaySteps(o);
@@ -327,7 +327,7 @@ int RunCertify(const AuditCommand& c) {
     remote->FetchForSteps(plan.assignments[static_cast<size_t>(c.slot)], ro);
     o.run_dir = ro.run_dir, o.data = ro.data, o.verify_shards = false, o.fetched = ro.fetched;
   }
-  o.auditor = c.slot, o.quiet = c.quiet, o.device = ParseDevice(c.device);
+  o.auditor = c.slot, o.quiet = c.quiet, o.device = repops::ParseDevice(c.device);
   o.recompute = RecomputeOf(c);
   o.comm = &collectives::JobCommunicator();
   const audit::Certified r = audit::Certify(o);
@@ -354,7 +354,7 @@ int RunTrace(const AuditCommand& c) {
   o.run_dir = c.run, o.data = c.data, o.steps = {c.step}, o.quiet = true;
   if (remote) remote->FetchForSteps(o.steps, o);
   o.trace_step = c.step, o.capture = c.capture, o.bisect = false;
-  o.device = ParseDevice(c.device), o.recompute = RecomputeOf(c);
+  o.device = repops::ParseDevice(c.device), o.recompute = RecomputeOf(c);
   const audit::ReplayReport r = audit::ReplaySteps(o);
   if (remote) FetchSummary(*remote, c.run, c.quiet);
   train::WriteStepTrace(c.out, r.trace);

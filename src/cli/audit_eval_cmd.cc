@@ -34,7 +34,7 @@ int RunAuditEvalCommand(const AuditEvalCommand& c) {
   if (c.threads > 0) SetKernelThreads(static_cast<size_t>(c.threads));
   infer::EvalAuditOptions o;
   o.report = c.report, o.run = c.run, o.tasks = c.tasks, o.tokenizer = c.tokenizer;
-  o.sample = c.sample, o.seed = c.seed, o.device = ParseDevice(c.device);
+  o.sample = c.sample, o.seed = c.seed, o.device = repops::ParseDevice(c.device);
   const infer::EvalAuditResult r =
       infer::AuditEval(o, [&](const std::string& line) { std::cerr << line << "\n"; });
   if (c.json) {

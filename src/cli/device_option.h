@@ -12,17 +12,29 @@
 
 namespace trail::cli {
 
+// "cpu: the host's memory and CPU kernels; cuda[:N]: an NVIDIA GPU (...)" from the registry.
+inline std::string DeviceKindsHelp() {
+  std::string out;
+  for (const repops::BackendEntry& e : repops::RegisteredBackends()) {
+    if (!e.for_users) continue;
+    out += (out.empty() ? "" : "; ") + std::string(e.kind.name) + (e.kind.numbered ? "[:N]" : "") +
+           ": " + std::string(e.what) + (e.make == nullptr ? " (not in this build)" : "");
+  }
+  return out;
+}
+
 inline void AddDeviceOption(CLI::App* cmd, std::string& device) {
   std::string here;
   for (const std::string& d : repops::AvailableDevices()) here += (here.empty() ? "" : ", ") + d;
   cmd->add_option("--device", device,
-                  "Where the model runs: cpu, or cuda[:N] in a build with CUDA (cuda: the GPU of "
-                  "this process's local rank; here: " +
-                      here + "). Every device gives the same bits")
+                  "Where the model runs (" + DeviceKindsHelp() +
+                      "; a numbered kind without :N: the device of this process's local rank). "
+                      "Here: " +
+                      here + ". Every device gives the same bits")
       ->capture_default_str()
       ->check([](const std::string& text) -> std::string {
         try {
-          ParseDevice(text);
+          repops::ParseDevice(text);
           return "";
         } catch (const Error& e) {
           return e.what();

@@ -60,7 +60,7 @@ int RunEvalCommand(const EvalCommand& c) {
   if (c.threads > 0) SetKernelThreads(static_cast<size_t>(c.threads));
   repops::UseDefaultSimdTarget();
   infer::EvalOptions o;
-  o.model = {c.run, c.step, c.tokenizer, ParseDevice(c.device)};
+  o.model = {c.run, c.step, c.tokenizer, repops::ParseDevice(c.device)};
   o.tasks = c.tasks, o.limit = c.limit, o.out = c.out;
   const infer::EvalReport r = infer::RunEval(o, [&](const std::string& line) {
     if (!c.quiet) std::cerr << line << "\n";

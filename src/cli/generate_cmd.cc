@@ -90,7 +90,7 @@ int RunGenerateCommand(const GenerateCommand& c) {
   o.max_tokens = c.max_tokens;
   o.sampling = {c.temperature, c.top_k, c.top_p, c.seed};
   o.stop = c.stop;
-  const infer::TrainedModelOptions m{c.run, c.step, c.tokenizer, ParseDevice(c.device)};
+  const infer::TrainedModelOptions m{c.run, c.step, c.tokenizer, repops::ParseDevice(c.device)};
   auto stream = [&](std::string_view s) {
     if (c.json) return;
     std::fwrite(s.data(), 1, s.size(), stdout);

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "core/device.h"
+#include "repops/devices.h"
 #include "train/selftest.h"
 
 namespace trail::cli {
@@ -76,7 +77,7 @@ void PrintText(const train::SelftestReport& r) {
 
 int RunSelftest(const SelftestOptions& opt) {
   const train::SelftestReport r =
-      train::RunSelftest(opt.backend, opt.threads, ParseDevice(opt.device));
+      train::RunSelftest(opt.backend, opt.threads, repops::ParseDevice(opt.device));
   if (!r.fp_problems.empty()) {
     std::cerr << "trail selftest: the floating-point contract does not hold:\n" << r.fp_problems;
     return 1;

@@ -75,7 +75,7 @@ int RunTrainCommand(const TrainCommand& c) {
   o.init_from = c.init_from;
   o.resume = c.resume, o.stop_after = c.stop_after, o.quiet = c.quiet;
   o.verify_shards = !c.no_verify, o.sign_key = c.key, o.trace_every = c.trace_every;
-  o.device = ParseDevice(c.device);
+  o.device = repops::ParseDevice(c.device);
   o.comm = &collectives::JobCommunicator();  // MPI under mpirun / srun, else this process alone
   const train::TrainSummary s = train::RunTraining(o);
   if (o.comm->rank() != 0) return 0;  // process 0 reports for the job

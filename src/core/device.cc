@@ -2,7 +2,6 @@
 
 #include <sys/mman.h>
 
-#include <charconv>
 #include <cstdlib>
 #include <cstring>
 
@@ -32,30 +31,8 @@ class CpuAllocator final : public Allocator {
 }  // namespace
 
 std::string Device::ToString() const {
-  switch (kind) {
-    case DeviceKind::kCpu:
-      return "cpu";
-    case DeviceKind::kGuarded:
-      return "guarded";
-    case DeviceKind::kCuda:
-      return index == kLocalGpu ? "cuda" : "cuda:" + std::to_string(index);
-  }
-  return "?";
-}
-
-Device ParseDevice(std::string_view text) {
-  if (text == "cpu") return {DeviceKind::kCpu, 0};
-  if (text == "guarded") return {DeviceKind::kGuarded, 0};
-  if (text == "cuda") return {DeviceKind::kCuda, Device::kLocalGpu};
-  if (text.starts_with("cuda:")) {
-    const std::string_view n = text.substr(5);
-    int index = -1;
-    const auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), index);
-    if (ec == std::errc() && end == n.data() + n.size() && !n.empty() && index >= 0) {
-      return {DeviceKind::kCuda, index};
-    }
-  }
-  TRAIL_FAIL("unknown device '", text, "': use cpu, cuda or cuda:N (N the GPU's ordinal)");
+  const std::string name(kind.name);
+  return !kind.numbered || index == kLocalGpu ? name : name + ":" + std::to_string(index);
 }
 
 Allocator& HostAllocator() {

@@ -24,24 +24,32 @@
 
 namespace trail {
 
-// kGuarded is the host's memory kept unreadable except while one of its backend's ops runs
+// A kind of device: how its devices are spelled, and whether they are numbered ("cuda:N").
+// Each backend defines its kind beside its code and registers it (repops/devices.h, the
+// registry that parses device names); core defines the two kinds whose memory it provides.
+// Kinds compare by name.
+struct DeviceKind {
+  std::string_view name;
+  bool numbered = false;
+  bool operator==(const DeviceKind& o) const { return name == o.name; }
+};
+// The host's memory.
+inline constexpr DeviceKind kCpuDevice{"cpu", false};
+// The host's memory kept unreadable except while one of its backend's ops runs
 // (core/guarded_memory.h): a test device that proves code reaches state only through the
 // backend.
-enum class DeviceKind : uint8_t { kCpu, kGuarded, kCuda };
+inline constexpr DeviceKind kGuardedDevice{"guarded", false};
 
 struct Device {
-  DeviceKind kind = DeviceKind::kCpu;
-  // The ordinal among devices of the kind (cuda:N); 0 for the others. kLocalGpu ("cuda"): the
-  // GPU of this process's local rank among the processes of its job on this machine, modulo
-  // the GPUs there (one GPU a process); 0 outside a job.
+  DeviceKind kind = kCpuDevice;
+  // The ordinal among devices of a numbered kind (cuda:N); 0 for the others. kLocalGpu
+  // ("cuda"): the device of this process's local rank among the processes of its job on this
+  // machine, modulo the devices there (one a process); 0 outside a job.
   int index = 0;
   static constexpr int kLocalGpu = -1;
   bool operator==(const Device&) const = default;
   std::string ToString() const;  // "cpu", "guarded", "cuda:0", "cuda" (kLocalGpu)
 };
-
-// "cpu", "guarded", "cuda" (index kLocalGpu) or "cuda:N"; an error naming these otherwise.
-Device ParseDevice(std::string_view text);
 
 // Hands out memory on one device. Allocations are zero-filled and 64-byte aligned; a request
 // of 0 bytes still returns a unique non-null pointer.

@@ -19,7 +19,7 @@ class GuardedAllocator final : public Allocator {
   GuardedAllocator& operator=(const GuardedAllocator&) = delete;
   ~GuardedAllocator() override;
 
-  Device device() const override { return {DeviceKind::kGuarded, 0}; }
+  Device device() const override { return {kGuardedDevice, 0}; }
   // Whole anonymous pages (zero), accessible only while the window is open.
   void* Allocate(size_t bytes) override;
   void Free(void* p, size_t bytes) override;

@@ -159,7 +159,7 @@ TEST(ModelOnDevices, HostReadsOfGuardedActivationsFault) {
   Activations acts(c, 2, 10, guarded);
   model.Forward(params, b.View(), acts);
   const TensorView logits = Transformer::Logits(acts, 2, 10);
-  EXPECT_EQ(logits.device, (Device{DeviceKind::kGuarded, 0}));
+  EXPECT_EQ(logits.device, (Device{kGuardedDevice, 0}));
   std::vector<float> host(logits.numel());
   guarded.CopyToHost(logits, host.data());
   EXPECT_TRUE(std::isfinite(host[0]));

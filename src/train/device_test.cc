@@ -19,7 +19,7 @@ TEST(Devices, GuardedDeviceTrainsTracesAndResumesToTheCpuBits) {
     TrainOptions o;
     o.recipe_path = f.recipe, o.manifest_path = f.manifest, o.run_dir = f.run;
     o.resume = resume, o.stop_after = stop, o.quiet = true, o.trace_every = 3;
-    o.device = ParseDevice(device);
+    o.device = repops::ParseDevice(device);
     return RunTraining(o);
   };
   const auto cpu = MakeRun(8, 4);

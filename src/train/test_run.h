@@ -16,6 +16,7 @@
 #include "core/hash.h"
 #include "data/synthetic_corpus.h"
 #include "repops/cpu_backend.h"
+#include "repops/devices.h"
 #include "train/recipe.h"
 #include "train/step.h"
 #include "train/test_access.h"
@@ -130,7 +131,7 @@ inline std::vector<std::string> RunOnProcesses(const data::Manifest& m,
   collectives::ThreadGroup group(P);
   group.Run([&](collectives::Communicator& comm) {
     data::CanonicalStream stream(m);
-    StepEngine engine(r, stream, comm, ParseDevice(device));
+    StepEngine engine(r, stream, comm, repops::ParseDevice(device));
     TrainState st(r.model, engine.backend());
     st.params.InitRandom(r.model);
     engine.AdoptState(st);

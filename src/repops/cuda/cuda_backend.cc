@@ -28,7 +28,7 @@ int LocalRank() {
 // The ordinal "cuda" (Device::kLocalGpu) or "cuda:N" names on this machine.
 int ResolveIndex(int index) {
   const int count = CudaDeviceCount();
-  TRAIL_CHECK(count > 0, "--device ", Device{DeviceKind::kCuda, index}.ToString(),
+  TRAIL_CHECK(count > 0, "--device ", Device{kCudaDevice, index}.ToString(),
               ": this machine has no usable CUDA device (no NVIDIA GPU or driver); use "
               "--device cpu");
   if (index == Device::kLocalGpu) return LocalRank() % count;

@@ -34,7 +34,7 @@ class CudaBackend final : public Backend {
   // On CUDA device `index`; `host_kernels`: the CPU kernels host work on its results runs.
   CudaBackend(int index, const Kernels& host_kernels);
 
-  Device device() const override { return {DeviceKind::kCuda, index_}; }
+  Device device() const override { return {kCudaDevice, index_}; }
   Allocator& allocator() override { return allocator_; }
   std::string description() const override { return description_; }
   const Kernels& host_kernels() const override { return host_kernels_; }

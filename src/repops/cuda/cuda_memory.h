@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 
 #include "core/device.h"
+#include "repops/cuda/cuda_backend.h"
 
 namespace trail::repops::cuda {
 
@@ -19,7 +20,7 @@ void CheckCuda(cudaError_t status, const char* what);
 class CudaAllocator final : public Allocator {
  public:
   explicit CudaAllocator(int index) : index_(index) {}
-  Device device() const override { return {DeviceKind::kCuda, index_}; }
+  Device device() const override { return {kCudaDevice, index_}; }
   void* Allocate(size_t bytes) override;
   void Free(void* p, size_t bytes) override;
   bool host_addressable() const override { return false; }

@@ -1,0 +1,36 @@
+// The CUDA backend's registry entry, compiled in every build: with the backend where nvcc was
+// found, and otherwise an entry that says the build lacks it.
+#include "repops/cuda/cuda_backend.h"
+
+namespace trail::repops {
+namespace {
+
+#ifdef TRAIL_HAVE_CUDA
+std::unique_ptr<Backend> Make(const Device& device, const Kernels& host_kernels) {
+  return MakeCudaBackend(device.index, host_kernels);
+}
+#endif
+
+}  // namespace
+
+const BackendEntry& CudaBackendEntry() {
+#ifdef TRAIL_HAVE_CUDA
+  static const BackendEntry entry{.kind = kCudaDevice,
+                                  .what = "an NVIDIA GPU (the CUDA backend)",
+                                  .for_users = true,
+                                  .count = CudaDeviceCount,
+                                  .make = Make,
+                                  .missing = ""};
+#else
+  static const BackendEntry entry{
+      .kind = kCudaDevice,
+      .what = "an NVIDIA GPU (the CUDA backend)",
+      .for_users = true,
+      .count = nullptr,
+      .make = nullptr,
+      .missing = "it was built without CUDA: nvcc was not found when it was configured"};
+#endif
+  return entry;
+}
+
+}  // namespace trail::repops
