@@ -82,9 +82,11 @@ class Stream {
   }
 
   // `trail data inspect --window W --json` (no decoding): the window and its documents.
-  std::string Inspect(uint64_t w) { return data::InspectWindow(*stream_, w, {}).dump(); }
+  std::string Inspect(uint64_t w) {
+    return data::ToJson(data::InspectWindow(*stream_, w, {})).dump();
+  }
   std::string InspectStep(int64_t step, int64_t ranks, int64_t rank) {
-    return data::InspectStep(*stream_, step, ranks, rank).dump();
+    return data::ToJson(data::InspectStep(*stream_, step, ranks, rank)).dump();
   }
 
   std::pair<uint64_t, uint64_t> StepWindows(int64_t step) const {

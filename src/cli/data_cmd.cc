@@ -33,64 +33,54 @@ std::string Fmt(const char* f, Args... args) {
   return buf;
 }
 
-uint64_t U(const Json& j) { return j.get<uint64_t>(); }
-std::string S(const Json& j) { return j.get<std::string>(); }
+using ull = unsigned long long;
 
-void PrintWindowDocuments(const Json& r) {
+void PrintWindowDocuments(const data::WindowInspection& r) {
   std::printf("documents:\n  %-3s %-20s %-8s %-24s %-5s %-18s %-6s %s\n", "id", "shard", "doc",
               "key", "chunk", "doc tokens", "pass", "window");
   size_t i = 0;
-  for (const Json& d : r["documents"]) {
-    const uint64_t off = U(d["doc_offset"]), n = U(d["tokens"]), at = U(d["window_offset"]);
-    const bool eos = d["ends_with_eos"], bos = d["starts_with_bos"];
+  for (const data::WindowDocument& d : r.documents) {
+    const uint64_t off = d.doc_offset, n = d.tokens, at = d.window_offset;
+    const bool eos = d.ends_with_eos, bos = d.starts_with_bos;
     const std::string range =
-        Fmt("%s[%llu, %llu)%s", bos ? "BOS+" : "", (unsigned long long)off,
-            (unsigned long long)(off + n - (eos ? 1 : 0) - (bos ? 1 : 0)), eos ? "+EOS" : "");
-    const uint64_t pass = U(d.contains("epoch") ? d["epoch"] : d["draw_block"]);
-    std::printf("  %-3zu %-20s %-8llu %-24s %-5u %-18s %-6llu [%llu, %llu)\n", i++,
-                S(d["shard"]).c_str(), (unsigned long long)U(d["doc"]), S(d["key"]).c_str(),
-                d["chunk"].get<uint32_t>(), range.c_str(), (unsigned long long)pass,
-                (unsigned long long)at, (unsigned long long)(at + n));
-    if (d.contains("text")) std::printf("      \"%s\"\n", S(d["text"]).c_str());
+        Fmt("%s[%llu, %llu)%s", bos ? "BOS+" : "", (ull)off,
+            (ull)(off + n - (eos ? 1 : 0) - (bos ? 1 : 0)), eos ? "+EOS" : "");
+    std::printf("  %-3zu %-20s %-8llu %-24s %-5u %-18s %-6llu [%llu, %llu)\n", i++, d.shard.c_str(),
+                (ull)d.doc, d.key.c_str(), d.chunk, range.c_str(), (ull)d.pass, (ull)at,
+                (ull)(at + n));
+    if (d.text) std::printf("      \"%s\"\n", d.text->c_str());
   }
 }
 
-void PrintWindowTokens(const Json& r, bool decoded) {
+void PrintWindowTokens(const data::WindowInspection& r, bool decoded) {
   std::printf("tokens:\n  %5s %10s %4s %7s %10s %4s %5s  %s\n", "i", "token", "doc", "pos", "label",
               "loss", "key", decoded ? "piece" : "");
   long long i = 0;
-  for (const Json& t : r["tokens"]) {
-    const bool has = t.contains("label"), real = t["real"];
-    const std::string label = !has ? "-"
-                                   : (t["label"].get<int32_t>() == data::kIgnoreLabel
-                                          ? "ignore"
-                                          : std::to_string(t["label"].get<int32_t>()));
-    const std::string piece = decoded && real ? "'" + S(t["piece"]) + "'" : "";
-    std::printf("  %5lld %10d %4d %7d %10s %4s %5s  %s%s\n", i++, t["token"].get<int32_t>(),
-                t["doc"].get<int32_t>(), t["position"].get<int32_t>(), label.c_str(),
-                !has ? "-" : (t["loss"].get<int>() ? "1" : "0"),
-                !has ? "-" : (t["key_valid"].get<int>() ? "1" : "0"), piece.c_str(),
-                real ? "" : "(padding)");
+  for (const data::WindowToken& t : r.tokens) {
+    const bool has = t.has_label;
+    const std::string label = !has                            ? "-"
+                              : t.label == data::kIgnoreLabel ? "ignore"
+                                                              : std::to_string(t.label);
+    const std::string piece = decoded && t.real ? "'" + t.piece.value_or("") + "'" : "";
+    std::printf("  %5lld %10d %4d %7d %10s %4s %5s  %s%s\n", i++, t.token, t.doc, t.position,
+                label.c_str(), !has ? "-" : (t.loss ? "1" : "0"),
+                !has ? "-" : (t.key_valid ? "1" : "0"), piece.c_str(), t.real ? "" : "(padding)");
   }
 }
 
-void PrintWindow(const Json& r, bool decoded) {
+void PrintWindow(const data::WindowInspection& r, bool decoded) {
   std::printf(
       "window %llu: source '%s' (its window %llu, from its token %llu), %lld real tokens "
       "of %lld, %lld targets\n",
-      (unsigned long long)U(r["window"]), S(r["source"]).c_str(),
-      (unsigned long long)U(r["source_window"]), (unsigned long long)U(r["source_offset"]),
-      (long long)r["real_tokens"].get<int64_t>(), (long long)r["seq_len"].get<int64_t>() + 1,
-      (long long)r["targets"].get<int64_t>());
-  if (r.contains("step")) {
-    std::printf("consumed by step %lld", (long long)r["step"].get<int64_t>());
-    if (r.contains("mixture_phase_from_step")) {
-      std::printf(", in the mixture phase from step %lld",
-                  (long long)r["mixture_phase_from_step"].get<int64_t>());
+      (ull)r.window, r.source.c_str(), (ull)r.source_window, (ull)r.source_offset,
+      (long long)r.real_tokens, (long long)r.seq_len + 1, (long long)r.targets);
+  if (r.step) {
+    std::printf("consumed by step %lld", (long long)*r.step);
+    if (r.mixture_phase_from_step) {
+      std::printf(", in the mixture phase from step %lld", (long long)*r.mixture_phase_from_step);
     }
-    if (r.contains("seq_len_phase_from_step")) {
-      std::printf(", in the length phase from step %lld",
-                  (long long)r["seq_len_phase_from_step"].get<int64_t>());
+    if (r.seq_len_phase_from_step) {
+      std::printf(", in the length phase from step %lld", (long long)*r.seq_len_phase_from_step);
     }
     std::printf("\n");
   }
@@ -98,72 +88,75 @@ void PrintWindow(const Json& r, bool decoded) {
   PrintWindowTokens(r, decoded);
 }
 
-void PrintStep(const Json& out, int64_t micro_batch_windows, bool one_rank) {
+// A micro-batch's windows as JSON prints them: [3,4,null].
+std::string WindowList(const data::MicroBatchInspection& mb) {
+  std::string out = "[";
+  for (size_t i = 0; i < mb.windows.size(); ++i) {
+    out += (i ? "," : "") + (mb.windows[i] ? std::to_string(*mb.windows[i]) : "null");
+  }
+  return out + "]";
+}
+
+void PrintStep(const data::StepInspection& r, int64_t micro_batch_windows, bool one_rank) {
   std::printf(
       "step %lld: windows [%llu, %llu) of L = %lld, %lld logical ranks, micro-batches of "
       "%lld windows; %llu tokens consumed before it (the LR clock)\n",
-      (long long)out["step"].get<int64_t>(), (unsigned long long)U(out["windows"][0]),
-      (unsigned long long)U(out["windows"][1]), (long long)out["seq_len"].get<int64_t>(),
-      (long long)out["logical_ranks"].get<int64_t>(), (long long)micro_batch_windows,
-      (unsigned long long)U(out["tokens_before"]));
-  for (const Json& rk : out["ranks"]) {
-    for (size_t m = 0; m < rk["micro_batches"].size(); ++m) {
-      const Json& mb = rk["micro_batches"][m];
+      (long long)r.step, (ull)r.first_window, (ull)r.end_window, (long long)r.seq_len,
+      (long long)r.logical_ranks, (long long)micro_batch_windows, (ull)r.tokens_before);
+  for (const data::RankInspection& rk : r.ranks) {
+    for (size_t m = 0; m < rk.micro_batches.size(); ++m) {
+      const data::MicroBatchInspection& mb = rk.micro_batches[m];
       std::printf("  rank %lld micro %zu: windows %s  B_input %lld  B_target %lld\n",
-                  (long long)rk["rank"].get<int64_t>(), m, mb["windows"].dump().c_str(),
-                  (long long)mb["B_input"].get<int64_t>(),
-                  (long long)mb["B_target"].get<int64_t>());
+                  (long long)rk.rank, m, WindowList(mb).c_str(), (long long)mb.input_tokens,
+                  (long long)mb.target_tokens);
     }
   }
   std::printf("  %s: B_input %lld, B_target %lld (the loss normalizer)\n",
-              one_rank ? "this rank" : "step", (long long)out["B_input"].get<int64_t>(),
-              (long long)out["B_target"].get<int64_t>());
+              one_rank ? "this rank" : "step", (long long)r.input_tokens,
+              (long long)r.target_tokens);
 }
 
-void PrintShares(const Json& out) {
-  const bool endless = out["stream_windows"].is_string();
-  std::printf(
-      "first %llu windows (L=%lld from step 0): %llu tokens; stream length: %s\n",
-      (unsigned long long)U(out["windows"]), (long long)out["seq_len"].get<int64_t>(),
-      (unsigned long long)U(out["tokens"]),
-      endless ? "unlimited" : (std::to_string(U(out["stream_windows"])) + " windows").c_str());
-  std::printf("  %-16s %-12s %8s %9s %9s %12s %14s %9s\n", "source", "sampling", "target",
-              "scheduled", "measured", "windows", "tokens", "epochs");
-  for (const Json& r : out["sources"]) {
-    std::printf("  %-16s %-12s %8.5f %9.5f %9.5f %12llu %14llu %9.3f%s\n", S(r["source"]).c_str(),
-                S(r["sampling"]).c_str(), r["target_share"].get<double>(),
-                r["scheduled_share"].get<double>(), r["measured_share"].get<double>(),
-                (unsigned long long)U(r["windows"]), (unsigned long long)U(r["tokens"]),
-                r["epochs"].get<double>(), r["ended"].get<bool>() ? "  (ended)" : "");
+void PrintPhases(const data::SourceShareReport& r) {
+  if (!r.seq_len_phases.empty()) std::printf("sequence-length phases:\n");
+  for (const data::LengthPhaseTokens& p : r.seq_len_phases) {
+    std::printf("  from step %lld (window %llu): L = %lld, %llu windows, %llu tokens\n",
+                (long long)p.from_step, (ull)p.start_window, (long long)p.seq_len, (ull)p.windows,
+                (ull)p.tokens);
   }
-  if (out.contains("seq_len_phases")) {
-    std::printf("sequence-length phases:\n");
-    for (const Json& p : out["seq_len_phases"]) {
-      std::printf("  from step %lld (window %llu): L = %lld, %llu windows, %llu tokens\n",
-                  (long long)p["from_step"].get<int64_t>(),
-                  (unsigned long long)U(p["start_window"]), (long long)p["seq_len"].get<int64_t>(),
-                  (unsigned long long)U(p["windows"]), (unsigned long long)U(p["tokens"]));
-    }
-  }
-  if (!out.contains("mixture_phases")) return;
+  if (r.mixture_phases.empty()) return;
   std::printf("mixture phases (target / measured token share of each phase's stretch):\n");
-  for (const Json& p : out["mixture_phases"]) {
-    std::printf(
-        "  from step %lld (window %llu, %llu windows):", (long long)p["from_step"].get<int64_t>(),
-        (unsigned long long)U(p["start_window"]), (unsigned long long)U(p["windows"]));
-    for (const auto& [name, target] : p["target_share"].items()) {
-      std::printf("  %s %.4f/%.4f", name.c_str(), target.get<double>(),
-                  p["measured_share"][name].get<double>());
+  for (const data::MixturePhaseShares& p : r.mixture_phases) {
+    std::printf("  from step %lld (window %llu, %llu windows):", (long long)p.from_step,
+                (ull)p.start_window, (ull)p.windows);
+    for (size_t k = 0; k < p.target_share.size(); ++k) {
+      std::printf("  %s %.4f/%.4f", p.target_share[k].first.c_str(), p.target_share[k].second,
+                  p.measured_share[k].second);
     }
     std::printf("\n");
   }
 }
 
+void PrintShares(const data::SourceShareReport& r) {
+  const bool endless = r.stream_windows == kUnlimited;
+  std::printf("first %llu windows (L=%lld from step 0): %llu tokens; stream length: %s\n",
+              (ull)r.windows, (long long)r.seq_len, (ull)r.tokens,
+              endless ? "unlimited" : (std::to_string(r.stream_windows) + " windows").c_str());
+  std::printf("  %-16s %-12s %8s %9s %9s %12s %14s %9s\n", "source", "sampling", "target",
+              "scheduled", "measured", "windows", "tokens", "epochs");
+  for (const data::SourceShare& s : r.sources) {
+    std::printf("  %-16s %-12s %8.5f %9.5f %9.5f %12llu %14llu %9.3f%s\n", s.source.c_str(),
+                s.sampling == data::Sampling::kPermutation ? "permutation" : "replacement",
+                s.target_share, s.scheduled_share, s.measured_share, (ull)s.windows, (ull)s.tokens,
+                s.epochs, s.ended ? "  (ended)" : "");
+  }
+  PrintPhases(r);
+}
+
 // A report as JSON (--json) or through its table printer.
-template <class Print>
-void Emit(const Json& report, bool json, Print&& print) {
+template <class Report, class Print>
+void Emit(const Report& report, bool json, Print&& print) {
   if (json) {
-    std::cout << report.dump(2) << "\n";
+    std::cout << data::ToJson(report).dump(2) << "\n";
   } else {
     print(report);
   }
@@ -287,14 +280,15 @@ int RunInspect(CanonicalStream& stream, const DataOptions& o) {
     std::unique_ptr<tok::Tokenizer> tokenizer;
     const data::Decoder decode = ManifestDecoder(o.decode_contract, stream.manifest(), tokenizer);
     Emit(data::InspectWindow(stream, static_cast<uint64_t>(o.window), decode), o.json,
-         [&](const Json& r) { PrintWindow(r, static_cast<bool>(decode)); });
+         [&](const data::WindowInspection& r) { PrintWindow(r, static_cast<bool>(decode)); });
     return 0;
   }
   TRAIL_CHECK(o.step >= 0, "data inspect needs --window or --step");
   TRAIL_CHECK(o.rank < o.ranks, "--rank ", o.rank, " is not below --ranks ", o.ranks);
-  Emit(data::InspectStep(stream, o.step, o.ranks, o.rank), o.json, [&](const Json& r) {
-    PrintStep(r, stream.manifest().stream.micro_batch_windows, o.rank >= 0);
-  });
+  Emit(data::InspectStep(stream, o.step, o.ranks, o.rank), o.json,
+       [&](const data::StepInspection& r) {
+         PrintStep(r, stream.manifest().stream.micro_batch_windows, o.rank >= 0);
+       });
   return 0;
 }
 

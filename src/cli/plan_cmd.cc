@@ -277,10 +277,9 @@ std::map<std::string, double> EpochsBySource(const std::string& manifest, int64_
   std::map<std::string, double> out;
   if (manifest.empty() || steps == 0) return out;
   data::CanonicalStream stream(data::LoadManifest(manifest));
-  const data::Json shares =
+  const data::SourceShareReport shares =
       data::SourceShares(stream, data::WindowsBeforeStep(stream.manifest(), steps));
-  for (const auto& r : shares["sources"])
-    out[r["source"].get<std::string>()] = r["epochs"].get<double>();
+  for (const data::SourceShare& r : shares.sources) out[r.source] = r.epochs;
   return out;
 }
 

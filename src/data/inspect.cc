@@ -11,27 +11,32 @@
 namespace trail::data {
 namespace {
 
-Json SegmentJson(const CanonicalStream& s, const Segment& seg) {
+WindowDocument DocumentOf(const CanonicalStream& s, const Segment& seg) {
   const SourceStream& src = s.source(seg.source);
   const ShardReader& sh = src.shard(seg.shard);
   const ShardRef& ref = s.manifest().sources[seg.source].shards[seg.shard];
   // A piece's BOS (prepend_bos) sits before its first chunk token: piece offset k > 0 is chunk
   // token k - 1.
   const uint64_t in_chunk = seg.piece_offset - (seg.piece_bos && seg.piece_offset > 0 ? 1 : 0);
-  return Json{
-      {"source", src.name()},
-      {"shard", ref.path},
-      {"doc", seg.doc},
-      {"key", std::string(sh.doc_key(seg.doc))},
-      {"chunk", seg.chunk},
-      {"doc_offset", ChunkStart(s.manifest().stream.chunking, seg.chunk) + in_chunk},
-      {"piece_offset", seg.piece_offset},
-      {"tokens", seg.length},
-      {"starts_with_bos", seg.piece_bos && seg.piece_offset == 0},
-      {"ends_with_eos", seg.ends_with_eos},
-      {s.manifest().sources[seg.source].sampling == Sampling::kPermutation ? "epoch" : "draw_block",
-       seg.pass},
-      {"window_offset", seg.window_offset}};
+  WindowDocument d;
+  d.source = src.name(), d.shard = ref.path, d.doc = seg.doc;
+  d.key = std::string(sh.doc_key(seg.doc));
+  d.chunk = seg.chunk;
+  d.doc_offset = ChunkStart(s.manifest().stream.chunking, seg.chunk) + in_chunk;
+  d.piece_offset = seg.piece_offset, d.tokens = seg.length;
+  d.starts_with_bos = seg.piece_bos && seg.piece_offset == 0;
+  d.ends_with_eos = seg.ends_with_eos;
+  d.draw_block = s.manifest().sources[seg.source].sampling != Sampling::kPermutation;
+  d.pass = seg.pass, d.window_offset = seg.window_offset;
+  return d;
+}
+
+// The first step of the phase (of those starting at `from_steps`, ascending) that `step` is in.
+template <class Phase>
+int64_t PhaseFrom(const std::vector<Phase>& phases, int64_t step) {
+  int64_t from = 0;
+  for (const Phase& p : phases) from = p.from_step <= step ? p.from_step : from;
+  return from;
 }
 
 }  // namespace
@@ -53,106 +58,72 @@ std::string PrintableBytes(const std::string& bytes) {
   return out;
 }
 
-Json InspectWindow(CanonicalStream& s, uint64_t w, const Decoder& decode) {
+WindowInspection InspectWindow(CanonicalStream& s, uint64_t w, const Decoder& decode) {
   RawWindow win;
   s.Window(w, win);
   const int64_t L = win.owner.seq_len;
   PackedBatch b;
   b.Resize(1, L);
   PackRow(win, s.manifest().stream.semantics, b, 0);
-  Json docs = Json::array();
-  for (const Segment& seg : win.segments) docs.push_back(SegmentJson(s, seg));
-  auto text_of = [&](int64_t from, int64_t n) {
+  auto text_of = [&](uint64_t from, uint64_t n) {
     std::vector<uint32_t> ids;
-    for (int64_t i = from; i < from + n; ++i) ids.push_back(static_cast<uint32_t>(win.tokens[i]));
-    return decode(ids);
+    for (uint64_t i = from; i < from + n; ++i) ids.push_back(static_cast<uint32_t>(win.tokens[i]));
+    return PrintableBytes(decode(ids));
   };
-  if (decode) {
-    for (size_t i = 0; i < docs.size(); ++i) {
-      docs[i]["text"] = PrintableBytes(text_of(static_cast<int64_t>(win.segments[i].window_offset),
-                                               static_cast<int64_t>(win.segments[i].length)));
-    }
+  WindowInspection r;
+  r.window = w, r.source = s.source(win.owner.source).name();
+  r.source_window = win.owner.source_window, r.source_offset = win.owner.token_offset;
+  r.seq_len = L, r.real_tokens = win.length, r.targets = b.target_tokens;
+  for (const Segment& seg : win.segments) {
+    r.documents.push_back(DocumentOf(s, seg));
+    if (decode) r.documents.back().text = text_of(seg.window_offset, seg.length);
   }
-  Json tokens = Json::array();
   for (int64_t i = 0; i <= L; ++i) {
-    Json t{{"token", win.tokens[i]},
-           {"doc", win.doc[i]},
-           {"position", win.positions[i]},
-           {"real", i < win.length}};
-    if (decode) t["piece"] = PrintableBytes(text_of(i, 1));
+    WindowToken t;
+    t.token = win.tokens[i], t.doc = win.doc[i], t.position = win.positions[i];
+    t.real = i < win.length;
+    if (decode) t.piece = text_of(static_cast<uint64_t>(i), 1);
     if (i < L) {
-      t["label"] = b.labels[i];
-      t["loss"] = b.loss_mask[i];
-      t["attn_doc"] = b.doc_ids[i];
-      t["key_valid"] = b.key_valid[i];
+      t.has_label = true, t.label = b.labels[i], t.loss = b.loss_mask[i];
+      t.attn_doc = b.doc_ids[i], t.key_valid = b.key_valid[i];
     }
-    tokens.push_back(t);
+    r.tokens.push_back(std::move(t));
   }
-  Json out{{"window", w},
-           {"source", s.source(win.owner.source).name()},
-           {"source_window", win.owner.source_window},
-           {"source_offset", win.owner.token_offset},
-           {"seq_len", L},
-           {"real_tokens", win.length},
-           {"targets", b.target_tokens},
-           {"documents", docs},
-           {"tokens", tokens}};
   // With phases: the step that consumes the window, and the phases that step is in.
   const StreamConfig& sc = s.manifest().stream;
-  if (sc.mixture_phases.empty() && sc.seq_len_phases.empty()) return out;
-  const int64_t step = BatchSchedule(sc.schedule).StepOfWindow(w);
-  out["step"] = step;
-  if (!sc.mixture_phases.empty()) {
-    int64_t from = 0;
-    for (const MixturePhase& p : sc.mixture_phases) from = p.from_step <= step ? p.from_step : from;
-    out["mixture_phase_from_step"] = from;
-  }
-  if (!sc.seq_len_phases.empty()) {
-    int64_t from = 0;
-    for (const SeqLenPhase& p : sc.seq_len_phases) from = p.from_step <= step ? p.from_step : from;
-    out["seq_len_phase_from_step"] = from;
-  }
-  return out;
+  if (sc.mixture_phases.empty() && sc.seq_len_phases.empty()) return r;
+  r.step = BatchSchedule(sc.schedule).StepOfWindow(w);
+  if (!sc.mixture_phases.empty()) r.mixture_phase_from_step = PhaseFrom(sc.mixture_phases, *r.step);
+  if (!sc.seq_len_phases.empty()) r.seq_len_phase_from_step = PhaseFrom(sc.seq_len_phases, *r.step);
+  return r;
 }
 
-Json InspectStep(CanonicalStream& s, int64_t step, int64_t K, int64_t rank) {
+StepInspection InspectStep(CanonicalStream& s, int64_t step, int64_t K, int64_t rank) {
   Batcher batcher(s);
-  const WindowRange r = batcher.schedule().StepWindows(step);
-  Json ranks = Json::array();
-  int64_t step_input = 0, step_targets = 0;
+  const WindowRange range = batcher.schedule().StepWindows(step);
+  const StreamConfig& sc = s.manifest().stream;
+  StepInspection r;
+  r.step = step, r.first_window = range.begin, r.end_window = range.end;
+  r.seq_len = SeqLenAtStep(sc, step), r.tokens_before = ScheduledTokens(sc, 0, step);
+  r.logical_ranks = K;
   for (int64_t k = 0; k < K; ++k) {
     if (rank >= 0 && k != rank) continue;
-    Json micro = Json::array();
+    RankInspection rk{k, {}};
     for (int64_t m = 0; m < batcher.NumMicroBatches(step, k, K); ++m) {
       PackedBatch b;
       batcher.MicroBatch(step, k, K, m, b);
-      Json wins = Json::array();
+      MicroBatchInspection mb;
       for (uint64_t w : b.windows) {
-        if (w == kPaddingRow) {
-          wins.push_back(nullptr);
-        } else {
-          wins.push_back(w);
-        }
+        mb.windows.push_back(w == kPaddingRow ? std::nullopt : std::optional<uint64_t>(w));
       }
-      micro.push_back(Json{{"windows", wins},
-                           {"B_input", b.input_tokens},
-                           {"real_tokens", b.real_tokens},
-                           {"B_target", b.target_tokens}});
-      step_input += b.input_tokens;
-      step_targets += b.target_tokens;
+      mb.input_tokens = b.input_tokens, mb.real_tokens = b.real_tokens;
+      mb.target_tokens = b.target_tokens;
+      r.input_tokens += b.input_tokens, r.target_tokens += b.target_tokens;
+      rk.micro_batches.push_back(std::move(mb));
     }
-    ranks.push_back(Json{{"rank", k}, {"micro_batches", micro}});
+    r.ranks.push_back(std::move(rk));
   }
-  const StreamConfig& sc = s.manifest().stream;
-  const Json out{{"step", step},
-                 {"windows", Json::array({r.begin, r.end})},
-                 {"seq_len", SeqLenAtStep(sc, step)},
-                 {"tokens_before", ScheduledTokens(sc, 0, step)},
-                 {"logical_ranks", K},
-                 {"B_input", step_input},
-                 {"B_target", step_targets},
-                 {"ranks", ranks}};
-  return out;
+  return r;
 }
 
 uint64_t WindowsBeforeStep(const Manifest& m, int64_t steps) {
@@ -186,7 +157,7 @@ WindowRange Stretch(const BatchSchedule& schedule, const std::vector<int64_t>& f
 
 // Per mixture phase (phase 0: the target shares from step 0): where it starts, its normalized
 // target shares and the measured token shares of its stretch within [0, W).
-Json PhaseShares(CanonicalStream& s, uint64_t W) {
+std::vector<MixturePhaseShares> PhaseShares(CanonicalStream& s, uint64_t W) {
   const Manifest& m = s.manifest();
   const BatchSchedule schedule(m.stream.schedule);
   std::vector<MixturePhase> phases = {{0, {}}};
@@ -194,55 +165,47 @@ Json PhaseShares(CanonicalStream& s, uint64_t W) {
   phases.insert(phases.end(), m.stream.mixture_phases.begin(), m.stream.mixture_phases.end());
   std::vector<int64_t> from;
   for (const MixturePhase& p : phases) from.push_back(p.from_step);
-  Json out = Json::array();
+  std::vector<MixturePhaseShares> out;
   for (size_t i = 0; i < phases.size(); ++i) {
     const auto [start, end] = Stretch(schedule, from, i, W);
     const std::vector<uint64_t> a = TokensRead(s, start), b = TokensRead(s, end);
     double total = 0;
-    uint64_t read = 0;
+    MixturePhaseShares p{phases[i].from_step, start, end - start, 0, {}, {}};
     for (const auto& [name, share] : phases[i].shares) total += share;
-    for (size_t k = 0; k < m.sources.size(); ++k) read += b[k] - a[k];
-    Json target = Json::object(), measured = Json::object();
+    for (size_t k = 0; k < m.sources.size(); ++k) p.tokens += b[k] - a[k];
     for (size_t k = 0; k < m.sources.size(); ++k) {
       double t = 0;
       for (const auto& [name, share] : phases[i].shares) t += name == m.sources[k].name ? share : 0;
-      target[m.sources[k].name] = t / total;
-      measured[m.sources[k].name] = read > 0 ? double(b[k] - a[k]) / double(read) : 0.0;
+      p.target_share.push_back({m.sources[k].name, t / total});
+      p.measured_share.push_back(
+          {m.sources[k].name, p.tokens > 0 ? double(b[k] - a[k]) / double(p.tokens) : 0.0});
     }
-    out.push_back(Json{{"from_step", phases[i].from_step},
-                       {"start_window", start},
-                       {"windows", end - start},
-                       {"tokens", read},
-                       {"target_share", target},
-                       {"measured_share", measured}});
+    out.push_back(std::move(p));
   }
   return out;
 }
 
 // Per sequence-length phase (phase 0: stream.seq_len from step 0): its first step and window,
 // its length, and the windows and tokens of its stretch within [0, W).
-Json LengthPhases(const CanonicalStream& s, uint64_t W) {
+std::vector<LengthPhaseTokens> LengthPhases(const CanonicalStream& s, uint64_t W) {
   const StreamConfig& sc = s.manifest().stream;
   const BatchSchedule schedule(sc.schedule);
   std::vector<SeqLenPhase> phases = {{0, sc.seq_len}};
   phases.insert(phases.end(), sc.seq_len_phases.begin(), sc.seq_len_phases.end());
   std::vector<int64_t> from;
   for (const SeqLenPhase& p : phases) from.push_back(p.from_step);
-  Json out = Json::array();
+  std::vector<LengthPhaseTokens> out;
   for (size_t i = 0; i < phases.size(); ++i) {
     const auto [start, end] = Stretch(schedule, from, i, W);
-    out.push_back(Json{{"from_step", phases[i].from_step},
-                       {"seq_len", phases[i].seq_len},
-                       {"start_window", start},
-                       {"windows", end - start},
-                       {"tokens", (end - start) * static_cast<uint64_t>(phases[i].seq_len)}});
+    out.push_back({phases[i].from_step, phases[i].seq_len, start, end - start,
+                   (end - start) * static_cast<uint64_t>(phases[i].seq_len)});
   }
   return out;
 }
 
 }  // namespace
 
-Json SourceShares(CanonicalStream& s, uint64_t W) {
+SourceShareReport SourceShares(CanonicalStream& s, uint64_t W) {
   const Manifest& m = s.manifest();
   if (s.num_windows() != kUnlimited) W = std::min(W, s.num_windows());
   const std::vector<uint64_t> counts = s.mixture().CountsBefore(W);
@@ -250,34 +213,24 @@ Json SourceShares(CanonicalStream& s, uint64_t W) {
   const std::vector<double> sched = s.mixture().ScheduledShares();
   double share_total = 0;
   for (const auto& src : m.sources) share_total += src.target_share;
-  uint64_t total = 0;
-  for (uint64_t t : tokens) total += t;
-  Json rows = Json::array();
+  SourceShareReport r;
+  r.windows = W, r.stream_windows = s.num_windows(), r.seq_len = m.stream.seq_len;
+  for (uint64_t t : tokens) r.tokens += t;
   for (size_t i = 0; i < counts.size(); ++i) {
     const SourceStream& src = s.source(i);
-    const double epochs = double(tokens[i] + (counts[i] ? 1 : 0)) / double(src.epoch_tokens());
-    rows.push_back(
-        Json{{"source", src.name()},
-             {"sampling",
-              m.sources[i].sampling == Sampling::kPermutation ? "permutation" : "replacement"},
-             {"target_share", m.sources[i].target_share / share_total},
-             {"scheduled_share", sched[i]},
-             {"measured_share", total ? double(tokens[i]) / double(total) : 0.0},
-             {"windows", counts[i]},
-             {"tokens", tokens[i]},
-             {"epoch_tokens", src.epoch_tokens()},
-             {"epochs", epochs},
-             {"ended", s.mixture().EndedBefore(static_cast<uint32_t>(i), W)}});
+    SourceShare row;
+    row.source = src.name(), row.sampling = m.sources[i].sampling;
+    row.target_share = m.sources[i].target_share / share_total;
+    row.scheduled_share = sched[i];
+    row.measured_share = r.tokens ? double(tokens[i]) / double(r.tokens) : 0.0;
+    row.windows = counts[i], row.tokens = tokens[i], row.epoch_tokens = src.epoch_tokens();
+    row.epochs = double(tokens[i] + (counts[i] ? 1 : 0)) / double(src.epoch_tokens());
+    row.ended = s.mixture().EndedBefore(static_cast<uint32_t>(i), W);
+    r.sources.push_back(std::move(row));
   }
-  Json out{
-      {"windows", W},
-      {"stream_windows", s.num_windows() == kUnlimited ? Json("unlimited") : Json(s.num_windows())},
-      {"seq_len", m.stream.seq_len},
-      {"tokens", total},
-      {"sources", rows}};
-  if (!m.stream.mixture_phases.empty()) out["mixture_phases"] = PhaseShares(s, W);
-  if (!m.stream.seq_len_phases.empty()) out["seq_len_phases"] = LengthPhases(s, W);
-  return out;
+  if (!m.stream.mixture_phases.empty()) r.mixture_phases = PhaseShares(s, W);
+  if (!m.stream.seq_len_phases.empty()) r.seq_len_phases = LengthPhases(s, W);
+  return r;
 }
 
 std::vector<ShardCheck> VerifyManifestShards(const Manifest& m) {

@@ -33,7 +33,7 @@ TEST(Inspect, WindowReportIsTheWindowAndItsPackedRow) {
   CanonicalStream s(Corpus(dir.path()));
   RawWindow w;
   s.Window(7, w);
-  const Json r = InspectWindow(s, 7, {});
+  const Json r = ToJson(InspectWindow(s, 7, {}));
   EXPECT_EQ(r["window"], 7u);
   EXPECT_EQ(r["source"], s.source(w.owner.source).name());
   EXPECT_EQ(r["real_tokens"], w.length);
@@ -51,8 +51,8 @@ TEST(Inspect, WindowReportIsTheWindowAndItsPackedRow) {
     EXPECT_EQ(r["tokens"][i].contains("label"), i < 16);  // the last position has no target
   }
   // With a decoder, every document and token gets its text (escaped for printing).
-  const Json t = InspectWindow(
-      s, 7, [](const std::vector<uint32_t>& ids) { return std::string(ids.size(), '\n'); });
+  const Json t = ToJson(InspectWindow(
+      s, 7, [](const std::vector<uint32_t>& ids) { return std::string(ids.size(), '\n'); }));
   EXPECT_EQ(t["tokens"][0]["piece"], "\\n");
   EXPECT_TRUE(t["documents"][0].contains("text"));
 }
@@ -60,7 +60,7 @@ TEST(Inspect, WindowReportIsTheWindowAndItsPackedRow) {
 TEST(Inspect, StepReportIsTheBatchersPartition) {
   TempDir dir;
   CanonicalStream s(Corpus(dir.path()));
-  const Json r = InspectStep(s, 4, 3, -1);
+  const Json r = ToJson(InspectStep(s, 4, 3, -1));
   EXPECT_EQ(r["windows"][0], WindowsBeforeStep(s.manifest(), 4));
   EXPECT_EQ(r["windows"][1], WindowsBeforeStep(s.manifest(), 5));
   ASSERT_EQ(r["ranks"].size(), 3u);
@@ -78,13 +78,13 @@ TEST(Inspect, StepReportIsTheBatchersPartition) {
   ASSERT_EQ(seen.size(), 9u);  // the step's 9 windows, each once
   for (size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i], r["windows"][0].get<uint64_t>() + i);
   EXPECT_EQ(r["B_target"], targets);
-  EXPECT_EQ(InspectStep(s, 4, 3, 1)["ranks"].size(), 1u);
+  EXPECT_EQ(ToJson(InspectStep(s, 4, 3, 1))["ranks"].size(), 1u);
 }
 
 TEST(Inspect, SourceSharesAddUpAndStopAtTheStreamsEnd) {
   TempDir dir;
   CanonicalStream s(Corpus(dir.path()));
-  const Json r = SourceShares(s, 200);
+  const Json r = ToJson(SourceShares(s, 200));
   double measured = 0, target = 0;
   uint64_t windows = 0;
   for (const Json& src : r["sources"]) {
@@ -96,7 +96,7 @@ TEST(Inspect, SourceSharesAddUpAndStopAtTheStreamsEnd) {
   EXPECT_NEAR(target, 1.0, 1e-12);
   EXPECT_EQ(windows, r["windows"].get<uint64_t>());
   if (s.num_windows() != kUnlimited) {
-    EXPECT_LE(SourceShares(s, 1u << 30)["windows"].get<uint64_t>(), s.num_windows());
+    EXPECT_LE(ToJson(SourceShares(s, 1u << 30))["windows"].get<uint64_t>(), s.num_windows());
   }
 }
 

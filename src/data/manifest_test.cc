@@ -116,10 +116,10 @@ TEST(Manifest, MixturePhasesStartAtTheirStepsWindowAndFollowTheirShares) {
   EXPECT_EQ(later[1], at[1] + 144);
   // inspect names the step and the mixture phase of a window: window 55 is step 11's (phase 0),
   // window 56 step 12's (the phase from step 12).
-  EXPECT_EQ(InspectWindow(s, 55, nullptr)["mixture_phase_from_step"], 0);
-  EXPECT_EQ(InspectWindow(s, 56, nullptr)["step"], 12);
-  EXPECT_EQ(InspectWindow(s, 56, nullptr)["mixture_phase_from_step"], 12);
-  EXPECT_EQ(InspectWindow(s, 56, nullptr)["source"], "code");
+  EXPECT_EQ(InspectWindow(s, 55, nullptr).mixture_phase_from_step, 0);
+  EXPECT_EQ(InspectWindow(s, 56, nullptr).step, 12);
+  EXPECT_EQ(InspectWindow(s, 56, nullptr).mixture_phase_from_step, 12);
+  EXPECT_EQ(ToJson(InspectWindow(s, 56, nullptr))["source"], "code");
   const MixturePhase bad_step{0, {{"code", 1.0}}}, unknown{3, {{"wiki", 1.0}}},
       zero{3, {{"code", 0.0}}};
   auto error = [&](const MixturePhase& p) {
@@ -153,15 +153,15 @@ TEST(Manifest, LengthPhasesStartAtTheirStepsWindow) {
   const std::vector<uint64_t> counts = s.mixture().CountsBefore(56),
                               offsets = s.mixture().OffsetsBefore(56);
   for (size_t k = 0; k < 2; ++k) EXPECT_EQ(offsets[k], counts[k] * 16);
-  const Json w = InspectWindow(s, 56, nullptr);
+  const Json w = ToJson(InspectWindow(s, 56, nullptr));
   EXPECT_EQ(w["seq_len"], 40);
   EXPECT_EQ(w["tokens"].size(), 41u);
   EXPECT_EQ(w["seq_len_phase_from_step"], 12);
   EXPECT_EQ(w["source_offset"], offsets[w["source"] == "web" ? 0 : 1]);
-  EXPECT_EQ(InspectWindow(s, 55, nullptr)["seq_len"], 16);
-  EXPECT_EQ(InspectStep(s, 12, 2, -1)["tokens_before"], 896);
-  EXPECT_EQ(InspectStep(s, 12, 2, -1)["B_input"], 8 * 40);
-  EXPECT_EQ(InspectStep(s, 13, 2, -1)["tokens_before"], 896 + 8 * 40);
+  EXPECT_EQ(ToJson(InspectWindow(s, 55, nullptr))["seq_len"], 16);
+  EXPECT_EQ(ToJson(InspectStep(s, 12, 2, -1))["tokens_before"], 896);
+  EXPECT_EQ(ToJson(InspectStep(s, 12, 2, -1))["B_input"], 8 * 40);
+  EXPECT_EQ(ToJson(InspectStep(s, 13, 2, -1))["tokens_before"], 896 + 8 * 40);
   auto error = [&](int64_t from, int64_t L) {
     return LoadEdited(dir, [&](nlohmann::ordered_json& j) {
       j["stream"]["seq_len_phases"] =

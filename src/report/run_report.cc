@@ -167,29 +167,30 @@ std::string AlertsSection(const RunMetrics& m) {
   return s + "</table></section>";
 }
 
-std::string PhaseTable(const data::Json& phases) {
+std::string PhaseTable(const std::vector<data::MixturePhaseShares>& phases) {
   std::string s =
       "<h3>Mixture phases</h3><table><tr><th>from step</th><th>windows</th>"
       "<th>source</th><th>target</th><th>measured</th></tr>";
-  for (const auto& p : phases) {
-    for (const auto& [name, target] : p["target_share"].items()) {
-      s += "<tr class=\"phase\"><td>" + p["from_step"].dump() + "</td><td class=\"num\">" +
-           p["windows"].dump() + "</td><td>" + EscapeHtml(name) + "</td><td class=\"num\">" +
-           FormatNumber("%.4f", target.get<double>()) + "</td><td class=\"num\">" +
-           FormatNumber("%.4f", p["measured_share"][name].get<double>()) + "</td></tr>";
+  for (const data::MixturePhaseShares& p : phases) {
+    for (size_t k = 0; k < p.target_share.size(); ++k) {
+      s += "<tr class=\"phase\"><td>" + std::to_string(p.from_step) + "</td><td class=\"num\">" +
+           std::to_string(p.windows) + "</td><td>" + EscapeHtml(p.target_share[k].first) +
+           "</td><td class=\"num\">" + FormatNumber("%.4f", p.target_share[k].second) +
+           "</td><td class=\"num\">" + FormatNumber("%.4f", p.measured_share[k].second) +
+           "</td></tr>";
     }
   }
   return s + "</table>";
 }
 
-std::string LengthTable(const data::Json& phases) {
+std::string LengthTable(const std::vector<data::LengthPhaseTokens>& phases) {
   std::string s =
       "<h3>Sequence-length phases</h3><table><tr><th>from step</th><th>L</th>"
       "<th>windows</th><th>tokens</th></tr>";
-  for (const auto& p : phases) {
-    s += "<tr class=\"length\"><td>" + p["from_step"].dump() + "</td><td class=\"num\">" +
-         p["seq_len"].dump() + "</td><td class=\"num\">" + p["windows"].dump() +
-         "</td><td class=\"num\">" + p["tokens"].dump() + "</td></tr>";
+  for (const data::LengthPhaseTokens& p : phases) {
+    s += "<tr class=\"length\"><td>" + std::to_string(p.from_step) + "</td><td class=\"num\">" +
+         std::to_string(p.seq_len) + "</td><td class=\"num\">" + std::to_string(p.windows) +
+         "</td><td class=\"num\">" + std::to_string(p.tokens) + "</td></tr>";
   }
   return s + "</table>";
 }
@@ -204,22 +205,22 @@ std::string MixtureSection(const std::string& manifest_path, int64_t steps) {
   try {
     data::CanonicalStream stream(data::LoadManifest(manifest_path));
     const uint64_t windows = data::WindowsBeforeStep(stream.manifest(), steps);
-    const data::Json shares = data::SourceShares(stream, windows);
+    const data::SourceShareReport shares = data::SourceShares(stream, windows);
     s += "<p>Shares of the tokens in the " + std::to_string(windows) + " windows of steps 0.." +
          std::to_string(steps - 1) +
          ".</p><table><tr><th>source</th><th>target</th><th>scheduled</th>"
          "<th>measured</th><th>tokens</th><th>epochs</th></tr>";
-    for (const auto& r : shares["sources"]) {
-      s += "<tr class=\"source\"><td>" + EscapeHtml(r["source"].get<std::string>()) +
-           "</td><td class=\"num\">" + FormatNumber("%.4f", r["target_share"].get<double>()) +
-           "</td><td class=\"num\">" + FormatNumber("%.4f", r["scheduled_share"].get<double>()) +
-           "</td><td class=\"num\">" + FormatNumber("%.4f", r["measured_share"].get<double>()) +
-           "</td><td class=\"num\">" + r["tokens"].dump() + "</td><td class=\"num\">" +
-           FormatNumber("%.3f", r["epochs"].get<double>()) + "</td></tr>";
+    for (const data::SourceShare& r : shares.sources) {
+      s += "<tr class=\"source\"><td>" + EscapeHtml(r.source) + "</td><td class=\"num\">" +
+           FormatNumber("%.4f", r.target_share) + "</td><td class=\"num\">" +
+           FormatNumber("%.4f", r.scheduled_share) + "</td><td class=\"num\">" +
+           FormatNumber("%.4f", r.measured_share) + "</td><td class=\"num\">" +
+           std::to_string(r.tokens) + "</td><td class=\"num\">" + FormatNumber("%.3f", r.epochs) +
+           "</td></tr>";
     }
     s += "</table>";
-    if (shares.contains("mixture_phases")) s += PhaseTable(shares["mixture_phases"]);
-    if (shares.contains("seq_len_phases")) s += LengthTable(shares["seq_len_phases"]);
+    if (!shares.mixture_phases.empty()) s += PhaseTable(shares.mixture_phases);
+    if (!shares.seq_len_phases.empty()) s += LengthTable(shares.seq_len_phases);
     return s + "</section>";
   } catch (const Error& e) {
     return s + "<p>The data manifest could not be opened: " + EscapeHtml(e.what()) +

@@ -283,7 +283,7 @@ TEST(Lifecycle, BatchAccountingAndTheLrClockFollowTheLengthSwitch) {
   }
   // The per-phase report: token shares of each mixture phase against its targets, and the length
   // phases' windows and tokens.
-  const data::Json shares = data::SourceShares(stream, w);
+  const data::Json shares = data::ToJson(data::SourceShares(stream, w));
   const data::Json& phases = shares["mixture_phases"];
   EXPECT_NEAR(phases[0]["measured_share"]["early"].get<double>(), 0.5, 1.0 / 20);
   EXPECT_EQ(phases[1]["measured_share"]["late"].get<double>(), 1.0);
