@@ -133,11 +133,7 @@ void AddMeasurement(const PlanCommand& c, const plan::RunCost& cost, nlohmann::o
   const plan::StepRate r = plan::MeasureStepRate(c.recipe, c.data, c.measure);
   const double seconds = r.seconds_per_token * cost.tokens;
   if (j != nullptr) {
-    (*j)["measured"] = {{"steps", r.steps},
-                        {"median_step_seconds", r.median_step_seconds},
-                        {"seconds_per_token", r.seconds_per_token},
-                        {"tokens_per_second", 1.0 / r.seconds_per_token},
-                        {"estimated_seconds", seconds}};
+    (*j)["measured"] = plan::MeasuredJson(r, cost);
     return;
   }
   const bool hours = seconds >= 7200, minutes = seconds >= 120;
@@ -216,9 +212,6 @@ int RunSweepCommand(const PlanCommand& c) {
   const plan::Sweep sweep = plan::PlanSweep(spec, m.stream, m.tokenizer.vocab_size);
   std::filesystem::create_directories(c.out);
   const std::string data = std::filesystem::absolute(c.data).string();
-  nlohmann::ordered_json j;
-  j["format"] = "trail.plan.sweep.v1";
-  j["data"] = data;
   std::string script =
       "#!/bin/sh\n# Trains every run of the sweep, then fits the law. Written by "
       "`trail plan sweep`.\nset -e\ncd \"$(dirname \"$0\")\"\ntrail=${TRAIL:-trail}\n";
@@ -228,14 +221,6 @@ int RunSweepCommand(const PlanCommand& c) {
   for (const plan::SweepRun& r : sweep.runs) {
     std::filesystem::create_directories(c.out + "/" + r.name);
     WriteFileAtomic(c.out + "/" + r.name + "/recipe.toml", r.recipe_text);
-    j["runs"].push_back({{"name", r.name},
-                         {"budget", r.budget},
-                         {"d_model", r.d_model},
-                         {"d_ff", r.d_ff},
-                         {"parameters", r.parameters},
-                         {"steps", r.steps},
-                         {"tokens", r.tokens},
-                         {"flops", r.flops}});
     script += "\"$trail\" train --recipe " + r.name + "/recipe.toml --data " + ShellQuote(data) +
               " --run " + r.name + "/run --quiet\n";
     runs += " " + r.name + "/run";
@@ -243,12 +228,9 @@ int RunSweepCommand(const PlanCommand& c) {
                 (long long)r.d_model, (long long)r.d_ff, (long long)r.parameters,
                 (long long)r.steps, r.tokens, r.flops);
   }
-  for (const std::string& s : sweep.skipped) {
-    j["skipped"].push_back(s);
-    std::printf("left out %s\n", s.c_str());
-  }
+  for (const std::string& s : sweep.skipped) std::printf("left out %s\n", s.c_str());
   script += "\"$trail\" plan fit" + runs + "\n";
-  WriteFileAtomic(c.out + "/sweep.json", j.dump(2) + "\n");
+  WriteFileAtomic(c.out + "/sweep.json", plan::SweepJson(sweep, data).dump(2) + "\n");
   WriteFileAtomic(c.out + "/run.sh", script);
   std::filesystem::permissions(c.out + "/run.sh", std::filesystem::perms::owner_exec,
                                std::filesystem::perm_options::add);
@@ -286,33 +268,16 @@ std::map<std::string, double> EpochsBySource(const std::string& manifest, int64_
 int RunDataView(const PlanCommand& c) {
   const std::vector<corpus::SourceEffectiveData> sources = corpus::EffectiveData(c.lineage);
   const std::map<std::string, double> epochs = EpochsBySource(c.data, c.steps);
-  nlohmann::ordered_json j;
-  j["format"] = "trail.plan.data.v1";
-  if (!c.json) {
-    std::printf("%-14s %9s %11s %9s %9s %9s %11s %12s %13s %7s %8s\n", "source", "docs read",
-                "bytes read", "exact dup", "near dup", "filtered", "kept bytes", "kept tokens",
-                "nominal (est)", "kept %", "epochs");
+  if (c.json) {
+    std::printf("%s\n", corpus::EffectiveDataJson(sources, epochs).dump(2).c_str());
+    return 0;
   }
+  std::printf("%-14s %9s %11s %9s %9s %9s %11s %12s %13s %7s %8s\n", "source", "docs read",
+              "bytes read", "exact dup", "near dup", "filtered", "kept bytes", "kept tokens",
+              "nominal (est)", "kept %", "epochs");
   for (const corpus::SourceEffectiveData& s : sources) {
     const auto e = epochs.find(s.source);
     const double kept_share = s.read.bytes ? double(s.kept.bytes) / double(s.read.bytes) : 0.0;
-    if (c.json) {
-      auto db = [](const corpus::DocsBytes& d) {
-        return nlohmann::ordered_json{{"documents", d.documents}, {"bytes", d.bytes}};
-      };
-      nlohmann::ordered_json row = {{"source", s.source},
-                                    {"read", db(s.read)},
-                                    {"exact_dup", db(s.exact_dup)},
-                                    {"near_dup", db(s.near_dup)},
-                                    {"filtered", db(s.filtered)},
-                                    {"kept", db(s.kept)},
-                                    {"tokens", s.tokens},
-                                    {"kept_tokens", s.total_tokens()},
-                                    {"nominal_tokens_estimate", s.nominal_tokens()}};
-      if (e != epochs.end()) row["epochs"] = e->second;
-      j["sources"].push_back(row);
-      continue;
-    }
     std::printf("%-14s %9lld %11lld %9lld %9lld %9lld %11lld %12lld %13.4g %6.1f%% %8s\n",
                 s.source.c_str(), (long long)s.read.documents, (long long)s.read.bytes,
                 (long long)s.exact_dup.bytes, (long long)s.near_dup.bytes,
@@ -320,12 +285,9 @@ int RunDataView(const PlanCommand& c) {
                 s.nominal_tokens(), 100 * kept_share,
                 e == epochs.end() ? "-" : std::to_string(e->second).substr(0, 6).c_str());
   }
-  if (c.json)
-    std::printf("%s\n", j.dump(2).c_str());
-  else
-    std::printf(
-        "(dup and filter columns in bytes; nominal tokens: bytes read at the kept bytes per "
-        "token)\n");
+  std::printf(
+      "(dup and filter columns in bytes; nominal tokens: bytes read at the kept bytes per "
+      "token)\n");
   return 0;
 }
 #endif

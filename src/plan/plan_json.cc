@@ -46,6 +46,32 @@ nlohmann::ordered_json IntervalJson(double value, const Interval& i) {
 
 }  // namespace
 
+nlohmann::ordered_json MeasuredJson(const StepRate& r, const RunCost& cost) {
+  return {{"steps", r.steps},
+          {"median_step_seconds", r.median_step_seconds},
+          {"seconds_per_token", r.seconds_per_token},
+          {"tokens_per_second", 1.0 / r.seconds_per_token},
+          {"estimated_seconds", r.seconds_per_token * cost.tokens}};
+}
+
+nlohmann::ordered_json SweepJson(const Sweep& sweep, const std::string& data) {
+  nlohmann::ordered_json j;
+  j["format"] = "trail.plan.sweep.v1";
+  j["data"] = data;
+  for (const SweepRun& r : sweep.runs) {
+    j["runs"].push_back({{"name", r.name},
+                         {"budget", r.budget},
+                         {"d_model", r.d_model},
+                         {"d_ff", r.d_ff},
+                         {"parameters", r.parameters},
+                         {"steps", r.steps},
+                         {"tokens", r.tokens},
+                         {"flops", r.flops}});
+  }
+  for (const std::string& s : sweep.skipped) j["skipped"].push_back(s);
+  return j;
+}
+
 nlohmann::ordered_json FitJson(const std::vector<SourcedPoint>& points, const ScalingFit& f) {
   nlohmann::ordered_json j;
   j["format"] = "trail.plan.fit.v1";

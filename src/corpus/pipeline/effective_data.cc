@@ -92,4 +92,27 @@ std::vector<SourceEffectiveData> EffectiveData(const std::string& lineage_db) {
   return out;
 }
 
+nlohmann::ordered_json EffectiveDataJson(const std::vector<SourceEffectiveData>& sources,
+                                         const std::map<std::string, double>& epochs) {
+  auto db = [](const DocsBytes& d) {
+    return nlohmann::ordered_json{{"documents", d.documents}, {"bytes", d.bytes}};
+  };
+  nlohmann::ordered_json j;
+  j["format"] = "trail.plan.data.v1";
+  for (const SourceEffectiveData& s : sources) {
+    nlohmann::ordered_json row = {{"source", s.source},
+                                  {"read", db(s.read)},
+                                  {"exact_dup", db(s.exact_dup)},
+                                  {"near_dup", db(s.near_dup)},
+                                  {"filtered", db(s.filtered)},
+                                  {"kept", db(s.kept)},
+                                  {"tokens", s.tokens},
+                                  {"kept_tokens", s.total_tokens()},
+                                  {"nominal_tokens_estimate", s.nominal_tokens()}};
+    if (const auto e = epochs.find(s.source); e != epochs.end()) row["epochs"] = e->second;
+    j["sources"].push_back(row);
+  }
+  return j;
+}
+
 }  // namespace trail::corpus

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -30,5 +31,11 @@ struct SourceEffectiveData {
 
 // Sources in name order. Throws trail::Error naming the file when it is not a lineage database.
 std::vector<SourceEffectiveData> EffectiveData(const std::string& lineage_db);
+
+// "trail.plan.data.v1" (docs/plan.md, what `trail plan data --json` prints): per source its
+// documents and bytes read, dropped and kept, tokens per split, kept and nominal tokens, and its
+// epochs where `epochs` (source -> epochs of a run) has it.
+nlohmann::ordered_json EffectiveDataJson(const std::vector<SourceEffectiveData>& sources,
+                                         const std::map<std::string, double>& epochs);
 
 }  // namespace trail::corpus
