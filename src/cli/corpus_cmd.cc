@@ -4,7 +4,6 @@
 
 #include <algorithm>
 
-#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <string>
@@ -19,33 +18,29 @@ namespace {
 
 // The report as a table: per stage, documents in and out, MB/s of the build's input, and the
 // most frequent drop reasons.
-void PrintSummaryTable(const std::string& report_json) {
-  const nlohmann::json r = nlohmann::json::parse(report_json);
-  const double mb = r.value("bytes_in", 0.0) / 1e6;
+void PrintSummaryTable(const corpus::BuildSummary& s) {
+  const double mb = static_cast<double>(s.bytes_in) / 1e6;
   std::fprintf(stderr, "  %-20s %10s %10s %9s %9s  %s\n", "stage", "in", "out", "seconds", "MB/s",
                "dropped (top reasons)");
-  for (const auto& st : r["stages"]) {
+  for (const corpus::StageCount& st : s.stages) {
     std::vector<std::pair<uint64_t, std::string>> reasons;
-    for (const auto& [k, v] : st["dropped"].items()) reasons.push_back({v.get<uint64_t>(), k});
+    for (const auto& [k, v] : st.dropped) reasons.push_back({v, k});
     std::sort(reasons.rbegin(), reasons.rend());
     std::string top;
     for (size_t i = 0; i < reasons.size() && i < 3; ++i) {
       top += (i ? ", " : "") + reasons[i].second + " " + std::to_string(reasons[i].first);
     }
     if (reasons.size() > 3) top += ", ...";
-    const double sec = st.value("seconds", 0.0);
-    std::fprintf(stderr, "  %-20s %10llu %10llu %9.3f %9.1f  %s\n", st.value("stage", "").c_str(),
-                 st.value("in", 0ull), st.value("out", 0ull), sec, sec > 0 ? mb / sec : 0.0,
-                 top.c_str());
+    std::fprintf(stderr, "  %-20s %10llu %10llu %9.3f %9.1f  %s\n", st.stage.c_str(),
+                 (unsigned long long)st.in, (unsigned long long)st.out, st.seconds,
+                 st.seconds > 0 ? mb / st.seconds : 0.0, top.c_str());
   }
-  if (r.contains("memory")) {
-    const auto& m = r["memory"];
-    std::fprintf(stderr,
-                 "  memory: peak RSS %.0f MiB (budget %.0f MiB), %llu document runs, %.1f MB of "
-                 "sort runs spilled\n",
-                 m.value("peak_rss_bytes", 0.0) / 1048576, m.value("budget_bytes", 0.0) / 1048576,
-                 m.value("document_runs", 0ull), m.value("spilled_sort_bytes", 0.0) / 1e6);
-  }
+  const corpus::BuildMemory& m = s.memory;
+  std::fprintf(stderr,
+               "  memory: peak RSS %.0f MiB (budget %.0f MiB), %llu document runs, %.1f MB of "
+               "sort runs spilled\n",
+               double(m.peak_rss_bytes) / 1048576, double(m.budget_bytes) / 1048576,
+               (unsigned long long)m.document_runs, double(m.spilled_sort_bytes) / 1e6);
 }
 
 }  // namespace
@@ -224,7 +219,7 @@ int RunCorpusCommand(const CorpusCommand& cmd) {
                                                      opt, static_cast<uint32_t>(cmd.near_tasks))
                       : corpus::BuildCorpus(cfg, cmd.out, opt);
     std::printf("%s", s.report_json.c_str());
-    PrintSummaryTable(s.report_json);
+    PrintSummaryTable(s);
     std::fprintf(stderr,
                  "corpus: %llu documents in, %llu kept, %llu shards, %llu records "
                  "quarantined -> %s\n",

@@ -9,38 +9,47 @@ namespace trail::corpus {
 namespace {
 using Json = nlohmann::ordered_json;
 
-// Documents in, out and dropped per stage: every input document (read, repeated key or
-// quarantined by the reader) enters "read"; each stage passes on what it did not drop.
-Json StageTable(const BuildReport& r, uint64_t documents) {
-  auto count = [&](const std::string& stage, const std::string& reason) -> uint64_t {
-    const auto s = r.dropped.find(stage);
-    if (s == r.dropped.end()) return 0;
-    const auto c = s->second.find(reason);
-    return c == s->second.end() ? 0 : c->second;
-  };
-  uint64_t live = documents + r.reader_quarantined + count("read", "quarantine.duplicate_id");
+Json StageTable(const std::vector<StageCount>& stages) {
   Json st = Json::array();
-  for (const char* name : kReportStages) {
-    uint64_t n = 0;
+  for (const StageCount& c : stages) {
     Json drops = Json::object();
-    if (const auto s = r.dropped.find(name); s != r.dropped.end()) {
-      for (const auto& [reason, c] : s->second) {
-        drops[reason] = c;
-        n += c;
-      }
-    }
-    const auto sec = r.seconds.find(name);
-    st.push_back(Json{{"stage", name},
-                      {"in", live},
-                      {"out", live - n},
+    for (const auto& [reason, n] : c.dropped) drops[reason] = n;
+    st.push_back(Json{{"stage", c.stage},
+                      {"in", c.in},
+                      {"out", c.out},
                       {"dropped", drops},
-                      {"seconds", sec == r.seconds.end() ? 0.0 : sec->second}});
-    live -= n;
+                      {"seconds", c.seconds}});
   }
   return st;
 }
 
 }  // namespace
+
+std::vector<StageCount> BuildReport::Stages(uint64_t documents) const {
+  auto count = [&](const std::string& stage, const std::string& reason) -> uint64_t {
+    const auto s = dropped.find(stage);
+    if (s == dropped.end()) return 0;
+    const auto c = s->second.find(reason);
+    return c == s->second.end() ? 0 : c->second;
+  };
+  uint64_t live = documents + reader_quarantined + count("read", "quarantine.duplicate_id");
+  std::vector<StageCount> out;
+  for (const char* name : kReportStages) {
+    StageCount c{name, live, live, {}, 0.0};
+    if (const auto s = dropped.find(name); s != dropped.end()) {
+      for (const auto& [reason, n] : s->second) c.dropped[reason] = n, c.out -= n;
+    }
+    if (const auto sec = seconds.find(name); sec != seconds.end()) c.seconds = sec->second;
+    live = c.out;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+BuildMemory BuildReport::Memory() const {
+  return {budget_bytes, static_cast<uint64_t>(MemoryWatch::PeakRssBytes()), peak_anon_bytes,
+          document_runs, spilled_sort_bytes};
+}
 
 std::string BuildReport::ToJson(const BuildSummary& sum) const {
   Json rep;
@@ -62,15 +71,15 @@ std::string BuildReport::ToJson(const BuildSummary& sum) const {
   }
   if (read_tasks > 0) rep["read_tasks"] = read_tasks;
   rep["checkpoint_seconds"] = checkpoint_seconds;
-  rep["stages"] = StageTable(*this, sum.documents);
+  rep["stages"] = StageTable(sum.stages);
   rep["lineage_seconds"] = lineage_seconds;
   rep["near_dedup"] =
       Json{{"candidate_pairs", candidate_pairs}, {"verified_pairs", verified_pairs}};
-  rep["memory"] = Json{{"budget_bytes", budget_bytes},
-                       {"peak_rss_bytes", MemoryWatch::PeakRssBytes()},
-                       {"peak_anon_bytes", peak_anon_bytes},
-                       {"document_runs", document_runs},
-                       {"spilled_sort_bytes", spilled_sort_bytes}};
+  rep["memory"] = Json{{"budget_bytes", sum.memory.budget_bytes},
+                       {"peak_rss_bytes", sum.memory.peak_rss_bytes},
+                       {"peak_anon_bytes", sum.memory.peak_anon_bytes},
+                       {"document_runs", sum.memory.document_runs},
+                       {"spilled_sort_bytes", sum.memory.spilled_sort_bytes}};
   return rep.dump(2) + "\n";
 }
 

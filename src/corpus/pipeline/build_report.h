@@ -14,15 +14,31 @@
 
 namespace trail::corpus {
 
-struct BuildSummary {
-  uint64_t documents = 0, kept = 0, bytes_in = 0, bytes_out = 0, shards = 0, quarantined = 0;
-  std::string report_json;
-};
-
 // The per-document stages in the order they run; a document counts in the stage that dropped it.
 inline constexpr const char* kReportStages[] = {
     "read",       "normalize",           "language",    "quality", "exact_dedup",
     "near_dedup", "pii_decontamination", "split_quota", "shards"};
+
+// One of report.json's "stages": documents in, out and dropped by reason, and wall seconds.
+struct StageCount {
+  std::string stage;
+  uint64_t in = 0, out = 0;
+  std::map<std::string, uint64_t> dropped;  // reason -> documents
+  double seconds = 0;
+};
+
+// report.json's "memory".
+struct BuildMemory {
+  uint64_t budget_bytes = 0, peak_rss_bytes = 0, peak_anon_bytes = 0, document_runs = 0;
+  uint64_t spilled_sort_bytes = 0;
+};
+
+struct BuildSummary {
+  uint64_t documents = 0, kept = 0, bytes_in = 0, bytes_out = 0, shards = 0, quarantined = 0;
+  std::vector<StageCount> stages;  // every stage of kReportStages, in order
+  BuildMemory memory;
+  std::string report_json;  // report.json's text: the above and the rest of the report
+};
 
 struct BuildReport {
   std::map<std::string, double> seconds;                           // stage -> wall seconds
@@ -36,7 +52,13 @@ struct BuildReport {
   uint64_t candidate_pairs = 0, verified_pairs = 0, spilled_sort_bytes = 0;
   uint64_t budget_bytes = 0, peak_anon_bytes = 0;
 
-  // report.json's text for a build that produced `sum`.
+  // Documents in, out and dropped per stage of a build of `documents` input documents: every
+  // input document (read, repeated key or quarantined by the reader) enters "read"; each stage
+  // passes on what it did not drop.
+  std::vector<StageCount> Stages(uint64_t documents) const;
+  // The memory figures, with the process's peak RSS read now.
+  BuildMemory Memory() const;
+  // report.json's text for a build that produced `sum` (its stages and memory included).
   std::string ToJson(const BuildSummary& sum) const;
 };
 

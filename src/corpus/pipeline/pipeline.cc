@@ -128,6 +128,7 @@ BuildSummary CrossDocumentPhases(const CorpusConfig& cfg, const std::string& out
   WriteQuarantineFile(report.quarantined, out_dir + "/quarantine.jsonl");
   sum.quarantined = report.quarantined.size();
   report.peak_anon_bytes = memory.peak_anon_bytes();
+  sum.stages = report.Stages(sum.documents), sum.memory = report.Memory();
   sum.report_json = report.ToJson(sum);
   WriteFileAtomic(out_dir + "/report.json", sum.report_json);
   fs::remove_all(work);  // the build is complete: nothing left to resume
