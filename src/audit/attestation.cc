@@ -14,18 +14,6 @@ std::string SignedMessage(const nlohmann::json& statement) {
 
 }  // namespace
 
-std::string MachineArch() {
-#if defined(__x86_64__)
-  return "x86_64";
-#elif defined(__aarch64__)
-  return "aarch64";
-#elif defined(__riscv)
-  return "riscv64";
-#else
-  return "unknown";
-#endif
-}
-
 nlohmann::json MakeAttestation(const ReplayReport& report, const AuditPlan& plan,
                                const std::string& plan_sha256, int64_t auditor,
                                const SigningKey& key) {

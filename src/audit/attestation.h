@@ -32,9 +32,6 @@ nlohmann::json MakeAttestation(const ReplayReport& report, const AuditPlan& plan
                                const std::string& plan_sha256, int64_t auditor,
                                const SigningKey& key);
 
-// "x86_64", "aarch64", ... (the build's target architecture).
-std::string MachineArch();
-
 struct AttestedStep {
   int64_t step = 0;
   std::string verdict, chain, detail;

@@ -1,55 +1,21 @@
 #include "cli/selftest.h"
 
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
 #include <iostream>
 
 #include "core/device.h"
+#include "core/version.h"
 #include "repops/devices.h"
 #include "train/selftest.h"
 
 namespace trail::cli {
 namespace {
 
-const char* Arch() {
-#if defined(__x86_64__)
-  return "x86_64";
-#elif defined(__aarch64__)
-  return "aarch64";
-#else
-  return "unknown";
-#endif
-}
-
-void PrintJson(const train::SelftestReport& r) {
-  nlohmann::json j;
-  j["arch"] = Arch();
-  j["reproduces"] = r.reproduces;
-  j["device"] = r.device;
-  j["golden_cases"] = r.golden_cases;
-  for (const auto& o : r.runs) {
-    j["runs"].push_back({{"backend", o.backend},
-                         {"int8_kernel", o.int8_kernel},
-                         {"threads", o.threads},
-                         {"cases", o.cases},
-                         {"mismatched", o.mismatched},
-                         {"missing_from_golden", o.missing},
-                         {"seconds", o.seconds}});
-  }
-  j["not_runnable_here"] = r.not_runnable;
-  j["data_stream"] = {{"reproduces", r.stream_ok},
-                      {"digests", r.stream_digests},
-                      {"mismatched", r.stream_mismatched},
-                      {"seconds", r.stream_seconds}};
-  std::cout << j.dump(2) << "\n";
-}
-
 void PrintText(const train::SelftestReport& r) {
   std::printf(
       "trail selftest on %s: %zu golden cases + %zu training runs + %zu generations on %s, and "
       "the int8 GEMM against int64 sums\n",
-      Arch(), r.golden_cases, r.training_runs, r.generations, r.device.c_str());
+      MachineArch(), r.golden_cases, r.training_runs, r.generations, r.device.c_str());
   for (const auto& o : r.runs) {
     std::printf("  %-12s threads=%d  int8 %-10s  %s  (%.2fs)\n", o.backend.c_str(), o.threads,
                 o.int8_kernel.c_str(), o.ok() ? "reproduces the reference bits" : "DIFFERS",
@@ -83,7 +49,7 @@ int RunSelftest(const SelftestOptions& opt) {
     return 1;
   }
   if (opt.json) {
-    PrintJson(r);
+    std::cout << train::SelftestToJson(r).dump(2) << "\n";
   } else {
     PrintText(r);
   }

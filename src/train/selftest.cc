@@ -6,6 +6,7 @@
 #include "core/fp_env.h"
 #include "core/thread_pool.h"
 #include "core/timing.h"
+#include "core/version.h"
 #include "data/stream_golden.h"
 #include "model/generation_golden.h"
 #include "repops/gemm_i8_amx.h"
@@ -106,6 +107,29 @@ SelftestReport RunSelftest(const std::string& backend, const std::vector<int>& t
   rep.stream_ok = rep.stream_mismatched.empty();
   rep.reproduces = all_ok && rep.stream_ok;
   return rep;
+}
+
+nlohmann::json SelftestToJson(const SelftestReport& r) {
+  nlohmann::json j;
+  j["arch"] = MachineArch();
+  j["reproduces"] = r.reproduces;
+  j["device"] = r.device;
+  j["golden_cases"] = r.golden_cases;
+  for (const SelftestRun& o : r.runs) {
+    j["runs"].push_back({{"backend", o.backend},
+                         {"int8_kernel", o.int8_kernel},
+                         {"threads", o.threads},
+                         {"cases", o.cases},
+                         {"mismatched", o.mismatched},
+                         {"missing_from_golden", o.missing},
+                         {"seconds", o.seconds}});
+  }
+  j["not_runnable_here"] = r.not_runnable;
+  j["data_stream"] = {{"reproduces", r.stream_ok},
+                      {"digests", r.stream_digests},
+                      {"mismatched", r.stream_mismatched},
+                      {"seconds", r.stream_seconds}};
+  return j;
 }
 
 }  // namespace trail::train

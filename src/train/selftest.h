@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -14,7 +15,7 @@
 namespace trail::train {
 
 struct SelftestRun {
-  std::string backend;
+  std::string backend;      // the SIMD target (JSON "backend", the name it has always had there)
   std::string int8_kernel;  // the instructions its int8 GEMM ran on (Kernels::gemm_i8_kernel)
   int threads = 0;
   size_t cases = 0;  // RepOps cases + training runs + generations executed
@@ -37,6 +38,11 @@ struct SelftestReport {
   double stream_seconds = 0;
   bool reproduces = false;  // everything above matched
 };
+
+// What `trail selftest --json` prints: arch (core/version.h), reproduces, device, golden_cases,
+// runs[] {backend, int8_kernel, threads, cases, mismatched, missing_from_golden, seconds},
+// not_runnable_here, data_stream {reproduces, digests, mismatched, seconds}.
+nlohmann::json SelftestToJson(const SelftestReport& r);
 
 // backend: "" for every SIMD target available here, else that one (throws trail::Error when
 // this machine has no target of that name). The RepOps op cases and the golden training runs
