@@ -61,6 +61,21 @@ std::string ColumnList(bool with_types) {
   return s;
 }
 
+// "SELECT <every column> FROM documents WHERE <where>": a row's column i is DocColumn i.
+std::string SelectDocumentsSql(const std::string& where) {
+  return "SELECT " + ColumnList(false) + " FROM documents WHERE " + where;
+}
+
+// A selected row's column as text ("" for NULL).
+std::string ColumnText(Stmt& q, DocColumn c) {
+  const unsigned char* t = sqlite3_column_text(q.get(), static_cast<int>(c));
+  return t ? std::string(reinterpret_cast<const char*>(t)) : std::string();
+}
+
+int64_t ColumnInt(Stmt& q, DocColumn c) {
+  return sqlite3_column_int64(q.get(), static_cast<int>(c));
+}
+
 }  // namespace
 
 std::span<const DocColumnSpec> DocumentColumns() { return kDocumentColumns; }
@@ -93,21 +108,11 @@ void CreateLineageTables(Db& db) {
 std::string ExplainDocument(const std::string& lineage_db, const std::string& key) {
   TRAIL_CHECK(std::filesystem::exists(lineage_db), lineage_db, ": lineage database not found");
   Db db(lineage_db);
-  // Every column, read by name (DocumentColumns' order is the table's).
-  std::string select;
-  for (const DocColumnSpec& c : DocumentColumns()) {
-    select += (select.empty() ? "" : ", ") + std::string(c.name);
-  }
-  const std::string sql = "SELECT " + select + " FROM documents WHERE key = ?";
-  Stmt q(db.get(), sql.c_str());
+  Stmt q(db.get(), SelectDocumentsSql("key = ?").c_str());
   q.Text(1, key);
   if (sqlite3_step(q.get()) != SQLITE_ROW) return "";
-  using C = DocColumn;
-  auto col = [&](C c) {
-    const unsigned char* t = sqlite3_column_text(q.get(), static_cast<int>(c));
-    return t ? std::string(reinterpret_cast<const char*>(t)) : std::string();
-  };
-  auto integer = [&](C c) { return sqlite3_column_int64(q.get(), static_cast<int>(c)); };
+  auto col = [&](C c) { return ColumnText(q, c); };
+  auto integer = [&](C c) { return ColumnInt(q, c); };
   std::ostringstream out;
   out << key << "\n  from " << col(C::kFile) << " (source " << col(C::kSource) << ", offset "
       << col(C::kOffset) << ", " << col(C::kBytes) << " bytes, " << col(C::kEncoding) << ")\n";
@@ -160,24 +165,19 @@ std::vector<LineageVerdict> LineageByContent(const std::string& lineage_db,
                                              const std::string& hash) {
   TRAIL_CHECK(std::filesystem::exists(lineage_db), lineage_db, ": lineage database not found");
   Db db(lineage_db);
-  Stmt q(db.get(),
-         "SELECT key, source, split, kept, drop_reason, exact_survivor, cluster FROM documents "
-         "WHERE content_hash = ? ORDER BY key");
+  Stmt q(db.get(), SelectDocumentsSql("content_hash = ? ORDER BY key").c_str());
   q.Text(1, hash);
-  auto text = [&](int i) {
-    const unsigned char* t = sqlite3_column_text(q.get(), i);
-    return t ? std::string(reinterpret_cast<const char*>(t)) : std::string();
-  };
   std::vector<LineageVerdict> out;
   while (sqlite3_step(q.get()) == SQLITE_ROW) {
     LineageVerdict v;
-    v.key = text(0), v.source = text(1), v.split = text(2);
-    v.kept = sqlite3_column_int64(q.get(), 3) != 0;
+    v.key = ColumnText(q, C::kKey), v.source = ColumnText(q, C::kSource);
+    v.split = ColumnText(q, C::kSplit);
+    v.kept = ColumnInt(q, C::kKept) != 0;
     if (!v.kept) {
-      const Drop drop = Drop::Parse(text(4));
+      const Drop drop = Drop::Parse(ColumnText(q, C::kDropReason));
       v.dropped = drop.text();
-      if (drop.reason() == DropReason::kExactDup) v.survivor = text(5);
-      if (drop.reason() == DropReason::kNearDup) v.survivor = text(6);
+      if (drop.reason() == DropReason::kExactDup) v.survivor = ColumnText(q, C::kExactSurvivor);
+      if (drop.reason() == DropReason::kNearDup) v.survivor = ColumnText(q, C::kCluster);
     }
     out.push_back(std::move(v));
   }
