@@ -93,8 +93,9 @@ int main(int argc, char** argv) {
         bench::Median(tb) / rows * 1e6);
   }
   // int8 linear layers (docs/repops.md §5) at configuration B's MLP shapes: quantizing the
-  // layer input per token (absmax, then quantize_i8), the forward, and both gradients
-  // (Int8LinearBackward: quantizations, the dX and dW products, the input's transpose).
+  // weight (step sizes, q, clip mask), the layer input per token (absmax, then quantize_i8), the
+  // forward, and both gradients (Int8LinearBackward: quantizations, the dX and dW products, the
+  // input's transpose).
   for (const auto& [K, N] : {std::pair<int64_t, int64_t>{384, 1536}, {1536, 384}}) {
     const int64_t M = 2048;
     std::vector<float> x(M * K), w(K * N), dy(M * N), y(M * N), dx(M * K), dw(K * N);
@@ -106,8 +107,9 @@ int main(int argc, char** argv) {
     repops::Int8Scratch scratch;
     const auto mode = repops::Int8Backward::kInt8;
     repops::QuantizeWeight(w.data(), K, N, mode, qw);
-    std::vector<double> tq, tf, tb;
+    std::vector<double> tw, tq, tf, tb;
     for (int r = 0; r < reps; ++r) {
+      tw.push_back(bench::Seconds([&] { repops::QuantizeWeight(w.data(), K, N, mode, qw); }));
       tq.push_back(bench::Seconds([&] { repops::QuantizeInput(x.data(), M, K, qx); }));
       tf.push_back(bench::Seconds([&] { repops::Int8LinearForward(qx, qw, scratch, y.data()); }));
       tb.push_back(bench::Seconds([&] {
@@ -116,10 +118,11 @@ int main(int argc, char** argv) {
       qx.qt_ready = false;  // the next round transposes the input again, as a new step does
     }
     std::printf(
-        "int8 linear M=2048 K=%-4lld N=%-4lld quantize input %6.3f ms (%.3f ns/element)  "
-        "forward %6.3f ms  backward %6.3f ms\n",
-        static_cast<long long>(K), static_cast<long long>(N), bench::Median(tq) * 1e3,
-        bench::Median(tq) / double(M * K) * 1e9, bench::Median(tf) * 1e3, bench::Median(tb) * 1e3);
+        "int8 linear M=2048 K=%-4lld N=%-4lld quantize weight %6.3f ms  quantize input %6.3f ms "
+        "(%.3f ns/element)  forward %6.3f ms  backward %6.3f ms\n",
+        static_cast<long long>(K), static_cast<long long>(N), bench::Median(tw) * 1e3,
+        bench::Median(tq) * 1e3, bench::Median(tq) / double(M * K) * 1e9, bench::Median(tf) * 1e3,
+        bench::Median(tb) * 1e3);
   }
   // The cost of keeping subnormals (docs/repops.md §1): GEMM and Exp on normal data and on data
   // whose products underflow, under the contract's mode and, for comparison, with FTZ/DAZ on.

@@ -233,18 +233,37 @@ bool HasByte127(const int8_t* q) {
   return has_zero(x ^ (kOnes * 0x7F)) || has_zero(x ^ (kOnes * 0x81));
 }
 
-// Appends p·N + j for each clipped weight of columns [j0, j0 + n) of row p (a clipped weight
-// is rare: most 8-byte words hold no ±127 at all).
-void ClippedInRow(const float* w, const QuantizedWeight& q, int64_t p, int64_t j0, int64_t n,
-                  std::vector<int64_t>& out) {
+// Marks columns [j0, j0 + n) of row p in the clip mask: 1 where the weight is clipped, else 0 (a
+// clipped weight is rare: most 8-byte words of q hold no ±127 at all).
+void MarkClippedInRow(const float* w, QuantizedWeight& q, int64_t p, int64_t j0, int64_t n) {
   const int8_t* row = q.q.data() + p * q.N;
+  uint8_t* mask = q.clip_mask.data() + p * q.N;
+  std::memset(mask + j0, 0, static_cast<size_t>(n));
   for (int64_t c = j0; c < j0 + n; c += 8) {
     const int64_t m = std::min<int64_t>(8, j0 + n - c);
     if (m == 8 && !HasByte127(row + c)) continue;
-    for (int64_t j = c; j < c + m; ++j)
-      if ((row[j] == kInt8QMax || row[j] == -kInt8QMax) && Clipped(w[p * q.N + j], q.step[j]))
-        out.push_back(p * q.N + j);
+    for (int64_t j = c; j < c + m; ++j) {
+      mask[j] = (row[j] == kInt8QMax || row[j] == -kInt8QMax) && Clipped(w[p * q.N + j], q.step[j]);
+    }
   }
+}
+
+// dw = +0 where the mask marks a clipped weight, rows in parallel (a mask word of eight zero
+// bytes is skipped whole).
+void ZeroClipped(const QuantizedWeight& qw, float* dw) {
+  const int64_t N = qw.N;
+  ForEachRow(qw.K, [&](int64_t p) {
+    const uint8_t* mask = qw.clip_mask.data() + p * N;
+    for (int64_t c = 0; c < N; c += 8) {
+      const int64_t m = std::min<int64_t>(8, N - c);
+      uint64_t word = 1;
+      if (m == 8) std::memcpy(&word, mask + c, 8);
+      if (word == 0) continue;
+      for (int64_t j = c; j < c + m; ++j) {
+        if (mask[j]) dw[p * N + j] = 0.0f;
+      }
+    }
+  });
 }
 
 // acc[j] += dŴ[j]·e[j] over one row's n columns (w, dw, q, s at the block's first column), with
@@ -315,10 +334,10 @@ void QuantizeWeight(const Kernels& kernels, const float* w, int64_t K, int64_t N
   out.step.resize(N), out.q.resize(K * N);
   if (backward == Int8Backward::kFp32) out.dequant.resize(K * N);
   // One task per block of columns: its step sizes, then its stretch of every row into q [K, N]
-  // (the layout every product reads it in), the clipped weights and, for the fp32 backward, the
-  // dequantized copy. The weights are read from memory once.
+  // (the layout every product reads it in), its stretch of the clip mask and, for the fp32
+  // backward, the dequantized copy. The weights are read from memory once.
   const int64_t blocks = (N + kWeightBlockCols - 1) / kWeightBlockCols;
-  std::vector<std::vector<int64_t>> clipped(static_cast<size_t>(blocks));
+  out.clip_mask.resize(K * N);
   const Kernels& k = kernels;
   ForEachRow(blocks, [&](int64_t b) {
     const int64_t j0 = b * kWeightBlockCols, n = std::min(kWeightBlockCols, N - j0);
@@ -333,16 +352,13 @@ void QuantizeWeight(const Kernels& kernels, const float* w, int64_t K, int64_t N
     for (int64_t p = 0; p < K; ++p) {
       k.quantize_i8(w + p * N + j0, s + j0, inv, 1, static_cast<size_t>(n),
                     out.q.data() + p * N + j0);
-      ClippedInRow(w, out, p, j0, n, clipped[b]);
+      MarkClippedInRow(w, out, p, j0, n);
       if (backward == Int8Backward::kFp32) {
         for (int64_t j = j0; j < j0 + n; ++j)
           out.dequant[p * N + j] = static_cast<float>(out.q[p * N + j]) * s[j];
       }
     }
   });
-  out.clipped.clear();  // ascending p·N + j: the blocks' lists merged
-  for (const auto& c : clipped) out.clipped.insert(out.clipped.end(), c.begin(), c.end());
-  std::sort(out.clipped.begin(), out.clipped.end());
 }
 
 void QuantizeInput(const Kernels& kernels, const float* x, int64_t M, int64_t K,
@@ -428,7 +444,7 @@ void FinishWeightGradient(const QuantizedWeight& qw, float* dw, const float* w, 
     TRAIL_CHECK(w != nullptr, "int8 linear: the step-size gradient needs the weight");
     LsqStepGradient(dw, w, qw, dstep);
   }
-  for (int64_t i : qw.clipped) dw[i] = 0.0f;
+  ZeroClipped(qw, dw);
 }
 
 }  // namespace

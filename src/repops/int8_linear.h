@@ -42,16 +42,12 @@ struct QuantizedWeight {
       : step(DeviceStdAllocator<float>(memory)),
         q(DeviceStdAllocator<int8_t>(memory)),
         dequant(DeviceStdAllocator<float>(memory)),
-        clipped(DeviceStdAllocator<int64_t>(memory)),
         clip_mask(DeviceStdAllocator<uint8_t>(memory)) {}
   int64_t K = 0, N = 0;
-  DeviceVector<float> step;       // [N]    s
-  DeviceVector<int8_t> q;         // [K, N] qw in W's layout (B of the forward, Bᵀ of dX's)
-  DeviceVector<float> dequant;    // [K, N] Q(W) (fp32 backward)
-  DeviceVector<int64_t> clipped;  // p·N + j of each clipped weight (|W/s| > 127), ascending
-  // [K, N] 1 where the weight is clipped, 0 elsewhere: the form a GPU backend keeps instead of
-  // the list (marking needs no host round trip); a backend fills one of the two.
-  DeviceVector<uint8_t> clip_mask;
+  DeviceVector<float> step;         // [N]    s
+  DeviceVector<int8_t> q;           // [K, N] qw in W's layout (B of the forward, Bᵀ of dX's)
+  DeviceVector<float> dequant;      // [K, N] Q(W) (fp32 backward)
+  DeviceVector<uint8_t> clip_mask;  // [K, N] 1 where the weight is clipped (|W/s| > 127), else 0
 };
 
 // X [M, K] quantized per row.

@@ -1,6 +1,6 @@
 // The CUDA backend's int8 QAT layers (repops/int8_linear.h): the same quantities as the CPU's,
-// kept in the layer's operand structures on the GPU. The clipped weights are a mask there
-// (QuantizedWeight::clip_mask), so no list has to come back to the host.
+// kept in the layer's operand structures on the GPU. The clipped weights are the byte mask every
+// backend keeps (QuantizedWeight::clip_mask), marked on the device: nothing comes back to the host.
 #include <cmath>
 
 #include "repops/cuda/cuda_backend_impl.h"
@@ -13,7 +13,6 @@ void CudaBackend::QuantizeWeight(const float* w, int64_t K, int64_t N, Int8Backw
   TRAIL_CHECK(K > 0 && N > 0, "int8 quantization of a ", K, "x", N, " weight");
   out.K = K, out.N = N;
   out.step.resize(N), out.q.resize(K * N), out.clip_mask.resize(K * N);
-  out.clipped.clear();
   if (backward == Int8Backward::kFp32) out.dequant.resize(K * N);
   if (learned_step != nullptr) {
     CheckCuda(
