@@ -3,7 +3,8 @@
 // --device help and AvailableDevices all enumerate it, and so does the test that checks each
 // built backend against the contract (repops/devices_test.cc, docs/devices.md "Adding a
 // backend"). A backend is one folder that defines its DeviceKind, its Backend and a
-// BackendEntry, plus one line in RegisteredBackends() (devices.cc).
+// BackendEntry (its sources listed in this library's CMakeLists.txt), plus one line in
+// RegisteredBackends() (devices.cc).
 #pragma once
 
 #include <memory>
