@@ -136,27 +136,6 @@ bool Clipped(float w, float step) {
   return std::fabs(v) > static_cast<float>(kInt8QMax);  // false for NaN
 }
 
-// The 8 × 8 bytes at in (row stride in_rs) transposed to out (row stride out_rs): eight rows as
-// 64-bit words, then three rounds that swap 1-, 2- and 4-byte blocks between row pairs.
-inline void Transpose8x8(const int8_t* in, int64_t in_rs, int8_t* out, int64_t out_rs) {
-  uint64_t r[8];
-  for (int i = 0; i < 8; ++i) std::memcpy(&r[i], in + i * in_rs, 8);
-  constexpr uint64_t kMask[3] = {0x00FF00FF00FF00FFull, 0x0000FFFF0000FFFFull,
-                                 0x00000000FFFFFFFFull};
-  for (int round = 0, step = 1; round < 3; ++round, step *= 2) {
-    const int shift = 8 * step;
-    for (int i = 0; i < 8; ++i) {
-      if (i & step) continue;
-      uint64_t& a = r[i];
-      uint64_t& b = r[i + step];
-      const uint64_t t = ((a >> shift) ^ b) & kMask[round];
-      b ^= t;
-      a ^= t << shift;
-    }
-  }
-  for (int i = 0; i < 8; ++i) std::memcpy(out + i * out_rs, &r[i], 8);
-}
-
 #if defined(__SSE2__)
 // The 16 × 16 bytes at in transposed to out: four rounds of unpacking interleave row pairs
 // bytewise, then in 2-, 4- and 8-byte units (SSE2, on every x86-64).
@@ -193,6 +172,27 @@ inline void TransposeTile(const int8_t* in, int64_t in_rs, int8_t* out, int64_t 
   Transpose16x16(in, in_rs, out, out_rs);
 }
 #else
+// The 8 × 8 bytes at in (row stride in_rs) transposed to out (row stride out_rs): eight rows as
+// 64-bit words, then three rounds that swap 1-, 2- and 4-byte blocks between row pairs.
+inline void Transpose8x8(const int8_t* in, int64_t in_rs, int8_t* out, int64_t out_rs) {
+  uint64_t r[8];
+  for (int i = 0; i < 8; ++i) std::memcpy(&r[i], in + i * in_rs, 8);
+  constexpr uint64_t kMask[3] = {0x00FF00FF00FF00FFull, 0x0000FFFF0000FFFFull,
+                                 0x00000000FFFFFFFFull};
+  for (int round = 0, step = 1; round < 3; ++round, step *= 2) {
+    const int shift = 8 * step;
+    for (int i = 0; i < 8; ++i) {
+      if (i & step) continue;
+      uint64_t& a = r[i];
+      uint64_t& b = r[i + step];
+      const uint64_t t = ((a >> shift) ^ b) & kMask[round];
+      b ^= t;
+      a ^= t << shift;
+    }
+  }
+  for (int i = 0; i < 8; ++i) std::memcpy(out + i * out_rs, &r[i], 8);
+}
+
 constexpr int64_t kTile = 8;
 inline void TransposeTile(const int8_t* in, int64_t in_rs, int8_t* out, int64_t out_rs) {
   Transpose8x8(in, in_rs, out, out_rs);

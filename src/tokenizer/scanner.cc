@@ -20,7 +20,7 @@ enum : uint8_t {
   kUpper = 16,   // o200k's [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
   kLower = 32,   // o200k's [\p{Ll}\p{Lm}\p{Lo}\p{M}]
 };
-constexpr uint8_t kOther = 0;  // [^\s\p{L}\p{N}]: none of the first three bits
+// A code point of none of the first three classes is o200k's "other", [^\s\p{L}\p{N}].
 
 uint8_t ClassOf(char32_t cp) {
   using G = GeneralCategory;
