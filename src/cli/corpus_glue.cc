@@ -19,11 +19,11 @@ std::string NormalizeQueryText(std::string_view raw, const std::string& where) {
 
 std::string ContentHash(std::string_view text) { return corpus::ContentHash(text); }
 
-std::vector<LineageVerdict> LineageByContent(const std::string& lineage_db,
-                                             const std::string& hash) {
-  std::vector<LineageVerdict> out;
+std::vector<data::BuildVerdict> LineageByContent(const std::string& lineage_db,
+                                                 const std::string& hash) {
+  std::vector<data::BuildVerdict> out;
   for (const corpus::LineageVerdict& v : corpus::LineageByContent(lineage_db, hash)) {
-    out.push_back({v.key, v.source, v.split, v.kept, v.dropped, v.survivor});
+    out.push_back({v.key, v.source, v.split, v.kept, v.dropped, v.survivor, std::nullopt});
   }
   return out;
 }
@@ -52,7 +52,9 @@ std::string NormalizeQueryText(std::string_view, const std::string&) {
   Missing("a text query (its normalization)");
 }
 std::string ContentHash(std::string_view) { Missing("a text query (its content hash)"); }
-std::vector<LineageVerdict> LineageByContent(const std::string&, const std::string&) { return {}; }
+std::vector<data::BuildVerdict> LineageByContent(const std::string&, const std::string&) {
+  return {};
+}
 std::vector<uint64_t> TextBandKeys(std::string_view, const data::BandParams&) {
   Missing("a near-absence proof (its band keys)");
 }

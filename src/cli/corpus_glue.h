@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "data/band_set.h"
+#include "data/find.h"
 #include "data/stream.h"
 #include "tokenizer/tokenizer.h"
 
@@ -19,14 +20,10 @@ namespace trail::cli::corpus_glue {
 std::string NormalizeQueryText(std::string_view raw, const std::string& where);
 std::string ContentHash(std::string_view text);
 
-// corpus/pipeline/pipeline.h (LineageByContent); empty in a build without the factory.
-struct LineageVerdict {
-  std::string key, source, split;
-  bool kept = false;
-  std::string dropped, survivor;
-};
-std::vector<LineageVerdict> LineageByContent(const std::string& lineage_db,
-                                             const std::string& hash);
+// corpus/pipeline/pipeline.h (LineageByContent), survivor readings not yet added; empty in a
+// build without the factory.
+std::vector<data::BuildVerdict> LineageByContent(const std::string& lineage_db,
+                                                 const std::string& hash);
 
 // corpus/dedup/band_commitment.h.
 std::vector<uint64_t> TextBandKeys(std::string_view text, const data::BandParams& p);

@@ -293,41 +293,36 @@ std::vector<Query> Queries(const DataFindOptions& o, const Target& t) {
 }
 
 // With a manifest linked to its corpus build's lineage: what the build did with documents of
-// exactly this normalized text, and for a dropped duplicate whether its survivor was trained on.
-nlohmann::ordered_json LineageOf(data::CanonicalStream& stream, const std::string& manifest,
-                                 const Query& q, int64_t steps, bool print) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+// exactly this normalized text, and for a dropped duplicate whether its survivor was trained on
+// (nullopt: the manifest names no lineage, or the query is token ids).
+std::optional<std::vector<data::BuildVerdict>> LineageOf(data::CanonicalStream& stream,
+                                                         const std::string& manifest,
+                                                         const Query& q, int64_t steps) {
   const std::string& db = stream.manifest().lineage_db;
-  if (db.empty() || q.content_hash.empty()) return out;
+  if (db.empty() || q.content_hash.empty()) return std::nullopt;
   const fs::path path =
       fs::path(db).is_absolute() ? fs::path(db) : fs::path(manifest).parent_path() / db;
-  for (const corpus_glue::LineageVerdict& v :
-       corpus_glue::LineageByContent(path.string(), q.content_hash)) {
-    nlohmann::ordered_json j = {{"key", v.key},         {"source", v.source},
-                                {"kept", v.kept},       {"split", v.split},
-                                {"dropped", v.dropped}, {"survivor", v.survivor}};
+  std::vector<data::BuildVerdict> out =
+      corpus_glue::LineageByContent(path.string(), q.content_hash);
+  data::AddSurvivorReadings(stream, out, steps);
+  return out;
+}
+
+void PrintLineage(const std::optional<std::vector<data::BuildVerdict>>& verdicts) {
+  if (!verdicts) return;
+  if (verdicts->empty()) std::printf("corpus build: no document had exactly this text\n");
+  for (const data::BuildVerdict& v : *verdicts) {
     std::string survivor_note;
     if (!v.survivor.empty()) {
-      try {
-        const data::SharedRun s = data::FindKey(stream, v.survivor, steps);
-        j["survivor_steps_read"] = s.steps_read;
-        survivor_note =
-            "; " + v.survivor + " was trained on at " + std::to_string(s.steps_read) + " steps";
-      } catch (const Error&) {
-        j["survivor_steps_read"] = nullptr;
-        survivor_note = "; " + v.survivor + " is not a training document";
-      }
+      survivor_note = v.survivor_steps_read ? "; " + v.survivor + " was trained on at " +
+                                                  std::to_string(*v.survivor_steps_read) + " steps"
+                                            : "; " + v.survivor + " is not a training document";
     }
-    if (print) {
-      std::printf("corpus build: %s (source %s) %s%s%s\n", v.key.c_str(), v.source.c_str(),
-                  v.kept ? ("KEPT, split " + v.split).c_str() : ("DROPPED: " + v.dropped).c_str(),
-                  v.survivor.empty() ? "" : (", survivor " + v.survivor).c_str(),
-                  survivor_note.c_str());
-    }
-    out.push_back(std::move(j));
+    std::printf("corpus build: %s (source %s) %s%s%s\n", v.key.c_str(), v.source.c_str(),
+                v.kept ? ("KEPT, split " + v.split).c_str() : ("DROPPED: " + v.dropped).c_str(),
+                v.survivor.empty() ? "" : (", survivor " + v.survivor).c_str(),
+                survivor_note.c_str());
   }
-  if (print && out.empty()) std::printf("corpus build: no document had exactly this text\n");
-  return out;
 }
 
 // --absent --near: the near-absence proof of one text against the publication's band keys.
@@ -395,10 +390,14 @@ int RunFind(const DataFindOptions& o) {
     if (o.json) {
       all.push_back(data::FindResultToJson(stream, r));
       all.back()["query"] = q.where;
-      all.back()["lineage"] = LineageOf(stream, t.manifest, q, t.steps, false);
+      nlohmann::ordered_json& lineage = all.back()["lineage"] = nlohmann::ordered_json::array();
+      const auto verdicts = LineageOf(stream, t.manifest, q, t.steps);
+      for (const data::BuildVerdict& v : verdicts.value_or(std::vector<data::BuildVerdict>{})) {
+        lineage.push_back(data::BuildVerdictToJson(v));
+      }
     } else {
       PrintResult(r, q.where);
-      LineageOf(stream, t.manifest, q, t.steps, true);
+      PrintLineage(LineageOf(stream, t.manifest, q, t.steps));
     }
   }
   if (o.json) std::cout << (all.size() == 1 ? all[0] : all).dump(2) << "\n";

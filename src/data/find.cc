@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "core/error.h"
@@ -227,8 +228,8 @@ std::vector<TextItem> ReadTextJsonl(const std::string& path) {
   return out;
 }
 
-SharedRun FindKey(CanonicalStream& stream, const std::string& key, int64_t steps) {
-  TRAIL_CHECK(!key.empty(), "the document key is empty");
+std::optional<SharedRun> FindKeyIfTrained(CanonicalStream& stream, const std::string& key,
+                                          int64_t steps) {
   const DocumentNumbers numbers(stream);
   for (uint64_t g = 0; g < numbers.size(); ++g) {
     const DocumentRef ref = numbers.Ref(g);
@@ -239,8 +240,34 @@ SharedRun FindKey(CanonicalStream& stream, const std::string& key, int64_t steps
     AddReadings(stream, r, steps);
     return r;
   }
-  TRAIL_FAIL("no training document has the key '", key,
-             "' (a document dropped by the corpus factory has none: `trail corpus why` says why)");
+  return std::nullopt;
+}
+
+SharedRun FindKey(CanonicalStream& stream, const std::string& key, int64_t steps) {
+  TRAIL_CHECK(!key.empty(), "the document key is empty");
+  std::optional<SharedRun> r = FindKeyIfTrained(stream, key, steps);
+  TRAIL_CHECK(r.has_value(), "no training document has the key '", key,
+              "' (a document dropped by the corpus factory has none: `trail corpus why` says why)");
+  return std::move(*r);
+}
+
+void AddSurvivorReadings(CanonicalStream& stream, std::vector<BuildVerdict>& verdicts,
+                         int64_t steps) {
+  for (BuildVerdict& v : verdicts) {
+    if (v.survivor.empty()) continue;
+    const std::optional<SharedRun> r = FindKeyIfTrained(stream, v.survivor, steps);
+    v.survivor_steps_read = r ? std::optional<uint64_t>(r->steps_read) : std::nullopt;
+  }
+}
+
+nlohmann::ordered_json BuildVerdictToJson(const BuildVerdict& v) {
+  nlohmann::ordered_json j = {{"key", v.key},     {"source", v.source},   {"kept", v.kept},
+                              {"split", v.split}, {"dropped", v.dropped}, {"survivor", v.survivor}};
+  if (!v.survivor.empty()) {
+    j["survivor_steps_read"] =
+        v.survivor_steps_read ? nlohmann::ordered_json(*v.survivor_steps_read) : nullptr;
+  }
+  return j;
 }
 
 }  // namespace trail::data

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -80,5 +81,26 @@ std::vector<TextItem> ReadTextJsonl(const std::string& path);
 // The document with lineage key `key` among the training documents, as a shared run covering
 // the whole document (with its readings); throws naming the key when no training document has it.
 SharedRun FindKey(CanonicalStream& stream, const std::string& key, int64_t steps);
+// The same, or nullopt when no training document has the key.
+std::optional<SharedRun> FindKeyIfTrained(CanonicalStream& stream, const std::string& key,
+                                          int64_t steps);
+
+// What a corpus build did with a document of exactly a query's normalized text (a verdict of
+// its lineage database: corpus/pipeline/pipeline.h, LineageByContent) and, for a dropped
+// duplicate, how many steps read its survivor.
+struct BuildVerdict {
+  std::string key, source, split;
+  bool kept = false;
+  std::string dropped;   // the drop reason ("" when kept)
+  std::string survivor;  // exact_dup: the survivor; near_dup: the cluster's survivor ("": none)
+  // Distinct steps of [0, steps) that read the survivor; nullopt when it is no training document
+  // (or there is no survivor). Set by AddSurvivorReadings.
+  std::optional<uint64_t> survivor_steps_read;
+};
+void AddSurvivorReadings(CanonicalStream& stream, std::vector<BuildVerdict>& verdicts,
+                         int64_t steps);
+// One entry of trail.data-find.v1's "lineage": key, source, kept, split, dropped, survivor and,
+// where there is a survivor, survivor_steps_read (null when the survivor is no training document).
+nlohmann::ordered_json BuildVerdictToJson(const BuildVerdict& v);
 
 }  // namespace trail::data
