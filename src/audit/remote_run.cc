@@ -261,4 +261,15 @@ FetchTotals RemoteRun::totals() const {
   return t;
 }
 
+nlohmann::json FetchReportJson(const RemoteRun& remote, const std::string& url) {
+  const FetchTotals f = remote.totals();
+  return {{"url", url},
+          {"root", remote.publication().root},
+          {"signer", remote.publication().signer},
+          {"fetched_bytes", f.fetched_bytes},
+          {"reused_bytes", f.reused_bytes},
+          {"used_bytes", f.used_bytes},
+          {"bundle_bytes", remote.publication().total_bytes()}};
+}
+
 }  // namespace trail::audit

@@ -117,4 +117,8 @@ class RemoteRun {
   std::set<std::pair<int64_t, int64_t>> prepared_;  // (start, target) fetched; start -1: recipe
 };
 
+// The "fetch" object of `trail audit replay --json` on a publication at `url`: url, root,
+// signer, fetched_bytes, reused_bytes, used_bytes, bundle_bytes (RemoteRun::totals()).
+nlohmann::json FetchReportJson(const RemoteRun& remote, const std::string& url);
+
 }  // namespace trail::audit

@@ -217,23 +217,15 @@ std::unique_ptr<audit::RemoteRun> OpenRemote(const AuditCommand& c) {
 
 // What fetching cost, once the replay is done (it may have fetched more for a starting point it
 // fell back to): a line on stderr, and the report's "fetch" object.
-nlohmann::json FetchSummary(const audit::RemoteRun& remote, const std::string& url, bool quiet) {
+// What a remote replay fetched, on stderr.
+void PrintFetch(const audit::RemoteRun& remote) {
   const audit::FetchTotals f = remote.totals();
   const uint64_t total = remote.publication().total_bytes();
-  if (!quiet) {
-    std::fprintf(stderr,
-                 "fetch: %.2f MB now (%.2f MB reused from other publications in the cache); "
-                 "these steps read %.2f MB of the bundle's %.2f MB (%.1f%%)\n",
-                 f.fetched_bytes / 1e6, f.reused_bytes / 1e6, f.used_bytes / 1e6, total / 1e6,
-                 total ? 100.0 * f.used_bytes / total : 0.0);
-  }
-  return {{"url", url},
-          {"root", remote.publication().root},
-          {"signer", remote.publication().signer},
-          {"fetched_bytes", f.fetched_bytes},
-          {"reused_bytes", f.reused_bytes},
-          {"used_bytes", f.used_bytes},
-          {"bundle_bytes", total}};
+  std::fprintf(stderr,
+               "fetch: %.2f MB now (%.2f MB reused from other publications in the cache); "
+               "these steps read %.2f MB of the bundle's %.2f MB (%.1f%%)\n",
+               f.fetched_bytes / 1e6, f.reused_bytes / 1e6, f.used_bytes / 1e6, total / 1e6,
+               total ? 100.0 * f.used_bytes / total : 0.0);
 }
 
 std::vector<int64_t> RequestedSteps(const AuditCommand& c, const audit::RemoteRun* remote) {
@@ -257,11 +249,10 @@ int RunReplay(const AuditCommand& c) {
   if (remote) remote->FetchForSteps(o.steps, o);
   const audit::ReplayReport r = audit::ReplaySteps(o);
   if (o.comm->rank() == 0) {
-    nlohmann::json fetched;
-    if (remote) fetched = FetchSummary(*remote, c.run, c.quiet);
+    if (remote && !c.quiet) PrintFetch(*remote);
     if (c.json) {
       nlohmann::json j = audit::ReportJson(r);
-      if (remote) j["fetch"] = fetched;
+      if (remote) j["fetch"] = audit::FetchReportJson(*remote, c.run);
       std::printf("%s\n", j.dump(2).c_str());
     } else {
       std::printf("%s", audit::ReportText(r).c_str());
@@ -332,7 +323,7 @@ int RunCertify(const AuditCommand& c) {
   o.comm = &collectives::JobCommunicator();
   const audit::Certified r = audit::Certify(o);
   if (o.comm->rank() != 0) return r.report.ok() ? 0 : 1;
-  if (remote) FetchSummary(*remote, c.run, c.quiet);
+  if (remote && !c.quiet) PrintFetch(*remote);
   WriteFileAtomic(c.out, r.attestation.dump(2) + "\n");
   std::printf("%swrote %s (signed)\n", audit::ReportText(r.report).c_str(), c.out.c_str());
   return r.report.ok() ? 0 : 1;
@@ -356,7 +347,7 @@ int RunTrace(const AuditCommand& c) {
   o.trace_step = c.step, o.capture = c.capture, o.bisect = false;
   o.device = repops::ParseDevice(c.device), o.recompute = RecomputeOf(c);
   const audit::ReplayReport r = audit::ReplaySteps(o);
-  if (remote) FetchSummary(*remote, c.run, c.quiet);
+  if (remote && !c.quiet) PrintFetch(*remote);
   train::WriteStepTrace(c.out, r.trace);
   const audit::StepVerdict* v = r.Find(c.step);
   std::printf("wrote %s: %zu entries of step %lld (replayed: %s)\n", c.out.c_str(),
