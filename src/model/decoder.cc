@@ -111,9 +111,9 @@ TensorView Decoder::Extend(const int32_t* tokens, int64_t n, int64_t logit_rows)
   be_.RmsNormForward(Ptr(x_) + (n - rows) * d, Data(p_.final_norm), c_.norm_eps, rows, d, hf,
                      Ptr(rstd_));
   if (c_.tied_embeddings) {
-    be_.MatMul(hf, Ptr(head_t_), Ptr(logits_), rows, d, V);
+    be_.MatMul(hf, Ptr(head_t_), Ptr(logits_), rows, d, V, false);
   } else {
-    be_.MatMul(hf, Data(p_.lm_head), Ptr(logits_), rows, d, V);
+    be_.MatMul(hf, Data(p_.lm_head), Ptr(logits_), rows, d, V, false);
   }
   return logits_.view({rows, V});
 }

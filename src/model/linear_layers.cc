@@ -122,7 +122,7 @@ void LinearLayers::SetInput(int64_t l, LayerInput in, const float* x, int64_t M,
 
 void LinearLayers::Forward(int64_t l, Matrix m, LayerInput in, const float* x, const float* w,
                            float* y, int64_t M, int64_t K, int64_t N) {
-  if (!quant_) return be_.MatMul(x, w, y, M, K, N);
+  if (!quant_) return be_.MatMul(x, w, y, M, K, N, false);
   const repops::QuantizedInput& qx = Input(l, in);
   TRAIL_CHECK(qx.M == M && qx.K == K, "int8 linear: layer ", l, "'s input was not set");
   be_.Int8LinearForward(qx, layers_[l].w[static_cast<int>(m)], scratch_, y);
@@ -133,7 +133,7 @@ void LinearLayers::Backward(int64_t l, Matrix m, LayerInput in, const float* x, 
                             bool accumulate) {
   if (!quant_) {
     be_.MatMulBT(dy, w, dx, M, N, K, accumulate);
-    be_.MatMulAT(x, dy, dw, K, M, N);
+    be_.MatMulAT(x, dy, dw, K, M, N, false);
     return;
   }
   const int mi = static_cast<int>(m);

@@ -194,9 +194,9 @@ repops::CrossEntropySums Transformer::ForwardPass(const ParameterSet& p, const B
                      Ptr(A.rstd_f));
   Note("rmsnorm", -1, "hf", Ptr(A.hf), {N, d});
   if (c_.tied_embeddings) {
-    be_.MatMulBT(Ptr(A.hf), Data(p.embed), Ptr(A.logits), N, d, V);
+    be_.MatMulBT(Ptr(A.hf), Data(p.embed), Ptr(A.logits), N, d, V, false);
   } else {
-    be_.MatMul(Ptr(A.hf), Data(p.lm_head), Ptr(A.logits), N, d, V);
+    be_.MatMul(Ptr(A.hf), Data(p.lm_head), Ptr(A.logits), N, d, V, false);
   }
   Note("matmul", -1, "logits", Ptr(A.logits), {N, V});
   const repops::CrossEntropySums sums = be_.CrossEntropyForward(
@@ -333,14 +333,14 @@ void Transformer::Backward(const ParameterSet& p, const BatchView& b, float grad
   Note("cross_entropy_bwd", -1, "d_logits", dlogits, {N, V});
   float* dhf = Ptr(A.dx2);
   if (c_.tied_embeddings) {
-    be_.MatMul(dlogits, Data(p.embed), dhf, N, V, d);
+    be_.MatMul(dlogits, Data(p.embed), dhf, N, V, d, false);
     Note("matmul", -1, "d_hf", dhf, {N, d});
-    be_.MatMulAT(dlogits, Ptr(A.hf), MutData(g.embed), V, N, d);
+    be_.MatMulAT(dlogits, Ptr(A.hf), MutData(g.embed), V, N, d, false);
     Note("matmul", -1, "g.embed", Data(g.embed), {V, d});
   } else {
-    be_.MatMulBT(dlogits, Data(p.lm_head), dhf, N, V, d);
+    be_.MatMulBT(dlogits, Data(p.lm_head), dhf, N, V, d, false);
     Note("matmul", -1, "d_hf", dhf, {N, d});
-    be_.MatMulAT(Ptr(A.hf), dlogits, MutData(g.lm_head), d, N, V);
+    be_.MatMulAT(Ptr(A.hf), dlogits, MutData(g.lm_head), d, N, V, false);
     Note("matmul", -1, "g.lm_head", Data(g.lm_head), {d, V});
   }
   float* dx = Ptr(A.dx);  // d loss / d (residual stream), walking down the layers

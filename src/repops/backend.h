@@ -61,16 +61,17 @@ class Backend {
   virtual void CopyFromHost(const void* src, const TensorView& dst) = 0;
   virtual void Zero(const TensorView& x) = 0;  // every element +0 (all bits zero)
 
-  // ---- fp32 GEMM (gemm.h): every output one FMA chain over p = 0..K-1, from C or +0.
+  // ---- fp32 GEMM (gemm.h): every output one FMA chain over p = 0..K-1, from C (accumulate)
+  // or +0.
   // c [M,N] (+)= a [M,K] · b [K,N]
   virtual void MatMul(const float* a, const float* b, float* c, int64_t M, int64_t K, int64_t N,
-                      bool accumulate = false) = 0;
+                      bool accumulate) = 0;
   // c [M,N] (+)= a [M,K] · bt [N,K]ᵀ
   virtual void MatMulBT(const float* a, const float* bt, float* c, int64_t M, int64_t K, int64_t N,
-                        bool accumulate = false) = 0;
+                        bool accumulate) = 0;
   // c [M,N] (+)= at [K,M]ᵀ · b [K,N]
   virtual void MatMulAT(const float* at, const float* b, float* c, int64_t M, int64_t K, int64_t N,
-                        bool accumulate = false) = 0;
+                        bool accumulate) = 0;
 
   // ---- int8 QAT linear layers (int8_linear.h). The quantized operands are the backend's.
   virtual void QuantizeWeight(const float* w, int64_t K, int64_t N, Int8Backward backward,

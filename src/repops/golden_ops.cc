@@ -23,7 +23,7 @@ void GemmCases(std::vector<std::pair<std::string, OpCase>>& cases) {
                        DeviceArrays d(be);
                        float *a = d.Up(Rand(s.M * s.K, 1)), *b = d.Up(Rand(s.K * s.N, 2)),
                              *c = d.Zeros(s.M * s.N);
-                       be.MatMul(a, b, c, s.M, s.K, s.N);
+                       be.MatMul(a, b, c, s.M, s.K, s.N, false);
                        h.Add("c", d.Down(c, s.M * s.N));
                        be.MatMul(a, b, c, s.M, s.K, s.N, /*accumulate=*/true);
                        h.Add("c_acc", d.Down(c, s.M * s.N));
@@ -32,14 +32,14 @@ void GemmCases(std::vector<std::pair<std::string, OpCase>>& cases) {
                        DeviceArrays d(be);
                        float *a = d.Up(Rand(s.M * s.K, 3)), *bt = d.Up(Rand(s.N * s.K, 4));
                        float* c = d.Zeros(s.M * s.N);
-                       be.MatMulBT(a, bt, c, s.M, s.K, s.N);
+                       be.MatMulBT(a, bt, c, s.M, s.K, s.N, false);
                        h.Add("c", d.Down(c, s.M * s.N));
                      }});
     cases.push_back({"gemm_at_" + tag, [s](CaseHasher& h, Backend& be) {
                        DeviceArrays d(be);
                        float *at = d.Up(Rand(s.K * s.M, 5)), *b = d.Up(Rand(s.K * s.N, 6));
                        float* c = d.Zeros(s.M * s.N);
-                       be.MatMulAT(at, b, c, s.M, s.K, s.N);
+                       be.MatMulAT(at, b, c, s.M, s.K, s.N, false);
                        h.Add("c", d.Down(c, s.M * s.N));
                      }});
   }
