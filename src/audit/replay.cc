@@ -91,11 +91,11 @@ ReplayReport ReplaySteps(const ReplayOptions& o) {
   ReplayData data = DataForReplay(run, o.data);
   for (const auto& [shard, what] : o.fetched.differing_shards) data.differing.emplace(shard, what);
   report.publication = o.fetched.origin;
-  train::LoadedRun loaded(run.rd.recipe_path(), data.manifest,
-                          data::StreamOptions{o.verify_shards, data.differing_paths()}, comm,
-                          o.kernels != nullptr ? repops::MakeBackend(o.device, *o.kernels)
-                                               : repops::MakeBackend(o.device),
-                          o.recompute);
+  train::LoadedRun loaded(
+      run.rd.recipe_path(), data.manifest,
+      data::StreamOptions{o.verify_shards, data.differing_paths()}, comm,
+      repops::MakeBackend(o.device, o.kernels != nullptr ? *o.kernels : repops::ActiveKernels()),
+      o.recompute);
   report.backend = loaded.engine.backend().description();  // e.g. "cpu (AVX3_DL)"
   report.load_seconds += SecondsSince(t0);
   Replayer replayer(run, loaded, o, report, quiet, data);

@@ -215,9 +215,8 @@ std::unique_ptr<audit::RemoteRun> OpenRemote(const AuditCommand& c) {
   return std::make_unique<audit::RemoteRun>(ro);
 }
 
-// What fetching cost, once the replay is done (it may have fetched more for a starting point it
-// fell back to): a line on stderr, and the report's "fetch" object.
-// What a remote replay fetched, on stderr.
+// What fetching cost, on stderr, once the replay is done (it may have fetched more for a starting
+// point it fell back to).
 void PrintFetch(const audit::RemoteRun& remote) {
   const audit::FetchTotals f = remote.totals();
   const uint64_t total = remote.publication().total_bytes();

@@ -392,8 +392,8 @@ int RunFind(const DataFindOptions& o) {
       all.back()["query"] = q.where;
       nlohmann::ordered_json& lineage = all.back()["lineage"] = nlohmann::ordered_json::array();
       const auto verdicts = LineageOf(stream, t.manifest, q, t.steps);
-      for (const data::BuildVerdict& v : verdicts.value_or(std::vector<data::BuildVerdict>{})) {
-        lineage.push_back(data::BuildVerdictToJson(v));
+      for (size_t i = 0; verdicts && i < verdicts->size(); ++i) {
+        lineage.push_back(data::BuildVerdictToJson((*verdicts)[i]));
       }
     } else {
       PrintResult(r, q.where);

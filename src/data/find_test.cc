@@ -147,6 +147,28 @@ TEST(Find, TextNotInTheCorpusAndBadQueries) {
   EXPECT_THROW(FindTokens(f.s, f.index, {}, {}), Error);
   EXPECT_EQ(FindKey(f.s, "code/0/2", 0).ref.source, 1u);
   EXPECT_THROW(FindKey(f.s, "code/0/99", 0), Error);
+  EXPECT_FALSE(FindKeyIfTrained(f.s, "code/0/99", 0).has_value());
+}
+
+// A lineage verdict's survivor: its steps when it is a training document, null when it is
+// none, no key without a survivor.
+TEST(Find, BuildVerdictsSayWhetherTheSurvivorWasTrainedOn) {
+  Fixture f;
+  std::vector<BuildVerdict> v = {{"web/9/9", "web", "", false, "exact_dup", "code/0/2", {}},
+                                 {"web/9/8", "web", "", false, "near_dup", "code/0/99", {}},
+                                 {"web/0/1", "web", "train", true, "", "", {}}};
+  AddSurvivorReadings(f.s, v, 1000);
+  ASSERT_TRUE(v[0].survivor_steps_read.has_value());
+  EXPECT_EQ(*v[0].survivor_steps_read, FindKey(f.s, "code/0/2", 1000).steps_read);
+  EXPECT_GT(*v[0].survivor_steps_read, 0u);
+  EXPECT_FALSE(v[1].survivor_steps_read.has_value());
+  EXPECT_FALSE(v[2].survivor_steps_read.has_value());
+  EXPECT_EQ(BuildVerdictToJson(v[0])["survivor_steps_read"], *v[0].survivor_steps_read);
+  EXPECT_TRUE(BuildVerdictToJson(v[1])["survivor_steps_read"].is_null());
+  EXPECT_FALSE(BuildVerdictToJson(v[2]).contains("survivor_steps_read"));
+  EXPECT_EQ(BuildVerdictToJson(v[2]).dump(),
+            R"({"key":"web/0/1","source":"web","kept":true,"split":"train","dropped":"",)"
+            R"("survivor":""})");
 }
 
 TEST(FindIndex, ADamagedOrForeignIndexIsRefused) {

@@ -31,7 +31,7 @@ WindowDocument DocumentOf(const CanonicalStream& s, const Segment& seg) {
   return d;
 }
 
-// The first step of the phase (of those starting at `from_steps`, ascending) that `step` is in.
+// The first step of the phase `step` is in: phase 0 from step 0, then `phases` (ascending).
 template <class Phase>
 int64_t PhaseFrom(const std::vector<Phase>& phases, int64_t step) {
   int64_t from = 0;

@@ -9,27 +9,25 @@ namespace {
 std::unique_ptr<Backend> Make(const Device& device, const Kernels& host_kernels) {
   return MakeCudaBackend(device.index, host_kernels);
 }
+constexpr decltype(BackendEntry::count) kCount = CudaDeviceCount;
+constexpr decltype(BackendEntry::make) kMake = Make;
+constexpr std::string_view kMissing = "";
+#else
+constexpr decltype(BackendEntry::count) kCount = nullptr;
+constexpr decltype(BackendEntry::make) kMake = nullptr;
+constexpr std::string_view kMissing =
+    "it was built without CUDA: nvcc was not found when it was configured";
 #endif
 
 }  // namespace
 
 const BackendEntry& CudaBackendEntry() {
-#ifdef TRAIL_HAVE_CUDA
   static const BackendEntry entry{.kind = kCudaDevice,
                                   .what = "an NVIDIA GPU (the CUDA backend)",
                                   .for_users = true,
-                                  .count = CudaDeviceCount,
-                                  .make = Make,
-                                  .missing = ""};
-#else
-  static const BackendEntry entry{
-      .kind = kCudaDevice,
-      .what = "an NVIDIA GPU (the CUDA backend)",
-      .for_users = true,
-      .count = nullptr,
-      .make = nullptr,
-      .missing = "it was built without CUDA: nvcc was not found when it was configured"};
-#endif
+                                  .count = kCount,
+                                  .make = kMake,
+                                  .missing = kMissing};
   return entry;
 }
 
